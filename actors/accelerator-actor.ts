@@ -1,0 +1,291 @@
+import type { Logger } from 'pino';
+import { fromPromise } from 'xstate';
+import type { DeployableT, DeviceT } from '../bus/schemas.js';
+import { uuid3, NAMESPACE_DNS } from '../drivers/ids.js';
+import { CyborgError, TransitionInvalidError } from '../errors/index.js';
+import {
+  acceleratorMachine, allowedEvents, type AcceleratorContext, type AcceleratorEvent, type Allocation, type DriverOpInput, type ProgramInfo,
+} from '../machines/index.js';
+import type { EventHub } from './events.js';
+import type { Journal, MachineRecord, TransitionRecord } from './journal.js';
+import { MachineHost, type RequestMeta } from './machine-host.js';
+
+/** What discovery says about one accelerator: its device and its deployable. */
+export interface AcceleratorSpec {
+  host: string;
+  device: Omit<DeviceT, 'deployables'>;
+  deployable: DeployableT;
+}
+
+/** The last committed view of an accelerator: what the API and the UI show. */
+export interface AcceleratorView {
+  id: string;
+  name: string;
+  host: string;
+  deviceUuid: string;
+  deviceType: string;
+  vendor: string;
+  model: string;
+  driver: string;
+  resourceClass: string | null;
+  traits: string[];
+  rpUuid: string;
+  capacity: number;
+  state: string;
+  tags: string[];
+  allowed: string[];
+  allocations: Allocation[];
+  program: ProgramInfo | null;
+  error: { op: string; reason: string } | null;
+  /** Discovery no longer reports it, but an instance holds it: kept, flagged, never dropped. */
+  missing: boolean;
+  generation: number;
+  updatedAt: string;
+}
+
+const TRANSIENT = new Set(['installing', 'uninstalling', 'programming', 'attaching', 'detaching', 'settleAfterFailedAttach', 'settleAfterDetach']);
+
+export interface AcceleratorActorOptions {
+  spec: AcceleratorSpec;
+  record?: MachineRecord;
+  runOp: (input: DriverOpInput) => Promise<Record<string, unknown>>;
+  opTimeoutMs: number;
+  journal: Journal;
+  hub: EventHub;
+  log: Logger;
+  onCrash: (actor: AcceleratorActor, err: unknown) => void;
+}
+
+/**
+ * Hosts one accelerator's machine. Transitions are serialized by the machine's own mailbox;
+ * `request` checks and sends in one synchronous step, so of two racing requests exactly one is
+ * accepted and the other gets TransitionInvalidError (HTTP 409) with the state and allowed events.
+ * A request resolves once the machine has settled and every change it made is committed.
+ */
+export class AcceleratorActor {
+  readonly id: string;
+  private spec: AcceleratorSpec;
+  private m: MachineHost<typeof acceleratorMachine>;
+  private committed: AcceleratorView;
+  private committedRecord: MachineRecord;
+  private commitChain: Promise<void> = Promise.resolve();
+  private crashed: unknown = null;
+  private waiters = new Set<(err?: unknown) => void>();
+  missing = false;
+
+  constructor(private readonly opts: AcceleratorActorOptions) {
+    this.spec = opts.spec;
+    this.id = opts.spec.deployable.uuid;
+    const { record, recovered } = normalize(opts.record);
+    const machine = acceleratorMachine.provide({
+      actors: { driverOp: fromPromise<Record<string, unknown>, DriverOpInput>(({ input }) => opts.runOp(input)) },
+      delays: { opTimeout: opts.opTimeoutMs },
+    });
+    this.m = new MachineHost({
+      machine,
+      input: { id: this.id, host: opts.spec.host, capacity: Math.max(1, opts.spec.deployable.attachHandles.length) },
+      record,
+      log: opts.log,
+      onTransition: (rec, persisted) => this.onTransition(rec, persisted),
+      onCrash: (err) => this.onCrash(err),
+    });
+    this.committedRecord = this.m.record();
+    this.committed = this.buildView(0, new Date().toISOString());
+    this.m.actor.subscribe(() => this.wake());
+    this.m.start();
+    if (recovered) {
+      this.onTransition({ event: 'RECOVER', from: recovered, to: 'error', at: new Date().toISOString(), reason: 'interrupted', actor: 'conductor' }, this.m.record());
+    }
+  }
+
+  /** Records the accelerator's first appearance (discovery) in the log. */
+  announceDiscovered(meta: RequestMeta = {}): Promise<void> {
+    return this.onTransition({ event: 'DISCOVERED', from: 'none', to: this.m.value, at: new Date().toISOString(), ...meta }, this.m.record());
+  }
+
+  get state(): string {
+    return this.m.value;
+  }
+
+  get host(): string {
+    return this.spec.host;
+  }
+
+  get deployable(): DeployableT {
+    return this.spec.deployable;
+  }
+
+  get context(): AcceleratorContext {
+    return this.m.snapshot.context;
+  }
+
+  /** The last persisted record: what a supervisor restarts this actor from. */
+  get lastCommitted(): MachineRecord {
+    return this.committedRecord;
+  }
+
+  view(): AcceleratorView {
+    return this.committed;
+  }
+
+  /** Operator events accepted now, asked of the machine. */
+  allowed(): string[] {
+    const ctx = this.m.snapshot.context;
+    return allowedEvents(this.m.snapshot, {
+      ENABLE: { type: 'ENABLE' },
+      DISABLE: { type: 'DISABLE' },
+      PROGRAM: { type: 'PROGRAM' },
+      ATTACH: { type: 'ATTACH', handleUuid: this.freeHandle() ?? '', instanceUuid: 'probe' } as AcceleratorEvent,
+      DETACH: { type: 'DETACH', handleUuid: ctx.allocations[0]?.handleUuid ?? '' } as AcceleratorEvent,
+      RETRY: { type: 'RETRY' },
+      REMOVE: { type: 'REMOVE' },
+    }).filter((t) => t !== 'ATTACH' || this.freeHandle() !== undefined);
+  }
+
+  /** The first attach handle nobody holds, in discovery order (Cyborg takes the first free row). */
+  freeHandle(): string | undefined {
+    const used = new Set(this.m.snapshot.context.allocations.map((a) => a.handleUuid));
+    return this.spec.deployable.attachHandles.find((h) => !used.has(h.uuid))?.uuid;
+  }
+
+  /**
+   * Sends an operator event and resolves with the committed view once the machine has settled.
+   * Throws TransitionInvalidError when the machine does not accept the event now.
+   */
+  async request(event: AcceleratorEvent, meta: RequestMeta = {}): Promise<AcceleratorView> {
+    if (this.crashed) throw new CyborgError('service.shutting_down', `accelerator ${this.id} is restarting`, { id: this.id });
+    if (!this.m.snapshot.can(event)) {
+      throw new TransitionInvalidError('accelerator', this.id, event.type, this.m.value, this.allowed());
+    }
+    this.m.send(event, meta);
+    await this.settled();
+    await this.commitChain;
+    return this.committed;
+  }
+
+  /** Sends a system event (host lost/back, removal by discovery): no waiting, ignored if not accepted. */
+  system(event: AcceleratorEvent, meta: RequestMeta = { actor: 'conductor' }): boolean {
+    if (this.crashed || !this.m.snapshot.can(event)) return false;
+    this.m.send(event, meta);
+    return true;
+  }
+
+  /** Resolves when every change made so far is committed. */
+  flushed(): Promise<void> {
+    return this.commitChain;
+  }
+
+  updateSpec(spec: AcceleratorSpec): void {
+    this.spec = spec;
+    this.committed = { ...this.committed, ...this.specFields() };
+  }
+
+  setMissing(missing: boolean): void {
+    this.missing = missing;
+    this.committed = { ...this.committed, missing };
+  }
+
+  stop(): void {
+    this.m.stop();
+    this.wake(new CyborgError('service.shutting_down', `accelerator ${this.id} stopped`));
+  }
+
+  private settled(): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const check = (err?: unknown): void => {
+        if (err || this.crashed) {
+          this.waiters.delete(check);
+          reject(err ?? this.crashed);
+        } else if (!this.m.snapshot.hasTag('busy')) {
+          this.waiters.delete(check);
+          resolve();
+        }
+      };
+      this.waiters.add(check);
+      check();
+    });
+  }
+
+  private wake(err?: unknown): void {
+    for (const w of [...this.waiters]) w(err);
+  }
+
+  private onTransition(rec: Omit<TransitionRecord, 'kind' | 'id' | 'host'>, persisted: MachineRecord): Promise<void> {
+    const full: TransitionRecord = { kind: 'accelerator', id: this.id, host: this.spec.host, ...rec };
+    this.opts.log.info({ acceleratorId: this.id, host: this.spec.host, from: rec.from, to: rec.to, event: rec.event, requestId: rec.requestId }, 'transition');
+    // Submitted at once (the journal keeps order); the view moves only after the commit.
+    const commit = this.opts.journal.commit([
+      { type: 'accelerator', id: this.id, host: this.spec.host, record: persisted },
+      { type: 'transition', record: full },
+    ]);
+    const step = this.commitChain.catch(() => undefined).then(() => commit).then(() => {
+      this.committedRecord = persisted;
+      this.committed = this.buildView(this.committed.generation + 1, rec.at);
+      this.opts.hub.publish(full);
+    });
+    this.commitChain = step;
+    return step;
+  }
+
+  private onCrash(err: unknown): void {
+    this.crashed = err ?? new Error('crashed');
+    this.wake(this.crashed);
+    this.opts.onCrash(this, err);
+  }
+
+  private specFields(): Pick<AcceleratorView, 'name' | 'deviceUuid' | 'deviceType' | 'vendor' | 'model' | 'driver' | 'resourceClass' | 'traits' | 'rpUuid' | 'capacity'> {
+    const { device, deployable } = this.spec;
+    return {
+      name: deployable.name,
+      deviceUuid: device.uuid,
+      deviceType: device.type,
+      vendor: device.vendor,
+      model: device.model,
+      driver: deployable.driverName,
+      resourceClass: deployable.attributes.find((a) => a.key === 'rc')?.value ?? null,
+      traits: deployable.attributes.filter((a) => a.key.startsWith('trait')).map((a) => a.value),
+      rpUuid: uuid3(NAMESPACE_DNS, deployable.name),
+      capacity: deployable.attachHandles.length,
+    };
+  }
+
+  private buildView(generation: number, at: string): AcceleratorView {
+    const r = this.committedRecord;
+    const ctx = r.context as unknown as AcceleratorContext;
+    const live = this.m.snapshot;
+    return {
+      id: this.id,
+      host: this.spec.host,
+      ...this.specFields(),
+      state: r.value,
+      tags: live.value === r.value ? [...live.tags] : [],
+      allowed: live.value === r.value ? this.allowed() : [],
+      allocations: ctx.allocations ?? [],
+      program: ctx.program ?? null,
+      error: ctx.error ?? null,
+      missing: this.missing,
+      generation,
+      updatedAt: at,
+    };
+  }
+}
+
+/**
+ * A record saved in a transient state means its driver operation was interrupted (crash or
+ * restart): nobody knows whether it finished, so the accelerator comes back in `error` with
+ * reason "interrupted" and RETRY allowed — never left hanging in `installing`.
+ */
+function normalize(record?: MachineRecord): { record?: MachineRecord; recovered?: string } {
+  if (!record || !TRANSIENT.has(record.value)) return { record };
+  const ctx = record.context as unknown as AcceleratorContext;
+  const op = ctx.pending?.op ?? 'install';
+  if (op === 'attach') {
+    // Nothing was handed to an instance yet: go back to where it was.
+    const value = ctx.allocations.length > 0 ? 'attached' : ctx.program ? 'programmed' : 'ready';
+    return { record: { value, context: { ...record.context, pending: null, error: { op, reason: 'interrupted' } } } };
+  }
+  return {
+    record: { value: 'error', context: { ...record.context, error: { op, reason: 'interrupted' } } },
+    recovered: record.value,
+  };
+}

@@ -1,0 +1,149 @@
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { Bus, Unsubscribe } from '../bus/bus.js';
+import {
+  CommandMessage, CommandReply, HeartbeatMessage, InventoryMessage, InventoryReply, RegisterMessage, RegisterReply, TelemetryMessage,
+  type CommandMsg, type CommandReplyMsg, type DeviceT,
+} from '../bus/schemas.js';
+import { Subjects } from '../bus/subjects.js';
+import { canAttach, canInstall, canProgram, canReportUsage, type Driver, type OpRequest } from '../drivers/driver.js';
+import type { DriverRegistry } from '../drivers/registry.js';
+
+export interface AgentOptions {
+  host: string;
+  bus: Bus;
+  drivers: DriverRegistry;
+  log: Logger;
+  heartbeatIntervalMs: number;
+  discoveryIntervalMs: number;
+  /** Conductor request timeout for register / inventory. */
+  requestTimeoutMs?: number;
+  /** Usage telemetry interval; 0 turns it off. */
+  telemetryIntervalMs?: number;
+  /** Increments on each start of the agent on this host (the cache issue persists it). */
+  epoch?: number;
+}
+
+/**
+ * The agent of one compute host: runs its drivers' discovery at start and periodically, reports
+ * the full inventory to the conductor, heartbeats, broadcasts usage, and executes driver
+ * operations on command. Repeating a command with the same idempotency key returns the first
+ * answer instead of running the operation twice.
+ */
+export class Agent {
+  readonly agentId = randomUUID();
+  private subs: Unsubscribe[] = [];
+  private timers: NodeJS.Timeout[] = [];
+  private seq = 0;
+  private devices: DeviceT[] = [];
+  private done = new Map<string, Promise<CommandReplyMsg>>();
+  private readonly epoch: number;
+
+  constructor(private readonly opts: AgentOptions) {
+    this.epoch = opts.epoch ?? 0;
+  }
+
+  get host(): string {
+    return this.opts.host;
+  }
+
+  async start(): Promise<void> {
+    const { bus, host } = this.opts;
+    this.subs.push(bus.respond(Subjects.command(host), CommandMessage, CommandReply, (cmd) => this.execute(cmd)));
+    await this.register();
+    await this.discoverAndReport();
+    this.timers.push(
+      setInterval(() => this.heartbeat(), this.opts.heartbeatIntervalMs),
+      setInterval(() => void this.discoverAndReport().catch((err: unknown) => this.opts.log.warn({ err, host }, 'periodic discovery failed')), this.opts.discoveryIntervalMs),
+    );
+    if (this.opts.telemetryIntervalMs) {
+      this.timers.push(setInterval(() => void this.telemetry(), this.opts.telemetryIntervalMs));
+    }
+    for (const t of this.timers) t.unref();
+    this.opts.log.info({ host, agentId: this.agentId, drivers: this.opts.drivers.list().map((d) => d.name) }, 'agent started');
+  }
+
+  async stop(): Promise<void> {
+    for (const t of this.timers) clearInterval(t);
+    for (const u of this.subs) u();
+    await Promise.allSettled([...this.done.values()]);
+  }
+
+  async register(): Promise<void> {
+    await this.opts.bus.request(Subjects.register, RegisterMessage, RegisterReply, {
+      host: this.opts.host,
+      agentId: this.agentId,
+      drivers: this.opts.drivers.list().map((d) => ({ name: d.name, version: d.version })),
+    }, { timeoutMs: this.opts.requestTimeoutMs ?? 10_000 });
+  }
+
+  /** Runs every driver's discovery and sends the full snapshot. */
+  async discoverAndReport(): Promise<DeviceT[]> {
+    const all: DeviceT[] = [];
+    for (const d of this.opts.drivers.list()) {
+      try {
+        all.push(...await d.discover());
+      } catch (err) {
+        this.opts.log.error({ err, host: this.opts.host, driver: d.name }, 'discovery failed; its devices are left out of this report');
+      }
+    }
+    this.devices = all;
+    await this.opts.bus.request(Subjects.inventory, InventoryMessage, InventoryReply, {
+      host: this.opts.host, agentId: this.agentId, epoch: this.epoch, seq: ++this.seq, devices: all,
+    }, { timeoutMs: this.opts.requestTimeoutMs ?? 10_000 });
+    return all;
+  }
+
+  heartbeat(): void {
+    this.opts.bus.publish(Subjects.heartbeat, HeartbeatMessage, {
+      host: this.opts.host, agentId: this.agentId, epoch: this.epoch, seq: ++this.seq, sentAt: Date.now(),
+    });
+  }
+
+  private async telemetry(): Promise<void> {
+    const usage = [];
+    for (const d of this.opts.drivers.list()) if (canReportUsage(d)) usage.push(...await d.usage());
+    this.opts.bus.publish(Subjects.telemetry(this.opts.host), TelemetryMessage, { host: this.opts.host, at: Date.now(), usage });
+  }
+
+  /** Executes a command once per idempotency key. */
+  execute(cmd: CommandMsg): Promise<CommandReplyMsg> {
+    let p = this.done.get(cmd.idempotencyKey);
+    if (!p) {
+      p = this.run(cmd);
+      this.done.set(cmd.idempotencyKey, p);
+      if (this.done.size > 10_000) this.done.delete(this.done.keys().next().value!);
+    }
+    return p;
+  }
+
+  private async run(cmd: CommandMsg): Promise<CommandReplyMsg> {
+    const driver = this.opts.drivers.get(cmd.driver);
+    if (!driver) return { ok: false, code: 'driver.not_found', reason: `driver ${cmd.driver} is not installed on ${this.opts.host}` };
+    const deployable = this.devices.flatMap((d) => d.deployables).find((d) => d.uuid === cmd.deployableUuid);
+    if (!deployable) return { ok: false, code: 'accelerator.not_found', reason: `no deployable ${cmd.deployableUuid} on ${this.opts.host}` };
+    const req: OpRequest = { key: cmd.idempotencyKey, deployable, params: cmd.params };
+    const log = this.opts.log.child({ host: this.opts.host, driver: driver.name, acceleratorId: deployable.uuid, op: cmd.op });
+    try {
+      const result = await dispatch(driver, cmd.op, req);
+      log.info('driver operation done');
+      return { ok: true, result };
+    } catch (err) {
+      log.warn({ err }, 'driver operation failed');
+      return { ok: false, code: 'driver.failed', reason: err instanceof Error ? err.message : String(err) };
+    }
+  }
+}
+
+async function dispatch(driver: Driver, op: CommandMsg['op'], req: OpRequest): Promise<Record<string, unknown>> {
+  switch (op) {
+    case 'install': return canInstall(driver) ? driver.install(req) : {};
+    case 'uninstall': return canInstall(driver) ? driver.uninstall(req) : {};
+    case 'program':
+      if (!canProgram(driver)) throw new Error(`driver ${driver.name} cannot program devices`);
+      return driver.program(req);
+    case 'attach': return canAttach(driver) ? driver.prepareAttach(req) : {};
+    case 'detach': return canAttach(driver) ? driver.releaseAttach(req) : {};
+    default: throw new Error(`unknown operation ${String(op)}`);
+  }
+}

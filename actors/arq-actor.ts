@@ -1,0 +1,153 @@
+import type { Logger } from 'pino';
+import { fromPromise } from 'xstate';
+import { CyborgError, TransitionInvalidError } from '../errors/index.js';
+import { allowedEvents, arqMachine, cyborgState, type ArqContext, type ArqEvent, type Binding, type BoundTo } from '../machines/index.js';
+import type { EventHub } from './events.js';
+import type { Journal, MachineRecord, TransitionRecord } from './journal.js';
+import { MachineHost, type RequestMeta } from './machine-host.js';
+
+export interface ArqView extends ArqContext {
+  state: string;
+  /** Cyborg's name for the state (what the v2 API shows). */
+  cyborgState: string;
+  allowed: string[];
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface ArqActorOptions {
+  input: Pick<ArqContext, 'uuid' | 'deviceProfileName' | 'deviceProfileGroupId' | 'projectId'>;
+  record?: MachineRecord;
+  createdAt?: string;
+  bind: (uuid: string, binding: Binding) => Promise<BoundTo>;
+  unbind: (uuid: string, boundTo: BoundTo | null) => Promise<void>;
+  journal: Journal;
+  hub: EventHub;
+  log: Logger;
+}
+
+const BUSY_TO_RESOLVED: Record<string, string> = { BindStarted: 'BindFailed', Unbinding: 'UnbindFailed', Deleting: 'UnbindFailed' };
+
+/**
+ * Hosts one accelerator request's machine. Like the accelerator actor, a request resolves with
+ * the committed view after the machine settles; a forbidden event is a TransitionInvalidError.
+ */
+export class ArqActor {
+  readonly uuid: string;
+  private m: MachineHost<typeof arqMachine>;
+  private committed: ArqView;
+  private commitChain: Promise<void> = Promise.resolve();
+  readonly createdAt: string;
+
+  constructor(private readonly opts: ArqActorOptions) {
+    this.uuid = opts.input.uuid;
+    this.createdAt = opts.createdAt ?? (opts.record?.context.createdAt as string | undefined) ?? new Date().toISOString();
+    let record = opts.record;
+    if (record && BUSY_TO_RESOLVED[record.value]) {
+      // Interrupted mid-bind or mid-unbind: say so rather than hang.
+      record = { value: BUSY_TO_RESOLVED[record.value]!, context: { ...record.context, error: 'interrupted' } };
+    }
+    const machine = arqMachine.provide({
+      actors: {
+        bind: fromPromise<BoundTo, { uuid: string; binding: Binding }>(({ input }) => opts.bind(input.uuid, input.binding)),
+        unbind: fromPromise<void, { uuid: string; boundTo: BoundTo | null }>(({ input }) => opts.unbind(input.uuid, input.boundTo)),
+      },
+    });
+    this.m = new MachineHost({
+      machine,
+      input: opts.input,
+      record,
+      log: opts.log,
+      onTransition: (rec, persisted) => this.onTransition(rec, persisted),
+      onCrash: (err) => opts.log.error({ err, arqUuid: this.uuid }, 'arq machine crashed'),
+    });
+    this.committed = this.buildView(this.createdAt);
+    this.m.start();
+  }
+
+  get state(): string {
+    return this.m.value;
+  }
+
+  view(): ArqView {
+    return this.committed;
+  }
+
+  allowed(): string[] {
+    return allowedEvents(this.m.snapshot, {
+      BIND: { type: 'BIND', hostname: 'h', deviceRpUuid: 'r', instanceUuid: 'i' } as ArqEvent,
+      UNBIND: { type: 'UNBIND' },
+      DELETE: { type: 'DELETE' },
+    });
+  }
+
+  /** Records creation (no transition yet, but the row and a log line). */
+  announceCreated(meta: RequestMeta = {}): Promise<void> {
+    return this.onTransition({ event: 'CREATE', from: 'none', to: this.m.value, at: this.createdAt, ...meta }, this.m.record());
+  }
+
+  async request(event: ArqEvent, meta: RequestMeta = {}): Promise<ArqView> {
+    if (!this.m.snapshot.can(event)) {
+      throw new TransitionInvalidError('arq', this.uuid, event.type, cyborgState(this.m.value), this.allowed());
+    }
+    this.m.send(event, meta);
+    await new Promise<void>((resolve) => {
+      const sub = this.m.actor.subscribe(() => check());
+      const check = (): void => {
+        const s = this.m.snapshot;
+        if (!s.hasTag('busy') || s.status !== 'active') {
+          sub.unsubscribe();
+          resolve();
+        }
+      };
+      check();
+    });
+    await this.commitChain;
+    return this.committed;
+  }
+
+  flushed(): Promise<void> {
+    return this.commitChain;
+  }
+
+  stop(): void {
+    this.m.stop();
+  }
+
+  private onTransition(rec: Omit<TransitionRecord, 'kind' | 'id' | 'host'>, persisted: MachineRecord): Promise<void> {
+    const full: TransitionRecord = { kind: 'arq', id: this.uuid, ...rec };
+    this.opts.log.info({ arqUuid: this.uuid, from: rec.from, to: rec.to, event: rec.event, requestId: rec.requestId }, 'arq transition');
+    const deleted = rec.to === 'Deleted';
+    const record = { value: persisted.value, context: { ...persisted.context, createdAt: this.createdAt } };
+    const commit = this.opts.journal.commit([
+      { type: 'arq', uuid: this.uuid, record, deleted },
+      { type: 'transition', record: full },
+    ]);
+    const step = this.commitChain.catch(() => undefined).then(() => commit).then(() => {
+      this.committed = this.buildView(rec.at, persisted);
+      this.opts.hub.publish(full);
+    });
+    this.commitChain = step;
+    return step.catch((err: unknown) => {
+      throw err instanceof CyborgError ? err : new CyborgError('persistence.unavailable', 'could not persist the ARQ change', { uuid: this.uuid }, { cause: err });
+    });
+  }
+
+  private buildView(at: string, persisted: MachineRecord = this.m.record()): ArqView {
+    const ctx = persisted.context as unknown as ArqContext;
+    return {
+      uuid: ctx.uuid,
+      deviceProfileName: ctx.deviceProfileName,
+      deviceProfileGroupId: ctx.deviceProfileGroupId,
+      projectId: ctx.projectId,
+      binding: ctx.binding,
+      boundTo: ctx.boundTo,
+      error: ctx.error,
+      state: persisted.value,
+      cyborgState: cyborgState(persisted.value),
+      allowed: this.m.value === persisted.value ? this.allowed() : [],
+      createdAt: this.createdAt,
+      updatedAt: at,
+    };
+  }
+}

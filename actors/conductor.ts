@@ -1,0 +1,272 @@
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { AcceleratorFilter, ControlPlane } from '../api/control-plane.js';
+import type { Bus, Unsubscribe } from '../bus/bus.js';
+import { HeartbeatMessage, InventoryMessage, InventoryReply, RegisterMessage, RegisterReply, type DeviceT } from '../bus/schemas.js';
+import { Subjects } from '../bus/subjects.js';
+import { CyborgError, NotFoundError } from '../errors/index.js';
+import type { AcceleratorEvent, ArqInput, Binding, BoundTo } from '../machines/index.js';
+import type { AcceleratorActor, AcceleratorView } from './accelerator-actor.js';
+import { ArqActor, type ArqView } from './arq-actor.js';
+import { EventHub } from './events.js';
+import { HostActor, type HostView, type Timing } from './host-actor.js';
+import type { Journal, MachineRecord, TransitionRecord } from './journal.js';
+import type { RequestMeta } from './machine-host.js';
+
+export interface ConductorOptions {
+  bus: Bus;
+  journal: Journal;
+  log: Logger;
+  timing: Timing & { heartbeatIntervalMs: number };
+}
+
+/**
+ * The supervisor of the actor tree: one HostActor per compute host (each hosting its
+ * accelerators) and one ArqActor per accelerator request. Every write goes through it; it
+ * rebuilds the tree from the journal on start.
+ */
+export class Conductor implements ControlPlane {
+  readonly hub = new EventHub();
+  readonly hosts = new Map<string, HostActor>();
+  readonly arqs = new Map<string, ArqActor>();
+  private subs: Unsubscribe[] = [];
+  private stopping = false;
+
+  constructor(private readonly opts: ConductorOptions) {}
+
+  async start(): Promise<void> {
+    await this.recover();
+    const { bus } = this.opts;
+    const queue = { queue: 'cyborg-conductors' };
+    this.subs.push(
+      bus.respond(Subjects.register, RegisterMessage, RegisterReply, async (msg) => {
+        await this.hostFor(msg.host).register(msg.agentId, 0, msg.drivers);
+        this.opts.log.info({ host: msg.host, agentId: msg.agentId, drivers: msg.drivers }, 'agent registered');
+        return { ok: true, heartbeatIntervalMs: this.opts.timing.heartbeatIntervalMs };
+      }, queue),
+      bus.respond(Subjects.inventory, InventoryMessage, InventoryReply, async (msg) => {
+        const host = this.hostFor(msg.host);
+        await host.applyInventory(msg.devices, { actor: `agent:${msg.agentId}` });
+        return { ok: true, accelerators: host.accelerators.size };
+      }, queue),
+      bus.subscribe(Subjects.heartbeat, HeartbeatMessage, (msg) => {
+        const host = this.hosts.get(msg.host);
+        if (host) host.heartbeat(msg.agentId, msg.epoch, msg.seq);
+        else this.opts.log.debug({ host: msg.host }, 'heartbeat from a host that has not registered');
+      }, queue),
+    );
+    this.opts.log.info({ hosts: this.hosts.size, arqs: this.arqs.size }, 'conductor started');
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    for (const u of this.subs) u();
+    await Promise.all([...this.hosts.values()].flatMap((h) => [...h.accelerators.values()].map((a) => a.flushed().catch(() => undefined))));
+    await Promise.all([...this.arqs.values()].map((a) => a.flushed().catch(() => undefined)));
+    for (const h of this.hosts.values()) h.stop();
+    for (const a of this.arqs.values()) a.stop();
+  }
+
+  // --- reads (last committed view) ----------------------------------------------------------
+
+  listHosts(): HostView[] {
+    return [...this.hosts.values()].map((h) => h.view());
+  }
+
+  getHost(name: string): HostView {
+    const h = this.hosts.get(name);
+    if (!h) throw new NotFoundError('host.not_found', name);
+    return h.view();
+  }
+
+  hostInventory(name: string): DeviceT[] {
+    const h = this.hosts.get(name);
+    if (!h) throw new NotFoundError('host.not_found', name);
+    return h.inventory();
+  }
+
+  listAccelerators(filter: AcceleratorFilter = {}): AcceleratorView[] {
+    const out: AcceleratorView[] = [];
+    for (const h of this.hosts.values()) {
+      if (filter.host && h.name !== filter.host) continue;
+      for (const a of h.accelerators.values()) {
+        const v = a.view();
+        if (filter.state && v.state !== filter.state) continue;
+        if (filter.type && v.deviceType !== filter.type) continue;
+        out.push(v);
+      }
+    }
+    return out;
+  }
+
+  getAccelerator(id: string): AcceleratorView {
+    return this.acceleratorActor(id).view();
+  }
+
+  history(id: string, limit = 200): Promise<TransitionRecord[]> {
+    return this.opts.journal.history(id, limit);
+  }
+
+  acceleratorActor(id: string): AcceleratorActor {
+    for (const h of this.hosts.values()) {
+      const a = h.accelerators.get(id);
+      if (a) return a;
+    }
+    throw new NotFoundError('accelerator.not_found', id);
+  }
+
+  /** The accelerator whose Placement resource provider is `rpUuid` (how Nova names a deployable). */
+  acceleratorByRp(rpUuid: string): AcceleratorActor | undefined {
+    for (const h of this.hosts.values()) {
+      for (const a of h.accelerators.values()) if (a.view().rpUuid === rpUuid) return a;
+    }
+    return undefined;
+  }
+
+  // --- writes -------------------------------------------------------------------------------
+
+  act(id: string, event: AcceleratorEvent, meta: RequestMeta = {}): Promise<AcceleratorView> {
+    this.assertRunning();
+    return this.acceleratorActor(id).request(event, meta);
+  }
+
+  /** Attaches an instance to the first free attach handle (the operator's attach, without an ARQ). */
+  attach(id: string, req: { instanceUuid: string; projectId?: string }, meta: RequestMeta = {}): Promise<AcceleratorView> {
+    this.assertRunning();
+    const actor = this.acceleratorActor(id);
+    const handleUuid = actor.freeHandle() ?? '';
+    return actor.request({ type: 'ATTACH', handleUuid, instanceUuid: req.instanceUuid, ...(req.projectId ? { projectId: req.projectId } : {}) }, meta);
+  }
+
+  detach(id: string, req: { handleUuid?: string; instanceUuid?: string }, meta: RequestMeta = {}): Promise<AcceleratorView> {
+    this.assertRunning();
+    const actor = this.acceleratorActor(id);
+    const allocs = actor.context.allocations;
+    const alloc = req.handleUuid
+      ? allocs.find((a) => a.handleUuid === req.handleUuid)
+      : req.instanceUuid ? allocs.find((a) => a.instanceUuid === req.instanceUuid) : allocs[0];
+    return actor.request({ type: 'DETACH', handleUuid: alloc?.handleUuid ?? req.handleUuid ?? '' }, meta);
+  }
+
+  async createArq(req: { deviceProfileName: string; deviceProfileGroupId: number; projectId: string | null }, meta: RequestMeta = {}): Promise<ArqView> {
+    this.assertRunning();
+    const arq = this.spawnArq({ uuid: randomUUID(), ...req });
+    await arq.announceCreated(meta);
+    return arq.view();
+  }
+
+  listArqs(): ArqView[] {
+    return [...this.arqs.values()].map((a) => a.view()).filter((v) => v.state !== 'Deleted');
+  }
+
+  getArq(uuid: string): ArqView {
+    return this.arqActor(uuid).view();
+  }
+
+  bindArq(uuid: string, binding: Binding, meta: RequestMeta = {}): Promise<ArqView> {
+    this.assertRunning();
+    return this.arqActor(uuid).request({ type: 'BIND', ...binding }, meta);
+  }
+
+  unbindArq(uuid: string, meta: RequestMeta = {}): Promise<ArqView> {
+    this.assertRunning();
+    return this.arqActor(uuid).request({ type: 'UNBIND' }, meta);
+  }
+
+  async deleteArq(uuid: string, meta: RequestMeta = {}): Promise<ArqView> {
+    this.assertRunning();
+    const arq = this.arqActor(uuid);
+    const view = await arq.request({ type: 'DELETE' }, meta);
+    if (view.state === 'Deleted') {
+      arq.stop();
+      this.arqs.delete(uuid);
+    }
+    return view;
+  }
+
+  // --- internals ----------------------------------------------------------------------------
+
+  private arqActor(uuid: string): ArqActor {
+    const a = this.arqs.get(uuid);
+    if (!a || a.state === 'Deleted') throw new NotFoundError('arq.not_found', uuid);
+    return a;
+  }
+
+  private assertRunning(): void {
+    if (this.stopping) throw new CyborgError('service.shutting_down', 'the conductor is shutting down');
+  }
+
+  private hostFor(name: string): HostActor {
+    let h = this.hosts.get(name);
+    if (!h) {
+      h = new HostActor({ name, bus: this.opts.bus, journal: this.opts.journal, hub: this.hub, log: this.opts.log, timing: this.opts.timing });
+      this.hosts.set(name, h);
+    }
+    return h;
+  }
+
+  private spawnArq(input: ArqInput, record?: MachineRecord): ArqActor {
+    const arq = new ArqActor({
+      input,
+      record,
+      bind: (u, b) => this.bindToAccelerator(u, b),
+      unbind: (u, boundTo) => this.unbindFromAccelerator(u, boundTo),
+      journal: this.opts.journal,
+      hub: this.hub,
+      log: this.opts.log,
+    });
+    this.arqs.set(input.uuid, arq);
+    return arq;
+  }
+
+  /** Binding: the deployable behind `deviceRpUuid` takes the ARQ on its first free handle. */
+  private async bindToAccelerator(arqUuid: string, b: Binding): Promise<BoundTo> {
+    const actor = this.acceleratorByRp(b.deviceRpUuid);
+    if (!actor) throw new Error(`no deployable has resource provider ${b.deviceRpUuid}`);
+    if (actor.host !== b.hostname) {
+      this.opts.log.warn({ arqUuid, hostname: b.hostname, host: actor.host }, 'bind hostname differs from the deployable\'s host');
+    }
+    const handleUuid = actor.freeHandle();
+    if (!handleUuid) throw new Error(`deployable ${actor.deployable.name} has no free attach handle`);
+    const view = await actor.request({
+      type: 'ATTACH', handleUuid, instanceUuid: b.instanceUuid, arqUuid, ...(b.projectId ? { projectId: b.projectId } : {}),
+    }, { actor: `arq:${arqUuid}` });
+    if (!view.allocations.some((a) => a.handleUuid === handleUuid)) {
+      throw new Error(view.error?.reason ?? `attach of ${actor.id} failed`);
+    }
+    return { acceleratorId: actor.id, handleUuid };
+  }
+
+  private async unbindFromAccelerator(arqUuid: string, boundTo: BoundTo | null): Promise<void> {
+    if (!boundTo) return;
+    let actor: AcceleratorActor;
+    try {
+      actor = this.acceleratorActor(boundTo.acceleratorId);
+    } catch {
+      return; // the accelerator is gone: nothing left to release
+    }
+    if (!actor.context.allocations.some((a) => a.handleUuid === boundTo.handleUuid)) return;
+    const view = await actor.request({ type: 'DETACH', handleUuid: boundTo.handleUuid }, { actor: `arq:${arqUuid}` });
+    if (view.state === 'error') throw new Error(view.error?.reason ?? `detach of ${actor.id} failed`);
+  }
+
+  private async recover(): Promise<void> {
+    const state = await this.opts.journal.load();
+    const records = new Map<string, Map<string, MachineRecord>>();
+    for (const a of state.accelerators) {
+      const m = records.get(a.host) ?? new Map<string, MachineRecord>();
+      m.set(a.id, a.record);
+      records.set(a.host, m);
+    }
+    for (const h of state.hosts) {
+      this.hosts.set(h.host, new HostActor({
+        name: h.host, bus: this.opts.bus, journal: this.opts.journal, hub: this.hub, log: this.opts.log, timing: this.opts.timing,
+        record: h.record, drivers: h.drivers, devices: h.devices, acceleratorRecords: records.get(h.host),
+      }));
+    }
+    for (const a of state.arqs) {
+      const ctx = a.record.context as unknown as ArqInput;
+      this.spawnArq({ uuid: a.uuid, deviceProfileName: ctx.deviceProfileName, deviceProfileGroupId: ctx.deviceProfileGroupId, projectId: ctx.projectId }, a.record);
+    }
+  }
+}

@@ -1,0 +1,225 @@
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { Bus } from '../bus/bus.js';
+import { CommandMessage, CommandReply, type DeviceT } from '../bus/schemas.js';
+import { Subjects } from '../bus/subjects.js';
+import { DriverError, isCyborgError } from '../errors/index.js';
+import { hostMachine, type DriverOpInput } from '../machines/index.js';
+import { AcceleratorActor, type AcceleratorSpec } from './accelerator-actor.js';
+import type { EventHub } from './events.js';
+import type { Journal, MachineRecord } from './journal.js';
+import { MachineHost, type RequestMeta } from './machine-host.js';
+
+export interface Timing {
+  driverOpTimeoutMs: number;
+  staleAfterMs: number;
+  lostAfterMs: number;
+}
+
+export interface HostView {
+  name: string;
+  state: string;
+  agentId: string | null;
+  epoch: number;
+  drivers: { name: string; version: string }[];
+  accelerators: number;
+  lastHeartbeatAt: string | null;
+}
+
+export interface HostActorOptions {
+  name: string;
+  bus: Bus;
+  journal: Journal;
+  hub: EventHub;
+  log: Logger;
+  timing: Timing;
+  record?: MachineRecord;
+  drivers?: { name: string; version: string }[];
+  devices?: DeviceT[];
+  acceleratorRecords?: Map<string, MachineRecord>;
+}
+
+/**
+ * Mirrors one compute host's agent session (online / stale / lost) and supervises one
+ * AcceleratorActor per deployable that host reports. A crashed accelerator actor is restarted
+ * from its last committed record, and the failure is logged.
+ */
+export class HostActor {
+  readonly name: string;
+  readonly accelerators = new Map<string, AcceleratorActor>();
+  private devices: DeviceT[] = [];
+  private m: MachineHost<typeof hostMachine>;
+  private lastHeartbeatAt: string | null = null;
+  drivers: { name: string; version: string }[];
+  readonly restarts: { id: string; reason: string; at: string }[] = [];
+
+  constructor(private readonly opts: HostActorOptions) {
+    this.name = opts.name;
+    this.drivers = opts.drivers ?? [];
+    const machine = hostMachine.provide({
+      delays: { staleAfter: opts.timing.staleAfterMs, lostAfter: Math.max(1, opts.timing.lostAfterMs - opts.timing.staleAfterMs) },
+      actions: {
+        hostLost: () => queueMicrotask(() => this.broadcast({ type: 'HOST_LOST' })),
+        hostReturned: () => queueMicrotask(() => this.broadcast({ type: 'HOST_BACK' })),
+      },
+    });
+    this.m = new MachineHost({
+      machine,
+      input: { host: opts.name },
+      record: opts.record,
+      log: opts.log,
+      onTransition: (rec, persisted) => {
+        opts.log.info({ host: this.name, from: rec.from, to: rec.to, event: rec.event }, 'host liveness');
+        const full = { kind: 'host' as const, id: this.name, host: this.name, ...rec };
+        void opts.journal.commit([
+          { type: 'host', host: this.name, record: persisted, drivers: this.drivers },
+          { type: 'transition', record: full },
+        ]).then(() => opts.hub.publish(full), (err: unknown) => opts.log.error({ err, host: this.name }, 'could not persist host state'));
+      },
+      onCrash: (err) => opts.log.error({ err, host: this.name }, 'host machine crashed'),
+    });
+    if (opts.devices) {
+      this.devices = opts.devices;
+      for (const spec of specsOf(this.name, opts.devices)) {
+        this.spawn(spec, opts.acceleratorRecords?.get(spec.deployable.uuid));
+      }
+    }
+    this.m.start();
+  }
+
+  get state(): string {
+    return this.m.value;
+  }
+
+  view(): HostView {
+    const ctx = this.m.snapshot.context;
+    return {
+      name: this.name,
+      state: this.m.value,
+      agentId: ctx.agentId,
+      epoch: ctx.epoch,
+      drivers: this.drivers,
+      accelerators: this.accelerators.size,
+      lastHeartbeatAt: this.lastHeartbeatAt,
+    };
+  }
+
+  async register(agentId: string, epoch: number, drivers: { name: string; version: string }[]): Promise<void> {
+    this.drivers = drivers;
+    this.lastHeartbeatAt = new Date().toISOString();
+    this.m.send({ type: 'REGISTER', agentId, epoch }, { actor: `agent:${agentId}` });
+    await this.opts.journal.commit([{ type: 'host', host: this.name, record: this.m.record(), drivers }]);
+  }
+
+  heartbeat(agentId: string, epoch: number, seq: number): void {
+    this.lastHeartbeatAt = new Date().toISOString();
+    this.m.send({ type: 'HEARTBEAT', agentId, epoch, seq }, { actor: `agent:${agentId}` });
+  }
+
+  /**
+   * Reconciles a full inventory snapshot with what is recorded: new deployables appear
+   * `inactive`, missing unattached ones are `removed`, missing attached ones are flagged (never
+   * dropped), returning ones are rediscovered. Ids are stable, so nothing is ever duplicated.
+   */
+  async applyInventory(devices: DeviceT[], meta: RequestMeta = {}): Promise<void> {
+    const specs = specsOf(this.name, devices);
+    const seen = new Set<string>();
+    const created: AcceleratorActor[] = [];
+    for (const spec of specs) {
+      seen.add(spec.deployable.uuid);
+      const existing = this.accelerators.get(spec.deployable.uuid);
+      if (!existing) {
+        created.push(this.spawn(spec));
+        continue;
+      }
+      existing.updateSpec(spec);
+      if (existing.missing) existing.setMissing(false);
+      if (existing.state === 'removed') existing.system({ type: 'REDISCOVERED' }, meta);
+    }
+    for (const actor of this.accelerators.values()) {
+      if (seen.has(actor.id) || actor.state === 'removed') continue;
+      if (!actor.system({ type: 'REMOVE' }, meta)) {
+        actor.setMissing(true);
+        this.opts.log.warn({ host: this.name, acceleratorId: actor.id, state: actor.state }, 'accelerator missing from discovery but held: kept and flagged');
+      }
+    }
+    this.devices = devices;
+    await this.opts.journal.commit([{ type: 'inventory', host: this.name, devices }]);
+    await Promise.all(created.map((a) => a.announceDiscovered(meta)));
+    await Promise.all([...this.accelerators.values()].map((a) => a.flushed().catch(() => undefined)));
+  }
+
+  inventory(): DeviceT[] {
+    return this.devices;
+  }
+
+  stop(): void {
+    this.m.stop();
+    for (const a of this.accelerators.values()) a.stop();
+  }
+
+  private broadcast(event: { type: 'HOST_LOST' } | { type: 'HOST_BACK' }): void {
+    for (const a of this.accelerators.values()) a.system(event);
+  }
+
+  private spawn(spec: AcceleratorSpec, record?: MachineRecord): AcceleratorActor {
+    const actor = new AcceleratorActor({
+      spec,
+      record,
+      runOp: (input) => this.runOp(input),
+      opTimeoutMs: this.opts.timing.driverOpTimeoutMs,
+      journal: this.opts.journal,
+      hub: this.opts.hub,
+      log: this.opts.log,
+      onCrash: (a, err) => this.restart(a, err),
+    });
+    this.accelerators.set(spec.deployable.uuid, actor);
+    return actor;
+  }
+
+  /** Supervision: a crashed child comes back from its last committed record. */
+  private restart(crashed: AcceleratorActor, err: unknown): void {
+    const reason = err instanceof Error ? err.message : String(err);
+    this.opts.log.error({ err, host: this.name, acceleratorId: crashed.id }, 'accelerator actor crashed; restarting from its last committed snapshot');
+    this.restarts.push({ id: crashed.id, reason, at: new Date().toISOString() });
+    const record = crashed.lastCommitted;
+    queueMicrotask(() => {
+      crashed.stop();
+      const fresh = this.spawn({ host: this.name, device: deviceOf(this.devices, crashed.id), deployable: crashed.deployable }, record);
+      if (crashed.missing) fresh.setMissing(true);
+    });
+  }
+
+  /** Runs a driver operation on this host's agent: request/reply with an idempotency key. */
+  private async runOp(input: DriverOpInput): Promise<Record<string, unknown>> {
+    const actor = this.accelerators.get(input.id);
+    const driver = actor?.deployable.driverName ?? 'unknown';
+    const key = randomUUID();
+    try {
+      const reply = await this.opts.bus.request(Subjects.command(this.name), CommandMessage, CommandReply, {
+        op: input.op, idempotencyKey: key, host: this.name, deployableUuid: input.id, driver, params: input.params,
+      }, { timeoutMs: this.opts.timing.driverOpTimeoutMs });
+      if (!reply.ok) throw new DriverError('driver.failed', reply.reason, { op: input.op, acceleratorId: input.id, code: reply.code });
+      return reply.result;
+    } catch (err) {
+      if (isCyborgError(err) && err.code === 'bus.timeout') {
+        throw new DriverError('driver.timeout', `agent on ${this.name} did not answer ${input.op} in time`, { op: input.op }, { cause: err });
+      }
+      throw err;
+    }
+  }
+}
+
+function deviceOf(devices: DeviceT[], deployableUuid: string): Omit<DeviceT, 'deployables'> {
+  const d = devices.find((dev) => dev.deployables.some((dep) => dep.uuid === deployableUuid));
+  if (!d) throw new Error(`no device holds deployable ${deployableUuid}`);
+  const { deployables: _d, ...device } = d;
+  return device;
+}
+
+function specsOf(host: string, devices: DeviceT[]): AcceleratorSpec[] {
+  return devices.filter((d) => !d.stub).flatMap((d) => {
+    const { deployables, ...device } = d;
+    return deployables.map((deployable) => ({ host, device, deployable }));
+  });
+}

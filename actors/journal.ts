@@ -1,0 +1,106 @@
+import type { DeviceT, TransitionEventMsg } from '../bus/schemas.js';
+
+/** One row of the append-only transition log: who moved what from where to where, and why. */
+export type TransitionRecord = Omit<TransitionEventMsg, 'seq'>;
+
+/** The persisted form of a machine: plain state name and context, nothing else. */
+export interface MachineRecord {
+  value: string;
+  context: Record<string, unknown>;
+}
+
+/** A change an actor hands to persistence. Several changes of one commit are one transaction. */
+export type Change =
+  | { type: 'host'; host: string; record: MachineRecord; drivers: { name: string; version: string }[] }
+  | { type: 'inventory'; host: string; devices: DeviceT[] }
+  | { type: 'accelerator'; id: string; host: string; record: MachineRecord }
+  | { type: 'arq'; uuid: string; record: MachineRecord; deleted: boolean }
+  | { type: 'transition'; record: TransitionRecord }
+  | { type: 'document'; collection: string; id: string; body: Record<string, unknown> | null };
+
+/** Everything needed to rebuild the actor tree after a restart. */
+export interface Recovered {
+  hosts: { host: string; record: MachineRecord; drivers: { name: string; version: string }[]; devices: DeviceT[] }[];
+  accelerators: { id: string; host: string; record: MachineRecord }[];
+  arqs: { uuid: string; record: MachineRecord }[];
+  documents: { collection: string; id: string; body: Record<string, unknown> }[];
+}
+
+/**
+ * The persistence port of the conductor. `commit` resolves only once the changes are durable:
+ * nothing downstream of a transition (reply, event, Placement, Nova) may happen before that.
+ */
+export interface Journal {
+  commit(changes: Change[]): Promise<void>;
+  load(): Promise<Recovered>;
+  /** The transition log of one accelerator / ARQ / host, oldest first, at most `limit` (newest kept). */
+  history(id: string, limit: number): Promise<TransitionRecord[]>;
+  /** Flushes what is queued, then releases the connection. */
+  close(): Promise<void>;
+}
+
+/**
+ * Keeps everything in memory: the zero-dependency journal for unit tests and benchmarks of the
+ * runtime alone. It still defers the commit by a microtask, so callers cannot rely on a
+ * synchronous commit that a real database would never give them.
+ */
+export class MemoryJournal implements Journal {
+  readonly hosts = new Map<string, Recovered['hosts'][number]>();
+  readonly accelerators = new Map<string, Recovered['accelerators'][number]>();
+  readonly arqs = new Map<string, Recovered['arqs'][number]>();
+  readonly documents = new Map<string, Recovered['documents'][number]>();
+  readonly transitions: TransitionRecord[] = [];
+  commits = 0;
+
+  async commit(changes: Change[]): Promise<void> {
+    await Promise.resolve();
+    this.commits++;
+    for (const c of changes) this.apply(c);
+  }
+
+  private apply(c: Change): void {
+    switch (c.type) {
+      case 'host': {
+        const prev = this.hosts.get(c.host);
+        this.hosts.set(c.host, { host: c.host, record: c.record, drivers: c.drivers, devices: prev?.devices ?? [] });
+        break;
+      }
+      case 'inventory': {
+        const prev = this.hosts.get(c.host);
+        this.hosts.set(c.host, { host: c.host, record: prev?.record ?? { value: 'online', context: {} }, drivers: prev?.drivers ?? [], devices: c.devices });
+        break;
+      }
+      case 'accelerator':
+        this.accelerators.set(c.id, { id: c.id, host: c.host, record: c.record });
+        break;
+      case 'arq':
+        if (c.deleted) this.arqs.delete(c.uuid);
+        else this.arqs.set(c.uuid, { uuid: c.uuid, record: c.record });
+        break;
+      case 'transition':
+        this.transitions.push(c.record);
+        break;
+      case 'document': {
+        const key = `${c.collection}/${c.id}`;
+        if (c.body === null) this.documents.delete(key);
+        else this.documents.set(key, { collection: c.collection, id: c.id, body: c.body });
+        break;
+      }
+    }
+  }
+
+  async load(): Promise<Recovered> {
+    return structuredClone({
+      hosts: [...this.hosts.values()],
+      accelerators: [...this.accelerators.values()],
+      arqs: [...this.arqs.values()],
+      documents: [...this.documents.values()],
+    });
+  }
+
+  async history(id: string, limit: number): Promise<TransitionRecord[]> {
+    return this.transitions.filter((t) => t.id === id).slice(-limit);
+  }
+
+  async close(): Promise<void> {}
+}

@@ -1,0 +1,39 @@
+import type { AcceleratorView } from '../actors/accelerator-actor.js';
+import type { ArqView } from '../actors/arq-actor.js';
+import type { EventHub } from '../actors/events.js';
+import type { HostView } from '../actors/host-actor.js';
+import type { TransitionRecord } from '../actors/journal.js';
+import type { RequestMeta } from '../actors/machine-host.js';
+import type { DeviceT } from '../bus/schemas.js';
+import type { AcceleratorEvent, Binding } from '../machines/index.js';
+
+export interface AcceleratorFilter {
+  host?: string;
+  state?: string;
+  type?: string;
+}
+
+/**
+ * What the API needs from the conductor. The all-in-one passes the Conductor itself; an `api`
+ * process on another machine passes a client that asks the conductor over the bus. Reads serve
+ * the last committed view; writes resolve only after their commit.
+ */
+export interface ControlPlane {
+  readonly hub: EventHub;
+  listHosts(): HostView[];
+  getHost(name: string): HostView;
+  hostInventory(name: string): DeviceT[];
+  listAccelerators(filter?: AcceleratorFilter): AcceleratorView[];
+  getAccelerator(id: string): AcceleratorView;
+  /** The committed transition log of one accelerator, ARQ or host (oldest first). */
+  history(id: string, limit?: number): Promise<TransitionRecord[]>;
+  act(id: string, event: AcceleratorEvent, meta?: RequestMeta): Promise<AcceleratorView>;
+  attach(id: string, req: { instanceUuid: string; projectId?: string }, meta?: RequestMeta): Promise<AcceleratorView>;
+  detach(id: string, req: { handleUuid?: string; instanceUuid?: string }, meta?: RequestMeta): Promise<AcceleratorView>;
+  createArq(req: { deviceProfileName: string; deviceProfileGroupId: number; projectId: string | null }, meta?: RequestMeta): Promise<ArqView>;
+  listArqs(): ArqView[];
+  getArq(uuid: string): ArqView;
+  bindArq(uuid: string, binding: Binding, meta?: RequestMeta): Promise<ArqView>;
+  unbindArq(uuid: string, meta?: RequestMeta): Promise<ArqView>;
+  deleteArq(uuid: string, meta?: RequestMeta): Promise<ArqView>;
+}

@@ -1,0 +1,44 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { isCyborgError, TransitionInvalidError } from '../errors/index.js';
+
+/** The body of every error on this project's own routes. */
+export interface ErrorBody {
+  code: string;
+  message: string;
+  [detail: string]: unknown;
+}
+
+/**
+ * Maps errors to HTTP: typed CyborgErrors by their code, schema failures to 400, everything
+ * else to 500 with a generic message (the log keeps the whole error). Routes that must speak
+ * Cyborg's `{"error_message": ...}` format register their own handler in their own scope.
+ */
+export function installErrorHandler(app: FastifyInstance): void {
+  app.setErrorHandler((err: FastifyError, req: FastifyRequest, reply: FastifyReply) => {
+    const { status, body } = toHttp(err);
+    if (status >= 500) req.log.error({ err }, 'request failed');
+    else req.log.info({ code: body.code, status }, body.message);
+    void reply.status(status).send(body);
+  });
+  app.setNotFoundHandler((req, reply) => {
+    void reply.status(404).send({ code: 'route.not_found', message: `no route ${req.method} ${req.url}` });
+  });
+}
+
+export function toHttp(err: unknown): { status: number; body: ErrorBody } {
+  if (err instanceof TransitionInvalidError) {
+    return { status: 409, body: { code: err.code, message: err.message, state: err.state, allowed: err.allowed, ...err.details } };
+  }
+  if (isCyborgError(err)) {
+    return { status: err.status, body: { code: err.code, message: err.status >= 500 && err.status !== 503 && err.status !== 502 && err.status !== 504 ? 'internal error' : err.message, ...err.details } };
+  }
+  const fe = err as Partial<FastifyError>;
+  if (fe.validation) {
+    return { status: 400, body: { code: 'request.invalid', message: fe.message ?? 'invalid request' } };
+  }
+  if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
+    // Fastify's own 4xx: malformed JSON, wrong content type, body too large.
+    return { status: fe.statusCode, body: { code: 'request.invalid', message: fe.message ?? 'bad request' } };
+  }
+  return { status: 500, body: { code: 'internal', message: 'internal error' } };
+}

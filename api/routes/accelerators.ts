@@ -1,0 +1,122 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type, type Static } from '@sinclair/typebox';
+import { randomUUID } from 'node:crypto';
+import type { AcceleratorView } from '../../actors/accelerator-actor.js';
+import { DriverError } from '../../errors/index.js';
+import type { AcceleratorEvent, DriverOp } from '../../machines/index.js';
+import type { ControlPlane } from '../control-plane.js';
+import { ErrorSchema, Uuid } from './shared.js';
+
+export const AcceleratorSchema = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  host: Type.String(),
+  deviceUuid: Type.String(),
+  deviceType: Type.String(),
+  vendor: Type.String(),
+  model: Type.String(),
+  driver: Type.String(),
+  resourceClass: Type.Union([Type.String(), Type.Null()]),
+  traits: Type.Array(Type.String()),
+  rpUuid: Type.String(),
+  capacity: Type.Integer(),
+  state: Type.String(),
+  tags: Type.Array(Type.String()),
+  allowed: Type.Array(Type.String(), { description: 'operator events the machine accepts now' }),
+  allocations: Type.Array(Type.Object({
+    handleUuid: Type.String(), instanceUuid: Type.String(), arqUuid: Type.Optional(Type.String()), projectId: Type.Optional(Type.String()),
+  })),
+  program: Type.Union([Type.Object({ bitstreamId: Type.Optional(Type.String()), functionId: Type.Optional(Type.String()) }), Type.Null()]),
+  error: Type.Union([Type.Object({ op: Type.String(), reason: Type.String() }), Type.Null()]),
+  missing: Type.Boolean(),
+  generation: Type.Integer(),
+  updatedAt: Type.String(),
+});
+
+const Params = Type.Object({ id: Uuid });
+const Empty = Type.Optional(Type.Object({}, { additionalProperties: false }));
+const ProgramBody = Type.Object({
+  bitstreamId: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+  functionId: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+}, { additionalProperties: false });
+const AttachBody = Type.Object({
+  instanceUuid: Uuid,
+  projectId: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+}, { additionalProperties: false });
+const DetachBody = Type.Optional(Type.Object({
+  handleUuid: Type.Optional(Uuid),
+  instanceUuid: Type.Optional(Uuid),
+}, { additionalProperties: false }));
+
+const actionResponses = { 200: AcceleratorSchema, 400: ErrorSchema, 404: ErrorSchema, 409: ErrorSchema, 502: ErrorSchema, 503: ErrorSchema, 504: ErrorSchema };
+
+/** What each simple action sends, and the driver operation that runs for it. */
+const SIMPLE: Record<string, { event: AcceleratorEvent; op?: DriverOp; summary: string }> = {
+  enable: { event: { type: 'ENABLE' }, op: 'install', summary: 'Set ready: inactive → installing → ready' },
+  disable: { event: { type: 'DISABLE' }, op: 'uninstall', summary: 'Give back: ready/programmed → uninstalling → inactive' },
+  retry: { event: { type: 'RETRY' }, summary: 'Retry the operation that failed (from error)' },
+  remove: { event: { type: 'REMOVE' }, summary: 'Remove (never while attached)' },
+};
+
+/**
+ * Operator actions on one accelerator. Each answers with the committed view once the driver
+ * operation has finished; 409 names the current state and the allowed events; a driver failure
+ * is 502 with the driver's reason and the accelerator (now in `error`).
+ */
+export const acceleratorRoutes: FastifyPluginAsyncTypebox<{ control: ControlPlane }> = async (app, { control }) => {
+  app.get('/accelerators', {
+    schema: {
+      tags: ['operator'], summary: 'List accelerators with their state',
+      querystring: Type.Object({
+        host: Type.Optional(Type.String({ maxLength: 255 })),
+        state: Type.Optional(Type.String({ maxLength: 64 })),
+        type: Type.Optional(Type.String({ maxLength: 16 })),
+      }, { additionalProperties: false }),
+      response: { 200: Type.Object({ accelerators: Type.Array(AcceleratorSchema) }) },
+    },
+  }, async (req) => ({ accelerators: control.listAccelerators(req.query) }));
+
+  app.get('/accelerators/:id', {
+    schema: { tags: ['operator'], summary: 'One accelerator', params: Params, response: { 200: AcceleratorSchema, 400: ErrorSchema, 404: ErrorSchema } },
+  }, async (req) => control.getAccelerator(req.params.id));
+
+  for (const [action, spec] of Object.entries(SIMPLE)) {
+    app.post(`/accelerators/:id/${action}`, {
+      schema: { tags: ['operator'], summary: spec.summary, params: Params, body: Empty, response: actionResponses },
+    }, async (req) => failed(await control.act(req.params.id, spec.event, meta(req)), spec.op));
+  }
+
+  app.post('/accelerators/:id/program', {
+    schema: { tags: ['operator'], summary: 'Program a bitstream / function: ready/programmed → programming → programmed', params: Params, body: ProgramBody, response: actionResponses },
+  }, async (req) => {
+    const body = req.body as Static<typeof ProgramBody>;
+    return failed(await control.act(req.params.id, { type: 'PROGRAM', ...body }, meta(req)), 'program');
+  });
+
+  app.post('/accelerators/:id/attach', {
+    schema: { tags: ['operator'], summary: 'Attach an instance to the first free attach handle', params: Params, body: AttachBody, response: actionResponses },
+  }, async (req) => {
+    const before = control.getAccelerator(req.params.id).allocations.length;
+    const view = await control.attach(req.params.id, req.body, meta(req));
+    if (view.allocations.length <= before && view.error?.op === 'attach') throw driverFailed(view);
+    return view;
+  });
+
+  app.post('/accelerators/:id/detach', {
+    schema: { tags: ['operator'], summary: 'Detach an instance (by handle or instance; the first one if neither)', params: Params, body: DetachBody, response: actionResponses },
+  }, async (req) => failed(await control.detach(req.params.id, req.body ?? {}, meta(req)), 'detach'));
+};
+
+function meta(req: { id: string; headers: Record<string, unknown> }): { requestId: string; actor: string } {
+  const user = typeof req.headers['x-user-id'] === 'string' ? req.headers['x-user-id'] : 'operator';
+  return { requestId: typeof req.headers['x-openstack-request-id'] === 'string' ? req.headers['x-openstack-request-id'] : `req-${randomUUID()}`, actor: `api:${user}` };
+}
+
+function failed(view: AcceleratorView, op?: DriverOp): AcceleratorView {
+  if (op && view.state === 'error' && view.error?.op === op) throw driverFailed(view);
+  return view;
+}
+
+function driverFailed(view: AcceleratorView): DriverError {
+  return new DriverError('driver.failed', `driver ${view.error?.op ?? 'operation'} failed on ${view.host}: ${view.error?.reason ?? 'unknown reason'}`, { accelerator: view });
+}

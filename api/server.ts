@@ -1,0 +1,34 @@
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Logger } from 'pino';
+import type { ControlPlane } from './control-plane.js';
+import { installErrorHandler } from './errors.js';
+import { acceleratorRoutes } from './routes/accelerators.js';
+import { healthRoutes, type HealthOptions } from './routes/health.js';
+import { hostRoutes } from './routes/hosts.js';
+
+export interface ApiOptions {
+  control: ControlPlane;
+  log: Logger;
+  health?: HealthOptions;
+}
+
+/** This project's own routes live under this prefix; Cyborg's v2 API keeps `/` and `/v2`. */
+export const OPERATOR_PREFIX = '/cyborg/v1';
+
+/** Builds the HTTP application (not listening): the all-in-one and the api role both use it. */
+export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: opts.log.child({ component: 'api' }) as FastifyBaseLogger,
+    disableRequestLogging: true,
+    genReqId: (req) => (typeof req.headers['x-openstack-request-id'] === 'string' ? req.headers['x-openstack-request-id'] : crypto.randomUUID()),
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', allErrors: false } },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+  installErrorHandler(app as unknown as FastifyInstance);
+  await app.register(healthRoutes, opts.health ?? {});
+  await app.register(async (scope) => {
+    await scope.register(hostRoutes, { control: opts.control });
+    await scope.register(acceleratorRoutes, { control: opts.control });
+  }, { prefix: OPERATOR_PREFIX });
+  return app as unknown as FastifyInstance;
+}

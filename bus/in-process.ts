@@ -1,0 +1,160 @@
+import type { Static, TSchema } from '@sinclair/typebox';
+import type { Logger } from 'pino';
+import { BusError } from '../errors/index.js';
+import { firstError } from './schemas.js';
+import { subjectMatches, type Bus, type MessageHandler, type RequestHandler, type RequestOptions, type SubscribeOptions, type Unsubscribe } from './bus.js';
+
+interface Sub {
+  pattern: string;
+  queue?: string;
+  deliver: (raw: string, subject: string, reply?: (raw: string) => void) => void;
+}
+
+const ERROR_KEY = '__busError';
+
+/**
+ * The zero-setup bus for all-in-one mode. Messages cross it as JSON text, exactly as they
+ * would cross NATS, so a handler never shares an object with its sender and validation on
+ * receipt sees what a remote peer would send.
+ */
+export class InProcessBus implements Bus {
+  private subs = new Set<Sub>();
+  private rr = new Map<string, number>();
+  private inflight = new Set<Promise<unknown>>();
+  private closed = false;
+
+  constructor(private readonly log: Logger) {}
+
+  publish<M extends TSchema>(subject: string, _schema: M, msg: Static<M>): void {
+    this.dispatch(subject, JSON.stringify(msg));
+  }
+
+  subscribe<M extends TSchema>(subject: string, schema: M, handler: MessageHandler<M>, opts: SubscribeOptions = {}): Unsubscribe {
+    const sub: Sub = {
+      pattern: subject,
+      queue: opts.queue,
+      deliver: (raw, subj) => {
+        const msg = this.decode(schema, raw, subj);
+        if (msg === undefined) return;
+        this.track(async () => handler(msg as Static<M>, subj), subj);
+      },
+    };
+    this.subs.add(sub);
+    return () => this.subs.delete(sub);
+  }
+
+  async request<Req extends TSchema, Rep extends TSchema>(
+    subject: string, _reqSchema: Req, repSchema: Rep, msg: Static<Req>, opts: RequestOptions,
+  ): Promise<Static<Rep>> {
+    if (this.closed) throw new BusError('bus.no_responder', `bus closed; no responder for ${subject}`, { subject });
+    return new Promise<Static<Rep>>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new BusError('bus.timeout', `no reply on ${subject} within ${opts.timeoutMs} ms`, { subject })), opts.timeoutMs);
+      const delivered = this.dispatch(subject, JSON.stringify(msg), (raw) => {
+        clearTimeout(timer);
+        const parsed = JSON.parse(raw) as Record<string, unknown>;
+        if (parsed && typeof parsed === 'object' && ERROR_KEY in parsed) {
+          const e = parsed[ERROR_KEY] as { code: string; message: string };
+          reject(new BusError(e.code === 'bus.invalid_message' ? 'bus.invalid_message' : 'bus.no_responder', e.message, { subject }));
+          return;
+        }
+        const err = firstError(repSchema, parsed);
+        if (err) reject(new BusError('bus.invalid_message', `invalid reply on ${subject}: ${err}`, { subject }));
+        else resolve(parsed as Static<Rep>);
+      });
+      if (!delivered) {
+        clearTimeout(timer);
+        reject(new BusError('bus.no_responder', `no responder for ${subject}`, { subject }));
+      }
+    });
+  }
+
+  respond<Req extends TSchema, Rep extends TSchema>(
+    subject: string, reqSchema: Req, repSchema: Rep, handler: RequestHandler<Req, Rep>, opts: SubscribeOptions = {},
+  ): Unsubscribe {
+    const sub: Sub = {
+      pattern: subject,
+      queue: opts.queue,
+      deliver: (raw, subj, reply) => {
+        const msg = this.decode(reqSchema, raw, subj);
+        if (msg === undefined) {
+          reply?.(JSON.stringify({ [ERROR_KEY]: { code: 'bus.invalid_message', message: `invalid message on ${subj}` } }));
+          return;
+        }
+        this.track(async () => {
+          try {
+            const out = await handler(msg as Static<Req>, subj);
+            const err = firstError(repSchema, out);
+            if (err) throw new Error(`handler produced an invalid reply: ${err}`);
+            reply?.(JSON.stringify(out));
+          } catch (e) {
+            this.log.error({ err: e, subject: subj }, 'request handler failed');
+            reply?.(JSON.stringify({ [ERROR_KEY]: { code: 'bus.no_responder', message: (e as Error).message } }));
+          }
+        }, subj);
+      },
+    };
+    this.subs.add(sub);
+    return () => this.subs.delete(sub);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    while (this.inflight.size > 0) await Promise.allSettled([...this.inflight]);
+    this.subs.clear();
+  }
+
+  private decode(schema: TSchema, raw: string, subject: string): unknown {
+    let msg: unknown;
+    try {
+      msg = JSON.parse(raw);
+    } catch {
+      this.log.warn({ subject }, 'dropped a message that is not JSON');
+      return undefined;
+    }
+    const err = firstError(schema, msg);
+    if (err) {
+      this.log.warn({ subject, error: err }, 'dropped a message that does not match its schema');
+      return undefined;
+    }
+    return msg;
+  }
+
+  /** Runs a handler off the sender's stack, so a throwing handler never reaches the sender. */
+  private track(fn: () => Promise<unknown>, subject: string): void {
+    const p = Promise.resolve()
+      .then(fn)
+      .catch((err: unknown) => this.log.error({ err, subject }, 'message handler failed'))
+      .finally(() => this.inflight.delete(p));
+    this.inflight.add(p);
+  }
+
+  /** Delivers to every plain subscriber and to one member of each queue group. */
+  private dispatch(subject: string, raw: string, reply?: (raw: string) => void): boolean {
+    if (this.closed) return false;
+    const groups = new Map<string, Sub[]>();
+    let count = 0;
+    for (const sub of this.subs) {
+      if (!subjectMatches(sub.pattern, subject)) continue;
+      if (sub.queue) {
+        const g = groups.get(sub.queue) ?? [];
+        g.push(sub);
+        groups.set(sub.queue, g);
+      } else {
+        sub.deliver(raw, subject, reply);
+        count++;
+      }
+    }
+    for (const [queue, members] of groups) {
+      const n = this.rr.get(queue) ?? 0;
+      this.rr.set(queue, n + 1);
+      members[n % members.length]!.deliver(raw, subject, reply);
+      count++;
+    }
+    return count > 0;
+  }
+
+  /** Test hook: inject raw text on a subject, as a misbehaving peer would. */
+  injectRaw(subject: string, raw: string): void {
+    this.dispatch(subject, raw);
+  }
+}

@@ -1,0 +1,131 @@
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
+
+/**
+ * Message schemas of every subject (see subjects.ts). The inventory shapes follow Cyborg's
+ * driver object model: device → deployable → attribute / attach handle, with a control path id.
+ */
+export const AttachHandle = Type.Object({
+  uuid: Type.String(),
+  attachType: Type.Union([Type.Literal('PCI'), Type.Literal('MDEV'), Type.Literal('TEST_PCI')]),
+  attachInfo: Type.String({ description: 'JSON text, Cyborg\'s attach_info' }),
+  inUse: Type.Boolean(),
+});
+
+export const Attribute = Type.Object({ key: Type.String(), value: Type.String() });
+
+export const Deployable = Type.Object({
+  uuid: Type.String(),
+  name: Type.String(),
+  numAccelerators: Type.Integer({ minimum: 0 }),
+  driverName: Type.String(),
+  attributes: Type.Array(Attribute),
+  attachHandles: Type.Array(AttachHandle),
+});
+
+export const DeviceType = Type.Union(['GPU', 'FPGA', 'AICHIP', 'QAT', 'NIC', 'SSD'].map((t) => Type.Literal(t)));
+
+export const Device = Type.Object({
+  uuid: Type.String(),
+  type: DeviceType,
+  vendor: Type.String(),
+  model: Type.String(),
+  stdBoardInfo: Type.String(),
+  vendorBoardInfo: Type.String(),
+  stub: Type.Boolean(),
+  controlPath: Type.Object({ type: Type.Literal('PCI'), info: Type.String() }),
+  driver: Type.String(),
+  deployables: Type.Array(Deployable),
+});
+
+export const DriverInfo = Type.Object({ name: Type.String(), version: Type.String() });
+
+export const RegisterMessage = Type.Object({
+  host: Type.String({ minLength: 1 }),
+  agentId: Type.String({ description: 'unique per agent process start' }),
+  drivers: Type.Array(DriverInfo),
+});
+export const RegisterReply = Type.Object({ ok: Type.Boolean(), heartbeatIntervalMs: Type.Integer() });
+
+export const InventoryMessage = Type.Object({
+  host: Type.String({ minLength: 1 }),
+  agentId: Type.String(),
+  epoch: Type.Integer({ minimum: 0, description: 'increments on each agent start' }),
+  seq: Type.Integer({ minimum: 0 }),
+  devices: Type.Array(Device),
+});
+export const InventoryReply = Type.Object({ ok: Type.Boolean(), accelerators: Type.Integer() });
+
+export const HeartbeatMessage = Type.Object({
+  host: Type.String({ minLength: 1 }),
+  agentId: Type.String(),
+  epoch: Type.Integer({ minimum: 0 }),
+  seq: Type.Integer({ minimum: 0 }),
+  sentAt: Type.Number(),
+});
+
+export const CommandOp = Type.Union(['install', 'uninstall', 'program', 'attach', 'detach'].map((o) => Type.Literal(o)));
+
+export const CommandMessage = Type.Object({
+  op: CommandOp,
+  idempotencyKey: Type.String({ minLength: 1 }),
+  host: Type.String(),
+  deployableUuid: Type.String(),
+  driver: Type.String(),
+  params: Type.Record(Type.String(), Type.Unknown()),
+});
+export const CommandReply = Type.Union([
+  Type.Object({ ok: Type.Literal(true), result: Type.Record(Type.String(), Type.Unknown()) }),
+  Type.Object({ ok: Type.Literal(false), code: Type.String(), reason: Type.String() }),
+]);
+
+export const TelemetryMessage = Type.Object({
+  host: Type.String(),
+  at: Type.Number(),
+  usage: Type.Array(Type.Object({ deployableUuid: Type.String(), utilization: Type.Number(), memoryUsedBytes: Type.Optional(Type.Number()) })),
+});
+
+export const TransitionEvent = Type.Object({
+  seq: Type.Integer(),
+  kind: Type.Union([Type.Literal('accelerator'), Type.Literal('arq'), Type.Literal('host')]),
+  id: Type.String(),
+  host: Type.Optional(Type.String()),
+  event: Type.String(),
+  from: Type.String(),
+  to: Type.String(),
+  at: Type.String(),
+  requestId: Type.Optional(Type.String()),
+  actor: Type.Optional(Type.String()),
+  reason: Type.Optional(Type.String()),
+});
+
+export type AttachHandleT = Static<typeof AttachHandle>;
+export type DeployableT = Static<typeof Deployable>;
+export type DeviceT = Static<typeof Device>;
+export type RegisterMsg = Static<typeof RegisterMessage>;
+export type InventoryMsg = Static<typeof InventoryMessage>;
+export type HeartbeatMsg = Static<typeof HeartbeatMessage>;
+export type CommandMsg = Static<typeof CommandMessage>;
+export type CommandReplyMsg = Static<typeof CommandReply>;
+export type TelemetryMsg = Static<typeof TelemetryMessage>;
+export type TransitionEventMsg = Static<typeof TransitionEvent>;
+
+const compiled = new WeakMap<TSchema, TypeCheck<TSchema>>();
+
+/** A compiled validator (cached per schema): bus messages are checked on every receipt. */
+export function checker<T extends TSchema>(schema: T): TypeCheck<T> {
+  let c = compiled.get(schema);
+  if (!c) {
+    c = TypeCompiler.Compile(schema);
+    compiled.set(schema, c);
+  }
+  return c as TypeCheck<T>;
+}
+
+/** First validation error of `value` against `schema`, as a short text; undefined when valid. */
+export function firstError(schema: TSchema, value: unknown): string | undefined {
+  const c = checker(schema);
+  if (c.Check(value)) return undefined;
+  const e = c.Errors(value).First();
+  return e ? `${e.path || '/'}: ${e.message}` : 'invalid';
+}

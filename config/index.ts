@@ -1,0 +1,126 @@
+import { hostname } from 'node:os';
+import { Type, type Static } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+
+/**
+ * The one configuration schema, validated once at boot. Precedence: CLI flags > environment >
+ * defaults. The frozen result is passed down; nothing deeper reads `process.env`.
+ */
+export const ConfigSchema = Type.Object({
+  host: Type.String({ minLength: 1, description: 'this agent\'s host name (compute node name)' }),
+  listen: Type.Object({
+    address: Type.String({ default: '127.0.0.1' }),
+    port: Type.Integer({ minimum: 0, maximum: 65535, default: 6666 }),
+  }),
+  logLevel: Type.Union([
+    Type.Literal('trace'), Type.Literal('debug'), Type.Literal('info'),
+    Type.Literal('warn'), Type.Literal('error'), Type.Literal('fatal'), Type.Literal('silent'),
+  ], { default: 'info' }),
+  logPretty: Type.Boolean(),
+  dataDir: Type.String({ description: 'where the embedded database and agent cache live' }),
+  databaseUrl: Type.Optional(Type.String()),
+  natsUrl: Type.Optional(Type.String()),
+  placementUrl: Type.Optional(Type.String()),
+  placementToken: Type.String({ default: 'admin' }),
+  novaUrl: Type.Optional(Type.String()),
+  fake: Type.Object({
+    gpus: Type.Integer({ minimum: 0, default: 2 }),
+    nics: Type.Integer({ minimum: 0, default: 1 }),
+    vfsPerNic: Type.Integer({ minimum: 0, default: 4 }),
+    opDelayMs: Type.Integer({ minimum: 0, default: 0 }),
+  }),
+  timing: Type.Object({
+    driverOpTimeoutMs: Type.Integer({ minimum: 1, default: 30_000 }),
+    heartbeatIntervalMs: Type.Integer({ minimum: 1, default: 5_000 }),
+    staleAfterMs: Type.Integer({ minimum: 1, default: 15_000 }),
+    lostAfterMs: Type.Integer({ minimum: 1, default: 60_000 }),
+    discoveryIntervalMs: Type.Integer({ minimum: 1, default: 60_000 }),
+  }),
+});
+
+export type Config = Readonly<Static<typeof ConfigSchema>>;
+
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+function int(env: Env, name: string): number | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  const n = Number(raw);
+  if (!Number.isInteger(n)) throw new ConfigError(`${name} must be an integer, got "${raw}"`);
+  return n;
+}
+
+function defined<T extends Record<string, unknown>>(obj: T): Partial<T> {
+  return Object.fromEntries(Object.entries(obj).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+/**
+ * Builds the configuration from environment and overrides (CLI flags), fills defaults and
+ * validates it. Throws ConfigError naming every bad field.
+ */
+export function loadConfig(overrides: DeepPartial<Static<typeof ConfigSchema>> = {}, env: Env = process.env): Config {
+  const fromEnv = {
+    host: env.CYBORG_HOST,
+    listen: defined({ address: env.CYBORG_LISTEN_ADDRESS, port: int(env, 'CYBORG_PORT') }),
+    logLevel: env.LOG_LEVEL,
+    logPretty: env.LOG_PRETTY === undefined ? undefined : env.LOG_PRETTY === '1' || env.LOG_PRETTY === 'true',
+    dataDir: env.CYBORG_DATA_DIR,
+    databaseUrl: env.DATABASE_URL,
+    natsUrl: env.NATS_URL,
+    placementUrl: env.PLACEMENT_URL,
+    placementToken: env.PLACEMENT_TOKEN,
+    novaUrl: env.NOVA_URL,
+    fake: defined({
+      gpus: int(env, 'CYBORG_FAKE_GPUS'), nics: int(env, 'CYBORG_FAKE_NICS'),
+      vfsPerNic: int(env, 'CYBORG_FAKE_VFS_PER_NIC'), opDelayMs: int(env, 'CYBORG_FAKE_OP_DELAY_MS'),
+    }),
+    timing: defined({
+      driverOpTimeoutMs: int(env, 'CYBORG_DRIVER_OP_TIMEOUT_MS'),
+      heartbeatIntervalMs: int(env, 'CYBORG_HEARTBEAT_INTERVAL_MS'),
+      staleAfterMs: int(env, 'CYBORG_STALE_AFTER_MS'),
+      lostAfterMs: int(env, 'CYBORG_LOST_AFTER_MS'),
+      discoveryIntervalMs: int(env, 'CYBORG_DISCOVERY_INTERVAL_MS'),
+    }),
+  };
+  const merged = merge(merge({
+    host: hostname(),
+    logPretty: Boolean(process.stdout.isTTY),
+    dataDir: '.cyborg',
+    listen: {}, fake: {}, timing: {},
+  }, defined(fromEnv)), overrides as Record<string, unknown>);
+  const withDefaults = Value.Default(ConfigSchema, merged);
+  const errors = [...Value.Errors(ConfigSchema, withDefaults)];
+  if (errors.length > 0) {
+    throw new ConfigError(`invalid configuration: ${errors.map((e) => `${e.path || '/'} ${e.message}`).join('; ')}`);
+  }
+  return deepFreeze(Value.Clean(ConfigSchema, withDefaults) as Static<typeof ConfigSchema>);
+}
+
+export type DeepPartial<T> = { [K in keyof T]?: T[K] extends object ? DeepPartial<T[K]> : T[K] };
+
+function merge(base: Record<string, unknown>, over: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...base };
+  for (const [k, v] of Object.entries(over)) {
+    if (v === undefined) continue;
+    const b = out[k];
+    out[k] = v && typeof v === 'object' && !Array.isArray(v) && b && typeof b === 'object'
+      ? merge(b as Record<string, unknown>, defined(v as Record<string, unknown>))
+      : v;
+  }
+  return out;
+}
+
+function deepFreeze<T>(obj: T): T {
+  if (obj && typeof obj === 'object') {
+    for (const v of Object.values(obj)) deepFreeze(v);
+    Object.freeze(obj);
+  }
+  return obj;
+}

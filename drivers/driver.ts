@@ -1,0 +1,68 @@
+import type { DeviceT, DeployableT } from '../bus/schemas.js';
+
+/** What a driver reports: Cyborg's device → deployable → attribute / attach handle model. */
+export type DriverDevice = DeviceT;
+export type DriverDeployable = DeployableT;
+
+export interface DriverInfo {
+  readonly name: string;
+  readonly version: string;
+}
+
+/** What every driver can do: say who it is and discover its devices. */
+export interface Driver extends DriverInfo {
+  discover(): Promise<DriverDevice[]>;
+}
+
+/** Arguments of a per-accelerator operation. `key` is the idempotency key of the command. */
+export interface OpRequest {
+  key: string;
+  deployable: DriverDeployable;
+  params: Record<string, unknown>;
+}
+
+export type OpResult = Record<string, unknown>;
+
+/** Makes one accelerator usable (`inactive → ready`) and gives it back (`ready → inactive`). */
+export interface Installer {
+  install(req: OpRequest): Promise<OpResult>;
+  uninstall(req: OpRequest): Promise<OpResult>;
+}
+
+/** Loads a bitstream / function / profile (`ready → programmed`). */
+export interface Programmer {
+  program(req: OpRequest): Promise<OpResult>;
+}
+
+/** Prepares and releases what an instance needs to use an attach handle. Idempotent. */
+export interface AttachPreparer {
+  prepareAttach(req: OpRequest): Promise<OpResult>;
+  releaseAttach(req: OpRequest): Promise<OpResult>;
+}
+
+export interface Health {
+  deployableUuid: string;
+  healthy: boolean;
+  reason?: string;
+}
+
+export interface HealthReporter {
+  health(): Promise<Health[]>;
+}
+
+export interface Usage {
+  deployableUuid: string;
+  utilization: number;
+  memoryUsedBytes?: number;
+}
+
+export interface UsageReporter {
+  usage(): Promise<Usage[]>;
+}
+
+// Optional abilities are detected at run time rather than declared as methods that throw.
+export const canInstall = (d: Driver): d is Driver & Installer => typeof (d as Partial<Installer>).install === 'function';
+export const canProgram = (d: Driver): d is Driver & Programmer => typeof (d as Partial<Programmer>).program === 'function';
+export const canAttach = (d: Driver): d is Driver & AttachPreparer => typeof (d as Partial<AttachPreparer>).prepareAttach === 'function';
+export const canReportHealth = (d: Driver): d is Driver & HealthReporter => typeof (d as Partial<HealthReporter>).health === 'function';
+export const canReportUsage = (d: Driver): d is Driver & UsageReporter => typeof (d as Partial<UsageReporter>).usage === 'function';

@@ -1,0 +1,192 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import type { AttachHandleT } from '../../bus/schemas.js';
+import type {
+  AttachPreparer, Driver, DriverDevice, Health, HealthReporter, Installer, OpRequest, OpResult, Programmer, Usage, UsageReporter,
+} from '../driver.js';
+import { sanitizeName, stableId } from '../ids.js';
+
+export interface FakeDriverOptions {
+  host: string;
+  /** Extra GPUs beside Cyborg's fake FPGA (resource class PGPU). */
+  gpus?: number;
+  /** Extra NICs, each with `vfsPerNic` virtual functions (one deployable per VF, as Intel's NIC driver). */
+  nics?: number;
+  vfsPerNic?: number;
+  /** Every operation waits this long, for demos of the transient states. */
+  opDelayMs?: number;
+}
+
+type Op = 'install' | 'uninstall' | 'program' | 'attach' | 'detach';
+
+interface Fault {
+  reason: string;
+  remaining: number;
+}
+
+/** Cyborg's fake FPGA control path, byte for byte (no spaces). */
+const FAKE_CPID = '{"domain":"0000","bus":"0c","device":"00","function":"0"}';
+
+function pci(bus: string, device: number, fn: number): string {
+  return JSON.stringify({ domain: '0000', bus, device: String(device), function: String(fn) }).replace(/":"/g, '": "').replace(/","/g, '", "');
+}
+
+/**
+ * The fake driver: OpenStack Cyborg's fake FPGA (one device, vendor 0xABCD, deployable
+ * `<host>_FakeDevice`, RC FPGA ×16, trait CUSTOM_FAKE_DEVICE, 16 TEST_PCI handles) plus optional
+ * GPUs and NICs with VFs. Everything is derived from the host name, so ids survive restarts.
+ * Tests script it: set health, inject failures, slow operations down, unplug devices.
+ */
+export class FakeDriver implements Driver, Installer, Programmer, AttachPreparer, HealthReporter, UsageReporter {
+  readonly name = 'fake';
+  readonly version = '1.0.0';
+  private faults = new Map<Op, Fault>();
+  private delays = new Map<Op | '*', number>();
+  private unhealthy = new Map<string, string>();
+  private unplugged = new Set<string>();
+  private devices: DriverDevice[];
+  /** Every operation the driver ran, in order: tests assert idempotency with it. */
+  readonly calls: { op: Op; key: string; deployableUuid: string }[] = [];
+
+  constructor(private readonly opts: FakeDriverOptions) {
+    this.devices = buildDevices(opts);
+    if (opts.opDelayMs) this.delays.set('*', opts.opDelayMs);
+  }
+
+  async discover(): Promise<DriverDevice[]> {
+    return structuredClone(this.devices.filter((d) => !this.unplugged.has(d.uuid)));
+  }
+
+  install(req: OpRequest): Promise<OpResult> {
+    return this.run('install', req, () => ({}));
+  }
+
+  uninstall(req: OpRequest): Promise<OpResult> {
+    return this.run('uninstall', req, () => ({}));
+  }
+
+  program(req: OpRequest): Promise<OpResult> {
+    return this.run('program', req, () => ({
+      bitstreamId: req.params.bitstreamId ?? null,
+      functionId: req.params.functionId ?? null,
+    }));
+  }
+
+  prepareAttach(req: OpRequest): Promise<OpResult> {
+    return this.run('attach', req, () => ({ handleUuid: req.params.handleUuid ?? null }));
+  }
+
+  releaseAttach(req: OpRequest): Promise<OpResult> {
+    return this.run('detach', req, () => ({}));
+  }
+
+  async health(): Promise<Health[]> {
+    return this.devices.flatMap((d) => d.deployables).map((dep) => {
+      const reason = this.unhealthy.get(dep.uuid);
+      return reason === undefined ? { deployableUuid: dep.uuid, healthy: true } : { deployableUuid: dep.uuid, healthy: false, reason };
+    });
+  }
+
+  async usage(): Promise<Usage[]> {
+    // Deterministic but moving: utilization follows the clock, so a demo shows live numbers.
+    const t = Date.now() / 10_000;
+    return this.devices.flatMap((d) => d.deployables).map((dep, i) => ({
+      deployableUuid: dep.uuid,
+      utilization: Math.round((Math.sin(t + i) + 1) * 50) / 100,
+    }));
+  }
+
+  // --- test scripting ---------------------------------------------------------------------
+
+  /** The next `times` calls of `op` fail with `reason`. */
+  injectFailure(op: Op, reason: string, times = 1): void {
+    this.faults.set(op, { reason, remaining: times });
+  }
+
+  /** Every call of `op` (or of all ops, `'*'`) waits `ms` first. */
+  slowDown(op: Op | '*', ms: number): void {
+    this.delays.set(op, ms);
+  }
+
+  setHealth(deployableUuid: string, healthy: boolean, reason = 'unhealthy'): void {
+    if (healthy) this.unhealthy.delete(deployableUuid);
+    else this.unhealthy.set(deployableUuid, reason);
+  }
+
+  /** Makes a device disappear from (or come back to) discovery. */
+  unplug(deviceUuid: string, gone = true): void {
+    if (gone) this.unplugged.add(deviceUuid);
+    else this.unplugged.delete(deviceUuid);
+  }
+
+  private async run(op: Op, req: OpRequest, result: () => OpResult): Promise<OpResult> {
+    this.calls.push({ op, key: req.key, deployableUuid: req.deployable.uuid });
+    const ms = this.delays.get(op) ?? this.delays.get('*') ?? 0;
+    if (ms > 0) await delay(ms);
+    const fault = this.faults.get(op);
+    if (fault && fault.remaining > 0) {
+      fault.remaining--;
+      throw new Error(fault.reason);
+    }
+    return result();
+  }
+}
+
+function handles(host: string, dep: string, n: number, type: AttachHandleT['attachType'], info: (i: number) => string): AttachHandleT[] {
+  return Array.from({ length: n }, (_, k) => ({ uuid: stableId(host, dep, 'handle', String(k)), attachType: type, attachInfo: info(k + 1), inUse: false }));
+}
+
+function buildDevices(opts: FakeDriverOptions): DriverDevice[] {
+  const host = opts.host;
+  const fpgaName = sanitizeName(`${host}_FakeDevice`);
+  const devices: DriverDevice[] = [{
+    uuid: stableId(host, 'fake', FAKE_CPID),
+    type: 'FPGA',
+    vendor: '0xABCD',
+    model: 'miss model info',
+    stdBoardInfo: '{"device_id": "0xabcd", "class": "Fake class"}',
+    vendorBoardInfo: 'fake_vendor_info',
+    stub: false,
+    controlPath: { type: 'PCI', info: FAKE_CPID },
+    driver: 'fake',
+    deployables: [{
+      uuid: stableId(host, 'deployable', fpgaName),
+      name: fpgaName,
+      numAccelerators: 16,
+      driverName: 'fake',
+      attributes: [{ key: 'rc', value: 'FPGA' }, { key: 'traits1', value: 'CUSTOM_FAKE_DEVICE' }],
+      attachHandles: handles(host, fpgaName, 16, 'TEST_PCI', (n) => pci('0c', Math.floor(n / 8), n % 8)),
+    }],
+  }];
+  for (let g = 0; g < (opts.gpus ?? 0); g++) {
+    const bus = (0x40 + g).toString(16).padStart(2, '0');
+    const cpid = JSON.stringify({ bus, device: '00', domain: '0000', function: '0' });
+    const name = sanitizeName(`${host}_fake_gpu_${bus}`);
+    devices.push({
+      uuid: stableId(host, 'fake', cpid), type: 'GPU', vendor: '0xABCD', model: 'Fake GPU', stdBoardInfo: '{"device_id": "0xabce", "class": "3D controller"}',
+      vendorBoardInfo: 'fake_vendor_info', stub: false, controlPath: { type: 'PCI', info: cpid }, driver: 'fake',
+      deployables: [{
+        uuid: stableId(host, 'deployable', name), name, numAccelerators: 1, driverName: 'fake',
+        attributes: [{ key: 'rc', value: 'PGPU' }, { key: 'traits1', value: 'CUSTOM_FAKE_GPU' }],
+        attachHandles: handles(host, name, 1, 'PCI', () => pci(bus, 0, 0)),
+      }],
+    });
+  }
+  for (let n = 0; n < (opts.nics ?? 0); n++) {
+    const bus = (0x80 + n).toString(16).padStart(2, '0');
+    const cpid = JSON.stringify({ bus, device: '00', domain: '0000', function: '0' });
+    const vfs = opts.vfsPerNic ?? 4;
+    devices.push({
+      uuid: stableId(host, 'fake', cpid), type: 'NIC', vendor: '0xABCD', model: 'Fake NIC', stdBoardInfo: '{"device_id": "0xabcf", "class": "Ethernet controller"}',
+      vendorBoardInfo: 'fake_vendor_info', stub: false, controlPath: { type: 'PCI', info: cpid }, driver: 'fake',
+      deployables: Array.from({ length: vfs }, (_, v) => {
+        const name = sanitizeName(`${host}_fake_nic_${bus}_vf${v}`);
+        return {
+          uuid: stableId(host, 'deployable', name), name, numAccelerators: 1, driverName: 'fake',
+          attributes: [{ key: 'rc', value: 'CUSTOM_NIC' }, { key: 'traits1', value: 'CUSTOM_VF' }, { key: 'traits2', value: 'CUSTOM_FAKE_NIC' }],
+          attachHandles: handles(host, name, 1, 'PCI', () => pci(bus, 1 + Math.floor(v / 8), v % 8)),
+        };
+      }),
+    });
+  }
+  return devices;
+}

@@ -1,0 +1,30 @@
+import { createHash } from 'node:crypto';
+
+/** RFC 4122 DNS namespace, the one Cyborg passes to uuid3 for resource-provider uuids. */
+export const NAMESPACE_DNS = '6ba7b810-9dad-11d1-80b4-00c04fd430c8';
+/** Our own namespace for ids derived from stable facts (host name, PCI address). */
+export const NAMESPACE_CYBORG = 'a5d4c4f0-5c3e-4c1b-9f2e-3d7c2b1e0a99';
+
+function nameBased(hash: 'md5' | 'sha1', version: 3 | 5, namespace: string, name: string): string {
+  const ns = Buffer.from(namespace.replace(/-/g, ''), 'hex');
+  const bytes = createHash(hash).update(ns).update(name, 'utf8').digest().subarray(0, 16);
+  bytes[6] = (bytes[6]! & 0x0f) | (version << 4);
+  bytes[8] = (bytes[8]! & 0x3f) | 0x80;
+  const h = bytes.toString('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+}
+
+/** Python's `uuid.uuid3(namespace, name)`: how Cyborg names a deployable's resource provider. */
+export function uuid3(namespace: string, name: string): string {
+  return nameBased('md5', 3, namespace, name);
+}
+
+/** A stable id from stable facts, so restarts and re-registration never mint new ids. */
+export function stableId(...parts: string[]): string {
+  return nameBased('sha1', 5, NAMESPACE_CYBORG, parts.join('\u0000'));
+}
+
+/** Cyborg's deployable naming: every char outside [A-Za-z0-9_-] becomes `_`. */
+export function sanitizeName(name: string): string {
+  return name.replace(/[^A-Za-z0-9_-]/g, '_');
+}

@@ -1,0 +1,86 @@
+/**
+ * The error catalogue: every error this project raises on purpose has a stable string code.
+ * Codes are part of the API contract — never change or reuse one. The HTTP status each code
+ * maps to lives here too, so the API's error handler and the docs read from one place.
+ */
+export const ErrorCodes = {
+  'accelerator.not_found': 404,
+  'accelerator.transition_invalid': 409,
+  'accelerator.no_free_handle': 409,
+  'host.not_found': 404,
+  'arq.not_found': 404,
+  'arq.transition_invalid': 409,
+  'driver.not_found': 404,
+  'driver.timeout': 504,
+  'driver.failed': 502,
+  'bus.timeout': 504,
+  'bus.no_responder': 503,
+  'bus.invalid_message': 400,
+  'request.invalid': 400,
+  'persistence.unavailable': 503,
+  'service.shutting_down': 503,
+} as const;
+
+export type ErrorCode = keyof typeof ErrorCodes;
+
+/** Base of every typed error: a stable `code`, the ids it is about, and an optional `cause`. */
+export class CyborgError extends Error {
+  readonly code: ErrorCode;
+  readonly details: Record<string, unknown>;
+
+  constructor(code: ErrorCode, message: string, details: Record<string, unknown> = {}, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'CyborgError';
+    this.code = code;
+    this.details = details;
+  }
+
+  get status(): number {
+    return ErrorCodes[this.code];
+  }
+}
+
+export class NotFoundError extends CyborgError {
+  constructor(code: 'accelerator.not_found' | 'host.not_found' | 'arq.not_found' | 'driver.not_found', id: string) {
+    super(code, `${code.split('.')[0]} ${id} not found`, { id });
+    this.name = 'NotFoundError';
+  }
+}
+
+/**
+ * A transition its machine does not allow now. Carries the current state and the events that
+ * are allowed, so a client can tell what to do next (HTTP 409).
+ */
+export class TransitionInvalidError extends CyborgError {
+  readonly state: string;
+  readonly allowed: string[];
+
+  constructor(kind: 'accelerator' | 'arq', id: string, event: string, state: string, allowed: string[]) {
+    super(
+      kind === 'arq' ? 'arq.transition_invalid' : 'accelerator.transition_invalid',
+      `${kind} ${id} is ${state}: ${event} is not allowed now (allowed: ${allowed.join(', ') || 'none'})`,
+      { id, event, state, allowed },
+    );
+    this.name = 'TransitionInvalidError';
+    this.state = state;
+    this.allowed = allowed;
+  }
+}
+
+export class DriverError extends CyborgError {
+  constructor(code: 'driver.timeout' | 'driver.failed', message: string, details: Record<string, unknown> = {}, options?: { cause?: unknown }) {
+    super(code, message, details, options);
+    this.name = 'DriverError';
+  }
+}
+
+export class BusError extends CyborgError {
+  constructor(code: 'bus.timeout' | 'bus.no_responder' | 'bus.invalid_message', message: string, details: Record<string, unknown> = {}) {
+    super(code, message, details);
+    this.name = 'BusError';
+  }
+}
+
+export function isCyborgError(err: unknown): err is CyborgError {
+  return err instanceof CyborgError;
+}

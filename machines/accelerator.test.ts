@@ -1,0 +1,166 @@
+import { describe, expect, it } from 'vitest';
+import { getShortestPaths } from '@xstate/graph';
+import { createActor, fromPromise, SimulatedClock, transition, type SnapshotFrom } from 'xstate';
+import { acceleratorMachine, type AcceleratorEvent } from './accelerator.js';
+
+type Snap = SnapshotFrom<typeof acceleratorMachine>;
+
+const input = { id: 'acc-1', host: 'compute-1', capacity: 2 };
+const H1 = 'handle-1';
+const H2 = 'handle-2';
+const done = { type: 'xstate.done.actor.op', output: {} } as unknown as AcceleratorEvent;
+const fail = { type: 'xstate.error.actor.op', error: new Error('device on fire') } as unknown as AcceleratorEvent;
+
+/** Every event the traversal may send, system events and driver outcomes included. */
+function eventsFor(s: Snap): AcceleratorEvent[] {
+  const held = s.context.allocations.map((a) => a.handleUuid);
+  const free = [H1, H2].find((h) => !held.includes(h)) ?? H1;
+  return [
+    { type: 'ENABLE' }, { type: 'DISABLE' }, { type: 'PROGRAM', bitstreamId: 'bs-1' },
+    { type: 'ATTACH', handleUuid: free, instanceUuid: 'vm-1' }, { type: 'DETACH', handleUuid: held[0] ?? H1 },
+    { type: 'RETRY' }, { type: 'REMOVE' }, { type: 'REDISCOVERED' }, { type: 'HOST_LOST' }, { type: 'HOST_BACK' },
+    done, fail,
+  ];
+}
+
+const serialize = (s: Snap): string => `${String(s.value)}|${s.context.allocations.length}|${s.context.program ? 'p' : '-'}|${s.context.error?.op ?? '-'}|${s.context.resume ?? '-'}`;
+
+const paths = getShortestPaths(acceleratorMachine, { input, events: eventsFor, serializeState: serialize as never });
+const snapshots = paths.map((p) => p.state as Snap);
+
+/** A reachable snapshot in `state` (optionally with allocations), found by the graph walk. */
+function reach(state: string, pred: (s: Snap) => boolean = () => true): Snap {
+  const s = snapshots.find((x) => x.value === state && pred(x));
+  if (!s) throw new Error(`state ${state} not reachable`);
+  return s;
+}
+
+function next(s: Snap, ev: AcceleratorEvent): Snap {
+  return transition(acceleratorMachine, s, ev)[0];
+}
+
+describe('accelerator machine', () => {
+  it('reaches every state it declares (no state is left untested)', () => {
+    const declared = Object.keys(acceleratorMachine.root.states).filter((k) => !k.startsWith('settle'));
+    const reached = new Set(snapshots.map((s) => String(s.value)));
+    expect([...reached].sort()).toEqual(declared.sort());
+  });
+
+  // The operator's table: for each resting state, which events are allowed and where they lead.
+  const table: Record<string, Partial<Record<AcceleratorEvent['type'], string>>> = {
+    inactive: { ENABLE: 'installing', REMOVE: 'removed', HOST_LOST: 'offline' },
+    ready: { PROGRAM: 'programming', ATTACH: 'attaching', DISABLE: 'uninstalling', REMOVE: 'removed', HOST_LOST: 'offline' },
+    programmed: { PROGRAM: 'programming', ATTACH: 'attaching', DISABLE: 'uninstalling', REMOVE: 'removed', HOST_LOST: 'offline' },
+    attached: { ATTACH: 'attaching', DETACH: 'detaching', HOST_LOST: 'offline' },
+    error: { RETRY: 'installing', REMOVE: 'removed', HOST_LOST: 'offline' },
+    offline: { HOST_BACK: 'inactive', REMOVE: 'removed' },
+    removed: { REDISCOVERED: 'inactive' },
+    installing: { HOST_LOST: 'offline' },
+    programming: { HOST_LOST: 'offline' },
+    attaching: { HOST_LOST: 'offline' },
+    detaching: { HOST_LOST: 'offline' },
+    uninstalling: { HOST_LOST: 'offline' },
+  };
+  const from: Record<string, Snap> = {
+    inactive: reach('inactive'), ready: reach('ready'), programmed: reach('programmed'),
+    attached: reach('attached', (s) => s.context.allocations.length === 1),
+    error: reach('error', (s) => s.context.error?.op === 'install'),
+    offline: reach('offline', (s) => s.context.resume === 'inactive'),
+    removed: reach('removed'), installing: reach('installing'), programming: reach('programming'),
+    attaching: reach('attaching'), detaching: reach('detaching'), uninstalling: reach('uninstalling'),
+  };
+  const all: AcceleratorEvent['type'][] = ['ENABLE', 'DISABLE', 'PROGRAM', 'ATTACH', 'DETACH', 'RETRY', 'REMOVE', 'REDISCOVERED', 'HOST_LOST', 'HOST_BACK'];
+
+  for (const [state, allowed] of Object.entries(table)) {
+    for (const type of all) {
+      const target = allowed[type];
+      it(`${state} ${target ? `--${type}--> ${target}` : `refuses ${type}`}`, () => {
+        const s = from[state]!;
+        const ev = eventsFor(s).find((e) => e.type === type)!;
+        if (target) {
+          expect(s.can(ev)).toBe(true);
+          expect(next(s, ev).value).toBe(target);
+        } else {
+          expect(s.can(ev)).toBe(false);
+        }
+      });
+    }
+  }
+
+  it('keeps the driver\'s reason in error and retries the operation that failed', () => {
+    const programming = reach('programming');
+    const failed = next(programming, fail);
+    expect(failed.value).toBe('error');
+    expect(failed.context.error).toEqual({ op: 'program', reason: 'device on fire' });
+    const retried = next(failed, { type: 'RETRY' });
+    expect(retried.value).toBe('programming');
+    expect(retried.context.pending).toEqual({ op: 'program', params: { bitstreamId: 'bs-1' } });
+    expect(next(retried, done).context.program).toEqual({ bitstreamId: 'bs-1' });
+  });
+
+  it('guards an attached accelerator: no reprogram, uninstall or removal while an instance holds it', () => {
+    const attached = reach('attached');
+    for (const type of ['PROGRAM', 'DISABLE', 'REMOVE'] as const) expect(attached.can({ type } as AcceleratorEvent)).toBe(false);
+    expect(attached.hasTag('in-use')).toBe(true);
+  });
+
+  it('takes a second instance while a handle is free, and refuses a third', () => {
+    const one = reach('attached', (s) => s.context.allocations.length === 1);
+    const held = one.context.allocations[0]!.handleUuid;
+    const free = held === H1 ? H2 : H1;
+    expect(one.can({ type: 'ATTACH', handleUuid: held, instanceUuid: 'vm-2' })).toBe(false);
+    const two = next(next(one, { type: 'ATTACH', handleUuid: free, instanceUuid: 'vm-2' }), done);
+    expect(two.context.allocations.map((a) => a.handleUuid)).toEqual([held, free]);
+    expect(two.can({ type: 'ATTACH', handleUuid: 'handle-3', instanceUuid: 'vm-3' })).toBe(false);
+    const back = next(next(two, { type: 'DETACH', handleUuid: held }), done);
+    expect(back.value).toBe('attached');
+    expect(back.context.allocations.map((a) => a.handleUuid)).toEqual([free]);
+  });
+
+  it('returns to programmed after the last detach, and a failed attach leaves it where it was', () => {
+    const programmed = reach('programmed');
+    const attached = next(next(programmed, { type: 'ATTACH', handleUuid: H1, instanceUuid: 'vm-1' }), done);
+    expect(attached.value).toBe('attached');
+    expect(next(next(attached, { type: 'DETACH', handleUuid: H1 }), done).value).toBe('programmed');
+    const failedAttach = next(next(programmed, { type: 'ATTACH', handleUuid: H1, instanceUuid: 'vm-1' }), fail);
+    expect(failedAttach.value).toBe('programmed');
+    expect(failedAttach.context.error).toEqual({ op: 'attach', reason: 'device on fire' });
+  });
+
+  it('keeps allocations while offline and returns to attached when the host is back', () => {
+    const attached = reach('attached');
+    const off = next(attached, { type: 'HOST_LOST' });
+    expect(off.value).toBe('offline');
+    expect(off.context.allocations).toHaveLength(1);
+    expect(off.can({ type: 'REMOVE' })).toBe(false);
+    expect(next(off, { type: 'HOST_BACK' }).value).toBe('attached');
+    const wasInstalling = next(reach('installing'), { type: 'HOST_LOST' });
+    expect(wasInstalling.context.resume).toBe('inactive');
+  });
+
+  it('tags the questions the API asks', () => {
+    expect(reach('installing').hasTag('busy')).toBe(true);
+    expect(reach('ready').hasTag('allocatable')).toBe(true);
+    expect(reach('inactive').hasTag('allocatable')).toBe(false);
+  });
+
+  it('times a driver operation out into error', () => {
+    const clock = new SimulatedClock();
+    const actor = createActor(acceleratorMachine.provide({
+      actors: { driverOp: fromPromise(() => new Promise<Record<string, unknown>>(() => {})) },
+      delays: { opTimeout: 1000 },
+    }), { input, clock }).start();
+    actor.send({ type: 'ENABLE' });
+    expect(actor.getSnapshot().value).toBe('installing');
+    clock.increment(1000);
+    expect(actor.getSnapshot().value).toBe('error');
+    expect(actor.getSnapshot().context.error?.reason).toMatch(/timed out/);
+  });
+
+  it('round-trips through its persisted snapshot', () => {
+    const s = reach('attached');
+    const restored = createActor(acceleratorMachine, { input, snapshot: acceleratorMachine.resolveState({ value: 'attached', context: s.context }) }).start();
+    expect(restored.getSnapshot().value).toBe('attached');
+    expect(restored.getSnapshot().context.allocations).toEqual(s.context.allocations);
+  });
+});

@@ -1,0 +1,333 @@
+import { assign, fromPromise, setup } from 'xstate';
+
+/**
+ * The lifecycle of one accelerator (a Cyborg deployable: one schedulable unit, one Placement
+ * resource provider, one or more attach handles).
+ *
+ *   inactive → ready → programmed → attached, through the transient states a driver works in.
+ *
+ * Pure: no I/O. The one effect, running a driver operation, is the invoked actor `driverOp`,
+ * provided by the hosting actor with `machine.provide()`; its timeout is the delay `opTimeout`.
+ */
+
+export type DriverOp = 'install' | 'uninstall' | 'program' | 'attach' | 'detach';
+
+export interface Allocation {
+  handleUuid: string;
+  instanceUuid: string;
+  arqUuid?: string;
+  projectId?: string;
+}
+
+export interface ProgramInfo {
+  bitstreamId?: string;
+  functionId?: string;
+}
+
+export type StableState = 'inactive' | 'ready' | 'programmed' | 'attached' | 'error' | 'removed';
+
+export interface AcceleratorContext {
+  id: string;
+  host: string;
+  /** How many attach handles this accelerator has: how many instances may hold it at once. */
+  capacity: number;
+  allocations: Allocation[];
+  program: ProgramInfo | null;
+  /** The driver operation under way (in a transient state) or last tried (in `error`). */
+  pending: { op: DriverOp; params: Record<string, unknown> } | null;
+  error: { op: DriverOp; reason: string } | null;
+  /** Where the accelerator goes back to when its host returns. */
+  resume: StableState | null;
+}
+
+export type AcceleratorInput = Pick<AcceleratorContext, 'id' | 'host' | 'capacity'>;
+
+export type AcceleratorEvent =
+  | { type: 'ENABLE' }
+  | { type: 'DISABLE' }
+  | { type: 'PROGRAM'; bitstreamId?: string; functionId?: string }
+  | { type: 'ATTACH'; handleUuid: string; instanceUuid: string; arqUuid?: string; projectId?: string }
+  | { type: 'DETACH'; handleUuid: string }
+  | { type: 'RETRY' }
+  | { type: 'REMOVE' }
+  | { type: 'REDISCOVERED' }
+  | { type: 'HOST_LOST' }
+  | { type: 'HOST_BACK' };
+
+export type AcceleratorTag = 'busy' | 'allocatable' | 'in-use';
+
+/** The events an operator (REST, CLI, UI) may send; the rest come from the system itself. */
+export const OPERATOR_EVENTS = ['ENABLE', 'DISABLE', 'PROGRAM', 'ATTACH', 'DETACH', 'RETRY', 'REMOVE'] as const;
+export type OperatorEvent = (typeof OPERATOR_EVENTS)[number];
+
+export interface DriverOpInput {
+  op: DriverOp;
+  params: Record<string, unknown>;
+  id: string;
+  host: string;
+}
+
+/** Which stable state an accelerator is in "underneath" a transient one. */
+export function originOf(state: string, ctx: AcceleratorContext): StableState {
+  switch (state) {
+    case 'installing': return 'inactive';
+    case 'attaching':
+    case 'uninstalling':
+    case 'programming':
+      if (state === 'attaching' && ctx.allocations.length > 0) return 'attached';
+      return ctx.program ? 'programmed' : 'ready';
+    case 'detaching': return 'attached';
+    case 'offline': return ctx.resume ?? 'inactive';
+    default: return state as StableState;
+  }
+}
+
+/** Every state but `offline` and `removed` goes offline when its host is lost, remembering where it was. */
+function lost(from: string) {
+  return { target: '#accelerator.offline', actions: { type: 'rememberResume' as const, params: { from } } };
+}
+
+const afterAttachOrDetach = [
+  { guard: 'hasAllocations', target: 'attached' },
+  { guard: 'isProgrammed', target: 'programmed' },
+  { target: 'ready' },
+] as const;
+
+export const acceleratorMachine = setup({
+  types: {
+    context: {} as AcceleratorContext,
+    events: {} as AcceleratorEvent,
+    input: {} as AcceleratorInput,
+    tags: {} as AcceleratorTag,
+  },
+  actors: {
+    driverOp: fromPromise<Record<string, unknown>, DriverOpInput>(async () => {
+      throw new Error('driverOp is provided by the hosting actor');
+    }),
+  },
+  delays: {
+    opTimeout: 30_000,
+  },
+  guards: {
+    hasFreeHandle: ({ context, event }) =>
+      event.type === 'ATTACH'
+      && context.allocations.length < context.capacity
+      && !context.allocations.some((a) => a.handleUuid === event.handleUuid),
+    holdsHandle: ({ context, event }) =>
+      event.type === 'DETACH' && context.allocations.some((a) => a.handleUuid === event.handleUuid),
+    hasAllocations: ({ context }) => context.allocations.length > 0,
+    hasNoAllocations: ({ context }) => context.allocations.length === 0,
+    isProgrammed: ({ context }) => context.program !== null,
+    failedOpIs: ({ context }, params: { op: DriverOp }) => context.error?.op === params.op,
+    resumeIs: ({ context }, params: { state: StableState }) => context.resume === params.state,
+  },
+  actions: {
+    startOp: assign(({ event }) => {
+      switch (event.type) {
+        case 'ENABLE': return { pending: { op: 'install' as const, params: {} }, error: null };
+        case 'DISABLE': return { pending: { op: 'uninstall' as const, params: {} }, error: null };
+        case 'PROGRAM': return { pending: { op: 'program' as const, params: stripType(event) }, error: null };
+        case 'ATTACH': return { pending: { op: 'attach' as const, params: stripType(event) }, error: null };
+        case 'DETACH': return { pending: { op: 'detach' as const, params: stripType(event) }, error: null };
+        default: return {};
+      }
+    }),
+    recordFailure: assign(({ context, event }) => ({
+      error: { op: context.pending?.op ?? 'install', reason: reasonOf(event) },
+    })),
+    recordTimeout: assign(({ context }) => ({
+      error: { op: context.pending?.op ?? 'install', reason: `driver operation ${context.pending?.op ?? ''} timed out` },
+    })),
+    finishOp: assign({ pending: null }),
+    applyProgram: assign(({ context }) => ({
+      program: { ...(context.pending?.params as ProgramInfo) },
+    })),
+    clearProgram: assign({ program: null }),
+    addAllocation: assign(({ context }) => {
+      const p = context.pending?.params as unknown as Allocation;
+      const a: Allocation = { handleUuid: p.handleUuid, instanceUuid: p.instanceUuid };
+      if (p.arqUuid !== undefined) a.arqUuid = p.arqUuid;
+      if (p.projectId !== undefined) a.projectId = p.projectId;
+      return { allocations: [...context.allocations, a] };
+    }),
+    removeAllocation: assign(({ context }) => {
+      const handle = (context.pending?.params as { handleUuid?: string }).handleUuid;
+      return { allocations: context.allocations.filter((a) => a.handleUuid !== handle) };
+    }),
+    restartFailedOp: assign(({ context }) => ({ pending: context.error ? { ...(context.pending ?? { op: context.error.op, params: {} }) } : null, error: null })),
+    rememberResume: assign(({ context }, params: { from: string }) => ({
+      resume: originOf(params.from, context),
+      pending: null,
+    })),
+    forgetResume: assign({ resume: null }),
+  },
+}).createMachine({
+  id: 'accelerator',
+  context: ({ input }) => ({
+    id: input.id,
+    host: input.host,
+    capacity: input.capacity,
+    allocations: [],
+    program: null,
+    pending: null,
+    error: null,
+    resume: null,
+  }),
+  initial: 'inactive',
+  states: {
+    inactive: {
+      on: {
+        HOST_LOST: lost('inactive'),
+        ENABLE: { target: 'installing', actions: 'startOp' },
+        REMOVE: { target: 'removed' },
+      },
+    },
+    installing: {
+      tags: ['busy'],
+      invoke: {
+        id: 'op',
+        src: 'driverOp',
+        input: ({ context }) => opInput(context),
+        onDone: { target: 'ready', actions: 'finishOp' },
+        onError: { target: 'error', actions: 'recordFailure' },
+      },
+      after: { opTimeout: { target: 'error', actions: 'recordTimeout' } },
+      on: { HOST_LOST: lost('installing') },
+    },
+    ready: {
+      tags: ['allocatable'],
+      on: {
+        HOST_LOST: lost('ready'),
+        PROGRAM: { target: 'programming', actions: 'startOp' },
+        ATTACH: { guard: 'hasFreeHandle', target: 'attaching', actions: 'startOp' },
+        DISABLE: { target: 'uninstalling', actions: 'startOp' },
+        REMOVE: { target: 'removed' },
+      },
+    },
+    programming: {
+      tags: ['busy'],
+      invoke: {
+        id: 'op',
+        src: 'driverOp',
+        input: ({ context }) => opInput(context),
+        onDone: { target: 'programmed', actions: ['applyProgram', 'finishOp'] },
+        onError: { target: 'error', actions: 'recordFailure' },
+      },
+      after: { opTimeout: { target: 'error', actions: 'recordTimeout' } },
+      on: { HOST_LOST: lost('programming') },
+    },
+    programmed: {
+      tags: ['allocatable'],
+      on: {
+        HOST_LOST: lost('programmed'),
+        PROGRAM: { target: 'programming', actions: 'startOp' },
+        ATTACH: { guard: 'hasFreeHandle', target: 'attaching', actions: 'startOp' },
+        DISABLE: { target: 'uninstalling', actions: 'startOp' },
+        REMOVE: { target: 'removed', actions: 'clearProgram' },
+      },
+    },
+    attaching: {
+      tags: ['busy', 'in-use'],
+      invoke: {
+        id: 'op',
+        src: 'driverOp',
+        input: ({ context }) => opInput(context),
+        onDone: { target: 'attached', actions: ['addAllocation', 'finishOp'] },
+        // A failed attach leaves the accelerator where it was: the ARQ records the failure.
+        onError: { target: 'settleAfterFailedAttach', actions: 'recordFailure' },
+      },
+      after: { opTimeout: { target: 'settleAfterFailedAttach', actions: 'recordTimeout' } },
+      on: { HOST_LOST: lost('attaching') },
+    },
+    settleAfterFailedAttach: {
+      always: afterAttachOrDetach.map((t) => ({ ...t, actions: 'finishOp' as const })),
+    },
+    // No PROGRAM, DISABLE or REMOVE here: they would pull the device from under an instance.
+    attached: {
+      tags: ['in-use', 'allocatable'],
+      on: {
+        HOST_LOST: lost('attached'),
+        ATTACH: { guard: 'hasFreeHandle', target: 'attaching', actions: 'startOp' },
+        DETACH: { guard: 'holdsHandle', target: 'detaching', actions: 'startOp' },
+      },
+    },
+    detaching: {
+      tags: ['busy', 'in-use'],
+      invoke: {
+        id: 'op',
+        src: 'driverOp',
+        input: ({ context }) => opInput(context),
+        onDone: { target: 'settleAfterDetach', actions: 'removeAllocation' },
+        onError: { target: 'error', actions: 'recordFailure' },
+      },
+      after: { opTimeout: { target: 'error', actions: 'recordTimeout' } },
+      on: { HOST_LOST: lost('detaching') },
+    },
+    settleAfterDetach: {
+      always: afterAttachOrDetach.map((t) => ({ ...t, actions: 'finishOp' as const })),
+    },
+    uninstalling: {
+      tags: ['busy'],
+      invoke: {
+        id: 'op',
+        src: 'driverOp',
+        input: ({ context }) => opInput(context),
+        onDone: { target: 'inactive', actions: ['clearProgram', 'finishOp'] },
+        onError: { target: 'error', actions: 'recordFailure' },
+      },
+      after: { opTimeout: { target: 'error', actions: 'recordTimeout' } },
+      on: { HOST_LOST: lost('uninstalling') },
+    },
+    error: {
+      on: {
+        HOST_LOST: lost('error'),
+        RETRY: [
+          { guard: { type: 'failedOpIs', params: { op: 'install' } }, target: 'installing', actions: 'restartFailedOp' },
+          { guard: { type: 'failedOpIs', params: { op: 'program' } }, target: 'programming', actions: 'restartFailedOp' },
+          { guard: { type: 'failedOpIs', params: { op: 'detach' } }, target: 'detaching', actions: 'restartFailedOp' },
+          { guard: { type: 'failedOpIs', params: { op: 'uninstall' } }, target: 'uninstalling', actions: 'restartFailedOp' },
+        ],
+        REMOVE: { guard: 'hasNoAllocations', target: 'removed' },
+      },
+    },
+    offline: {
+      on: {
+        HOST_LOST: {},
+        HOST_BACK: [
+          { guard: { type: 'resumeIs', params: { state: 'attached' } }, target: 'attached', actions: 'forgetResume' },
+          { guard: { type: 'resumeIs', params: { state: 'programmed' } }, target: 'programmed', actions: 'forgetResume' },
+          { guard: { type: 'resumeIs', params: { state: 'ready' } }, target: 'ready', actions: 'forgetResume' },
+          { guard: { type: 'resumeIs', params: { state: 'error' } }, target: 'error', actions: 'forgetResume' },
+          { guard: { type: 'resumeIs', params: { state: 'removed' } }, target: 'removed', actions: 'forgetResume' },
+          { target: 'inactive', actions: 'forgetResume' },
+        ],
+        // Gone while its host was away, and nobody holds it: safe to drop.
+        REMOVE: { guard: 'hasNoAllocations', target: 'removed', actions: 'forgetResume' },
+      },
+    },
+    removed: {
+      on: {
+        REDISCOVERED: { target: 'inactive' },
+        HOST_LOST: {},
+      },
+    },
+  },
+});
+
+function opInput(ctx: AcceleratorContext): DriverOpInput {
+  return { op: ctx.pending?.op ?? 'install', params: ctx.pending?.params ?? {}, id: ctx.id, host: ctx.host };
+}
+
+function stripType(event: { type: string } & Record<string, unknown>): Record<string, unknown> {
+  const { type: _type, ...rest } = event;
+  return Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined));
+}
+
+function reasonOf(event: unknown): string {
+  const err = (event as { error?: unknown }).error;
+  if (err instanceof Error) return err.message;
+  if (typeof err === 'string') return err;
+  return 'driver operation failed';
+}
+
+export type AcceleratorMachine = typeof acceleratorMachine;

@@ -1,0 +1,69 @@
+import { assign, setup } from 'xstate';
+
+/**
+ * An agent session's liveness, driven by heartbeats: `online` while they arrive, `stale` after
+ * `staleAfter` without one, `lost` after `lostAfter` more. A heartbeat brings it back `online`.
+ * Entering `lost` and leaving it are the named effects `hostLost` / `hostReturned`, provided by
+ * the HostActor (it tells its accelerators to go offline / come back).
+ */
+
+export interface HostContext {
+  host: string;
+  agentId: string | null;
+  epoch: number;
+  lastSeq: number;
+}
+
+export type HostEvent =
+  | { type: 'HEARTBEAT'; agentId: string; epoch: number; seq: number }
+  | { type: 'REGISTER'; agentId: string; epoch: number };
+
+export const hostMachine = setup({
+  types: {
+    context: {} as HostContext,
+    events: {} as HostEvent,
+    input: {} as { host: string },
+  },
+  delays: {
+    staleAfter: 15_000,
+    lostAfter: 45_000,
+  },
+  actions: {
+    record: assign(({ context, event }) => ({
+      agentId: event.agentId,
+      epoch: event.epoch,
+      lastSeq: event.type === 'HEARTBEAT' ? event.seq : context.lastSeq,
+    })),
+    hostLost: () => {},
+    hostReturned: () => {},
+  },
+}).createMachine({
+  id: 'host',
+  context: ({ input }) => ({ host: input.host, agentId: null, epoch: 0, lastSeq: 0 }),
+  initial: 'online',
+  states: {
+    online: {
+      after: { staleAfter: 'stale' },
+      on: {
+        HEARTBEAT: { target: 'online', reenter: true, actions: 'record' },
+        REGISTER: { target: 'online', reenter: true, actions: 'record' },
+      },
+    },
+    stale: {
+      after: { lostAfter: 'lost' },
+      on: {
+        HEARTBEAT: { target: 'online', actions: 'record' },
+        REGISTER: { target: 'online', actions: 'record' },
+      },
+    },
+    lost: {
+      entry: 'hostLost',
+      on: {
+        HEARTBEAT: { target: 'online', actions: ['record', 'hostReturned'] },
+        REGISTER: { target: 'online', actions: ['record', 'hostReturned'] },
+      },
+    },
+  },
+});
+
+export type HostMachine = typeof hostMachine;

@@ -1,0 +1,4 @@
+export * from './accelerator.js';
+export * from './arq.js';
+export * from './host.js';
+export { allowedEvents } from './allowed.js';

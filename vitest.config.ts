@@ -1,0 +1,28 @@
+import { defineConfig } from 'vitest/config';
+
+// Two projects: `unit` (pure code, tests beside it) and `integration` (stories against real
+// services under test/). `npm test` runs both through test/run.ts, which probes the services.
+export default defineConfig({
+  test: {
+    globalSetup: ['./test/global-setup.ts'],
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'unit',
+          include: ['{machines,actors,drivers,bus,api,config,errors,db,openstack,cli,roles}/**/*.test.ts'],
+          testTimeout: 20_000,
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'integration',
+          include: ['test/**/*.test.ts'],
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+        },
+      },
+    ],
+  },
+});
