@@ -54,6 +54,8 @@ export interface AcceleratorActorOptions {
   hub: EventHub;
   log: Logger;
   onCrash: (actor: AcceleratorActor, err: unknown) => void;
+  /** The machine to run; tests pass one with a faulty action provided, as xstate's own tests do. */
+  machine?: typeof acceleratorMachine;
 }
 
 /**
@@ -77,7 +79,7 @@ export class AcceleratorActor {
     this.spec = opts.spec;
     this.id = opts.spec.deployable.uuid;
     const { record, recovered } = normalize(opts.record);
-    const machine = acceleratorMachine.provide({
+    const machine = (opts.machine ?? acceleratorMachine).provide({
       actors: { driverOp: fromPromise<Record<string, unknown>, DriverOpInput>(({ input }) => opts.runOp(input)) },
       delays: { opTimeout: opts.opTimeoutMs },
     });
@@ -91,7 +93,9 @@ export class AcceleratorActor {
     });
     this.committedRecord = this.m.record();
     this.committed = this.buildView(0, new Date().toISOString());
-    this.m.actor.subscribe(() => this.wake());
+    // The crash itself is handled by MachineHost's observer; this one must still take the error,
+    // or xstate reports it as unhandled.
+    this.m.actor.subscribe({ next: () => this.wake(), error: () => undefined });
     this.m.start();
     if (recovered) {
       this.onTransition({ event: 'RECOVER', from: recovered, to: 'error', at: new Date().toISOString(), reason: 'interrupted', actor: 'conductor' }, this.m.record());

@@ -91,15 +91,15 @@ export class ArqActor {
       throw new TransitionInvalidError('arq', this.uuid, event.type, cyborgState(this.m.value), this.allowed());
     }
     this.m.send(event, meta);
-    await new Promise<void>((resolve) => {
-      const sub = this.m.actor.subscribe(() => check());
+    await new Promise<void>((resolve, reject) => {
       const check = (): void => {
         const s = this.m.snapshot;
         if (!s.hasTag('busy') || s.status !== 'active') {
-          sub.unsubscribe();
+          sub?.unsubscribe();
           resolve();
         }
       };
+      const sub = this.m.actor.subscribe({ next: check, error: (err: unknown) => reject(err) });
       check();
     });
     await this.commitChain;

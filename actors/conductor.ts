@@ -9,7 +9,7 @@ import type { AcceleratorEvent, ArqInput, Binding, BoundTo } from '../machines/i
 import type { AcceleratorActor, AcceleratorView } from './accelerator-actor.js';
 import { ArqActor, type ArqView } from './arq-actor.js';
 import { EventHub } from './events.js';
-import { HostActor, type HostView, type Timing } from './host-actor.js';
+import { HostActor, type HostActorOptions, type HostView, type Timing } from './host-actor.js';
 import type { Journal, MachineRecord, TransitionRecord } from './journal.js';
 import type { RequestMeta } from './machine-host.js';
 
@@ -18,6 +18,8 @@ export interface ConductorOptions {
   journal: Journal;
   log: Logger;
   timing: Timing & { heartbeatIntervalMs: number };
+  /** Overrides the accelerator machine of every host (tests inject faults with it). */
+  acceleratorMachine?: HostActorOptions['acceleratorMachine'];
 }
 
 /**
@@ -199,7 +201,10 @@ export class Conductor implements ControlPlane {
   private hostFor(name: string): HostActor {
     let h = this.hosts.get(name);
     if (!h) {
-      h = new HostActor({ name, bus: this.opts.bus, journal: this.opts.journal, hub: this.hub, log: this.opts.log, timing: this.opts.timing });
+      h = new HostActor({
+        name, bus: this.opts.bus, journal: this.opts.journal, hub: this.hub, log: this.opts.log, timing: this.opts.timing,
+        acceleratorMachine: this.opts.acceleratorMachine,
+      });
       this.hosts.set(name, h);
     }
     return h;
@@ -262,6 +267,7 @@ export class Conductor implements ControlPlane {
       this.hosts.set(h.host, new HostActor({
         name: h.host, bus: this.opts.bus, journal: this.opts.journal, hub: this.hub, log: this.opts.log, timing: this.opts.timing,
         record: h.record, drivers: h.drivers, devices: h.devices, acceleratorRecords: records.get(h.host),
+        acceleratorMachine: this.opts.acceleratorMachine,
       }));
     }
     for (const a of state.arqs) {

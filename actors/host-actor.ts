@@ -4,7 +4,7 @@ import type { Bus } from '../bus/bus.js';
 import { CommandMessage, CommandReply, type DeviceT } from '../bus/schemas.js';
 import { Subjects } from '../bus/subjects.js';
 import { DriverError, isCyborgError } from '../errors/index.js';
-import { hostMachine, type DriverOpInput } from '../machines/index.js';
+import { acceleratorMachine, hostMachine, type DriverOpInput } from '../machines/index.js';
 import { AcceleratorActor, type AcceleratorSpec } from './accelerator-actor.js';
 import type { EventHub } from './events.js';
 import type { Journal, MachineRecord } from './journal.js';
@@ -37,6 +37,8 @@ export interface HostActorOptions {
   drivers?: { name: string; version: string }[];
   devices?: DeviceT[];
   acceleratorRecords?: Map<string, MachineRecord>;
+  /** Overrides the accelerator machine (tests inject faults through `machine.provide`). */
+  acceleratorMachine?: typeof acceleratorMachine;
 }
 
 /**
@@ -172,6 +174,7 @@ export class HostActor {
       hub: this.opts.hub,
       log: this.opts.log,
       onCrash: (a, err) => this.restart(a, err),
+      machine: this.opts.acceleratorMachine,
     });
     this.accelerators.set(spec.deployable.uuid, actor);
     return actor;

@@ -34,7 +34,7 @@ export const AcceleratorSchema = Type.Object({
 });
 
 const Params = Type.Object({ id: Uuid });
-const Empty = Type.Optional(Type.Object({}, { additionalProperties: false }));
+const Empty = Type.Object({}, { additionalProperties: false });
 const ProgramBody = Type.Object({
   bitstreamId: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
   functionId: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
@@ -43,10 +43,10 @@ const AttachBody = Type.Object({
   instanceUuid: Uuid,
   projectId: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
 }, { additionalProperties: false });
-const DetachBody = Type.Optional(Type.Object({
+const DetachBody = Type.Object({
   handleUuid: Type.Optional(Uuid),
   instanceUuid: Type.Optional(Uuid),
-}, { additionalProperties: false }));
+}, { additionalProperties: false });
 
 const actionResponses = { 200: AcceleratorSchema, 400: ErrorSchema, 404: ErrorSchema, 409: ErrorSchema, 502: ErrorSchema, 503: ErrorSchema, 504: ErrorSchema };
 
@@ -64,6 +64,10 @@ const SIMPLE: Record<string, { event: AcceleratorEvent; op?: DriverOp; summary: 
  * is 502 with the driver's reason and the accelerator (now in `error`).
  */
 export const acceleratorRoutes: FastifyPluginAsyncTypebox<{ control: ControlPlane }> = async (app, { control }) => {
+  // `curl -XPOST .../enable` sends no body: treat it as `{}` so the schema can still refuse junk.
+  app.addHook('preValidation', async (req) => {
+    if (req.body === undefined || req.body === null) req.body = {};
+  });
   app.get('/accelerators', {
     schema: {
       tags: ['operator'], summary: 'List accelerators with their state',
@@ -104,7 +108,7 @@ export const acceleratorRoutes: FastifyPluginAsyncTypebox<{ control: ControlPlan
 
   app.post('/accelerators/:id/detach', {
     schema: { tags: ['operator'], summary: 'Detach an instance (by handle or instance; the first one if neither)', params: Params, body: DetachBody, response: actionResponses },
-  }, async (req) => failed(await control.detach(req.params.id, req.body ?? {}, meta(req)), 'detach'));
+  }, async (req) => failed(await control.detach(req.params.id, req.body, meta(req)), 'detach'));
 };
 
 function meta(req: { id: string; headers: Record<string, unknown> }): { requestId: string; actor: string } {

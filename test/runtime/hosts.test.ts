@@ -1,0 +1,62 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { eventually, startRuntime, type Runtime } from '../support/runtime.js';
+
+let rt: Runtime | undefined;
+afterEach(async () => {
+  await rt?.stop();
+  rt = undefined;
+});
+
+describe('hosts: liveness and inventory', () => {
+  it('a silent host goes stale then lost; its accelerators go offline keeping their allocations, and come back', async () => {
+    rt = await startRuntime({ timing: { staleAfterMs: 100, lostAfterMs: 250 } });
+    const c = rt.conductor;
+    const fpga = c.listAccelerators({ type: 'FPGA' })[0]!;
+    await c.act(fpga.id, { type: 'ENABLE' });
+    await c.attach(fpga.id, { instanceUuid: 'vm-1' });
+    await eventually(() => c.getHost('compute-1').state === 'lost', 5000, 'host lost');
+    const offline = await eventually(() => {
+      const v = c.getAccelerator(fpga.id);
+      return v.state === 'offline' ? v : undefined;
+    }, 5000, 'accelerator offline');
+    expect(offline.allocations).toHaveLength(1);
+    expect(c.listAccelerators().every((a) => a.state === 'offline')).toBe(true);
+    rt.agents[0]!.heartbeat();
+    await eventually(() => c.getAccelerator(fpga.id).state === 'attached', 5000, 'back to attached');
+    expect(c.getAccelerator(fpga.id).allocations).toHaveLength(1);
+    const hostLog = await c.history('compute-1');
+    expect(hostLog.map((t) => t.to)).toEqual(['stale', 'lost', 'online']);
+  });
+
+  it('reconciles a new inventory: missing and free → removed, missing but attached → flagged, back → rediscovered, never duplicated', async () => {
+    rt = await startRuntime({ fake: { gpus: 2 } });
+    const c = rt.conductor;
+    const [gpu0, gpu1] = c.listAccelerators({ type: 'GPU' });
+    await c.act(gpu1!.id, { type: 'ENABLE' });
+    await c.attach(gpu1!.id, { instanceUuid: 'vm-1' });
+    const fake = rt.fakes[0]!;
+    fake.unplug(gpu0!.deviceUuid);
+    fake.unplug(gpu1!.deviceUuid);
+    await rt.agents[0]!.discoverAndReport();
+    expect(c.getAccelerator(gpu0!.id).state).toBe('removed');
+    expect(c.getAccelerator(gpu1!.id)).toMatchObject({ state: 'attached', missing: true });
+    fake.unplug(gpu0!.deviceUuid, false);
+    fake.unplug(gpu1!.deviceUuid, false);
+    await rt.agents[0]!.discoverAndReport();
+    expect(c.getAccelerator(gpu0!.id).state).toBe('inactive');
+    expect(c.getAccelerator(gpu1!.id)).toMatchObject({ state: 'attached', missing: false });
+    const before = c.listAccelerators().length;
+    await rt.agents[0]!.register();
+    await rt.agents[0]!.discoverAndReport();
+    expect(c.listAccelerators()).toHaveLength(before);
+  });
+
+  it('hosts several agents, each with its own accelerators and stable ids', async () => {
+    rt = await startRuntime({ hosts: ['compute-1', 'compute-2.example.org'], fake: { gpus: 1, nics: 1, vfsPerNic: 2 } });
+    const c = rt.conductor;
+    expect(c.listHosts().map((h) => [h.name, h.state, h.accelerators])).toEqual([['compute-1', 'online', 4], ['compute-2.example.org', 'online', 4]]);
+    expect(c.listAccelerators({ host: 'compute-2.example.org', type: 'FPGA' })[0]!.name).toBe('compute-2_example_org_FakeDevice');
+    const ids = c.listAccelerators().map((a) => a.id);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+});

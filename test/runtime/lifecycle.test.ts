@@ -1,0 +1,145 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { TransitionInvalidError } from '../../errors/index.js';
+import { MemoryJournal, type Change } from '../../actors/journal.js';
+import { acceleratorMachine } from '../../machines/index.js';
+import { eventually, startRuntime, type Runtime } from '../support/runtime.js';
+
+let rt: Runtime | undefined;
+afterEach(async () => {
+  await rt?.stop();
+  rt = undefined;
+});
+
+const fpgaOf = (r: Runtime) => r.conductor.listAccelerators({ type: 'FPGA' })[0]!;
+
+describe('the actor runtime, as an operator drives it', () => {
+  it('discovers Cyborg\'s fake FPGA in inactive, and walks it to attached and back', async () => {
+    rt = await startRuntime();
+    const fpga = fpgaOf(rt);
+    expect(fpga).toMatchObject({
+      name: 'compute-1_FakeDevice', state: 'inactive', resourceClass: 'FPGA', traits: ['CUSTOM_FAKE_DEVICE'], capacity: 16, allowed: ['ENABLE', 'REMOVE'],
+    });
+    const c = rt.conductor;
+    expect((await c.act(fpga.id, { type: 'ENABLE' })).state).toBe('ready');
+    expect((await c.act(fpga.id, { type: 'PROGRAM', bitstreamId: 'bs-1' })).state).toBe('programmed');
+    const attached = await c.attach(fpga.id, { instanceUuid: 'vm-1' });
+    expect(attached.state).toBe('attached');
+    expect(attached.allocations).toHaveLength(1);
+    await expect(c.act(fpga.id, { type: 'PROGRAM', bitstreamId: 'bs-2' })).rejects.toMatchObject({ state: 'attached', allowed: ['ATTACH', 'DETACH'] });
+    expect((await c.detach(fpga.id, { instanceUuid: 'vm-1' })).state).toBe('programmed');
+    const log = await c.history(fpga.id);
+    expect(log.map((t) => `${t.from}>${t.to}`)).toEqual([
+      'none>inactive', 'inactive>installing', 'installing>ready', 'ready>programming', 'programming>programmed',
+      'programmed>attaching', 'attaching>attached', 'attached>detaching', 'detaching>programmed',
+    ]);
+    expect(rt.fakes[0]!.calls.map((x) => x.op)).toEqual(['install', 'program', 'attach', 'detach']);
+  });
+
+  it('lets exactly one of many racing requests win; the others get the state and allowed events', async () => {
+    rt = await startRuntime();
+    rt.fakes[0]!.slowDown('install', 20);
+    const id = fpgaOf(rt).id;
+    const results = await Promise.allSettled(Array.from({ length: 10 }, () => rt!.conductor.act(id, { type: 'ENABLE' })));
+    const won = results.filter((r) => r.status === 'fulfilled');
+    const lost = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+    expect(won).toHaveLength(1);
+    expect(lost).toHaveLength(9);
+    for (const l of lost) {
+      expect(l.reason).toBeInstanceOf(TransitionInvalidError);
+      expect(l.reason).toMatchObject({ state: 'installing', allowed: [] });
+    }
+    expect(rt.fakes[0]!.calls.filter((x) => x.op === 'install')).toHaveLength(1);
+  });
+
+  it('keeps the driver\'s reason in error, and a retry runs the operation again', async () => {
+    rt = await startRuntime();
+    const id = fpgaOf(rt).id;
+    rt.fakes[0]!.injectFailure('install', 'firmware rejected the image');
+    const failed = await rt.conductor.act(id, { type: 'ENABLE' });
+    expect(failed).toMatchObject({ state: 'error', error: { op: 'install', reason: 'firmware rejected the image' }, allowed: ['RETRY', 'REMOVE'] });
+    expect((await rt.conductor.act(id, { type: 'RETRY' })).state).toBe('ready');
+  });
+
+  it('acknowledges a transition only after the commit that holds it', async () => {
+    const gate = new GatedJournal();
+    rt = await startRuntime({ journal: gate });
+    const id = fpgaOf(rt).id;
+    gate.closeGate();
+    let acked = false;
+    const p = rt.conductor.act(id, { type: 'ENABLE' }).then((v) => {
+      acked = true;
+      return v;
+    });
+    await eventually(() => rt!.conductor.acceleratorActor(id).state === 'ready', 5000, 'machine reaches ready');
+    await eventually(() => gate.waiting > 0, 5000, 'a commit is waiting');
+    expect(acked).toBe(false);
+    expect(rt.conductor.getAccelerator(id).state).toBe('inactive'); // reads serve the committed view
+    gate.openGate();
+    expect((await p).state).toBe('ready');
+    expect(acked).toBe(true);
+  });
+
+  it('restarts a crashed accelerator actor from its last committed snapshot, and logs why', async () => {
+    let armed = false;
+    const real = acceleratorMachine.implementations.guards.isProgrammed as unknown as (...a: unknown[]) => boolean;
+    // A bug in a guard that runs while the machine settles after a detach: its actor stops with an error.
+    const machine = acceleratorMachine.provide({
+      guards: {
+        isProgrammed: ((...args: unknown[]) => {
+          if (armed) {
+            armed = false;
+            throw new Error('bug in isProgrammed');
+          }
+          return real(...args);
+        }) as never,
+      },
+    });
+    rt = await startRuntime({ acceleratorMachine: machine });
+    const c = rt.conductor;
+    const id = fpgaOf(rt).id;
+    await c.act(id, { type: 'ENABLE' });
+    await c.act(id, { type: 'PROGRAM', bitstreamId: 'bs-1' });
+    await c.attach(id, { instanceUuid: 'vm-1' });
+    armed = true;
+    await expect(c.detach(id, { instanceUuid: 'vm-1' })).rejects.toThrow('bug in isProgrammed');
+    const host = c.hosts.get('compute-1')!;
+    await eventually(() => host.restarts.length === 1 && c.acceleratorActor(id).state === 'error', 5000, 'restart');
+    expect(host.restarts[0]).toMatchObject({ id, reason: 'bug in isProgrammed' });
+    expect(rt.lines.some((l) => l.msg === 'accelerator actor crashed; restarting from its last committed snapshot' && l.acceleratorId === id)).toBe(true);
+    // Its last committed snapshot was `detaching`: the interrupted detach is an error to retry, the instance still recorded.
+    const restarted = await eventually(() => {
+      const v = c.getAccelerator(id);
+      return v.state === 'error' ? v : undefined;
+    }, 5000, 'recovery committed');
+    expect(restarted).toMatchObject({ error: { op: 'detach', reason: 'interrupted' }, allowed: ['RETRY'] });
+    expect(restarted.allocations).toHaveLength(1);
+    expect((await c.act(id, { type: 'RETRY' })).state).toBe('programmed');
+  });
+});
+
+/** A journal whose commits wait until the test opens the gate: a database that is slow on purpose. */
+class GatedJournal extends MemoryJournal {
+  private gate: Promise<void> | null = null;
+  private release: (() => void) | null = null;
+  waiting = 0;
+
+  closeGate(): void {
+    this.gate = new Promise((r) => {
+      this.release = r;
+    });
+  }
+
+  openGate(): void {
+    this.release?.();
+    this.gate = null;
+  }
+
+  override async commit(changes: Change[]): Promise<void> {
+    if (this.gate) {
+      this.waiting++;
+      await this.gate;
+      this.waiting--;
+    }
+    return super.commit(changes);
+  }
+}
