@@ -11,6 +11,10 @@
  * | cyborg.telemetry.<host>          | publish        | agent → anyone (no store) |
  * | cyborg.events.<kind>             | publish        | conductor → api processes |
  * | cyborg.conductor.api             | request/reply  | api → conductor           |
+ * | cyborg.conductor.<id>.api        | request/reply  | api → one conductor       |
+ * | cyborg.conductor.<id>.fwd.<kind> | req/publish    | conductor → lease holder  |
+ * | cyborg.views                     | publish        | conductor → api processes |
+ * | cyborg.svc.<role>.<id>.<VERB>    | request/reply  | operator → any process    |
  */
 export const Subjects = {
   register: 'cyborg.agent.register',
@@ -23,6 +27,14 @@ export const Subjects = {
   event: (kind: EventKind) => `cyborg.events.${kind}`,
   eventsAll: 'cyborg.events.>',
   conductorApi: 'cyborg.conductor.api',
+  /** One conductor's own API subject: the api role sends a host's writes to its lease holder. */
+  conductorApiOf: (conductorId: string) => `cyborg.conductor.${token(conductorId)}.api`,
+  /** Agent reports forwarded by the conductor that heard them to the one holding the host's lease. */
+  conductorForward: (conductorId: string, kind: 'register' | 'inventory' | 'heartbeat') => `cyborg.conductor.${token(conductorId)}.fwd.${kind}`,
+  /** Committed views (accelerators, hosts, ARQs) in batches: the api role's read model. */
+  views: 'cyborg.views',
+  /** Liveness of a role process: `cyborg.svc.<role>.<id>.PING|INFO|STATS`. */
+  service: (role: string, id: string, verb: 'PING' | 'INFO' | 'STATS') => `cyborg.svc.${role}.${token(id)}.${verb}`,
 } as const;
 
 export type EventKind = 'transition' | 'host' | 'arq';

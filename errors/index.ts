@@ -19,6 +19,9 @@ export const ErrorCodes = {
   'request.invalid': 400,
   'persistence.unavailable': 503,
   'service.shutting_down': 503,
+  // Distributed roles: a conductor whose host lease lapsed or moved must not write.
+  'lease.lost': 503,
+  'lease.not_owner': 409,
 } as const;
 
 export type ErrorCode = keyof typeof ErrorCodes;

@@ -1,0 +1,252 @@
+import type { Static, TSchema } from '@sinclair/typebox';
+import { connect, type Msg, type NatsConnection, type Subscription } from '@nats-io/transport-node';
+import type { Logger } from 'pino';
+import { BusError } from '../errors/index.js';
+import { firstError } from './schemas.js';
+import type { Bus, MessageHandler, RequestHandler, RequestOptions, SubscribeOptions, Unsubscribe } from './bus.js';
+
+/** Counts what the bus drops or fails at, so metrics can expose it (metrics/ provides one). */
+export interface BusErrorSink {
+  (reason: 'not_json' | 'invalid' | 'handler_failed' | 'bad_reply' | 'request_failed', subject: string): void;
+}
+
+export interface NatsBusOptions {
+  /** Prepended to every subject on the wire (`<prefix>.cyborg.…`): isolates tests and deployments. */
+  prefix?: string;
+  onError?: BusErrorSink;
+  /** The bus drains and closes the connection on close() (true when it opened it). */
+  ownsConnection?: boolean;
+  /** How long close() waits for running handlers (default 5 s). */
+  closeGraceMs?: number;
+}
+
+/** The reply envelope that carries a responder's failure back to the requester (same as InProcessBus). */
+const ERROR_KEY = '__busError';
+const enc = new TextEncoder();
+
+/**
+ * The Bus over NATS. Same contract as InProcessBus: JSON on the wire, every message validated
+ * against its schema on receipt (malformed or unknown → one log line, dropped, never a crash),
+ * request/reply with timeouts, queue groups. Handlers run off the socket's read loop and are
+ * tracked so that close() lets them finish before draining the connection.
+ */
+export class NatsBus implements Bus {
+  private subs = new Set<Subscription>();
+  private inflight = new Set<Promise<unknown>>();
+  private readonly prefix: string;
+  private closed = false;
+
+  constructor(readonly nc: NatsConnection, private readonly log: Logger, private readonly opts: NatsBusOptions = {}) {
+    this.prefix = opts.prefix ? `${opts.prefix}.` : '';
+  }
+
+  /** The subject as it travels on the wire. */
+  wire(subject: string): string {
+    return this.prefix + subject;
+  }
+
+  publish<M extends TSchema>(subject: string, _schema: M, msg: Static<M>): void {
+    if (this.closed) return;
+    try {
+      this.nc.publish(this.wire(subject), JSON.stringify(msg));
+    } catch (err) {
+      // Publishing while the connection is closing: a report lost is re-sent by its next period.
+      this.fail('request_failed', subject, err, 'publish failed');
+    }
+  }
+
+  subscribe<M extends TSchema>(subject: string, schema: M, handler: MessageHandler<M>, opts: SubscribeOptions = {}): Unsubscribe {
+    return this.listen(subject, opts.queue, (m, subj) => {
+      const msg = this.decode(schema, m, subj);
+      if (msg === undefined) return;
+      this.track(async () => handler(msg as Static<M>, subj), subj);
+    });
+  }
+
+  async request<Req extends TSchema, Rep extends TSchema>(
+    subject: string, _reqSchema: Req, repSchema: Rep, msg: Static<Req>, opts: RequestOptions,
+  ): Promise<Static<Rep>> {
+    if (this.closed) throw new BusError('bus.no_responder', `bus closed; no responder for ${subject}`, { subject });
+    let m: Msg;
+    try {
+      m = await this.nc.request(this.wire(subject), JSON.stringify(msg), { timeout: opts.timeoutMs });
+    } catch (err) {
+      this.opts.onError?.('request_failed', subject);
+      throw toBusError(err, subject, opts.timeoutMs);
+    }
+    let parsed: unknown;
+    try {
+      parsed = m.json();
+    } catch {
+      this.opts.onError?.('bad_reply', subject);
+      throw new BusError('bus.invalid_message', `reply on ${subject} is not JSON`, { subject });
+    }
+    if (parsed && typeof parsed === 'object' && ERROR_KEY in parsed) {
+      const e = (parsed as Record<string, { code?: string; message?: string }>)[ERROR_KEY]!;
+      throw new BusError(e.code === 'bus.invalid_message' ? 'bus.invalid_message' : 'bus.no_responder', e.message ?? 'responder failed', { subject });
+    }
+    const err = firstError(repSchema, parsed);
+    if (err) {
+      this.opts.onError?.('bad_reply', subject);
+      throw new BusError('bus.invalid_message', `invalid reply on ${subject}: ${err}`, { subject });
+    }
+    return parsed as Static<Rep>;
+  }
+
+  respond<Req extends TSchema, Rep extends TSchema>(
+    subject: string, reqSchema: Req, repSchema: Rep, handler: RequestHandler<Req, Rep>, opts: SubscribeOptions = {},
+  ): Unsubscribe {
+    return this.listen(subject, opts.queue, (m, subj) => {
+      const msg = this.decode(reqSchema, m, subj);
+      if (msg === undefined) {
+        reply(m, { [ERROR_KEY]: { code: 'bus.invalid_message', message: `invalid message on ${subj}` } });
+        return;
+      }
+      this.track(async () => {
+        try {
+          const out = await handler(msg as Static<Req>, subj);
+          const err = firstError(repSchema, out);
+          if (err) throw new Error(`handler produced an invalid reply: ${err}`);
+          reply(m, out);
+        } catch (e) {
+          this.fail('handler_failed', subj, e, 'request handler failed');
+          reply(m, { [ERROR_KEY]: { code: 'bus.no_responder', message: (e as Error).message } });
+        }
+      }, subj);
+    });
+  }
+
+  /** Stops taking messages, lets in-flight handlers finish (and reply), then drains the connection. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    const subs = [...this.subs];
+    await Promise.allSettled(subs.map((s) => s.drain()));
+    // A handler that never settles must not hold the process forever: give them a bounded grace.
+    const grace = new Promise((r) => setTimeout(r, this.opts.closeGraceMs ?? 5_000).unref());
+    while (this.inflight.size > 0) {
+      const settled = await Promise.race([Promise.allSettled([...this.inflight]).then(() => true), grace.then(() => false)]);
+      if (!settled) {
+        this.log.warn({ handlers: this.inflight.size }, 'closing with handlers still running');
+        break;
+      }
+    }
+    this.closed = true;
+    this.subs.clear();
+    if (this.opts.ownsConnection && !this.nc.isClosed()) {
+      await this.nc.drain().catch((err: unknown) => this.log.warn({ err }, 'NATS drain failed'));
+    }
+  }
+
+  private listen(subject: string, queue: string | undefined, deliver: (m: Msg, subject: string) => void): Unsubscribe {
+    const sub = this.nc.subscribe(this.wire(subject), {
+      ...(queue ? { queue } : {}),
+      callback: (err, m) => {
+        if (err) {
+          this.log.warn({ err, subject }, 'subscription error');
+          return;
+        }
+        try {
+          deliver(m, m.subject.slice(this.prefix.length));
+        } catch (e) {
+          this.fail('handler_failed', subject, e, 'message delivery failed');
+        }
+      },
+    });
+    this.subs.add(sub);
+    return () => {
+      this.subs.delete(sub);
+      if (!sub.isClosed()) sub.unsubscribe();
+    };
+  }
+
+  private decode(schema: TSchema, m: Msg, subject: string): unknown {
+    let msg: unknown;
+    try {
+      // An empty payload is an empty object: lets an operator `nats req cyborg.svc.… ''`.
+      msg = m.data.length === 0 ? {} : m.json();
+    } catch {
+      this.opts.onError?.('not_json', subject);
+      this.log.warn({ subject }, 'dropped a message that is not JSON');
+      return undefined;
+    }
+    const err = firstError(schema, msg);
+    if (err) {
+      this.opts.onError?.('invalid', subject);
+      this.log.warn({ subject, error: err }, 'dropped a message that does not match its schema');
+      return undefined;
+    }
+    return msg;
+  }
+
+  private track(fn: () => Promise<unknown>, subject: string): void {
+    const p = Promise.resolve()
+      .then(fn)
+      .catch((err: unknown) => this.fail('handler_failed', subject, err, 'message handler failed'))
+      .finally(() => this.inflight.delete(p));
+    this.inflight.add(p);
+  }
+
+  private fail(reason: Parameters<BusErrorSink>[0], subject: string, err: unknown, text: string): void {
+    this.opts.onError?.(reason, subject);
+    this.log.error({ err, subject }, text);
+  }
+}
+
+function reply(m: Msg, body: unknown): void {
+  if (!m.reply) return;
+  try {
+    m.respond(enc.encode(JSON.stringify(body)));
+  } catch {
+    // The connection closed under us: the requester times out, which it is ready for.
+  }
+}
+
+function toBusError(err: unknown, subject: string, timeoutMs: number): BusError {
+  const e = err as Error & { isNoResponders?: () => boolean; cause?: unknown };
+  const name = (e?.cause as Error | undefined)?.name ?? e?.name;
+  if ((typeof e?.isNoResponders === 'function' && e.isNoResponders()) || name === 'NoRespondersError') {
+    return new BusError('bus.no_responder', `no responder for ${subject}`, { subject });
+  }
+  if (name === 'TimeoutError') return new BusError('bus.timeout', `no reply on ${subject} within ${timeoutMs} ms`, { subject });
+  return new BusError('bus.no_responder', `request on ${subject} failed: ${e?.message ?? String(err)}`, { subject });
+}
+
+export interface ConnectOptions {
+  url: string;
+  /** The client name the server shows (`cyborg-agent-<host>`, …). */
+  name: string;
+  log: Logger;
+  prefix?: string;
+  onError?: BusErrorSink;
+  /** Called after each reconnect, e.g. to resync an agent's inventory. */
+  onReconnect?: () => void;
+}
+
+/**
+ * Opens a NATS connection that reconnects forever (logging every status change) and wraps it in
+ * a NatsBus that owns it. The first connect waits for the server too, so roles can start in any order.
+ */
+export async function connectBus(opts: ConnectOptions): Promise<NatsBus> {
+  const nc = await connect({
+    servers: opts.url.split(','),
+    name: opts.name,
+    maxReconnectAttempts: -1,
+    reconnectTimeWait: 500,
+    waitOnFirstConnect: true,
+    pingInterval: 10_000,
+  });
+  const log = opts.log.child({ component: 'nats' });
+  log.info({ server: nc.getServer(), name: opts.name }, 'connected to NATS');
+  void (async () => {
+    for await (const s of nc.status()) {
+      if (s.type === 'reconnect') {
+        log.warn({ server: s.server }, 'reconnected to NATS');
+        opts.onReconnect?.();
+      } else if (s.type === 'disconnect') log.warn({ server: s.server }, 'disconnected from NATS; reconnecting');
+      else if (s.type === 'error') log.error({ err: s.error }, 'NATS error');
+      else if (s.type === 'slowConsumer') log.error({ subject: s.sub.getSubject(), pending: s.pending }, 'NATS slow consumer: messages may be dropped');
+      else if (s.type !== 'ping' && s.type !== 'reconnecting') log.debug({ status: s }, 'NATS status');
+    }
+  })().catch(() => undefined);
+  return new NatsBus(nc, log, { prefix: opts.prefix, onError: opts.onError, ownsConnection: true });
+}

@@ -1,0 +1,166 @@
+/**
+ * Helpers of the distributed tests: a private nats-server the test may stop and start, role
+ * processes spawned like an operator would (`tsx cli/main.ts <role>`), their JSON logs, and a
+ * poll-with-deadline instead of sleeping.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { pino, type Logger } from 'pino';
+
+export interface LogLine {
+  level: number;
+  msg: string;
+  [k: string]: unknown;
+}
+
+/** A logger whose lines a test can read back. */
+export function captureLog(): { log: Logger; lines: () => LogLine[] } {
+  const lines: LogLine[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _enc, cb) {
+      for (const l of chunk.toString().split('\n')) if (l) lines.push(JSON.parse(l) as LogLine);
+      cb();
+    },
+  });
+  return { log: pino({ level: 'debug' }, stream), lines: () => lines };
+}
+
+/** Polls `pred` until it holds; fails with `what` after the deadline. Never a fixed sleep. */
+export async function waitFor<T>(pred: () => T | Promise<T>, what = 'condition', timeoutMs = 30_000): Promise<NonNullable<T>> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await pred();
+      if (v) return v as NonNullable<T>;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      const port = typeof addr === 'object' && addr ? addr.port : 0;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** A nats-server of the test's own (with JetStream), on a port it keeps across restarts. */
+export class PrivateNats {
+  private proc: ChildProcess | undefined;
+  private readonly dir = mkdtempSync(join(tmpdir(), 'cyborg-nats-'));
+
+  private constructor(readonly port: number) {}
+
+  static async start(): Promise<PrivateNats> {
+    const n = new PrivateNats(await freePort());
+    await n.up();
+    return n;
+  }
+
+  get url(): string {
+    return `nats://127.0.0.1:${this.port}`;
+  }
+
+  async up(): Promise<void> {
+    const proc = spawn('nats-server', ['-a', '127.0.0.1', '-p', String(this.port), '-js', '-sd', this.dir], { stdio: ['ignore', 'pipe', 'pipe'] });
+    this.proc = proc;
+    let out = '';
+    const ready = new Promise<void>((resolve, reject) => {
+      const on = (b: Buffer): void => {
+        out += b.toString();
+        if (out.includes('Server is ready')) resolve();
+      };
+      proc.stderr!.on('data', on);
+      proc.stdout!.on('data', on);
+      proc.once('exit', (code) => reject(new Error(`nats-server exited (${code}): ${out}`)));
+    });
+    await ready;
+  }
+
+  async down(): Promise<void> {
+    const p = this.proc;
+    if (!p || p.exitCode !== null) return;
+    const gone = new Promise((r) => p.once('exit', r));
+    p.kill('SIGKILL');
+    await gone;
+  }
+
+  async stop(): Promise<void> {
+    await this.down();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+/** A role started as its own process, as an operator would: `tsx cli/main.ts <role> …`. */
+export class RoleProcess {
+  readonly lines: LogLine[] = [];
+  private exited: Promise<number | null>;
+
+  constructor(readonly name: string, readonly proc: ChildProcess) {
+    let buf = '';
+    proc.stdout!.on('data', (b: Buffer) => {
+      buf += b.toString();
+      let i;
+      while ((i = buf.indexOf('\n')) >= 0) {
+        const l = buf.slice(0, i);
+        buf = buf.slice(i + 1);
+        try {
+          this.lines.push(JSON.parse(l) as LogLine);
+        } catch {
+          // not a log line (a banner); ignore
+        }
+      }
+    });
+    proc.stderr!.on('data', (b: Buffer) => {
+      if (process.env.CYBORG_TEST_VERBOSE) process.stderr.write(`[${name}] ${b.toString()}`);
+    });
+    this.exited = new Promise((r) => proc.once('exit', (code) => r(code)));
+  }
+
+  static spawn(name: string, args: string[], env: Record<string, string>): RoleProcess {
+    const proc = spawn('npx', ['tsx', 'cli/main.ts', ...args], {
+      cwd: join(import.meta.dirname, '..', '..'),
+      env: { ...process.env, LOG_PRETTY: 'false', LOG_LEVEL: 'debug', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
+    return new RoleProcess(name, proc);
+  }
+
+  get alive(): boolean {
+    return this.proc.exitCode === null && this.proc.signalCode === null;
+  }
+
+  has(pred: (l: LogLine) => boolean): boolean {
+    return this.lines.some(pred);
+  }
+
+  waitLog(pred: (l: LogLine) => boolean, what: string, timeoutMs = 60_000): Promise<LogLine> {
+    return waitFor(() => this.lines.find(pred), `${this.name}: ${what}`, timeoutMs);
+  }
+
+  /** SIGKILL: the process gets no chance to flush or say goodbye. */
+  async kill(signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
+    if (!this.alive) return;
+    // npx runs tsx which runs node: signal the whole group so nothing is left behind.
+    try {
+      process.kill(-this.proc.pid!, signal);
+    } catch {
+      this.proc.kill(signal);
+    }
+    await this.exited;
+  }
+}
