@@ -1,0 +1,55 @@
+import { fileURLToPath } from 'node:url';
+import { defineConfig, MikroORM, type Options } from '@mikro-orm/postgresql';
+import { Migrator } from '@mikro-orm/migrations';
+import { AttachHandle, Attribute, ControlpathId, Deployable, Device } from './entities/inventory.js';
+import { Accelerator, DeviceProfile, Document, Driver, ExtendedAcceleratorRequest, Host, TransitionLog } from './entities/state.js';
+
+/** Every entity, in one list (the ORM, the migration generator and the tests use it). */
+export const entities = [
+  Device, ControlpathId, Deployable, Attribute, AttachHandle,
+  Host, Driver, Accelerator, DeviceProfile, ExtendedAcceleratorRequest, TransitionLog, Document,
+];
+
+const migrationsDir = fileURLToPath(new URL('./migrations', import.meta.url));
+
+export interface OrmOptions {
+  /** postgres://… (the machine's server, or the embedded PGlite socket). */
+  url: string;
+  /** Connections in the pool; the embedded database serves one. */
+  pool?: number;
+  debug?: boolean;
+}
+
+/** The MikroORM options for Cyborg's schema at `url`. */
+export function ormConfig(opts: OrmOptions): Options {
+  return defineConfig({
+    clientUrl: opts.url,
+    entities,
+    extensions: [Migrator],
+    pool: { min: 0, max: opts.pool ?? 4 },
+    debug: opts.debug ?? false,
+    // Entities are defined with defineEntity: nothing to discover from files or reflect.
+    discovery: { warnWhenNoEntities: true },
+    migrations: {
+      path: migrationsDir,
+      pathTs: migrationsDir,
+      glob: '!(*.d).{js,ts}',
+      tableName: 'mikro_orm_migrations',
+      transactional: true,
+      allOrNothing: true,
+      snapshot: false,
+      silent: true,
+    },
+  });
+}
+
+/** Connects the ORM (no schema change). */
+export function openOrm(opts: OrmOptions): Promise<MikroORM> {
+  return MikroORM.init(ormConfig(opts));
+}
+
+/** Applies every pending migration; returns the names applied. */
+export async function migrate(orm: MikroORM): Promise<string[]> {
+  const done = await orm.migrator.up();
+  return done.map((m) => m.name);
+}

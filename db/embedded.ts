@@ -1,0 +1,48 @@
+import { mkdir } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { join, resolve } from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+
+/** An embedded PostgreSQL (PGlite, WASM) served on a local socket, its data in a directory. */
+export interface EmbeddedDatabase {
+  /** postgres://… for the ORM: the same driver and dialect as a real server. */
+  url: string;
+  dataDir: string;
+  stop(): Promise<void>;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((ok, fail) => {
+    const srv = createServer();
+    srv.once('error', fail);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      const port = typeof addr === 'object' && addr ? addr.port : 0;
+      srv.close(() => ok(port));
+    });
+  });
+}
+
+/**
+ * Starts PGlite with its data under `<dataDir>/pgdata` and serves it on 127.0.0.1 through
+ * `@electric-sql/pglite-socket`. Why PGlite rather than SQLite: the conductor keeps one driver
+ * and one SQL dialect (the hot path's `unnest` upserts, jsonb) for development and production.
+ * PGlite has one backend session, so the ORM must use a pool of one (see `ormConfig`).
+ */
+export async function startEmbedded(dataDir: string): Promise<EmbeddedDatabase> {
+  const dir = resolve(join(dataDir, 'pgdata'));
+  await mkdir(dir, { recursive: true });
+  const db = await PGlite.create(dir);
+  const port = await freePort();
+  const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port, maxConnections: 1 });
+  await server.start();
+  return {
+    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    dataDir: dir,
+    stop: async () => {
+      await server.stop();
+      await db.close();
+    },
+  };
+}

@@ -1,0 +1,100 @@
+import { sql, type Kysely } from 'kysely';
+import type { MergedBatch } from './merge.js';
+import { cyborgState } from '../machines/index.js';
+import type { ArqContext } from '../machines/index.js';
+
+/**
+ * The hot path of a flush: accelerator records, ARQ records and transition-log rows, each kind
+ * written by ONE statement whatever the batch size — `INSERT … SELECT FROM unnest($arrays) ON
+ * CONFLICT DO UPDATE` and a multi-row INSERT — with real bind parameters through the ORM's own
+ * Kysely (so it runs inside the flush's transaction).
+ *
+ * Why not the unit of work here: measured on this machine (STACK.md, and `npm run
+ * bench:persistence`), `em.flush()` of changed entities runs at ~25k rows/s and has to load
+ * (or merge) each entity first, while one `unnest` statement runs at 160–255k rows/s and needs
+ * no read. A transition costs one accelerator row and one audit row, so the unit of work would
+ * cap us near 12k transitions/s before any other work. The model (hosts, drivers, inventory,
+ * device profiles, documents) changes rarely and keeps the unit of work (model-writer.ts).
+ */
+// The executor is typed loosely: these statements name no tables known to a Kysely schema.
+type Db = Kysely<object>;
+
+/** Upserts the coalesced accelerator records: one statement. */
+export async function writeAccelerators(db: Db, m: MergedBatch): Promise<number> {
+  if (m.accelerators.size === 0) return 0;
+  const ids: string[] = [], hosts: string[] = [], states: string[] = [], contexts: string[] = [];
+  for (const [id, a] of m.accelerators) {
+    ids.push(id); hosts.push(a.host); states.push(a.record.value); contexts.push(JSON.stringify(a.record.context));
+  }
+  await sql`
+    insert into accelerators (id, host, state, context, created_at, updated_at)
+    select x.id, x.host, x.state, x.context::jsonb, now(), now()
+      from unnest(${ids}::text[], ${hosts}::text[], ${states}::text[], ${contexts}::text[]) as x(id, host, state, context)
+    on conflict (id) do update
+      set host = excluded.host, state = excluded.state, context = excluded.context, updated_at = excluded.updated_at`.execute(db);
+  return 1;
+}
+
+/** Appends every transition of the batch, in commit order: one statement. */
+export async function writeTransitions(db: Db, m: MergedBatch): Promise<number> {
+  if (m.transitions.length === 0) return 0;
+  const cols = { kind: [] as string[], id: [] as string[], host: [] as (string | null)[], event: [] as string[], from: [] as string[], to: [] as string[],
+    actor: [] as (string | null)[], req: [] as (string | null)[], reason: [] as (string | null)[], at: [] as string[] };
+  for (const t of m.transitions) {
+    cols.kind.push(t.kind); cols.id.push(t.id); cols.host.push(t.host ?? null); cols.event.push(t.event); cols.from.push(t.from); cols.to.push(t.to);
+    cols.actor.push(t.actor ?? null); cols.req.push(t.requestId ?? null); cols.reason.push(t.reason ?? null); cols.at.push(t.at);
+  }
+  // `with ordinality` + order by keeps the serial order equal to the commit order.
+  await sql`
+    insert into transition_log (kind, id, host, event, "from", "to", actor, request_id, reason, at)
+    select kind, id, host, event, "from", "to", actor, request_id, reason, at::timestamptz
+      from unnest(${cols.kind}::text[], ${cols.id}::text[], ${cols.host}::text[], ${cols.event}::text[], ${cols.from}::text[], ${cols.to}::text[],
+                  ${cols.actor}::text[], ${cols.req}::text[], ${cols.reason}::text[], ${cols.at}::text[])
+           with ordinality as x(kind, id, host, event, "from", "to", actor, request_id, reason, at, n)
+     order by n`.execute(db);
+  return 1;
+}
+
+/**
+ * Upserts the coalesced ARQ records (Cyborg's columns derived from the machine's context, the
+ * foreign keys resolved by uuid) and deletes the deleted ones: at most two statements.
+ */
+export async function writeArqs(db: Db, m: MergedBatch): Promise<number> {
+  if (m.arqs.size === 0) return 0;
+  const gone: string[] = [];
+  const c = { uuid: [] as string[], project: [] as (string | null)[], state: [] as string[], machine: [] as string[], ctx: [] as string[],
+    dpName: [] as string[], group: [] as number[], hostname: [] as (string | null)[], rp: [] as (string | null)[], instance: [] as (string | null)[],
+    handle: [] as (string | null)[], deployable: [] as (string | null)[] };
+  for (const [uuid, a] of m.arqs) {
+    if (a.deleted) { gone.push(uuid); continue; }
+    const ctx = a.record.context as unknown as ArqContext;
+    c.uuid.push(uuid); c.project.push(ctx.projectId ?? null); c.state.push(cyborgState(a.record.value)); c.machine.push(a.record.value);
+    c.ctx.push(JSON.stringify(a.record.context)); c.dpName.push(ctx.deviceProfileName); c.group.push(ctx.deviceProfileGroupId);
+    c.hostname.push(ctx.binding?.hostname ?? null); c.rp.push(ctx.binding?.deviceRpUuid ?? null); c.instance.push(ctx.binding?.instanceUuid ?? null);
+    c.handle.push(ctx.boundTo?.handleUuid ?? null); c.deployable.push(ctx.boundTo?.acceleratorId ?? null);
+  }
+  let statements = 0;
+  if (c.uuid.length > 0) {
+    statements++;
+    await sql`
+      insert into extended_accelerator_requests (uuid, project_id, state, machine_state, context, device_profile_id, device_profile_name,
+        device_profile_group_id, hostname, device_rp_uuid, instance_uuid, attach_handle_id, deployable_id, created_at, updated_at)
+      select x.uuid, x.project, x.state, x.machine, x.ctx::jsonb, dp.id, x.dp_name, x.grp, x.hostname, x.rp, x.instance, ah.id, d.id, now(), now()
+        from unnest(${c.uuid}::text[], ${c.project}::text[], ${c.state}::text[], ${c.machine}::text[], ${c.ctx}::text[], ${c.dpName}::text[],
+                    ${c.group}::int[], ${c.hostname}::text[], ${c.rp}::text[], ${c.instance}::text[], ${c.handle}::text[], ${c.deployable}::text[])
+             as x(uuid, project, state, machine, ctx, dp_name, grp, hostname, rp, instance, handle, deployable)
+        left join device_profiles dp on dp.name = x.dp_name
+        left join attach_handles ah on ah.uuid = x.handle
+        left join deployables d on d.uuid = x.deployable
+      on conflict (uuid) do update set
+        project_id = excluded.project_id, state = excluded.state, machine_state = excluded.machine_state, context = excluded.context,
+        device_profile_id = excluded.device_profile_id, hostname = excluded.hostname, device_rp_uuid = excluded.device_rp_uuid,
+        instance_uuid = excluded.instance_uuid, attach_handle_id = excluded.attach_handle_id, deployable_id = excluded.deployable_id,
+        updated_at = excluded.updated_at`.execute(db);
+  }
+  if (gone.length > 0) {
+    statements++;
+    await sql`delete from extended_accelerator_requests where uuid = any(${gone}::text[])`.execute(db);
+  }
+  return statements;
+}

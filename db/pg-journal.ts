@@ -1,0 +1,190 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Kysely } from 'kysely';
+import type { Logger } from 'pino';
+import type { Change, Journal, Recovered, TransitionRecord } from '../actors/journal.js';
+import { CyborgError } from '../errors/index.js';
+import { writeAccelerators, writeArqs, writeTransitions } from './hot-path.js';
+import { loadHistory, loadRecovered } from './load.js';
+import { mergeChanges, touchesModel } from './merge.js';
+import { writeModel } from './model-writer.js';
+import { isConnectionError } from './retry.js';
+
+export interface PgJournalOptions {
+  orm: MikroORM;
+  log: Logger;
+  /** How long a commit may wait for an unreachable database before it rejects (503). */
+  unavailableAfterMs: number;
+  /** Most commits taken into one flush. */
+  maxBatch: number;
+  /** Retry backoff, doubling from min to max. */
+  retryMinMs?: number;
+  retryMaxMs?: number;
+  /** Runs after the ORM is closed (the embedded database stops here). */
+  afterClose?: () => Promise<void>;
+}
+
+interface Pending {
+  changes: Change[];
+  at: number;
+  resolve: () => void;
+  reject: (err: unknown) => void;
+  /** Already answered with 503: still written when the database is back, but nobody waits. */
+  settled: boolean;
+}
+
+/** What a flush did: read by the tests and the bench. */
+export interface JournalStats {
+  flushes: number;
+  commits: number;
+  transitions: number;
+  /** Hot-path SQL statements sent, counting BEGIN and COMMIT (the unit of work's are not counted). */
+  statements: number;
+  /** Flushes that also wrote the model through the unit of work. */
+  modelFlushes: number;
+  retries: number;
+}
+
+/**
+ * The conductor's journal on PostgreSQL: write-behind with group commit. `commit()` queues the
+ * changes and resolves only after the transaction holding them committed. One flush runs at a
+ * time; the next starts as soon as it ends and takes everything queued meanwhile (up to
+ * `maxBatch` commits) in ONE transaction — an idle system pays one round trip, a busy one
+ * batches by itself, with no fixed waiting window adding latency.
+ *
+ * While the database is unreachable a flush retries with backoff and keeps its batch and the
+ * queue; commits older than `unavailableAfterMs` are answered with `persistence.unavailable`
+ * (503) but stay queued and are written once the database is back, so nothing is dropped.
+ */
+export class PgJournal implements Journal {
+  private queue: Pending[] = [];
+  private inflight: Pending[] = [];
+  private flushing: Promise<void> | null = null;
+  private sweeper: NodeJS.Timeout | null = null;
+  private closed = false;
+  readonly stats: JournalStats = { flushes: 0, commits: 0, transitions: 0, statements: 0, modelFlushes: 0, retries: 0 };
+
+  constructor(private readonly opts: PgJournalOptions) {}
+
+  commit(changes: Change[]): Promise<void> {
+    if (this.closed) return Promise.reject(new CyborgError('service.shutting_down', 'the journal is closed'));
+    return new Promise<void>((resolve, reject) => {
+      this.queue.push({ changes, at: Date.now(), resolve, reject, settled: false });
+      this.kick();
+    });
+  }
+
+  async load(): Promise<Recovered> {
+    return loadRecovered(this.opts.orm.em.fork());
+  }
+
+  async history(id: string, limit: number): Promise<TransitionRecord[]> {
+    return loadHistory(this.opts.orm.em.fork(), id, limit);
+  }
+
+  /** Commits queued or in flight now (tests and metrics). */
+  get pending(): number {
+    return this.queue.length + this.inflight.length;
+  }
+
+  /** Flushes everything queued (waiting for the database if it must), then closes the ORM. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    while (this.flushing) await this.flushing;
+    this.stopSweeper();
+    await this.opts.orm.close();
+    await this.opts.afterClose?.();
+  }
+
+  private kick(): void {
+    if (!this.flushing) this.flushing = this.pump().finally(() => { this.flushing = null; });
+    this.startSweeper();
+  }
+
+  private async pump(): Promise<void> {
+    while (this.queue.length > 0) {
+      this.inflight = this.queue.splice(0, this.opts.maxBatch);
+      await this.flushWithRetry(this.inflight);
+      this.inflight = [];
+    }
+    this.stopSweeper();
+  }
+
+  private async flushWithRetry(batch: Pending[]): Promise<void> {
+    let delay = this.opts.retryMinMs ?? 50;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await this.write(batch.flatMap((p) => p.changes));
+        this.stats.flushes++;
+        this.stats.commits += batch.length;
+        if (attempt > 0) this.opts.log.info({ attempts: attempt + 1, commits: batch.length }, 'database reachable again: flush committed');
+        for (const p of batch) if (!p.settled) { p.settled = true; p.resolve(); }
+        return;
+      } catch (err) {
+        if (!isConnectionError(err)) return this.isolate(batch, err);
+        this.stats.retries++;
+        if (attempt === 0) this.opts.log.error({ err, commits: batch.length, queued: this.queue.length }, 'database unreachable: flush will be retried');
+        await this.sleep(delay);
+        delay = Math.min(delay * 2, this.opts.retryMaxMs ?? 2_000);
+      }
+    }
+  }
+
+  /**
+   * A flush failed for a reason other than the connection (a constraint, a bug): retrying the
+   * same batch would fail forever and block everyone, so each commit is retried alone and only
+   * the one that fails is rejected.
+   */
+  private async isolate(batch: Pending[], err: unknown): Promise<void> {
+    if (batch.length === 1) {
+      const p = batch[0]!;
+      this.opts.log.error({ err }, 'commit rejected by the database');
+      if (!p.settled) { p.settled = true; p.reject(new CyborgError('persistence.unavailable', 'the database refused the change', {}, { cause: err })); }
+      return;
+    }
+    for (const p of batch) await this.flushWithRetry([p]);
+  }
+
+  /** One transaction: the model through the unit of work, the hot rows through batched SQL. */
+  private async write(changes: Change[]): Promise<void> {
+    const m = mergeChanges(changes);
+    let statements = 2; // BEGIN, COMMIT
+    await this.opts.orm.em.fork().transactional(async (em) => {
+      if (touchesModel(m)) {
+        await writeModel(em, m);
+        this.stats.modelFlushes++;
+      }
+      const db = em.getKysely() as unknown as Kysely<object>;
+      statements += await writeAccelerators(db, m);
+      statements += await writeArqs(db, m);
+      statements += await writeTransitions(db, m);
+    });
+    this.stats.statements += statements;
+    this.stats.transitions += m.transitions.length;
+  }
+
+  /** Answers commits that waited too long with 503; they stay queued. */
+  private startSweeper(): void {
+    if (this.sweeper) return;
+    const every = Math.max(10, Math.min(500, Math.floor(this.opts.unavailableAfterMs / 4)));
+    this.sweeper = setInterval(() => {
+      const limit = Date.now() - this.opts.unavailableAfterMs;
+      for (const p of [...this.inflight, ...this.queue]) {
+        if (p.settled || p.at > limit) continue;
+        p.settled = true;
+        p.reject(new CyborgError('persistence.unavailable',
+          `the database has been unreachable for ${this.opts.unavailableAfterMs} ms; the change is kept and will be written when it is back`));
+      }
+    }, every);
+    this.sweeper.unref();
+  }
+
+  private stopSweeper(): void {
+    if (this.sweeper) clearInterval(this.sweeper);
+    this.sweeper = null;
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => setTimeout(resolve, ms));
+  }
+}
