@@ -19,6 +19,12 @@ export const ConfigSchema = Type.Object({
   logPretty: Type.Boolean(),
   dataDir: Type.String({ description: 'where the embedded database and agent cache live' }),
   databaseUrl: Type.Optional(Type.String()),
+  /** The conductor's journal (see docs/persistence.md). */
+  persistence: Type.Object({
+    unavailableAfterMs: Type.Integer({ minimum: 1, default: 10_000, description: 'a commit waiting this long for an unreachable database is answered 503 (the change stays queued)' }),
+    maxBatch: Type.Integer({ minimum: 1, default: 5_000, description: 'most commits in one group-commit flush' }),
+    pool: Type.Integer({ minimum: 1, default: 4, description: 'connections to DATABASE_URL (the embedded database always uses one)' }),
+  }, { default: {} }),
   natsUrl: Type.Optional(Type.String()),
   placementUrl: Type.Optional(Type.String()),
   placementToken: Type.String({ default: 'admin' }),
@@ -73,6 +79,9 @@ export function loadConfig(overrides: DeepPartial<Static<typeof ConfigSchema>> =
     logPretty: env.LOG_PRETTY === undefined ? undefined : env.LOG_PRETTY === '1' || env.LOG_PRETTY === 'true',
     dataDir: env.CYBORG_DATA_DIR,
     databaseUrl: env.DATABASE_URL,
+    persistence: defined({
+      unavailableAfterMs: int(env, 'CYBORG_DB_UNAVAILABLE_AFTER_MS'), maxBatch: int(env, 'CYBORG_DB_MAX_BATCH'), pool: int(env, 'CYBORG_DB_POOL'),
+    }),
     natsUrl: env.NATS_URL,
     placementUrl: env.PLACEMENT_URL,
     placementToken: env.PLACEMENT_TOKEN,
