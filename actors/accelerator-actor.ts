@@ -43,19 +43,41 @@ export interface AcceleratorView {
   updatedAt: string;
 }
 
+/** Allowed events by (machine, state facts): see `allowed()`. */
+const ALLOWED_MEMO = new WeakMap<object, Map<string, string[]>>();
+
 const TRANSIENT = new Set(['installing', 'uninstalling', 'programming', 'attaching', 'detaching', 'settleAfterFailedAttach', 'settleAfterDetach']);
 
 export interface AcceleratorActorOptions {
   spec: AcceleratorSpec;
   record?: MachineRecord;
-  runOp: (input: DriverOpInput) => Promise<Record<string, unknown>>;
-  opTimeoutMs: number;
+  /**
+   * The provided machine to run, shared by many actors (see `acceleratorLogic`): providing a
+   * machine copies its whole definition, so one copy per actor would cost ~40 KB each.
+   */
+  logic: AcceleratorLogic;
   journal: Journal;
   hub: EventHub;
   log: Logger;
   onCrash: (actor: AcceleratorActor, err: unknown) => void;
-  /** The machine to run; tests pass one with a faulty action provided, as xstate's own tests do. */
-  machine?: typeof acceleratorMachine;
+}
+
+export type AcceleratorLogic = ReturnType<typeof acceleratorMachine.provide>;
+
+/**
+ * The accelerator machine with its effects provided: driver operations go to `runOp`, which
+ * routes by `input.host`. Build it once per conductor. `base` lets tests inject a faulty
+ * guard or action, as xstate's own tests do.
+ */
+export function acceleratorLogic(
+  runOp: (input: DriverOpInput) => Promise<Record<string, unknown>>,
+  opTimeoutMs: number,
+  base: typeof acceleratorMachine = acceleratorMachine,
+): AcceleratorLogic {
+  return base.provide({
+    actors: { driverOp: fromPromise<Record<string, unknown>, DriverOpInput>(({ input }) => runOp(input)) },
+    delays: { opTimeout: opTimeoutMs },
+  });
 }
 
 /**
@@ -67,6 +89,7 @@ export interface AcceleratorActorOptions {
 export class AcceleratorActor {
   readonly id: string;
   private spec: AcceleratorSpec;
+  private fields: ReturnType<AcceleratorActor['specFields']>;
   private m: MachineHost<typeof acceleratorMachine>;
   private committed: AcceleratorView;
   private committedRecord: MachineRecord;
@@ -78,13 +101,10 @@ export class AcceleratorActor {
   constructor(private readonly opts: AcceleratorActorOptions) {
     this.spec = opts.spec;
     this.id = opts.spec.deployable.uuid;
+    this.fields = this.specFields();
     const { record, recovered } = normalize(opts.record);
-    const machine = (opts.machine ?? acceleratorMachine).provide({
-      actors: { driverOp: fromPromise<Record<string, unknown>, DriverOpInput>(({ input }) => opts.runOp(input)) },
-      delays: { opTimeout: opts.opTimeoutMs },
-    });
     this.m = new MachineHost({
-      machine,
+      machine: opts.logic,
       input: { id: this.id, host: opts.spec.host, capacity: Math.max(1, opts.spec.deployable.attachHandles.length) },
       record,
       log: opts.log,
@@ -132,8 +152,24 @@ export class AcceleratorActor {
     return this.committed;
   }
 
-  /** Operator events accepted now, asked of the machine. */
+  /**
+   * Operator events accepted now, asked of the machine. The answer depends only on the state
+   * and a few context facts, so it is memoized by them: listing 10,000 accelerators must not
+   * ask the machine 70,000 questions.
+   */
   allowed(): string[] {
+    const snap = this.m.snapshot;
+    const ctx = snap.context;
+    const free = this.freeHandle() !== undefined;
+    const key = `${String(snap.value)}|${ctx.allocations.length}|${free}|${ctx.error?.op ?? ''}|${ctx.resume ?? ''}|${ctx.program ? 1 : 0}`;
+    let memo = ALLOWED_MEMO.get(this.opts.logic);
+    if (!memo) ALLOWED_MEMO.set(this.opts.logic, (memo = new Map()));
+    let answer = memo.get(key);
+    if (!answer) memo.set(key, (answer = this.askMachine(free)));
+    return answer;
+  }
+
+  private askMachine(free: boolean): string[] {
     const ctx = this.m.snapshot.context;
     return allowedEvents(this.m.snapshot, {
       ENABLE: { type: 'ENABLE' },
@@ -143,7 +179,7 @@ export class AcceleratorActor {
       DETACH: { type: 'DETACH', handleUuid: ctx.allocations[0]?.handleUuid ?? '' } as AcceleratorEvent,
       RETRY: { type: 'RETRY' },
       REMOVE: { type: 'REMOVE' },
-    }).filter((t) => t !== 'ATTACH' || this.freeHandle() !== undefined);
+    }).filter((t) => t !== 'ATTACH' || free);
   }
 
   /** The first attach handle nobody holds, in discovery order (Cyborg takes the first free row). */
@@ -181,7 +217,8 @@ export class AcceleratorActor {
 
   updateSpec(spec: AcceleratorSpec): void {
     this.spec = spec;
-    this.committed = { ...this.committed, ...this.specFields() };
+    this.fields = this.specFields();
+    this.committed = { ...this.committed, ...this.fields };
   }
 
   setMissing(missing: boolean): void {
@@ -260,7 +297,7 @@ export class AcceleratorActor {
     return {
       id: this.id,
       host: this.spec.host,
-      ...this.specFields(),
+      ...this.fields,
       state: r.value,
       tags: live.value === r.value ? [...live.tags] : [],
       allowed: live.value === r.value ? this.allowed() : [],

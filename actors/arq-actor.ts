@@ -19,11 +19,26 @@ export interface ArqActorOptions {
   input: Pick<ArqContext, 'uuid' | 'deviceProfileName' | 'deviceProfileGroupId' | 'projectId'>;
   record?: MachineRecord;
   createdAt?: string;
-  bind: (uuid: string, binding: Binding) => Promise<BoundTo>;
-  unbind: (uuid: string, boundTo: BoundTo | null) => Promise<void>;
+  /** The provided machine, shared by every ARQ of a conductor (see `arqLogic`). */
+  logic: ArqLogic;
   journal: Journal;
   hub: EventHub;
   log: Logger;
+}
+
+export type ArqLogic = ReturnType<typeof arqMachine.provide>;
+
+/** The ARQ machine with `bind` / `unbind` provided; build it once per conductor. */
+export function arqLogic(
+  bind: (uuid: string, binding: Binding) => Promise<BoundTo>,
+  unbind: (uuid: string, boundTo: BoundTo | null) => Promise<void>,
+): ArqLogic {
+  return arqMachine.provide({
+    actors: {
+      bind: fromPromise<BoundTo, { uuid: string; binding: Binding }>(({ input }) => bind(input.uuid, input.binding)),
+      unbind: fromPromise<void, { uuid: string; boundTo: BoundTo | null }>(({ input }) => unbind(input.uuid, input.boundTo)),
+    },
+  });
 }
 
 const BUSY_TO_RESOLVED: Record<string, string> = { BindStarted: 'BindFailed', Unbinding: 'UnbindFailed', Deleting: 'UnbindFailed' };
@@ -47,14 +62,8 @@ export class ArqActor {
       // Interrupted mid-bind or mid-unbind: say so rather than hang.
       record = { value: BUSY_TO_RESOLVED[record.value]!, context: { ...record.context, error: 'interrupted' } };
     }
-    const machine = arqMachine.provide({
-      actors: {
-        bind: fromPromise<BoundTo, { uuid: string; binding: Binding }>(({ input }) => opts.bind(input.uuid, input.binding)),
-        unbind: fromPromise<void, { uuid: string; boundTo: BoundTo | null }>(({ input }) => opts.unbind(input.uuid, input.boundTo)),
-      },
-    });
     this.m = new MachineHost({
-      machine,
+      machine: opts.logic,
       input: opts.input,
       record,
       log: opts.log,

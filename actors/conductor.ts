@@ -1,15 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { AcceleratorFilter, ControlPlane } from '../api/control-plane.js';
+import type { AcceleratorFilter, ArqFilter, ControlPlane } from '../api/control-plane.js';
 import type { Bus, Unsubscribe } from '../bus/bus.js';
-import { HeartbeatMessage, InventoryMessage, InventoryReply, RegisterMessage, RegisterReply, type DeviceT } from '../bus/schemas.js';
+import { HeartbeatMessage, InventoryMessage, InventoryReply, RegisterMessage, RegisterReply, type AttachHandleT, type DeviceT } from '../bus/schemas.js';
 import { Subjects } from '../bus/subjects.js';
 import { CyborgError, NotFoundError } from '../errors/index.js';
-import type { AcceleratorEvent, ArqInput, Binding, BoundTo } from '../machines/index.js';
-import type { AcceleratorActor, AcceleratorView } from './accelerator-actor.js';
-import { ArqActor, type ArqView } from './arq-actor.js';
+import { acceleratorMachine, type AcceleratorEvent, type ArqInput, type Binding, type BoundTo } from '../machines/index.js';
+import { acceleratorLogic, type AcceleratorActor, type AcceleratorView } from './accelerator-actor.js';
+import { ArqActor, arqLogic, type ArqView } from './arq-actor.js';
+import { DocumentStore } from './documents.js';
 import { EventHub } from './events.js';
-import { HostActor, type HostActorOptions, type HostView, type Timing } from './host-actor.js';
+import { HostActor, hostLogic, type HostActorOptions, type HostView, type Timing } from './host-actor.js';
 import type { Journal, MachineRecord, TransitionRecord } from './journal.js';
 import type { RequestMeta } from './machine-host.js';
 
@@ -19,7 +20,7 @@ export interface ConductorOptions {
   log: Logger;
   timing: Timing & { heartbeatIntervalMs: number };
   /** Overrides the accelerator machine of every host (tests inject faults with it). */
-  acceleratorMachine?: HostActorOptions['acceleratorMachine'];
+  acceleratorMachine?: typeof acceleratorMachine;
 }
 
 /**
@@ -31,10 +32,27 @@ export class Conductor implements ControlPlane {
   readonly hub = new EventHub();
   readonly hosts = new Map<string, HostActor>();
   readonly arqs = new Map<string, ArqActor>();
+  readonly documents: DocumentStore;
+  /** Attach/detach on behalf of ARQs, one at a time per accelerator (see `exclusive`). */
+  private readonly handleLocks = new Map<string, Promise<unknown>>();
   private subs: Unsubscribe[] = [];
   private stopping = false;
 
-  constructor(private readonly opts: ConductorOptions) {}
+  /** Provided machines, built once and shared by every actor (providing copies the definition). */
+  private readonly logic: HostActorOptions['logic'];
+  private readonly arqLogic: ReturnType<typeof arqLogic>;
+
+  constructor(private readonly opts: ConductorOptions) {
+    this.logic = {
+      host: hostLogic(opts.timing, (h) => this.hosts.get(h)?.broadcast({ type: 'HOST_LOST' }), (h) => this.hosts.get(h)?.broadcast({ type: 'HOST_BACK' })),
+      accelerator: acceleratorLogic((input) => {
+        const host = this.hosts.get(input.host);
+        return host ? host.runOp(input) : Promise.reject(new NotFoundError('host.not_found', input.host));
+      }, opts.timing.driverOpTimeoutMs, opts.acceleratorMachine ?? acceleratorMachine),
+    };
+    this.arqLogic = arqLogic((u, b) => this.bindToAccelerator(u, b), (u, boundTo) => this.unbindFromAccelerator(u, boundTo));
+    this.documents = new DocumentStore(opts.journal, opts.log.child({ component: 'documents' }));
+  }
 
   async start(): Promise<void> {
     await this.recover();
@@ -157,8 +175,28 @@ export class Conductor implements ControlPlane {
     return arq.view();
   }
 
-  listArqs(): ArqView[] {
-    return [...this.arqs.values()].map((a) => a.view()).filter((v) => v.state !== 'Deleted');
+  listArqs(filter: ArqFilter = {}): ArqView[] {
+    const out: ArqView[] = [];
+    for (const a of this.arqs.values()) {
+      const v = a.view();
+      if (v.state === 'Deleted') continue;
+      if (filter.instanceUuid !== undefined && v.binding?.instanceUuid !== filter.instanceUuid) continue;
+      if (filter.projectId !== undefined && v.projectId !== filter.projectId) continue;
+      out.push(v);
+    }
+    return out;
+  }
+
+  getAcceleratorByRp(rpUuid: string): AcceleratorView | undefined {
+    return this.acceleratorByRp(rpUuid)?.view();
+  }
+
+  attachHandle(acceleratorId: string, handleUuid: string): AttachHandleT | undefined {
+    for (const h of this.hosts.values()) {
+      const a = h.accelerators.get(acceleratorId);
+      if (a) return a.deployable.attachHandles.find((x) => x.uuid === handleUuid);
+    }
+    return undefined;
   }
 
   getArq(uuid: string): ArqView {
@@ -203,7 +241,7 @@ export class Conductor implements ControlPlane {
     if (!h) {
       h = new HostActor({
         name, bus: this.opts.bus, journal: this.opts.journal, hub: this.hub, log: this.opts.log, timing: this.opts.timing,
-        acceleratorMachine: this.opts.acceleratorMachine,
+        logic: this.logic,
       });
       this.hosts.set(name, h);
     }
@@ -214,8 +252,7 @@ export class Conductor implements ControlPlane {
     const arq = new ArqActor({
       input,
       record,
-      bind: (u, b) => this.bindToAccelerator(u, b),
-      unbind: (u, boundTo) => this.unbindFromAccelerator(u, boundTo),
+      logic: this.arqLogic,
       journal: this.opts.journal,
       hub: this.hub,
       log: this.opts.log,
@@ -224,10 +261,28 @@ export class Conductor implements ControlPlane {
     return arq;
   }
 
+  /**
+   * Runs `fn` after every earlier ARQ attach/detach of this accelerator: several ARQs bound to
+   * one deployable at once (one PATCH with `resources:FPGA=2`, or concurrent Nova builds) must
+   * queue for its handles, not fail because the machine is busy attaching the previous one.
+   */
+  private exclusive<T>(acceleratorId: string, fn: () => Promise<T>): Promise<T> {
+    const prev = this.handleLocks.get(acceleratorId) ?? Promise.resolve();
+    const run = prev.catch(() => undefined).then(fn);
+    const tail = run.catch(() => undefined);
+    this.handleLocks.set(acceleratorId, tail);
+    void tail.then(() => { if (this.handleLocks.get(acceleratorId) === tail) this.handleLocks.delete(acceleratorId); });
+    return run;
+  }
+
   /** Binding: the deployable behind `deviceRpUuid` takes the ARQ on its first free handle. */
-  private async bindToAccelerator(arqUuid: string, b: Binding): Promise<BoundTo> {
+  private bindToAccelerator(arqUuid: string, b: Binding): Promise<BoundTo> {
     const actor = this.acceleratorByRp(b.deviceRpUuid);
-    if (!actor) throw new Error(`no deployable has resource provider ${b.deviceRpUuid}`);
+    if (!actor) return Promise.reject(new Error(`no deployable has resource provider ${b.deviceRpUuid}`));
+    return this.exclusive(actor.id, () => this.attachFreeHandle(actor, arqUuid, b));
+  }
+
+  private async attachFreeHandle(actor: AcceleratorActor, arqUuid: string, b: Binding): Promise<BoundTo> {
     if (actor.host !== b.hostname) {
       this.opts.log.warn({ arqUuid, hostname: b.hostname, host: actor.host }, 'bind hostname differs from the deployable\'s host');
     }
@@ -242,8 +297,12 @@ export class Conductor implements ControlPlane {
     return { acceleratorId: actor.id, handleUuid };
   }
 
-  private async unbindFromAccelerator(arqUuid: string, boundTo: BoundTo | null): Promise<void> {
-    if (!boundTo) return;
+  private unbindFromAccelerator(arqUuid: string, boundTo: BoundTo | null): Promise<void> {
+    if (!boundTo) return Promise.resolve();
+    return this.exclusive(boundTo.acceleratorId, () => this.detachHandle(arqUuid, boundTo));
+  }
+
+  private async detachHandle(arqUuid: string, boundTo: BoundTo): Promise<void> {
     let actor: AcceleratorActor;
     try {
       actor = this.acceleratorActor(boundTo.acceleratorId);
@@ -257,6 +316,7 @@ export class Conductor implements ControlPlane {
 
   private async recover(): Promise<void> {
     const state = await this.opts.journal.load();
+    this.documents.load(state.documents);
     const records = new Map<string, Map<string, MachineRecord>>();
     for (const a of state.accelerators) {
       const m = records.get(a.host) ?? new Map<string, MachineRecord>();
@@ -267,7 +327,7 @@ export class Conductor implements ControlPlane {
       this.hosts.set(h.host, new HostActor({
         name: h.host, bus: this.opts.bus, journal: this.opts.journal, hub: this.hub, log: this.opts.log, timing: this.opts.timing,
         record: h.record, drivers: h.drivers, devices: h.devices, acceleratorRecords: records.get(h.host),
-        acceleratorMachine: this.opts.acceleratorMachine,
+        logic: this.logic,
       }));
     }
     for (const a of state.arqs) {

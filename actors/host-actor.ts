@@ -4,8 +4,8 @@ import type { Bus } from '../bus/bus.js';
 import { CommandMessage, CommandReply, type DeviceT } from '../bus/schemas.js';
 import { Subjects } from '../bus/subjects.js';
 import { DriverError, isCyborgError } from '../errors/index.js';
-import { acceleratorMachine, hostMachine, type DriverOpInput } from '../machines/index.js';
-import { AcceleratorActor, type AcceleratorSpec } from './accelerator-actor.js';
+import { hostMachine, type DriverOpInput } from '../machines/index.js';
+import { AcceleratorActor, type AcceleratorLogic, type AcceleratorSpec } from './accelerator-actor.js';
 import type { EventHub } from './events.js';
 import type { Journal, MachineRecord } from './journal.js';
 import { MachineHost, type RequestMeta } from './machine-host.js';
@@ -37,8 +37,21 @@ export interface HostActorOptions {
   drivers?: { name: string; version: string }[];
   devices?: DeviceT[];
   acceleratorRecords?: Map<string, MachineRecord>;
-  /** Overrides the accelerator machine (tests inject faults through `machine.provide`). */
-  acceleratorMachine?: typeof acceleratorMachine;
+  /** The shared, provided machines (built once per conductor: see `hostLogic`, `acceleratorLogic`). */
+  logic: { host: HostLogic; accelerator: AcceleratorLogic };
+}
+
+export type HostLogic = ReturnType<typeof hostMachine.provide>;
+
+/** The host machine with its delays and effects provided; `onLost`/`onReturned` route by host name. */
+export function hostLogic(timing: Timing, onLost: (host: string) => void, onReturned: (host: string) => void): HostLogic {
+  return hostMachine.provide({
+    delays: { staleAfter: timing.staleAfterMs, lostAfter: Math.max(1, timing.lostAfterMs - timing.staleAfterMs) },
+    actions: {
+      hostLost: ({ context }) => queueMicrotask(() => onLost(context.host)),
+      hostReturned: ({ context }) => queueMicrotask(() => onReturned(context.host)),
+    },
+  });
 }
 
 /**
@@ -58,15 +71,8 @@ export class HostActor {
   constructor(private readonly opts: HostActorOptions) {
     this.name = opts.name;
     this.drivers = opts.drivers ?? [];
-    const machine = hostMachine.provide({
-      delays: { staleAfter: opts.timing.staleAfterMs, lostAfter: Math.max(1, opts.timing.lostAfterMs - opts.timing.staleAfterMs) },
-      actions: {
-        hostLost: () => queueMicrotask(() => this.broadcast({ type: 'HOST_LOST' })),
-        hostReturned: () => queueMicrotask(() => this.broadcast({ type: 'HOST_BACK' })),
-      },
-    });
     this.m = new MachineHost({
-      machine,
+      machine: opts.logic.host,
       input: { host: opts.name },
       record: opts.record,
       log: opts.log,
@@ -160,7 +166,8 @@ export class HostActor {
     for (const a of this.accelerators.values()) a.stop();
   }
 
-  private broadcast(event: { type: 'HOST_LOST' } | { type: 'HOST_BACK' }): void {
+  /** Tells every accelerator of this host that the host is lost or back. */
+  broadcast(event: { type: 'HOST_LOST' } | { type: 'HOST_BACK' }): void {
     for (const a of this.accelerators.values()) a.system(event);
   }
 
@@ -168,13 +175,11 @@ export class HostActor {
     const actor = new AcceleratorActor({
       spec,
       record,
-      runOp: (input) => this.runOp(input),
-      opTimeoutMs: this.opts.timing.driverOpTimeoutMs,
+      logic: this.opts.logic.accelerator,
       journal: this.opts.journal,
       hub: this.opts.hub,
       log: this.opts.log,
       onCrash: (a, err) => this.restart(a, err),
-      machine: this.opts.acceleratorMachine,
     });
     this.accelerators.set(spec.deployable.uuid, actor);
     return actor;
@@ -194,7 +199,7 @@ export class HostActor {
   }
 
   /** Runs a driver operation on this host's agent: request/reply with an idempotency key. */
-  private async runOp(input: DriverOpInput): Promise<Record<string, unknown>> {
+  async runOp(input: DriverOpInput): Promise<Record<string, unknown>> {
     const actor = this.accelerators.get(input.id);
     const driver = actor?.deployable.driverName ?? 'unknown';
     const key = randomUUID();

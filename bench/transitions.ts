@@ -1,0 +1,111 @@
+/**
+ * bench/transitions: transitions per second through the actor runtime alone (no database, no
+ * bus), with 10,000 accelerator actors, and the heap each actor costs.
+ *
+ *   npm run bench:transitions            (ACTORS=10000 SECONDS=5 to change the load)
+ *
+ * For scale it also measures, in the same run, bare XState: the same machine driven with no
+ * hosting actor around it — the ceiling our runtime's bookkeeping (transition records,
+ * commit chain, committed views) is paid out of.
+ */
+import { fromPromise, createActor } from 'xstate';
+import { AcceleratorActor, acceleratorLogic } from '../actors/accelerator-actor.js';
+import { EventHub } from '../actors/events.js';
+import type { Change, Journal, Recovered, TransitionRecord } from '../actors/journal.js';
+import { silentLogger } from '../config/logger.js';
+import { FakeDriver } from '../drivers/fake/index.js';
+import { acceleratorMachine } from '../machines/index.js';
+
+const ACTORS = Number(process.env.ACTORS ?? 10_000);
+const SECONDS = Number(process.env.SECONDS ?? 5);
+
+/** Commits instantly and keeps nothing but a count: the runtime alone, without storage. */
+class CountingJournal implements Journal {
+  changes = 0;
+  async commit(changes: Change[]): Promise<void> {
+    this.changes += changes.length;
+  }
+  async load(): Promise<Recovered> {
+    return { hosts: [], accelerators: [], arqs: [], documents: [] };
+  }
+  async history(): Promise<TransitionRecord[]> {
+    return [];
+  }
+  async close(): Promise<void> {}
+}
+
+function heapUsed(): number {
+  globalThis.gc?.();
+  globalThis.gc?.();
+  return process.memoryUsage().heapUsed;
+}
+
+const fmt = (n: number): string => Math.round(n).toLocaleString('en-US');
+
+async function runtime(): Promise<{ perSecond: number; bytesPerActor: number }> {
+  const log = silentLogger();
+  const journal = new CountingJournal();
+  const hub = new EventHub(1000);
+  const template = (await new FakeDriver({ host: 'bench' }).discover())[0]!;
+  const { deployables: [dep], ...device } = template;
+  const logic = acceleratorLogic(async () => ({}), 30_000);
+  const before = heapUsed();
+  const actors: AcceleratorActor[] = [];
+  for (let i = 0; i < ACTORS; i++) {
+    actors.push(new AcceleratorActor({
+      spec: { host: `host-${i % 1000}`, device, deployable: { ...dep!, uuid: `acc-${i}`, name: `host-${i % 1000}_dev${i}` } },
+      logic,
+      journal, hub, log,
+      onCrash: (_a, err) => { throw err; },
+    }));
+  }
+  const bytesPerActor = (heapUsed() - before) / ACTORS;
+
+  let transitions = 0;
+  hub.subscribe(() => transitions++);
+  const deadline = Date.now() + SECONDS * 1000;
+  // Every actor cycles inactive → installing → ready → uninstalling → inactive, all at once.
+  const start = Date.now();
+  await Promise.all(actors.map(async (a) => {
+    while (Date.now() < deadline) {
+      await a.request({ type: a.state === 'inactive' ? 'ENABLE' : 'DISABLE' });
+    }
+  }));
+  const elapsed = (Date.now() - start) / 1000;
+  for (const a of actors) a.stop();
+  return { perSecond: transitions / elapsed, bytesPerActor };
+}
+
+async function bareXState(): Promise<number> {
+  const machine = acceleratorMachine.provide({ actors: { driverOp: fromPromise(async () => ({})) } });
+  const actors = Array.from({ length: ACTORS }, (_, i) => createActor(machine, { input: { id: `a${i}`, host: 'h', capacity: 16 } }).start());
+  let transitions = 0;
+  const deadline = Date.now() + SECONDS * 1000;
+  const start = Date.now();
+  await Promise.all(actors.map(async (a) => {
+    while (Date.now() < deadline) {
+      const target = a.getSnapshot().value === 'inactive' ? 'ready' : 'inactive';
+      a.send({ type: target === 'ready' ? 'ENABLE' : 'DISABLE' });
+      await new Promise<void>((resolve) => {
+        const sub = a.subscribe((s) => {
+          if (s.value === target) {
+            sub.unsubscribe();
+            resolve();
+          }
+        });
+      });
+      transitions += 2;
+    }
+  }));
+  const elapsed = (Date.now() - start) / 1000;
+  for (const a of actors) a.stop();
+  return transitions / elapsed;
+}
+
+if (!globalThis.gc) console.warn('(run through `npm run bench:transitions` so --expose-gc is on; heap figures are noisier without it)');
+console.log(`bench/transitions: ${fmt(ACTORS)} accelerator actors, ${SECONDS}s per run, Node ${process.versions.node}`);
+const ours = await runtime();
+const bare = await bareXState();
+console.log(`actor runtime:  ${fmt(ours.perSecond)} transitions/s (each recorded, committed to an in-memory journal, published)`);
+console.log(`heap per actor: ${fmt(ours.bytesPerActor)} bytes (${(ours.bytesPerActor / 1024).toFixed(1)} KiB)`);
+console.log(`bare XState:    ${fmt(bare)} transitions/s (same machine, no hosting) — runtime/bare = ${(ours.perSecond / bare).toFixed(2)}`);
