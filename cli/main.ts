@@ -4,6 +4,7 @@ import { createLogger } from '../config/logger.js';
 import type { Static } from '@sinclair/typebox';
 import type { ConfigSchema } from '../config/index.js';
 import { startAllInOne } from '../roles/all-in-one.js';
+import { dbCommand } from '../db/cli.js';
 
 /**
  * `cyborg <role|command>`: one program, a subcommand per role. Flags override the environment,
@@ -37,6 +38,8 @@ export function buildProgram(): Command {
         await running.stop();
       });
     });
+
+  program.addCommand(dbCommand());
 
   return program;
 }

@@ -2,8 +2,9 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { Agent } from '../actors/agent.js';
 import { Conductor } from '../actors/conductor.js';
-import { MemoryJournal, type Journal } from '../actors/journal.js';
+import type { Journal } from '../actors/journal.js';
 import { buildApi } from '../api/server.js';
+import { openJournal } from '../db/index.js';
 import { InProcessBus } from '../bus/in-process.js';
 import type { Config } from '../config/index.js';
 import { FakeDriver } from '../drivers/fake/index.js';
@@ -21,7 +22,7 @@ export interface Running {
 }
 
 export interface AllInOneDeps {
-  /** Defaults to the in-memory journal; the persistence layer passes the embedded database. */
+  /** Defaults to the database of the config (DATABASE_URL, else embedded PGlite under dataDir). */
   journal?: Journal;
   fake?: FakeDriver;
 }
@@ -29,7 +30,9 @@ export interface AllInOneDeps {
 /** API + conductor + one agent with the fake driver, in one process, over the in-process bus. */
 export async function startAllInOne(config: Config, log: Logger, deps: AllInOneDeps = {}): Promise<Running> {
   const bus = new InProcessBus(log.child({ component: 'bus' }));
-  const journal = deps.journal ?? new MemoryJournal();
+  // Without an injected journal: PostgreSQL at DATABASE_URL, or the embedded one under dataDir
+  // (migrations applied either way). Tests of the runtime alone inject a MemoryJournal.
+  const journal = deps.journal ?? await openJournal(config, log.child({ component: 'persistence' }));
   const conductor = new Conductor({ bus, journal, log: log.child({ component: 'conductor' }), timing: config.timing });
   await conductor.start();
   const fake = deps.fake ?? new FakeDriver({ host: config.host, ...config.fake });
