@@ -87,6 +87,27 @@ function lost(from: string) {
   return { target: '#accelerator.offline', actions: { type: 'rememberResume' as const, params: { from } } };
 }
 
+/**
+ * A transient state in which a driver operation runs: the invoked `driverOp`, its outcome, its
+ * timeout (the delay `opTimeout`), and going offline if the host is lost meanwhile.
+ */
+function operation<const T extends readonly string[], const D extends { target: string; actions: unknown }>(
+  name: string, tags: T, onDone: D, failTarget: string,
+) {
+  return {
+    tags,
+    invoke: {
+      id: 'op',
+      src: 'driverOp' as const,
+      input: ({ context }: { context: AcceleratorContext }) => opInput(context),
+      onDone,
+      onError: { target: failTarget, actions: 'recordFailure' as const },
+    },
+    after: { opTimeout: { target: failTarget, actions: 'recordTimeout' as const } },
+    on: { HOST_LOST: lost(name) },
+  };
+}
+
 const afterAttachOrDetach = [
   { guard: 'hasAllocations', target: 'attached' },
   { guard: 'isProgrammed', target: 'programmed' },
@@ -182,18 +203,7 @@ export const acceleratorMachine = setup({
         REMOVE: { target: 'removed' },
       },
     },
-    installing: {
-      tags: ['busy'],
-      invoke: {
-        id: 'op',
-        src: 'driverOp',
-        input: ({ context }) => opInput(context),
-        onDone: { target: 'ready', actions: 'finishOp' },
-        onError: { target: 'error', actions: 'recordFailure' },
-      },
-      after: { opTimeout: { target: 'error', actions: 'recordTimeout' } },
-      on: { HOST_LOST: lost('installing') },
-    },
+    installing: operation('installing', ['busy'], { target: 'ready', actions: 'finishOp' }, 'error'),
     ready: {
       tags: ['allocatable'],
       on: {
@@ -204,18 +214,7 @@ export const acceleratorMachine = setup({
         REMOVE: { target: 'removed' },
       },
     },
-    programming: {
-      tags: ['busy'],
-      invoke: {
-        id: 'op',
-        src: 'driverOp',
-        input: ({ context }) => opInput(context),
-        onDone: { target: 'programmed', actions: ['applyProgram', 'finishOp'] },
-        onError: { target: 'error', actions: 'recordFailure' },
-      },
-      after: { opTimeout: { target: 'error', actions: 'recordTimeout' } },
-      on: { HOST_LOST: lost('programming') },
-    },
+    programming: operation('programming', ['busy'], { target: 'programmed', actions: ['applyProgram', 'finishOp'] }, 'error'),
     programmed: {
       tags: ['allocatable'],
       on: {
@@ -226,19 +225,8 @@ export const acceleratorMachine = setup({
         REMOVE: { target: 'removed', actions: 'clearProgram' },
       },
     },
-    attaching: {
-      tags: ['busy', 'in-use'],
-      invoke: {
-        id: 'op',
-        src: 'driverOp',
-        input: ({ context }) => opInput(context),
-        onDone: { target: 'attached', actions: ['addAllocation', 'finishOp'] },
-        // A failed attach leaves the accelerator where it was: the ARQ records the failure.
-        onError: { target: 'settleAfterFailedAttach', actions: 'recordFailure' },
-      },
-      after: { opTimeout: { target: 'settleAfterFailedAttach', actions: 'recordTimeout' } },
-      on: { HOST_LOST: lost('attaching') },
-    },
+    // A failed attach leaves the accelerator where it was: the ARQ records the failure.
+    attaching: operation('attaching', ['busy', 'in-use'], { target: 'attached', actions: ['addAllocation', 'finishOp'] }, 'settleAfterFailedAttach'),
     settleAfterFailedAttach: {
       always: afterAttachOrDetach.map((t) => ({ ...t, actions: 'finishOp' as const })),
     },
@@ -251,33 +239,11 @@ export const acceleratorMachine = setup({
         DETACH: { guard: 'holdsHandle', target: 'detaching', actions: 'startOp' },
       },
     },
-    detaching: {
-      tags: ['busy', 'in-use'],
-      invoke: {
-        id: 'op',
-        src: 'driverOp',
-        input: ({ context }) => opInput(context),
-        onDone: { target: 'settleAfterDetach', actions: 'removeAllocation' },
-        onError: { target: 'error', actions: 'recordFailure' },
-      },
-      after: { opTimeout: { target: 'error', actions: 'recordTimeout' } },
-      on: { HOST_LOST: lost('detaching') },
-    },
+    detaching: operation('detaching', ['busy', 'in-use'], { target: 'settleAfterDetach', actions: 'removeAllocation' }, 'error'),
     settleAfterDetach: {
       always: afterAttachOrDetach.map((t) => ({ ...t, actions: 'finishOp' as const })),
     },
-    uninstalling: {
-      tags: ['busy'],
-      invoke: {
-        id: 'op',
-        src: 'driverOp',
-        input: ({ context }) => opInput(context),
-        onDone: { target: 'inactive', actions: ['clearProgram', 'finishOp'] },
-        onError: { target: 'error', actions: 'recordFailure' },
-      },
-      after: { opTimeout: { target: 'error', actions: 'recordTimeout' } },
-      on: { HOST_LOST: lost('uninstalling') },
-    },
+    uninstalling: operation('uninstalling', ['busy'], { target: 'inactive', actions: ['clearProgram', 'finishOp'] }, 'error'),
     error: {
       on: {
         HOST_LOST: lost('error'),
