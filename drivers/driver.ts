@@ -60,9 +60,50 @@ export interface UsageReporter {
   usage(): Promise<Usage[]>;
 }
 
+/** Arguments of a host-level driver operation (install / uninstall / update of the driver itself). */
+export interface LifecycleRequest {
+  key: string;
+  /** The version to install or update to; absent means the version the agent ships. */
+  version?: string;
+}
+
+/**
+ * Installs, removes and updates the driver itself on its host (kernel modules, helper packages,
+ * firmware): the spec's install-driver / uninstall-driver / update-driver. Resolves with the
+ * version now on the host. Idempotent: installing what is installed changes nothing.
+ */
+export interface DriverLifecycle {
+  installDriver(req: LifecycleRequest): Promise<{ version: string }>;
+  uninstallDriver(req: LifecycleRequest): Promise<void>;
+  updateDriver(req: LifecycleRequest): Promise<{ version: string }>;
+}
+
+/** One service a backend offers on one device: a virtual function, an mdev type, a programmed function. */
+export interface BackendService {
+  /** Stable: derived from host, PCI address and service name. */
+  id: string;
+  deviceUuid: string;
+  /** PCI address of the device (its physical function) that offers it. */
+  address: string;
+  kind: 'vf' | 'mdev_type' | 'function' | 'passthrough';
+  name: string;
+  /** How many more can be used now (free VFs, available mdev instances); absent when not countable. */
+  available?: number;
+  /** How many exist in all (VFs enabled, mdevs created + available). */
+  total?: number;
+  details: Record<string, string>;
+}
+
+/** Lists the services of each device a backend manages (what `discover-services` asks for). */
+export interface ServiceReporter {
+  services(): Promise<BackendService[]>;
+}
+
 // Optional abilities are detected at run time rather than declared as methods that throw.
 export const canInstall = (d: Driver): d is Driver & Installer => typeof (d as Partial<Installer>).install === 'function';
 export const canProgram = (d: Driver): d is Driver & Programmer => typeof (d as Partial<Programmer>).program === 'function';
 export const canAttach = (d: Driver): d is Driver & AttachPreparer => typeof (d as Partial<AttachPreparer>).prepareAttach === 'function';
 export const canReportHealth = (d: Driver): d is Driver & HealthReporter => typeof (d as Partial<HealthReporter>).health === 'function';
 export const canReportUsage = (d: Driver): d is Driver & UsageReporter => typeof (d as Partial<UsageReporter>).usage === 'function';
+export const canManageLifecycle = (d: Driver): d is Driver & DriverLifecycle => typeof (d as Partial<DriverLifecycle>).installDriver === 'function';
+export const canReportServices = (d: Driver): d is Driver & ServiceReporter => typeof (d as Partial<ServiceReporter>).services === 'function';
