@@ -11,7 +11,7 @@ import { ArqActor, arqLogic, type ArqView } from './arq-actor.js';
 import { DocumentStore } from './documents.js';
 import { EventHub } from './events.js';
 import { HostActor, hostLogic, type HostActorOptions, type HostView, type Timing } from './host-actor.js';
-import type { Journal, MachineRecord, TransitionRecord } from './journal.js';
+import type { Journal, MachineRecord, Recovered, TransitionRecord } from './journal.js';
 import type { RequestMeta } from './machine-host.js';
 
 export interface ConductorOptions {
@@ -60,7 +60,7 @@ export class Conductor implements ControlPlane {
     const queue = { queue: 'cyborg-conductors' };
     this.subs.push(
       bus.respond(Subjects.register, RegisterMessage, RegisterReply, async (msg) => {
-        await this.hostFor(msg.host).register(msg.agentId, 0, msg.drivers);
+        await this.hostFor(msg.host).register(msg.agentId, msg.epoch ?? 0, msg.drivers);
         this.opts.log.info({ host: msg.host, agentId: msg.agentId, drivers: msg.drivers }, 'agent registered');
         return { ok: true, heartbeatIntervalMs: this.opts.timing.heartbeatIntervalMs };
       }, queue),
@@ -222,6 +222,28 @@ export class Conductor implements ControlPlane {
       this.arqs.delete(uuid);
     }
     return view;
+  }
+
+  /**
+   * Builds a host from its recorded state, replacing any actor of that name: a conductor taking
+   * over a host whose lease another conductor held (roles/conductor.ts, actors/host-router.ts).
+   */
+  adoptHost(h: Recovered['hosts'][number], acceleratorRecords?: Map<string, MachineRecord>): HostActor {
+    this.hosts.get(h.host)?.stop();
+    const actor = new HostActor({
+      name: h.host, bus: this.opts.bus, journal: this.opts.journal, hub: this.hub, log: this.opts.log, timing: this.opts.timing,
+      record: h.record, drivers: h.drivers, devices: h.devices, acceleratorRecords, logic: this.logic,
+    });
+    this.hosts.set(h.host, actor);
+    return actor;
+  }
+
+  /** Stops a host's actors without writing anything: its lease moved to another conductor. */
+  releaseHost(name: string): boolean {
+    const h = this.hosts.get(name);
+    if (!h) return false;
+    h.stop();
+    return this.hosts.delete(name);
   }
 
   // --- internals ----------------------------------------------------------------------------

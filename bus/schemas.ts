@@ -44,6 +44,7 @@ export const RegisterMessage = Type.Object({
   host: Type.String({ minLength: 1 }),
   agentId: Type.String({ description: 'unique per agent process start' }),
   drivers: Type.Array(DriverInfo),
+  epoch: Type.Optional(Type.Integer({ minimum: 0, description: 'increments on each agent start (its local cache keeps it)' })),
 });
 export const RegisterReply = Type.Object({ ok: Type.Boolean(), heartbeatIntervalMs: Type.Integer() });
 

@@ -29,6 +29,16 @@ export const ConfigSchema = Type.Object({
   placementUrl: Type.Optional(Type.String()),
   placementToken: Type.String({ default: 'admin' }),
   novaUrl: Type.Optional(Type.String()),
+  /** Distributed roles over NATS (see docs/distributed.md). */
+  distributed: Type.Object({
+    subjectPrefix: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_-]+$', description: 'prepended to every subject; isolates deployments and tests' })),
+    conductorId: Type.Optional(Type.String({ minLength: 1, description: 'this conductor\'s lease identity; default: host name + random suffix' })),
+    leases: Type.Boolean({ default: true, description: 'host ownership leases in JetStream KV (off: a single conductor owns every host)' }),
+    leaseTtlMs: Type.Integer({ minimum: 100, default: 10_000 }),
+    leaseRenewMs: Type.Integer({ minimum: 50, default: 2_000 }),
+    requestTimeoutMs: Type.Integer({ minimum: 1, default: 10_000 }),
+    metricsPort: Type.Integer({ minimum: -1, maximum: 65535, default: 9180, description: 'agent / conductor health + /metrics listener; 0: any free port, -1: off' }),
+  }, { default: {} }),
   fake: Type.Object({
     gpus: Type.Integer({ minimum: 0, default: 2 }),
     nics: Type.Integer({ minimum: 0, default: 1 }),
@@ -86,6 +96,15 @@ export function loadConfig(overrides: DeepPartial<Static<typeof ConfigSchema>> =
     placementUrl: env.PLACEMENT_URL,
     placementToken: env.PLACEMENT_TOKEN,
     novaUrl: env.NOVA_URL,
+    distributed: defined({
+      subjectPrefix: env.CYBORG_SUBJECT_PREFIX,
+      conductorId: env.CYBORG_CONDUCTOR_ID,
+      leases: env.CYBORG_LEASES === undefined ? undefined : env.CYBORG_LEASES !== '0' && env.CYBORG_LEASES !== 'false',
+      leaseTtlMs: int(env, 'CYBORG_LEASE_TTL_MS'),
+      leaseRenewMs: int(env, 'CYBORG_LEASE_RENEW_MS'),
+      requestTimeoutMs: int(env, 'CYBORG_REQUEST_TIMEOUT_MS'),
+      metricsPort: int(env, 'CYBORG_METRICS_PORT'),
+    }),
     fake: defined({
       gpus: int(env, 'CYBORG_FAKE_GPUS'), nics: int(env, 'CYBORG_FAKE_NICS'),
       vfsPerNic: int(env, 'CYBORG_FAKE_VFS_PER_NIC'), opDelayMs: int(env, 'CYBORG_FAKE_OP_DELAY_MS'),

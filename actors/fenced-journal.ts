@@ -1,0 +1,86 @@
+import { CyborgError } from '../errors/index.js';
+import type { Change, Journal, Recovered, TransitionRecord } from './journal.js';
+
+/** What the fence asks of the lease table. */
+export interface Fence {
+  valid(): boolean;
+  owns(host: string): boolean;
+}
+
+/** The host a change is about, if any. */
+function hostOf(c: Change): string | undefined {
+  switch (c.type) {
+    case 'host':
+    case 'inventory':
+    case 'accelerator':
+      return c.host;
+    case 'transition':
+      return c.record.kind === 'arq' ? undefined : c.record.host;
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * A Journal decorator that refuses writes a conductor may no longer make: any write once its own
+ * lease has lapsed, and a host's writes unless it holds that host's lease. The conductor keeps
+ * working against the Journal port unchanged; what it cannot write it cannot acknowledge.
+ *
+ * `load()` hands the conductor only what is not host-owned (ARQs, documents) and keeps the
+ * hosts aside: they are adopted one by one as their leases are taken (see HostAdopter).
+ */
+export class FencedJournal implements Journal {
+  /** The start-time snapshot of host-owned state, by host; entries leave as their hosts are adopted. */
+  private startup = new Map<string, { host: Recovered['hosts'][number]; accelerators: Recovered['accelerators'] }>();
+
+  constructor(readonly inner: Journal, private readonly fence: Fence) {}
+
+  async commit(changes: Change[]): Promise<void> {
+    if (!this.fence.valid()) throw new CyborgError('lease.lost', 'this conductor\'s lease has lapsed; it may not write');
+    for (const c of changes) {
+      const host = hostOf(c);
+      if (host !== undefined && !this.fence.owns(host)) {
+        throw new CyborgError('lease.not_owner', `this conductor does not hold the lease of host ${host}`, { host });
+      }
+    }
+    return this.inner.commit(changes);
+  }
+
+  async load(): Promise<Recovered> {
+    const all = await this.inner.load();
+    this.startup = index(all);
+    return { hosts: [], accelerators: [], arqs: all.arqs, documents: all.documents };
+  }
+
+  /**
+   * The recorded state of some hosts: from the start-time snapshot when `fresh` is false (a host
+   * nobody owned before), else read anew (a takeover: the previous owner wrote since we started).
+   */
+  async hostsState(hosts: string[], fresh: boolean): Promise<Recovered> {
+    const src = fresh ? index(await this.inner.load()) : this.startup;
+    const out: Recovered = { hosts: [], accelerators: [], arqs: [], documents: [] };
+    for (const h of hosts) {
+      const s = src.get(h);
+      this.startup.delete(h);
+      if (!s) continue;
+      out.hosts.push(s.host);
+      out.accelerators.push(...s.accelerators);
+    }
+    return out;
+  }
+
+  history(id: string, limit: number): Promise<TransitionRecord[]> {
+    return this.inner.history(id, limit);
+  }
+
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+}
+
+function index(r: Recovered): Map<string, { host: Recovered['hosts'][number]; accelerators: Recovered['accelerators'] }> {
+  const m = new Map<string, { host: Recovered['hosts'][number]; accelerators: Recovered['accelerators'] }>();
+  for (const h of r.hosts) m.set(h.host, { host: h, accelerators: [] });
+  for (const a of r.accelerators) m.get(a.host)?.accelerators.push(a);
+  return m;
+}

@@ -1,0 +1,160 @@
+import type { Static, TSchema } from '@sinclair/typebox';
+import type { Logger } from 'pino';
+import type { Bus, MessageHandler, RequestHandler, SubscribeOptions, Unsubscribe } from '../bus/bus.js';
+import { Subjects } from '../bus/subjects.js';
+import type { Conductor } from './conductor.js';
+import type { FencedJournal } from './fenced-journal.js';
+import type { MachineRecord } from './journal.js';
+import type { LeaseTable } from './lease.js';
+
+type Kind = 'register' | 'inventory' | 'heartbeat';
+type Route = { mine: true } | { mine: false; owner: string | undefined };
+
+export interface HostRouterOptions {
+  conductor: Conductor;
+  /** The bus the router forwards on (the plain one, not the one it wraps for the conductor). */
+  bus: Bus;
+  lease: LeaseTable;
+  journal: FencedJournal;
+  log: Logger;
+  forwardTimeoutMs: number;
+}
+
+/**
+ * Decides, for each agent report, whether this conductor handles it: reports reach any
+ * conductor of the queue group; the one that holds the host's lease handles them. A report for
+ * a host nobody holds (or whose holder died) makes this conductor claim the lease and adopt the
+ * host, rebuilt from the database; a report for a host another conductor holds is forwarded to it.
+ */
+export class HostRouter {
+  private pending = new Map<string, Promise<Route>>();
+  private takingOver = false;
+
+  constructor(private readonly opts: HostRouterOptions) {}
+
+  route(host: string): Promise<Route> | Route {
+    const { lease } = this.opts;
+    if (lease.owns(host)) return { mine: true };
+    const owner = lease.ownerOf(host);
+    if (owner && owner !== lease.id) return { mine: false, owner };
+    let p = this.pending.get(host);
+    if (!p) {
+      p = this.claim(host).finally(() => this.pending.delete(host));
+      this.pending.set(host, p);
+    }
+    return p;
+  }
+
+  /** The lease watch saw these hosts move away (or our lease lapse): stop writing them. */
+  release(hosts: string[]): void {
+    for (const name of hosts) {
+      if (this.opts.conductor.releaseHost(name)) this.opts.log.warn({ host: name }, 'released a host: its lease is no longer ours');
+    }
+  }
+
+  /** Orphans found by the lease table: claim each (CAS), then rebuild the ones won in one load. */
+  async takeOver(hosts: string[]): Promise<void> {
+    if (this.takingOver) return;
+    this.takingOver = true;
+    try {
+      const won: string[] = [];
+      for (const host of hosts) {
+        const c = await this.opts.lease.claim(host).catch(() => undefined);
+        if (c?.mine) won.push(host);
+      }
+      if (won.length > 0) {
+        await this.adopt(won, true);
+        this.opts.log.warn({ hosts: won.length, conductorId: this.opts.lease.id }, 'took over the hosts of an expired conductor lease');
+      }
+    } finally {
+      this.takingOver = false;
+    }
+  }
+
+  private async claim(host: string): Promise<Route> {
+    const c = await this.opts.lease.claim(host);
+    if (!c.mine) return { mine: false, owner: c.owner };
+    if (!this.opts.conductor.hosts.has(host)) await this.adopt([host], c.takeover);
+    return { mine: true };
+  }
+
+  /** Rebuilds hosts this conductor just took, from what the database holds for them. */
+  private async adopt(hosts: string[], fresh: boolean): Promise<void> {
+    const state = await this.opts.journal.hostsState(hosts, fresh);
+    const records = new Map<string, Map<string, MachineRecord>>();
+    for (const a of state.accelerators) {
+      const m = records.get(a.host) ?? new Map<string, MachineRecord>();
+      m.set(a.id, a.record);
+      records.set(a.host, m);
+    }
+    for (const h of state.hosts) {
+      this.opts.conductor.adoptHost(h, records.get(h.host));
+      this.opts.log.info({ host: h.host, accelerators: records.get(h.host)?.size ?? 0 }, 'adopted a host from the database');
+    }
+  }
+
+  /** The bus the Conductor is given: agent reports pass through route() first. */
+  wrap(inner: Bus): Bus {
+    return new RoutedBus(inner, this, this.opts.lease.id, this.opts.forwardTimeoutMs, this.opts.log);
+  }
+}
+
+const KINDS: Record<string, Kind> = { [Subjects.register]: 'register', [Subjects.inventory]: 'inventory', [Subjects.heartbeat]: 'heartbeat' };
+
+/** A Bus decorator: host-addressed agent reports go to the lease holder; everything else passes. */
+class RoutedBus implements Bus {
+  constructor(
+    private readonly inner: Bus, private readonly router: HostRouter, private readonly me: string,
+    private readonly timeoutMs: number, private readonly log: Logger,
+  ) {}
+
+  publish<M extends TSchema>(subject: string, schema: M, msg: Static<M>): void {
+    this.inner.publish(subject, schema, msg);
+  }
+
+  request<Req extends TSchema, Rep extends TSchema>(subject: string, reqSchema: Req, repSchema: Rep, msg: Static<Req>, opts: { timeoutMs: number }): Promise<Static<Rep>> {
+    return this.inner.request(subject, reqSchema, repSchema, msg, opts);
+  }
+
+  subscribe<M extends TSchema>(subject: string, schema: M, handler: MessageHandler<M>, opts?: SubscribeOptions): Unsubscribe {
+    const kind = KINDS[subject];
+    if (!kind) return this.inner.subscribe(subject, schema, handler, opts);
+    const routed: MessageHandler<M> = async (msg, subj) => {
+      const r = await this.router.route(hostOf(msg));
+      if (r.mine) return handler(msg, subj);
+      if (r.owner) this.inner.publish(Subjects.conductorForward(r.owner, kind), schema, msg);
+    };
+    // Forwarded to us: handle if ours, never forward again (no loops while leases move).
+    const direct: MessageHandler<M> = async (msg, subj) => {
+      if ((await this.router.route(hostOf(msg))).mine) return handler(msg, subj);
+      this.log.debug({ host: hostOf(msg), kind }, 'dropped a forwarded report for a host that is not ours');
+    };
+    const offs = [this.inner.subscribe(subject, schema, routed, opts), this.inner.subscribe(Subjects.conductorForward(this.me, kind), schema, direct)];
+    return () => offs.forEach((o) => o());
+  }
+
+  respond<Req extends TSchema, Rep extends TSchema>(subject: string, reqSchema: Req, repSchema: Rep, handler: RequestHandler<Req, Rep>, opts?: SubscribeOptions): Unsubscribe {
+    const kind = KINDS[subject];
+    if (!kind) return this.inner.respond(subject, reqSchema, repSchema, handler, opts);
+    const routed: RequestHandler<Req, Rep> = async (msg, subj) => {
+      const r = await this.router.route(hostOf(msg));
+      if (r.mine) return handler(msg, subj);
+      if (!r.owner) throw new Error(`no conductor holds host ${hostOf(msg)}`);
+      return this.inner.request(Subjects.conductorForward(r.owner, kind), reqSchema, repSchema, msg, { timeoutMs: this.timeoutMs });
+    };
+    const direct: RequestHandler<Req, Rep> = async (msg, subj) => {
+      if ((await this.router.route(hostOf(msg))).mine) return handler(msg, subj);
+      throw new Error(`host ${hostOf(msg)} is not held by conductor ${this.me}`);
+    };
+    const offs = [this.inner.respond(subject, reqSchema, repSchema, routed, opts), this.inner.respond(Subjects.conductorForward(this.me, kind), reqSchema, repSchema, direct)];
+    return () => offs.forEach((o) => o());
+  }
+
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+}
+
+function hostOf(msg: unknown): string {
+  return (msg as { host: string }).host;
+}

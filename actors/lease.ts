@@ -1,0 +1,268 @@
+import type { KV } from '@nats-io/kv';
+import type { Logger } from 'pino';
+
+/**
+ * Host ownership among several conductors, held in a JetStream KV bucket (nats-server 2.9 has no
+ * per-message TTL, so expiry is a timestamp in the record and every change is a compare-and-set
+ * on the key's revision):
+ *
+ * - `conductor.<id>` = { id, expiresAt }: the conductor's own lease, renewed every `renewMs`.
+ * - `host.<b64(host)>` = { host, owner }: which conductor owns the host. Valid while the owner's
+ *   lease is. Another conductor takes the host over only once that lease has expired (plus a
+ *   grace), by CAS on the host key's revision, so exactly one of several racing wins.
+ *
+ * Fencing: a conductor counts itself the owner only until `lastRenewal + ttl - margin` by its
+ * own clock (others wait for `expiresAt + grace` by theirs), and after a lapse it re-verifies each
+ * host record before writing again. Ownership moving away is seen through a KV watch.
+ */
+export interface LeaseOptions {
+  kv: KV;
+  conductorId: string;
+  ttlMs: number;
+  renewMs: number;
+  log: Logger;
+  /** A host whose record moved to another conductor, or every host when our lease lapsed. */
+  onLost?: (hosts: string[]) => void;
+  /** Hosts whose owner's lease has expired: candidates for takeover. */
+  onOrphans?: (hosts: string[]) => void;
+}
+
+interface ConductorRec {
+  id: string;
+  expiresAt: number;
+}
+
+interface HostRec {
+  host: string;
+  owner: string;
+}
+
+export type Claim = { mine: true; takeover: boolean } | { mine: false; owner: string };
+
+const enc = new TextEncoder();
+const GRACE_MS = 500;
+
+export function hostKey(host: string): string {
+  return `host.${Buffer.from(host).toString('base64url')}`;
+}
+
+function conductorKey(id: string): string {
+  return `conductor.${Buffer.from(id).toString('base64url')}`;
+}
+
+export class LeaseTable {
+  readonly id: string;
+  private conductors = new Map<string, ConductorRec>();
+  private hosts = new Map<string, HostRec & { revision: number }>();
+  /** Hosts we own and have verified since our last lapse. */
+  private mine = new Set<string>();
+  private myRevision = 0;
+  private lastRenewal = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private watchStop: (() => void) | undefined;
+  private stopped = false;
+
+  constructor(private readonly opts: LeaseOptions) {
+    this.id = opts.conductorId;
+  }
+
+  /** Takes the conductor's own lease and starts the watch that mirrors every record. */
+  async start(): Promise<void> {
+    const rec: ConductorRec = { id: this.id, expiresAt: Date.now() + this.opts.ttlMs };
+    this.myRevision = await this.opts.kv.put(conductorKey(this.id), enc.encode(JSON.stringify(rec)));
+    this.lastRenewal = Date.now();
+    this.conductors.set(this.id, rec);
+    const iter = await this.opts.kv.watch({ key: '>' });
+    this.watchStop = () => iter.stop();
+    let initial = true;
+    const ready = new Promise<void>((resolve) => {
+      void (async () => {
+        for await (const e of iter) {
+          this.apply(e.key, e.operation, e.revision, e.operation === 'PUT' ? e.value : undefined);
+          if (initial && (e.delta ?? 0) === 0) {
+            initial = false;
+            resolve();
+          }
+        }
+      })().catch((err: unknown) => this.opts.log.error({ err }, 'lease watch ended'));
+      // An empty bucket yields nothing: our own put above guarantees at least one entry.
+    });
+    await ready;
+    this.timer = setInterval(() => void this.tick(), this.opts.renewMs);
+    this.timer.unref();
+  }
+
+  /** True while our own lease is certainly valid by our clock. */
+  valid(now = Date.now()): boolean {
+    return !this.stopped && now < this.lastRenewal + this.opts.ttlMs - Math.min(this.opts.renewMs, this.opts.ttlMs / 4);
+  }
+
+  owns(host: string): boolean {
+    return this.mine.has(host) && this.valid();
+  }
+
+  ownedHosts(): string[] {
+    return [...this.mine];
+  }
+
+  /** The conductor that owns `host` now (ours or another live one), or undefined when none does. */
+  ownerOf(host: string, now = Date.now()): string | undefined {
+    const h = this.hosts.get(host);
+    if (!h) return undefined;
+    return this.alive(h.owner, now) ? h.owner : undefined;
+  }
+
+  /** Live conductors, ours included. */
+  liveConductors(now = Date.now()): string[] {
+    return [...this.conductors.values()].filter((c) => this.alive(c.id, now)).map((c) => c.id);
+  }
+
+  /**
+   * Makes us the owner of `host` if nobody holds it or its owner's lease expired; otherwise
+   * says who owns it. Compare-and-set on the host key: of racing conductors exactly one wins.
+   */
+  async claim(host: string): Promise<Claim> {
+    if (this.owns(host)) return { mine: true, takeover: false };
+    if (!this.valid()) throw Object.assign(new Error('our conductor lease is not valid'), { code: 'lease.lost' });
+    const key = hostKey(host);
+    const body = enc.encode(JSON.stringify({ host, owner: this.id } satisfies HostRec));
+    const current = await this.opts.kv.get(key);
+    try {
+      if (!current || current.operation !== 'PUT') {
+        const revision = await this.opts.kv.create(key, body);
+        this.take(host, revision);
+        // A delete marker means another conductor owned it and let go: its writes are newer than our start.
+        return { mine: true, takeover: current !== null };
+      }
+      const rec = current.json<HostRec>();
+      if (rec.owner === this.id) {
+        this.take(host, current.revision);
+        return { mine: true, takeover: false };
+      }
+      if (this.alive(rec.owner)) return { mine: false, owner: rec.owner };
+      const revision = await this.opts.kv.update(key, body, current.revision);
+      this.opts.log.warn({ host, from: rec.owner, conductorId: this.id }, 'took over a host whose conductor lease expired');
+      this.take(host, revision);
+      return { mine: true, takeover: true };
+    } catch (err) {
+      // Lost the race: someone else wrote the key first. Read who.
+      const now = await this.opts.kv.get(key);
+      const rec = now?.operation === 'PUT' ? now.json<HostRec>() : undefined;
+      if (rec && rec.owner !== this.id) return { mine: false, owner: rec.owner };
+      throw err;
+    }
+  }
+
+  /** Gives our hosts and our lease back (graceful stop): others take over at once. */
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    clearInterval(this.timer);
+    for (const host of this.mine) {
+      const h = this.hosts.get(host);
+      if (h) await this.opts.kv.delete(hostKey(host), { previousSeq: h.revision }).catch(() => undefined);
+    }
+    await this.opts.kv.delete(conductorKey(this.id), { previousSeq: this.myRevision }).catch(() => undefined);
+    this.stopped = true;
+    this.mine.clear();
+    this.watchStop?.();
+  }
+
+  private take(host: string, revision: number): void {
+    this.hosts.set(host, { host, owner: this.id, revision });
+    this.mine.add(host);
+  }
+
+  private alive(id: string, now = Date.now()): boolean {
+    if (id === this.id) return this.valid(now);
+    const c = this.conductors.get(id);
+    return c !== undefined && now < c.expiresAt + GRACE_MS;
+  }
+
+  private apply(key: string, op: string, revision: number, value: Uint8Array | undefined): void {
+    const [kind] = key.split('.');
+    const parsed = value ? safeJson(value) : undefined;
+    if (kind === 'conductor') {
+      const rec = parsed as ConductorRec | undefined;
+      const id = rec?.id ?? Buffer.from(key.slice('conductor.'.length), 'base64url').toString();
+      if (op === 'PUT' && rec) this.conductors.set(id, rec);
+      else if (id !== this.id) this.conductors.delete(id);
+      return;
+    }
+    if (kind !== 'host') return;
+    const host = (parsed as HostRec | undefined)?.host ?? Buffer.from(key.slice('host.'.length), 'base64url').toString();
+    if (op !== 'PUT' || !parsed) {
+      this.hosts.delete(host);
+      if (this.mine.delete(host)) this.opts.onLost?.([host]);
+      return;
+    }
+    const rec = parsed as HostRec;
+    this.hosts.set(host, { ...rec, revision });
+    if (rec.owner !== this.id && this.mine.delete(host)) {
+      this.opts.log.warn({ host, owner: rec.owner, conductorId: this.id }, 'host moved to another conductor');
+      this.opts.onLost?.([host]);
+    }
+  }
+
+  /** Renews our lease; after a lapse re-verifies our hosts; then looks for orphans to take over. */
+  private async tick(): Promise<void> {
+    if (this.stopped) return;
+    const lapsed = !this.valid();
+    try {
+      const rec: ConductorRec = { id: this.id, expiresAt: Date.now() + this.opts.ttlMs };
+      const started = Date.now();
+      this.myRevision = await this.opts.kv.update(conductorKey(this.id), enc.encode(JSON.stringify(rec)), this.myRevision);
+      this.lastRenewal = started;
+    } catch (err) {
+      this.opts.log.error({ err, conductorId: this.id, lapsed }, 'could not renew the conductor lease');
+      if (!this.valid() && this.mine.size > 0) this.opts.onLost?.([...this.mine]);
+      if (!this.valid()) this.mine.clear();
+      await this.recreate();
+      return;
+    }
+    if (lapsed) await this.reverify();
+    const now = Date.now();
+    // Orphans: hosts of dead conductors, and ours that we let go of during a lapse.
+    const orphans = [...this.hosts.values()]
+      .filter((h) => (h.owner === this.id ? !this.mine.has(h.host) : !this.alive(h.owner, now)))
+      .map((h) => h.host);
+    if (orphans.length > 0) this.opts.onOrphans?.(orphans);
+  }
+
+  /** Our record was changed or lost (a server that forgot its store): start a fresh lease. */
+  private async recreate(): Promise<void> {
+    try {
+      const cur = await this.opts.kv.get(conductorKey(this.id));
+      if (cur && cur.operation === 'PUT' && cur.revision !== this.myRevision) {
+        this.myRevision = cur.revision;
+        return; // the next tick's CAS uses the revision we now know
+      }
+      if (!cur || cur.operation !== 'PUT') {
+        const rec: ConductorRec = { id: this.id, expiresAt: Date.now() + this.opts.ttlMs };
+        this.myRevision = await this.opts.kv.put(conductorKey(this.id), enc.encode(JSON.stringify(rec)));
+      }
+    } catch {
+      // NATS is away: the next tick tries again.
+    }
+  }
+
+  private async reverify(): Promise<void> {
+    const lost: string[] = [];
+    for (const host of [...this.mine]) {
+      const cur = await this.opts.kv.get(hostKey(host)).catch(() => null);
+      const rec = cur?.operation === 'PUT' ? cur.json<HostRec>() : undefined;
+      if (!rec || rec.owner !== this.id) {
+        this.mine.delete(host);
+        lost.push(host);
+      }
+    }
+    if (lost.length > 0) this.opts.onLost?.(lost);
+  }
+}
+
+function safeJson(v: Uint8Array): unknown {
+  try {
+    return JSON.parse(Buffer.from(v).toString());
+  } catch {
+    return undefined;
+  }
+}
