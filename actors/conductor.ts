@@ -10,6 +10,7 @@ import { acceleratorLogic, type AcceleratorActor, type AcceleratorView } from '.
 import { ArqActor, arqLogic, type ArqView } from './arq-actor.js';
 import { DocumentStore } from './documents.js';
 import { EventHub } from './events.js';
+import type { PlacementStatusView } from './placement-sync.js';
 import { HostActor, hostLogic, type HostActorOptions, type HostView, type Timing } from './host-actor.js';
 import type { Journal, MachineRecord, Recovered, TransitionRecord } from './journal.js';
 import type { RequestMeta } from './machine-host.js';
@@ -30,6 +31,8 @@ export interface ConductorOptions {
  */
 export class Conductor implements ControlPlane {
   readonly hub = new EventHub();
+  /** Each accelerator's Placement sync state, set by the role that starts a PlacementSync. */
+  placementLookup: ((id: string) => PlacementStatusView | undefined) | null = null;
   readonly hosts = new Map<string, HostActor>();
   readonly arqs = new Map<string, ArqActor>();
   readonly documents: DocumentStore;
@@ -117,6 +120,10 @@ export class Conductor implements ControlPlane {
       }
     }
     return out;
+  }
+
+  placementStatus(id: string): PlacementStatusView | undefined {
+    return this.placementLookup?.(id);
   }
 
   getAccelerator(id: string): AcceleratorView {

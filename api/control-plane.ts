@@ -3,6 +3,7 @@ import type { ArqView } from '../actors/arq-actor.js';
 import type { EventHub } from '../actors/events.js';
 import type { HostView } from '../actors/host-actor.js';
 import type { TransitionRecord } from '../actors/journal.js';
+import type { PlacementStatusView } from '../actors/placement-sync.js';
 import type { RequestMeta } from '../actors/machine-host.js';
 import type { DeviceT } from '../bus/schemas.js';
 import type { AcceleratorEvent, Binding } from '../machines/index.js';
@@ -25,6 +26,8 @@ export interface ControlPlane {
   hostInventory(name: string): DeviceT[];
   listAccelerators(filter?: AcceleratorFilter): AcceleratorView[];
   getAccelerator(id: string): AcceleratorView;
+  /** An accelerator's Placement sync state; absent where no Placement sync runs. */
+  placementStatus?(id: string): PlacementStatusView | undefined;
   /** The committed transition log of one accelerator, ARQ or host (oldest first). */
   history(id: string, limit?: number): Promise<TransitionRecord[]>;
   act(id: string, event: AcceleratorEvent, meta?: RequestMeta): Promise<AcceleratorView>;

@@ -28,6 +28,14 @@ export const ConfigSchema = Type.Object({
   natsUrl: Type.Optional(Type.String()),
   placementUrl: Type.Optional(Type.String()),
   placementToken: Type.String({ default: 'admin' }),
+  /** Placement sync (see docs/placement.md); runs only when `placementUrl` is set. */
+  placement: Type.Object({
+    timeoutMs: Type.Integer({ minimum: 1, default: 10_000, description: 'per-request timeout' }),
+    resourceProviderName: Type.String({ minLength: 1, default: '{host}', description: 'Cyborg\'s resource_provider_name: the compute node provider\'s name; {host} is the agent\'s host' }),
+    createRootProviders: Type.Optional(Type.Boolean({ description: 'Nova-less: create a root provider per host when none exists (default: on in all-in-one, off otherwise)' })),
+    syncIntervalMs: Type.Integer({ minimum: 100, default: 60_000, description: 'full reconcile period (out-of-band changes, stale providers)' }),
+    concurrency: Type.Integer({ minimum: 1, maximum: 64, default: 8, description: 'Placement requests in flight at once' }),
+  }, { default: {} }),
   novaUrl: Type.Optional(Type.String()),
   /** Distributed roles over NATS (see docs/distributed.md). */
   distributed: Type.Object({
@@ -95,6 +103,13 @@ export function loadConfig(overrides: DeepPartial<Static<typeof ConfigSchema>> =
     natsUrl: env.NATS_URL,
     placementUrl: env.PLACEMENT_URL,
     placementToken: env.PLACEMENT_TOKEN,
+    placement: defined({
+      timeoutMs: int(env, 'PLACEMENT_TIMEOUT_MS'),
+      resourceProviderName: env.PLACEMENT_RESOURCE_PROVIDER_NAME,
+      createRootProviders: env.PLACEMENT_CREATE_ROOT_PROVIDERS === undefined ? undefined : env.PLACEMENT_CREATE_ROOT_PROVIDERS === '1' || env.PLACEMENT_CREATE_ROOT_PROVIDERS === 'true',
+      syncIntervalMs: int(env, 'PLACEMENT_SYNC_INTERVAL_MS'),
+      concurrency: int(env, 'PLACEMENT_CONCURRENCY'),
+    }),
     novaUrl: env.NOVA_URL,
     distributed: defined({
       subjectPrefix: env.CYBORG_SUBJECT_PREFIX,

@@ -22,6 +22,9 @@ export const ErrorCodes = {
   // Distributed roles: a conductor whose host lease lapsed or moved must not write.
   'lease.lost': 503,
   'lease.not_owner': 409,
+  // Placement sync (openstack/placement): Placement's own code rides along as `placementCode`.
+  'placement.unavailable': 503,
+  'placement.request_failed': 502,
 } as const;
 
 export type ErrorCode = keyof typeof ErrorCodes;

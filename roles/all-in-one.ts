@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { Agent } from '../actors/agent.js';
 import { Conductor } from '../actors/conductor.js';
+import { startPlacementSync } from '../actors/placement-sync.js';
 import type { Journal } from '../actors/journal.js';
 import { buildApi } from '../api/server.js';
 import { openJournal } from '../db/index.js';
@@ -35,6 +36,8 @@ export async function startAllInOne(config: Config, log: Logger, deps: AllInOneD
   const journal = deps.journal ?? await openJournal(config, log.child({ component: 'persistence' }));
   const conductor = new Conductor({ bus, journal, log: log.child({ component: 'conductor' }), timing: config.timing });
   await conductor.start();
+  // Nova-less by default here: the host's root provider is created when Placement lacks it.
+  const placement = startPlacementSync(config, conductor, log.child({ component: 'placement' }), true);
   const fake = deps.fake ?? new FakeDriver({ host: config.host, ...config.fake });
   const agent = new Agent({
     host: config.host,
@@ -58,6 +61,7 @@ export async function startAllInOne(config: Config, log: Logger, deps: AllInOneD
     stop: () => (stopped ??= (async () => {
       await app.close();
       await agent.stop();
+      placement?.stop();
       await conductor.stop();
       await bus.close();
       await journal.close();

@@ -2,10 +2,20 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type, type Static } from '@sinclair/typebox';
 import { randomUUID } from 'node:crypto';
 import type { AcceleratorView } from '../../actors/accelerator-actor.js';
+import type { PlacementStatusView } from '../../actors/placement-sync.js';
 import { DriverError } from '../../errors/index.js';
 import type { AcceleratorEvent, DriverOp } from '../../machines/index.js';
 import type { ControlPlane } from '../control-plane.js';
 import { ErrorSchema, Uuid } from './shared.js';
+
+/** Whether Placement holds what this accelerator is (docs/placement.md). */
+const PlacementSyncSchema = Type.Object({
+  status: Type.Union([Type.Literal('in_sync'), Type.Literal('pending'), Type.Literal('error')]),
+  reason: Type.Union([Type.String(), Type.Null()]),
+  flags: Type.Array(Type.Object({ code: Type.String(), message: Type.String() }), { description: 'what was kept to protect allocations' }),
+  generation: Type.Union([Type.Integer(), Type.Null()], { description: 'the resource provider generation last seen' }),
+  syncedAt: Type.Union([Type.String(), Type.Null()]),
+});
 
 export const AcceleratorSchema = Type.Object({
   id: Type.String(),
@@ -29,6 +39,7 @@ export const AcceleratorSchema = Type.Object({
   program: Type.Union([Type.Object({ bitstreamId: Type.Optional(Type.String()), functionId: Type.Optional(Type.String()) }), Type.Null()]),
   error: Type.Union([Type.Object({ op: Type.String(), reason: Type.String() }), Type.Null()]),
   missing: Type.Boolean(),
+  placement: Type.Optional(PlacementSyncSchema),
   generation: Type.Integer(),
   updatedAt: Type.String(),
 });
@@ -78,11 +89,11 @@ export const acceleratorRoutes: FastifyPluginAsyncTypebox<{ control: ControlPlan
       }, { additionalProperties: false }),
       response: { 200: Type.Object({ accelerators: Type.Array(AcceleratorSchema) }) },
     },
-  }, async (req) => ({ accelerators: control.listAccelerators(req.query) }));
+  }, async (req) => ({ accelerators: control.listAccelerators(req.query).map((v) => withPlacement(control, v)) }));
 
   app.get('/accelerators/:id', {
     schema: { tags: ['operator'], summary: 'One accelerator', params: Params, response: { 200: AcceleratorSchema, 400: ErrorSchema, 404: ErrorSchema } },
-  }, async (req) => control.getAccelerator(req.params.id));
+  }, async (req) => withPlacement(control, control.getAccelerator(req.params.id)));
 
   for (const [action, spec] of Object.entries(SIMPLE)) {
     app.post(`/accelerators/:id/${action}`, {
@@ -110,6 +121,12 @@ export const acceleratorRoutes: FastifyPluginAsyncTypebox<{ control: ControlPlan
     schema: { tags: ['operator'], summary: 'Detach an instance (by handle or instance; the first one if neither)', params: Params, body: DetachBody, response: actionResponses },
   }, async (req) => failed(await control.detach(req.params.id, req.body, meta(req)), 'detach'));
 };
+
+/** Adds the Placement sync state where a sync runs. */
+function withPlacement(control: ControlPlane, view: AcceleratorView): AcceleratorView & { placement?: PlacementStatusView } {
+  const placement = control.placementStatus?.(view.id);
+  return placement ? { ...view, placement } : view;
+}
 
 function meta(req: { id: string; headers: Record<string, unknown> }): { requestId: string; actor: string } {
   const user = typeof req.headers['x-user-id'] === 'string' ? req.headers['x-user-id'] : 'operator';

@@ -1,0 +1,244 @@
+import pLimit from 'p-limit';
+import type { Logger } from 'pino';
+import { createActor, fromPromise, type Actor } from 'xstate';
+import { placementSyncMachine, type PassResult, type SyncWork } from '../machines/placement-sync.js';
+import type { Config } from '../config/index.js';
+import { MIN_MICROVERSION, PlacementClient } from '../openstack/placement/client.js';
+import { desiredOf } from '../openstack/placement/desired.js';
+import { passCounter, repairCounter, requestCounter, trackDrift, type DriftKind } from '../openstack/placement/metrics.js';
+import type { SyncFlag } from '../openstack/placement/plan.js';
+import { Reconciler, type ProviderOutcome, type StaleOutcome, type SyncState } from '../openstack/placement/reconciler.js';
+import { RootProviders } from '../openstack/placement/roots.js';
+import type { AcceleratorView } from './accelerator-actor.js';
+import type { CommittedEvent } from './events.js';
+
+/** What the sync reads from the conductor: committed transitions and the committed views. */
+export interface PlacementSyncSource {
+  readonly hub: { subscribe(listener: (ev: CommittedEvent) => void): () => void };
+  listAccelerators(): AcceleratorView[];
+}
+
+/** One accelerator's Placement sync state, as the API shows it. */
+export interface PlacementStatusView {
+  status: SyncState;
+  reason: string | null;
+  /** What was not done (or done differently) to protect allocations. */
+  flags: SyncFlag[];
+  /** The provider's generation as last seen; null when it does not exist. */
+  generation: number | null;
+  syncedAt: string | null;
+}
+
+export interface PlacementSyncOptions {
+  source: PlacementSyncSource;
+  client: PlacementClient;
+  log: Logger;
+  /** Cyborg's `resource_provider_name`: `{host}` is replaced by the agent's host name. */
+  resourceProviderName: string;
+  /** Nova-less: create the compute node's root provider when Placement has none. */
+  createRootProviders: boolean;
+  /** A full reconcile (out-of-band changes, stale providers) at least this often. */
+  intervalMs: number;
+  /** Placement requests in flight at once. */
+  concurrency: number;
+}
+
+/**
+ * The actor under the conductor that keeps Placement telling the truth about accelerators.
+ * Committed transitions mark accelerators changed; the loop (machines/placement-sync) runs one
+ * pass at a time, merges bursts, reconciles everything on a timer, and backs off while Placement
+ * is down — transitions never wait for Placement, the loop catches up.
+ */
+export class PlacementSync {
+  private readonly statuses = new Map<string, PlacementStatusView>();
+  private readonly stale = new Map<string, StaleOutcome>();
+  private readonly reconciler: Reconciler;
+  private actor: Actor<typeof placementSyncMachine> | null = null;
+  private unsubscribe: (() => void) | null = null;
+  private untrack: (() => void) | null = null;
+  private fullStarted = 0;
+  private fullDone = 0;
+  private fullWaiters: { until: number; resolve: () => void }[] = [];
+  private wasDown = false;
+
+  constructor(private readonly opts: PlacementSyncOptions) {
+    const roots = new RootProviders({
+      client: opts.client, log: opts.log, nameTemplate: opts.resourceProviderName, createRoots: opts.createRootProviders,
+    });
+    this.reconciler = new Reconciler({ client: opts.client, roots, log: opts.log, concurrency: opts.concurrency });
+  }
+
+  start(): void {
+    const machine = placementSyncMachine.provide({
+      actors: { pass: fromPromise<PassResult, SyncWork>(({ input }) => this.pass(input)) },
+      delays: { interval: this.opts.intervalMs },
+    });
+    this.actor = createActor(machine);
+    this.unsubscribe = this.opts.source.hub.subscribe((ev) => {
+      if (ev.kind !== 'accelerator') return;
+      this.markPending(ev.id);
+      this.actor?.send({ type: 'CHANGED', ids: [ev.id] });
+    });
+    this.untrack = trackDrift(this);
+    this.actor.start();
+    void this.checkVersion();
+    this.opts.log.info({ placementUrl: this.opts.client.url, intervalMs: this.opts.intervalMs }, 'placement sync started');
+  }
+
+  stop(): void {
+    this.unsubscribe?.();
+    this.untrack?.();
+    this.actor?.stop();
+    this.actor = null;
+    for (const w of this.fullWaiters) w.resolve();
+    this.fullWaiters = [];
+  }
+
+  /** One accelerator's sync state; undefined before the sync first looked at it. */
+  status(id: string): PlacementStatusView | undefined {
+    return this.statuses.get(id);
+  }
+
+  /** Stale Cyborg providers kept because something is allocated on them. */
+  heldStale(): StaleOutcome[] {
+    return [...this.stale.values()];
+  }
+
+  drift(): Record<DriftKind, number> {
+    const d: Record<DriftKind, number> = { pending: 0, error: 0, held: 0, stale: this.stale.size };
+    for (const s of this.statuses.values()) {
+      if (s.status !== 'in_sync') d[s.status]++;
+      else if (s.flags.length > 0) d.held++;
+    }
+    return d;
+  }
+
+  /** Asks for a full pass now; resolves when one that started after this call has finished. */
+  reconcileNow(): Promise<void> {
+    const p = new Promise<void>((resolve) => this.fullWaiters.push({ until: this.fullStarted + 1, resolve }));
+    this.actor?.send({ type: 'RECONCILE' });
+    return p;
+  }
+
+  /** One reconcile pass: the changed accelerators, or all of them (plus stale providers). */
+  private async pass(work: SyncWork): Promise<PassResult> {
+    if (work.full) this.fullStarted++;
+    try {
+      return await this.runPass(work);
+    } finally {
+      if (work.full) this.finishFullPass();
+    }
+  }
+
+  private async runPass(work: SyncWork): Promise<PassResult> {
+    this.reconciler.beginPass();
+    const views = this.opts.source.listAccelerators();
+    const claimed = new Set(views.map((v) => v.rpUuid));
+    const wanted = new Set(work.ids);
+    const scope = work.full ? views : views.filter((v) => wanted.has(v.id));
+    const byHost = new Map<string, AcceleratorView[]>();
+    for (const v of scope) byHost.set(v.host, [...(byHost.get(v.host) ?? []), v]);
+    const limit = pLimit(this.opts.concurrency);
+    const results = await Promise.all([...byHost].map(([host, vs]) => limit(() =>
+      this.reconciler.syncHost(host, vs.map(desiredOf), { full: work.full, claimed }))));
+    const outcomes = results.flatMap((r) => r.outcomes);
+    for (const o of outcomes) this.record(o);
+    if (work.full) this.recordStale(views, results.flatMap((r) => r.stale));
+    const retry = outcomes.find((o) => o.retry);
+    this.noteAvailability();
+    passCounter.inc({ kind: work.full ? 'full' : 'changes', result: retry ? 'retry' : 'ok' });
+    return retry ? { retry: true, reason: retry.reason ?? 'retry' } : { retry: false };
+  }
+
+  private record(o: ProviderOutcome): void {
+    if (o.repaired) {
+      repairCounter.inc();
+      this.opts.log.info({ acceleratorId: o.id, rpUuid: o.rpUuid }, 'placement provider changed outside Cyborg: repaired');
+    }
+    const prev = this.statuses.get(o.id);
+    const syncedAt = o.status === 'in_sync' ? new Date().toISOString() : prev?.syncedAt ?? null;
+    if (o.flags.length > 0 && JSON.stringify(prev?.flags) !== JSON.stringify(o.flags)) {
+      this.opts.log.warn({ acceleratorId: o.id, rpUuid: o.rpUuid, flags: o.flags }, 'placement provider kept for its allocations');
+    }
+    this.statuses.set(o.id, { status: o.status, reason: o.reason, flags: o.flags, generation: o.generation, syncedAt });
+  }
+
+  private recordStale(views: AcceleratorView[], stale: StaleOutcome[]): void {
+    this.stale.clear();
+    for (const s of stale) if (!s.deleted) this.stale.set(s.rpUuid, s);
+    // Accelerators the conductor no longer has need no status.
+    const ids = new Set(views.map((v) => v.id));
+    for (const id of this.statuses.keys()) if (!ids.has(id)) this.statuses.delete(id);
+  }
+
+  private markPending(id: string): void {
+    const prev = this.statuses.get(id);
+    this.statuses.set(id, {
+      status: 'pending', reason: 'a committed change is not in Placement yet',
+      flags: prev?.flags ?? [], generation: prev?.generation ?? null, syncedAt: prev?.syncedAt ?? null,
+    });
+  }
+
+  private finishFullPass(): void {
+    this.fullDone++;
+    const done = this.fullWaiters.filter((w) => this.fullDone >= w.until);
+    this.fullWaiters = this.fullWaiters.filter((w) => this.fullDone < w.until);
+    for (const w of done) w.resolve();
+  }
+
+  /** Says once when Placement goes away and once when it is back, not on every pass. */
+  private noteAvailability(): void {
+    const down = this.reconciler.unavailable;
+    if (down && !this.wasDown) this.opts.log.warn({ err: down, placementUrl: this.opts.client.url }, 'Placement unavailable: transitions go on, the sync catches up when it returns');
+    if (!down && this.wasDown) this.opts.log.info({ placementUrl: this.opts.client.url }, 'Placement is back: sync caught up');
+    this.wasDown = down !== null;
+  }
+
+  private async checkVersion(): Promise<void> {
+    try {
+      const max = await this.opts.client.maxMicroversion();
+      const [a, b] = max.split('.').map(Number);
+      const [x, y] = MIN_MICROVERSION.split('.').map(Number);
+      if (a! < x! || (a === x && b! < y!)) {
+        this.opts.log.error({ max, needed: MIN_MICROVERSION }, 'Placement is too old for the sync');
+      }
+    } catch {
+      // Unreachable now: the loop says so and retries.
+    }
+  }
+}
+
+/**
+ * Starts the Placement sync beside a conductor when `placementUrl` is configured, and hooks its
+ * per-accelerator state into the conductor's API views; without one it says so once and
+ * returns null. `createRootProvidersByDefault`: the all-in-one (no Nova) passes true.
+ */
+export function startPlacementSync(
+  config: Pick<Config, 'placementUrl' | 'placementToken' | 'placement'>,
+  conductor: PlacementSyncSource & { placementLookup: ((id: string) => PlacementStatusView | undefined) | null },
+  log: Logger,
+  createRootProvidersByDefault = false,
+): PlacementSync | null {
+  if (!config.placementUrl) {
+    log.info('no Placement configured (PLACEMENT_URL): accelerators are not reported to Placement');
+    return null;
+  }
+  const client = new PlacementClient({
+    url: config.placementUrl,
+    token: config.placementToken,
+    timeoutMs: config.placement.timeoutMs,
+    onRequest: (method, status) => requestCounter.inc({ method, status: String(status) }),
+  });
+  const sync = new PlacementSync({
+    source: conductor,
+    client,
+    log,
+    resourceProviderName: config.placement.resourceProviderName,
+    createRootProviders: config.placement.createRootProviders ?? createRootProvidersByDefault,
+    intervalMs: config.placement.syncIntervalMs,
+    concurrency: config.placement.concurrency,
+  });
+  conductor.placementLookup = (id) => sync.status(id);
+  sync.start();
+  return sync;
+}

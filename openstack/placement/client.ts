@@ -1,0 +1,223 @@
+import { PlacementError, type PlacementCode } from './errors.js';
+
+/**
+ * The microversion each call asks for: the lowest that has what we need, as Cyborg does, so
+ * the client also works against older Placements than the Zed one our tests run.
+ */
+export const Microversions = {
+  base: '1.0',
+  traits: '1.6',
+  resourceClassPut: '1.7',
+  inTree: '1.14',
+  requiredFilter: '1.18',
+  createReturnsBody: '1.20',
+  allocations: '1.39',
+} as const;
+
+/** The least microversion this client needs from the server. */
+export const MIN_MICROVERSION = Microversions.createReturnsBody;
+
+export interface Provider {
+  uuid: string;
+  name: string;
+  generation: number;
+  parent_provider_uuid: string | null;
+  root_provider_uuid: string;
+}
+
+/** One resource class's inventory on a provider, with Placement's field names. */
+export interface InventoryRecord {
+  total: number;
+  reserved: number;
+  min_unit: number;
+  max_unit: number;
+  step_size: number;
+  allocation_ratio: number;
+}
+
+export type Inventories = Record<string, InventoryRecord>;
+
+export interface PlacementClientOptions {
+  url: string;
+  token: string;
+  timeoutMs: number;
+  /** Told about every request (for metrics): method, HTTP status (0 = no answer), duration. */
+  onRequest?: (method: string, status: number, ms: number) => void;
+}
+
+interface CallOptions {
+  microversion: string;
+  body?: unknown;
+  /** Statuses that are not errors; others throw PlacementError. */
+  ok?: number[];
+}
+
+/**
+ * A small client for the OpenStack Placement API: resource providers, inventories, traits,
+ * resource classes, usages. Every call has a timeout; every failure is a PlacementError with
+ * Placement's own error code. Counts its requests (`requests`) for the benchmark.
+ */
+export class PlacementClient {
+  requests = 0;
+  private readonly base: string;
+
+  constructor(private readonly opts: PlacementClientOptions) {
+    this.base = opts.url.replace(/\/+$/, '');
+  }
+
+  get url(): string {
+    return this.base;
+  }
+
+  /** The highest microversion the server offers (`GET /` needs no token). */
+  async maxMicroversion(): Promise<string> {
+    const doc = await this.call<{ versions: { max_version: string }[] }>('GET', '/', { microversion: Microversions.base });
+    return doc.versions[0]?.max_version ?? '1.0';
+  }
+
+  providersByName(name: string): Promise<Provider[]> {
+    return this.list(`/resource_providers?name=${encodeURIComponent(name)}`, Microversions.inTree);
+  }
+
+  /** Every provider in the tree rooted at `rootUuid` (the root included). */
+  providersInTree(rootUuid: string, requiredTraits: string[] = []): Promise<Provider[]> {
+    const q = requiredTraits.length > 0 ? `&required=${encodeURIComponent(requiredTraits.join(','))}` : '';
+    return this.list(`/resource_providers?in_tree=${rootUuid}${q}`, q ? Microversions.requiredFilter : Microversions.inTree);
+  }
+
+  /** The provider, or null when Placement has none with this uuid. */
+  async getProvider(uuid: string): Promise<Provider | null> {
+    return this.call<Provider>('GET', `/resource_providers/${uuid}`, { microversion: Microversions.inTree, ok: [404] });
+  }
+
+  createProvider(p: { uuid: string; name: string; parentUuid?: string | null }): Promise<Provider> {
+    const body: Record<string, unknown> = { uuid: p.uuid, name: p.name };
+    if (p.parentUuid) body.parent_provider_uuid = p.parentUuid;
+    return this.call<Provider>('POST', '/resource_providers', { microversion: Microversions.createReturnsBody, body });
+  }
+
+  /** Deletes a provider; true if it existed. */
+  async deleteProvider(uuid: string): Promise<boolean> {
+    const r = await this.send('DELETE', `/resource_providers/${uuid}`, { microversion: Microversions.base, ok: [404] });
+    return r.status !== 404;
+  }
+
+  async getInventories(uuid: string): Promise<{ generation: number; inventories: Inventories }> {
+    const r = await this.call<{ resource_provider_generation: number; inventories: Inventories }>('GET', `/resource_providers/${uuid}/inventories`, { microversion: Microversions.base });
+    return { generation: r.resource_provider_generation, inventories: r.inventories };
+  }
+
+  /** Replaces all inventories; returns the provider's new generation and what Placement now holds. */
+  async putInventories(uuid: string, generation: number, inventories: Record<string, Partial<InventoryRecord> & { total: number }>): Promise<{ generation: number; inventories: Inventories }> {
+    const r = await this.call<{ resource_provider_generation: number; inventories: Inventories }>('PUT', `/resource_providers/${uuid}/inventories`, {
+      microversion: Microversions.base, body: { resource_provider_generation: generation, inventories },
+    });
+    return { generation: r.resource_provider_generation, inventories: r.inventories };
+  }
+
+  async getTraits(uuid: string): Promise<{ generation: number; traits: string[] }> {
+    const r = await this.call<{ resource_provider_generation: number; traits: string[] }>('GET', `/resource_providers/${uuid}/traits`, { microversion: Microversions.traits });
+    return { generation: r.resource_provider_generation, traits: r.traits };
+  }
+
+  /** Replaces all traits; returns the provider's new generation. */
+  async putTraits(uuid: string, generation: number, traits: string[]): Promise<number> {
+    const r = await this.call<{ resource_provider_generation: number }>('PUT', `/resource_providers/${uuid}/traits`, {
+      microversion: Microversions.traits, body: { resource_provider_generation: generation, traits },
+    });
+    return r.resource_provider_generation;
+  }
+
+  /** Resource class → amount allocated on this provider. */
+  async getUsages(uuid: string): Promise<Record<string, number>> {
+    const r = await this.call<{ usages: Record<string, number> }>('GET', `/resource_providers/${uuid}/usages`, { microversion: Microversions.base });
+    return r.usages;
+  }
+
+  /** Creates a custom trait if missing (idempotent). */
+  async ensureTrait(name: string): Promise<void> {
+    await this.call('PUT', `/traits/${encodeURIComponent(name)}`, { microversion: Microversions.traits });
+  }
+
+  /** Deletes a custom trait definition; false when it is still used somewhere or already gone. */
+  async deleteTrait(name: string): Promise<boolean> {
+    const r = await this.send('DELETE', `/traits/${encodeURIComponent(name)}`, { microversion: Microversions.traits, ok: [404, 409] });
+    return r.status < 300;
+  }
+
+  /** Creates a custom resource class if missing (idempotent, 1.7). */
+  async ensureResourceClass(name: string): Promise<void> {
+    await this.call('PUT', `/resource_classes/${encodeURIComponent(name)}`, { microversion: Microversions.resourceClassPut });
+  }
+
+  /** Writes a consumer's allocations (1.39 dict format): what Nova's scheduler does; tests use it. */
+  async putAllocations(consumer: string, body: {
+    allocations: Record<string, { resources: Record<string, number> }>;
+    project_id: string; user_id: string; consumer_generation: number | null; consumer_type?: string;
+  }): Promise<void> {
+    await this.call('PUT', `/allocations/${consumer}`, { microversion: Microversions.allocations, body: { consumer_type: 'INSTANCE', ...body } });
+  }
+
+  async deleteAllocations(consumer: string): Promise<void> {
+    await this.call('DELETE', `/allocations/${consumer}`, { microversion: Microversions.allocations, ok: [404] });
+  }
+
+  private async list(path: string, microversion: string): Promise<Provider[]> {
+    const r = await this.call<{ resource_providers: Provider[] }>('GET', path, { microversion });
+    return r.resource_providers;
+  }
+
+  /** One HTTP call. Resolves with the JSON body (null for an empty body or an `ok` error status). */
+  async call<T>(method: string, path: string, o: CallOptions): Promise<T> {
+    return (await this.send(method, path, o)).body as T;
+  }
+
+  private async send(method: string, path: string, o: CallOptions): Promise<{ status: number; body: unknown }> {
+    this.requests++;
+    const started = performance.now();
+    const headers: Record<string, string> = {
+      'X-Auth-Token': this.opts.token,
+      'OpenStack-API-Version': `placement ${o.microversion}`,
+      Accept: 'application/json',
+    };
+    if (o.body !== undefined) headers['Content-Type'] = 'application/json';
+    let res: Response;
+    try {
+      res = await fetch(this.base + path, {
+        method, headers, body: o.body === undefined ? undefined : JSON.stringify(o.body), signal: AbortSignal.timeout(this.opts.timeoutMs),
+      });
+    } catch (err) {
+      this.opts.onRequest?.(method, 0, performance.now() - started);
+      const why = err instanceof Error && err.name === 'TimeoutError' ? `no answer within ${this.opts.timeoutMs} ms` : causeText(err);
+      throw new PlacementError(`Placement ${method} ${path}: ${why}`, { method, path, httpStatus: 0, placementCode: null }, { cause: err });
+    }
+    const text = await res.text().catch(() => '');
+    this.opts.onRequest?.(method, res.status, performance.now() - started);
+    if (res.ok) return { status: res.status, body: text ? JSON.parse(text) as unknown : null };
+    if (o.ok?.includes(res.status)) return { status: res.status, body: null };
+    const e = firstError(text);
+    throw new PlacementError(`Placement ${method} ${path}: ${res.status} ${e.detail}`, {
+      method, path, httpStatus: res.status, placementCode: e.code, ...(e.requestId ? { requestId: e.requestId } : {}),
+    });
+  }
+}
+
+function causeText(err: unknown): string {
+  const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+  return cause?.code ?? cause?.message ?? (err instanceof Error ? err.message : String(err));
+}
+
+/** Placement's error body: `{"errors": [{status, title, detail, code, request_id}]}`. */
+function firstError(text: string): { code: PlacementCode | null; detail: string; requestId?: string } {
+  try {
+    const body = JSON.parse(text) as { errors?: { code?: string; detail?: string; title?: string; request_id?: string }[] };
+    const e = body.errors?.[0];
+    if (e) {
+      const detail = (e.detail ?? e.title ?? '').replace(/\s+/g, ' ').trim();
+      return { code: e.code ?? null, detail, ...(e.request_id ? { requestId: e.request_id } : {}) };
+    }
+  } catch {
+    // not JSON: a proxy's error page, say
+  }
+  return { code: null, detail: text.slice(0, 200) };
+}

@@ -1,0 +1,76 @@
+import type { AcceleratorView } from '../../actors/accelerator-actor.js';
+
+/** The trait Cyborg puts on every provider it owns (os-traits `OWNER_CYBORG`). */
+export const OWNER_TRAIT = 'OWNER_CYBORG';
+/** Cyborg's prefix for the trait that says which function an FPGA is programmed with. */
+export const FUNCTION_TRAIT_PREFIX = 'CUSTOM_FPGA_FUNCTION_ID';
+
+/**
+ * States in which an accelerator may take new allocations: it is enabled (or being
+ * reprogrammed / attached / detached from an enabled state). Everything else — `inactive`
+ * (discovered but not enabled, or disabled: Cyborg's "device disabled"), `installing`,
+ * `uninstalling`, `error`, `offline` (host lost) — keeps its inventory but reserves it.
+ */
+export const USABLE_STATES: ReadonlySet<string> = new Set([
+  'ready', 'programming', 'programmed', 'attaching', 'attached', 'detaching', 'settleAfterFailedAttach', 'settleAfterDetach',
+]);
+
+/** What Placement should hold for one accelerator. */
+export interface DesiredProvider {
+  id: string;
+  host: string;
+  rpUuid: string;
+  name: string;
+  /** false: the accelerator is gone (`removed`); its provider should be deleted. */
+  present: boolean;
+  resourceClass: string;
+  total: number;
+  usable: boolean;
+  /** Discovery lost it while it is held: kept and flagged. */
+  missing: boolean;
+  traits: string[];
+}
+
+/** An accelerator's desired provider, or why it cannot have one. */
+export type Desired = { id: string; host: string; rpUuid: string } & ({ ok: true; desired: DesiredProvider } | { ok: false; reason: string });
+
+/**
+ * Cyborg's function trait for a programmed FPGA: `CUSTOM_FPGA_FUNCTION_ID_<DRIVER>_<FUNCTION>`.
+ * Cyborg upper-cases the function id and writes `-` as `_-`, which Placement rejects (a trait
+ * is `[A-Z0-9_]` only); here every character outside that set becomes `_`.
+ */
+export function functionTrait(driver: string, functionId: string): string {
+  const clean = (s: string): string => s.toUpperCase().replace(/[^A-Z0-9_]/g, '_');
+  return `${FUNCTION_TRAIT_PREFIX}_${clean(driver)}_${clean(functionId)}`;
+}
+
+/**
+ * The provider an accelerator view asks for: one per deployable, named and uuid'd as Cyborg
+ * does (`view.rpUuid` = uuid3(DNS, name)), inventory of its resource class sized by its attach
+ * handles, traits from its `trait*` attributes plus OWNER_CYBORG plus the function trait.
+ */
+export function desiredOf(view: AcceleratorView): Desired {
+  if (!view.resourceClass) {
+    return { ok: false, id: view.id, host: view.host, rpUuid: view.rpUuid, reason: `deployable ${view.name} has no "rc" attribute: no resource class to report` };
+  }
+  const traits = new Set([...view.traits, OWNER_TRAIT]);
+  if (view.program?.functionId) traits.add(functionTrait(view.driver, view.program.functionId));
+  return {
+    id: view.id,
+    host: view.host,
+    rpUuid: view.rpUuid,
+    ok: true,
+    desired: {
+      id: view.id,
+      host: view.host,
+      rpUuid: view.rpUuid,
+      name: view.name,
+      present: view.state !== 'removed',
+      resourceClass: view.resourceClass,
+      total: Math.max(1, view.capacity),
+      usable: USABLE_STATES.has(view.state) && !view.missing,
+      missing: view.missing,
+      traits: [...traits].sort(),
+    },
+  };
+}

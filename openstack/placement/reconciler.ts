@@ -1,0 +1,277 @@
+import pLimit, { type LimitFunction } from 'p-limit';
+import type { Logger } from 'pino';
+import type { Inventories, PlacementClient, Provider } from './client.js';
+import { OWNER_TRAIT, type Desired, type DesiredProvider } from './desired.js';
+import { isPlacementError, PlacementCodes, PlacementError } from './errors.js';
+import { functionTraitsToDelete, needsUsages, planHold, planInventories, planTraits, type SyncFlag } from './plan.js';
+import { RootProviderMissingError, type RootProviders } from './roots.js';
+
+export type SyncState = 'in_sync' | 'pending' | 'error';
+
+/** How one accelerator's provider came out of a pass. */
+export interface ProviderOutcome {
+  id: string;
+  rpUuid: string;
+  status: SyncState;
+  reason: string | null;
+  flags: SyncFlag[];
+  /** The provider's generation as last seen; null when it does not exist. */
+  generation: number | null;
+  /** Worth another pass soon: Placement down, root provider missing, lost too many races. */
+  retry: boolean;
+  /** Placement held something else than we last left there, and was put right. */
+  repaired: boolean;
+}
+
+/** A provider under a compute node with OWNER_CYBORG that no accelerator claims. */
+export interface StaleOutcome {
+  host: string;
+  rpUuid: string;
+  name: string;
+  deleted: boolean;
+  flags: SyncFlag[];
+}
+
+/** What we last saw or wrote of a provider: lets a pass skip providers whose generation did not move. */
+interface Known {
+  generation: number;
+  inventories: Inventories;
+  traits: string[];
+}
+
+export interface ReconcilerOptions {
+  client: PlacementClient;
+  roots: RootProviders;
+  log: Logger;
+  concurrency: number;
+  /** Tries per provider when its generation keeps moving under us (409 concurrent_update). */
+  maxAttempts?: number;
+}
+
+/**
+ * Makes Placement hold what the accelerators ask for, host by host: the provider tree under
+ * the compute node, inventories, traits, custom classes and traits. Uses provider generations
+ * for optimistic concurrency (409 → re-read, retry) and never strands an allocation. Keeps what
+ * it last saw of each provider, so a periodic pass costs one listing per host when nothing moved.
+ */
+export class Reconciler {
+  private known = new Map<string, Known>();
+  private ensured = new Map<string, Promise<void>>();
+  private limit: LimitFunction;
+  /** Set by the first "Placement is not answering" of a pass: the rest of the pass stops early. */
+  private down: PlacementError | null = null;
+
+  constructor(private readonly opts: ReconcilerOptions) {
+    this.limit = pLimit(opts.concurrency);
+  }
+
+  beginPass(): void {
+    this.down = null;
+  }
+
+  /** The error that made this pass give up on Placement, if one did. */
+  get unavailable(): PlacementError | null {
+    return this.down;
+  }
+
+  /**
+   * Syncs the providers of one host's accelerators. With `full`, lists the host's tree to catch
+   * out-of-band changes and deletes Cyborg-owned providers that no accelerator in `claimed` has.
+   */
+  async syncHost(host: string, items: Desired[], o: { full: boolean; claimed: Set<string> }): Promise<{ outcomes: ProviderOutcome[]; stale: StaleOutcome[] }> {
+    let root: string;
+    let listing: Map<string, Provider> | null = null;
+    try {
+      this.throwIfDown();
+      root = await this.opts.roots.resolve(host);
+      if (o.full || items.some((i) => !this.known.has(i.rpUuid))) {
+        const tree = await this.opts.client.providersInTree(root);
+        if (tree.length === 0) {
+          this.opts.roots.forget(host); // the compute node's provider went away: look it up again
+          throw new RootProviderMissingError(host, this.opts.roots.nameOf(host));
+        }
+        listing = new Map(tree.map((p) => [p.uuid, p]));
+      }
+    } catch (err) {
+      return { outcomes: items.map((i) => this.failed(i.id, i.rpUuid, err)), stale: [] };
+    }
+    const outcomes = await Promise.all(items.map((i) => this.limit(() => this.syncOne(i, root, listing))));
+    const stale = o.full && !this.down ? await this.sweep(host, root, o.claimed) : [];
+    return { outcomes, stale };
+  }
+
+  private async syncOne(item: Desired, root: string, listing: Map<string, Provider> | null): Promise<ProviderOutcome> {
+    if (!item.ok) return { ...base(item.id, item.rpUuid), status: 'error', reason: item.reason };
+    const d = item.desired;
+    try {
+      this.throwIfDown();
+      return d.present ? await this.converge(d, root, listing) : await this.remove(d.id, d.rpUuid, listing);
+    } catch (err) {
+      return this.failed(d.id, d.rpUuid, err);
+    }
+  }
+
+  /** Create-or-update with generations: a stale generation means re-read and plan again. */
+  private async converge(d: DesiredProvider, root: string, listing: Map<string, Provider> | null): Promise<ProviderOutcome> {
+    const { client } = this.opts;
+    let state = this.startingPoint(d.rpUuid, listing);
+    const drifted = state === undefined && this.known.has(d.rpUuid);
+    let wrote = false;
+    for (let attempt = 1; attempt <= (this.opts.maxAttempts ?? 5); attempt++) {
+      try {
+        if (state === undefined) state = await this.read(d.rpUuid);
+        if (state === null) {
+          const p = await client.createProvider({ uuid: d.rpUuid, name: d.name, parentUuid: root });
+          state = { generation: p.generation, inventories: {}, traits: [] };
+          wrote = true;
+        }
+        const flags = await this.apply(d, state, () => { wrote = true; });
+        return { ...base(d.id, d.rpUuid), status: 'in_sync', flags, generation: state.generation, repaired: drifted && wrote };
+      } catch (err) {
+        if (!isPlacementError(err) || !(err.concurrentUpdate || err.notFound || err.placementCode === PlacementCodes.inventoryInUse)) throw err;
+        this.opts.log.debug({ rpUuid: d.rpUuid, acceleratorId: d.id, attempt, code: err.placementCode }, 'provider changed under us; re-reading');
+        state = undefined;
+        this.known.delete(d.rpUuid);
+      }
+    }
+    return { ...base(d.id, d.rpUuid), status: 'pending', reason: 'the provider kept changing under us (409 concurrent_update); will retry', retry: true };
+  }
+
+  /** Writes the inventory and traits that differ, moving `state` along with each write. */
+  private async apply(d: DesiredProvider, state: Known, onWrite: () => void): Promise<SyncFlag[]> {
+    const { client } = this.opts;
+    await this.ensure('rc', d.resourceClass);
+    const usages = needsUsages(d, state.inventories) ? await client.getUsages(d.rpUuid) : {};
+    const inv = planInventories(d, state.inventories, usages);
+    if (inv.write) {
+      const r = await client.putInventories(d.rpUuid, state.generation, inv.write);
+      Object.assign(state, r);
+      onWrite();
+    }
+    const traits = planTraits(d.traits, state.traits);
+    if (traits.write) {
+      await Promise.all(traits.write.map((t) => this.ensure('trait', t)));
+      state.generation = await client.putTraits(d.rpUuid, state.generation, traits.write);
+      state.traits = traits.write;
+      onWrite();
+      for (const t of functionTraitsToDelete(traits.removed)) void client.deleteTrait(t).catch(() => undefined);
+    }
+    this.known.set(d.rpUuid, { ...state });
+    return inv.flags;
+  }
+
+  /** The accelerator is gone: delete its provider, unless something is allocated on it. */
+  private async remove(id: string, rpUuid: string, listing: Map<string, Provider> | null): Promise<ProviderOutcome> {
+    if (listing && !listing.has(rpUuid)) {
+      this.known.delete(rpUuid);
+      return { ...base(id, rpUuid), status: 'in_sync' };
+    }
+    const r = await this.deleteOrHold(rpUuid);
+    return { ...base(id, rpUuid), status: 'in_sync', flags: r.flags, generation: r.generation };
+  }
+
+  private async deleteOrHold(rpUuid: string): Promise<{ deleted: boolean; flags: SyncFlag[]; generation: number | null }> {
+    const { client } = this.opts;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await client.deleteProvider(rpUuid);
+        this.known.delete(rpUuid);
+        return { deleted: true, flags: [], generation: null };
+      } catch (err) {
+        if (!isPlacementError(err) || err.placementCode !== PlacementCodes.providerInUse) throw err;
+      }
+      try {
+        const [usages, inv] = await Promise.all([client.getUsages(rpUuid), client.getInventories(rpUuid)]);
+        const plan = planHold(inv.inventories, usages);
+        const generation = plan.write ? (await client.putInventories(rpUuid, inv.generation, plan.write)).generation : inv.generation;
+        return { deleted: false, flags: plan.flags, generation };
+      } catch (err) {
+        if (!isPlacementError(err) || !err.concurrentUpdate || attempt >= (this.opts.maxAttempts ?? 5)) throw err;
+      }
+    }
+  }
+
+  /** Deletes Cyborg-owned providers under the host's compute node that no accelerator claims. */
+  private async sweep(host: string, root: string, claimed: Set<string>): Promise<StaleOutcome[]> {
+    let owned: Provider[];
+    try {
+      owned = await this.opts.client.providersInTree(root, [OWNER_TRAIT]);
+    } catch (err) {
+      this.opts.log.warn({ err, host }, 'could not list Cyborg-owned providers; stale ones are looked for next time');
+      return [];
+    }
+    const stale = owned.filter((p) => p.uuid !== root && !claimed.has(p.uuid));
+    return Promise.all(stale.map((p) => this.limit(async (): Promise<StaleOutcome> => {
+      try {
+        const r = await this.deleteOrHold(p.uuid);
+        this.opts.log.info({ host, rpUuid: p.uuid, rpName: p.name, deleted: r.deleted }, r.deleted ? 'deleted a stale Cyborg provider' : 'stale Cyborg provider has allocations: kept');
+        return { host, rpUuid: p.uuid, name: p.name, deleted: r.deleted, flags: r.flags };
+      } catch (err) {
+        this.opts.log.warn({ err, host, rpUuid: p.uuid }, 'could not remove a stale Cyborg provider');
+        return { host, rpUuid: p.uuid, name: p.name, deleted: false, flags: [] };
+      }
+    })));
+  }
+
+  /**
+   * What to plan from: the known state if the listing shows its generation unchanged, null if
+   * the listing lacks the provider, undefined when it must be read.
+   */
+  private startingPoint(rpUuid: string, listing: Map<string, Provider> | null): Known | null | undefined {
+    const known = this.known.get(rpUuid);
+    if (!listing) return known ? { ...known } : undefined;
+    const p = listing.get(rpUuid);
+    if (!p) return null;
+    return known && known.generation === p.generation ? { ...known } : undefined;
+  }
+
+  private async read(rpUuid: string): Promise<Known | null> {
+    try {
+      const [inv, tr] = await Promise.all([this.opts.client.getInventories(rpUuid), this.opts.client.getTraits(rpUuid)]);
+      if (inv.generation !== tr.generation) return this.read(rpUuid); // changed between the two reads
+      return { generation: inv.generation, inventories: inv.inventories, traits: tr.traits };
+    } catch (err) {
+      if (isPlacementError(err) && err.notFound) return null;
+      throw err;
+    }
+  }
+
+  /** Custom resource classes and traits are created once per process (standard ones exist). */
+  private ensure(kind: 'rc' | 'trait', name: string): Promise<void> {
+    if (!name.startsWith('CUSTOM_')) return Promise.resolve();
+    const key = `${kind}:${name}`;
+    let p = this.ensured.get(key);
+    if (!p) {
+      p = kind === 'rc' ? this.opts.client.ensureResourceClass(name) : this.opts.client.ensureTrait(name);
+      p.catch(() => this.ensured.delete(key));
+      this.ensured.set(key, p);
+    }
+    return p;
+  }
+
+  /** Forgets which custom classes and traits exist (someone may have deleted one by hand). */
+  forgetEnsured(): void {
+    this.ensured.clear();
+  }
+
+  private throwIfDown(): void {
+    if (this.down) throw this.down;
+  }
+
+  private failed(id: string, rpUuid: string, err: unknown): ProviderOutcome {
+    if (isPlacementError(err) && err.unavailable) {
+      this.down ??= err;
+      return { ...base(id, rpUuid), status: 'pending', reason: `Placement unavailable: ${err.message}`, retry: true };
+    }
+    if (err instanceof RootProviderMissingError) return { ...base(id, rpUuid), status: 'error', reason: err.message, retry: true };
+    // A trait or class we believed existed was deleted by hand: forget them all and retry soon.
+    const missingName = isPlacementError(err) && err.httpStatus === 400 && /trait|resource class/i.test(err.message);
+    if (missingName) this.forgetEnsured();
+    this.opts.log.warn({ err, acceleratorId: id, rpUuid }, 'placement sync failed for this provider');
+    return { ...base(id, rpUuid), status: 'error', reason: err instanceof Error ? err.message : String(err), retry: missingName };
+  }
+}
+
+function base(id: string, rpUuid: string): ProviderOutcome {
+  return { id, rpUuid, status: 'in_sync', reason: null, flags: [], generation: null, retry: false, repaired: false };
+}

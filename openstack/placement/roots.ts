@@ -1,0 +1,63 @@
+import type { Logger } from 'pino';
+import { stableId } from '../../drivers/ids.js';
+import type { PlacementClient } from './client.js';
+import { isPlacementError } from './errors.js';
+
+/** The compute node's provider is not in Placement (yet): nova-compute has not created it. */
+export class RootProviderMissingError extends Error {
+  constructor(readonly host: string, readonly rpName: string) {
+    super(`no resource provider named "${rpName}" in Placement for host ${host}: nova-compute creates it; `
+      + 'retrying (set PLACEMENT_CREATE_ROOT_PROVIDERS=true for a setup without Nova)');
+    this.name = 'RootProviderMissingError';
+  }
+}
+
+export interface RootProvidersOptions {
+  client: PlacementClient;
+  log: Logger;
+  /** `resource_provider_name` template; `{host}` is the agent's host name. */
+  nameTemplate: string;
+  /** Nova-less: create a root provider per host when none exists. */
+  createRoots: boolean;
+}
+
+/**
+ * Finds (and caches) the compute node's resource provider that a host's deployable providers
+ * hang under, as Cyborg does: the first provider named after the host. Without Nova it can
+ * create one, with a uuid derived from the name so a restart finds the same one.
+ */
+export class RootProviders {
+  private cache = new Map<string, string>();
+
+  constructor(private readonly opts: RootProvidersOptions) {}
+
+  nameOf(host: string): string {
+    return this.opts.nameTemplate.replaceAll('{host}', host);
+  }
+
+  /** The root provider's uuid; throws RootProviderMissingError when there is none. */
+  async resolve(host: string): Promise<string> {
+    const cached = this.cache.get(host);
+    if (cached) return cached;
+    const name = this.nameOf(host);
+    let found = (await this.opts.client.providersByName(name))[0];
+    if (!found && this.opts.createRoots) {
+      try {
+        found = await this.opts.client.createProvider({ uuid: stableId('placement-root', name), name });
+        this.opts.log.info({ host, rpName: name, rpUuid: found.uuid }, 'created a root resource provider for the host (no Nova)');
+      } catch (err) {
+        // Someone (nova-compute, another conductor) created it meanwhile: use theirs.
+        if (!isPlacementError(err) || err.httpStatus !== 409) throw err;
+        found = (await this.opts.client.providersByName(name))[0];
+      }
+    }
+    if (!found) throw new RootProviderMissingError(host, name);
+    this.cache.set(host, found.uuid);
+    return found.uuid;
+  }
+
+  /** Forgets a host's root, e.g. after Placement says it is gone. */
+  forget(host: string): void {
+    this.cache.delete(host);
+  }
+}
