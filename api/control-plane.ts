@@ -1,12 +1,19 @@
 import type { AcceleratorView } from '../actors/accelerator-actor.js';
 import type { ArqView } from '../actors/arq-actor.js';
+import type { Documents } from '../actors/documents.js';
 import type { EventHub } from '../actors/events.js';
 import type { HostView } from '../actors/host-actor.js';
 import type { TransitionRecord } from '../actors/journal.js';
 import type { PlacementStatusView } from '../actors/placement-sync.js';
 import type { RequestMeta } from '../actors/machine-host.js';
-import type { DeviceT } from '../bus/schemas.js';
+import type { AttachHandleT, DeviceT } from '../bus/schemas.js';
 import type { AcceleratorEvent, Binding } from '../machines/index.js';
+
+/** ARQ filters of the v2 API (both optional; `projectId` scopes a non-admin caller). */
+export interface ArqFilter {
+  instanceUuid?: string;
+  projectId?: string;
+}
 
 export interface AcceleratorFilter {
   host?: string;
@@ -34,9 +41,15 @@ export interface ControlPlane {
   attach(id: string, req: { instanceUuid: string; projectId?: string }, meta?: RequestMeta): Promise<AcceleratorView>;
   detach(id: string, req: { handleUuid?: string; instanceUuid?: string }, meta?: RequestMeta): Promise<AcceleratorView>;
   createArq(req: { deviceProfileName: string; deviceProfileGroupId: number; projectId: string | null }, meta?: RequestMeta): Promise<ArqView>;
-  listArqs(): ArqView[];
+  listArqs(filter?: ArqFilter): ArqView[];
   getArq(uuid: string): ArqView;
   bindArq(uuid: string, binding: Binding, meta?: RequestMeta): Promise<ArqView>;
   unbindArq(uuid: string, meta?: RequestMeta): Promise<ArqView>;
   deleteArq(uuid: string, meta?: RequestMeta): Promise<ArqView>;
+  /** Device profiles, operator attributes and device status (Cyborg's plain documents). */
+  readonly documents: Documents;
+  /** The accelerator whose Placement resource provider is `rpUuid`, if any. */
+  getAcceleratorByRp(rpUuid: string): AcceleratorView | undefined;
+  /** One attach handle of an accelerator (what a Bound ARQ shows Nova). */
+  attachHandle(acceleratorId: string, handleUuid: string): AttachHandleT | undefined;
 }

@@ -3,6 +3,8 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Logger } from 'pino';
 import type { ControlPlane } from './control-plane.js';
 import { installErrorHandler } from './errors.js';
+import { registerOpenApi } from './openapi.js';
+import { registerCyborgV2, type V2Settings } from './v2/index.js';
 import { acceleratorRoutes } from './routes/accelerators.js';
 import { healthRoutes, type HealthOptions } from './routes/health.js';
 import { hostRoutes } from './routes/hosts.js';
@@ -11,6 +13,8 @@ export interface ApiOptions {
   control: ControlPlane;
   log: Logger;
   health?: HealthOptions;
+  /** Cyborg v2 API settings (config `v2`): identity strategy, policy, service token, link base. */
+  v2?: V2Settings;
 }
 
 /** This project's own routes live under this prefix; Cyborg's v2 API keeps `/` and `/v2`. */
@@ -25,10 +29,12 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
     ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', allErrors: false } },
   }).withTypeProvider<TypeBoxTypeProvider>();
   installErrorHandler(app as unknown as FastifyInstance);
+  await registerOpenApi(app as unknown as FastifyInstance);
   await app.register(healthRoutes, opts.health ?? {});
   await app.register(async (scope) => {
     await scope.register(hostRoutes, { control: opts.control });
     await scope.register(acceleratorRoutes, { control: opts.control });
   }, { prefix: OPERATOR_PREFIX });
+  await registerCyborgV2(app as unknown as FastifyInstance, { control: opts.control, settings: opts.v2 });
   return app as unknown as FastifyInstance;
 }

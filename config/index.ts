@@ -37,6 +37,17 @@ export const ConfigSchema = Type.Object({
     concurrency: Type.Integer({ minimum: 1, maximum: 64, default: 8, description: 'Placement requests in flight at once' }),
   }, { default: {} }),
   novaUrl: Type.Optional(Type.String()),
+  /** Cyborg v2 API: identity, policy and the Nova notifier (see docs/api-v2.md). */
+  v2: Type.Object({
+    authStrategy: Type.Union([Type.Literal('noauth'), Type.Literal('keystone')], { default: 'noauth', description: 'noauth: identity headers and X-Auth-Token trusted as given; keystone: only what keystonemiddleware confirmed' }),
+    serviceTokenRequired: Type.Optional(Type.Boolean({ description: 'bind/unbind/delete-by-instance need a service token; default: off in noauth, on in keystone' })),
+    serviceTokenRoles: Type.Array(Type.String(), { default: ['service'] }),
+    enforceNewDefaults: Type.Boolean({ default: false, description: 'oslo.policy enforce_new_defaults (Cyborg 2026.2 defaults to false)' }),
+    publicEndpoint: Type.Optional(Type.String({ description: 'base of links[].href; default: the request\'s host URL' })),
+    novaToken: Type.String({ default: 'admin', description: 'X-Auth-Token sent to Nova' }),
+    novaRetries: Type.Integer({ minimum: 0, default: 5 }),
+    novaRetryDelayMs: Type.Integer({ minimum: 1, default: 500 }),
+  }, { default: {} }),
   /** Distributed roles over NATS (see docs/distributed.md). */
   distributed: Type.Object({
     subjectPrefix: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_-]+$', description: 'prepended to every subject; isolates deployments and tests' })),
@@ -111,6 +122,15 @@ export function loadConfig(overrides: DeepPartial<Static<typeof ConfigSchema>> =
       concurrency: int(env, 'PLACEMENT_CONCURRENCY'),
     }),
     novaUrl: env.NOVA_URL,
+    v2: defined({
+      authStrategy: env.CYBORG_AUTH_STRATEGY,
+      serviceTokenRequired: env.CYBORG_SERVICE_TOKEN_REQUIRED === undefined ? undefined : env.CYBORG_SERVICE_TOKEN_REQUIRED === '1' || env.CYBORG_SERVICE_TOKEN_REQUIRED === 'true',
+      serviceTokenRoles: env.CYBORG_SERVICE_TOKEN_ROLES?.split(',').map((r) => r.trim()).filter(Boolean),
+      enforceNewDefaults: env.CYBORG_ENFORCE_NEW_DEFAULTS === undefined ? undefined : env.CYBORG_ENFORCE_NEW_DEFAULTS === '1' || env.CYBORG_ENFORCE_NEW_DEFAULTS === 'true',
+      publicEndpoint: env.CYBORG_PUBLIC_ENDPOINT,
+      novaToken: env.NOVA_TOKEN,
+      novaRetries: int(env, 'CYBORG_NOVA_RETRIES'),
+    }),
     distributed: defined({
       subjectPrefix: env.CYBORG_SUBJECT_PREFIX,
       conductorId: env.CYBORG_CONDUCTOR_ID,

@@ -25,6 +25,19 @@ export const ErrorCodes = {
   // Placement sync (openstack/placement): Placement's own code rides along as `placementCode`.
   'placement.unavailable': 503,
   'placement.request_failed': 502,
+  // Cyborg v2 API (api/v2): the statuses Cyborg gives for these cases.
+  'device_profile.not_found': 404,
+  'device_profile.conflict': 409,
+  'device_profile.in_use': 409,
+  'device.not_found': 404,
+  'deployable.not_found': 404,
+  'attribute.not_found': 404,
+  'attribute.discovered': 409,
+  'arq.bad_state': 409,
+  'arq.unresolved': 423,
+  'request.unauthorized': 401,
+  'request.forbidden': 403,
+  'request.not_acceptable': 406,
 } as const;
 
 export type ErrorCode = keyof typeof ErrorCodes;

@@ -1,0 +1,194 @@
+import type { Logger } from 'pino';
+import { CyborgError } from '../errors/index.js';
+import type { Journal, Recovered } from './journal.js';
+
+/** A device profile as stored (the `device_profiles` collection; db/ maps it to its own table). */
+export interface DeviceProfileDoc {
+  uuid: string;
+  name: string;
+  description: string | null;
+  /** Cyborg's request groups: each a map `resources:RC` / `trait:T` / `accel:k` → string. */
+  groups: Record<string, string>[];
+  createdAt: string;
+  updatedAt: string | null;
+}
+
+/** An attribute an operator added to a deployable (collection `attributes`; discovered ones are not stored). */
+export interface AttributeDoc {
+  uuid: string;
+  deployableUuid: string;
+  key: string;
+  value: string;
+  createdAt: string;
+  updatedAt: string | null;
+}
+
+/** Cyborg's device maintenance flag (collection `device_status`); a device without one is `enabled`. */
+export interface DeviceStatusDoc {
+  uuid: string;
+  status: 'enabled' | 'maintaining';
+  updatedAt: string;
+}
+
+export const Collections = {
+  deviceProfiles: 'device_profiles',
+  attributes: 'attributes',
+  deviceStatus: 'device_status',
+} as const;
+
+/**
+ * One collection of documents: kept in memory, written through the journal. A write is visible
+ * only once its commit has resolved, so reads never see what is not durable.
+ */
+export class DocumentCollection<T extends { uuid: string }> {
+  private readonly items = new Map<string, T>();
+  /** Bumped on every committed change: lets readers cache what they derive from the collection. */
+  generation = 0;
+
+  constructor(readonly name: string, private readonly journal: Journal) {}
+
+  load(docs: Recovered['documents']): void {
+    for (const d of docs) if (d.collection === this.name) this.items.set(d.id, d.body as unknown as T);
+    this.generation++;
+  }
+
+  get(uuid: string): T | undefined {
+    return this.items.get(uuid);
+  }
+
+  list(): T[] {
+    return [...this.items.values()];
+  }
+
+  async put(doc: T): Promise<T> {
+    await this.journal.commit([{ type: 'document', collection: this.name, id: doc.uuid, body: { ...doc } as Record<string, unknown> }]);
+    this.items.set(doc.uuid, doc);
+    this.generation++;
+    return doc;
+  }
+
+  async delete(uuid: string): Promise<void> {
+    await this.journal.commit([{ type: 'document', collection: this.name, id: uuid, body: null }]);
+    this.items.delete(uuid);
+    this.generation++;
+  }
+}
+
+/** What the API needs of the stored documents (the conductor's store, or a remote client of it). */
+export interface Documents {
+  listProfiles(): DeviceProfileDoc[];
+  getProfile(uuid: string): DeviceProfileDoc | undefined;
+  profileByName(name: string): DeviceProfileDoc | undefined;
+  /** Throws `device_profile.conflict` when the name is taken (also by a create still in flight). */
+  createProfile(doc: DeviceProfileDoc): Promise<DeviceProfileDoc>;
+  deleteProfile(uuid: string): Promise<void>;
+  listAttributes(): AttributeDoc[];
+  getAttribute(uuid: string): AttributeDoc | undefined;
+  createAttribute(doc: AttributeDoc): Promise<AttributeDoc>;
+  deleteAttribute(uuid: string): Promise<void>;
+  deviceStatus(uuid: string): DeviceStatusDoc['status'];
+  setDeviceStatus(uuid: string, status: DeviceStatusDoc['status']): Promise<void>;
+  /** Changes whenever a device status changes (for caches of device lists). */
+  readonly statusGeneration: number;
+}
+
+/**
+ * The conductor's store of Cyborg's plain documents: device profiles, operator-made attributes
+ * and device maintenance flags. They have no lifecycle worth a machine, so they are plain rows,
+ * rebuilt from `Recovered.documents` at conductor start.
+ */
+export class DocumentStore implements Documents {
+  readonly profiles: DocumentCollection<DeviceProfileDoc>;
+  readonly attributes: DocumentCollection<AttributeDoc>;
+  readonly statuses: DocumentCollection<DeviceStatusDoc>;
+  private readonly byName = new Map<string, string>();
+  /** Names of creates not yet committed: a racing create with the same name must lose. */
+  private readonly reserved = new Set<string>();
+
+  constructor(journal: Journal, private readonly log: Logger) {
+    this.profiles = new DocumentCollection(Collections.deviceProfiles, journal);
+    this.attributes = new DocumentCollection(Collections.attributes, journal);
+    this.statuses = new DocumentCollection(Collections.deviceStatus, journal);
+  }
+
+  /** Rebuilds every collection from what the journal recovered. */
+  load(docs: Recovered['documents']): void {
+    this.profiles.load(docs);
+    this.attributes.load(docs);
+    this.statuses.load(docs);
+    this.byName.clear();
+    for (const p of this.profiles.list()) this.byName.set(p.name, p.uuid);
+    this.log.info({ deviceProfiles: this.profiles.list().length, attributes: this.attributes.list().length }, 'documents recovered');
+  }
+
+  listProfiles(): DeviceProfileDoc[] {
+    return this.profiles.list();
+  }
+
+  getProfile(uuid: string): DeviceProfileDoc | undefined {
+    return this.profiles.get(uuid);
+  }
+
+  profileByName(name: string): DeviceProfileDoc | undefined {
+    const uuid = this.byName.get(name);
+    return uuid === undefined ? undefined : this.profiles.get(uuid);
+  }
+
+  async createProfile(doc: DeviceProfileDoc): Promise<DeviceProfileDoc> {
+    if (this.byName.has(doc.name) || this.reserved.has(doc.name)) {
+      throw new CyborgError('device_profile.conflict', `A device_profile with name ${doc.name} already exists.`, { name: doc.name });
+    }
+    if (this.profiles.get(doc.uuid)) {
+      throw new CyborgError('device_profile.conflict', `A device_profile with uuid ${doc.uuid} already exists.`, { uuid: doc.uuid });
+    }
+    this.reserved.add(doc.name);
+    try {
+      await this.profiles.put(doc);
+      this.byName.set(doc.name, doc.uuid);
+      this.log.info({ deviceProfile: doc.uuid, name: doc.name }, 'device profile created');
+      return doc;
+    } finally {
+      this.reserved.delete(doc.name);
+    }
+  }
+
+  async deleteProfile(uuid: string): Promise<void> {
+    const doc = this.profiles.get(uuid);
+    if (!doc) return;
+    await this.profiles.delete(uuid);
+    this.byName.delete(doc.name);
+    this.log.info({ deviceProfile: uuid, name: doc.name }, 'device profile deleted');
+  }
+
+  listAttributes(): AttributeDoc[] {
+    return this.attributes.list();
+  }
+
+  getAttribute(uuid: string): AttributeDoc | undefined {
+    return this.attributes.get(uuid);
+  }
+
+  async createAttribute(doc: AttributeDoc): Promise<AttributeDoc> {
+    await this.attributes.put(doc);
+    this.log.info({ attribute: doc.uuid, deployableUuid: doc.deployableUuid, key: doc.key }, 'attribute created');
+    return doc;
+  }
+
+  async deleteAttribute(uuid: string): Promise<void> {
+    await this.attributes.delete(uuid);
+    this.log.info({ attribute: uuid }, 'attribute deleted');
+  }
+
+  deviceStatus(uuid: string): DeviceStatusDoc['status'] {
+    return this.statuses.get(uuid)?.status ?? 'enabled';
+  }
+
+  async setDeviceStatus(uuid: string, status: DeviceStatusDoc['status']): Promise<void> {
+    await this.statuses.put({ uuid, status, updatedAt: new Date().toISOString() });
+    this.log.info({ deviceUuid: uuid, status }, 'device status set');
+  }
+
+  get statusGeneration(): number {
+    return this.statuses.generation;
+  }
+}

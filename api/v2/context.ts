@@ -1,0 +1,32 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { ControlPlane } from '../control-plane.js';
+import type { Catalogue } from './catalogue.js';
+import { baseUrl } from './format.js';
+import type { AuthSettings } from './identity.js';
+import { authorize, type RuleName } from './policy.js';
+
+/** What every v2 resource plugin is given. */
+export interface V2Deps {
+  control: ControlPlane;
+  auth: AuthSettings;
+  publicEndpoint?: string;
+  catalogue: Catalogue;
+  /** The unversioned copies of the routes stay out of the OpenAPI document. */
+  hide?: boolean;
+}
+
+/** Per-request helpers bound to the deps. */
+export function helpers(deps: V2Deps) {
+  return {
+    authorize: (req: FastifyRequest, rule: RuleName) => authorize(rule, req.identity, deps.auth),
+    base: (req: FastifyRequest) => baseUrl(req, deps.publicEndpoint),
+    /** ARQs of other projects are invisible to a non-admin (CVE-2026-40214). */
+    projectScope: (req: FastifyRequest): string | undefined => (req.identity.isAdmin ? undefined : req.identity.projectId ?? ''),
+    meta: (req: FastifyRequest) => ({ requestId: String(req.id), actor: `api:${req.identity.userId ?? 'anonymous'}` }),
+  };
+}
+
+/** Answers with a status and no body (Cyborg's 202 / 204 / 200 of enable and disable). */
+export function empty(reply: FastifyReply, status: number): FastifyReply {
+  return reply.status(status).send();
+}

@@ -1,0 +1,98 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type, type Static } from '@sinclair/typebox';
+import { DriverError } from '../../errors/index.js';
+import type { DeployableEntry } from './catalogue.js';
+import { helpers, type V2Deps } from './context.js';
+import { notFound, v2Error } from './errors.js';
+import { intId, isUuid, selfAndBookmark, ts, updated } from './format.js';
+import { errors, Links, NullableTimestamp, TAG, Timestamp, UuidParam } from './schemas.js';
+
+export const DeployableSchema = Type.Object({
+  uuid: Type.String(),
+  parent_id: Type.Union([Type.Integer(), Type.Null()]),
+  root_id: Type.Union([Type.Integer(), Type.Null()]),
+  name: Type.String(),
+  num_accelerators: Type.Integer(),
+  device_id: Type.Integer(),
+  attributes_list: Type.String({ description: 'JSON text: a list of single-key maps' }),
+  rp_uuid: Type.String(),
+  driver_name: Type.String(),
+  bitstream_id: Type.Union([Type.String(), Type.Null()]),
+  links: Links,
+  created_at: Timestamp,
+  updated_at: NullableTimestamp,
+});
+
+type Deployable = Static<typeof DeployableSchema>;
+
+const ProgramOp = Type.Object({
+  op: Type.Literal('replace'),
+  path: Type.Literal('/program'),
+  value: Type.Array(Type.Object({ image_uuid: Type.String({ minLength: 1, maxLength: 255 }) }, { additionalProperties: true }), { minItems: 1 }),
+});
+const ProgramBody = Type.Array(ProgramOp, { minItems: 1, maxItems: 1 });
+
+/**
+ * `/v2/deployables`: list (filter `name`), show, and program. Program is a JSON-patch on
+ * `/program`; clients send it to `/deployables/{uuid}/program` or to `/deployables/{uuid}`.
+ */
+export const deployableRoutes: FastifyPluginAsyncTypebox<V2Deps> = async (app, deps) => {
+  const h = helpers(deps);
+  const { catalogue, control } = deps;
+
+  const serialize = (e: DeployableEntry, base: string): Deployable => {
+    const d = e.deployable;
+    const view = catalogue.view(d.uuid);
+    const createdAt = catalogue.createdAt(d.uuid);
+    return {
+      uuid: d.uuid, parent_id: null, root_id: null, name: d.name, num_accelerators: d.numAccelerators, device_id: intId(e.device.uuid),
+      attributes_list: JSON.stringify(d.attributes.map((a) => ({ [a.key]: a.value }))),
+      rp_uuid: view?.rpUuid ?? '', driver_name: d.driverName, bitstream_id: view?.program?.bitstreamId ?? null,
+      links: selfAndBookmark(base, 'deployables', d.uuid), created_at: ts(createdAt), updated_at: updated(createdAt, view?.updatedAt),
+    };
+  };
+
+  const find = (uuid: string): DeployableEntry => {
+    if (!isUuid(uuid)) throw v2Error('request.invalid', `Expected a uuid but received ${uuid}.`);
+    const e = catalogue.deployable(uuid);
+    if (!e) throw notFound.deployable(uuid);
+    return e;
+  };
+
+  app.get('/deployables', {
+    schema: {
+      tags: [TAG], summary: 'List deployables', hide: deps.hide,
+      querystring: Type.Object({ name: Type.Optional(Type.String({ maxLength: 255 })), filters: Type.Optional(Type.Unknown()) }, { additionalProperties: true }),
+      response: { 200: Type.Object({ deployables: Type.Array(DeployableSchema) }), ...errors(400, 401, 403, 406) },
+    },
+  }, async (req) => {
+    h.authorize(req, 'cyborg:deployable:get_all');
+    const base = h.base(req);
+    const name = req.query.name;
+    return { deployables: catalogue.deployables().filter((e) => name === undefined || e.deployable.name === name).map((e) => serialize(e, base)) };
+  });
+
+  app.get('/deployables/:uuid', {
+    schema: { tags: [TAG], summary: 'Show one deployable', hide: deps.hide, params: Type.Object({ uuid: UuidParam }), response: { 200: DeployableSchema, ...errors(400, 401, 403, 404, 406) } },
+  }, async (req) => {
+    h.authorize(req, 'cyborg:deployable:get_one');
+    return serialize(find(req.params.uuid), h.base(req));
+  });
+
+  const program = async (req: { params: { uuid: string }; body: Static<typeof ProgramBody> } & Parameters<typeof h.authorize>[0]): Promise<Deployable> => {
+    h.authorize(req, 'cyborg:deployable:program');
+    const e = find(req.params.uuid);
+    const image = req.body[0]!.value[0]!.image_uuid;
+    const view = await control.act(e.deployable.uuid, { type: 'PROGRAM', bitstreamId: image }, h.meta(req));
+    if (view.state === 'error' && view.error?.op === 'program') {
+      throw new DriverError('driver.failed', `Programming deployable ${e.deployable.uuid} failed: ${view.error.reason}`, { uuid: e.deployable.uuid });
+    }
+    return serialize(e, h.base(req));
+  };
+  const programSchema = (summary: string, hide?: boolean) => ({
+    tags: [TAG], summary, hide, params: Type.Object({ uuid: UuidParam }), body: ProgramBody,
+    response: { 200: DeployableSchema, ...errors(400, 401, 403, 404, 406, 409, 502, 504) },
+  });
+  app.patch('/deployables/:uuid/program', { schema: programSchema('Program a deployable (FPGA bitstream by Glance image uuid)', deps.hide) }, program);
+  app.patch('/deployables/:uuid', { schema: programSchema('Program a deployable (the form without /program)', true) }, program);
+};

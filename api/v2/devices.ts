@@ -1,0 +1,121 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyReply } from 'fastify';
+import { Type, type Static } from '@sinclair/typebox';
+import type { DeviceT } from '../../bus/schemas.js';
+import type { DeviceEntry } from './catalogue.js';
+import { empty, helpers, type V2Deps } from './context.js';
+import { notFound, v2Error } from './errors.js';
+import { isUuid, selfLink, ts } from './format.js';
+import { atLeast } from './microversion.js';
+import { errors, Links, NullableTimestamp, TAG, Timestamp, UuidParam } from './schemas.js';
+
+export const DeviceSchema = Type.Object({
+  uuid: Type.String(),
+  type: Type.String({ description: 'GPU | FPGA | AICHIP | QAT | NIC | SSD' }),
+  vendor: Type.String(),
+  model: Type.String(),
+  std_board_info: Type.String({ description: 'JSON text' }),
+  vendor_board_info: Type.String(),
+  hostname: Type.String(),
+  status: Type.Optional(Type.String({ description: 'enabled | maintaining; only at microversion >= 2.3' })),
+  links: Links,
+  created_at: Timestamp,
+  updated_at: NullableTimestamp,
+});
+
+const ListQuery = Type.Object({
+  type: Type.Optional(Type.String({ maxLength: 16 })),
+  vendor: Type.Optional(Type.String({ maxLength: 255 })),
+  hostname: Type.Optional(Type.String({ maxLength: 255 })),
+  filters: Type.Optional(Type.Unknown({ description: 'WSME filter list; accepted and ignored, as in Cyborg' })),
+});
+
+type Device = Static<typeof DeviceSchema>;
+
+interface ListCache {
+  key: string;
+  inventories: DeviceT[][];
+  statusGeneration: number;
+  body: string;
+}
+
+/**
+ * `/v2/devices`: list (filters `type`, `vendor`, `hostname`), show, and enable / disable
+ * (Cyborg's maintenance flag; `enable` also installs the device's inactive accelerators so that
+ * `openstack accelerator device enable` makes it schedulable here).
+ */
+export const deviceRoutes: FastifyPluginAsyncTypebox<V2Deps> = async (app, deps) => {
+  const h = helpers(deps);
+  const { catalogue, control } = deps;
+  let cache: ListCache | undefined;
+
+  const serialize = (e: DeviceEntry, base: string, withStatus: boolean): Device => {
+    const d = e.device;
+    const out: Device = {
+      uuid: d.uuid, type: d.type, vendor: d.vendor, model: d.model, std_board_info: d.stdBoardInfo, vendor_board_info: d.vendorBoardInfo,
+      hostname: e.host, links: selfLink(base, 'devices', d.uuid), created_at: ts(catalogue.createdAt(d.uuid)), updated_at: null,
+    };
+    if (withStatus) out.status = control.documents.deviceStatus(d.uuid);
+    return out;
+  };
+
+  app.get('/devices', {
+    schema: { tags: [TAG], summary: 'List devices', hide: deps.hide, querystring: ListQuery, response: { 200: Type.Object({ devices: Type.Array(DeviceSchema) }), ...errors(400, 401, 403, 406) } },
+  }, async (req, reply) => {
+    h.authorize(req, 'cyborg:device:get_all');
+    const withStatus = atLeast(req.microversion, 3);
+    const base = h.base(req);
+    const { type, vendor, hostname } = req.query;
+    // A device list of a large fleet is big and rarely changes: serve the same bytes until an
+    // inventory or a device status changes (inventory arrays are replaced, never mutated).
+    const inventories = catalogue.inventories();
+    const key = `${withStatus}|${base}|${type ?? ''}|${vendor ?? ''}|${hostname ?? ''}`;
+    const gen = control.documents.statusGeneration;
+    if (cache && cache.key === key && cache.statusGeneration === gen && cache.inventories.length === inventories.length
+      && cache.inventories.every((inv, i) => inv === inventories[i]!.devices)) {
+      return reply.type('application/json').send(cache.body as never); // pre-serialized bytes
+    }
+    const devices = inventories
+      .flatMap(({ host, devices: ds }) => ds.filter((d) => !d.stub).map((device) => ({ host, device })))
+      .filter((e) => (type === undefined || e.device.type === type) && (vendor === undefined || e.device.vendor === vendor) && (hostname === undefined || e.host === hostname))
+      .map((e) => serialize(e, base, withStatus));
+    const body = JSON.stringify({ devices });
+    cache = { key, inventories: inventories.map((i) => i.devices), statusGeneration: gen, body };
+    return reply.type('application/json').send(body as never);
+  });
+
+  const find = (uuid: string): DeviceEntry => {
+    if (!isUuid(uuid)) throw v2Error('request.invalid', `Expected a uuid but received ${uuid}.`);
+    const e = catalogue.device(uuid);
+    if (!e) throw notFound.device(uuid);
+    return e;
+  };
+
+  app.get('/devices/:uuid', {
+    schema: { tags: [TAG], summary: 'Show one device', hide: deps.hide, params: Type.Object({ uuid: UuidParam }), response: { 200: DeviceSchema, ...errors(400, 401, 403, 404, 406) } },
+  }, async (req) => {
+    h.authorize(req, 'cyborg:device:get_one');
+    return serialize(find(req.params.uuid), h.base(req), atLeast(req.microversion, 3));
+  });
+
+  app.post('/devices/:uuid/enable', {
+    schema: { tags: [TAG], summary: 'Enable a device (status enabled; installs its inactive accelerators)', hide: deps.hide, params: Type.Object({ uuid: UuidParam }), response: { ...errors(400, 401, 403, 404, 406, 409) } },
+  }, async (req, reply) => {
+    h.authorize(req, 'cyborg:device:enable');
+    const e = find(req.params.uuid);
+    await control.documents.setDeviceStatus(e.device.uuid, 'enabled');
+    for (const dep of e.device.deployables) {
+      if (catalogue.view(dep.uuid)?.state === 'inactive') await control.act(dep.uuid, { type: 'ENABLE' }, h.meta(req));
+    }
+    return empty(reply as FastifyReply, 200);
+  });
+
+  app.post('/devices/:uuid/disable', {
+    schema: { tags: [TAG], summary: 'Disable a device (status maintaining: no new allocations; running instances keep it)', hide: deps.hide, params: Type.Object({ uuid: UuidParam }), response: { ...errors(400, 401, 403, 404, 406) } },
+  }, async (req, reply) => {
+    h.authorize(req, 'cyborg:device:disable');
+    const e = find(req.params.uuid);
+    await control.documents.setDeviceStatus(e.device.uuid, 'maintaining');
+    return empty(reply as FastifyReply, 200);
+  });
+};

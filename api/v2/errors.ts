@@ -1,0 +1,71 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { CyborgError, isCyborgError, TransitionInvalidError, type ErrorCode } from '../../errors/index.js';
+
+/**
+ * Cyborg's error body: `{"error_message": "<JSON text of a WSME fault>"}`. Clients only read the
+ * status and treat the text as opaque (tempest looks for "requires a service token" in it).
+ */
+export function errorBody(status: number, message: string): { error_message: string } {
+  return { error_message: JSON.stringify({ faultcode: status >= 500 ? 'Server' : 'Client', faultstring: message, debuginfo: null }) };
+}
+
+/** Raises a v2 error with Cyborg's wording and this project's stable code. */
+export function v2Error(code: ErrorCode, message: string, details: Record<string, unknown> = {}): CyborgError {
+  return new CyborgError(code, message, details);
+}
+
+export const notFound = {
+  arq: (uuid: string) => v2Error('arq.not_found', `ExtArq not found with uuid=${uuid}`, { uuid }),
+  profile: (by: 'uuid' | 'name', value: string) => v2Error('device_profile.not_found', `Device Profile not found with ${by}=${value}`, { [by]: value }),
+  device: (uuid: string) => v2Error('device.not_found', `Device not found with uuid=${uuid}`, { uuid }),
+  deployable: (uuid: string) => v2Error('deployable.not_found', `Deployable not found with uuid=${uuid}`, { uuid }),
+  attribute: (uuid: string) => v2Error('attribute.not_found', `Attribute not found with uuid=${uuid}`, { uuid }),
+};
+
+/** At a microversion below what a feature needs (Cyborg's NotAcceptable wording). */
+export function needsVersion(minimum: string): CyborgError {
+  return v2Error('request.not_acceptable', `Request not acceptable. The minimal required API version should be ${minimum}`, { minimum });
+}
+
+/** A PATCH that Cyborg refuses with PatchError (400). */
+export function patchError(reason: string): CyborgError {
+  return v2Error('request.invalid', `Couldn't apply patch. Reason: ${reason}`);
+}
+
+/** Maps any error to Cyborg's status and body; never leaks internals on 5xx. */
+export function toV2(err: unknown): { status: number; message: string } {
+  if (err instanceof TransitionInvalidError) return { status: 409, message: err.message };
+  if (isCyborgError(err)) {
+    const hidden = err.status >= 500 && err.status !== 503 && err.status !== 502 && err.status !== 504;
+    return { status: err.status, message: hidden ? 'internal error' : err.message };
+  }
+  const fe = err as Partial<FastifyError> & { code?: string };
+  if (fe.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || (err instanceof SyntaxError && fe.statusCode === 400)) {
+    return { status: 400, message: 'Request is not in valid JSON format' };
+  }
+  if (fe.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') return { status: 400, message: 'Request body is empty; expected JSON' };
+  if (fe.validation) return { status: 400, message: `Invalid input: ${fe.message ?? 'request does not match the schema'}` };
+  if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
+    return { status: fe.statusCode, message: fe.message ?? 'bad request' };
+  }
+  return { status: 500, message: 'internal error' };
+}
+
+/**
+ * Installs Cyborg's error format on one encapsulated scope (the v2 routes); this project's own
+ * routes keep theirs. 423 (ARQs not yet resolved) has an empty body, as in Cyborg.
+ */
+export function installV2ErrorHandler(scope: FastifyInstance, opts: { notFound?: boolean } = {}): void {
+  scope.setErrorHandler((err: FastifyError, req: FastifyRequest, reply: FastifyReply) => {
+    const { status, message } = toV2(err);
+    if (status >= 500) req.log.error({ err }, 'v2 request failed');
+    else req.log.info({ status, code: (err as { code?: string }).code }, message);
+    if (status === 423) return reply.status(423).send();
+    return reply.status(status).type('application/json').send(errorBody(status, message));
+  });
+  if (opts.notFound) {
+    scope.setNotFoundHandler((req, reply) => {
+      void reply.status(404).type('application/json').send({ error_message: JSON.stringify({ code: 404, title: 'Not Found', description: `no route ${req.method} ${req.url}` }) });
+    });
+  }
+}

@@ -1,0 +1,72 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { ControlPlane } from '../control-plane.js';
+import { arqRoutes } from './accelerator-requests.js';
+import { attributeRoutes } from './attributes.js';
+import { Catalogue } from './catalogue.js';
+import type { V2Deps } from './context.js';
+import { deployableRoutes } from './deployables.js';
+import { deviceProfileRoutes } from './device-profiles.js';
+import { deviceRoutes } from './devices.js';
+import { installV2ErrorHandler } from './errors.js';
+import { identify, type AuthSettings } from './identity.js';
+import { microversionHook } from './microversion.js';
+import { rootRoutes, v2DocRoutes } from './versions.js';
+
+/** The v2 part of the configuration (config `v2`). */
+export interface V2Settings {
+  authStrategy?: 'noauth' | 'keystone';
+  serviceTokenRequired?: boolean;
+  serviceTokenRoles?: readonly string[];
+  enforceNewDefaults?: boolean;
+  publicEndpoint?: string;
+}
+
+/** Cyborg's defaults: the service token is required with Keystone, not in noauth (so Nova works there unchanged). */
+export function authSettings(s: V2Settings = {}): AuthSettings {
+  const strategy = s.authStrategy ?? 'noauth';
+  return {
+    strategy,
+    serviceTokenRequired: s.serviceTokenRequired ?? strategy === 'keystone',
+    serviceTokenRoles: [...(s.serviceTokenRoles ?? ['service'])],
+    enforceNewDefaults: s.enforceNewDefaults ?? false,
+  };
+}
+
+const RESOURCES = [deviceRoutes, deployableRoutes, attributeRoutes, deviceProfileRoutes, arqRoutes];
+
+/**
+ * Registers OpenStack Cyborg's v2 API: `GET /` and `/v2` version documents, the resources under
+ * `/v2`, and the same resources unversioned (`/devices` == `/v2/devices`, as Cyborg routes any
+ * first segment that is not `v2`). Each lives in its own scope with Cyborg's error body, the
+ * microversion headers and the caller's identity.
+ */
+export async function registerCyborgV2(app: FastifyInstance, opts: { control: ControlPlane; settings?: V2Settings }): Promise<void> {
+  const auth = authSettings(opts.settings);
+  const deps: V2Deps = { control: opts.control, auth, publicEndpoint: opts.settings?.publicEndpoint, catalogue: new Catalogue(opts.control) };
+
+  const identityHook = async (req: FastifyRequest, _reply: FastifyReply): Promise<void> => {
+    req.identity = identify(req, auth);
+  };
+
+  await app.register(async (scope) => {
+    installV2ErrorHandler(scope);
+    await scope.register(rootRoutes, { publicEndpoint: deps.publicEndpoint });
+  });
+
+  await app.register(async (scope) => {
+    installV2ErrorHandler(scope, { notFound: true });
+    scope.addHook('onRequest', microversionHook);
+    await scope.register(v2DocRoutes, { publicEndpoint: deps.publicEndpoint });
+    await scope.register(async (resources) => {
+      resources.addHook('onRequest', identityHook);
+      for (const r of RESOURCES) await resources.register(r, deps);
+    });
+  }, { prefix: '/v2' });
+
+  await app.register(async (scope) => {
+    installV2ErrorHandler(scope);
+    scope.addHook('onRequest', microversionHook);
+    scope.addHook('onRequest', identityHook);
+    for (const r of RESOURCES) await scope.register(r, { ...deps, hide: true });
+  });
+}

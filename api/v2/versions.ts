@@ -1,0 +1,42 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import { baseUrl } from './format.js';
+import { MAX_TEXT, MIN_TEXT } from './microversion.js';
+import { Links, TAG } from './schemas.js';
+
+const Version = Type.Object({
+  id: Type.String(),
+  status: Type.String(),
+  min_version: Type.String(),
+  max_version: Type.String(),
+  links: Links,
+});
+
+const Root = Type.Object({
+  name: Type.String(),
+  description: Type.String(),
+  versions: Type.Array(Version),
+  default_version: Version,
+});
+
+const DESCRIPTION = 'Cyborg is the OpenStack project for lifecycle management of hardware accelerators, such as GPUs,FPGAs, AI chips, security accelerators, etc.';
+
+/** `GET /`: the version discovery document (no auth, no microversion headers). */
+export const rootRoutes: FastifyPluginAsyncTypebox<{ publicEndpoint?: string }> = async (app, opts) => {
+  app.get('/', {
+    schema: { tags: [TAG], summary: 'Version discovery (no auth)', response: { 200: Root } },
+  }, async (req) => {
+    const v = { id: 'v2', status: 'CURRENT', min_version: MIN_TEXT, max_version: MAX_TEXT, links: [{ href: `${baseUrl(req, opts.publicEndpoint)}/accelerator/v2`, rel: 'self' }] };
+    return { name: 'OpenStack Cyborg API', description: DESCRIPTION, versions: [v], default_version: v };
+  });
+};
+
+/** `GET /v2` (and `/v2/`): the v2 document, with the microversion headers (no auth). */
+export const v2DocRoutes: FastifyPluginAsyncTypebox<{ publicEndpoint?: string }> = async (app, opts) => {
+  app.get('/', {
+    schema: { tags: [TAG], summary: 'The v2 version document (no auth)', response: { 200: Version } },
+  }, async (req) => ({
+    id: 'v2.0', status: 'CURRENT', min_version: MIN_TEXT, max_version: MAX_TEXT,
+    links: [{ href: `${baseUrl(req, opts.publicEndpoint)}/accelerator/v2/`, rel: 'self' }],
+  }));
+};
