@@ -10,6 +10,7 @@ import { InProcessBus } from '../bus/in-process.js';
 import type { Config } from '../config/index.js';
 import { FakeDriver } from '../drivers/fake/index.js';
 import { DriverRegistry } from '../drivers/registry.js';
+import { startNovaNotifier } from '../openstack/nova.js';
 
 export interface Running {
   url: string;
@@ -38,6 +39,7 @@ export async function startAllInOne(config: Config, log: Logger, deps: AllInOneD
   await conductor.start();
   // Nova-less by default here: the host's root provider is created when Placement lacks it.
   const placement = startPlacementSync(config, conductor, log.child({ component: 'placement' }), true);
+  const nova = startNovaNotifier(config, conductor, log.child({ component: 'nova' }));
   const fake = deps.fake ?? new FakeDriver({ host: config.host, ...config.fake });
   const agent = new Agent({
     host: config.host,
@@ -49,7 +51,7 @@ export async function startAllInOne(config: Config, log: Logger, deps: AllInOneD
     telemetryIntervalMs: 5_000,
   });
   await agent.start();
-  const app = await buildApi({ control: conductor, log });
+  const app = await buildApi({ control: conductor, log, v2: config.v2 });
   await app.listen({ host: config.listen.address, port: config.listen.port });
   const addr = app.server.address();
   const port = typeof addr === 'object' && addr ? addr.port : config.listen.port;
@@ -62,6 +64,7 @@ export async function startAllInOne(config: Config, log: Logger, deps: AllInOneD
       await app.close();
       await agent.stop();
       placement?.stop();
+      await nova.stop();
       await conductor.stop();
       await bus.close();
       await journal.close();

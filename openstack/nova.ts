@@ -1,0 +1,165 @@
+import type { Logger } from 'pino';
+import type { ArqView } from '../actors/arq-actor.js';
+import type { CommittedEvent, EventHub } from '../actors/events.js';
+
+/** One Nova external event (compute API 2.82). */
+export interface NovaEvent {
+  name: 'accelerator-request-bound';
+  server_uuid: string;
+  tag: string;
+  status: 'completed' | 'failed';
+}
+
+export interface NovaNotifierOptions {
+  /** Nova's compute endpoint (e.g. `http://nova:8774/v2.1`); none: no events are sent. */
+  novaUrl?: string;
+  /** Sent as X-Auth-Token (noauth Nova reads `admin` / `user:project`). */
+  token: string;
+  retries: number;
+  retryDelayMs: number;
+  hub: EventHub;
+  getArq: (uuid: string) => ArqView;
+  log: Logger;
+}
+
+/** Bound → completed; BindFailed (and Deleting) → failed: Cyborg's mapping. */
+const STATUS: Record<string, NovaEvent['status']> = { Bound: 'completed', BindFailed: 'failed', Deleting: 'failed' };
+
+/**
+ * Tells Nova when ARQ binds resolve: `POST /os-server-external-events` with one
+ * `accelerator-request-bound` event per ARQ (tag = ARQ uuid). It listens to committed
+ * transitions, so an event never precedes the commit of the bind it announces. Binds that
+ * resolve in the same tick (one PATCH) go out in one request. Failures are retried with
+ * exponential backoff; every attempt logs a line.
+ */
+export class NovaNotifier {
+  private unsubscribe: (() => void) | undefined;
+  private batch: NovaEvent[] = [];
+  private scheduled = false;
+  private readonly inflight = new Set<Promise<void>>();
+  /** Pending retry waits: stop() ends them at once. */
+  private readonly timers = new Map<NodeJS.Timeout, () => void>();
+  private stopped = false;
+
+  constructor(private readonly opts: NovaNotifierOptions) {}
+
+  start(): this {
+    if (!this.opts.novaUrl) {
+      this.opts.log.info('no Nova endpoint configured (novaUrl / NOVA_URL): accelerator-request-bound events are not sent');
+      return this;
+    }
+    this.unsubscribe = this.opts.hub.subscribe((ev) => this.onEvent(ev));
+    this.opts.log.info({ novaUrl: this.opts.novaUrl }, 'Nova notifier started');
+    return this;
+  }
+
+  /** Stops listening and cancels pending retries; waits for requests already on the wire. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.unsubscribe?.();
+    for (const [t, wake] of this.timers) {
+      clearTimeout(t);
+      wake();
+    }
+    await Promise.allSettled([...this.inflight]);
+  }
+
+  private onEvent(ev: CommittedEvent): void {
+    if (ev.kind !== 'arq' || ev.from !== 'BindStarted') return;
+    const status = STATUS[ev.to];
+    if (!status) return;
+    let instance: string | undefined;
+    try {
+      instance = this.opts.getArq(ev.id).binding?.instanceUuid;
+    } catch {
+      instance = undefined;
+    }
+    if (!instance) {
+      this.opts.log.warn({ arqUuid: ev.id, to: ev.to }, 'bind resolved without an instance: no Nova event');
+      return;
+    }
+    this.batch.push({ name: 'accelerator-request-bound', server_uuid: instance, tag: ev.id, status });
+    if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(() => {
+        this.scheduled = false;
+        const events = this.batch;
+        this.batch = [];
+        this.track(this.deliver(events, 1));
+      });
+    }
+  }
+
+  private track(p: Promise<void>): void {
+    this.inflight.add(p);
+    void p.finally(() => this.inflight.delete(p));
+  }
+
+  private async deliver(events: NovaEvent[], attempt: number): Promise<void> {
+    const ids = { arqs: events.map((e) => e.tag), servers: [...new Set(events.map((e) => e.server_uuid))], attempt };
+    let outcome: { retry: boolean; reason: string } | undefined;
+    try {
+      const res = await fetch(`${this.opts.novaUrl!.replace(/\/+$/, '')}/os-server-external-events`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json',
+          'openstack-api-version': 'compute 2.82',
+          'x-openstack-nova-api-version': '2.82',
+          'x-auth-token': this.opts.token,
+        },
+        body: JSON.stringify({ events }),
+        signal: AbortSignal.timeout(10_000),
+      });
+      const text = await res.text();
+      if (res.status === 200) {
+        this.opts.log.info({ ...ids, status: res.status }, 'Nova told: accelerator-request-bound');
+        return;
+      }
+      if (res.status === 207 && allNotOnHost(text)) {
+        // Nova answers 422 per event while the instance has no host yet: nothing waits for them.
+        this.opts.log.info({ ...ids, status: res.status }, 'Nova: instance not on a host yet (207/422): event ignored');
+        return;
+      }
+      outcome = { retry: res.status >= 500 || res.status === 429 || res.status === 207, reason: `HTTP ${res.status}: ${text.slice(0, 200)}` };
+    } catch (err) {
+      outcome = { retry: true, reason: err instanceof Error ? err.message : String(err) };
+    }
+    if (!outcome.retry || attempt > this.opts.retries || this.stopped) {
+      this.opts.log.error({ ...ids, reason: outcome.reason }, 'could not tell Nova accelerator-request-bound; giving up');
+      return;
+    }
+    const delayMs = Math.min(this.opts.retryDelayMs * 2 ** (attempt - 1), 30_000);
+    this.opts.log.warn({ ...ids, reason: outcome.reason, retryInMs: delayMs }, 'telling Nova failed; will retry');
+    await new Promise<void>((resolve) => {
+      const wake = (): void => {
+        this.timers.delete(t);
+        resolve();
+      };
+      const t = setTimeout(wake, delayMs);
+      this.timers.set(t, wake);
+    });
+    if (!this.stopped) await this.deliver(events, attempt + 1);
+  }
+}
+
+function allNotOnHost(text: string): boolean {
+  try {
+    const body = JSON.parse(text) as { events?: { code?: number }[] };
+    return Array.isArray(body.events) && body.events.length > 0 && body.events.every((e) => e.code === 422);
+  } catch {
+    return false;
+  }
+}
+
+/** Starts the notifier from the configuration (`novaUrl`, `v2.novaToken`, `v2.novaRetries`, ...). */
+export function startNovaNotifier(
+  config: { novaUrl?: string; v2: { novaToken: string; novaRetries: number; novaRetryDelayMs: number } },
+  control: { hub: EventHub; getArq: (uuid: string) => ArqView },
+  log: Logger,
+): NovaNotifier {
+  return new NovaNotifier({
+    novaUrl: config.novaUrl, token: config.v2.novaToken, retries: config.v2.novaRetries, retryDelayMs: config.v2.novaRetryDelayMs,
+    hub: control.hub, getArq: (uuid) => control.getArq(uuid), log,
+  }).start();
+}
