@@ -22,6 +22,16 @@ export interface AgentOptions {
   telemetryIntervalMs?: number;
   /** Increments on each start of the agent on this host (the cache issue persists it). */
   epoch?: number;
+  /** What survives a restart: last inventory and command results (actors/agent-cache.ts). */
+  memory?: AgentMemory;
+}
+
+/** Where an agent keeps what must survive its restart: the local cache implements it. */
+export interface AgentMemory {
+  readonly devices: DeviceT[];
+  commandResult(key: string): CommandReplyMsg | undefined;
+  recordCommand(key: string, reply: CommandReplyMsg): Promise<void>;
+  recordInventory(devices: DeviceT[], seq: number): Promise<void>;
 }
 
 /**
@@ -41,6 +51,8 @@ export class Agent {
 
   constructor(private readonly opts: AgentOptions) {
     this.epoch = opts.epoch ?? 0;
+    // Until discovery runs again, commands find their deployables in the last cached inventory.
+    this.devices = opts.memory?.devices ?? [];
   }
 
   get host(): string {
@@ -74,6 +86,7 @@ export class Agent {
       host: this.opts.host,
       agentId: this.agentId,
       drivers: this.opts.drivers.list().map((d) => ({ name: d.name, version: d.version })),
+      epoch: this.epoch,
     }, { timeoutMs: this.opts.requestTimeoutMs ?? 10_000 });
   }
 
@@ -88,6 +101,7 @@ export class Agent {
       }
     }
     this.devices = all;
+    await this.opts.memory?.recordInventory(all, this.seq + 1);
     await this.opts.bus.request(Subjects.inventory, InventoryMessage, InventoryReply, {
       host: this.opts.host, agentId: this.agentId, epoch: this.epoch, seq: ++this.seq, devices: all,
     }, { timeoutMs: this.opts.requestTimeoutMs ?? 10_000 });
@@ -110,7 +124,10 @@ export class Agent {
   execute(cmd: CommandMsg): Promise<CommandReplyMsg> {
     let p = this.done.get(cmd.idempotencyKey);
     if (!p) {
-      p = this.run(cmd);
+      // A result kept from before a restart is the answer: the operation is not repeated.
+      const kept = this.opts.memory?.commandResult(cmd.idempotencyKey);
+      const memory = this.opts.memory;
+      p = kept ? Promise.resolve(kept) : memory ? this.run(cmd).then(async (r) => (await memory.recordCommand(cmd.idempotencyKey, r), r)) : this.run(cmd);
       this.done.set(cmd.idempotencyKey, p);
       if (this.done.size > 10_000) this.done.delete(this.done.keys().next().value!);
     }

@@ -11,13 +11,14 @@ type Kind = 'register' | 'inventory' | 'heartbeat';
 type Route = { mine: true } | { mine: false; owner: string | undefined };
 
 export interface HostRouterOptions {
-  conductor: Conductor;
   /** The bus the router forwards on (the plain one, not the one it wraps for the conductor). */
   bus: Bus;
   lease: LeaseTable;
   journal: FencedJournal;
   log: Logger;
   forwardTimeoutMs: number;
+  /** Hosts rebuilt here after a claim (the api read model hears of them). */
+  onAdopted?: (hosts: string[]) => void;
 }
 
 /**
@@ -29,6 +30,8 @@ export interface HostRouterOptions {
 export class HostRouter {
   private pending = new Map<string, Promise<Route>>();
   private takingOver = false;
+  /** Set once the conductor exists (it is built with the bus this router wraps). */
+  conductor!: Conductor;
 
   constructor(private readonly opts: HostRouterOptions) {}
 
@@ -48,7 +51,7 @@ export class HostRouter {
   /** The lease watch saw these hosts move away (or our lease lapse): stop writing them. */
   release(hosts: string[]): void {
     for (const name of hosts) {
-      if (this.opts.conductor.releaseHost(name)) this.opts.log.warn({ host: name }, 'released a host: its lease is no longer ours');
+      if (this.conductor.releaseHost(name)) this.opts.log.warn({ host: name }, 'released a host: its lease is no longer ours');
     }
   }
 
@@ -74,7 +77,7 @@ export class HostRouter {
   private async claim(host: string): Promise<Route> {
     const c = await this.opts.lease.claim(host);
     if (!c.mine) return { mine: false, owner: c.owner };
-    if (!this.opts.conductor.hosts.has(host)) await this.adopt([host], c.takeover);
+    if (!this.conductor.hosts.has(host)) await this.adopt([host], c.takeover);
     return { mine: true };
   }
 
@@ -88,9 +91,10 @@ export class HostRouter {
       records.set(a.host, m);
     }
     for (const h of state.hosts) {
-      this.opts.conductor.adoptHost(h, records.get(h.host));
+      this.conductor.adoptHost(h, records.get(h.host));
       this.opts.log.info({ host: h.host, accelerators: records.get(h.host)?.size ?? 0 }, 'adopted a host from the database');
     }
+    if (state.hosts.length > 0) this.opts.onAdopted?.(state.hosts.map((h) => h.host));
   }
 
   /** The bus the Conductor is given: agent reports pass through route() first. */

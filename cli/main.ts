@@ -5,6 +5,7 @@ import type { Static } from '@sinclair/typebox';
 import type { ConfigSchema } from '../config/index.js';
 import { startAllInOne } from '../roles/all-in-one.js';
 import { dbCommand } from '../db/cli.js';
+import { addRoleCommands } from './roles.js';
 
 /**
  * `cyborg <role|command>`: one program, a subcommand per role. Flags override the environment,
@@ -40,6 +41,7 @@ export function buildProgram(): Command {
     });
 
   program.addCommand(dbCommand());
+  addRoleCommands(program, onShutdown);
 
   return program;
 }

@@ -1,0 +1,128 @@
+import { mkdir, open, readFile, rename } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import type { CommandReplyMsg, DeviceT } from '../bus/schemas.js';
+import type { AgentMemory } from './agent.js';
+
+/** The on-disk format. Bump `version` on any change; an unknown version is set aside, not trusted. */
+export interface AgentCacheFile {
+  version: 1;
+  host: string;
+  /** Increments on every agent start: the conductor tells a restart from a late message by it. */
+  epoch: number;
+  drivers: { name: string; version: string }[];
+  inventorySeq: number;
+  devices: DeviceT[];
+  /** Results of driver commands by idempotency key, oldest first (bounded). */
+  commands: [string, { reply: CommandReplyMsg; at: string }][];
+}
+
+const VERSION = 1;
+const MAX_COMMANDS = 1_000;
+
+/**
+ * The agent's local cache: last inventory, installed drivers, epoch, and the result of every
+ * recent command by idempotency key — so that a restarted agent resumes (epoch + 1), and a
+ * command repeated after a restart returns its earlier result instead of running twice.
+ * Written atomically (temp file, fsync, rename, fsync of the directory), one write at a time.
+ */
+export class AgentCache implements AgentMemory {
+  private data: AgentCacheFile;
+  private commands: Map<string, { reply: CommandReplyMsg; at: string }>;
+  private chain: Promise<void> = Promise.resolve();
+
+  private constructor(readonly path: string, data: AgentCacheFile, private readonly log: Logger) {
+    this.data = data;
+    this.commands = new Map(data.commands);
+  }
+
+  /**
+   * Opens the cache of `host` under `dir`, counts this start (epoch + 1) and saves at once, so
+   * that two starts never share an epoch even if the agent dies before its first report.
+   */
+  static async open(dir: string, host: string, drivers: { name: string; version: string }[], log: Logger): Promise<AgentCache> {
+    await mkdir(dir, { recursive: true });
+    const path = join(dir, `agent-${Buffer.from(host).toString('base64url')}.json`);
+    const previous = await read(path, host, log);
+    const data: AgentCacheFile = previous
+      ? { ...previous, epoch: previous.epoch + 1, drivers }
+      : { version: VERSION, host, epoch: 0, drivers, inventorySeq: 0, devices: [], commands: [] };
+    const cache = new AgentCache(path, data, log);
+    await cache.save();
+    log.info({ host, epoch: data.epoch, devices: data.devices.length, commands: data.commands.length, path, resumed: Boolean(previous) }, 'agent cache opened');
+    return cache;
+  }
+
+  get epoch(): number {
+    return this.data.epoch;
+  }
+
+  get devices(): DeviceT[] {
+    return this.data.devices;
+  }
+
+  commandResult(key: string): CommandReplyMsg | undefined {
+    return this.commands.get(key)?.reply;
+  }
+
+  recordCommand(key: string, reply: CommandReplyMsg): Promise<void> {
+    this.commands.set(key, { reply, at: new Date().toISOString() });
+    while (this.commands.size > MAX_COMMANDS) this.commands.delete(this.commands.keys().next().value!);
+    return this.save();
+  }
+
+  recordInventory(devices: DeviceT[], seq: number): Promise<void> {
+    this.data = { ...this.data, devices, inventorySeq: seq };
+    return this.save();
+  }
+
+  /** Queues a write of the whole file; resolves once it is durable. */
+  save(): Promise<void> {
+    const snapshot: AgentCacheFile = { ...this.data, commands: [...this.commands] };
+    const step = this.chain.catch(() => undefined).then(() => writeAtomic(this.path, JSON.stringify(snapshot)));
+    this.chain = step;
+    return step;
+  }
+}
+
+async function read(path: string, host: string, log: Logger): Promise<AgentCacheFile | undefined> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') log.warn({ err, path }, 'agent cache unreadable; starting fresh');
+    return undefined;
+  }
+  try {
+    const data = JSON.parse(text) as AgentCacheFile;
+    if (data.version !== VERSION || data.host !== host || !Number.isInteger(data.epoch)) {
+      log.warn({ path, version: data.version, host: data.host }, 'agent cache has another version or host; starting fresh (kept aside)');
+      await rename(path, `${path}.v${String(data.version)}.bak`).catch(() => undefined);
+      return undefined;
+    }
+    return data;
+  } catch (err) {
+    log.warn({ err, path }, 'agent cache is corrupt; starting fresh (kept aside)');
+    await rename(path, `${path}.corrupt`).catch(() => undefined);
+    return undefined;
+  }
+}
+
+/** Temp file, fsync, rename over the old one, fsync the directory: the file is old or new, never torn. */
+async function writeAtomic(path: string, text: string): Promise<void> {
+  const tmp = `${path}.tmp-${process.pid}`;
+  const fh = await open(tmp, 'w', 0o600);
+  try {
+    await fh.writeFile(text);
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+  await rename(tmp, path);
+  const dir = await open(join(path, '..'), 'r');
+  try {
+    await dir.sync();
+  } finally {
+    await dir.close();
+  }
+}

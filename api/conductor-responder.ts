@@ -1,0 +1,217 @@
+import type { Logger } from 'pino';
+import type { Conductor } from '../actors/conductor.js';
+import type { CommittedEvent } from '../actors/events.js';
+import type { Bus, Unsubscribe } from '../bus/bus.js';
+import { ControlReply, ControlRequest, ViewsBatch, type ControlReplyMsg, type ControlRequestMsg, type ViewsBatchMsg } from '../bus/control-schemas.js';
+import { TransitionEvent } from '../bus/schemas.js';
+import { Subjects, type EventKind } from '../bus/subjects.js';
+import { isCyborgError, TransitionInvalidError } from '../errors/index.js';
+
+/** Hosts per snapshot page: a page (views + inventories) stays well under NATS's 1 MiB payload. */
+const PAGE_HOSTS = 20;
+/** Items per views message, for the same reason. */
+const BATCH_ITEMS = 200;
+
+export interface ResponderOptions {
+  bus: Bus;
+  conductor: Conductor;
+  conductorId: string;
+  /** The lease holder of a host (several conductors); absent with a single conductor. */
+  ownerOf?: (host: string) => string | undefined;
+  liveConductors?: () => string[];
+  publisher: ViewPublisher;
+  timeoutMs: number;
+  log: Logger;
+}
+
+/**
+ * The conductor side of the api role's ControlPlane client: answers calls by name on the shared
+ * subject (any conductor) and on its own; a call about a host another conductor holds is
+ * forwarded there once. Errors travel as their stable codes and come back as the same classes.
+ */
+export function serveControlPlane(opts: ResponderOptions): Unsubscribe {
+  const { bus, conductorId } = opts;
+  const handle = async (req: ControlRequestMsg): Promise<ControlReplyMsg> => {
+    const owner = req.host && !req.forwarded ? opts.ownerOf?.(req.host) : undefined;
+    if (owner && owner !== conductorId) {
+      return bus.request(Subjects.conductorApiOf(owner), ControlRequest, ControlReply, { ...req, forwarded: true }, { timeoutMs: opts.timeoutMs });
+    }
+    try {
+      return { ok: true, result: await call(opts, req) };
+    } catch (err) {
+      if (!isCyborgError(err)) opts.log.error({ err, op: req.op }, 'control call failed');
+      return { ok: false, error: toWire(err) };
+    }
+  };
+  const offs = [
+    bus.respond(Subjects.conductorApi, ControlRequest, ControlReply, handle, { queue: 'cyborg-conductors-api' }),
+    bus.respond(Subjects.conductorApiOf(conductorId), ControlRequest, ControlReply, handle),
+  ];
+  return () => offs.forEach((o) => o());
+}
+
+async function call(opts: ResponderOptions, req: ControlRequestMsg): Promise<unknown> {
+  const c = opts.conductor;
+  // Arguments were validated by the api role's routes; here they are passed on as they came.
+  const a = req.args as [never, never, never];
+  switch (req.op) {
+    case 'snapshot': return snapshotPage(opts, Number(a[0] ?? 0));
+    case 'history': return c.history(a[0], a[1]);
+    case 'act': return c.act(a[0], a[1], a[2]);
+    case 'attach': return c.attach(a[0], a[1], a[2]);
+    case 'detach': return c.detach(a[0], a[1], a[2]);
+    case 'createArq': return c.createArq(a[0], a[1]);
+    case 'bindArq': return c.bindArq(a[0], a[1], a[2]);
+    case 'unbindArq': return c.unbindArq(a[0], a[1]);
+    case 'deleteArq': return c.deleteArq(a[0], a[1]);
+    default: return callDocuments(opts, req.op, a);
+  }
+}
+
+/** Document writes; the new body (or its deletion) is published to every api process. */
+async function callDocuments(opts: ResponderOptions, op: string, a: [never, never, never]): Promise<unknown> {
+  const d = opts.conductor.documents;
+  const pub = opts.publisher;
+  switch (op) {
+    case 'documents.createProfile': {
+      const doc = await d.createProfile(a[0]);
+      pub.document('device_profiles', doc.uuid, doc as unknown as Record<string, unknown>);
+      return doc;
+    }
+    case 'documents.deleteProfile': await d.deleteProfile(a[0]); pub.document('device_profiles', a[0], null); return null;
+    case 'documents.createAttribute': {
+      const doc = await d.createAttribute(a[0]);
+      pub.document('attributes', doc.uuid, doc as unknown as Record<string, unknown>);
+      return doc;
+    }
+    case 'documents.deleteAttribute': await d.deleteAttribute(a[0]); pub.document('attributes', a[0], null); return null;
+    case 'documents.setDeviceStatus':
+      await d.setDeviceStatus(a[0], a[1]);
+      pub.document('device_status', a[0], { uuid: a[0], status: a[1], updatedAt: new Date().toISOString() });
+      return null;
+    default: throw new Error(`unknown control operation ${op}`);
+  }
+}
+
+/** One page of this conductor's committed state, by host name order; the first page adds ARQs and documents. */
+function snapshotPage(opts: ResponderOptions, cursor: number): unknown {
+  const c = opts.conductor;
+  const names = [...c.hosts.keys()].sort();
+  const page = names.slice(cursor, cursor + PAGE_HOSTS);
+  const d = c.documents;
+  return {
+    conductorId: opts.conductorId,
+    conductors: opts.liveConductors?.() ?? [opts.conductorId],
+    hosts: page.map((n) => ({ view: c.hosts.get(n)!.view(), inventory: c.hosts.get(n)!.inventory() })),
+    accelerators: page.flatMap((n) => [...c.hosts.get(n)!.accelerators.values()].map((x) => x.view())),
+    ...(cursor === 0 ? {
+      arqs: c.listArqs(),
+      documents: [
+        ...d.listProfiles().map((x) => ({ collection: 'device_profiles', id: x.uuid, body: x })),
+        ...d.listAttributes().map((x) => ({ collection: 'attributes', id: x.uuid, body: x })),
+      ],
+    } : {}),
+    next: cursor + PAGE_HOSTS < names.length ? cursor + PAGE_HOSTS : null,
+  };
+}
+
+function toWire(err: unknown): Extract<ControlReplyMsg, { ok: false }>['error'] {
+  if (err instanceof TransitionInvalidError) {
+    return { code: err.code, message: err.message, details: err.details, state: err.state, allowed: err.allowed };
+  }
+  if (isCyborgError(err)) return { code: err.code, message: err.message, details: err.details };
+  return { code: 'internal', message: err instanceof Error ? err.message : String(err), details: {} };
+}
+
+/**
+ * Publishes what the conductor committed: each transition on `cyborg.events.<kind>`, and the
+ * committed views it changed on `cyborg.views` (batched per turn of the event loop, so a burst
+ * becomes a few messages while an idle system adds no delay).
+ */
+export class ViewPublisher {
+  private accelerators = new Map<string, string>();
+  private hosts = new Map<string, boolean>();
+  private arqs = new Set<string>();
+  private docs: ViewsBatchMsg['documents'] = [];
+  private transitions: CommittedEvent[] = [];
+  private scheduled = false;
+  private off: () => void;
+
+  constructor(private readonly bus: Bus, private readonly conductor: Conductor, private readonly conductorId: string) {
+    this.off = conductor.hub.subscribe((ev) => this.onCommitted(ev));
+  }
+
+  /** A host's view (and its inventory) changed without a transition: adoption, re-registration. */
+  host(name: string, withInventory = true): void {
+    this.hosts.set(name, withInventory || (this.hosts.get(name) ?? false));
+    this.schedule();
+  }
+
+  document(collection: string, id: string, body: Record<string, unknown> | null): void {
+    this.docs.push({ collection, id, body });
+    this.schedule();
+  }
+
+  stop(): void {
+    this.off();
+    this.flush();
+  }
+
+  private onCommitted(ev: CommittedEvent): void {
+    this.bus.publish(Subjects.event(kindOf(ev)), TransitionEvent, ev);
+    this.transitions.push(ev);
+    if (ev.kind === 'accelerator' && ev.host) this.accelerators.set(ev.id, ev.host);
+    if (ev.kind === 'arq') this.arqs.add(ev.id);
+    if (ev.host) this.hosts.set(ev.host, this.hosts.get(ev.host) ?? ev.from === 'none');
+    this.schedule();
+  }
+
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => this.flush());
+  }
+
+  private flush(): void {
+    this.scheduled = false;
+    const c = this.conductor;
+    const hosts = [...this.hosts].flatMap(([name, inv]) => {
+      const h = c.hosts.get(name);
+      return h ? [{ view: h.view() as unknown as Record<string, unknown>, ...(inv ? { inventory: h.inventory() as unknown[] } : {}) }] : [];
+    });
+    const accelerators = [...this.accelerators].flatMap(([id, host]) => {
+      const a = c.hosts.get(host)?.accelerators.get(id);
+      return a ? [a.view() as unknown as Record<string, unknown>] : [];
+    });
+    const arqs: Record<string, unknown>[] = [];
+    const deleted: string[] = [];
+    for (const id of this.arqs) {
+      const a = c.arqs.get(id);
+      if (a && a.state !== 'Deleted') arqs.push(a.view() as unknown as Record<string, unknown>);
+      else deleted.push(id);
+    }
+    const batch = { hosts, accelerators, arqs, documents: this.docs, transitions: this.transitions };
+    this.accelerators = new Map();
+    this.hosts = new Map();
+    this.arqs = new Set();
+    this.docs = [];
+    this.transitions = [];
+    for (const part of chunks(batch)) this.bus.publish(Subjects.views, ViewsBatch, { conductorId: this.conductorId, ...part, deleted: { arqs: deleted } });
+  }
+}
+
+function kindOf(ev: CommittedEvent): EventKind {
+  return ev.kind === 'accelerator' ? 'transition' : ev.kind;
+}
+
+/** Splits a batch so that no message is too large; transitions ride with the last part (after their views). */
+function* chunks(b: Omit<ViewsBatchMsg, 'conductorId' | 'deleted'>): Generator<Omit<ViewsBatchMsg, 'conductorId' | 'deleted'>> {
+  const empty = { hosts: [], accelerators: [], arqs: [], documents: [], transitions: [] };
+  for (let i = 0; i < b.hosts.length; i += BATCH_ITEMS / 10) yield { ...empty, hosts: b.hosts.slice(i, i + BATCH_ITEMS / 10) };
+  for (let i = 0; i < b.accelerators.length; i += BATCH_ITEMS) yield { ...empty, accelerators: b.accelerators.slice(i, i + BATCH_ITEMS) };
+  for (let i = 0; i < b.transitions.length; i += BATCH_ITEMS * 2) {
+    const last = i + BATCH_ITEMS * 2 >= b.transitions.length;
+    yield { ...empty, ...(last ? { arqs: b.arqs, documents: b.documents } : {}), transitions: b.transitions.slice(i, i + BATCH_ITEMS * 2) };
+  }
+  if (b.transitions.length === 0 && (b.arqs.length > 0 || b.documents.length > 0)) yield { ...empty, arqs: b.arqs, documents: b.documents };
+}

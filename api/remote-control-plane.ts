@@ -1,0 +1,292 @@
+import type { Logger } from 'pino';
+import type { AcceleratorView } from '../actors/accelerator-actor.js';
+import type { ArqView } from '../actors/arq-actor.js';
+import type { AttributeDoc, DeviceProfileDoc, DeviceStatusDoc, Documents } from '../actors/documents.js';
+import { EventHub } from '../actors/events.js';
+import type { HostView } from '../actors/host-actor.js';
+import type { TransitionRecord } from '../actors/journal.js';
+import type { RequestMeta } from '../actors/machine-host.js';
+import type { Bus, Unsubscribe } from '../bus/bus.js';
+import { ControlReply, ControlRequest, ViewsBatch, type ControlOp, type ViewsBatchMsg } from '../bus/control-schemas.js';
+import type { AttachHandleT, DeviceT } from '../bus/schemas.js';
+import { Subjects } from '../bus/subjects.js';
+import { CyborgError, NotFoundError, TransitionInvalidError, type ErrorCode } from '../errors/index.js';
+import type { AcceleratorEvent, Binding } from '../machines/index.js';
+import type { AcceleratorFilter, ArqFilter, ControlPlane } from './control-plane.js';
+
+interface SnapshotPage {
+  conductorId: string;
+  conductors: string[];
+  hosts: { view: HostView; inventory: DeviceT[] }[];
+  accelerators: AcceleratorView[];
+  arqs?: ArqView[];
+  documents?: ViewsBatchMsg['documents'];
+  next: number | null;
+}
+
+/**
+ * The ControlPlane of an `api` process that runs apart from the conductors. Reads are served
+ * from a read model of committed views: loaded page by page from every conductor at start, then
+ * kept current by the views and transitions the conductors publish after each commit (which
+ * also feed this process's EventHub). Writes are calls over the bus, sent with the host they are
+ * about so that they reach the conductor holding its lease; each reply updates the read model at
+ * once, so a client reads its own writes.
+ */
+export class RemoteControlPlane implements ControlPlane {
+  readonly hub = new EventHub();
+  readonly documents: Documents;
+  private hosts = new Map<string, HostView>();
+  private inventories = new Map<string, DeviceT[]>();
+  private accelerators = new Map<string, AcceleratorView>();
+  private byRp = new Map<string, string>();
+  private arqs = new Map<string, ArqView>();
+  private docs = new Map<string, Map<string, Record<string, unknown>>>();
+  private off: Unsubscribe | undefined;
+
+  constructor(private readonly bus: Bus, private readonly log: Logger, private readonly timeoutMs = 30_000) {
+    this.documents = new RemoteDocuments(this);
+  }
+
+  /** Subscribes to committed views, then loads every conductor's state (subscribing first loses nothing). */
+  async start(): Promise<void> {
+    this.off = this.bus.subscribe(Subjects.views, ViewsBatch, (b) => this.apply(b));
+    const first = await this.loadFrom(Subjects.conductorApi);
+    for (const id of first.conductors) {
+      if (id !== first.conductorId) await this.loadFrom(Subjects.conductorApiOf(id));
+    }
+    this.log.info({ hosts: this.hosts.size, accelerators: this.accelerators.size, arqs: this.arqs.size, conductors: first.conductors }, 'read model loaded from the conductors');
+  }
+
+  stop(): void {
+    this.off?.();
+  }
+
+  // --- reads: the read model ----------------------------------------------------------------
+
+  listHosts(): HostView[] {
+    return [...this.hosts.values()];
+  }
+
+  getHost(name: string): HostView {
+    const h = this.hosts.get(name);
+    if (!h) throw new NotFoundError('host.not_found', name);
+    return h;
+  }
+
+  hostInventory(name: string): DeviceT[] {
+    this.getHost(name);
+    return this.inventories.get(name) ?? [];
+  }
+
+  listAccelerators(filter: AcceleratorFilter = {}): AcceleratorView[] {
+    return [...this.accelerators.values()].filter((v) => (!filter.host || v.host === filter.host)
+      && (!filter.state || v.state === filter.state) && (!filter.type || v.deviceType === filter.type));
+  }
+
+  getAccelerator(id: string): AcceleratorView {
+    const a = this.accelerators.get(id);
+    if (!a) throw new NotFoundError('accelerator.not_found', id);
+    return a;
+  }
+
+  getAcceleratorByRp(rpUuid: string): AcceleratorView | undefined {
+    const id = this.byRp.get(rpUuid);
+    return id ? this.accelerators.get(id) : undefined;
+  }
+
+  attachHandle(acceleratorId: string, handleUuid: string): AttachHandleT | undefined {
+    const a = this.accelerators.get(acceleratorId);
+    if (!a) return undefined;
+    const devices = this.inventories.get(a.host) ?? [];
+    for (const d of devices) for (const dep of d.deployables) if (dep.uuid === acceleratorId) return dep.attachHandles.find((h) => h.uuid === handleUuid);
+    return undefined;
+  }
+
+  listArqs(filter: ArqFilter = {}): ArqView[] {
+    return [...this.arqs.values()].filter((a) => (filter.instanceUuid === undefined || a.binding?.instanceUuid === filter.instanceUuid)
+      && (filter.projectId === undefined || a.projectId === filter.projectId));
+  }
+
+  getArq(uuid: string): ArqView {
+    const a = this.arqs.get(uuid);
+    if (!a) throw new NotFoundError('arq.not_found', uuid);
+    return a;
+  }
+
+  docList<T>(collection: string): T[] {
+    return [...(this.docs.get(collection)?.values() ?? [])] as T[];
+  }
+
+  // --- writes: calls to the conductor ---------------------------------------------------------
+
+  history(id: string, limit = 200): Promise<TransitionRecord[]> {
+    return this.call('history', [id, limit], this.accelerators.get(id)?.host) as Promise<TransitionRecord[]>;
+  }
+
+  act(id: string, event: AcceleratorEvent, meta: RequestMeta = {}): Promise<AcceleratorView> {
+    return this.acceleratorCall('act', id, [id, event, meta]);
+  }
+
+  attach(id: string, req: { instanceUuid: string; projectId?: string }, meta: RequestMeta = {}): Promise<AcceleratorView> {
+    return this.acceleratorCall('attach', id, [id, req, meta]);
+  }
+
+  detach(id: string, req: { handleUuid?: string; instanceUuid?: string }, meta: RequestMeta = {}): Promise<AcceleratorView> {
+    return this.acceleratorCall('detach', id, [id, req, meta]);
+  }
+
+  createArq(req: { deviceProfileName: string; deviceProfileGroupId: number; projectId: string | null }, meta: RequestMeta = {}): Promise<ArqView> {
+    return this.arqCall('createArq', [req, meta]);
+  }
+
+  bindArq(uuid: string, binding: Binding, meta: RequestMeta = {}): Promise<ArqView> {
+    return this.arqCall('bindArq', [uuid, binding, meta]);
+  }
+
+  unbindArq(uuid: string, meta: RequestMeta = {}): Promise<ArqView> {
+    return this.arqCall('unbindArq', [uuid, meta]);
+  }
+
+  async deleteArq(uuid: string, meta: RequestMeta = {}): Promise<ArqView> {
+    const v = await this.arqCall('deleteArq', [uuid, meta]);
+    if (v.state === 'Deleted') this.arqs.delete(uuid);
+    return v;
+  }
+
+  /** A call by name; the conductor's typed errors come back as the same classes. */
+  async call(op: ControlOp, args: unknown[], host?: string): Promise<unknown> {
+    const reply = await this.bus.request(Subjects.conductorApi, ControlRequest, ControlReply, { op, args, ...(host ? { host } : {}) }, { timeoutMs: this.timeoutMs });
+    if (reply.ok) return reply.result;
+    const e = reply.error;
+    if (e.state !== undefined && e.allowed !== undefined && (e.code === 'accelerator.transition_invalid' || e.code === 'arq.transition_invalid')) {
+      throw new TransitionInvalidError(e.code === 'arq.transition_invalid' ? 'arq' : 'accelerator', String(e.details.id ?? ''), String(e.details.event ?? ''), e.state, e.allowed);
+    }
+    if (e.code === 'internal') throw new Error(e.message);
+    throw new CyborgError(e.code as ErrorCode, e.message, e.details);
+  }
+
+  /** Applies a document write's outcome to the read model. */
+  putDocument(collection: string, id: string, body: Record<string, unknown> | null): void {
+    if (collection === 'device_status') (this.documents as RemoteDocuments).statusGeneration++;
+    let m = this.docs.get(collection);
+    if (!m) this.docs.set(collection, (m = new Map()));
+    if (body) m.set(id, body);
+    else m.delete(id);
+  }
+
+  private async acceleratorCall(op: ControlOp, id: string, args: unknown[]): Promise<AcceleratorView> {
+    const v = await this.call(op, args, this.getAccelerator(id).host) as AcceleratorView;
+    this.putAccelerator(v);
+    return v;
+  }
+
+  private async arqCall(op: ControlOp, args: unknown[]): Promise<ArqView> {
+    const v = await this.call(op, args) as ArqView;
+    if (v.state !== 'Deleted') this.arqs.set(v.uuid, v);
+    return v;
+  }
+
+  private putAccelerator(v: AcceleratorView): void {
+    const cur = this.accelerators.get(v.id);
+    // Views of one accelerator come from its one conductor in commit order; a reply may race a batch.
+    if (cur && cur.generation > v.generation && cur.updatedAt >= v.updatedAt) return;
+    this.accelerators.set(v.id, v);
+    this.byRp.set(v.rpUuid, v.id);
+  }
+
+  private apply(b: ViewsBatchMsg): void {
+    for (const h of b.hosts) {
+      const view = h.view as unknown as HostView;
+      this.hosts.set(view.name, view);
+      if (h.inventory) this.inventories.set(view.name, h.inventory as DeviceT[]);
+    }
+    for (const a of b.accelerators) this.putAccelerator(a as unknown as AcceleratorView);
+    for (const a of b.arqs) this.arqs.set((a as unknown as ArqView).uuid, a as unknown as ArqView);
+    for (const id of b.deleted?.arqs ?? []) this.arqs.delete(id);
+    for (const d of b.documents) this.putDocument(d.collection, d.id, d.body);
+    for (const t of b.transitions) {
+      const { seq: _seq, ...record } = t;
+      this.hub.publish(record);
+    }
+  }
+
+  private async loadFrom(subject: string): Promise<SnapshotPage> {
+    let cursor: number | null = 0;
+    let first: SnapshotPage | undefined;
+    while (cursor !== null) {
+      const reply = await this.bus.request(subject, ControlRequest, ControlReply, { op: 'snapshot', args: [cursor] }, { timeoutMs: this.timeoutMs });
+      if (!reply.ok) throw new CyborgError('bus.no_responder', `snapshot failed: ${reply.error.message}`);
+      const page = reply.result as SnapshotPage;
+      first ??= page;
+      this.apply({
+        conductorId: page.conductorId,
+        hosts: page.hosts as unknown as ViewsBatchMsg['hosts'],
+        accelerators: page.accelerators as unknown as ViewsBatchMsg['accelerators'],
+        arqs: (page.arqs ?? []) as unknown as ViewsBatchMsg['arqs'],
+        documents: page.documents ?? [],
+        transitions: [],
+      });
+      cursor = page.next;
+      if (cursor !== null) subject = Subjects.conductorApiOf(page.conductorId);
+    }
+    return first!;
+  }
+}
+
+/** Documents of the read model; writes go to the conductor and their outcome lands here at once. */
+class RemoteDocuments implements Documents {
+  statusGeneration = 0;
+
+  constructor(private readonly cp: RemoteControlPlane) {}
+
+  listProfiles(): DeviceProfileDoc[] {
+    return this.cp.docList<DeviceProfileDoc>('device_profiles');
+  }
+
+  getProfile(uuid: string): DeviceProfileDoc | undefined {
+    return this.listProfiles().find((p) => p.uuid === uuid);
+  }
+
+  profileByName(name: string): DeviceProfileDoc | undefined {
+    return this.listProfiles().find((p) => p.name === name);
+  }
+
+  async createProfile(doc: DeviceProfileDoc): Promise<DeviceProfileDoc> {
+    const out = await this.cp.call('documents.createProfile', [doc]) as DeviceProfileDoc;
+    this.cp.putDocument('device_profiles', out.uuid, out as unknown as Record<string, unknown>);
+    return out;
+  }
+
+  async deleteProfile(uuid: string): Promise<void> {
+    await this.cp.call('documents.deleteProfile', [uuid]);
+    this.cp.putDocument('device_profiles', uuid, null);
+  }
+
+  listAttributes(): AttributeDoc[] {
+    return this.cp.docList<AttributeDoc>('attributes');
+  }
+
+  getAttribute(uuid: string): AttributeDoc | undefined {
+    return this.listAttributes().find((a) => a.uuid === uuid);
+  }
+
+  async createAttribute(doc: AttributeDoc): Promise<AttributeDoc> {
+    const out = await this.cp.call('documents.createAttribute', [doc]) as AttributeDoc;
+    this.cp.putDocument('attributes', out.uuid, out as unknown as Record<string, unknown>);
+    return out;
+  }
+
+  async deleteAttribute(uuid: string): Promise<void> {
+    await this.cp.call('documents.deleteAttribute', [uuid]);
+    this.cp.putDocument('attributes', uuid, null);
+  }
+
+  deviceStatus(uuid: string): DeviceStatusDoc['status'] {
+    return (this.cp.docList<DeviceStatusDoc>('device_status').find((d) => d.uuid === uuid)?.status) ?? 'enabled';
+  }
+
+  async setDeviceStatus(uuid: string, status: DeviceStatusDoc['status']): Promise<void> {
+    await this.cp.call('documents.setDeviceStatus', [uuid, status]);
+    this.cp.putDocument('device_status', uuid, { uuid, status, updatedAt: new Date().toISOString() });
+  }
+}

@@ -1,0 +1,71 @@
+import { Command, Option } from 'commander';
+import type { Logger } from 'pino';
+import { loadConfig, type Config, type DeepPartial, type ConfigSchema } from '../config/index.js';
+import { createLogger } from '../config/logger.js';
+import type { Static } from '@sinclair/typebox';
+import { startAgentRole } from '../roles/agent.js';
+import { startApiRole } from '../roles/api.js';
+import { startConductor } from '../roles/conductor.js';
+
+interface RoleFlags {
+  nats?: string;
+  database?: string;
+  host?: string;
+  prefix?: string;
+  listen?: string;
+  port?: number;
+  metricsPort?: number;
+  dataDir?: string;
+  conductorId?: string;
+  leaseTtlMs?: number;
+  /** `--no-leases` sets false; commander's default true means "not given". */
+  leases?: boolean;
+  fakeGpus?: number;
+  fakeNics?: number;
+}
+
+/** The distributed roles: `cyborg agent`, `cyborg conductor`, `cyborg api` (see docs/distributed.md). */
+export function addRoleCommands(program: Command, onShutdown: (stop: (signal: string) => Promise<void>) => void): void {
+  const role = (name: string, description: string, start: (config: Config, log: Logger) => Promise<{ stop(): Promise<void> }>): Command => {
+    const cmd = program.command(name).description(description)
+      .option('--nats <url>', 'NATS server(s), comma-separated (env NATS_URL)')
+      .option('--prefix <token>', 'subject prefix, to run several deployments on one NATS (env CYBORG_SUBJECT_PREFIX)')
+      .option('--host <name>', 'this host\'s name (env CYBORG_HOST; default: the machine\'s)')
+      .option('--listen <address>', 'address of the HTTP listener (env CYBORG_LISTEN_ADDRESS)')
+      .option('--data-dir <dir>', 'local state (the agent cache) (env CYBORG_DATA_DIR)');
+    cmd.action(async (flags: RoleFlags) => {
+      const overrides: DeepPartial<Static<typeof ConfigSchema>> = {
+        natsUrl: flags.nats, databaseUrl: flags.database, host: flags.host, dataDir: flags.dataDir,
+        listen: { address: flags.listen, port: flags.port },
+        distributed: { subjectPrefix: flags.prefix, metricsPort: flags.metricsPort, conductorId: flags.conductorId, leaseTtlMs: flags.leaseTtlMs, leases: flags.leases === false ? false : undefined },
+        fake: { gpus: flags.fakeGpus, nics: flags.fakeNics },
+      };
+      const config = loadConfig(overrides);
+      const log = createLogger(config);
+      const running = await start(config, log);
+      onShutdown(async (signal) => {
+        log.info({ signal }, 'shutting down');
+        await running.stop();
+      });
+    });
+    return cmd;
+  };
+  const metricsPort = (): Option => new Option('--metrics-port <port>', 'health + /metrics listener; 0 any free port, -1 off (env CYBORG_METRICS_PORT)').argParser(Number);
+
+  role('agent', 'The agent of one compute host: drivers, discovery, heartbeats, driver operations on command', async (c, l) => {
+    const r = await startAgentRole(c, l);
+    void r.ready;
+    return r;
+  })
+    .addOption(metricsPort())
+    .addOption(new Option('--fake-gpus <n>', 'extra fake GPUs (fake driver)').argParser(Number))
+    .addOption(new Option('--fake-nics <n>', 'extra fake NICs with VFs (fake driver)').argParser(Number));
+  role('conductor', 'The actor tree and all state; several share the hosts through leases in JetStream KV', startConductor)
+    .addOption(metricsPort())
+    .option('--database <url>', 'PostgreSQL (env DATABASE_URL); without it state is kept in memory only')
+    .option('--conductor-id <id>', 'lease identity (env CYBORG_CONDUCTOR_ID; default: host name + random suffix)')
+    .addOption(new Option('--lease-ttl-ms <ms>', 'how long a dead conductor keeps its hosts (env CYBORG_LEASE_TTL_MS)').argParser(Number))
+    .option('--no-leases', 'a single conductor owns every host (no JetStream needed)');
+  role('api', 'The HTTP API (operator routes, Cyborg v2, events, /metrics), talking to the conductors over NATS', startApiRole)
+    .addOption(new Option('--port <port>', 'HTTP port (env CYBORG_PORT; Cyborg\'s default 6666)').argParser(Number));
+}

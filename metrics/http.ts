@@ -1,0 +1,49 @@
+import { createServer, type Server } from 'node:http';
+import type { Logger } from 'pino';
+import type { Metrics } from './index.js';
+
+export interface HealthServer {
+  server: Server;
+  port: number;
+  close(): Promise<void>;
+}
+
+/**
+ * The small HTTP listener of the agent and conductor roles: `GET /healthz` (200 while `healthy()`
+ * says so, else 503, with its details) and `GET /metrics` (Prometheus text). Port 0 picks a free one.
+ */
+export async function startHealthServer(opts: {
+  address: string;
+  port: number;
+  metrics: Metrics;
+  healthy: () => { ok: boolean; [k: string]: unknown };
+  log: Logger;
+}): Promise<HealthServer> {
+  const server = createServer((req, res) => {
+    const path = (req.url ?? '/').split('?')[0];
+    if (req.method !== 'GET') {
+      res.writeHead(405).end();
+    } else if (path === '/healthz') {
+      const h = opts.healthy();
+      res.writeHead(h.ok ? 200 : 503, { 'content-type': 'application/json' }).end(JSON.stringify({ status: h.ok ? 'ok' : 'unavailable', ...h }));
+    } else if (path === '/metrics') {
+      opts.metrics.text().then(
+        (text) => res.writeHead(200, { 'content-type': opts.metrics.registry.contentType }).end(text),
+        (err: unknown) => {
+          opts.log.error({ err }, 'metrics collection failed');
+          res.writeHead(500).end();
+        },
+      );
+    } else {
+      res.writeHead(404).end();
+    }
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port, opts.address, () => resolve());
+  });
+  const addr = server.address();
+  const port = typeof addr === 'object' && addr ? addr.port : opts.port;
+  opts.log.info({ address: opts.address, port }, 'health and metrics listener up (/healthz, /metrics)');
+  return { server, port, close: () => new Promise((r) => server.close(() => r())) };
+}

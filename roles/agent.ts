@@ -1,0 +1,97 @@
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import { Agent } from '../actors/agent.js';
+import { AgentCache } from '../actors/agent-cache.js';
+import type { NatsBus } from '../bus/nats.js';
+import type { Config } from '../config/index.js';
+import { FakeDriver } from '../drivers/fake/index.js';
+import { DriverRegistry } from '../drivers/registry.js';
+import { startHealthServer, type HealthServer } from '../metrics/http.js';
+import { Metrics } from '../metrics/index.js';
+import { serveService } from './service.js';
+import { roleBus } from './shared.js';
+
+export interface RunningAgent {
+  agent: Agent;
+  cache: AgentCache;
+  bus: NatsBus;
+  metrics: Metrics;
+  health: HealthServer | undefined;
+  /** Resolves once the agent has registered and reported its inventory (retried until it has). */
+  ready: Promise<void>;
+  stop(): Promise<void>;
+}
+
+/**
+ * `cyborg agent`: the agent of one compute host, over NATS. It resumes from its local cache
+ * (epoch + 1, last inventory, results of earlier commands), then registers and reports its
+ * inventory — retrying until a conductor answers — and resyncs after every NATS reconnect.
+ */
+export async function startAgentRole(config: Config, log: Logger, deps: { drivers?: DriverRegistry } = {}): Promise<RunningAgent> {
+  const host = config.host;
+  log = log.child({ role: 'agent', host });
+  const metrics = new Metrics('agent');
+  const drivers = deps.drivers ?? new DriverRegistry([new FakeDriver({ host, ...config.fake })]);
+  const cache = await AgentCache.open(join(config.dataDir, 'agent'), host, drivers.list().map((d) => ({ name: d.name, version: d.version })), log);
+  let agent: Agent | undefined;
+  let started = false;
+  const bus = await roleBus(config, log, `cyborg-agent-${host}`, metrics, () => {
+    if (started) void resync(agent!, log);
+  });
+  agent = new Agent({
+    host, bus, drivers, log,
+    heartbeatIntervalMs: config.timing.heartbeatIntervalMs,
+    discoveryIntervalMs: config.timing.discoveryIntervalMs,
+    requestTimeoutMs: config.distributed.requestTimeoutMs,
+    telemetryIntervalMs: 5_000,
+    epoch: cache.epoch,
+    memory: cache,
+  });
+  const a = agent;
+  let stopping = false;
+  const ready = (async () => {
+    for (let attempt = 0, delay = 250; !stopping; attempt++, delay = Math.min(delay * 2, 5_000)) {
+      try {
+        await a.start();
+        started = true;
+        log.info({ epoch: cache.epoch, agentId: a.agentId, attempts: attempt + 1 }, 'agent registered and reported its inventory');
+        return;
+      } catch (err) {
+        await a.stop();
+        log.warn({ err: (err as Error).message, attempt: attempt + 1, retryInMs: delay }, 'no conductor answered the registration; retrying');
+        await new Promise((r) => setTimeout(r, delay));
+      }
+    }
+  })();
+  const off = serveService(bus, 'agent', host, {
+    info: () => ({ host, agentId: a.agentId, epoch: cache.epoch, drivers: drivers.list().map((d) => ({ name: d.name, version: d.version })) }),
+    stats: () => ({ devices: cache.devices.length, registered: started }),
+  });
+  const health = config.distributed.metricsPort >= 0 ? await startHealthServer({
+    address: config.listen.address, port: config.distributed.metricsPort, metrics, log,
+    healthy: () => ({ ok: !bus.nc.isClosed(), registered: started, host, epoch: cache.epoch }),
+  }) : undefined;
+  let stopped: Promise<void> | undefined;
+  return {
+    agent: a, cache, bus, metrics, health, ready,
+    stop: () => (stopped ??= (async () => {
+      stopping = true;
+      off();
+      await a.stop();
+      await cache.save();
+      await health?.close();
+      await bus.close();
+    })()),
+  };
+}
+
+/** After a reconnect: say who we are again and send the full inventory (the conductor reconciles). */
+async function resync(agent: Agent, log: Logger): Promise<void> {
+  try {
+    await agent.register();
+    await agent.discoverAndReport();
+    log.info('resynced with the conductor after a reconnect');
+  } catch (err) {
+    log.warn({ err: (err as Error).message }, 'resync after reconnect failed; the periodic discovery will retry');
+  }
+}

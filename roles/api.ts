@@ -1,0 +1,61 @@
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import { RemoteControlPlane } from '../api/remote-control-plane.js';
+import { buildApi } from '../api/server.js';
+import type { NatsBus } from '../bus/nats.js';
+import type { Config } from '../config/index.js';
+import { Metrics } from '../metrics/index.js';
+import { roleBus } from './shared.js';
+
+export interface RunningApi {
+  url: string;
+  app: FastifyInstance;
+  control: RemoteControlPlane;
+  bus: NatsBus;
+  metrics: Metrics;
+  stop(): Promise<void>;
+}
+
+/**
+ * `cyborg api`: the HTTP API apart from the conductors. It reads a read model of committed
+ * views fed by the conductors over NATS, sends writes to them, and serves `/healthz`, `/readyz`
+ * and `/metrics` beside the API. Stateless: run as many as you like behind a balancer.
+ */
+export async function startApiRole(config: Config, log: Logger): Promise<RunningApi> {
+  log = log.child({ role: 'api' });
+  const metrics = new Metrics('api');
+  const bus = await roleBus(config, log, `cyborg-api-${config.host}`, metrics);
+  const control = new RemoteControlPlane(bus, log, config.distributed.requestTimeoutMs);
+  for (let delay = 250; ; delay = Math.min(delay * 2, 5_000)) {
+    try {
+      await control.start();
+      break;
+    } catch (err) {
+      control.stop();
+      log.warn({ err: (err as Error).message, retryInMs: delay }, 'no conductor answered; retrying');
+      await new Promise((r) => setTimeout(r, delay));
+    }
+  }
+  const app = await buildApi({
+    control, log, v2: config.v2,
+    health: { checks: { nats: () => (bus.nc.isClosed() ? 'NATS connection closed' : undefined) } },
+  });
+  app.get('/metrics', { schema: { hide: true } }, async (_req, reply) => {
+    void reply.header('content-type', metrics.registry.contentType);
+    return metrics.text();
+  });
+  await app.listen({ host: config.listen.address, port: config.listen.port });
+  const addr = app.server.address();
+  const port = typeof addr === 'object' && addr ? addr.port : config.listen.port;
+  const url = `http://${config.listen.address.includes(':') ? `[${config.listen.address}]` : config.listen.address}:${port}`;
+  log.info({ url }, 'api role up');
+  let stopped: Promise<void> | undefined;
+  return {
+    url, app, control, bus, metrics,
+    stop: () => (stopped ??= (async () => {
+      await app.close();
+      control.stop();
+      await bus.close();
+    })()),
+  };
+}

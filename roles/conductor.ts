@@ -1,0 +1,143 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import { Kvm } from '@nats-io/kv';
+import type { Static, TSchema } from '@sinclair/typebox';
+import type { Logger } from 'pino';
+import { Conductor } from '../actors/conductor.js';
+import { FencedJournal } from '../actors/fenced-journal.js';
+import { HostRouter } from '../actors/host-router.js';
+import type { Journal } from '../actors/journal.js';
+import { LeaseTable } from '../actors/lease.js';
+import { serveControlPlane, ViewPublisher } from '../api/conductor-responder.js';
+import type { Bus, MessageHandler, SubscribeOptions, Unsubscribe } from '../bus/bus.js';
+import type { NatsBus } from '../bus/nats.js';
+import type { HeartbeatMsg } from '../bus/schemas.js';
+import { Subjects } from '../bus/subjects.js';
+import type { Config } from '../config/index.js';
+import { startHealthServer, type HealthServer } from '../metrics/http.js';
+import { Metrics } from '../metrics/index.js';
+import { serveService } from './service.js';
+import { roleBus, roleJournal } from './shared.js';
+
+export interface RunningConductor {
+  id: string;
+  conductor: Conductor;
+  bus: NatsBus;
+  journal: Journal;
+  lease: LeaseTable | undefined;
+  metrics: Metrics;
+  health: HealthServer | undefined;
+  /** Stops in order: stop taking work, flush, give the leases back, drain NATS, close the journal. */
+  stop(): Promise<void>;
+}
+
+/**
+ * `cyborg conductor`: the actor tree and all state, over NATS. With leases on (the default),
+ * several conductors share the hosts: each agent report is handled by the holder of its host's
+ * lease (claimed on first sight, taken over when its holder's lease expires), and every write is
+ * fenced by that lease. After each commit it publishes the transition and the changed views.
+ */
+export async function startConductor(config: Config, log: Logger, deps: { journal?: Journal } = {}): Promise<RunningConductor> {
+  const d = config.distributed;
+  const id = d.conductorId ?? `${hostname()}-${randomUUID().slice(0, 8)}`;
+  log = log.child({ role: 'conductor', conductorId: id });
+  const metrics = new Metrics('conductor');
+  const bus = await roleBus(config, log, `cyborg-conductor-${id}`, metrics);
+  const inner = deps.journal ?? await roleJournal(config, log);
+  let lease: LeaseTable | undefined;
+  let router: HostRouter | undefined;
+  let journal: Journal = inner;
+  let publisher: ViewPublisher | undefined;
+  if (d.leases) {
+    const bucket = `${d.subjectPrefix ? `${d.subjectPrefix}_` : ''}cyborg_leases`;
+    const kv = await new Kvm(bus.nc).create(bucket, { history: 1 });
+    lease = new LeaseTable({
+      kv, conductorId: id, ttlMs: d.leaseTtlMs, renewMs: d.leaseRenewMs, log,
+      onLost: (hosts) => router?.release(hosts),
+      onOrphans: (hosts) => void router?.takeOver(hosts).catch((err: unknown) => log.error({ err }, 'takeover failed')),
+    });
+    await lease.start();
+    const fenced = new FencedJournal(inner, lease);
+    journal = fenced;
+    router = new HostRouter({
+      bus, lease, journal: fenced, log, forwardTimeoutMs: d.requestTimeoutMs,
+      onAdopted: (hosts) => hosts.forEach((h) => publisher?.host(h)),
+    });
+  }
+  const conductorBus = observeHeartbeats(router ? router.wrap(bus) : bus, (m) => metrics.observeHeartbeat(m.sentAt));
+  const conductor = new Conductor({ bus: conductorBus, journal, log, timing: config.timing });
+  if (router) router.conductor = conductor;
+  publisher = new ViewPublisher(bus, conductor, id);
+  await conductor.start();
+  metrics.watchConductor(conductor);
+  watchJournal(metrics, inner);
+  const offs = [
+    serveControlPlane({
+      bus, conductor, conductorId: id, publisher, timeoutMs: d.requestTimeoutMs, log,
+      ...(lease ? { ownerOf: (h: string) => lease.ownerOf(h), liveConductors: () => lease.liveConductors() } : {}),
+    }),
+    serveService(bus, 'conductor', id, {
+      info: () => ({ leases: d.leases, subjectPrefix: d.subjectPrefix ?? null, database: config.databaseUrl ? 'postgresql' : 'memory' }),
+      stats: () => stats(conductor, metrics, lease),
+    }),
+  ];
+  const health = d.metricsPort >= 0 ? await startHealthServer({
+    address: config.listen.address, port: d.metricsPort, metrics, log,
+    healthy: () => ({ ok: !bus.nc.isClosed() && (lease?.valid() ?? true), conductorId: id, hosts: conductor.hosts.size, leaseValid: lease?.valid() ?? null }),
+  }) : undefined;
+  log.info({ leases: d.leases, hosts: conductor.hosts.size, metricsPort: health?.port }, 'conductor role up');
+  let stopped: Promise<void> | undefined;
+  return {
+    id, conductor, bus, journal, lease, metrics, health,
+    stop: () => (stopped ??= (async () => {
+      for (const o of offs) o();
+      await conductor.stop();
+      publisher?.stop();
+      await lease?.stop();
+      await health?.close();
+      await bus.close();
+      await journal.close();
+    })()),
+  };
+}
+
+/** What STATS answers: the actor tree's size and the heartbeat lag over the recent window. */
+function stats(conductor: Conductor, metrics: Metrics, lease: LeaseTable | undefined): Record<string, unknown> {
+  let accelerators = 0;
+  const hosts: Record<string, number> = {};
+  for (const h of conductor.hosts.values()) {
+    accelerators += h.accelerators.size;
+    hosts[h.state] = (hosts[h.state] ?? 0) + 1;
+  }
+  return {
+    hosts, accelerators, arqs: conductor.arqs.size,
+    heartbeats: metrics.lagWindow.count,
+    heartbeatLagMs: { p50: metrics.lagWindow.percentile(50), p99: metrics.lagWindow.percentile(99), max: metrics.lagWindow.percentile(100) },
+    ownedHosts: lease?.ownedHosts().length ?? null,
+    liveConductors: lease?.liveConductors() ?? null,
+  };
+}
+
+/** Journal statistics, when the journal keeps them (the PostgreSQL one does), as scrape-time gauges. */
+function watchJournal(metrics: Metrics, journal: Journal): void {
+  const s = (journal as { stats?: Record<string, number> }).stats;
+  if (!s) return;
+  metrics.exposeCounters('cyborg_journal', s);
+}
+
+/** A Bus decorator that times each heartbeat the conductor actually processes. */
+function observeHeartbeats(inner: Bus, observe: (m: HeartbeatMsg) => void): Bus {
+  return {
+    publish: (s, schema, msg) => inner.publish(s, schema, msg),
+    request: (s, a, b, msg, o) => inner.request(s, a, b, msg, o),
+    respond: (s, a, b, h, o) => inner.respond(s, a, b, h, o),
+    close: () => inner.close(),
+    subscribe<M extends TSchema>(subject: string, schema: M, handler: MessageHandler<M>, opts?: SubscribeOptions): Unsubscribe {
+      if (subject !== Subjects.heartbeat) return inner.subscribe(subject, schema, handler, opts);
+      return inner.subscribe(subject, schema, async (msg: Static<M>, subj) => {
+        await handler(msg, subj);
+        observe(msg as HeartbeatMsg);
+      }, opts);
+    },
+  };
+}

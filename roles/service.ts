@@ -1,0 +1,27 @@
+import { Type } from '@sinclair/typebox';
+import type { Bus, Unsubscribe } from '../bus/bus.js';
+import { Subjects } from '../bus/subjects.js';
+
+const Empty = Type.Object({});
+const Reply = Type.Record(Type.String(), Type.Unknown());
+
+/**
+ * A role's liveness over NATS: `cyborg.svc.<role>.<id>.PING|INFO|STATS` (the shape of a NATS
+ * micro-service, without `@nats-io/services`, which npm only has as a prerelease). An operator
+ * asks with `nats req cyborg.svc.conductor.<id>.PING ''`.
+ */
+export function serveService(bus: Bus, role: string, id: string, parts: {
+  info: () => Record<string, unknown>;
+  stats: () => Record<string, unknown>;
+}): Unsubscribe {
+  const startedAt = new Date().toISOString();
+  const base = (): Record<string, unknown> => ({ role, id, startedAt, pid: process.pid });
+  const offs = [
+    bus.respond(Subjects.service(role, id, 'PING'), Empty, Reply, () => ({ ...base(), at: new Date().toISOString() })),
+    bus.respond(Subjects.service(role, id, 'INFO'), Empty, Reply, () => ({ ...base(), ...parts.info() })),
+    bus.respond(Subjects.service(role, id, 'STATS'), Empty, Reply, () => ({
+      ...base(), rssBytes: process.memoryUsage().rss, cpu: process.cpuUsage(), uptimeS: process.uptime(), ...parts.stats(),
+    })),
+  ];
+  return () => offs.forEach((o) => o());
+}

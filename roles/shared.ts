@@ -1,0 +1,29 @@
+import type { Logger } from 'pino';
+import { MemoryJournal, type Journal } from '../actors/journal.js';
+import { connectBus, type NatsBus } from '../bus/nats.js';
+import { ConfigError, type Config } from '../config/index.js';
+import { openJournal } from '../db/index.js';
+import type { Metrics } from '../metrics/index.js';
+
+/** The bus of a distributed role: NATS at `natsUrl` (required), with the configured subject prefix. */
+export async function roleBus(config: Config, log: Logger, name: string, metrics: Metrics, onReconnect?: () => void): Promise<NatsBus> {
+  if (!config.natsUrl) throw new ConfigError('this role talks to the others over NATS: set NATS_URL (e.g. nats://127.0.0.1:4222)');
+  return connectBus({
+    url: config.natsUrl,
+    name,
+    log,
+    ...(config.distributed.subjectPrefix ? { prefix: config.distributed.subjectPrefix } : {}),
+    onError: (reason) => metrics.busErrors.inc({ reason }),
+    ...(onReconnect ? { onReconnect } : {}),
+  });
+}
+
+/**
+ * The conductor's journal: PostgreSQL at DATABASE_URL. Without one, memory — which a second
+ * conductor cannot read and a restart forgets — so it says so loudly.
+ */
+export async function roleJournal(config: Config, log: Logger): Promise<Journal> {
+  if (config.databaseUrl) return openJournal(config, log.child({ component: 'persistence' }));
+  log.warn('NO DATABASE_URL: this conductor keeps its state IN MEMORY ONLY. A restart loses it and no other conductor can take its hosts over. Set DATABASE_URL=postgres://… for anything but a demo.');
+  return new MemoryJournal();
+}
