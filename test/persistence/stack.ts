@@ -1,0 +1,48 @@
+import { loadConfig, type Config } from '../../config/index.js';
+import { startAllInOne, type Running } from '../../roles/all-in-one.js';
+import { quiet } from './helpers.js';
+
+export interface StackOptions {
+  databaseUrl: string;
+  host?: string;
+  nics?: number;
+  vfsPerNic?: number;
+  gpus?: number;
+  opDelayMs?: number;
+  unavailableAfterMs?: number;
+}
+
+/** The all-in-one role exactly as `cyborg all-in-one` wires it, on `databaseUrl`, port 0. */
+export function configFor(o: StackOptions): Config {
+  return loadConfig({
+    host: o.host ?? 'compute-1',
+    databaseUrl: o.databaseUrl,
+    logLevel: 'silent',
+    logPretty: false,
+    listen: { address: '127.0.0.1', port: 0 },
+    fake: { gpus: o.gpus ?? 2, nics: o.nics ?? 1, vfsPerNic: o.vfsPerNic ?? 4, opDelayMs: o.opDelayMs ?? 0 },
+    persistence: { unavailableAfterMs: o.unavailableAfterMs ?? 10_000, pool: 2 },
+  }, {});
+}
+
+export function startStack(o: StackOptions): Promise<Running> {
+  return startAllInOne(configFor(o), quiet);
+}
+
+/** POSTs an operator action through the real HTTP stack (Fastify inject). */
+export async function act(run: Running, id: string, action: string, requestId: string): Promise<{ status: number; body: Record<string, unknown> }> {
+  const res = await run.app.inject({
+    method: 'POST', url: `/cyborg/v1/accelerators/${id}/${action}`, payload: {}, headers: { 'x-openstack-request-id': requestId },
+  });
+  return { status: res.statusCode, body: res.json() as Record<string, unknown> };
+}
+
+/** Waits until the conductor has registered the agent's inventory. */
+export async function ready(run: Running, accelerators: number): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (run.conductor.listAccelerators().length < accelerators) {
+    if (Date.now() > deadline) throw new Error(`only ${run.conductor.listAccelerators().length} of ${accelerators} accelerators appeared`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  await Promise.all(run.conductor.listAccelerators().map((a) => run.conductor.acceleratorActor(a.id).flushed()));
+}
