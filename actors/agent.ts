@@ -63,9 +63,10 @@ export class Agent {
     const { bus, host } = this.opts;
     this.subs.push(bus.respond(Subjects.command(host), CommandMessage, CommandReply, (cmd) => this.execute(cmd)));
     await this.register();
+    // Heartbeats start at once: a large first inventory must not make the host look stale.
+    this.timers.push(setInterval(() => this.heartbeat(), this.opts.heartbeatIntervalMs));
     await this.discoverAndReport();
     this.timers.push(
-      setInterval(() => this.heartbeat(), this.opts.heartbeatIntervalMs),
       setInterval(() => void this.discoverAndReport().catch((err: unknown) => this.opts.log.warn({ err, host }, 'periodic discovery failed')), this.opts.discoveryIntervalMs),
     );
     if (this.opts.telemetryIntervalMs) {
