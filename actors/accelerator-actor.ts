@@ -91,11 +91,14 @@ export class AcceleratorActor {
   private spec: AcceleratorSpec;
   private fields: ReturnType<AcceleratorActor['specFields']>;
   private m: MachineHost<typeof acceleratorMachine>;
-  private committed: AcceleratorView;
+  // Only the committed record is kept; views are built when asked (a 25-field view per actor
+  // would be ~0.5 KB more of each of 100,000 actors).
   private committedRecord: MachineRecord;
+  private generation = 0;
+  private updatedAt: string;
   private commitChain: Promise<void> = Promise.resolve();
   private crashed: unknown = null;
-  private waiters = new Set<(err?: unknown) => void>();
+  private waiters: Set<(err?: unknown) => void> | null = null;
   missing = false;
 
   constructor(private readonly opts: AcceleratorActorOptions) {
@@ -112,7 +115,7 @@ export class AcceleratorActor {
       onCrash: (err) => this.onCrash(err),
     });
     this.committedRecord = this.m.record();
-    this.committed = this.buildView(0, new Date().toISOString());
+    this.updatedAt = new Date().toISOString();
     // The crash itself is handled by MachineHost's observer; this one must still take the error,
     // or xstate reports it as unhandled.
     this.m.actor.subscribe({ next: () => this.wake(), error: () => undefined });
@@ -149,7 +152,7 @@ export class AcceleratorActor {
   }
 
   view(): AcceleratorView {
-    return this.committed;
+    return this.buildView();
   }
 
   /**
@@ -200,7 +203,7 @@ export class AcceleratorActor {
     this.m.send(event, meta);
     await this.settled();
     await this.commitChain;
-    return this.committed;
+    return this.buildView();
   }
 
   /** Sends a system event (host lost/back, removal by discovery): no waiting, ignored if not accepted. */
@@ -218,12 +221,10 @@ export class AcceleratorActor {
   updateSpec(spec: AcceleratorSpec): void {
     this.spec = spec;
     this.fields = this.specFields();
-    this.committed = { ...this.committed, ...this.fields };
   }
 
   setMissing(missing: boolean): void {
     this.missing = missing;
-    this.committed = { ...this.committed, missing };
   }
 
   stop(): void {
@@ -235,20 +236,20 @@ export class AcceleratorActor {
     return new Promise((resolve, reject) => {
       const check = (err?: unknown): void => {
         if (err || this.crashed) {
-          this.waiters.delete(check);
+          this.waiters?.delete(check);
           reject(err ?? this.crashed);
         } else if (!this.m.snapshot.hasTag('busy')) {
-          this.waiters.delete(check);
+          this.waiters?.delete(check);
           resolve();
         }
       };
-      this.waiters.add(check);
+      (this.waiters ??= new Set()).add(check);
       check();
     });
   }
 
   private wake(err?: unknown): void {
-    for (const w of [...this.waiters]) w(err);
+    if (this.waiters) for (const w of [...this.waiters]) w(err);
   }
 
   private onTransition(rec: Omit<TransitionRecord, 'kind' | 'id' | 'host'>, persisted: MachineRecord): Promise<void> {
@@ -261,7 +262,8 @@ export class AcceleratorActor {
     ]);
     const step = this.commitChain.catch(() => undefined).then(() => commit).then(() => {
       this.committedRecord = persisted;
-      this.committed = this.buildView(this.committed.generation + 1, rec.at);
+      this.generation++;
+      this.updatedAt = rec.at;
       this.opts.hub.publish(full);
     });
     this.commitChain = step;
@@ -290,23 +292,24 @@ export class AcceleratorActor {
     };
   }
 
-  private buildView(generation: number, at: string): AcceleratorView {
+  private buildView(): AcceleratorView {
     const r = this.committedRecord;
     const ctx = r.context as unknown as AcceleratorContext;
     const live = this.m.snapshot;
+    const settled = live.value === r.value && (live.context as unknown) === r.context;
     return {
       id: this.id,
       host: this.spec.host,
       ...this.fields,
       state: r.value,
-      tags: live.value === r.value ? [...live.tags] : [],
-      allowed: live.value === r.value ? this.allowed() : [],
+      tags: settled ? [...live.tags] : [],
+      allowed: settled ? this.allowed() : [],
       allocations: ctx.allocations ?? [],
       program: ctx.program ?? null,
       error: ctx.error ?? null,
       missing: this.missing,
-      generation,
-      updatedAt: at,
+      generation: this.generation,
+      updatedAt: this.updatedAt,
     };
   }
 }

@@ -65,7 +65,8 @@ export class MachineHost<M extends AnyStateMachine> {
 
   record(): MachineRecord {
     const s = this.snapshot as unknown as { value: unknown; context: Record<string, unknown> };
-    return { value: String(s.value), context: structuredClone(s.context) };
+    // XState never mutates a context (assign makes a new one), so the record can share it.
+    return { value: String(s.value), context: s.context };
   }
 
   /** Sends an event on behalf of `meta` (its request id and requester land in the log). */
@@ -93,6 +94,6 @@ export class MachineHost<M extends AnyStateMachine> {
     if (this.meta.requestId) rec.requestId = this.meta.requestId;
     if (this.meta.actor) rec.actor = this.meta.actor;
     if (reason && (to === 'error' || /Failed$/.test(to))) rec.reason = reason;
-    this.opts.onTransition(rec, { value: to, context: structuredClone(snap.context) });
+    this.opts.onTransition(rec, { value: to, context: snap.context });
   }
 }
