@@ -8,6 +8,8 @@ import { registerCyborgV2, type V2Settings } from './v2/index.js';
 import { acceleratorRoutes } from './routes/accelerators.js';
 import { healthRoutes, type HealthOptions } from './routes/health.js';
 import { hostRoutes } from './routes/hosts.js';
+import { eventRoutes } from './routes/events.js';
+import { machineRoutes, uiRoutes } from './routes/ui.js';
 
 export interface ApiOptions {
   control: ControlPlane;
@@ -34,7 +36,10 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
   await app.register(async (scope) => {
     await scope.register(hostRoutes, { control: opts.control });
     await scope.register(acceleratorRoutes, { control: opts.control });
+    await scope.register(eventRoutes, { control: opts.control });
+    await scope.register(machineRoutes);
   }, { prefix: OPERATOR_PREFIX });
+  await app.register(uiRoutes);
   await registerCyborgV2(app as unknown as FastifyInstance, { control: opts.control, settings: opts.v2 });
   return app as unknown as FastifyInstance;
 }

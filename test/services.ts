@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { connect } from 'node:net';
 
 /**
@@ -9,12 +10,15 @@ export interface Services {
   postgres: string | null;
   nats: string | null;
   placement: string | null;
+  /** Chromium for the visualizer's end-to-end tests: its path, or null. */
+  browser: string | null;
 }
 
 export const SERVICE_WHY: Record<keyof Services, string> = {
   postgres: 'PostgreSQL (DATABASE_URL, default postgres://postgres@127.0.0.1:5432/test)',
   nats: 'nats-server (NATS_URL, default nats://127.0.0.1:4222)',
   placement: 'OpenStack Placement (PLACEMENT_URL; .ci/run starts ../shared/peers/placement)',
+  browser: 'Chromium for the visualizer e2e tests (CHROMIUM_PATH, default /usr/bin/chromium; scripts/install-browser.sh installs it)',
 };
 
 export function defaultUrls(env = process.env): Record<keyof Services, string> {
@@ -39,7 +43,8 @@ function reachable(url: string, timeoutMs = 1500): Promise<boolean> {
 export async function probeServices(env = process.env): Promise<Services> {
   const urls = defaultUrls(env);
   const [pg, nats, placement] = await Promise.all([reachable(urls.postgres), reachable(urls.nats), reachable(urls.placement)]);
-  return { postgres: pg ? urls.postgres : null, nats: nats ? urls.nats : null, placement: placement ? urls.placement : null };
+  const browser = env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+  return { postgres: pg ? urls.postgres : null, nats: nats ? urls.nats : null, placement: placement ? urls.placement : null, browser: existsSync(browser) ? browser : null };
 }
 
 /** The services as test/run.ts found them (or probed now, when vitest runs on its own). */

@@ -1,0 +1,29 @@
+import type { AcceleratorView, Machines, Snapshot, TransitionRecord } from './types.js';
+
+/** The operator API, same origin (the api role serves this page). */
+export const BASE = '/cyborg/v1';
+
+/** An API error with the server's code and message (409 carries the state and allowed events). */
+export class ApiError extends Error {
+  constructor(readonly status: number, readonly code: string, message: string) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}
+
+async function call<T>(path: string, init?: RequestInit): Promise<T> {
+  const res = await fetch(`${BASE}${path}`, { ...init, headers: { accept: 'application/json', ...(init?.body ? { 'content-type': 'application/json' } : {}), ...init?.headers } });
+  const text = await res.text();
+  const body = text ? (JSON.parse(text) as Record<string, unknown>) : {};
+  if (!res.ok) throw new ApiError(res.status, String(body.code ?? res.status), String(body.message ?? body.error_message ?? res.statusText));
+  return body as T;
+}
+
+export const api = {
+  snapshot: () => call<Snapshot>('/snapshot'),
+  machines: () => call<Machines>('/machines'),
+  history: (id: string) => call<{ transitions: TransitionRecord[] }>(`/history/${encodeURIComponent(id)}?limit=200`).then((r) => r.transitions),
+  /** Sends an operator event through its POST route (`ENABLE` → `/accelerators/:id/enable`). */
+  act: (id: string, event: string, body: Record<string, string> = {}) =>
+    call<AcceleratorView>(`/accelerators/${encodeURIComponent(id)}/${event.toLowerCase()}`, { method: 'POST', body: JSON.stringify(body) }),
+};

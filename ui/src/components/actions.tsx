@@ -1,0 +1,89 @@
+import { useState } from 'preact/hooks';
+import { api, ApiError } from '../api.js';
+import type { AcceleratorView } from '../types.js';
+
+/** What an operator event needs asked before it is sent (everything else needs only a yes). */
+interface Field {
+  name: string;
+  label: string;
+  required: boolean;
+  initial: (a: AcceleratorView) => string;
+  options?: (a: AcceleratorView) => string[];
+}
+
+const FIELDS: Record<string, Field[]> = {
+  PROGRAM: [{ name: 'bitstreamId', label: 'bitstream id', required: true, initial: (a) => a.program?.bitstreamId ?? '' }],
+  ATTACH: [
+    { name: 'instanceUuid', label: 'instance uuid', required: true, initial: () => crypto.randomUUID() },
+    { name: 'projectId', label: 'project id (optional)', required: false, initial: () => '' },
+  ],
+  DETACH: [{ name: 'handleUuid', label: 'attach handle', required: true, initial: (a) => a.allocations[0]?.handleUuid ?? '', options: (a) => a.allocations.map((x) => x.handleUuid) }],
+};
+
+/**
+ * The operator events the machine accepts now (the view's `allowed`, asked of the machine by the
+ * conductor), one button each; every one asks for confirmation, and for its parameters, first.
+ */
+export function Actions({ a }: { a: AcceleratorView }) {
+  const [asking, setAsking] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const [outcome, setOutcome] = useState<{ ok: boolean; text: string } | null>(null);
+  const send = async (event: string, body: Record<string, string>): Promise<void> => {
+    setBusy(true);
+    setOutcome(null);
+    try {
+      const v = await api.act(a.id, event, body);
+      setOutcome({ ok: true, text: `${event.toLowerCase()}: now ${v.state}` });
+    } catch (err) {
+      setOutcome({ ok: false, text: err instanceof ApiError ? `${err.status} ${err.code}: ${err.message}` : String(err) });
+    } finally {
+      setBusy(false);
+      setAsking(null);
+    }
+  };
+  return (
+    <div class="actions" data-testid="actions">
+      {a.allowed.length === 0 && <span class="muted">{a.tags.includes('busy') ? 'a driver operation is running…' : 'no operator action is allowed in this state'}</span>}
+      {a.allowed.map((ev) => (
+        <button type="button" key={ev} class="action" disabled={busy} data-action={ev} onClick={() => setAsking(ev)}>{ev.toLowerCase()}</button>
+      ))}
+      {busy && <span class="muted"> working…</span>}
+      {outcome && <p class={outcome.ok ? 'ok' : 'error'} data-testid="action-outcome">{outcome.text}</p>}
+      {asking && <Confirm a={a} event={asking} onCancel={() => setAsking(null)} onConfirm={(body) => void send(asking, body)} />}
+    </div>
+  );
+}
+
+function Confirm({ a, event, onCancel, onConfirm }: { a: AcceleratorView; event: string; onCancel: () => void; onConfirm: (body: Record<string, string>) => void }) {
+  const fields = FIELDS[event] ?? [];
+  const [values, setValues] = useState<Record<string, string>>(() => Object.fromEntries(fields.map((f) => [f.name, f.initial(a)])));
+  const missing = fields.some((f) => f.required && !values[f.name]);
+  const submit = (e: Event): void => {
+    e.preventDefault();
+    if (!missing) onConfirm(Object.fromEntries(Object.entries(values).filter(([, v]) => v !== '')));
+  };
+  return (
+    <div class="overlay" onClick={onCancel}>
+      <form class="dialog" aria-label={`confirm ${event}`} data-testid="confirm" onClick={(e) => e.stopPropagation()} onSubmit={submit}>
+        <h3>{event.toLowerCase()} {a.name}?</h3>
+        <p class="muted">{a.host} · {a.state} · {a.id}</p>
+        {fields.map((f) => (
+          <label key={f.name}>
+            {f.label}
+            {f.options
+              ? (
+                <select name={f.name} value={values[f.name]} onChange={(e) => setValues({ ...values, [f.name]: (e.currentTarget as HTMLSelectElement).value })}>
+                  {f.options(a).map((o) => <option key={o} value={o}>{o}</option>)}
+                </select>
+              )
+              : <input name={f.name} value={values[f.name]} required={f.required} onInput={(e) => setValues({ ...values, [f.name]: (e.currentTarget as HTMLInputElement).value })} />}
+          </label>
+        ))}
+        <div class="buttons">
+          <button type="button" onClick={onCancel}>cancel</button>
+          <button type="submit" class="primary" disabled={missing} data-testid="confirm-yes">{event.toLowerCase()}</button>
+        </div>
+      </form>
+    </div>
+  );
+}

@@ -1,0 +1,45 @@
+import type { Row } from '../select.js';
+import { projectsOf } from '../select.js';
+import type { AcceleratorView } from '../types.js';
+import { VirtualList } from './virtual-list.js';
+
+export interface AcceleratorListProps {
+  rows: Row[];
+  selected: string;
+  onSelect: (id: string) => void;
+  onToggleGroup: (state: string) => void;
+}
+
+/** Accelerators grouped by state, virtualized: stays smooth at 10,000 rows. */
+export function AcceleratorList({ rows, selected, onSelect, onToggleGroup }: AcceleratorListProps) {
+  return (
+    <VirtualList
+      items={rows}
+      rowHeight={32}
+      class="accelerators"
+      testId="accelerators"
+      keyOf={(r) => (r.type === 'group' ? `g:${r.state}` : r.a.id)}
+      render={(r) => (r.type === 'group'
+        ? (
+          <button type="button" class={`group state-${r.state}`} onClick={() => onToggleGroup(r.state)} data-group={r.state}>
+            <span class="caret">{r.collapsed ? '▸' : '▾'}</span> {r.state} <span class="muted">{r.count}</span>
+          </button>
+        )
+        : <Line a={r.a} selected={r.a.id === selected} onSelect={onSelect} />)}
+    />
+  );
+}
+
+function Line({ a, selected, onSelect }: { a: AcceleratorView; selected: boolean; onSelect: (id: string) => void }) {
+  const holders = a.allocations.length;
+  const projects = projectsOf(a);
+  return (
+    <button type="button" class={`acc ${selected ? 'selected' : ''}`} onClick={() => onSelect(a.id)} data-id={a.id} data-name={a.name} data-state={a.state}>
+      <span class={`badge state-${a.state}`}>{a.state}</span>
+      <span class="name" title={a.id}>{a.name}</span>
+      <span class="kind">{a.deviceType}</span>
+      <span class="host muted">{a.host}</span>
+      <span class="holders muted">{holders > 0 ? `${holders}/${a.capacity} held${projects.length ? ` · ${projects[0]}` : ''}` : a.error ? `⚠ ${a.error.op}` : ''}</span>
+    </button>
+  );
+}
