@@ -1,6 +1,8 @@
 import { fileURLToPath } from 'node:url';
 import { defineConfig, MikroORM, type Options } from '@mikro-orm/postgresql';
 import { Migrator } from '@mikro-orm/migrations';
+import type { Pool } from 'pg';
+import { guardPool } from './pool-guard.js';
 import { AttachHandle, Attribute, ControlpathId, Deployable, Device } from './entities/inventory.js';
 import { Accelerator, DeviceProfile, Document, Driver, ExtendedAcceleratorRequest, Host, TransitionLog } from './entities/state.js';
 
@@ -27,6 +29,9 @@ export function ormConfig(opts: OrmOptions): Options {
     entities,
     extensions: [Migrator],
     pool: { min: 0, max: opts.pool ?? 4 },
+    // Every pool is guarded from the start: a connection that dies mid-transaction is released.
+    // keepAlive + a connect timeout turn a silently vanished server into errors the journal retries.
+    driverOptions: { onPoolCreated: (pool: Pool) => guardPool(pool) },
     debug: opts.debug ?? false,
     // Entities are defined with defineEntity: nothing to discover from files or reflect.
     discovery: { warnWhenNoEntities: true },

@@ -61,6 +61,8 @@ export class PgJournal implements Journal {
   private flushing: Promise<void> | null = null;
   private sweeper: NodeJS.Timeout | null = null;
   private closed = false;
+  /** When the first flush failed on the connection, since the last success (null: healthy). */
+  private failingSince: number | null = null;
   readonly stats: JournalStats = { flushes: 0, commits: 0, transitions: 0, statements: 0, modelFlushes: 0, retries: 0 };
 
   constructor(private readonly opts: PgJournalOptions) {}
@@ -97,8 +99,14 @@ export class PgJournal implements Journal {
   }
 
   private kick(): void {
-    if (!this.flushing) this.flushing = this.pump().finally(() => { this.flushing = null; });
     this.startSweeper();
+    if (this.flushing) return;
+    this.flushing = this.pump().finally(() => {
+      this.flushing = null;
+      // A commit that arrived between the pump's last look at the queue and this callback
+      // found a flush still "running" and did not start one: start it now.
+      if (this.queue.length > 0) this.kick();
+    });
   }
 
   private async pump(): Promise<void> {
@@ -117,12 +125,16 @@ export class PgJournal implements Journal {
         await this.write(batch.flatMap((p) => p.changes));
         this.stats.flushes++;
         this.stats.commits += batch.length;
-        if (attempt > 0) this.opts.log.info({ attempts: attempt + 1, commits: batch.length }, 'database reachable again: flush committed');
+        if (this.failingSince !== null) {
+          this.opts.log.info({ attempts: attempt + 1, commits: batch.length, downMs: Date.now() - this.failingSince }, 'database reachable again: flush committed');
+          this.failingSince = null;
+        }
         for (const p of batch) if (!p.settled) { p.settled = true; p.resolve(); }
         return;
       } catch (err) {
         if (!isConnectionError(err)) return this.isolate(batch, err);
         this.stats.retries++;
+        this.failingSince ??= Date.now();
         if (attempt === 0) this.opts.log.error({ err, commits: batch.length, queued: this.queue.length }, 'database unreachable: flush will be retried');
         await this.sleep(delay);
         delay = Math.min(delay * 2, this.opts.retryMaxMs ?? 2_000);
@@ -163,17 +175,22 @@ export class PgJournal implements Journal {
     this.stats.transitions += m.transitions.length;
   }
 
-  /** Answers commits that waited too long with 503; they stay queued. */
+  /**
+   * Answers commits that waited too long with 503 while the database is unreachable (a flush
+   * failed on the connection and none has succeeded since); they stay queued. A database that is
+   * merely slow is waited for: its answers come, and a 503 would only hide a commit that will land.
+   */
   private startSweeper(): void {
     if (this.sweeper) return;
     const every = Math.max(10, Math.min(500, Math.floor(this.opts.unavailableAfterMs / 4)));
     this.sweeper = setInterval(() => {
+      if (this.failingSince === null) return;
       const limit = Date.now() - this.opts.unavailableAfterMs;
       for (const p of [...this.inflight, ...this.queue]) {
         if (p.settled || p.at > limit) continue;
         p.settled = true;
         p.reject(new CyborgError('persistence.unavailable',
-          `the database has been unreachable for ${this.opts.unavailableAfterMs} ms; the change is kept and will be written when it is back`));
+          `the database has been unreachable for ${Date.now() - this.failingSince} ms; the change is kept and will be written when it is back`));
       }
     }, every);
     this.sweeper.unref();
