@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { createActor, fromPromise, type Actor } from 'xstate';
 import { placementSyncMachine, type PassResult, type SyncWork } from '../machines/placement-sync.js';
 import type { Config } from '../config/index.js';
-import { MIN_MICROVERSION, PlacementClient } from '../openstack/placement/client.js';
+import { microversionAtLeast, MIN_MICROVERSION, PlacementClient } from '../openstack/placement/client.js';
 import { desiredOf } from '../openstack/placement/desired.js';
 import { passCounter, repairCounter, requestCounter, trackDrift, type DriftKind } from '../openstack/placement/metrics.js';
 import type { SyncFlag } from '../openstack/placement/plan.js';
@@ -197,9 +197,7 @@ export class PlacementSync {
   private async checkVersion(): Promise<void> {
     try {
       const max = await this.opts.client.maxMicroversion();
-      const [a, b] = max.split('.').map(Number);
-      const [x, y] = MIN_MICROVERSION.split('.').map(Number);
-      if (a! < x! || (a === x && b! < y!)) {
+      if (!microversionAtLeast(max, MIN_MICROVERSION)) {
         this.opts.log.error({ max, needed: MIN_MICROVERSION }, 'Placement is too old for the sync');
       }
     } catch {

@@ -1,21 +1,35 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { PlacementError, type PlacementCode } from './errors.js';
 
-/**
- * The microversion each call asks for: the lowest that has what we need, as Cyborg does, so
- * the client also works against older Placements than the Zed one our tests run.
- */
+/** The microversion each feature needs (calls send at least MIN_MICROVERSION, see below). */
 export const Microversions = {
   base: '1.0',
   traits: '1.6',
   resourceClassPut: '1.7',
   inTree: '1.14',
+  /** reserved == total (Cyborg's "device disabled") is only valid from 1.26. */
+  inventories: '1.26',
   requiredFilter: '1.18',
   createReturnsBody: '1.20',
   allocations: '1.39',
 } as const;
 
-/** The least microversion this client needs from the server. */
-export const MIN_MICROVERSION = Microversions.createReturnsBody;
+/**
+ * Every call asks for at least this: error bodies carry Placement's `code` only from 1.23, and
+ * reserved == total needs 1.26 (Rocky). So this is also the least the server must offer.
+ */
+export const MIN_MICROVERSION = Microversions.inventories;
+
+/** Whether microversion `v` ("1.26") is at least `min`. */
+export function microversionAtLeast(v: string, min: string): boolean {
+  const [a, b] = v.split('.').map(Number);
+  const [x, y] = min.split('.').map(Number);
+  return a! > x! || (a === x && b! >= y!);
+}
+
+function atLeastFloor(v: string): string {
+  return microversionAtLeast(v, MIN_MICROVERSION) ? v : MIN_MICROVERSION;
+}
 
 export interface Provider {
   uuid: string;
@@ -110,7 +124,7 @@ export class PlacementClient {
   /** Replaces all inventories; returns the provider's new generation and what Placement now holds. */
   async putInventories(uuid: string, generation: number, inventories: Record<string, Partial<InventoryRecord> & { total: number }>): Promise<{ generation: number; inventories: Inventories }> {
     const r = await this.call<{ resource_provider_generation: number; inventories: Inventories }>('PUT', `/resource_providers/${uuid}/inventories`, {
-      microversion: Microversions.base, body: { resource_provider_generation: generation, inventories },
+      microversion: Microversions.inventories, body: { resource_provider_generation: generation, inventories },
     });
     return { generation: r.resource_provider_generation, inventories: r.inventories };
   }
@@ -172,12 +186,28 @@ export class PlacementClient {
     return (await this.send(method, path, o)).body as T;
   }
 
+  /**
+   * A 5xx is retried twice after a short pause: Placement answers 500 for a transaction that
+   * lost a database lock (sqlite "database is locked", MySQL deadlocks) and nothing was
+   * written. No answer at all is not retried here — the sync loop backs off instead.
+   */
   private async send(method: string, path: string, o: CallOptions): Promise<{ status: number; body: unknown }> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.once(method, path, o);
+      } catch (err) {
+        if (attempt >= 2 || !(err instanceof PlacementError) || err.httpStatus < 500) throw err;
+        await delay(50 * 4 ** attempt);
+      }
+    }
+  }
+
+  private async once(method: string, path: string, o: CallOptions): Promise<{ status: number; body: unknown }> {
     this.requests++;
     const started = performance.now();
     const headers: Record<string, string> = {
       'X-Auth-Token': this.opts.token,
-      'OpenStack-API-Version': `placement ${o.microversion}`,
+      'OpenStack-API-Version': `placement ${path === '/' ? o.microversion : atLeastFloor(o.microversion)}`,
       Accept: 'application/json',
     };
     if (o.body !== undefined) headers['Content-Type'] = 'application/json';

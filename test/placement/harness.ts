@@ -1,0 +1,129 @@
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { pino } from 'pino';
+import type { AcceleratorView } from '../../actors/accelerator-actor.js';
+import { PlacementSync } from '../../actors/placement-sync.js';
+import type { FakeDriverOptions } from '../../drivers/fake/index.js';
+import { PlacementClient, type Inventories } from '../../openstack/placement/client.js';
+import { eventually, startRuntime, type Runtime } from '../support/runtime.js';
+
+/** A host name no other test (or earlier run against the same Placement) uses. */
+export function uniqueHost(tag = 'pl'): string {
+  return `${tag}-${randomUUID().slice(0, 8)}`;
+}
+
+export function placementClient(url: string): PlacementClient {
+  return new PlacementClient({ url, token: 'admin', timeoutMs: 5_000 });
+}
+
+export interface Synced extends Runtime {
+  host: string;
+  client: PlacementClient;
+  sync: PlacementSync;
+  accelerator(namePart: string): AcceleratorView;
+}
+
+/**
+ * Conductor + one fake-driver agent + a PlacementSync against a real Placement. The fake host
+ * has Cyborg's fake FPGA, `gpus` GPUs and `nics` NICs with VFs.
+ */
+export async function startSynced(o: {
+  url: string;
+  host?: string;
+  createRoots?: boolean;
+  intervalMs?: number;
+  fake?: Omit<FakeDriverOptions, 'host'>;
+}): Promise<Synced> {
+  const host = o.host ?? uniqueHost();
+  const rt = await startRuntime({ hosts: [host], fake: o.fake ?? { gpus: 1, nics: 1, vfsPerNic: 2 } });
+  const client = placementClient(o.url);
+  const sync = new PlacementSync({
+    source: rt.conductor,
+    client,
+    log: pino({ level: process.env.PLACEMENT_TEST_LOG ?? 'silent' }),
+    resourceProviderName: '{host}',
+    createRootProviders: o.createRoots ?? false,
+    intervalMs: o.intervalMs ?? 60_000,
+    concurrency: 4,
+  });
+  rt.conductor.placementLookup = (id) => sync.status(id);
+  sync.start();
+  return {
+    ...rt, host, client, sync,
+    accelerator: (part) => {
+      const v = rt.conductor.listAccelerators().find((a) => a.name.includes(part));
+      if (!v) throw new Error(`no accelerator named like ${part}`);
+      return v;
+    },
+    async stop() {
+      sync.stop();
+      await rt.stop();
+    },
+  };
+}
+
+/** The compute node's provider, as nova-compute would create it. */
+export async function createComputeNode(client: PlacementClient, host: string): Promise<string> {
+  const p = await client.createProvider({ uuid: randomUUID(), name: host });
+  return p.uuid;
+}
+
+/** Deletes a host's provider tree, children first (tests leave the shared Placement tidy). */
+export async function deleteTree(client: PlacementClient, host: string): Promise<void> {
+  const root = (await client.providersByName(host))[0];
+  if (!root) return;
+  const tree = await client.providersInTree(root.uuid);
+  for (const p of tree.filter((x) => x.uuid !== root.uuid)) await client.deleteProvider(p.uuid).catch(() => undefined);
+  await client.deleteProvider(root.uuid).catch(() => undefined);
+}
+
+/** Waits until every accelerator of the runtime says `in_sync`. */
+export function allInSync(s: Synced, timeoutMs = 30_000): Promise<boolean> {
+  return eventually(() => s.conductor.listAccelerators().every((a) => s.sync.status(a.id)?.status === 'in_sync'), timeoutMs, 'every accelerator in sync');
+}
+
+/** An inventory as Placement reports it with Cyborg's fields (Placement's defaults elsewhere). */
+export function inventory(rc: string, total: number, reserved: number): Inventories {
+  return { [rc]: { total, reserved, min_unit: 1, max_unit: total, step_size: 1, allocation_ratio: 1 } };
+}
+
+/** What one provider holds, read back from Placement. */
+export async function readProvider(client: PlacementClient, uuid: string): Promise<{ inventories: Inventories; traits: string[] } | null> {
+  const p = await client.getProvider(uuid);
+  if (!p) return null;
+  const [inv, tr] = await Promise.all([client.getInventories(uuid), client.getTraits(uuid)]);
+  return { inventories: inv.inventories, traits: [...tr.traits].sort() };
+}
+
+const PEER = resolve(import.meta.dirname, '../../../shared/peers/placement');
+
+/** A private Placement on its own port and state dir (never the shared one on 8778). */
+export class PrivatePlacement {
+  readonly port = 20_000 + Math.floor(Math.random() * 20_000);
+  readonly stateDir = `/tmp/placement-test-${this.port}`;
+  readonly url = `http://127.0.0.1:${this.port}`;
+
+  static available(): boolean {
+    return existsSync(`${PEER}/start.sh`) && existsSync(`${PEER}/stop.sh`);
+  }
+
+  async start(): Promise<void> {
+    await this.run('start.sh');
+  }
+
+  async stop(clean = false): Promise<void> {
+    await this.run('stop.sh', clean ? { PLACEMENT_CLEAN: '1' } : {});
+  }
+
+  private async run(script: string, extra: Record<string, string> = {}): Promise<void> {
+    await promisify(execFile)('bash', [`${PEER}/${script}`], {
+      env: { ...process.env, PLACEMENT_PORT: String(this.port), PLACEMENT_STATE_DIR: this.stateDir, PLACEMENT_KEEP_DB: '1', ...extra },
+      timeout: 120_000,
+    });
+  }
+}
+
+export { eventually };
