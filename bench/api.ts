@@ -1,0 +1,201 @@
+/**
+ * `npm run bench:api`: the Cyborg v2 API under Nova's load, over real HTTP on loopback.
+ *
+ *   1. ARQ lifecycle (create → bind → wait until resolved → delete by instance), cycles/s and
+ *      p50/p99, sequentially and with 10 concurrent clients;
+ *   2. `GET /v2/devices` with 1,000 devices, req/s at 10 connections (and at 1).
+ *
+ * Against PostgreSQL (the db/ journal, a fresh database of its own) when it is reachable at
+ * DATABASE_URL (default postgres://postgres@127.0.0.1:5432), else on the memory journal — the
+ * output says which. Prints the ratios to OpenStack Cyborg 9.0.0's figures from issue 5.
+ *
+ * Flags: --seconds N (per phase, default 8), --hosts N (default 100; 10 devices each),
+ * --clients N (default 10), --memory (force the memory journal).
+ */
+import autocannon from 'autocannon';
+import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { Pool } from 'undici';
+import { pino } from 'pino';
+import { Agent } from '../actors/agent.js';
+import { Conductor } from '../actors/conductor.js';
+import { MemoryJournal, type Journal } from '../actors/journal.js';
+import { buildApi } from '../api/server.js';
+import { InProcessBus } from '../bus/in-process.js';
+import { loadConfig } from '../config/index.js';
+import { FakeDriver } from '../drivers/fake/index.js';
+import { NAMESPACE_DNS, uuid3 } from '../drivers/ids.js';
+import { DriverRegistry } from '../drivers/registry.js';
+
+/** OpenStack Cyborg 9.0.0 (Zed), fake driver, MariaDB, real Placement, same kind of machine (issue 5). */
+const CYBORG = { seqCyclesPerS: 6.45, seqMsPerCycle: 142, concCyclesPerS: 0.07, devicesReqPerS10: 42.5, devicesP99Ms10: 369, devicesReqPerS1: 230 };
+const TARGET = { seqRatio: 20, concCyclesPerS: 500, devicesRatio: 100 };
+
+const args = process.argv.slice(2);
+const flag = (name: string, def: number): number => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 ? Number(args[i + 1]) : def;
+};
+const SECONDS = flag('seconds', 8);
+const HOSTS = flag('hosts', 100);
+const CLIENTS = flag('clients', 10);
+const HEADERS = { 'content-type': 'application/json', 'x-auth-token': 'admin' };
+
+const log = pino({ level: process.env.LOG_LEVEL ?? 'silent' });
+
+async function openBenchJournal(): Promise<{ journal: Journal; what: string; cleanup: () => Promise<void> }> {
+  const base = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+  if (args.includes('--memory') || !existsSync(new URL('../db/index.ts', import.meta.url))) {
+    return { journal: new MemoryJournal(), what: 'MEMORY journal (no PostgreSQL: numbers exclude database round trips)', cleanup: async () => {} };
+  }
+  const pg = await import('pg');
+  const name = `cyborg_bench_api_${randomUUID().slice(0, 8)}`;
+  const admin = new pg.default.Client({ connectionString: base });
+  try {
+    await admin.connect();
+  } catch {
+    return { journal: new MemoryJournal(), what: `MEMORY journal (PostgreSQL unreachable at ${base})`, cleanup: async () => {} };
+  }
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const url = new URL(base);
+  url.pathname = `/${name}`;
+  const { openJournal } = await import('../db/index.js');
+  const config = loadConfig({ databaseUrl: url.toString(), logLevel: 'silent' }, {});
+  const journal = await openJournal(config, log);
+  return {
+    journal,
+    what: `PostgreSQL ${url.host}/${name} (db/ PgJournal, pool ${config.persistence.pool})`,
+    cleanup: async () => {
+      const c = new pg.default.Client({ connectionString: base });
+      await c.connect();
+      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await c.end();
+    },
+  };
+}
+
+function pct(sorted: number[], p: number): number {
+  return sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+async function call(pool: Pool, method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, body?: unknown): Promise<{ status: number; json: unknown }> {
+  const res = await pool.request({ method, path, headers: HEADERS, body: body === undefined ? undefined : JSON.stringify(body) });
+  const text = await res.body.text();
+  return { status: res.statusCode, json: text ? JSON.parse(text) as unknown : null };
+}
+
+/** One Nova boot and delete, as nova-conductor and nova-compute call Cyborg. */
+async function cycle(pool: Pool, host: string): Promise<void> {
+  const instance = randomUUID();
+  const created = await call(pool, 'POST', '/v2/accelerator_requests', { device_profile_name: 'bench-dp' });
+  if (created.status !== 201) throw new Error(`create: ${created.status}`);
+  const uuid = (created.json as { arqs: { uuid: string }[] }).arqs[0]!.uuid;
+  const bound = await call(pool, 'PATCH', '/v2/accelerator_requests', {
+    [uuid]: [
+      { op: 'add', path: '/hostname', value: host },
+      { op: 'add', path: '/device_rp_uuid', value: uuid3(NAMESPACE_DNS, `${host}_FakeDevice`) },
+      { op: 'add', path: '/instance_uuid', value: instance },
+    ],
+  });
+  if (bound.status !== 202) throw new Error(`bind: ${bound.status}`);
+  for (;;) {
+    const r = await call(pool, 'GET', `/v2/accelerator_requests?instance=${instance}&bind_state=resolved`);
+    if (r.status === 200) {
+      const state = (r.json as { arqs: { state: string }[] }).arqs[0]?.state;
+      if (state !== 'Bound') throw new Error(`resolved as ${state}`);
+      break;
+    }
+    if (r.status !== 423) throw new Error(`resolved query: ${r.status}`);
+  }
+  const deleted = await call(pool, 'DELETE', `/v2/accelerator_requests?instance=${instance}`);
+  if (deleted.status !== 204) throw new Error(`delete: ${deleted.status}`);
+}
+
+async function lifecycle(url: string, clients: number, hosts: string[]): Promise<{ cycles: number; failures: number; perS: number; p50: number; p99: number; firstError?: string }> {
+  const pool = new Pool(url, { connections: clients, pipelining: 1 });
+  const lat: number[] = [];
+  let failures = 0;
+  let firstError: string | undefined;
+  const start = performance.now();
+  const end = start + SECONDS * 1000;
+  await Promise.all(Array.from({ length: clients }, async (_, i) => {
+    const host = hosts[i % hosts.length]!;
+    while (performance.now() < end) {
+      const t = performance.now();
+      try {
+        await cycle(pool, host);
+        lat.push(performance.now() - t);
+      } catch (err) {
+        failures++;
+        firstError ??= String(err);
+      }
+    }
+  }));
+  const elapsed = (performance.now() - start) / 1000;
+  await pool.close();
+  lat.sort((a, b) => a - b);
+  return { cycles: lat.length, failures, perS: lat.length / elapsed, p50: pct(lat, 50), p99: pct(lat, 99), firstError };
+}
+
+async function devices(url: string, connections: number): Promise<{ perS: number; p50: number; p99: number; errors: number; bytes: number }> {
+  const r = await autocannon({ url: `${url}/v2/devices`, connections, duration: SECONDS, headers: { 'x-auth-token': 'admin' } });
+  return { perS: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.non2xx, bytes: r.throughput.average };
+}
+
+const x = (ours: number, theirs: number): string => `${(ours / theirs).toFixed(1)}x`;
+
+async function main(): Promise<void> {
+  const { journal, what, cleanup } = await openBenchJournal();
+  const bus = new InProcessBus(log);
+  const timing = { driverOpTimeoutMs: 30_000, staleAfterMs: 3_600_000, lostAfterMs: 7_200_000, heartbeatIntervalMs: 3_600_000 };
+  const conductor = new Conductor({ bus, journal, log, timing });
+  await conductor.start();
+  const hosts = Array.from({ length: HOSTS }, (_, i) => `bench-${String(i + 1).padStart(3, '0')}`);
+  const agents: Agent[] = [];
+  // 1 fake FPGA + 9 fake GPUs per host: 10 devices a host.
+  for (const host of hosts) {
+    const agent = new Agent({ host, bus, drivers: new DriverRegistry([new FakeDriver({ host, gpus: 9, nics: 0 })]), log, heartbeatIntervalMs: 3_600_000, discoveryIntervalMs: 3_600_000, telemetryIntervalMs: 0 });
+    await agent.start();
+    agents.push(agent);
+  }
+  const app = await buildApi({ control: conductor, log });
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const addr = app.server.address();
+  const url = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
+  const setup = new Pool(url, { connections: 4 });
+  const lifecycleHosts = hosts.slice(0, Math.max(1, CLIENTS));
+  for (const host of lifecycleHosts) {
+    // Enable (install) the fake FPGA of each host the clients bind on, as an operator would.
+    await conductor.act(conductor.getAcceleratorByRp(uuid3(NAMESPACE_DNS, `${host}_FakeDevice`))!.id, { type: 'ENABLE' });
+  }
+  const dp = await call(setup, 'POST', '/v2/device_profiles', [{ name: 'bench-dp', groups: [{ 'resources:FPGA': '1', 'trait:CUSTOM_FAKE_DEVICE': 'required' }] }]);
+  if (dp.status !== 201) throw new Error(`device profile: ${dp.status}`);
+  const count = ((await call(setup, 'GET', '/v2/devices')).json as { devices: unknown[] }).devices.length;
+  for (let i = 0; i < 20; i++) await cycle(setup, lifecycleHosts[0]!); // warm-up (JIT, connections)
+  await setup.close();
+
+  console.log(`cyborg bench:api — ${what}`);
+  console.log(`${HOSTS} hosts, ${count} devices, ${SECONDS}s per phase, Node ${process.versions.node}\n`);
+  const seq = await lifecycle(url, 1, lifecycleHosts);
+  console.log(`ARQ lifecycle, sequential:   ${seq.perS.toFixed(1)} cycles/s  p50 ${seq.p50.toFixed(1)} ms  p99 ${seq.p99.toFixed(1)} ms  (${seq.cycles} cycles, ${seq.failures} failed${seq.firstError ? `: ${seq.firstError}` : ''})`);
+  console.log(`  vs Cyborg 9.0.0 ${CYBORG.seqCyclesPerS} cycles/s (${CYBORG.seqMsPerCycle} ms): ${x(seq.perS, CYBORG.seqCyclesPerS)}  (target >= ${TARGET.seqRatio}x)`);
+  const conc = await lifecycle(url, CLIENTS, lifecycleHosts);
+  console.log(`ARQ lifecycle, ${CLIENTS} clients:    ${conc.perS.toFixed(1)} cycles/s  p50 ${conc.p50.toFixed(1)} ms  p99 ${conc.p99.toFixed(1)} ms  (${conc.cycles} cycles, ${conc.failures} failed${conc.firstError ? `: ${conc.firstError}` : ''})`);
+  console.log(`  vs Cyborg 9.0.0 ${CYBORG.concCyclesPerS} cycles/s: ${x(conc.perS, CYBORG.concCyclesPerS)}  (target >= ${TARGET.concCyclesPerS} cycles/s, no failures)`);
+  const d10 = await devices(url, 10);
+  console.log(`GET /v2/devices (${count}), 10 conns: ${d10.perS.toFixed(1)} req/s  p50 ${d10.p50} ms  p99 ${d10.p99} ms  (${(d10.bytes / 1e6).toFixed(0)} MB/s, ${d10.errors} errors)`);
+  console.log(`  vs Cyborg 9.0.0 ${CYBORG.devicesReqPerS10} req/s (p99 ${CYBORG.devicesP99Ms10} ms): ${x(d10.perS, CYBORG.devicesReqPerS10)}  (target >= ${TARGET.devicesRatio}x)`);
+  const d1 = await devices(url, 1);
+  console.log(`GET /v2/devices (${count}), 1 conn:   ${d1.perS.toFixed(1)} req/s  p50 ${d1.p50} ms  p99 ${d1.p99} ms`);
+  console.log(`  vs Cyborg 9.0.0 ${CYBORG.devicesReqPerS1} req/s: ${x(d1.perS, CYBORG.devicesReqPerS1)}`);
+
+  await app.close();
+  for (const a of agents) await a.stop();
+  await conductor.stop();
+  await bus.close();
+  await journal.close();
+  await cleanup();
+}
+
+await main();
