@@ -39,7 +39,8 @@ const flag = (name: string, def: number): number => {
 const SECONDS = flag('seconds', 8);
 const HOSTS = flag('hosts', 100);
 const CLIENTS = flag('clients', 10);
-const HEADERS = { 'content-type': 'application/json', 'x-auth-token': 'admin' };
+const HEADERS = { 'x-auth-token': 'admin' };
+const JSON_HEADERS = { ...HEADERS, 'content-type': 'application/json' };
 
 const log = pino({ level: process.env.LOG_LEVEL ?? 'silent' });
 
@@ -80,7 +81,7 @@ function pct(sorted: number[], p: number): number {
 }
 
 async function call(pool: Pool, method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, body?: unknown): Promise<{ status: number; json: unknown }> {
-  const res = await pool.request({ method, path, headers: HEADERS, body: body === undefined ? undefined : JSON.stringify(body) });
+  const res = await pool.request({ method, path, headers: body === undefined ? HEADERS : JSON_HEADERS, body: body === undefined ? undefined : JSON.stringify(body) });
   const text = await res.body.text();
   return { status: res.statusCode, json: text ? JSON.parse(text) as unknown : null };
 }

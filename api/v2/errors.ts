@@ -52,6 +52,23 @@ export function toV2(err: unknown): { status: number; message: string } {
 }
 
 /**
+ * JSON bodies the way Cyborg's WSGI stack takes them: an empty body (a DELETE or GET sent with a
+ * JSON content type, as some clients do) is no body rather than an error.
+ */
+export function installLenientJson(scope: FastifyInstance): void {
+  scope.removeContentTypeParser('application/json');
+  scope.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
+    const text = typeof body === 'string' ? body : body.toString();
+    if (text.trim() === '') return done(null, undefined);
+    try {
+      done(null, JSON.parse(text) as unknown);
+    } catch {
+      done(Object.assign(new Error('Request is not in valid JSON format'), { statusCode: 400, code: 'FST_ERR_CTP_INVALID_JSON_BODY' }), undefined);
+    }
+  });
+}
+
+/**
  * Installs Cyborg's error format on one encapsulated scope (the v2 routes); this project's own
  * routes keep theirs. 423 (ARQs not yet resolved) has an empty body, as in Cyborg.
  */

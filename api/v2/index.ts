@@ -7,7 +7,7 @@ import type { V2Deps } from './context.js';
 import { deployableRoutes } from './deployables.js';
 import { deviceProfileRoutes } from './device-profiles.js';
 import { deviceRoutes } from './devices.js';
-import { installV2ErrorHandler } from './errors.js';
+import { installLenientJson, installV2ErrorHandler } from './errors.js';
 import { identify, type AuthSettings } from './identity.js';
 import { microversionHook } from './microversion.js';
 import { rootRoutes, v2DocRoutes } from './versions.js';
@@ -55,6 +55,7 @@ export async function registerCyborgV2(app: FastifyInstance, opts: { control: Co
 
   await app.register(async (scope) => {
     installV2ErrorHandler(scope, { notFound: true });
+    installLenientJson(scope);
     scope.addHook('onRequest', microversionHook);
     await scope.register(v2DocRoutes, { publicEndpoint: deps.publicEndpoint });
     await scope.register(async (resources) => {
@@ -65,6 +66,7 @@ export async function registerCyborgV2(app: FastifyInstance, opts: { control: Co
 
   await app.register(async (scope) => {
     installV2ErrorHandler(scope);
+    installLenientJson(scope);
     scope.addHook('onRequest', microversionHook);
     scope.addHook('onRequest', identityHook);
     for (const r of RESOURCES) await scope.register(r, { ...deps, hide: true });
