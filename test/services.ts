@@ -21,7 +21,7 @@ export const SERVICE_WHY: Record<keyof Services, string> = {
   browser: 'Chromium for the visualizer e2e tests (CHROMIUM_PATH, default /usr/bin/chromium; scripts/install-browser.sh installs it)',
 };
 
-export function defaultUrls(env = process.env): Record<keyof Services, string> {
+export function defaultUrls(env = process.env): Record<Exclude<keyof Services, 'browser'>, string> {
   return {
     postgres: env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test',
     nats: env.NATS_URL ?? 'nats://127.0.0.1:4222',

@@ -121,6 +121,8 @@ class BatchedStream {
     // Subscribe before reading the backlog; seq numbers drop whatever arrives twice.
     this.unsubscribe = hub.subscribe((ev) => this.push({ ...ev, committedAt: Date.now() }));
     this.last = hub.cursor;
+    // Says the stream is open and where the server is; a client may ignore it.
+    this.res.write(`event: hello\ndata: ${JSON.stringify({ cursor: hub.cursor })}\n\n`);
     if (cursor !== undefined) {
       const backlog = hub.since(cursor);
       // A cursor beyond ours comes from before a restart (seq numbers start again): reload too.
