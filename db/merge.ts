@@ -37,3 +37,10 @@ export function mergeChanges(changes: Iterable<Change>): MergedBatch {
 export function touchesModel(m: MergedBatch): boolean {
   return m.hosts.size > 0 || m.inventories.size > 0 || m.documents.size > 0;
 }
+
+/** JSON with object keys sorted: equal reports give equal strings whatever their key order. */
+export function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_k, v: unknown) => (v && typeof v === 'object' && !Array.isArray(v)
+    ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+    : v));
+}

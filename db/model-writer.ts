@@ -3,6 +3,7 @@ import type { MergedBatch } from './merge.js';
 import { Device, type IDevice } from './entities/inventory.js';
 import { Document, DeviceProfile, Driver, Host, type IHost } from './entities/state.js';
 import { diffInventory } from './inventory-diff.js';
+import { insertInventory } from './inventory-insert.js';
 
 /**
  * The rarely changing part of a flush — hosts and their drivers, inventories, device profiles
@@ -13,6 +14,10 @@ import { diffInventory } from './inventory-diff.js';
 export async function writeModel(em: EntityManager, m: MergedBatch): Promise<void> {
   await writeHosts(em, m);
   for (const [host, devices] of m.inventories) {
+    if (await em.count(Device, { hostname: host }) === 0) {
+      await insertInventory(em, host, devices);
+      continue;
+    }
     const existing = await em.find(Device, { hostname: host }, {
       populate: ['controlpathIds', 'deployables.attributes', 'deployables.attachHandles'],
     });

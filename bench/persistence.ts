@@ -1,0 +1,218 @@
+/**
+ * `npm run bench:persistence`: what the journal costs against real PostgreSQL, in one run.
+ *   (a) raw batched `UPDATE … FROM unnest(...)`, 1,000 rows a statement: the physical limit here;
+ *   (b) naive: one transaction per transition (UPDATE the row + INSERT the audit row) via `pg`;
+ *   (c) ours: the conductor's actors (enable/disable through the fake agent over the bus) on
+ *       the PgJournal, at 1,000 and 10,000 accelerators with concurrent callers: persisted
+ *       transitions/s (each with its audit row), statements per transition, p50/p99 ack latency
+ *       at full load, and p99 at half of the peak rate (open loop).
+ * DATABASE_URL names the server (default postgres://postgres@127.0.0.1:5432/test); the bench
+ * makes and drops its own database. Keep it short: the machine is shared.
+ */
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import pino from 'pino';
+import { Agent } from '../actors/agent.js';
+import { Conductor } from '../actors/conductor.js';
+import { MemoryJournal, type Journal } from '../actors/journal.js';
+import { InProcessBus } from '../bus/in-process.js';
+import { migrate, openOrm } from '../db/config.js';
+import { PgJournal } from '../db/pg-journal.js';
+import { FakeDriver } from '../drivers/fake/index.js';
+import { DriverRegistry } from '../drivers/registry.js';
+
+const BASE = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const PHASE_MS = Number(process.env.BENCH_PHASE_MS ?? 4_000);
+const log = pino({ level: 'silent' });
+
+function dbUrl(name: string): string {
+  const u = new URL(BASE);
+  u.pathname = `/${name}`;
+  return u.toString();
+}
+
+async function admin(sql: string): Promise<void> {
+  const c = new pg.Client({ connectionString: BASE });
+  await c.connect();
+  await c.query(sql);
+  await c.end();
+}
+
+function pct(sorted: number[], p: number): number {
+  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]! : NaN;
+}
+
+const fmt = (n: number, d = 0): string => n.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
+
+/** (a) rows/s of one-statement batched updates. */
+async function rawBatched(url: string): Promise<number> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  const ids = Array.from({ length: 10_000 }, (_, i) => `raw-${i}`);
+  await c.query(`insert into accelerators (id, host, state, context, created_at, updated_at)
+    select id, 'raw', 'inactive', '{}'::jsonb, now(), now() from unnest($1::text[]) as id`, [ids]);
+  let rows = 0;
+  let n = 0;
+  const until = Date.now() + PHASE_MS;
+  const start = Date.now();
+  while (Date.now() < until) {
+    const batch = ids.slice((n % 10) * 1_000, (n % 10) * 1_000 + 1_000);
+    const states = batch.map(() => (n % 2 ? 'ready' : 'installing'));
+    const ctx = batch.map((id) => JSON.stringify({ id, n }));
+    await c.query(`update accelerators a set state = x.state, context = x.context::jsonb, updated_at = now()
+      from unnest($1::text[], $2::text[], $3::text[]) as x(id, state, context) where a.id = x.id`, [batch, states, ctx]);
+    rows += batch.length;
+    n++;
+  }
+  const rate = rows / ((Date.now() - start) / 1_000);
+  await c.end();
+  return rate;
+}
+
+/** (b) transitions/s with one transaction each (row update + audit row), concurrent callers. */
+async function naive(url: string, callers = 64): Promise<number> {
+  const pool = new pg.Pool({ connectionString: url, max: 4 });
+  let done = 0;
+  const until = Date.now() + PHASE_MS;
+  const start = Date.now();
+  await Promise.all(Array.from({ length: callers }, async (_, w) => {
+    for (let i = 0; Date.now() < until; i++) {
+      const id = `raw-${(w * 150 + i) % 10_000}`;
+      const c = await pool.connect();
+      try {
+        await c.query('begin');
+        await c.query(`update accelerators set state = $2, context = $3::jsonb, updated_at = now() where id = $1`, [id, `s${i}`, JSON.stringify({ id, i })]);
+        await c.query(`insert into transition_log (kind, id, host, event, "from", "to", at) values ('accelerator', $1, 'raw', 'STEP', 'a', 'b', now())`, [id]);
+        await c.query('commit');
+        done++;
+      } finally {
+        c.release();
+      }
+    }
+  }));
+  const rate = done / ((Date.now() - start) / 1_000);
+  await pool.end();
+  return rate;
+}
+
+interface Ours { rate: number; statementsPerTransition: number; p50: number; p99: number; halfRate: number; halfP50: number; halfP99: number }
+
+/** What the runtime's journal has done so far (the PgJournal's stats, or the memory journal's log). */
+type Counted = Journal & { counts(): { transitions: number; statements: number } };
+
+function pgJournal(url: string): Counted {
+  const orm = openOrm({ url, pool: 4 });
+  let j: PgJournal | undefined;
+  const ready = orm.then((o) => (j = new PgJournal({ orm: o, log, unavailableAfterMs: 30_000, maxBatch: 5_000 })));
+  return {
+    commit: async (c) => (j ?? await ready).commit(c),
+    load: async () => (j ?? await ready).load(),
+    history: async (id, limit) => (j ?? await ready).history(id, limit),
+    close: async () => (j ?? await ready).close(),
+    counts: () => ({ transitions: j?.stats.transitions ?? 0, statements: j?.stats.statements ?? 0 }),
+  };
+}
+
+function memoryJournal(): Counted {
+  const m = new MemoryJournal();
+  return Object.assign(m, { counts: () => ({ transitions: m.transitions.length, statements: 0 }) });
+}
+
+/** (c) the actor runtime on `journal`: `hosts` agents with `perHost` accelerators each. */
+async function ours(journal: Counted, hosts: number, perHost: number, callers: number): Promise<Ours> {
+  const bus = new InProcessBus(log);
+  const timing = { driverOpTimeoutMs: 30_000, heartbeatIntervalMs: 60_000, staleAfterMs: 600_000, lostAfterMs: 1_200_000, discoveryIntervalMs: 3_600_000 };
+  const conductor = new Conductor({ bus, journal, log, timing });
+  await conductor.start();
+  const agents: Agent[] = [];
+  for (let h = 0; h < hosts; h++) {
+    const host = `bench-${perHost}-${h}`;
+    const fake = new FakeDriver({ host, gpus: 0, nics: perHost / 20, vfsPerNic: 20 });
+    const agent = new Agent({ host, bus, drivers: new DriverRegistry([fake]), log, heartbeatIntervalMs: 60_000, discoveryIntervalMs: 3_600_000, requestTimeoutMs: 120_000, telemetryIntervalMs: 0 });
+    await agent.start();
+    agents.push(agent);
+  }
+  const ids = conductor.listAccelerators().filter((a) => a.deviceType === 'NIC').map((a) => a.id);
+  const toggle = async (id: string): Promise<number> => {
+    const actor = conductor.acceleratorActor(id);
+    const t = performance.now();
+    await actor.request(actor.allowed().includes('ENABLE') ? { type: 'ENABLE' } : { type: 'DISABLE' });
+    return performance.now() - t;
+  };
+
+  // Closed loop: each caller owns a slice of accelerators and toggles them as fast as acks come.
+  const lat: number[] = [];
+  const s0 = journal.counts();
+  const until = Date.now() + PHASE_MS;
+  const start = Date.now();
+  await Promise.all(Array.from({ length: callers }, async (_, w) => {
+    const mine = ids.filter((_id, i) => i % callers === w);
+    for (let i = 0; Date.now() < until; i++) lat.push(await toggle(mine[i % mine.length]!));
+  }));
+  const secs = (Date.now() - start) / 1_000;
+  const transitions = journal.counts().transitions - s0.transitions;
+  const rate = transitions / secs;
+  const statementsPerTransition = (journal.counts().statements - s0.statements) / transitions;
+  lat.sort((a, b) => a - b);
+
+  // Open loop at half the peak: requests are started on a clock, whoever is free takes one.
+  const halfTarget = rate / 2;
+  const requestsPerSec = halfTarget / 2; // each request is two transitions (→ installing → ready)
+  const half: number[] = [];
+  const busy = new Set<string>();
+  const h0 = journal.counts().transitions;
+  const hStart = Date.now();
+  const inflight: Promise<void>[] = [];
+  let issued = 0;
+  while (Date.now() - hStart < PHASE_MS) {
+    const due = Math.floor(((Date.now() - hStart) / 1_000) * requestsPerSec);
+    for (; issued < due; issued++) {
+      const id = ids[issued % ids.length]!;
+      if (busy.has(id)) continue;
+      busy.add(id);
+      inflight.push(toggle(id).then((ms) => { half.push(ms); busy.delete(id); }));
+    }
+    await new Promise((r) => setTimeout(r, 2));
+  }
+  await Promise.all(inflight);
+  const halfRate = (journal.counts().transitions - h0) / ((Date.now() - hStart) / 1_000);
+  half.sort((a, b) => a - b);
+
+  for (const a of agents) await a.stop();
+  await conductor.stop();
+  await bus.close();
+  await journal.close();
+  return { rate, statementsPerTransition, p50: pct(lat, 50), p99: pct(lat, 99), halfRate, halfP50: pct(half, 50), halfP99: pct(half, 99) };
+}
+
+async function main(): Promise<void> {
+  const name = `cyborg_bench_${randomBytes(4).toString('hex')}`;
+  await admin(`create database "${name}"`);
+  const url = dbUrl(name);
+  try {
+    const orm = await openOrm({ url, pool: 1 });
+    await migrate(orm);
+    await orm.close();
+
+    const a = await rawBatched(url);
+    console.log(`(a) raw batched UPDATE … FROM unnest (1,000 rows/statement): ${fmt(a)} rows/s`);
+    const b = await naive(url);
+    console.log(`(b) naive, one transaction per transition (pg, pool 4, 64 callers): ${fmt(b)} transitions/s`);
+    // The runtime alone (memory journal): the ceiling any journal can reach on this machine.
+    const mem = await ours(memoryJournal(), 1, 1_000, 250);
+    console.log(`(r) reference, the actor runtime alone (memory journal), 1,000 accelerators, 250 callers: ${fmt(mem.rate)} transitions/s, p99 ${fmt(mem.p99, 1)} ms`);
+    for (const [hosts, perHost, callers] of [[1, 1_000, 250], [10, 1_000, 1_000]] as const) {
+      const c = await ours(pgJournal(url), hosts, perHost, callers);
+      console.log(`(c) ours, ${fmt(hosts * perHost)} accelerators, ${callers} concurrent callers:`);
+      console.log(`    ${fmt(c.rate)} persisted transitions/s (each with its audit row), ${fmt(c.statementsPerTransition, 3)} statements/transition`);
+      console.log(`    ack latency at peak: p50 ${fmt(c.p50, 1)} ms, p99 ${fmt(c.p99, 1)} ms`);
+      console.log(`    at half the peak (${fmt(c.halfRate)} transitions/s): p50 ${fmt(c.halfP50, 1)} ms, p99 ${fmt(c.halfP99, 1)} ms  (target p99 <= 50 ms: ${c.halfP99 <= 50 ? 'met' : 'NOT met'})`);
+      console.log(`    ours / runtime alone = ${fmt((100 * c.rate) / mem.rate, 1)}%`);
+      console.log(`    ratios: ours / naive = ${fmt(c.rate / b, 2)}x (target >= 5x: ${c.rate / b >= 5 ? 'met' : 'NOT met'}), ours / raw = ${fmt((100 * c.rate) / a, 1)}% (target >= 25%: ${c.rate / a >= 0.25 ? 'met' : 'NOT met'})`);
+    }
+  } finally {
+    await admin(`drop database if exists "${name}" with (force)`);
+  }
+}
+
+await main();
