@@ -1,4 +1,4 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 // Two projects: `unit` (pure code, tests beside it) and `integration` (stories against real
 // services under test/). `npm test` runs both through test/run.ts, which probes the services.
@@ -19,6 +19,8 @@ export default defineConfig({
         test: {
           name: 'integration',
           include: ['test/**/*.test.ts'],
+          // The sysfs fixture trees hold symlink loops, as real sysfs does: the glob must not walk them.
+          exclude: [...configDefaults.exclude, 'test/fixtures/**'],
           testTimeout: 60_000,
           hookTimeout: 60_000,
         },
