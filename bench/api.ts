@@ -86,10 +86,20 @@ async function call(pool: Pool, method: 'GET' | 'POST' | 'PATCH' | 'DELETE', pat
   return { status: res.statusCode, json: text ? JSON.parse(text) as unknown : null };
 }
 
+/** Milliseconds per step of the cycles, for the breakdown line. */
+const steps: Record<'create' | 'bind' | 'resolved' | 'delete', number[]> = { create: [], bind: [], resolved: [], delete: [] };
+
 /** One Nova boot and delete, as nova-conductor and nova-compute call Cyborg. */
 async function cycle(pool: Pool, host: string): Promise<void> {
   const instance = randomUUID();
+  let t = performance.now();
+  const lap = (step: keyof typeof steps): void => {
+    const now = performance.now();
+    steps[step].push(now - t);
+    t = now;
+  };
   const created = await call(pool, 'POST', '/v2/accelerator_requests', { device_profile_name: 'bench-dp' });
+  lap('create');
   if (created.status !== 201) throw new Error(`create: ${created.status}`);
   const uuid = (created.json as { arqs: { uuid: string }[] }).arqs[0]!.uuid;
   const bound = await call(pool, 'PATCH', '/v2/accelerator_requests', {
@@ -100,6 +110,7 @@ async function cycle(pool: Pool, host: string): Promise<void> {
     ],
   });
   if (bound.status !== 202) throw new Error(`bind: ${bound.status}`);
+  lap('bind');
   for (;;) {
     const r = await call(pool, 'GET', `/v2/accelerator_requests?instance=${instance}&bind_state=resolved`);
     if (r.status === 200) {
@@ -109,8 +120,16 @@ async function cycle(pool: Pool, host: string): Promise<void> {
     }
     if (r.status !== 423) throw new Error(`resolved query: ${r.status}`);
   }
+  lap('resolved');
   const deleted = await call(pool, 'DELETE', `/v2/accelerator_requests?instance=${instance}`);
   if (deleted.status !== 204) throw new Error(`delete: ${deleted.status}`);
+  lap('delete');
+}
+
+function breakdown(): string {
+  const out = Object.entries(steps).map(([k, v]) => `${k} ${pct([...v].sort((a, b) => a - b), 50).toFixed(1)}`).join(', ');
+  for (const v of Object.values(steps)) v.length = 0;
+  return `p50 per step (ms): ${out}`;
 }
 
 async function lifecycle(url: string, clients: number, hosts: string[]): Promise<{ cycles: number; failures: number; perS: number; p50: number; p99: number; firstError?: string }> {
@@ -139,8 +158,11 @@ async function lifecycle(url: string, clients: number, hosts: string[]): Promise
   return { cycles: lat.length, failures, perS: lat.length / elapsed, p50: pct(lat, 50), p99: pct(lat, 99), firstError };
 }
 
-async function devices(url: string, connections: number): Promise<{ perS: number; p50: number; p99: number; errors: number; bytes: number }> {
-  const r = await autocannon({ url: `${url}/v2/devices`, connections, duration: SECONDS, headers: { 'x-auth-token': 'admin' } });
+async function devices(url: string, connections: number, gzip: boolean): Promise<{ perS: number; p50: number; p99: number; errors: number; bytes: number }> {
+  // The load generator runs on a worker thread, so that it does not share the server's event loop.
+  // python-requests (Nova, the CLI) sends `Accept-Encoding: gzip, deflate`; gzip=false is a bare client.
+  const headers: Record<string, string> = { 'x-auth-token': 'admin', ...(gzip ? { 'accept-encoding': 'gzip, deflate' } : {}) };
+  const r = await autocannon({ url: `${url}/v2/devices`, connections, duration: SECONDS, headers, workers: 1 });
   return { perS: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.non2xx, bytes: r.throughput.average };
 }
 
@@ -178,18 +200,21 @@ async function main(): Promise<void> {
 
   console.log(`cyborg bench:api — ${what}`);
   console.log(`${HOSTS} hosts, ${count} devices, ${SECONDS}s per phase, Node ${process.versions.node}\n`);
+  breakdown();
   const seq = await lifecycle(url, 1, lifecycleHosts);
   console.log(`ARQ lifecycle, sequential:   ${seq.perS.toFixed(1)} cycles/s  p50 ${seq.p50.toFixed(1)} ms  p99 ${seq.p99.toFixed(1)} ms  (${seq.cycles} cycles, ${seq.failures} failed${seq.firstError ? `: ${seq.firstError}` : ''})`);
+  console.log(`  ${breakdown()}`);
   console.log(`  vs Cyborg 9.0.0 ${CYBORG.seqCyclesPerS} cycles/s (${CYBORG.seqMsPerCycle} ms): ${x(seq.perS, CYBORG.seqCyclesPerS)}  (target >= ${TARGET.seqRatio}x)`);
   const conc = await lifecycle(url, CLIENTS, lifecycleHosts);
   console.log(`ARQ lifecycle, ${CLIENTS} clients:    ${conc.perS.toFixed(1)} cycles/s  p50 ${conc.p50.toFixed(1)} ms  p99 ${conc.p99.toFixed(1)} ms  (${conc.cycles} cycles, ${conc.failures} failed${conc.firstError ? `: ${conc.firstError}` : ''})`);
+  console.log(`  ${breakdown()}`);
   console.log(`  vs Cyborg 9.0.0 ${CYBORG.concCyclesPerS} cycles/s: ${x(conc.perS, CYBORG.concCyclesPerS)}  (target >= ${TARGET.concCyclesPerS} cycles/s, no failures)`);
-  const d10 = await devices(url, 10);
-  console.log(`GET /v2/devices (${count}), 10 conns: ${d10.perS.toFixed(1)} req/s  p50 ${d10.p50} ms  p99 ${d10.p99} ms  (${(d10.bytes / 1e6).toFixed(0)} MB/s, ${d10.errors} errors)`);
-  console.log(`  vs Cyborg 9.0.0 ${CYBORG.devicesReqPerS10} req/s (p99 ${CYBORG.devicesP99Ms10} ms): ${x(d10.perS, CYBORG.devicesReqPerS10)}  (target >= ${TARGET.devicesRatio}x)`);
-  const d1 = await devices(url, 1);
-  console.log(`GET /v2/devices (${count}), 1 conn:   ${d1.perS.toFixed(1)} req/s  p50 ${d1.p50} ms  p99 ${d1.p99} ms`);
-  console.log(`  vs Cyborg 9.0.0 ${CYBORG.devicesReqPerS1} req/s: ${x(d1.perS, CYBORG.devicesReqPerS1)}`);
+  for (const [conns, gzip] of [[10, true], [10, false], [1, true]] as const) {
+    const d = await devices(url, conns, gzip);
+    const theirs = conns === 10 ? CYBORG.devicesReqPerS10 : CYBORG.devicesReqPerS1;
+    console.log(`GET /v2/devices (${count}), ${conns} conn${conns > 1 ? 's' : ''}, ${gzip ? 'gzip    ' : 'identity'}: ${d.perS.toFixed(1)} req/s  p50 ${d.p50} ms  p99 ${d.p99} ms  (${(d.bytes / 1e6).toFixed(1)} MB/s, ${d.errors} errors)`);
+    console.log(`  vs Cyborg 9.0.0 ${theirs} req/s${conns === 10 ? ` (p99 ${CYBORG.devicesP99Ms10} ms)` : ''}: ${x(d.perS, theirs)}${conns === 10 ? `  (target >= ${TARGET.devicesRatio}x)` : ''}`);
+  }
 
   await app.close();
   for (const a of agents) await a.stop();

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
+import { gzipSync } from 'node:zlib';
 import type { DeviceT } from '../../bus/schemas.js';
 import type { DeviceEntry } from './catalogue.js';
 import { empty, helpers, type V2Deps } from './context.js';
@@ -36,7 +37,10 @@ interface ListCache {
   key: string;
   inventories: DeviceT[][];
   statusGeneration: number;
-  body: string;
+  /** Encoded once: re-encoding a large list on every request costs more than building it. */
+  body: Buffer;
+  /** The same, gzipped on first demand (python-requests, hence Nova and the CLI, accept gzip). */
+  gzipped?: Buffer;
 }
 
 /**
@@ -71,18 +75,26 @@ export const deviceRoutes: FastifyPluginAsyncTypebox<V2Deps> = async (app, deps)
     const inventories = catalogue.inventories();
     const key = `${withStatus}|${base}|${type ?? ''}|${vendor ?? ''}|${hostname ?? ''}`;
     const gen = control.documents.statusGeneration;
-    if (cache && cache.key === key && cache.statusGeneration === gen && cache.inventories.length === inventories.length
-      && cache.inventories.every((inv, i) => inv === inventories[i]!.devices)) {
-      return reply.type('application/json').send(cache.body as never); // pre-serialized bytes
+    if (!(cache && cache.key === key && cache.statusGeneration === gen && cache.inventories.length === inventories.length
+      && cache.inventories.every((inv, i) => inv === inventories[i]!.devices))) {
+      cache = { key, inventories: inventories.map((i) => i.devices), statusGeneration: gen, body: build(inventories, base, withStatus, req.query) };
     }
+    reply.type('application/json').header('vary', 'OpenStack-API-Version, Accept-Encoding');
+    if (/\bgzip\b/.test(String(req.headers['accept-encoding'] ?? ''))) {
+      cache.gzipped ??= gzipSync(cache.body, { level: 6 });
+      return reply.header('content-encoding', 'gzip').send(cache.gzipped as never); // pre-serialized bytes
+    }
+    return reply.send(cache.body as never);
+  });
+
+  const build = (inventories: ReturnType<typeof catalogue.inventories>, base: string, withStatus: boolean, q: { type?: string; vendor?: string; hostname?: string }): Buffer => {
+    const { type, vendor, hostname } = q;
     const devices = inventories
       .flatMap(({ host, devices: ds }) => ds.filter((d) => !d.stub).map((device) => ({ host, device })))
       .filter((e) => (type === undefined || e.device.type === type) && (vendor === undefined || e.device.vendor === vendor) && (hostname === undefined || e.host === hostname))
       .map((e) => serialize(e, base, withStatus));
-    const body = JSON.stringify({ devices });
-    cache = { key, inventories: inventories.map((i) => i.devices), statusGeneration: gen, body };
-    return reply.type('application/json').send(body as never);
-  });
+    return Buffer.from(JSON.stringify({ devices }));
+  };
 
   const find = (uuid: string): DeviceEntry => {
     if (!isUuid(uuid)) throw v2Error('request.invalid', `Expected a uuid but received ${uuid}.`);

@@ -117,7 +117,7 @@ describe('bad input on every v2 route → 4xx with a clear message', () => {
   });
 
   it('a non-JSON content type is refused with 415', async () => {
-    const res = await c.app.inject({ method: 'POST', url: '/v2/accelerator_requests', headers: { ...persona.admin, 'content-type': 'text/plain' }, payload: 'device_profile_name=dp' });
+    const res = await c.app.inject({ method: 'POST', url: '/v2/accelerator_requests', headers: { ...persona.admin, 'content-type': 'application/x-www-form-urlencoded' }, payload: 'device_profile_name=dp' });
     expect(res.statusCode).toBe(415);
     expect(fault(res)).not.toBe('');
   });
