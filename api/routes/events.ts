@@ -28,7 +28,7 @@ export interface EventBatch {
 
 export interface EventStreamOptions {
   control: ControlPlane;
-  /** Events are gathered this long before one message goes out: a page gets ≤ 1000/flushMs messages/s. */
+  /** At most one message per this many ms (a page gets ≤ 1000/flushMs messages/s); the first after a quiet spell goes at once. */
   flushMs?: number;
   /** A ping this often keeps proxies from closing a quiet stream and tells the page it is alive. */
   keepAliveMs?: number;
@@ -110,6 +110,7 @@ class BatchedStream {
   private buffer: StreamEvent[] = [];
   private unsubscribe: () => void = () => undefined;
   private flushTimer: NodeJS.Timeout | undefined;
+  private lastFlushAt = 0;
   private keepAlive: NodeJS.Timeout | undefined;
   private last = 0;
   private draining = false;
@@ -150,7 +151,11 @@ class BatchedStream {
       this.reset();
       return;
     }
-    this.flushTimer ??= setTimeout(() => this.flush(), this.opts.flushMs ?? 50);
+    if (this.flushTimer) return;
+    // Throttle, not delay: after a quiet spell the batch goes out as soon as this turn of the
+    // event loop has committed what it will (one setTimeout 0); under load, once per flushMs.
+    const wait = Math.max(0, this.lastFlushAt + (this.opts.flushMs ?? 50) - Date.now());
+    this.flushTimer = setTimeout(() => this.flush(), wait);
   }
 
   /** Tells the client its cursor is gone: it must reload the snapshot (whose cursor is current). */
@@ -162,6 +167,7 @@ class BatchedStream {
 
   private flush(): void {
     this.flushTimer = undefined;
+    this.lastFlushAt = Date.now();
     if (this.draining) return;
     // A socket that cannot take more waits for 'drain'; events gather (up to maxBacklog) meanwhile.
     if (this.res.writableNeedDrain) {

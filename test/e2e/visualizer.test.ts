@@ -109,10 +109,11 @@ describe.skipIf(!svc.browser)('the visualizer in a browser', () => {
     mkdirSync(SHOTS, { recursive: true });
     await page.screenshot({ path: `${SHOTS}/visualizer.png`, fullPage: false });
     // The whole machine, enlarged, as an operator opens it.
+    await page.setViewportSize({ width: 1600, height: 1300 });
     await page.locator('.chart-box .enlarge').click();
     await page.getByTestId('chart-accelerator-big').screenshot({ path: `${SHOTS}/visualizer-statechart.png` });
-    await page.keyboard.press('Escape');
     await page.locator('.chart-big .enlarge').click();
+    await page.setViewportSize({ width: 1600, height: 1000 });
   });
 
   it('shows a lost event stream and recovers from it without losing a transition', async () => {
