@@ -8,6 +8,8 @@ import {
 import { Subjects } from '../bus/subjects.js';
 import { canAttach, canInstall, canProgram, canReportUsage, type Driver, type OpRequest } from '../drivers/driver.js';
 import type { DriverRegistry } from '../drivers/registry.js';
+import { DriverCommandMessage, DriverCommandReply } from '../bus/driver-schemas.js';
+import { AgentDrivers } from './agent-drivers.js';
 
 export interface AgentOptions {
   host: string;
@@ -48,9 +50,12 @@ export class Agent {
   private devices: DeviceT[] = [];
   private done = new Map<string, Promise<CommandReplyMsg>>();
   private readonly epoch: number;
+  /** Which loaded drivers are installed on this host, at which version (install-driver & co.). */
+  readonly driverStates: AgentDrivers;
 
   constructor(private readonly opts: AgentOptions) {
     this.epoch = opts.epoch ?? 0;
+    this.driverStates = new AgentDrivers(opts.drivers, opts.host, opts.log);
     // Until discovery runs again, commands find their deployables in the last cached inventory.
     this.devices = opts.memory?.devices ?? [];
   }
@@ -62,6 +67,7 @@ export class Agent {
   async start(): Promise<void> {
     const { bus, host } = this.opts;
     this.subs.push(bus.respond(Subjects.command(host), CommandMessage, CommandReply, (cmd) => this.execute(cmd)));
+    this.subs.push(bus.respond(Subjects.driverCommand(host), DriverCommandMessage, DriverCommandReply, (cmd) => this.driverStates.execute(cmd, () => this.discoverAndReport())));
     await this.register();
     // Heartbeats start at once: a large first inventory must not make the host look stale.
     this.timers.push(setInterval(() => this.heartbeat(), this.opts.heartbeatIntervalMs));
@@ -83,18 +89,19 @@ export class Agent {
   }
 
   async register(): Promise<void> {
-    await this.opts.bus.request(Subjects.register, RegisterMessage, RegisterReply, {
+    const reply = await this.opts.bus.request(Subjects.register, RegisterMessage, RegisterReply, {
       host: this.opts.host,
       agentId: this.agentId,
-      drivers: this.opts.drivers.list().map((d) => ({ name: d.name, version: d.version })),
+      drivers: this.driverStates.info(),
       epoch: this.epoch,
     }, { timeoutMs: this.opts.requestTimeoutMs ?? 10_000 });
+    this.driverStates.adopt(reply.drivers);
   }
 
   /** Runs every driver's discovery and sends the full snapshot. */
   async discoverAndReport(): Promise<DeviceT[]> {
     const all: DeviceT[] = [];
-    for (const d of this.opts.drivers.list()) {
+    for (const d of this.driverStates.active()) {
       try {
         all.push(...await d.discover());
       } catch (err) {

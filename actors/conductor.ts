@@ -9,6 +9,7 @@ import { acceleratorMachine, type AcceleratorEvent, type ArqInput, type Binding,
 import { acceleratorLogic, type AcceleratorActor, type AcceleratorView } from './accelerator-actor.js';
 import { ArqActor, arqLogic, type ArqView } from './arq-actor.js';
 import { DocumentStore } from './documents.js';
+import { DriverAdmin } from './driver-admin.js';
 import { EventHub } from './events.js';
 import type { PlacementStatusView } from './placement-sync.js';
 import { HostActor, hostLogic, type HostActorOptions, type HostView, type Timing } from './host-actor.js';
@@ -36,6 +37,8 @@ export class Conductor implements ControlPlane {
   readonly hosts = new Map<string, HostActor>();
   readonly arqs = new Map<string, ArqActor>();
   readonly documents: DocumentStore;
+  /** Drivers per host (install / uninstall / update), backend services, instance attach (generic-driver spec). */
+  readonly driverAdmin: DriverAdmin;
   /** Attach/detach on behalf of ARQs, one at a time per accelerator (see `exclusive`). */
   private readonly handleLocks = new Map<string, Promise<unknown>>();
   private subs: Unsubscribe[] = [];
@@ -55,6 +58,7 @@ export class Conductor implements ControlPlane {
     };
     this.arqLogic = arqLogic((u, b) => this.bindToAccelerator(u, b), (u, boundTo) => this.unbindFromAccelerator(u, boundTo));
     this.documents = new DocumentStore(opts.journal, opts.log.child({ component: 'documents' }));
+    this.driverAdmin = new DriverAdmin({ bus: opts.bus, journal: opts.journal, log: opts.log.child({ component: 'drivers' }), control: this, timeoutMs: opts.timing.driverOpTimeoutMs });
   }
 
   async start(): Promise<void> {
@@ -63,9 +67,11 @@ export class Conductor implements ControlPlane {
     const queue = { queue: 'cyborg-conductors' };
     this.subs.push(
       bus.respond(Subjects.register, RegisterMessage, RegisterReply, async (msg) => {
-        await this.hostFor(msg.host).register(msg.agentId, msg.epoch ?? 0, msg.drivers);
+        // The recorded driver states (install-driver & co.) win over what a restarted agent ships.
+        const drivers = await this.driverAdmin.onRegister(msg.host, msg.drivers);
+        await this.hostFor(msg.host).register(msg.agentId, msg.epoch ?? 0, drivers.map((d) => ({ name: d.name, version: d.version })));
         this.opts.log.info({ host: msg.host, agentId: msg.agentId, drivers: msg.drivers }, 'agent registered');
-        return { ok: true, heartbeatIntervalMs: this.opts.timing.heartbeatIntervalMs };
+        return { ok: true, heartbeatIntervalMs: this.opts.timing.heartbeatIntervalMs, drivers };
       }, queue),
       bus.respond(Subjects.inventory, InventoryMessage, InventoryReply, async (msg) => {
         const host = this.hostFor(msg.host);
@@ -346,6 +352,7 @@ export class Conductor implements ControlPlane {
   private async recover(): Promise<void> {
     const state = await this.opts.journal.load();
     this.documents.load(state.documents);
+    this.driverAdmin.load(state.documents);
     const records = new Map<string, Map<string, MachineRecord>>();
     for (const a of state.accelerators) {
       const m = records.get(a.host) ?? new Map<string, MachineRecord>();

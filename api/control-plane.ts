@@ -1,6 +1,7 @@
 import type { AcceleratorView } from '../actors/accelerator-actor.js';
 import type { ArqView } from '../actors/arq-actor.js';
 import type { Documents } from '../actors/documents.js';
+import type { DriverControl } from '../actors/driver-admin.js';
 import type { EventHub } from '../actors/events.js';
 import type { HostView } from '../actors/host-actor.js';
 import type { TransitionRecord } from '../actors/journal.js';
@@ -52,4 +53,6 @@ export interface ControlPlane {
   getAcceleratorByRp(rpUuid: string): AcceleratorView | undefined;
   /** One attach handle of an accelerator (what a Bound ARQ shows Nova). */
   attachHandle(acceleratorId: string, handleUuid: string): AttachHandleT | undefined;
+  /** Drivers per host, backend services, instance attach/detach (the generic-driver spec's commands); absent where not served. */
+  readonly driverAdmin?: DriverControl;
 }

@@ -46,7 +46,12 @@ export const RegisterMessage = Type.Object({
   drivers: Type.Array(DriverInfo),
   epoch: Type.Optional(Type.Integer({ minimum: 0, description: 'increments on each agent start (its local cache keeps it)' })),
 });
-export const RegisterReply = Type.Object({ ok: Type.Boolean(), heartbeatIntervalMs: Type.Integer() });
+export const RegisterReply = Type.Object({
+  ok: Type.Boolean(),
+  heartbeatIntervalMs: Type.Integer(),
+  /** The recorded state of the agent's drivers (installed or not, version): the agent adopts it, so operator changes survive its restart. */
+  drivers: Type.Optional(Type.Array(Type.Object({ name: Type.String(), version: Type.String(), installed: Type.Boolean() }))),
+});
 
 export const InventoryMessage = Type.Object({
   host: Type.String({ minLength: 1 }),

@@ -8,6 +8,7 @@
  * | cyborg.agent.inventory           | request/reply  | agent → conductor         |
  * | cyborg.agent.heartbeat           | publish        | agent → conductor         |
  * | cyborg.agent.cmd.<host>          | request/reply  | conductor → one agent     |
+ * | cyborg.agent.driver.<host>       | request/reply  | conductor → one agent     |
  * | cyborg.telemetry.<host>          | publish        | agent → anyone (no store) |
  * | cyborg.events.<kind>             | publish        | conductor → api processes |
  * | cyborg.conductor.api             | request/reply  | api → conductor           |
@@ -22,6 +23,8 @@ export const Subjects = {
   heartbeat: 'cyborg.agent.heartbeat',
   command: (host: string) => `cyborg.agent.cmd.${token(host)}`,
   commandAll: 'cyborg.agent.cmd.*',
+  /** Driver lifecycle (install / uninstall / update) and service discovery on one host. */
+  driverCommand: (host: string) => `cyborg.agent.driver.${token(host)}`,
   telemetry: (host: string) => `cyborg.telemetry.${token(host)}`,
   telemetryAll: 'cyborg.telemetry.*',
   event: (kind: EventKind) => `cyborg.events.${kind}`,

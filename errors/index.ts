@@ -38,6 +38,14 @@ export const ErrorCodes = {
   'request.unauthorized': 401,
   'request.forbidden': 403,
   'request.not_acceptable': 406,
+  // Driver lifecycle and instance attach (generic-driver spec; actors/driver-admin.ts).
+  'driver.ambiguous': 400,
+  'driver.in_use': 409,
+  'driver.busy': 409,
+  'driver.not_installed': 409,
+  'driver.already_installed': 409,
+  'host.offline': 503,
+  'accelerator.none_available': 409,
 } as const;
 
 export type ErrorCode = keyof typeof ErrorCodes;

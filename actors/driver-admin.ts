@@ -1,0 +1,321 @@
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { ControlPlane } from '../api/control-plane.js';
+import type { Bus } from '../bus/bus.js';
+import { DriverCommandMessage, DriverCommandReply, type DriverCommandMsg, type DriverStateMsg } from '../bus/driver-schemas.js';
+import { Subjects } from '../bus/subjects.js';
+import type { BackendService } from '../drivers/driver.js';
+import { stableId } from '../drivers/ids.js';
+import { CyborgError, DriverError, isCyborgError } from '../errors/index.js';
+import type { AcceleratorView } from './accelerator-actor.js';
+import { attachInstance, detachInstance, type AttachRequest, type AttachResult, type DetachResult } from './instance-attach.js';
+import type { Journal, Recovered } from './journal.js';
+import type { RequestMeta } from './machine-host.js';
+
+/** The document collections this file writes through the journal. */
+export const DriverCollections = { drivers: 'drivers', services: 'services' } as const;
+
+type DriverOp = 'install' | 'uninstall' | 'update';
+
+/** What is persisted per (host, driver): the outcome of the last lifecycle operation. */
+interface DriverRecord {
+  id: string;
+  host: string;
+  name: string;
+  version: string;
+  installed: boolean;
+  lastError: { op: string; reason: string; at: string } | null;
+  updatedAt: string;
+}
+
+/** A driver on one host, as `driver-list` shows it. */
+export interface DriverView extends Omit<DriverRecord, 'installed'> {
+  state: 'installed' | 'uninstalled' | 'installing' | 'uninstalling' | 'updating';
+  /** The host's agent loaded it at its last registration. */
+  loaded: boolean;
+  hostState: string;
+  accelerators: number;
+  /** Accelerators of this driver that instances hold now. */
+  inUse: number;
+}
+
+export interface ServiceView extends BackendService {
+  host: string;
+  driver: string;
+  discoveredAt: string;
+}
+
+export interface DiscoverResult {
+  services: ServiceView[];
+  /** Hosts (or drivers) that could not answer, with why. */
+  failures: { host: string; driver?: string; code: string; reason: string }[];
+}
+
+/** What the API's driver, service and instance routes need (the conductor's DriverAdmin). */
+export interface DriverControl {
+  listDrivers(filter?: { host?: string }): DriverView[];
+  getDriver(ref: string, host?: string): DriverView;
+  installDriver(ref: string, opts: { host?: string; version?: string }, meta?: RequestMeta): Promise<DriverView>;
+  uninstallDriver(ref: string, opts: { host?: string }, meta?: RequestMeta): Promise<DriverView>;
+  updateDriver(ref: string, opts: { host?: string; version?: string }, meta?: RequestMeta): Promise<DriverView>;
+  listServices(filter?: { host?: string; driver?: string }): ServiceView[];
+  discoverServices(opts: { host?: string }, meta?: RequestMeta): Promise<DiscoverResult>;
+  attachInstance(instanceUuid: string, req: AttachRequest, meta?: RequestMeta): Promise<AttachResult>;
+  detachInstance(instanceUuid: string, meta?: RequestMeta): Promise<DetachResult>;
+}
+
+export interface DriverAdminOptions {
+  bus: Bus;
+  journal: Journal;
+  log: Logger;
+  /** The conductor: accelerators, hosts, ARQs. */
+  control: ControlPlane;
+  timeoutMs: number;
+}
+
+const BUSY_STATE: Record<DriverOp, DriverView['state']> = { install: 'installing', uninstall: 'uninstalling', update: 'updating' };
+
+/**
+ * Drivers per host, through the conductor: install / uninstall / update run on the host's agent
+ * (request/reply on `cyborg.agent.driver.<host>`), and their outcome is recorded in the journal
+ * (collection `drivers`) before the caller hears of it. The record is handed to the agent at each
+ * registration, so it survives agent restarts. One operation at a time per driver; uninstall and
+ * update are refused while an instance holds one of the driver's accelerators.
+ */
+export class DriverAdmin implements DriverControl {
+  private readonly records = new Map<string, DriverRecord>();
+  private readonly services = new Map<string, { host: string; driver: string; discoveredAt: string; services: BackendService[] }>();
+  private readonly busy = new Map<string, DriverOp>();
+
+  constructor(private readonly opts: DriverAdminOptions) {}
+
+  /** Rebuilds the records from what the journal recovered (conductor start). */
+  load(docs: Recovered['documents']): void {
+    for (const d of docs) {
+      if (d.collection === DriverCollections.drivers) this.records.set(d.id, d.body as unknown as DriverRecord);
+      if (d.collection === DriverCollections.services) this.services.set(d.id, d.body as unknown as ServiceDoc);
+    }
+  }
+
+  /**
+   * An agent registered with the drivers it loaded: drivers seen for the first time are recorded
+   * as installed at the version the agent ships; the answer is the record for each, which the agent adopts.
+   */
+  async onRegister(host: string, drivers: { name: string; version: string }[]): Promise<DriverStateMsg[]> {
+    const fresh: DriverRecord[] = [];
+    for (const d of drivers) {
+      const id = driverId(host, d.name);
+      if (!this.records.has(id)) fresh.push({ id, host, name: d.name, version: d.version, installed: true, lastError: null, updatedAt: new Date().toISOString() });
+    }
+    if (fresh.length > 0) await this.persist(fresh);
+    return drivers.map((d) => {
+      const r = this.records.get(driverId(host, d.name))!;
+      return { name: r.name, version: r.version, installed: r.installed };
+    });
+  }
+
+  listDrivers(filter: { host?: string } = {}): DriverView[] {
+    return [...this.records.values()]
+      .filter((r) => !filter.host || r.host === filter.host)
+      .sort((a, b) => a.host.localeCompare(b.host) || a.name.localeCompare(b.name))
+      .map((r) => this.view(r));
+  }
+
+  getDriver(ref: string, host?: string): DriverView {
+    return this.view(this.resolve(ref, host));
+  }
+
+  async installDriver(ref: string, o: { host?: string; version?: string }, meta: RequestMeta = {}): Promise<DriverView> {
+    return this.change('install', this.resolve(ref, o.host), o.version, meta);
+  }
+
+  async uninstallDriver(ref: string, o: { host?: string }, meta: RequestMeta = {}): Promise<DriverView> {
+    return this.change('uninstall', this.resolve(ref, o.host), undefined, meta);
+  }
+
+  async updateDriver(ref: string, o: { host?: string; version?: string }, meta: RequestMeta = {}): Promise<DriverView> {
+    return this.change('update', this.resolve(ref, o.host), o.version, meta);
+  }
+
+  listServices(filter: { host?: string; driver?: string } = {}): ServiceView[] {
+    return [...this.services.values()]
+      .filter((s) => (!filter.host || s.host === filter.host) && (!filter.driver || s.driver === filter.driver))
+      .sort((a, b) => a.host.localeCompare(b.host) || a.driver.localeCompare(b.driver))
+      .flatMap((s) => s.services.map((x) => ({ ...x, host: s.host, driver: s.driver, discoveredAt: s.discoveredAt })));
+  }
+
+  /** Asks the agents (one host, or every online host) for the services of their installed drivers, and records them. */
+  async discoverServices(o: { host?: string }, meta: RequestMeta = {}): Promise<DiscoverResult> {
+    const hosts = o.host ? [this.opts.control.getHost(o.host)] : this.opts.control.listHosts().filter((h) => h.state === 'online');
+    const failures: DiscoverResult['failures'] = [];
+    const docs: ServiceDoc[] = [];
+    await Promise.all(hosts.map(async (h) => {
+      const drivers = [...this.records.values()].filter((r) => r.host === h.name && r.installed);
+      for (const r of drivers) {
+        try {
+          const reply = await this.ask({ op: 'services', host: h.name, driver: r.name });
+          docs.push({ host: h.name, driver: r.name, discoveredAt: new Date().toISOString(), services: reply.services ?? [] });
+        } catch (err) {
+          failures.push({ host: h.name, driver: r.name, code: isCyborgError(err) ? err.code : 'driver.failed', reason: (err as Error).message });
+        }
+      }
+    }));
+    if (docs.length > 0) {
+      await this.opts.journal.commit(docs.map((d) => ({ type: 'document' as const, collection: DriverCollections.services, id: `${d.host}/${d.driver}`, body: { ...d } })));
+      for (const d of docs) this.services.set(`${d.host}/${d.driver}`, d);
+    }
+    this.opts.log.info({ hosts: hosts.length, recorded: docs.length, failures: failures.length, requestId: meta.requestId }, 'services discovered');
+    if (o.host && docs.length === 0 && failures.length > 0) {
+      throw new DriverError(failures[0]!.code === 'driver.timeout' ? 'driver.timeout' : 'driver.failed', `service discovery on ${o.host} failed: ${failures[0]!.reason}`, { failures });
+    }
+    const seen = new Set(docs.map((d) => d.host));
+    return { services: this.listServices().filter((s) => seen.has(s.host)), failures };
+  }
+
+  attachInstance(instanceUuid: string, req: AttachRequest, meta: RequestMeta = {}): Promise<AttachResult> {
+    return attachInstance(this.opts.control, instanceUuid, req, meta);
+  }
+
+  detachInstance(instanceUuid: string, meta: RequestMeta = {}): Promise<DetachResult> {
+    return detachInstance(this.opts.control, instanceUuid, meta);
+  }
+
+  // --- internals ----------------------------------------------------------------------------
+
+  private async change(op: DriverOp, rec: DriverRecord, version: string | undefined, meta: RequestMeta): Promise<DriverView> {
+    const log = this.opts.log.child({ host: rec.host, driver: rec.name, op, requestId: meta.requestId, actor: meta.actor });
+    const running = this.busy.get(rec.id);
+    if (running) throw new CyborgError('driver.busy', `driver ${rec.name} on ${rec.host} is ${BUSY_STATE[running]}: wait for it to finish, then retry`, { id: rec.id, state: BUSY_STATE[running] });
+    this.preflight(op, rec, version);
+    if (op === 'install' && rec.installed && (version === undefined || version === rec.version)) return this.view(rec);
+    if (op === 'uninstall' && !rec.installed) return this.view(rec);
+    this.busy.set(rec.id, op);
+    try {
+      if (op === 'uninstall') await this.disableAll(rec, meta);
+      const reply = await this.ask({ op, host: rec.host, driver: rec.name, ...(version ? { version } : {}) });
+      await this.persist([{ ...rec, installed: reply.installed, version: reply.version, lastError: null, updatedAt: new Date().toISOString() }]);
+      log.info({ version: reply.version, installed: reply.installed }, 'driver changed');
+    } catch (err) {
+      const reason = isCyborgError(err) && typeof err.details.reason === 'string' ? err.details.reason : err instanceof Error ? err.message : String(err);
+      await this.persist([{ ...rec, lastError: { op, reason, at: new Date().toISOString() }, updatedAt: new Date().toISOString() }]).catch(() => undefined);
+      log.warn({ err }, 'driver operation failed');
+      throw err;
+    } finally {
+      this.busy.delete(rec.id);
+    }
+    return this.view(this.records.get(rec.id)!);
+  }
+
+  /** Refuses what would hurt a running instance or cannot work now, saying why and what to do. */
+  private preflight(op: DriverOp, rec: DriverRecord, version: string | undefined): void {
+    const host = this.opts.control.getHost(rec.host);
+    if (host.state !== 'online') {
+      throw new CyborgError('host.offline', `host ${rec.host} is ${host.state}: its agent must be online to change driver ${rec.name}`, { host: rec.host, state: host.state });
+    }
+    if (op === 'install' && rec.installed && version !== undefined && version !== rec.version) {
+      throw new CyborgError('driver.already_installed', `driver ${rec.name} is already installed on ${rec.host} at ${rec.version}: use update-driver to move to ${version}`, { id: rec.id, version: rec.version });
+    }
+    if (op === 'update' && !rec.installed) {
+      throw new CyborgError('driver.not_installed', `driver ${rec.name} is not installed on ${rec.host}: install it first (cyborg install-driver ${rec.name} --host ${rec.host})`, { id: rec.id });
+    }
+    if (op === 'install') return;
+    const accs = this.acceleratorsOf(rec);
+    const held = accs.find((a) => a.allocations.length > 0 || a.tags.includes('in-use'));
+    if (held) {
+      const instance = held.allocations[0]?.instanceUuid;
+      throw new CyborgError('driver.in_use',
+        `driver ${rec.name} on ${rec.host} is in use: accelerator ${held.name} (${held.id}) is attached${instance ? ` to instance ${instance}` : ''}. `
+        + `Detach it first${instance ? ` (cyborg detach-instance ${instance})` : ''}, then ${op} the driver`,
+        { id: rec.id, acceleratorId: held.id, instanceUuid: instance ?? null });
+    }
+    const working = accs.find((a) => a.tags.includes('busy'));
+    if (working) {
+      throw new CyborgError('driver.busy', `accelerator ${working.name} of driver ${rec.name} is ${working.state}: wait for it to settle, then retry`, { id: rec.id, acceleratorId: working.id, state: working.state });
+    }
+  }
+
+  /** Gives back every enabled accelerator of the driver (ready / programmed → inactive) before it goes. */
+  private async disableAll(rec: DriverRecord, meta: RequestMeta): Promise<void> {
+    for (const a of this.acceleratorsOf(rec)) {
+      if (!a.allowed.includes('DISABLE')) continue;
+      const v = await this.opts.control.act(a.id, { type: 'DISABLE' }, meta);
+      if (v.state === 'error') throw new DriverError('driver.failed', `could not disable accelerator ${a.name} before uninstalling ${rec.name}: ${v.error?.reason ?? 'unknown reason'}`, { acceleratorId: a.id });
+    }
+  }
+
+  private acceleratorsOf(rec: DriverRecord): AcceleratorView[] {
+    return this.opts.control.listAccelerators({ host: rec.host }).filter((a) => a.driver === rec.name && a.state !== 'removed');
+  }
+
+  private async ask(cmd: Omit<DriverCommandMsg, 'idempotencyKey'>): Promise<{ installed: boolean; version: string; services?: BackendService[] }> {
+    let reply;
+    try {
+      reply = await this.opts.bus.request(Subjects.driverCommand(cmd.host), DriverCommandMessage, DriverCommandReply, { ...cmd, idempotencyKey: randomUUID() }, { timeoutMs: this.opts.timeoutMs });
+    } catch (err) {
+      if (isCyborgError(err) && (err.code === 'bus.timeout' || err.code === 'bus.no_responder')) {
+        throw new DriverError('driver.timeout', `the agent on ${cmd.host} did not answer ${cmd.op} of driver ${cmd.driver} in time`, { host: cmd.host }, { cause: err });
+      }
+      throw err;
+    }
+    if (!reply.ok) {
+      if (reply.code === 'driver.not_found') throw new CyborgError('driver.not_found', `${reply.reason}: load it in the agent's configuration first`, { host: cmd.host, driver: cmd.driver });
+      throw new DriverError('driver.failed', `${cmd.op} of driver ${cmd.driver} on ${cmd.host} failed: ${reply.reason}`, { host: cmd.host, driver: cmd.driver, reason: reply.reason });
+    }
+    return reply;
+  }
+
+  private async persist(records: DriverRecord[]): Promise<void> {
+    await this.opts.journal.commit(records.map((r) => ({ type: 'document' as const, collection: DriverCollections.drivers, id: r.id, body: { ...r } })));
+    for (const r of records) this.records.set(r.id, r);
+  }
+
+  /** A driver by id, by `name@host`, or by name (with `host`, or when only one host has it). */
+  private resolve(ref: string, host?: string): DriverRecord {
+    const byId = this.records.get(ref);
+    if (byId) return byId;
+    const at = ref.lastIndexOf('@');
+    const name = at > 0 ? ref.slice(0, at) : ref;
+    const onHost = at > 0 ? ref.slice(at + 1) : host;
+    const found = [...this.records.values()].filter((r) => r.name === name && (!onHost || r.host === onHost));
+    if (found.length === 1) return found[0]!;
+    if (found.length > 1) {
+      throw new CyborgError('driver.ambiguous', `driver ${name} runs on ${found.length} hosts (${found.map((r) => r.host).join(', ')}): name one with --host, or use the driver's id`, { name, hosts: found.map((r) => r.host) });
+    }
+    const known = [...this.records.values()].map((r) => `${r.name}@${r.host}`).sort();
+    throw new CyborgError('driver.not_found', `no driver "${ref}"${onHost ? ` on host ${onHost}` : ''}. Known drivers: ${known.join(', ') || 'none'} (see: cyborg driver-list)`, { id: ref });
+  }
+
+  private view(r: DriverRecord): DriverView {
+    const { installed, ...rest } = r;
+    const busy = this.busy.get(r.id);
+    let hostState = 'unknown';
+    let loaded = false;
+    try {
+      const h = this.opts.control.getHost(r.host);
+      hostState = h.state;
+      loaded = h.drivers.some((d) => d.name === r.name);
+    } catch {
+      // a host whose actor is gone (lease moved): shown as unknown
+    }
+    const accs = this.acceleratorsOf(r);
+    return {
+      ...rest,
+      state: busy ? BUSY_STATE[busy] : installed ? 'installed' : 'uninstalled',
+      loaded, hostState,
+      accelerators: accs.length,
+      inUse: accs.filter((a) => a.allocations.length > 0).length,
+    };
+  }
+}
+
+interface ServiceDoc {
+  host: string;
+  driver: string;
+  discoveredAt: string;
+  services: BackendService[];
+}
+
+/** The stable id of a driver on a host. */
+export function driverId(host: string, name: string): string {
+  return stableId(host, 'driver', name);
+}

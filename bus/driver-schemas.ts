@@ -1,0 +1,42 @@
+import { Type, type Static } from '@sinclair/typebox';
+
+/**
+ * Schemas of `cyborg.agent.driver.<host>`: the conductor asks one agent to install, uninstall or
+ * update a driver (the generic-driver spec's install-driver / uninstall-driver / update-driver)
+ * or to list the services of its backends (discover-services).
+ */
+export const DriverCommandOp = Type.Union([Type.Literal('install'), Type.Literal('uninstall'), Type.Literal('update'), Type.Literal('services')]);
+
+export const DriverCommandMessage = Type.Object({
+  op: DriverCommandOp,
+  idempotencyKey: Type.String({ minLength: 1 }),
+  host: Type.String(),
+  driver: Type.String({ minLength: 1 }),
+  /** The version to install or update to; absent: the version the agent ships. */
+  version: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+});
+
+export const BackendServiceSchema = Type.Object({
+  id: Type.String(),
+  deviceUuid: Type.String(),
+  address: Type.String({ description: 'PCI address of the card (its physical function)' }),
+  kind: Type.Union([Type.Literal('vf'), Type.Literal('mdev_type'), Type.Literal('function'), Type.Literal('passthrough')]),
+  name: Type.String(),
+  available: Type.Optional(Type.Integer({ minimum: 0 })),
+  total: Type.Optional(Type.Integer({ minimum: 0 })),
+  details: Type.Record(Type.String(), Type.String()),
+});
+
+export const DriverCommandReply = Type.Union([
+  Type.Object({
+    ok: Type.Literal(true),
+    installed: Type.Boolean(),
+    version: Type.String(),
+    services: Type.Optional(Type.Array(BackendServiceSchema)),
+  }),
+  Type.Object({ ok: Type.Literal(false), code: Type.String(), reason: Type.String() }),
+]);
+
+export type DriverCommandMsg = Static<typeof DriverCommandMessage>;
+export type DriverCommandReplyMsg = Static<typeof DriverCommandReply>;
+export type DriverStateMsg = { name: string; version: string; installed: boolean };
