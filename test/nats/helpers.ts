@@ -3,7 +3,7 @@
  * processes spawned like an operator would (`tsx cli/main.ts <role>`), their JSON logs, and a
  * poll-with-deadline instead of sleeping.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -57,6 +57,9 @@ export function freePort(): Promise<number> {
   });
 }
 
+/** Whether a `nats-server` binary is on PATH (tests that restart their own server need one). */
+export const natsServerInstalled = spawnSync('nats-server', ['--version']).status === 0;
+
 /** A nats-server of the test's own (with JetStream), on a port it keeps across restarts. */
 export class PrivateNats {
   private proc: ChildProcess | undefined;
@@ -107,6 +110,7 @@ export class PrivateNats {
 /** A role started as its own process, as an operator would: `tsx cli/main.ts <role> …`. */
 export class RoleProcess {
   readonly lines: LogLine[] = [];
+  stderr = '';
   private exited: Promise<number | null>;
 
   constructor(readonly name: string, readonly proc: ChildProcess) {
@@ -125,6 +129,7 @@ export class RoleProcess {
       }
     });
     proc.stderr!.on('data', (b: Buffer) => {
+      this.stderr += b.toString();
       if (process.env.CYBORG_TEST_VERBOSE) process.stderr.write(`[${name}] ${b.toString()}`);
     });
     this.exited = new Promise((r) => proc.once('exit', (code) => r(code)));
@@ -149,7 +154,11 @@ export class RoleProcess {
   }
 
   waitLog(pred: (l: LogLine) => boolean, what: string, timeoutMs = 60_000): Promise<LogLine> {
-    return waitFor(() => this.lines.find(pred), `${this.name}: ${what}`, timeoutMs);
+    return waitFor(() => this.lines.find(pred), `${this.name}: ${what}`, timeoutMs).catch((err: Error) => {
+      // Say what the process was doing: its last lines, and stderr if it died.
+      const tail = this.lines.slice(-12).map((l) => `  ${l.msg} ${l.err ? JSON.stringify(l.err).slice(0, 300) : ''}`).join('\n');
+      throw new Error(`${err.message}\n${this.name} (alive: ${this.alive}) last log lines:\n${tail}\nstderr: ${this.stderr.slice(-1500)}`);
+    });
   }
 
   /** SIGKILL: the process gets no chance to flush or say goodbye. */

@@ -1,0 +1,163 @@
+/**
+ * `npm run bench:fleet [-- --hosts 1000,10000 --steady-s 15 --no-db]`
+ *
+ * One conductor process (as an operator runs it: `cyborg conductor`, leases on, PostgreSQL when
+ * reachable) against a simulator — this process — running N fake agents (10 accelerators each)
+ * over real NATS. Measures, per N, in the same run:
+ *   - cold start: from the first agent starting until every inventory is registered (acknowledged);
+ *   - heartbeat lag p99 at 1 Hz per host (sent → processed by the conductor, its STATS window);
+ *   - conductor CPU (steady state) and RSS, and RSS per accelerator;
+ * and prints each figure with its ratio to the issue's target.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { Type } from '@sinclair/typebox';
+import pg from 'pg';
+import { pino } from 'pino';
+import { Agent } from '../actors/agent.js';
+import { connectBus, type NatsBus } from '../bus/nats.js';
+import { Subjects } from '../bus/subjects.js';
+import { FakeDriver } from '../drivers/fake/index.js';
+import { DriverRegistry } from '../drivers/registry.js';
+
+const { values: args } = parseArgs({
+  options: {
+    hosts: { type: 'string', default: '1000,10000' },
+    'steady-s': { type: 'string', default: '15' },
+    'no-db': { type: 'boolean', default: false },
+    concurrency: { type: 'string', default: '200' },
+  },
+});
+const NATS = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
+const PG = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const ACCELERATORS_PER_HOST = 10;
+const TARGET = { coldStart10kS: 30, lagP99Ms: 1000, rssPerAcceleratorB: (1024 ** 3) / 100_000 };
+const log = pino({ level: 'warn' });
+const Stats = Type.Record(Type.String(), Type.Unknown());
+
+interface ConductorStats {
+  rssBytes: number;
+  cpu: { user: number; system: number };
+  accelerators: number;
+  heartbeats: number;
+  heartbeatLagMs: { p50: number | null; p99: number | null; max: number | null };
+}
+
+async function pgReachable(): Promise<boolean> {
+  const c = new pg.Client({ connectionString: PG, connectionTimeoutMillis: 2_000 });
+  try {
+    await c.connect();
+    await c.end();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function freshDb(): Promise<{ url: string; drop: () => Promise<void> }> {
+  const name = `cyborg_bench_fleet_${randomUUID().slice(0, 8)}`;
+  const admin = async (sql: string): Promise<void> => {
+    const c = new pg.Client({ connectionString: PG });
+    await c.connect();
+    await c.query(sql);
+    await c.end();
+  };
+  await admin(`create database "${name}"`);
+  const u = new URL(PG);
+  u.pathname = `/${name}`;
+  return { url: u.toString(), drop: () => admin(`drop database if exists "${name}" with (force)`) };
+}
+
+function startConductor(prefix: string, databaseUrl: string | undefined): Promise<ChildProcess> {
+  const child = spawn('npx', ['tsx', 'cli/main.ts', 'conductor', '--conductor-id', `bench-${prefix}`], {
+    cwd: join(import.meta.dirname, '..'),
+    env: {
+      ...process.env, NATS_URL: NATS, CYBORG_SUBJECT_PREFIX: prefix, LOG_LEVEL: 'warn', LOG_PRETTY: 'false',
+      CYBORG_METRICS_PORT: '-1', CYBORG_HEARTBEAT_INTERVAL_MS: '1000', CYBORG_STALE_AFTER_MS: '15000', CYBORG_LOST_AFTER_MS: '60000',
+      CYBORG_REQUEST_TIMEOUT_MS: '120000', ...(databaseUrl ? { DATABASE_URL: databaseUrl } : { DATABASE_URL: '' }),
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+    detached: true,
+  });
+  child.stdout!.resume();
+  return Promise.resolve(child);
+}
+
+async function stats(bus: NatsBus, id: string): Promise<ConductorStats> {
+  return await bus.request(Subjects.service('conductor', id, 'STATS'), Type.Object({}), Stats, {}, { timeoutMs: 30_000 }) as unknown as ConductorStats;
+}
+
+async function waitForConductor(bus: NatsBus, id: string): Promise<ConductorStats> {
+  for (const deadline = Date.now() + 180_000; Date.now() < deadline;) {
+    try {
+      return await stats(bus, id);
+    } catch {
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+  throw new Error('the conductor did not come up');
+}
+
+async function runFleet(hosts: number, useDb: boolean, steadyS: number, concurrency: number): Promise<void> {
+  const prefix = `bench${randomUUID().slice(0, 6)}`;
+  const id = `bench-${prefix}`;
+  const db = useDb ? await freshDb() : undefined;
+  const child = await startConductor(prefix, db?.url);
+  const bus = await connectBus({ url: NATS, name: `bench-fleet-${prefix}`, log, prefix });
+  const agents: Agent[] = [];
+  try {
+    const idle = await waitForConductor(bus, id);
+    for (let i = 0; i < hosts; i++) {
+      const host = `sim-${String(i).padStart(5, '0')}`;
+      agents.push(new Agent({
+        host, bus, log,
+        drivers: new DriverRegistry([new FakeDriver({ host, gpus: ACCELERATORS_PER_HOST - 1, nics: 0 })]),
+        heartbeatIntervalMs: 1_000, discoveryIntervalMs: 3_600_000, requestTimeoutMs: 120_000, telemetryIntervalMs: 0,
+      }));
+    }
+    // Cold start: every agent registers and reports; done when each inventory is acknowledged.
+    const t0 = performance.now();
+    let next = 0;
+    await Promise.all(Array.from({ length: Math.min(concurrency, hosts) }, async () => {
+      while (next < hosts) await agents[next++]!.start();
+    }));
+    const coldS = (performance.now() - t0) / 1000;
+    const registered = await stats(bus, id);
+    // Steady state: every host heartbeats at 1 Hz; measure the conductor over the window.
+    const before = await stats(bus, id);
+    const w0 = performance.now();
+    await new Promise((r) => setTimeout(r, steadyS * 1000));
+    const after = await stats(bus, id);
+    const wallUs = (performance.now() - w0) * 1000;
+    const cpuPct = ((after.cpu.user + after.cpu.system - before.cpu.user - before.cpu.system) / wallUs) * 100;
+    const rssPerAcc = (after.rssBytes - idle.rssBytes) / Math.max(1, after.accelerators);
+    const p99 = after.heartbeatLagMs.p99 ?? Number.NaN;
+    const beatsPerS = (after.heartbeats - before.heartbeats) / steadyS;
+    const ratio = (v: number, t: number): string => `${(v / t).toFixed(2)}x of target`;
+    console.log(`\n== ${hosts} hosts × ${ACCELERATORS_PER_HOST} accelerators (${useDb ? 'PostgreSQL' : 'memory'} journal, leases on) ==`);
+    console.log(`  registered accelerators  ${registered.accelerators} / ${hosts * ACCELERATORS_PER_HOST}`);
+    console.log(`  cold start               ${coldS.toFixed(1)} s  (${(hosts / coldS).toFixed(0)} hosts/s; 10k-host target ${TARGET.coldStart10kS} s → ${hosts === 10_000 ? ratio(coldS, TARGET.coldStart10kS) : `projected ${(10_000 / (hosts / coldS)).toFixed(1)} s = ${ratio(10_000 / (hosts / coldS), TARGET.coldStart10kS)}`})`);
+    console.log(`  heartbeat lag p50/p99/max ${after.heartbeatLagMs.p50} / ${p99} / ${after.heartbeatLagMs.max} ms over the last ${Math.min(20_000, after.heartbeats)} beats  (target p99 ≤ ${TARGET.lagP99Ms} ms → ${ratio(p99, TARGET.lagP99Ms)})`);
+    console.log(`  heartbeats processed     ${beatsPerS.toFixed(0)}/s (expected ${hosts}/s)`);
+    console.log(`  conductor CPU (steady)   ${cpuPct.toFixed(0)} % of one core`);
+    console.log(`  conductor RSS            ${(after.rssBytes / 2 ** 20).toFixed(0)} MiB (idle ${(idle.rssBytes / 2 ** 20).toFixed(0)} MiB)`);
+    console.log(`  RSS per accelerator      ${(rssPerAcc / 1024).toFixed(1)} KiB  (target ≤ ${(TARGET.rssPerAcceleratorB / 1024).toFixed(1)} KiB → ${ratio(rssPerAcc, TARGET.rssPerAcceleratorB)}; 100k accelerators ≈ ${((idle.rssBytes + rssPerAcc * 100_000) / 2 ** 30).toFixed(2)} GiB)`);
+  } finally {
+    await Promise.all(agents.map((a) => a.stop().catch(() => undefined)));
+    await bus.close();
+    try {
+      process.kill(-child.pid!, 'SIGTERM');
+    } catch {
+      child.kill('SIGTERM');
+    }
+    await new Promise((r) => (child.exitCode !== null ? r(undefined) : child.once('exit', r)));
+    await db?.drop().catch(() => undefined);
+  }
+}
+
+const useDb = !args['no-db'] && await pgReachable();
+console.log(`bench:fleet — NATS ${NATS}, journal: ${useDb ? 'PostgreSQL (fresh database per run)' : 'memory'}`);
+for (const n of args.hosts.split(',').map(Number)) await runFleet(n, useDb, Number(args['steady-s']), Number(args.concurrency));
+process.exit(0);

@@ -1,0 +1,93 @@
+/**
+ * A distributed deployment for a test: role processes started as an operator would start them,
+ * sharing one NATS (and PostgreSQL when given) under a subject prefix of the test's own, plus an
+ * api-side client (the RemoteControlPlane, in the test process) to look at it as the API would.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { RemoteControlPlane } from '../../api/remote-control-plane.js';
+import { connectBus, type NatsBus } from '../../bus/nats.js';
+import { Type } from '@sinclair/typebox';
+import { Subjects } from '../../bus/subjects.js';
+import { captureLog, RoleProcess, waitFor } from './helpers.js';
+
+/** Short timings so that liveness plays out in seconds. */
+export const FAST: Record<string, string> = {
+  CYBORG_HEARTBEAT_INTERVAL_MS: '500',
+  CYBORG_STALE_AFTER_MS: '2500',
+  CYBORG_LOST_AFTER_MS: '5000',
+  CYBORG_DISCOVERY_INTERVAL_MS: '60000',
+  CYBORG_LEASE_TTL_MS: '4000',
+  CYBORG_LEASE_RENEW_MS: '500',
+  CYBORG_REQUEST_TIMEOUT_MS: '5000',
+  CYBORG_METRICS_PORT: '0',
+  CYBORG_FAKE_GPUS: '1',
+  CYBORG_FAKE_NICS: '0',
+};
+
+export class Deployment {
+  readonly prefix = `t${randomUUID().slice(0, 8)}`;
+  readonly dir = mkdtempSync(join(tmpdir(), 'cyborg-dist-'));
+  readonly procs: RoleProcess[] = [];
+  readonly clientLog = captureLog();
+  bus: NatsBus | undefined;
+  client: RemoteControlPlane | undefined;
+
+  constructor(readonly natsUrl: string, readonly databaseUrl?: string) {}
+
+  env(extra: Record<string, string> = {}): Record<string, string> {
+    return {
+      ...FAST,
+      NATS_URL: this.natsUrl,
+      CYBORG_SUBJECT_PREFIX: this.prefix,
+      ...(this.databaseUrl ? { DATABASE_URL: this.databaseUrl } : {}),
+      ...extra,
+    };
+  }
+
+  async conductor(name = 'conductor', extra: Record<string, string> = {}): Promise<RoleProcess> {
+    const p = RoleProcess.spawn(name, ['conductor', '--conductor-id', name], this.env(extra));
+    this.procs.push(p);
+    await p.waitLog((l) => l.msg === 'conductor role up', 'conductor up', 120_000);
+    return p;
+  }
+
+  async agent(host: string, extra: Record<string, string> = {}): Promise<RoleProcess> {
+    const p = RoleProcess.spawn(`agent ${host}`, ['agent', '--host', host, '--data-dir', join(this.dir, host)], this.env(extra));
+    this.procs.push(p);
+    await p.waitLog((l) => l.msg === 'agent registered and reported its inventory', `agent ${host} registered`, 120_000);
+    return p;
+  }
+
+  /** The API's view of the deployment: a read model loaded from the conductors, kept by their events. */
+  async api(): Promise<RemoteControlPlane> {
+    this.bus ??= await connectBus({ url: this.natsUrl, name: 'test-client', log: this.clientLog.log, prefix: this.prefix });
+    const client = new RemoteControlPlane(this.bus, this.clientLog.log, 10_000);
+    await waitFor(async () => {
+      try {
+        await client.start();
+        return true;
+      } catch {
+        client.stop();
+        return false;
+      }
+    }, 'a conductor to answer', 60_000);
+    this.client = client;
+    return client;
+  }
+
+  /** Asks a role process for its STATS over NATS. */
+  async stats(role: string, id: string): Promise<Record<string, unknown>> {
+    this.bus ??= await connectBus({ url: this.natsUrl, name: 'test-client', log: this.clientLog.log, prefix: this.prefix });
+    return this.bus.request(Subjects.service(role, id, 'STATS'), Type.Object({}), Type.Record(Type.String(), Type.Unknown()), {}, { timeoutMs: 5_000 });
+  }
+
+  async stop(): Promise<void> {
+    this.client?.stop();
+    await Promise.all(this.procs.map((p) => p.kill('SIGKILL')));
+    await this.bus?.close();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
