@@ -1,0 +1,77 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { FastifyInstance } from 'fastify';
+import { Agent } from '../../actors/agent.js';
+import { Conductor } from '../../actors/conductor.js';
+import { buildApi } from '../../api/server.js';
+import { InProcessBus } from '../../bus/in-process.js';
+import type { PgJournal } from '../../db/pg-journal.js';
+import { FakeDriver } from '../../drivers/fake/index.js';
+import { DriverRegistry } from '../../drivers/registry.js';
+import { svc } from '../services.js';
+import { freshDatabase, openTestJournal, query, quiet, until } from './helpers.js';
+import { PgProxy } from './pg-proxy.js';
+import { configFor } from './stack.js';
+
+/**
+ * The all-in-one's pieces wired by hand: its agent waits 10 s for an inventory reply, and a
+ * first report of 10,000 deployables on one host (rows + 10,000 actors + their DISCOVERED log
+ * rows) can take longer than that on a loaded machine.
+ */
+interface Runtime { app: FastifyInstance; conductor: Conductor; journal: PgJournal; stop(): Promise<void> }
+
+async function startRuntime(databaseUrl: string): Promise<Runtime> {
+  const config = configFor({ databaseUrl, nics: 500, vfsPerNic: 20, gpus: 0 });
+  const journal = await openTestJournal(databaseUrl);
+  const bus = new InProcessBus(quiet);
+  const conductor = new Conductor({ bus, journal, log: quiet, timing: config.timing });
+  await conductor.start();
+  const agent = new Agent({
+    host: config.host, bus, drivers: new DriverRegistry([new FakeDriver({ host: config.host, ...config.fake })]), log: quiet,
+    heartbeatIntervalMs: config.timing.heartbeatIntervalMs, discoveryIntervalMs: config.timing.discoveryIntervalMs, requestTimeoutMs: 240_000, telemetryIntervalMs: 0,
+  });
+  await agent.start();
+  const app = await buildApi({ control: conductor, log: quiet });
+  return {
+    app, conductor, journal,
+    stop: async () => { await app.close(); await agent.stop(); await conductor.stop(); await bus.close(); await journal.close(); },
+  };
+}
+
+describe.skipIf(!svc.postgres)('persistence: reads never wait for a flush (PostgreSQL, 10,000 accelerators)', () => {
+  let db: Awaited<ReturnType<typeof freshDatabase>>;
+  let proxy: PgProxy;
+  let run: Runtime;
+
+  beforeAll(async () => {
+    db = await freshDatabase('reads');
+    proxy = await PgProxy.forUrl(db.url).start();
+    // 500 NICs × 20 VFs + the fake FPGA.
+    run = await startRuntime(proxy.rewrite(db.url));
+    await until(() => run.conductor.listAccelerators().length === 10_001, '10,001 accelerators', 240_000);
+  }, 300_000);
+  afterAll(async () => {
+    proxy?.release();
+    await run?.stop();
+    await proxy?.stop();
+    await db?.drop();
+  });
+
+  it('an operator lists 10,001 accelerators while a flush is stuck, and sees only what is committed', async () => {
+    const [{ n }] = await query<{ n: number }>(db.url, 'select count(*)::int as n from accelerators') as [{ n: number }];
+    expect(n).toBe(10_001);
+    const id = run.conductor.listAccelerators().find((a) => a.deviceType === 'FPGA')!.id;
+    proxy.hold();
+    const enabling = run.conductor.act(id, { type: 'ENABLE' }, { requestId: 'req-reads' });
+    await until(() => run.journal.pending > 0, 'the enable to wait for its commit');
+
+    const list = await run.app.inject({ method: 'GET', url: '/cyborg/v1/accelerators' });
+    expect(list.statusCode).toBe(200);
+    const body = list.json() as { accelerators: { id: string; state: string }[] };
+    expect(body.accelerators).toHaveLength(10_001);
+    // The machine has moved on, but the list shows the last committed state.
+    expect(body.accelerators.find((a) => a.id === id)!.state).toBe('inactive');
+
+    proxy.release();
+    expect((await enabling).state).toBe('ready');
+  });
+});
