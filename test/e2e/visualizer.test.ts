@@ -36,7 +36,7 @@ describe.skipIf(!svc.browser)('the visualizer in a browser', () => {
     browser = await launchChromium(svc.browser!);
     page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
     await page.goto(`${run.url}/ui/`);
-  });
+  }, 240_000); // a first build of the page on a busy machine takes a while
 
   afterAll(async () => {
     await browser?.close();
@@ -70,6 +70,13 @@ describe.skipIf(!svc.browser)('the visualizer in a browser', () => {
   });
 
   it('walks the FPGA inactive → ready → programmed by clicking, each step confirmed', async () => {
+    // Changing one's mind sends nothing.
+    await page.locator('[data-action=ENABLE]').click();
+    await expect.poll(() => page.getByTestId('confirm').count()).toBe(1);
+    await page.keyboard.press('Escape');
+    await expect.poll(() => page.getByTestId('confirm').count()).toBe(0);
+    expect(run.conductor.getAccelerator(fpga.id).state).toBe('inactive');
+
     await click('ENABLE');
     await expect.poll(() => detailState().textContent(), { timeout: 15_000 }).toBe('ready');
     expect(await actions()).not.toContain('ENABLE');

@@ -1,4 +1,4 @@
-import { useState } from 'preact/hooks';
+import { useLayoutEffect, useState } from 'preact/hooks';
 import { api, ApiError } from '../api.js';
 import type { AcceleratorView } from '../types.js';
 
@@ -58,6 +58,14 @@ function Confirm({ a, event, onCancel, onConfirm }: { a: AcceleratorView; event:
   const fields = FIELDS[event] ?? [];
   const [values, setValues] = useState<Record<string, string>>(() => Object.fromEntries(fields.map((f) => [f.name, f.initial(a)])));
   const missing = fields.some((f) => f.required && !values[f.name]);
+  // Layout effect: listening from the moment the dialog is on screen, not a frame later.
+  useLayoutEffect(() => {
+    const onKey = (e: KeyboardEvent): void => {
+      if (e.key === 'Escape') onCancel();
+    };
+    addEventListener('keydown', onKey);
+    return () => removeEventListener('keydown', onKey);
+  }, [onCancel]);
   const submit = (e: Event): void => {
     e.preventDefault();
     if (!missing) onConfirm(Object.fromEntries(Object.entries(values).filter(([, v]) => v !== '')));
