@@ -5,7 +5,7 @@ import type { ArqView } from '../../actors/arq-actor.js';
 import type { ControlPlane } from '../control-plane.js';
 import { arqCount } from './device-profile-groups.js';
 import { empty, helpers, type V2Deps } from './context.js';
-import { notFound, v2Error } from './errors.js';
+import { checkUuid, notFound, v2Error } from './errors.js';
 import { csv, isUuid, selfLink, ts, updated } from './format.js';
 import { parsePatch, PatchMap, PatchOps, type ParsedPatch, type PatchOpsT } from './arq-patch.js';
 import { requireServiceToken } from './policy.js';
@@ -118,8 +118,7 @@ export const arqRoutes: FastifyPluginAsyncTypebox<V2Deps> = async (app, deps) =>
   }, async (req) => {
     h.authorize(req, 'cyborg:arq:get_one');
     const uuid = req.params.uuid;
-    if (!isUuid(uuid)) throw v2Error('request.invalid', `Expected a uuid but received ${uuid}.`);
-    const v = visible(req, uuid);
+    const v = visible(req, checkUuid(uuid));
     if (!v) throw notFound.arq(uuid);
     return arqBody(v, control, h.base(req));
   });

@@ -6,8 +6,8 @@ import type { AttributeDoc } from '../../actors/documents.js';
 import { stableId } from '../../drivers/ids.js';
 import type { Catalogue } from './catalogue.js';
 import { empty, helpers, type V2Deps } from './context.js';
-import { notFound, v2Error } from './errors.js';
-import { intId, isUuid, selfLink, ts, updated } from './format.js';
+import { checkUuid, notFound, v2Error } from './errors.js';
+import { intId, selfLink, ts, updated } from './format.js';
 import { errors, Links, NullableTimestamp, TAG, Timestamp, UuidParam } from './schemas.js';
 
 export const AttributeSchema = Type.Object({
@@ -61,7 +61,7 @@ export const attributeRoutes: FastifyPluginAsyncTypebox<V2Deps> = async (app, de
     created_at: ts(r.createdAt), updated_at: updated(r.createdAt, r.updatedAt), links: selfLink(base, 'attributes', r.uuid),
   });
   const find = (uuid: string): Row => {
-    if (!isUuid(uuid)) throw v2Error('request.invalid', `Expected a uuid but received ${uuid}.`);
+    checkUuid(uuid);
     const r = rows().find((x) => x.uuid === uuid);
     if (!r) throw notFound.attribute(uuid);
     return r;

@@ -3,8 +3,8 @@ import { Type, type Static } from '@sinclair/typebox';
 import { DriverError } from '../../errors/index.js';
 import type { DeployableEntry } from './catalogue.js';
 import { helpers, type V2Deps } from './context.js';
-import { notFound, v2Error } from './errors.js';
-import { intId, isUuid, selfAndBookmark, ts, updated } from './format.js';
+import { checkUuid, notFound } from './errors.js';
+import { intId, selfAndBookmark, ts, updated } from './format.js';
 import { errors, Links, NullableTimestamp, TAG, Timestamp, UuidParam } from './schemas.js';
 
 export const DeployableSchema = Type.Object({
@@ -53,8 +53,7 @@ export const deployableRoutes: FastifyPluginAsyncTypebox<V2Deps> = async (app, d
   };
 
   const find = (uuid: string): DeployableEntry => {
-    if (!isUuid(uuid)) throw v2Error('request.invalid', `Expected a uuid but received ${uuid}.`);
-    const e = catalogue.deployable(uuid);
+    const e = catalogue.deployable(checkUuid(uuid));
     if (!e) throw notFound.deployable(uuid);
     return e;
   };

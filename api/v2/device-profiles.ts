@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import type { DeviceProfileDoc } from '../../actors/documents.js';
 import { empty, helpers, type V2Deps } from './context.js';
 import { checkName, normalizeGroups } from './device-profile-groups.js';
-import { needsVersion, notFound, v2Error } from './errors.js';
+import { checkUuid, needsVersion, notFound, v2Error } from './errors.js';
 import { csv, isUuid, pyStr, selfLink, ts, updated } from './format.js';
 import { atLeast } from './microversion.js';
 import { errors, Links, NullableTimestamp, TAG, Timestamp, UuidParam } from './schemas.js';
@@ -85,7 +85,7 @@ export const deviceProfileRoutes: FastifyPluginAsyncTypebox<V2Deps> = async (app
     const input = req.body[0]!;
     const name = checkName(input.name);
     const groups = normalizeGroups(input.groups);
-    if (input.uuid !== undefined && !isUuid(input.uuid)) throw v2Error('request.invalid', `Expected a uuid but received ${input.uuid}.`);
+    if (input.uuid !== undefined) checkUuid(input.uuid);
     const now = new Date().toISOString();
     const doc = await docs.createProfile({
       uuid: input.uuid ?? randomUUID(), name, description: input.description ?? '', groups, createdAt: now, updatedAt: null,

@@ -5,8 +5,8 @@ import { gzipSync } from 'node:zlib';
 import type { DeviceT } from '../../bus/schemas.js';
 import type { DeviceEntry } from './catalogue.js';
 import { empty, helpers, type V2Deps } from './context.js';
-import { notFound, v2Error } from './errors.js';
-import { isUuid, selfLink, ts } from './format.js';
+import { checkUuid, notFound } from './errors.js';
+import { selfLink, ts } from './format.js';
 import { atLeast } from './microversion.js';
 import { errors, Links, NullableTimestamp, TAG, Timestamp, UuidParam } from './schemas.js';
 
@@ -97,8 +97,7 @@ export const deviceRoutes: FastifyPluginAsyncTypebox<V2Deps> = async (app, deps)
   };
 
   const find = (uuid: string): DeviceEntry => {
-    if (!isUuid(uuid)) throw v2Error('request.invalid', `Expected a uuid but received ${uuid}.`);
-    const e = catalogue.device(uuid);
+    const e = catalogue.device(checkUuid(uuid));
     if (!e) throw notFound.device(uuid);
     return e;
   };

@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { CyborgError, isCyborgError, TransitionInvalidError, type ErrorCode } from '../../errors/index.js';
+import { isUuid } from './format.js';
 
 /**
  * Cyborg's error body: `{"error_message": "<JSON text of a WSME fault>"}`. Clients only read the
@@ -21,6 +22,12 @@ export const notFound = {
   deployable: (uuid: string) => v2Error('deployable.not_found', `Deployable not found with uuid=${uuid}`, { uuid }),
   attribute: (uuid: string) => v2Error('attribute.not_found', `Attribute not found with uuid=${uuid}`, { uuid }),
 };
+
+/** A path segment that must be a uuid (Cyborg's `types.uuid`: 400 otherwise). */
+export function checkUuid(value: string): string {
+  if (!isUuid(value)) throw v2Error('request.invalid', `Expected a uuid but received ${value}.`);
+  return value;
+}
 
 /** At a microversion below what a feature needs (Cyborg's NotAcceptable wording). */
 export function needsVersion(minimum: string): CyborgError {

@@ -171,6 +171,19 @@ describe('Cyborg v2 contract', () => {
     });
   });
 
+  it('the OpenAPI document covers the Cyborg v2 routes and this project\'s own', async () => {
+    const res = await c.call('GET', '/openapi.json');
+    expect(res.statusCode).toBe(200);
+    const doc = res.json<{ openapi: string; paths: Record<string, Record<string, unknown>> }>();
+    expect(doc.openapi).toMatch(/^3\./);
+    for (const path of ['/', '/v2/', '/v2/devices', '/v2/devices/{uuid}/enable', '/v2/deployables/{uuid}/program', '/v2/attributes', '/v2/device_profiles', '/v2/accelerator_requests', '/v2/accelerator_requests/{uuid}', '/cyborg/v1/accelerators']) {
+      expect(doc.paths[path], path).toBeDefined();
+    }
+    expect(Object.keys(doc.paths['/v2/accelerator_requests']!).sort()).toEqual(['delete', 'get', 'patch', 'post']);
+    // The unversioned copies are served but not documented twice.
+    expect(doc.paths['/devices']).toBeUndefined();
+  });
+
   describe('every error status of the reference', () => {
     it('400: not a uuid, malformed JSON, bad group key, patch errors, bad bind_state, neither arqs nor instance', async () => {
       const cases: [string, string, unknown?, string?][] = [
