@@ -260,7 +260,9 @@ export class Reconciler {
 
   private failed(id: string, rpUuid: string, err: unknown): ProviderOutcome {
     if (isPlacementError(err) && err.unavailable) {
-      this.down ??= err;
+      // No answer (or a gateway's 502-504) means it is down: stop the pass. A 500 that
+      // persisted through the client's retries is this provider's problem: retry it soon.
+      if (err.httpStatus === 0 || err.httpStatus >= 502) this.down ??= err;
       return { ...base(id, rpUuid), status: 'pending', reason: `Placement unavailable: ${err.message}`, retry: true };
     }
     if (err instanceof RootProviderMissingError) return { ...base(id, rpUuid), status: 'error', reason: err.message, retry: true };
