@@ -1,10 +1,10 @@
 import { Writable } from 'node:stream';
-import { pino } from 'pino';
+import { pino, type Logger } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { EventHub } from '../actors/events.js';
 import { NovaNotifier } from './nova.js';
 
-function capture(): { log: ReturnType<typeof pino>; lines: { msg: string }[] } {
+function capture(): { log: Logger; lines: { msg: string }[] } {
   const lines: { msg: string }[] = [];
   const stream = new Writable({ write(chunk: Buffer, _e, cb) { for (const l of chunk.toString().split('\n')) if (l) lines.push(JSON.parse(l) as { msg: string }); cb(); } });
   return { log: pino({ level: 'info' }, stream), lines };
