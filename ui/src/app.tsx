@@ -2,6 +2,7 @@ import { useEffect, useMemo, useState } from 'preact/hooks';
 import { api } from './api.js';
 import { AcceleratorList } from './components/list.js';
 import { Detail } from './components/detail.js';
+import { Feed } from './components/feed.js';
 import { FilterBar, StateChips } from './components/filters.js';
 import { Hosts } from './components/hosts.js';
 import { baseOrder, NO_FILTERS, projectsOf, select, type Filters } from './select.js';
@@ -71,6 +72,7 @@ export function App({ store }: { store: Store }) {
         <StateChips counts={view.counts} order={stateOrder} selected={filters.state} onSelect={(s) => setFilters({ ...filters, state: s })} />
         <FilterBar filters={filters} hosts={hosts.map((h) => h.name)} kinds={pickers.kinds} projects={pickers.projects} onChange={setFilters} />
         <AcceleratorList rows={view.rows} selected={selected} onSelect={select_} onToggleGroup={toggleGroup} />
+        <Feed events={store.recent} names={(id) => store.accelerators.get(id)?.name} onSelect={select_} />
       </main>
       <aside class="side">
         {current
