@@ -1,4 +1,5 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
+import { timestamps } from './timestamps.js';
 
 /**
  * Cyborg's driver object model as its tables (reference/cyborg-internals.md §2 and §6): a device
@@ -6,11 +7,6 @@ import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
  * Column names follow Cyborg's so that an operator who knows its schema finds their way.
  * `position` (ours) keeps discovery order, which decides the first free attach handle.
  */
-const timestamps = {
-  createdAt: p.datetime().onCreate(() => new Date()),
-  updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
-};
-
 export const Device = defineEntity({
   name: 'Device',
   tableName: 'devices',

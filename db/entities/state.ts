@@ -1,5 +1,6 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
 import { AttachHandle, Deployable } from './inventory.js';
+import { timestamps } from './timestamps.js';
 
 /**
  * What this design adds to Cyborg's tables: hosts (the agent service), the drivers installed on
@@ -7,11 +8,6 @@ import { AttachHandle, Deployable } from './inventory.js';
  * document store; plus Cyborg's own device_profiles and extended_accelerator_requests.
  * Machine records are `state` + `context` (jsonb): exactly what an actor is rebuilt from.
  */
-const timestamps = {
-  createdAt: p.datetime().onCreate(() => new Date()),
-  updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
-};
-
 export const Host = defineEntity({
   name: 'Host',
   tableName: 'hosts',
