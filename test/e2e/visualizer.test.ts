@@ -135,6 +135,21 @@ describe.skipIf(!svc.browser)('the visualizer in a browser', () => {
     await expect.poll(() => row(gpu.name).getAttribute('data-state'), { timeout: 10_000 }).toBe('ready');
   });
 
+  it('shows the ARQ, instance and project holding a GPU that Nova bound', async () => {
+    const gpu = run.conductor.listAccelerators({ type: 'GPU' }).find((a) => a.state === 'ready')!;
+    const arq = await run.conductor.createArq({ deviceProfileName: 'gpu-profile', deviceProfileGroupId: 0, projectId: 'project-nova' });
+    const instance = '0e9d8c7b-6a5f-4e3d-8c2b-1a0f9e8d7c6b';
+    const bound = await run.conductor.bindArq(arq.uuid, { hostname: HOST, deviceRpUuid: gpu.rpUuid, instanceUuid: instance, projectId: 'project-nova' });
+    expect(bound.state).toBe('Bound');
+    await row(gpu.name).click();
+    await expect.poll(() => detailState().textContent(), { timeout: 10_000 }).toBe('attached');
+    const holders = page.getByTestId('holders');
+    await expect.poll(() => holders.textContent()).toContain(arq.uuid.slice(0, 8));
+    expect(await holders.textContent()).toContain(instance.slice(0, 8));
+    expect(await holders.textContent()).toContain('Bound');
+    expect(await holders.textContent()).toContain('project-nova');
+  });
+
   async function actions(): Promise<string[]> {
     return page.getByTestId('actions').locator('[data-action]').evaluateAll((els) => els.map((e) => e.getAttribute('data-action') ?? ''));
   }
