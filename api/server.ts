@@ -1,4 +1,4 @@
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Logger } from 'pino';
 import type { ControlPlane } from './control-plane.js';
@@ -10,6 +10,7 @@ import { healthRoutes, type HealthOptions } from './routes/health.js';
 import { hostRoutes } from './routes/hosts.js';
 import { eventRoutes } from './routes/events.js';
 import { machineRoutes, uiRoutes } from './routes/ui.js';
+import { genericDriverRoutes } from './routes/drivers.js';
 
 export interface ApiOptions {
   control: ControlPlane;
@@ -26,18 +27,25 @@ export const OPERATOR_PREFIX = '/cyborg/v1';
 export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: opts.log.child({ component: 'api' }) as FastifyBaseLogger,
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     genReqId: (req) => (typeof req.headers['x-openstack-request-id'] === 'string' ? req.headers['x-openstack-request-id'] : crypto.randomUUID()),
     ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', allErrors: false } },
   }).withTypeProvider<TypeBoxTypeProvider>();
   installErrorHandler(app as unknown as FastifyInstance);
   await registerOpenApi(app as unknown as FastifyInstance);
+  // One line per request; writes at info (they change state), reads at debug (they are many).
+  app.addHook('onResponse', async (req, reply) => {
+    const level = req.method === 'GET' || req.method === 'HEAD' ? 'debug' : 'info';
+    req.log[level]({ method: req.method, url: req.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
+  });
   await app.register(healthRoutes, opts.health ?? {});
   await app.register(async (scope) => {
     await scope.register(hostRoutes, { control: opts.control });
     await scope.register(acceleratorRoutes, { control: opts.control });
     await scope.register(eventRoutes, { control: opts.control });
     await scope.register(machineRoutes);
+    // Drivers per host, services, instance attach (generic-driver spec): where the control plane offers them.
+    if (opts.control.driverAdmin) await scope.register(genericDriverRoutes, { admin: opts.control.driverAdmin });
   }, { prefix: OPERATOR_PREFIX });
   await app.register(uiRoutes);
   await registerCyborgV2(app as unknown as FastifyInstance, { control: opts.control, settings: opts.v2 });

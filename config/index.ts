@@ -58,6 +58,20 @@ export const ConfigSchema = Type.Object({
     requestTimeoutMs: Type.Integer({ minimum: 1, default: 10_000 }),
     metricsPort: Type.Integer({ minimum: -1, maximum: 65535, default: 9180, description: 'agent / conductor health + /metrics listener; 0: any free port, -1: off' }),
   }, { default: {} }),
+  /** The generic driver (docs/generic-driver.md): PCI accelerators from sysfs, beside the fake driver. */
+  generic: Type.Object({
+    enabled: Type.Boolean({ default: false }),
+    sysfsRoot: Type.String({ minLength: 1, default: '/sys', description: 'where sysfs is mounted (a fixture tree for demos)' }),
+    passthroughWhitelist: Type.String({ default: '', description: 'Nova-style [pci] passthrough_whitelist JSON; empty: built-in defaults' }),
+    hostOps: Type.Union([Type.Literal('sysfs'), Type.Literal('command'), Type.Literal('simulate')], { default: 'sysfs' }),
+    helper: Type.String({ default: '', description: 'command mode: the helper every host operation is handed to (argv, space-separated)' }),
+    installCommand: Type.String({ default: '', description: 'sysfs mode: run on install-driver ({version} is filled in)' }),
+    uninstallCommand: Type.String({ default: '' }),
+    updateCommand: Type.String({ default: '' }),
+    programCommand: Type.String({ default: '', description: 'sysfs mode: programs a card ({address}, {image})' }),
+    vfioDriver: Type.String({ minLength: 1, default: 'vfio-pci' }),
+    version: Type.String({ minLength: 1, default: '1.0.0' }),
+  }, { default: {} }),
   fake: Type.Object({
     gpus: Type.Integer({ minimum: 0, default: 2 }),
     nics: Type.Integer({ minimum: 0, default: 1 }),
@@ -139,6 +153,12 @@ export function loadConfig(overrides: DeepPartial<Static<typeof ConfigSchema>> =
       leaseRenewMs: int(env, 'CYBORG_LEASE_RENEW_MS'),
       requestTimeoutMs: int(env, 'CYBORG_REQUEST_TIMEOUT_MS'),
       metricsPort: int(env, 'CYBORG_METRICS_PORT'),
+    }),
+    generic: defined({
+      enabled: env.CYBORG_GENERIC_ENABLED === undefined ? undefined : env.CYBORG_GENERIC_ENABLED === '1' || env.CYBORG_GENERIC_ENABLED === 'true',
+      sysfsRoot: env.CYBORG_GENERIC_SYSFS_ROOT, passthroughWhitelist: env.CYBORG_PCI_PASSTHROUGH_WHITELIST, hostOps: env.CYBORG_GENERIC_HOST_OPS,
+      helper: env.CYBORG_GENERIC_HELPER, installCommand: env.CYBORG_GENERIC_INSTALL_COMMAND, uninstallCommand: env.CYBORG_GENERIC_UNINSTALL_COMMAND,
+      updateCommand: env.CYBORG_GENERIC_UPDATE_COMMAND, programCommand: env.CYBORG_GENERIC_PROGRAM_COMMAND, vfioDriver: env.CYBORG_GENERIC_VFIO_DRIVER,
     }),
     fake: defined({
       gpus: int(env, 'CYBORG_FAKE_GPUS'), nics: int(env, 'CYBORG_FAKE_NICS'),

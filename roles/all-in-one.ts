@@ -10,6 +10,8 @@ import { InProcessBus } from '../bus/in-process.js';
 import type { Config } from '../config/index.js';
 import { FakeDriver } from '../drivers/fake/index.js';
 import { DriverRegistry } from '../drivers/registry.js';
+import type { Driver } from '../drivers/driver.js';
+import { genericDriverFromConfig } from '../drivers/generic/from-config.js';
 import { startNovaNotifier } from '../openstack/nova.js';
 
 export interface Running {
@@ -27,6 +29,8 @@ export interface AllInOneDeps {
   /** Defaults to the database of the config (DATABASE_URL, else embedded PGlite under dataDir). */
   journal?: Journal;
   fake?: FakeDriver;
+  /** Drivers beside the fake one; default: the generic driver when `config.generic.enabled`. */
+  drivers?: Driver[];
 }
 
 /** API + conductor + one agent with the fake driver, in one process, over the in-process bus. */
@@ -44,7 +48,7 @@ export async function startAllInOne(config: Config, log: Logger, deps: AllInOneD
   const agent = new Agent({
     host: config.host,
     bus,
-    drivers: new DriverRegistry([fake]),
+    drivers: new DriverRegistry([fake, ...(deps.drivers ?? genericDriverFromConfig(config, log))]),
     log: log.child({ component: 'agent' }),
     heartbeatIntervalMs: config.timing.heartbeatIntervalMs,
     discoveryIntervalMs: config.timing.discoveryIntervalMs,

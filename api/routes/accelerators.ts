@@ -128,7 +128,8 @@ function withPlacement(control: ControlPlane, view: AcceleratorView): Accelerato
   return placement ? { ...view, placement } : view;
 }
 
-function meta(req: { id: string; headers: Record<string, unknown> }): { requestId: string; actor: string } {
+/** Who asked and under which request id: what every transition record carries. */
+export function meta(req: { id: string; headers: Record<string, unknown> }): { requestId: string; actor: string } {
   const user = typeof req.headers['x-user-id'] === 'string' ? req.headers['x-user-id'] : 'operator';
   return { requestId: typeof req.headers['x-openstack-request-id'] === 'string' ? req.headers['x-openstack-request-id'] : `req-${randomUUID()}`, actor: `api:${user}` };
 }

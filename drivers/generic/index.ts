@@ -1,4 +1,3 @@
-import type { Logger } from 'pino';
 import type {
   AttachPreparer, BackendService, Driver, DriverDevice, DriverLifecycle, Installer, LifecycleRequest, OpRequest, OpResult, Programmer, ServiceReporter,
 } from '../driver.js';
@@ -30,7 +29,6 @@ export interface GenericDriverOptions {
   /** The kernel driver that makes functions assignable to instances. */
   vfioDriver?: string;
   version?: string;
-  log?: Logger;
   /** Injected host operations (tests); overrides `hostOps`. */
   ops?: HostOps;
 }

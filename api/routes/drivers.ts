@@ -1,0 +1,65 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import type { DriverControl } from '../../actors/driver-admin.js';
+import { meta } from './accelerators.js';
+import { instanceRoutes } from './instances.js';
+import { serviceRoutes } from './services.js';
+import { ErrorSchema } from './shared.js';
+
+export const DriverSchema = Type.Object({
+  id: Type.String({ description: 'stable: derived from host and driver name' }),
+  host: Type.String(),
+  name: Type.String(),
+  version: Type.String(),
+  state: Type.Union([Type.Literal('installed'), Type.Literal('uninstalled'), Type.Literal('installing'), Type.Literal('uninstalling'), Type.Literal('updating')]),
+  loaded: Type.Boolean({ description: 'the host\'s agent loaded it at its last registration' }),
+  hostState: Type.String(),
+  accelerators: Type.Integer(),
+  inUse: Type.Integer({ description: 'accelerators of this driver that instances hold now' }),
+  lastError: Type.Union([Type.Object({ op: Type.String(), reason: Type.String(), at: Type.String() }), Type.Null()]),
+  updatedAt: Type.String(),
+});
+
+const Ref = Type.Object({ ref: Type.String({ minLength: 1, maxLength: 512, description: 'driver id, `name@host`, or `name` (with `host` when several hosts have it)' }) });
+const Version = Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9][A-Za-z0-9._+~-]*$' });
+const Target = Type.Object({ host: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })) }, { additionalProperties: false });
+const WithVersion = Type.Object({ host: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })), version: Type.Optional(Version) }, { additionalProperties: false });
+const errors = { 400: ErrorSchema, 404: ErrorSchema, 409: ErrorSchema, 502: ErrorSchema, 503: ErrorSchema, 504: ErrorSchema };
+
+/**
+ * The generic-driver spec's driver-list / install-driver / uninstall-driver / update-driver:
+ * drivers per host, changed on the host's agent through the conductor. Each write answers once
+ * the agent has done it and the outcome is committed; 409 says why it was refused.
+ */
+export const driverRoutes: FastifyPluginAsyncTypebox<{ admin: DriverControl }> = async (app, { admin }) => {
+  app.get('/drivers', {
+    schema: {
+      tags: ['drivers'], summary: 'List drivers per host with their state and version',
+      querystring: Type.Object({ host: Type.Optional(Type.String({ maxLength: 255 })) }, { additionalProperties: false }),
+      response: { 200: Type.Object({ drivers: Type.Array(DriverSchema) }) },
+    },
+  }, async (req) => ({ drivers: admin.listDrivers(req.query) }));
+
+  app.get('/drivers/:ref', {
+    schema: { tags: ['drivers'], summary: 'One driver on one host', params: Ref, querystring: Target, response: { 200: DriverSchema, ...errors } },
+  }, async (req) => admin.getDriver(req.params.ref, req.query.host));
+
+  app.post('/drivers/:ref/install', {
+    schema: { tags: ['drivers'], summary: 'Install the driver on its host (optionally at a version)', params: Ref, body: Type.Optional(WithVersion), response: { 200: DriverSchema, ...errors } },
+  }, async (req) => admin.installDriver(req.params.ref, req.body ?? {}, meta(req)));
+
+  app.post('/drivers/:ref/uninstall', {
+    schema: { tags: ['drivers'], summary: 'Uninstall the driver from its host (refused while an instance holds one of its accelerators)', params: Ref, body: Type.Optional(Target), response: { 200: DriverSchema, ...errors } },
+  }, async (req) => admin.uninstallDriver(req.params.ref, req.body ?? {}, meta(req)));
+
+  app.post('/drivers/:ref/update', {
+    schema: { tags: ['drivers'], summary: 'Update the driver on its host (to a version, or to what the agent ships)', params: Ref, body: Type.Optional(WithVersion), response: { 200: DriverSchema, ...errors } },
+  }, async (req) => admin.updateDriver(req.params.ref, req.body ?? {}, meta(req)));
+};
+
+/** Registers the driver, service and instance routes (under the operator prefix). */
+export const genericDriverRoutes: FastifyPluginAsyncTypebox<{ admin: DriverControl }> = async (app, opts) => {
+  await app.register(driverRoutes, opts);
+  await app.register(serviceRoutes, opts);
+  await app.register(instanceRoutes, opts);
+};

@@ -1,0 +1,37 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import type { DriverControl } from '../../actors/driver-admin.js';
+import { BackendServiceSchema } from '../../bus/driver-schemas.js';
+import { meta } from './accelerators.js';
+import { ErrorSchema } from './shared.js';
+
+export const ServiceSchema = Type.Composite([BackendServiceSchema, Type.Object({ host: Type.String(), driver: Type.String(), discoveredAt: Type.String() })]);
+
+const Filter = Type.Object({
+  host: Type.Optional(Type.String({ maxLength: 255 })),
+  driver: Type.Optional(Type.String({ maxLength: 255 })),
+}, { additionalProperties: false });
+
+/** The generic-driver spec's service-list and discover-services: what each backend offers (VFs, mdev types, programmed functions). */
+export const serviceRoutes: FastifyPluginAsyncTypebox<{ admin: DriverControl }> = async (app, { admin }) => {
+  app.get('/services', {
+    schema: {
+      tags: ['drivers'], summary: 'Services of the backends, as last discovered', querystring: Filter,
+      response: { 200: Type.Object({ services: Type.Array(ServiceSchema) }) },
+    },
+  }, async (req) => ({ services: admin.listServices(req.query) }));
+
+  app.post('/services/discover', {
+    schema: {
+      tags: ['drivers'], summary: 'Ask the agents (one host, or every online host) for the services of their drivers, and record them',
+      body: Type.Optional(Type.Object({ host: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })) }, { additionalProperties: false })),
+      response: {
+        200: Type.Object({
+          services: Type.Array(ServiceSchema),
+          failures: Type.Array(Type.Object({ host: Type.String(), driver: Type.Optional(Type.String()), code: Type.String(), reason: Type.String() })),
+        }),
+        404: ErrorSchema, 502: ErrorSchema, 503: ErrorSchema, 504: ErrorSchema,
+      },
+    },
+  }, async (req) => admin.discoverServices(req.body ?? {}, meta(req)));
+};
