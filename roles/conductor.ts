@@ -16,6 +16,7 @@ import { Subjects } from '../bus/subjects.js';
 import type { Config } from '../config/index.js';
 import { startHealthServer, type HealthServer } from '../metrics/http.js';
 import { Metrics } from '../metrics/index.js';
+import { startNovaNotifier } from '../openstack/nova.js';
 import { serveService } from './service.js';
 import { roleBus, roleJournal } from './shared.js';
 
@@ -69,6 +70,8 @@ export async function startConductor(config: Config, log: Logger, deps: { journa
   if (router) router.conductor = conductor;
   publisher = new ViewPublisher(bus, conductor, id);
   await conductor.start();
+  // Each conductor tells Nova about the binds it resolves (its own ARQs): one event per bind.
+  const nova = startNovaNotifier(config, conductor, log.child({ component: 'nova' }));
   metrics.watchConductor(conductor);
   watchJournal(metrics, inner);
   const offs = [
@@ -92,6 +95,7 @@ export async function startConductor(config: Config, log: Logger, deps: { journa
     stop: () => (stopped ??= (async () => {
       for (const o of offs) o();
       await conductor.stop();
+      await nova.stop();
       publisher?.stop();
       await lease?.stop();
       await health?.close();
