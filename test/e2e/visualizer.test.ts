@@ -30,6 +30,8 @@ describe.skipIf(!svc.browser)('the visualizer in a browser', () => {
     const config = loadConfig({
       host: HOST, logLevel: 'silent', logPretty: false, listen: { address: '127.0.0.1', port: 0 },
       fake: { gpus: 2, nics: 1, vfsPerNic: 2, opDelayMs: 50 },
+      // Frequent heartbeats, so that the last story can lose the agent in seconds.
+      timing: { heartbeatIntervalMs: 500, staleAfterMs: 5_000, lostAfterMs: 10_000 },
     }, {});
     run = await startAllInOne(config, pino({ level: 'silent' }), { journal: new MemoryJournal() });
     fpga = await eventually(() => run.conductor.listAccelerators({ type: 'FPGA' })[0], 20_000, 'the fake FPGA');
@@ -148,6 +150,18 @@ describe.skipIf(!svc.browser)('the visualizer in a browser', () => {
     expect(await holders.textContent()).toContain(instance.slice(0, 8));
     expect(await holders.textContent()).toContain('Bound');
     expect(await holders.textContent()).toContain('project-nova');
+  });
+
+  it('shows an agent that stops heartbeating as lost, and its accelerators offline, still held', async () => {
+    const host = page.locator(`[data-host="${HOST}"]`);
+    expect(await host.getAttribute('data-liveness')).toBe('online');
+    await run.agent.stop();
+    await expect.poll(() => host.getAttribute('data-liveness'), { timeout: 30_000 }).toBe('lost');
+    await expect.poll(() => row(fpga.name).getAttribute('data-state'), { timeout: 10_000 }).toBe('offline');
+    // Offline keeps its holder: nothing is pulled from under the instance.
+    await row(fpga.name).click();
+    await expect.poll(() => page.getByTestId('holders').textContent()).toContain('project-e2e');
+    await expect.poll(() => page.getByTestId('chart-accelerator').getAttribute('data-current')).toBe('offline');
   });
 
   async function actions(): Promise<string[]> {
