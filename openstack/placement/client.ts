@@ -11,6 +11,7 @@ export const Microversions = {
   inventories: '1.26',
   requiredFilter: '1.18',
   createReturnsBody: '1.20',
+  reparent: '1.37',
   allocations: '1.39',
 } as const;
 
@@ -108,6 +109,13 @@ export class PlacementClient {
     const body: Record<string, unknown> = { uuid: p.uuid, name: p.name };
     if (p.parentUuid) body.parent_provider_uuid = p.parentUuid;
     return this.call<Provider>('POST', '/resource_providers', { microversion: Microversions.createReturnsBody, body });
+  }
+
+  /** Renames or re-parents a provider (re-parenting needs 1.37). */
+  updateProvider(uuid: string, p: { name: string; parentUuid: string | null }): Promise<Provider> {
+    return this.call<Provider>('PUT', `/resource_providers/${uuid}`, {
+      microversion: Microversions.reparent, body: { name: p.name, parent_provider_uuid: p.parentUuid },
+    });
   }
 
   /** Deletes a provider; true if it existed. */

@@ -121,8 +121,9 @@ export class Reconciler {
       try {
         if (state === undefined) state = await this.read(d.rpUuid);
         if (state === null) {
-          const p = await client.createProvider({ uuid: d.rpUuid, name: d.name, parentUuid: root });
-          state = { generation: p.generation, inventories: {}, traits: [] };
+          const p = await this.createOrAdopt(d, root);
+          state = p ? { generation: p.generation, inventories: {}, traits: [] } : await this.read(d.rpUuid);
+          if (!state) continue;
           wrote = true;
         }
         const flags = await this.apply(d, state, () => { wrote = true; });
@@ -135,6 +136,24 @@ export class Reconciler {
       }
     }
     return { ...base(d.id, d.rpUuid), status: 'pending', reason: 'the provider kept changing under us (409 concurrent_update); will retry', retry: true };
+  }
+
+  /**
+   * Creates the provider under the compute node's. If it already exists elsewhere (the compute
+   * node's provider was re-created, say), moves it under the current one instead (1.37) and
+   * returns null: its contents are read next.
+   */
+  private async createOrAdopt(d: DesiredProvider, root: string): Promise<Provider | null> {
+    try {
+      return await this.opts.client.createProvider({ uuid: d.rpUuid, name: d.name, parentUuid: root });
+    } catch (err) {
+      if (!isPlacementError(err) || err.httpStatus !== 409) throw err;
+      const existing = await this.opts.client.getProvider(d.rpUuid);
+      if (!existing) throw err; // the name is taken by another uuid: say so
+      this.opts.log.warn({ rpUuid: d.rpUuid, from: existing.parent_provider_uuid, to: root }, 'provider found under another parent: moving it under the compute node');
+      await this.opts.client.updateProvider(d.rpUuid, { name: d.name, parentUuid: root });
+      return null;
+    }
   }
 
   /** Writes the inventory and traits that differ, moving `state` along with each write. */

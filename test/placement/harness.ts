@@ -36,9 +36,10 @@ export async function startSynced(o: {
   createRoots?: boolean;
   intervalMs?: number;
   fake?: Omit<FakeDriverOptions, 'host'>;
+  timing?: NonNullable<Parameters<typeof startRuntime>[0]>['timing'];
 }): Promise<Synced> {
   const host = o.host ?? uniqueHost();
-  const rt = await startRuntime({ hosts: [host], fake: o.fake ?? { gpus: 1, nics: 1, vfsPerNic: 2 } });
+  const rt = await startRuntime({ hosts: [host], fake: o.fake ?? { gpus: 1, nics: 1, vfsPerNic: 2 }, timing: o.timing });
   const client = placementClient(o.url);
   const sync = new PlacementSync({
     source: rt.conductor,
@@ -88,6 +89,26 @@ export function allInSync(s: Synced, timeoutMs = 30_000): Promise<boolean> {
 /** An inventory as Placement reports it with Cyborg's fields (Placement's defaults elsewhere). */
 export function inventory(rc: string, total: number, reserved: number): Inventories {
   return { [rc]: { total, reserved, min_unit: 1, max_unit: total, step_size: 1, allocation_ratio: 1 } };
+}
+
+/** Waits until Placement shows `reserved` for the class on the provider. */
+export function reservedBecomes(s: Synced, rpUuid: string, rc: string, reserved: number, what: string): Promise<boolean> {
+  return eventually(async () => (await s.client.getInventories(rpUuid)).inventories[rc]?.reserved === reserved, 15_000, what);
+}
+
+/** Enables an accelerator and waits until Placement has freed its inventory. */
+export async function enableInPlacement(s: Synced, v: AcceleratorView): Promise<void> {
+  await s.conductor.act(v.id, { type: 'ENABLE' });
+  await reservedBecomes(s, v.rpUuid, v.resourceClass!, 0, `${v.name} unreserved`);
+}
+
+/** Nova's scheduler claiming `n` of a provider's class in Placement; returns the consumer. */
+export async function allocate(client: PlacementClient, rpUuid: string, rc: string, n: number): Promise<string> {
+  const consumer = randomUUID();
+  await client.putAllocations(consumer, {
+    allocations: { [rpUuid]: { resources: { [rc]: n } } }, project_id: randomUUID(), user_id: randomUUID(), consumer_generation: null,
+  });
+  return consumer;
 }
 
 /** What one provider holds, read back from Placement. */

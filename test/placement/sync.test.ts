@@ -3,7 +3,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { uuid3, NAMESPACE_DNS } from '../../drivers/ids.js';
 import { svc } from '../services.js';
 import {
-  allInSync, createComputeNode, deleteTree, eventually, inventory, readProvider, startSynced, uniqueHost, type Synced,
+  allInSync, allocate, createComputeNode, deleteTree, enableInPlacement, eventually, inventory, placementClient, readProvider, reservedBecomes,
+  startSynced, uniqueHost, type Synced,
 } from './harness.js';
 
 /**
@@ -56,11 +57,10 @@ describe.skipIf(!svc.placement)('placement sync against a real Placement', () =>
     s = await startSynced({ url, createRoots: true });
     await allInSync(s);
     const fpga = s.accelerator('FakeDevice');
-    await s.conductor.act(fpga.id, { type: 'ENABLE' });
-    await eventually(async () => (await s!.client.getInventories(fpga.rpUuid)).inventories.FPGA?.reserved === 0, 15_000, 'FPGA unreserved');
+    await enableInPlacement(s, fpga);
     await allInSync(s);
     await s.conductor.act(fpga.id, { type: 'DISABLE' });
-    await eventually(async () => (await s!.client.getInventories(fpga.rpUuid)).inventories.FPGA?.reserved === 16, 15_000, 'FPGA reserved again');
+    await reservedBecomes(s, fpga.rpUuid, 'FPGA', 16, 'FPGA reserved again');
     expect((await readProvider(s.client, fpga.rpUuid))!.inventories).toEqual(inventory('FPGA', 16, 16));
   });
 
@@ -80,13 +80,9 @@ describe.skipIf(!svc.placement)('placement sync against a real Placement', () =>
     s = await startSynced({ url, createRoots: true });
     await allInSync(s);
     const gpu = s.accelerator('fake_gpu');
-    await s.conductor.act(gpu.id, { type: 'ENABLE' });
-    await eventually(async () => (await s!.client.getInventories(gpu.rpUuid)).inventories.PGPU?.reserved === 0, 15_000, 'GPU unreserved');
+    await enableInPlacement(s, gpu);
     // Nova's scheduler claims the GPU in Placement (Cyborg never writes allocations).
-    const consumer = randomUUID();
-    await s.client.putAllocations(consumer, {
-      allocations: { [gpu.rpUuid]: { resources: { PGPU: 1 } } }, project_id: randomUUID(), user_id: randomUUID(), consumer_generation: null,
-    });
+    const consumer = await allocate(s.client, gpu.rpUuid, 'PGPU', 1);
     // The device disappears from discovery.
     s.fakes[0]!.unplug(gpu.deviceUuid);
     await s.agents[0]!.discoverAndReport();
@@ -99,6 +95,20 @@ describe.skipIf(!svc.placement)('placement sync against a real Placement', () =>
     await s.sync.reconcileNow();
     await eventually(async () => (await s!.client.getProvider(gpu.rpUuid)) === null, 15_000, 'provider deleted');
     expect(s.sync.status(gpu.id)).toMatchObject({ status: 'in_sync', flags: [] });
+  });
+
+  it('keeps the inventory of a lost host for its allocations, reserving only what is free', async () => {
+    s = await startSynced({ url, createRoots: true, timing: { heartbeatIntervalMs: 50, staleAfterMs: 300, lostAfterMs: 600 } });
+    await allInSync(s);
+    const fpga = s.accelerator('FakeDevice');
+    await enableInPlacement(s, fpga);
+    const consumer = await allocate(s.client, fpga.rpUuid, 'FPGA', 2);
+    await s.agents[0]!.stop(); // heartbeats stop: the host goes stale, then lost
+    await eventually(() => s!.conductor.getAccelerator(fpga.id).state === 'offline', 15_000, 'accelerator offline');
+    await reservedBecomes(s, fpga.rpUuid, 'FPGA', 14, 'free part reserved');
+    expect((await readProvider(s.client, fpga.rpUuid))!.inventories).toEqual(inventory('FPGA', 16, 14));
+    expect(await s.client.getUsages(fpga.rpUuid)).toEqual({ FPGA: 2 });
+    await s.client.deleteAllocations(consumer);
   });
 
   it('repairs changes made by hand in Placement and removes stale Cyborg providers', async () => {
@@ -121,6 +131,19 @@ describe.skipIf(!svc.placement)('placement sync against a real Placement', () =>
       return f?.traits.join() === 'CUSTOM_FAKE_DEVICE,OWNER_CYBORG' && g?.inventories.PGPU?.total === 1 && l === null;
     }, 20_000, 'Placement repaired');
     expect(await readProvider(s.client, gpu.rpUuid)).toEqual({ inventories: inventory('PGPU', 1, 1), traits: ['CUSTOM_FAKE_GPU', 'OWNER_CYBORG'] });
+  });
+
+  it('moves a deployable provider left under an old compute node provider under the current one', async () => {
+    const host = uniqueHost();
+    const client = placementClient(url);
+    const old = await client.createProvider({ uuid: randomUUID(), name: `${host}-old` });
+    const rpUuid = uuid3(NAMESPACE_DNS, `${host}_FakeDevice`);
+    await client.createProvider({ uuid: rpUuid, name: `${host}_FakeDevice`, parentUuid: old.uuid });
+    const root = await createComputeNode(client, host);
+    s = await startSynced({ url, host });
+    await allInSync(s);
+    expect((await client.getProvider(rpUuid))!.parent_provider_uuid).toBe(root);
+    await client.deleteProvider(old.uuid);
   });
 
   it('reports a missing compute node provider clearly, and converges once nova-compute creates it', async () => {
