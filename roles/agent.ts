@@ -36,8 +36,13 @@ export async function startAgentRole(config: Config, log: Logger, deps: { driver
   const cache = await AgentCache.open(join(config.dataDir, 'agent'), host, drivers.list().map((d) => ({ name: d.name, version: d.version })), log);
   let agent: Agent | undefined;
   let started = false;
+  let resyncing = false;
+  let stopping = false;
   const bus = await roleBus(config, log, `cyborg-agent-${host}`, metrics, () => {
-    if (started) void resync(agent!, log);
+    if (started && !resyncing) {
+      resyncing = true;
+      void resync(agent!, log, () => stopping).finally(() => (resyncing = false));
+    }
   });
   agent = new Agent({
     host, bus, drivers, log,
@@ -49,7 +54,6 @@ export async function startAgentRole(config: Config, log: Logger, deps: { driver
     memory: cache,
   });
   const a = agent;
-  let stopping = false;
   const ready = (async () => {
     for (let attempt = 0, delay = 250; !stopping; attempt++, delay = Math.min(delay * 2, 5_000)) {
       try {
@@ -86,13 +90,20 @@ export async function startAgentRole(config: Config, log: Logger, deps: { driver
   };
 }
 
-/** After a reconnect: say who we are again and send the full inventory (the conductor reconciles). */
-async function resync(agent: Agent, log: Logger): Promise<void> {
-  try {
-    await agent.register();
-    await agent.discoverAndReport();
-    log.info('resynced with the conductor after a reconnect');
-  } catch (err) {
-    log.warn({ err: (err as Error).message }, 'resync after reconnect failed; the periodic discovery will retry');
+/**
+ * After a reconnect: say who we are again and send the full inventory (the conductor reconciles).
+ * The conductors may come back after us, so it retries with backoff until one answers.
+ */
+async function resync(agent: Agent, log: Logger, stopped: () => boolean): Promise<void> {
+  for (let attempt = 1, delay = 250; !stopped(); attempt++, delay = Math.min(delay * 2, 5_000)) {
+    try {
+      await agent.register();
+      await agent.discoverAndReport();
+      log.info({ attempts: attempt }, 'resynced with the conductor after a reconnect');
+      return;
+    } catch (err) {
+      log.warn({ err: (err as Error).message, attempt, retryInMs: delay }, 'resync after reconnect failed; retrying');
+      await new Promise((r) => setTimeout(r, delay));
+    }
   }
 }

@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { Bus, Unsubscribe } from '../bus/bus.js';
 import { Subjects } from '../bus/subjects.js';
 
-const Empty = Type.Object({});
+const Empty = Type.Object({}, { additionalProperties: false });
 const Reply = Type.Record(Type.String(), Type.Unknown());
 
 /**
