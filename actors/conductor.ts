@@ -325,7 +325,7 @@ export class Conductor implements ControlPlane {
     if (!handleUuid) throw new Error(`deployable ${actor.deployable.name} has no free attach handle`);
     const view = await actor.request({
       type: 'ATTACH', handleUuid, instanceUuid: b.instanceUuid, arqUuid, ...(b.projectId ? { projectId: b.projectId } : {}),
-    }, { actor: `arq:${arqUuid}` });
+    }, { actor: `arq:${arqUuid}` }, { awaitCommit: false });
     if (!view.allocations.some((a) => a.handleUuid === handleUuid)) {
       throw new Error(view.error?.reason ?? `attach of ${actor.id} failed`);
     }
@@ -345,7 +345,7 @@ export class Conductor implements ControlPlane {
       return; // the accelerator is gone: nothing left to release
     }
     if (!actor.context.allocations.some((a) => a.handleUuid === boundTo.handleUuid)) return;
-    const view = await actor.request({ type: 'DETACH', handleUuid: boundTo.handleUuid }, { actor: `arq:${arqUuid}` });
+    const view = await actor.request({ type: 'DETACH', handleUuid: boundTo.handleUuid }, { actor: `arq:${arqUuid}` }, { awaitCommit: false });
     if (view.state === 'error') throw new Error(view.error?.reason ?? `detach of ${actor.id} failed`);
   }
 
