@@ -82,7 +82,10 @@ export async function loadRecovered(em: EntityManager): Promise<Recovered> {
     const groups = (JSON.parse(p.profileJson) as { groups?: unknown[] }).groups ?? [];
     out.documents.push({
       collection: 'device_profiles', id: p.uuid,
-      body: { uuid: p.uuid, name: p.name, description: p.description ?? null, groups, createdAt: p.createdAt.toISOString(), updatedAt: p.updatedAt.toISOString() },
+      body: {
+        uuid: p.uuid, name: p.name, description: p.description ?? null, groups, createdAt: p.createdAt.toISOString(),
+        updatedAt: p.updatedAt.getTime() === p.createdAt.getTime() ? null : p.updatedAt.toISOString(),
+      },
     });
   }
   for (const d of docs) out.documents.push({ collection: d.collection, id: d.id, body: d.body });

@@ -62,15 +62,15 @@ async function writeDocuments(em: EntityManager, m: MergedBatch): Promise<void> 
         if (row) em.remove(row);
         continue;
       }
-      const b = doc.body as { name: string; description?: string | null; groups?: unknown[]; createdAt?: string; updatedAt?: string };
-      const fields = {
-        name: b.name,
-        description: b.description ?? null,
-        profileJson: JSON.stringify({ groups: b.groups ?? [] }),
-        ...(b.updatedAt ? { updatedAt: new Date(b.updatedAt) } : {}),
-      };
-      if (row) em.assign(row, fields);
-      else em.create(DeviceProfile, { uuid: doc.id, ...fields, ...(b.createdAt ? { createdAt: new Date(b.createdAt) } : {}) });
+      const b = doc.body as { name: string; description?: string | null; groups?: unknown[]; createdAt?: string; updatedAt?: string | null };
+      const fields = { name: b.name, description: b.description ?? null, profileJson: JSON.stringify({ groups: b.groups ?? [] }) };
+      if (row) {
+        em.assign(row, fields);
+      } else {
+        // A profile never updated keeps updated_at = created_at; load() reads that back as null.
+        const createdAt = b.createdAt ? new Date(b.createdAt) : new Date();
+        em.create(DeviceProfile, { uuid: doc.id, ...fields, createdAt, updatedAt: b.updatedAt ? new Date(b.updatedAt) : createdAt });
+      }
       continue;
     }
     const row = await em.findOne(Document, { collection: doc.collection, id: doc.id });
