@@ -81,7 +81,11 @@ export async function startConductor(config: Config, log: Logger, deps: { journa
     }),
     serveService(bus, 'conductor', id, {
       info: () => ({ leases: d.leases, subjectPrefix: d.subjectPrefix ?? null, database: config.databaseUrl ? 'postgresql' : 'memory' }),
-      stats: () => stats(conductor, metrics, lease),
+      stats: (req) => {
+        const out = stats(conductor, metrics, lease);
+        if (req.resetWindow) metrics.lagWindow.reset();
+        return out;
+      },
     }),
   ];
   const health = d.metricsPort >= 0 ? await startHealthServer({
