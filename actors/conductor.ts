@@ -58,7 +58,9 @@ export class Conductor implements ControlPlane {
     };
     this.arqLogic = arqLogic((u, b) => this.bindToAccelerator(u, b), (u, boundTo) => this.unbindFromAccelerator(u, boundTo));
     this.documents = new DocumentStore(opts.journal, opts.log.child({ component: 'documents' }));
-    this.driverAdmin = new DriverAdmin({ bus: opts.bus, journal: opts.journal, log: opts.log.child({ component: 'drivers' }), control: this, timeoutMs: opts.timing.driverOpTimeoutMs });
+    this.driverAdmin = new DriverAdmin({ bus: opts.bus, journal: opts.journal, log: opts.log.child({ component: 'drivers' }), control: this, timeoutMs: opts.timing.driverOpTimeoutMs,
+      settle: (id) => this.acceleratorActor(id).flushed(),
+    });
   }
 
   async start(): Promise<void> {

@@ -8,7 +8,7 @@ import type { BackendService } from '../drivers/driver.js';
 import { stableId } from '../drivers/ids.js';
 import { CyborgError, DriverError, isCyborgError } from '../errors/index.js';
 import type { AcceleratorView } from './accelerator-actor.js';
-import { attachInstance, detachInstance, type AttachRequest, type AttachResult, type DetachResult } from './instance-attach.js';
+import { attachInstance, detachInstance, type AttachRequest, type AttachResult, type DetachResult, type Settle } from './instance-attach.js';
 import type { Journal, Recovered } from './journal.js';
 import type { RequestMeta } from './machine-host.js';
 
@@ -71,6 +71,8 @@ export interface DriverAdminOptions {
   /** The conductor: accelerators, hosts, ARQs. */
   control: ControlPlane;
   timeoutMs: number;
+  /** Resolves once an accelerator's changes are committed (the conductor's actor knows). */
+  settle?: Settle;
 }
 
 const BUSY_STATE: Record<DriverOp, DriverView['state']> = { install: 'installing', uninstall: 'uninstalling', update: 'updating' };
@@ -173,11 +175,11 @@ export class DriverAdmin implements DriverControl {
   }
 
   attachInstance(instanceUuid: string, req: AttachRequest, meta: RequestMeta = {}): Promise<AttachResult> {
-    return attachInstance(this.opts.control, instanceUuid, req, meta);
+    return attachInstance(this.opts.control, instanceUuid, req, meta, this.opts.settle);
   }
 
   detachInstance(instanceUuid: string, meta: RequestMeta = {}): Promise<DetachResult> {
-    return detachInstance(this.opts.control, instanceUuid, meta);
+    return detachInstance(this.opts.control, instanceUuid, meta, this.opts.settle);
   }
 
   // --- internals ----------------------------------------------------------------------------

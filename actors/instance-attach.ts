@@ -33,7 +33,12 @@ export interface DetachResult {
  * attach → agent), so the bind is recorded, tells Nova, and shows in `openstack accelerator
  * arq list` like any other. A failed bind leaves no ARQ behind.
  */
-export async function attachInstance(control: ControlPlane, instanceUuid: string, req: AttachRequest, meta: RequestMeta = {}): Promise<AttachResult> {
+/** Waits until an accelerator's changes are committed (ARQ binds do not wait for it themselves). */
+export type Settle = (acceleratorId: string) => Promise<void>;
+
+const noWait: Settle = async () => undefined;
+
+export async function attachInstance(control: ControlPlane, instanceUuid: string, req: AttachRequest, meta: RequestMeta = {}, settle: Settle = noWait): Promise<AttachResult> {
   const { accelerator, profile } = pick(control, req);
   const arq = await control.createArq({ deviceProfileName: profile ?? `operator:${accelerator.resourceClass ?? accelerator.name}`, deviceProfileGroupId: 0, projectId: req.projectId ?? null }, meta);
   const bound = await control.bindArq(arq.uuid, { hostname: accelerator.host, deviceRpUuid: accelerator.rpUuid, instanceUuid, projectId: req.projectId ?? null }, meta);
@@ -41,6 +46,7 @@ export async function attachInstance(control: ControlPlane, instanceUuid: string
     await control.deleteArq(arq.uuid, meta).catch(() => undefined);
     throw new DriverError('driver.failed', `attaching instance ${instanceUuid} to accelerator ${accelerator.name} failed: ${bound.error ?? bound.state}`, { acceleratorId: accelerator.id, instanceUuid });
   }
+  await settle(accelerator.id);
   return { arq: bound, accelerator: control.getAccelerator(accelerator.id) };
 }
 
@@ -49,7 +55,7 @@ export async function attachInstance(control: ControlPlane, instanceUuid: string
  * deletes a server) and detaches what an operator attached directly. Detaching an instance that
  * holds nothing is not an error: scripts may retry it.
  */
-export async function detachInstance(control: ControlPlane, instanceUuid: string, meta: RequestMeta = {}): Promise<DetachResult> {
+export async function detachInstance(control: ControlPlane, instanceUuid: string, meta: RequestMeta = {}, settle: Settle = noWait): Promise<DetachResult> {
   const arqs = control.listArqs({ instanceUuid });
   const touched = new Set<string>();
   for (const a of arqs) {
@@ -64,6 +70,7 @@ export async function detachInstance(control: ControlPlane, instanceUuid: string
       touched.add(acc.id);
     }
   }
+  await Promise.all([...touched].map((id) => settle(id)));
   return { instanceUuid, arqs: arqs.map((a) => a.uuid), accelerators: [...touched].map((id) => control.getAccelerator(id)) };
 }
 

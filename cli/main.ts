@@ -6,6 +6,7 @@ import type { ConfigSchema } from '../config/index.js';
 import { startAllInOne } from '../roles/all-in-one.js';
 import { dbCommand } from '../db/cli.js';
 import { addRoleCommands } from './roles.js';
+import { addOperatorCommands } from './commands/index.js';
 
 /**
  * `cyborg <role|command>`: one program, a subcommand per role. Flags override the environment,
@@ -42,6 +43,7 @@ export function buildProgram(): Command {
 
   program.addCommand(dbCommand());
   addRoleCommands(program, onShutdown);
+  addOperatorCommands(program);
 
   return program;
 }

@@ -1,0 +1,86 @@
+import type { Command } from 'commander';
+import type { AcceleratorView } from '../../actors/accelerator-actor.js';
+import { ApiError } from '../client.js';
+import { fields, table, UsageError, withProgress, type Io } from '../output.js';
+import { act, apiCommand, group, printJson, type Ctx } from './common.js';
+
+const path = (id: string): string => `/accelerators/${encodeURIComponent(id)}`;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Accelerators are named by id or by name (`host_0000_3b_00_0`): a name is looked up. */
+export async function resolveAccelerator(ctx: Ctx, ref: string): Promise<string> {
+  if (UUID.test(ref)) return ref;
+  const { accelerators } = await ctx.api.get<{ accelerators: AcceleratorView[] }>('/accelerators');
+  const found = accelerators.filter((a) => a.name === ref);
+  if (found.length === 1) return found[0]!.id;
+  throw new ApiError(404, 'accelerator.not_found', `no accelerator named ${ref} (see: cyborg accelerator list)`, {});
+}
+
+function rows(accs: AcceleratorView[]): string {
+  return table(['ID', 'NAME', 'HOST', 'TYPE', 'RESOURCE CLASS', 'STATE', 'IN USE', 'ALLOWED'], accs.map((a) => [
+    a.id, a.name, a.host, a.deviceType, a.resourceClass ?? '', `${a.state}${a.missing ? ' (missing)' : ''}`, `${a.allocations.length}/${a.capacity}`, a.allowed.join(' '),
+  ]));
+}
+
+function show(a: AcceleratorView): string {
+  return fields([
+    ['id', a.id], ['name', a.name], ['host', a.host], ['type', a.deviceType], ['vendor / model', `${a.vendor} ${a.model}`],
+    ['driver', a.driver], ['resource class', a.resourceClass ?? ''], ['traits', a.traits.join(' ')], ['resource provider', a.rpUuid],
+    ['state', a.state], ['allowed now', a.allowed.join(' ') || 'nothing'],
+    ['attached', a.allocations.map((x) => `${x.instanceUuid}${x.arqUuid ? ` (ARQ ${x.arqUuid})` : ''}`).join('\n') || 'none'],
+    ['programmed', a.program ? (a.program.functionId ?? a.program.bitstreamId ?? 'yes') : 'no'],
+    ['last error', a.error ? `${a.error.op}: ${a.error.reason}` : 'none'],
+    ['updated', a.updatedAt],
+  ]);
+}
+
+/** POSTs a transition and prints `name: before → after` (or the view as JSON). */
+async function transition(ctx: Ctx, ref: string, action: string, verb: string, body: Record<string, unknown> = {}): Promise<void> {
+  const id = await resolveAccelerator(ctx, ref);
+  const before = ctx.json ? undefined : await ctx.api.get<AcceleratorView>(path(id));
+  const after = await withProgress(ctx.io, ctx.json, `${verb} ${before?.name ?? id}`, ctx.api.post<AcceleratorView>(`${path(id)}/${action}`, body));
+  if (ctx.json) return printJson(ctx, after);
+  ctx.io.out(`${after.name}: ${before!.state} → ${after.state}\n`);
+}
+
+/** `cyborg accelerator list|show|enable|disable|program|attach|detach|retry|remove`. */
+export function addAcceleratorCommands(program: Command, io: Io): void {
+  const acc = group(program, 'accelerator', 'Accelerators and their lifecycle (inactive → ready → programmed → attached); <accelerator> is an id or a name', io);
+
+  act<{ host?: string; state?: string; type?: string }>(apiCommand(acc, 'list', 'List accelerators with their state and what they allow now', io)
+    .option('--host <host>', 'only this host').option('--state <state>', 'only in this state').option('--type <type>', 'only this device type (GPU, FPGA, NIC, …)'), io, async (ctx, _a, o) => {
+    const { accelerators } = await ctx.api.get<{ accelerators: AcceleratorView[] }>('/accelerators', { host: o.host, state: o.state, type: o.type?.toUpperCase() });
+    if (ctx.json) return printJson(ctx, accelerators);
+    io.out(accelerators.length ? rows(accelerators) : 'No accelerators.\n');
+  });
+
+  act(apiCommand(acc, 'show <accelerator>', 'One accelerator in full', io), io, async (ctx, [id]) => {
+    const a = await ctx.api.get<AcceleratorView>(path(await resolveAccelerator(ctx, id!)));
+    if (ctx.json) return printJson(ctx, a);
+    io.out(show(a));
+  });
+
+  const simple: [string, string, string][] = [
+    ['enable', 'enabling', 'Make it usable: the driver installs it (inactive → ready)'],
+    ['disable', 'disabling', 'Give it back: the driver uninstalls it (ready / programmed → inactive)'],
+    ['retry', 'retrying', 'Retry the driver operation that failed (from error)'],
+    ['remove', 'removing', 'Remove it (never while attached)'],
+  ];
+  for (const [action, verb, description] of simple) {
+    act(apiCommand(acc, `${action} <accelerator>`, description, io), io, (ctx, [id]) => transition(ctx, id!, action, verb));
+  }
+
+  act<{ bitstream?: string; function?: string }>(apiCommand(acc, 'program <accelerator>', 'Load a bitstream or function (ready / programmed → programmed)', io)
+    .option('--bitstream <id>', 'bitstream (image) id').option('--function <id>', 'function id'), io, async (ctx, [id], o) => {
+    if (!o.bitstream && !o.function) throw new UsageError('say what to program: --bitstream <id> or --function <id>');
+    await transition(ctx, id!, 'program', 'programming', { bitstreamId: o.bitstream, functionId: o.function });
+  });
+
+  act<{ instance: string; project?: string }>(apiCommand(acc, 'attach <accelerator>', 'Attach an instance to its first free handle, directly (no ARQ; see attach-instance)', io)
+    .requiredOption('--instance <uuid>', 'the instance').option('--project <id>', 'its project'), io, (ctx, [id], o) =>
+    transition(ctx, id!, 'attach', 'attaching', { instanceUuid: o.instance, projectId: o.project }));
+
+  act<{ instance?: string; handle?: string }>(apiCommand(acc, 'detach <accelerator>', 'Detach an instance (by instance or handle; the first one if neither)', io)
+    .option('--instance <uuid>', 'the instance').option('--handle <uuid>', 'the attach handle'), io, (ctx, [id], o) =>
+    transition(ctx, id!, 'detach', 'detaching', { instanceUuid: o.instance, handleUuid: o.handle }));
+}

@@ -1,0 +1,66 @@
+import { Option, type Command } from 'commander';
+import { ApiClient } from '../client.js';
+import { describeError, exitCodeFor, ExitCode, type Io } from '../output.js';
+
+/** What every operator command gets: the API client, the output mode and where to write. */
+export interface Ctx {
+  api: ApiClient;
+  json: boolean;
+  io: Io;
+  url: string;
+  /** A command that succeeded with a caveat (partial failure) sets a non-zero code here. */
+  exitCode: number;
+}
+
+interface ClientFlags {
+  url: string;
+  json?: boolean;
+  timeout: number;
+}
+
+function seconds(v: string): number {
+  const n = Number(v);
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`--timeout wants a number of seconds, got "${v}"`);
+  return n;
+}
+
+/** A subcommand that talks to the API: --url / CYBORG_URL, --json, --timeout; usage errors exit 2. */
+export function apiCommand(parent: Command, spec: string, description: string, io: Io): Command {
+  return parent.command(spec).description(description)
+    .addOption(new Option('--url <url>', 'the Cyborg API').env('CYBORG_URL').default('http://127.0.0.1:6666'))
+    .option('--json', 'print JSON (for scripts) instead of tables')
+    .addOption(new Option('--timeout <seconds>', 'give up waiting for the API after this long').default(300).argParser(seconds))
+    .configureOutput({ writeOut: io.out, writeErr: io.err })
+    .exitOverride((e) => io.usageExit(e.exitCode === 0 ? ExitCode.ok : ExitCode.usage));
+}
+
+/** A group of subcommands (`cyborg accelerator …`) with the same output and exit rules. */
+export function group(parent: Command, name: string, description: string, io: Io): Command {
+  return parent.command(name).description(description)
+    .configureOutput({ writeOut: io.out, writeErr: io.err })
+    .exitOverride((e) => io.usageExit(e.exitCode === 0 ? ExitCode.ok : ExitCode.usage));
+}
+
+/**
+ * Sets the action: builds the context from the flags, runs `fn` with the positional arguments
+ * and the command's options, prints an error as a person should read it and sets the exit code.
+ */
+export function act<O>(cmd: Command, io: Io, fn: (ctx: Ctx, args: string[], opts: O) => Promise<void>): Command {
+  return cmd.action(async (...all: unknown[]) => {
+    const command = all.at(-1) as Command;
+    const flags = command.opts<ClientFlags & O>();
+    const ctx: Ctx = { api: new ApiClient(flags.url, flags.timeout * 1000), json: Boolean(flags.json), io, url: flags.url, exitCode: ExitCode.ok };
+    try {
+      await fn(ctx, all.slice(0, -2) as string[], flags);
+      io.setExitCode(ctx.exitCode);
+    } catch (err) {
+      io.err(describeError(err, flags.url));
+      io.setExitCode(exitCodeFor(err));
+    }
+  });
+}
+
+/** JSON for scripts: stable, indented, one document per command. */
+export function printJson(ctx: Ctx, value: unknown): void {
+  ctx.io.out(`${JSON.stringify(value, null, 2)}\n`);
+}

@@ -1,0 +1,18 @@
+import type { Command } from 'commander';
+import { processIo, type Io } from '../output.js';
+import { addAcceleratorCommands } from './accelerators.js';
+import { addDriverCommands } from './drivers.js';
+import { addInstanceCommands } from './instances.js';
+import { addServiceCommands } from './services.js';
+
+/**
+ * The operator commands (docs/cli.md): the generic-driver spec's driver-list, install-driver,
+ * uninstall-driver, update-driver, service-list, discover-services, attach-instance,
+ * detach-instance, and `accelerator …`. They talk to the API over HTTP (--url / CYBORG_URL).
+ */
+export function addOperatorCommands(program: Command, io: Io = processIo): void {
+  addDriverCommands(program, io);
+  addServiceCommands(program, io);
+  addInstanceCommands(program, io);
+  addAcceleratorCommands(program, io);
+}
