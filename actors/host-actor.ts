@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { commandKey } from './command-key.js';
 import type { Logger } from 'pino';
 import type { Bus } from '../bus/bus.js';
 import { CommandMessage, CommandReply, type DeviceT } from '../bus/schemas.js';
@@ -202,7 +202,7 @@ export class HostActor {
   async runOp(input: DriverOpInput): Promise<Record<string, unknown>> {
     const actor = this.accelerators.get(input.id);
     const driver = actor?.deployable.driverName ?? 'unknown';
-    const key = randomUUID();
+    const key = commandKey(input);
     try {
       const reply = await this.opts.bus.request(Subjects.command(this.name), CommandMessage, CommandReply, {
         op: input.op, idempotencyKey: key, host: this.name, deployableUuid: input.id, driver, params: input.params,

@@ -38,6 +38,11 @@ export interface AcceleratorContext {
   error: { op: DriverOp; reason: string } | null;
   /** Where the accelerator goes back to when its host returns. */
   resume: StableState | null;
+  /**
+   * Driver operations started so far. With the op it makes the agent command's idempotency key,
+   * persisted with the record, so a conductor taking over re-sends an operation under the same key.
+   */
+  opSeq?: number;
 }
 
 export type AcceleratorInput = Pick<AcceleratorContext, 'id' | 'host' | 'capacity'>;
@@ -65,6 +70,8 @@ export interface DriverOpInput {
   params: Record<string, unknown>;
   id: string;
   host: string;
+  /** The context's `opSeq` when the operation started (see commandKey in actors/command-key.ts). */
+  seq?: number;
 }
 
 /** Which stable state an accelerator is in "underneath" a transient one. */
@@ -143,13 +150,14 @@ export const acceleratorMachine = setup({
     resumeIs: ({ context }, params: { state: StableState }) => context.resume === params.state,
   },
   actions: {
-    startOp: assign(({ event }) => {
+    startOp: assign(({ context, event }) => {
+      const opSeq = (context.opSeq ?? 0) + 1;
       switch (event.type) {
-        case 'ENABLE': return { pending: { op: 'install' as const, params: {} }, error: null };
-        case 'DISABLE': return { pending: { op: 'uninstall' as const, params: {} }, error: null };
-        case 'PROGRAM': return { pending: { op: 'program' as const, params: stripType(event) }, error: null };
-        case 'ATTACH': return { pending: { op: 'attach' as const, params: stripType(event) }, error: null };
-        case 'DETACH': return { pending: { op: 'detach' as const, params: stripType(event) }, error: null };
+        case 'ENABLE': return { pending: { op: 'install' as const, params: {} }, error: null, opSeq };
+        case 'DISABLE': return { pending: { op: 'uninstall' as const, params: {} }, error: null, opSeq };
+        case 'PROGRAM': return { pending: { op: 'program' as const, params: stripType(event) }, error: null, opSeq };
+        case 'ATTACH': return { pending: { op: 'attach' as const, params: stripType(event) }, error: null, opSeq };
+        case 'DETACH': return { pending: { op: 'detach' as const, params: stripType(event) }, error: null, opSeq };
         default: return {};
       }
     }),
@@ -175,7 +183,7 @@ export const acceleratorMachine = setup({
       const handle = (context.pending?.params as { handleUuid?: string }).handleUuid;
       return { allocations: context.allocations.filter((a) => a.handleUuid !== handle) };
     }),
-    restartFailedOp: assign(({ context }) => ({ pending: context.error ? { ...(context.pending ?? { op: context.error.op, params: {} }) } : null, error: null })),
+    restartFailedOp: assign(({ context }) => ({ pending: context.error ? { ...(context.pending ?? { op: context.error.op, params: {} }) } : null, error: null, opSeq: (context.opSeq ?? 0) + 1 })),
     rememberResume: assign(({ context }, params: { from: string }) => ({
       resume: originOf(params.from, context),
       pending: null,
@@ -281,7 +289,7 @@ export const acceleratorMachine = setup({
 });
 
 function opInput(ctx: AcceleratorContext): DriverOpInput {
-  return { op: ctx.pending?.op ?? 'install', params: ctx.pending?.params ?? {}, id: ctx.id, host: ctx.host };
+  return { op: ctx.pending?.op ?? 'install', params: ctx.pending?.params ?? {}, id: ctx.id, host: ctx.host, seq: ctx.opSeq ?? 0 };
 }
 
 function stripType(event: { type: string } & Record<string, unknown>): Record<string, unknown> {

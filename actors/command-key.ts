@@ -1,0 +1,21 @@
+import { createHash } from 'node:crypto';
+import type { DriverOpInput } from '../machines/index.js';
+
+/**
+ * The idempotency key of a driver command: accelerator, operation, the accelerator's operation
+ * counter (persisted in its record) and a digest of the parameters. The same operation re-sent —
+ * by a conductor that took the host over, say — carries the same key, so the agent answers with
+ * the result it kept instead of running it twice; a new attempt (RETRY) counts up and runs anew.
+ */
+export function commandKey(input: DriverOpInput): string {
+  const digest = createHash('sha256').update(stableJson(input.params)).digest('base64url').slice(0, 16);
+  return `${input.id}:${input.op}:${input.seq ?? 0}:${digest}`;
+}
+
+function stableJson(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(stableJson).join(',')}]`;
+  if (v && typeof v === 'object') {
+    return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${stableJson((v as Record<string, unknown>)[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(v) ?? 'null';
+}
