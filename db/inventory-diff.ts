@@ -11,9 +11,10 @@ import {
  * (reference/cyborg-internals.md §2): a device is its control-path info (per host), a deployable
  * its name within the device, an attribute its key, an attach handle its attach_info. Rows that
  * match are updated in place (their ids survive), new ones created, vanished ones removed.
- * Stub devices are ignored, as Cyborg's diff ignores them. Only marks changes on `em`.
+ * Stub devices are ignored, as Cyborg's diff ignores them. With `scope`, only the devices whose
+ * control-path info is in it are looked at (`existing` holds just those). Only marks changes on `em`.
  */
-export function diffInventory(em: EntityManager, host: string, existing: IDevice[], report: DeviceT[]): void {
+export function diffInventory(em: EntityManager, host: string, existing: IDevice[], report: DeviceT[], scope?: Set<string>): void {
   const byCpid = new Map<string, IDevice>();
   for (const d of existing) {
     const cp = d.controlpathIds.getItems()[0];
@@ -21,7 +22,7 @@ export function diffInventory(em: EntityManager, host: string, existing: IDevice
   }
   const kept = new Set<IDevice>();
   report.forEach((dev, position) => {
-    if (dev.stub) return;
+    if (dev.stub || (scope && !scope.has(dev.controlPath.info))) return;
     let row = byCpid.get(dev.controlPath.info);
     const fields = {
       uuid: dev.uuid, type: dev.type as IDevice['type'], vendor: dev.vendor, model: dev.model, stdBoardInfo: dev.stdBoardInfo,

@@ -5,6 +5,8 @@ import type { Change, MachineRecord, TransitionRecord } from '../actors/journal.
 export interface MergedBatch {
   hosts: Map<string, { record: MachineRecord; drivers: { name: string; version: string }[] }>;
   inventories: Map<string, DeviceT[]>;
+  /** Per host: only these devices (control-path infos) changed; a host not here is diffed whole. */
+  inventoryScope: Map<string, Set<string>>;
   accelerators: Map<string, { host: string; record: MachineRecord }>;
   arqs: Map<string, { record: MachineRecord; deleted: boolean }>;
   documents: Map<string, { collection: string; id: string; body: Record<string, unknown> | null }>;
@@ -18,7 +20,7 @@ export interface MergedBatch {
  */
 export function mergeChanges(changes: Iterable<Change>): MergedBatch {
   const m: MergedBatch = {
-    hosts: new Map(), inventories: new Map(), accelerators: new Map(), arqs: new Map(), documents: new Map(), transitions: [],
+    hosts: new Map(), inventories: new Map(), inventoryScope: new Map(), accelerators: new Map(), arqs: new Map(), documents: new Map(), transitions: [],
   };
   for (const c of changes) {
     switch (c.type) {

@@ -18,10 +18,12 @@ export async function writeModel(em: EntityManager, m: MergedBatch): Promise<voi
       await insertInventory(em, host, devices);
       continue;
     }
-    const existing = await em.find(Device, { hostname: host }, {
+    const scope = m.inventoryScope.get(host);
+    const where = scope ? { hostname: host, controlpathIds: { cpidInfo: { $in: [...scope] } } } : { hostname: host };
+    const existing = await em.find(Device, where, {
       populate: ['controlpathIds', 'deployables.attributes', 'deployables.attachHandles'],
     });
-    diffInventory(em, host, existing as IDevice[], devices);
+    diffInventory(em, host, existing as IDevice[], devices, scope);
   }
   await writeDocuments(em, m);
   await em.flush();

@@ -5,7 +5,8 @@ import type { Change, Journal, Recovered, TransitionRecord } from '../actors/jou
 import { CyborgError } from '../errors/index.js';
 import { writeAccelerators, writeArqs, writeTransitions } from './hot-path.js';
 import { loadHistory, loadRecovered } from './load.js';
-import { canonicalJson, mergeChanges, touchesModel } from './merge.js';
+import { changedDevices, fingerprint, type Fingerprint } from './inventory-memo.js';
+import { mergeChanges, touchesModel } from './merge.js';
 import { writeModel } from './model-writer.js';
 import { isConnectionError } from './retry.js';
 
@@ -64,12 +65,12 @@ export class PgJournal implements Journal {
   /** When the first flush failed on the connection, since the last success (null: healthy). */
   private failingSince: number | null = null;
   /**
-   * The last inventory committed per host (canonical JSON). Agents re-send their full inventory
-   * on every discovery (60 s): an unchanged one is not written at all — for a host with 10,000
-   * deployables a diff through the unit of work costs seconds, and it would sit in the flush
-   * pipeline in front of every transition.
+   * The last inventory committed per host, per device (inventory-memo.ts). Agents re-send their
+   * full inventory on every discovery (60 s): an unchanged one is not written at all and a changed
+   * one only diffs its changed devices — for a host with 10,000 deployables a full diff through the
+   * unit of work costs seconds, and it would sit in the flush pipeline in front of every transition.
    */
-  private readonly inventoryWritten = new Map<string, string>();
+  private readonly inventoryWritten = new Map<string, Fingerprint>();
   readonly stats: JournalStats = { flushes: 0, commits: 0, transitions: 0, statements: 0, modelFlushes: 0, retries: 0 };
 
   constructor(private readonly opts: PgJournalOptions) {}
@@ -84,7 +85,7 @@ export class PgJournal implements Journal {
 
   async load(): Promise<Recovered> {
     const recovered = await loadRecovered(this.opts.orm.em.fork());
-    for (const h of recovered.hosts) this.inventoryWritten.set(h.host, canonicalJson(h.devices.filter((d) => !d.stub)));
+    for (const h of recovered.hosts) this.inventoryWritten.set(h.host, fingerprint(h.devices));
     return recovered;
   }
 
@@ -169,11 +170,13 @@ export class PgJournal implements Journal {
   /** One transaction: the model through the unit of work, the hot rows through batched SQL. */
   private async write(changes: Change[]): Promise<void> {
     const m = mergeChanges(changes);
-    const inventories = new Map<string, string>();
+    const inventories = new Map<string, Fingerprint>();
     for (const [host, devices] of m.inventories) {
-      const json = canonicalJson(devices.filter((d) => !d.stub));
-      if (this.inventoryWritten.get(host) === json) m.inventories.delete(host);
-      else inventories.set(host, json);
+      const next = fingerprint(devices);
+      const changed = changedDevices(this.inventoryWritten.get(host), next);
+      if (changed === null) { m.inventories.delete(host); continue; }
+      if (changed !== 'all') m.inventoryScope.set(host, changed);
+      inventories.set(host, next);
     }
     if (!touchesModel(m) && m.accelerators.size === 0 && m.arqs.size === 0 && m.transitions.length === 0) return;
     let statements = 2; // BEGIN, COMMIT
@@ -187,7 +190,7 @@ export class PgJournal implements Journal {
       statements += await writeArqs(db, m);
       statements += await writeTransitions(db, m);
     });
-    for (const [host, json] of inventories) this.inventoryWritten.set(host, json);
+    for (const [host, fp] of inventories) this.inventoryWritten.set(host, fp);
     this.stats.statements += statements;
     this.stats.transitions += m.transitions.length;
   }

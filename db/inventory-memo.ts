@@ -1,0 +1,28 @@
+import type { DeviceT } from '../bus/schemas.js';
+import { canonicalJson } from './merge.js';
+
+/** Per device (its control-path info): its position and canonical JSON as last committed. */
+export type Fingerprint = Map<string, string>;
+
+/** The fingerprint of a report (stub devices are not stored, so not counted). */
+export function fingerprint(devices: DeviceT[]): Fingerprint {
+  const out: Fingerprint = new Map();
+  devices.forEach((d, position) => {
+    if (!d.stub) out.set(d.controlPath.info, `${position}|${canonicalJson(d)}`);
+  });
+  return out;
+}
+
+/**
+ * Which devices of a host changed since the last committed report: `null` when none did (the
+ * report is not written at all), `'all'` when nothing is known of the host, else the control-path
+ * infos to diff (new, changed, moved or gone). Agents re-send their full inventory on every
+ * discovery; this keeps an unchanged report free and a changed one proportional to the change.
+ */
+export function changedDevices(prev: Fingerprint | undefined, next: Fingerprint): Set<string> | null | 'all' {
+  if (!prev) return 'all';
+  const changed = new Set<string>();
+  for (const [cpid, fp] of next) if (prev.get(cpid) !== fp) changed.add(cpid);
+  for (const cpid of prev.keys()) if (!next.has(cpid)) changed.add(cpid);
+  return changed.size === 0 ? null : changed;
+}
