@@ -8,4 +8,5 @@ if (major < 22) {
   process.exit(1);
 }
 register();
-await import('./main.ts');
+const { main } = await import('./main.ts');
+main(process.argv);

@@ -63,11 +63,15 @@ export function onShutdown(stop: (signal: string) => Promise<void>): void {
   process.on('SIGTERM', handler);
 }
 
-const isMain = import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.endsWith('/cli/bin.js');
-if (isMain) {
-  buildProgram().parseAsync(process.argv).catch((err: unknown) => {
+/** Runs the program on a command line (cli/bin.js calls it; so does `tsx cli/main.ts`). */
+export function main(argv: string[]): void {
+  buildProgram().parseAsync(argv).catch((err: unknown) => {
     if (err instanceof ConfigError) process.stderr.write(`cyborg: ${err.message}\n`);
     else process.stderr.write(`cyborg: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
     process.exit(1);
   });
 }
+
+// Run directly (`tsx cli/main.ts …`). The bin calls main() itself: npx runs it through a link
+// whose path says nothing of cli/bin.js, so it cannot be recognised from argv.
+if (import.meta.url === `file://${process.argv[1]}`) main(process.argv);
