@@ -26,7 +26,8 @@ import { PlacementClient } from '../openstack/placement/client.js';
 import { PrivatePlacement } from '../test/placement/harness.js';
 
 const HOSTS = Number(process.env.BENCH_HOSTS ?? 100);
-const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 4);
+// 1: the private Placement is sqlite-backed, where parallel writers only fight over its lock.
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 1);
 const CHANGES = 100;
 /** Cyborg's sequence is timed on this many deployables (it is slow) and compared per deployable. */
 const BASELINE_N = Number(process.env.BENCH_BASELINE_N ?? 100);

@@ -34,7 +34,7 @@ export const ConfigSchema = Type.Object({
     resourceProviderName: Type.String({ minLength: 1, default: '{host}', description: 'Cyborg\'s resource_provider_name: the compute node provider\'s name; {host} is the agent\'s host' }),
     createRootProviders: Type.Optional(Type.Boolean({ description: 'Nova-less: create a root provider per host when none exists (default: on in all-in-one, off otherwise)' })),
     syncIntervalMs: Type.Integer({ minimum: 100, default: 60_000, description: 'full reconcile period (out-of-band changes, stale providers)' }),
-    concurrency: Type.Integer({ minimum: 1, maximum: 64, default: 8, description: 'Placement requests in flight at once' }),
+    concurrency: Type.Integer({ minimum: 1, maximum: 64, default: 4, description: 'Placement requests in flight at once (1 for a sqlite-backed Placement)' }),
   }, { default: {} }),
   novaUrl: Type.Optional(Type.String()),
   /** Cyborg v2 API: identity, policy and the Nova notifier (see docs/api-v2.md). */

@@ -147,6 +147,11 @@ export class Reconciler {
     try {
       return await this.opts.client.createProvider({ uuid: d.rpUuid, name: d.name, parentUuid: root });
     } catch (err) {
+      if (isPlacementError(err) && err.httpStatus === 400 && /parent provider/i.test(err.message)) {
+        // The compute node's provider is gone (Placement's database was reset, say): look again.
+        this.opts.roots.forget(d.host);
+        throw new RootProviderMissingError(d.host, this.opts.roots.nameOf(d.host));
+      }
       if (!isPlacementError(err) || err.httpStatus !== 409) throw err;
       const existing = await this.opts.client.getProvider(d.rpUuid);
       if (!existing) throw err; // the name is taken by another uuid: say so

@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { pino } from 'pino';
@@ -123,15 +124,19 @@ const PEER = resolve(import.meta.dirname, '../../../shared/peers/placement');
 
 /** A private Placement on its own port and state dir (never the shared one on 8778). */
 export class PrivatePlacement {
-  readonly port = 20_000 + Math.floor(Math.random() * 20_000);
-  readonly stateDir = `/tmp/placement-test-${this.port}`;
-  readonly url = `http://127.0.0.1:${this.port}`;
+  private port = 0;
 
   static available(): boolean {
     return existsSync(`${PEER}/start.sh`) && existsSync(`${PEER}/stop.sh`);
   }
 
+  get url(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  /** Starts it (on a free port the first time; on the same port and database after a stop). */
   async start(): Promise<void> {
+    if (!this.port) this.port = await freePort();
     await this.run('start.sh');
   }
 
@@ -141,10 +146,23 @@ export class PrivatePlacement {
 
   private async run(script: string, extra: Record<string, string> = {}): Promise<void> {
     await promisify(execFile)('bash', [`${PEER}/${script}`], {
-      env: { ...process.env, PLACEMENT_PORT: String(this.port), PLACEMENT_STATE_DIR: this.stateDir, PLACEMENT_KEEP_DB: '1', ...extra },
+      env: { ...process.env, PLACEMENT_PORT: String(this.port), PLACEMENT_STATE_DIR: `/tmp/placement-test-${this.port}`, PLACEMENT_KEEP_DB: '1', ...extra },
       timeout: 120_000,
     });
   }
 }
 
 export { eventually };
+
+/** A port below the ephemeral range (so no client connection takes it meanwhile) that is free now. */
+async function freePort(): Promise<number> {
+  for (;;) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    const free = await new Promise<boolean>((ok) => {
+      const srv = createServer();
+      srv.once('error', () => ok(false));
+      srv.listen(port, '127.0.0.1', () => srv.close(() => ok(true)));
+    });
+    if (free) return port;
+  }
+}

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { register } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { uuid3, NAMESPACE_DNS } from '../../drivers/ids.js';
 import { svc } from '../services.js';
@@ -90,6 +91,7 @@ describe.skipIf(!svc.placement)('placement sync against a real Placement', () =>
     await eventually(() => s!.sync.status(gpu.id)?.flags.some((f) => f.code === 'removed_but_allocated'), 15_000, 'removal flagged');
     expect(await readProvider(s.client, gpu.rpUuid)).toEqual({ inventories: inventory('PGPU', 1, 0), traits: ['CUSTOM_FAKE_GPU', 'OWNER_CYBORG'] });
     expect(s.sync.drift().held).toBe(1);
+    expect(await register.getSingleMetricAsString('cyborg_placement_drift')).toContain('cyborg_placement_drift{kind="held"} 1');
 
     await s.client.deleteAllocations(consumer);
     await s.sync.reconcileNow();
