@@ -1,5 +1,11 @@
 import { CyborgError } from '../errors/index.js';
-import type { Change, Journal, Recovered, TransitionRecord } from './journal.js';
+import type { Change, Journal, MachineRecord, Recovered, TransitionRecord } from './journal.js';
+
+/** One host as recorded, with its accelerators' records by id: what a takeover rebuilds. */
+export interface HostState {
+  host: Recovered['hosts'][number];
+  records: Map<string, MachineRecord>;
+}
 
 /** What the fence asks of the lease table. */
 export interface Fence {
@@ -53,18 +59,17 @@ export class FencedJournal implements Journal {
   }
 
   /**
-   * The recorded state of some hosts: from the start-time snapshot when `fresh` is false (a host
-   * nobody owned before), else read anew (a takeover: the previous owner wrote since we started).
+   * The recorded state of some hosts, each with its accelerators' records: from the start-time
+   * snapshot when `fresh` is false (a host nobody owned before), else read anew (a takeover: the
+   * previous owner wrote since we started).
    */
-  async hostsState(hosts: string[], fresh: boolean): Promise<Recovered> {
+  async hostsState(hosts: string[], fresh: boolean): Promise<HostState[]> {
     const src = fresh ? index(await this.inner.load()) : this.startup;
-    const out: Recovered = { hosts: [], accelerators: [], arqs: [], documents: [] };
+    const out: HostState[] = [];
     for (const h of hosts) {
       const s = src.get(h);
       this.startup.delete(h);
-      if (!s) continue;
-      out.hosts.push(s.host);
-      out.accelerators.push(...s.accelerators);
+      if (s) out.push({ host: s.host, records: new Map(s.accelerators.map((a) => [a.id, a.record])) });
     }
     return out;
   }

@@ -4,7 +4,6 @@ import type { Bus, MessageHandler, RequestHandler, SubscribeOptions, Unsubscribe
 import { Subjects } from '../bus/subjects.js';
 import type { Conductor } from './conductor.js';
 import type { FencedJournal } from './fenced-journal.js';
-import type { MachineRecord } from './journal.js';
 import type { LeaseTable } from './lease.js';
 
 type Kind = 'register' | 'inventory' | 'heartbeat';
@@ -84,17 +83,11 @@ export class HostRouter {
   /** Rebuilds hosts this conductor just took, from what the database holds for them. */
   private async adopt(hosts: string[], fresh: boolean): Promise<void> {
     const state = await this.opts.journal.hostsState(hosts, fresh);
-    const records = new Map<string, Map<string, MachineRecord>>();
-    for (const a of state.accelerators) {
-      const m = records.get(a.host) ?? new Map<string, MachineRecord>();
-      m.set(a.id, a.record);
-      records.set(a.host, m);
+    for (const { host, records } of state) {
+      this.conductor.adoptHost(host, records);
+      this.opts.log.info({ host: host.host, accelerators: records.size }, 'adopted a host from the database');
     }
-    for (const h of state.hosts) {
-      this.conductor.adoptHost(h, records.get(h.host));
-      this.opts.log.info({ host: h.host, accelerators: records.get(h.host)?.size ?? 0 }, 'adopted a host from the database');
-    }
-    if (state.hosts.length > 0) this.opts.onAdopted?.(state.hosts.map((h) => h.host));
+    if (state.length > 0) this.opts.onAdopted?.(state.map((s) => s.host.host));
   }
 
   /** The bus the Conductor is given: agent reports pass through route() first. */

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { Kvm } from '@nats-io/kv';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
 import type { Static, TSchema } from '@sinclair/typebox';
 import type { Logger } from 'pino';
 import { Conductor } from '../actors/conductor.js';
@@ -46,12 +47,15 @@ export async function startConductor(config: Config, log: Logger, deps: { journa
   const bus = await roleBus(config, log, `cyborg-conductor-${id}`, metrics);
   const inner = deps.journal ?? await roleJournal(config, log);
   let lease: LeaseTable | undefined;
+  let leaseNc: NatsConnection | undefined;
   let router: HostRouter | undefined;
   let journal: Journal = inner;
   let publisher: ViewPublisher | undefined;
   if (d.leases) {
     const bucket = `${d.subjectPrefix ? `${d.subjectPrefix}_` : ''}cyborg_leases`;
-    const kv = await new Kvm(bus.nc).create(bucket, { history: 1 });
+    // Its own connection: a lease renewal must not wait behind a flood of agent reports in the socket.
+    leaseNc = await connect({ servers: config.natsUrl!.split(','), name: `cyborg-conductor-${id}-lease`, maxReconnectAttempts: -1, waitOnFirstConnect: true });
+    const kv = await new Kvm(leaseNc).create(bucket, { history: 1 });
     lease = new LeaseTable({
       kv, conductorId: id, ttlMs: d.leaseTtlMs, renewMs: d.leaseRenewMs, log,
       onLost: (hosts) => router?.release(hosts),
@@ -102,6 +106,7 @@ export async function startConductor(config: Config, log: Logger, deps: { journa
       await nova.stop();
       publisher?.stop();
       await lease?.stop();
+      await leaseNc?.drain().catch(() => undefined);
       await health?.close();
       await bus.close();
       await journal.close();
