@@ -1,0 +1,69 @@
+import { randomUUID } from 'node:crypto';
+import { Kvm, type KV } from '@nats-io/kv';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FencedJournal } from '../../actors/fenced-journal.js';
+import { MemoryJournal } from '../../actors/journal.js';
+import { LeaseTable } from '../../actors/lease.js';
+import { svc } from '../services.js';
+import { waitFor } from './helpers.js';
+
+const log = pino({ level: 'silent' });
+
+/** Host leases in a real JetStream KV bucket: one owner at a time, takeover after expiry, fenced writes. */
+describe.skipIf(!svc.nats)('host leases in JetStream KV', () => {
+  let nc: NatsConnection;
+  let kv: KV;
+  const bucket = `lease_test_${randomUUID().slice(0, 8)}`;
+  const tables: LeaseTable[] = [];
+
+  const table = async (id: string, ttlMs = 1_500, lost: string[][] = []): Promise<LeaseTable> => {
+    const t = new LeaseTable({ kv, conductorId: id, ttlMs, renewMs: 200, log, onLost: (h) => lost.push(h) });
+    await t.start();
+    tables.push(t);
+    return t;
+  };
+
+  beforeAll(async () => {
+    nc = await connect({ servers: svc.nats! });
+    kv = await new Kvm(nc).create(bucket, { history: 1 });
+  });
+  afterAll(async () => {
+    for (const t of tables) await t.stop().catch(() => undefined);
+    await kv?.destroy().catch(() => undefined);
+    await nc?.close();
+  });
+
+  it('gives a host to exactly one of several racing conductors', async () => {
+    const [a, b, c] = await Promise.all([table('a'), table('b'), table('c')]);
+    const claims = await Promise.all([a!, b!, c!].map((t) => t.claim('host-race')));
+    expect(claims.filter((x) => x.mine)).toHaveLength(1);
+    const owner = [a!, b!, c!].find((t) => t.owns('host-race'))!;
+    for (const x of claims) if (!x.mine) expect(x.owner).toBe(owner.id);
+  });
+
+  it('lets another conductor take a host over only once its owner\'s lease expired, and fences the old owner', async () => {
+    const lostByOld: string[][] = [];
+    const old = await table('old', 1_500, lostByOld);
+    const heir = await table('heir');
+    expect((await old.claim('host-x')).mine).toBe(true);
+    expect(await heir.claim('host-x')).toEqual({ mine: false, owner: 'old' });
+
+    const fenced = new FencedJournal(new MemoryJournal(), old);
+    await fenced.commit([{ type: 'inventory', host: 'host-x', devices: [] }]);
+    await expect(fenced.commit([{ type: 'inventory', host: 'host-y', devices: [] }])).rejects.toMatchObject({ code: 'lease.not_owner' });
+
+    // The old conductor stops renewing (a stuck process): it fences itself before anyone takes over.
+    (old as unknown as { timer: NodeJS.Timeout }).timer.close();
+    await waitFor(() => !old.valid(), 'the old lease to lapse locally', 10_000);
+    await expect(fenced.commit([{ type: 'inventory', host: 'host-x', devices: [] }])).rejects.toMatchObject({ code: 'lease.lost' });
+
+    const taken = await waitFor(async () => {
+      const c = await heir.claim('host-x');
+      return c.mine ? c : undefined;
+    }, 'the heir to take host-x over', 10_000);
+    expect(taken).toEqual({ mine: true, takeover: true });
+    expect(heir.owns('host-x')).toBe(true);
+  });
+});
