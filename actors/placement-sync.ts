@@ -136,6 +136,7 @@ export class PlacementSync {
     const claimed = new Set(views.map((v) => v.rpUuid));
     const wanted = new Set(work.ids);
     const scope = work.full ? views : views.filter((v) => wanted.has(v.id));
+    for (const v of scope) if (!this.statuses.has(v.id)) this.markPending(v.id);
     const byHost = new Map<string, AcceleratorView[]>();
     for (const v of scope) byHost.set(v.host, [...(byHost.get(v.host) ?? []), v]);
     const limit = pLimit(this.opts.concurrency);
