@@ -115,7 +115,9 @@ export class Reconciler {
   private async converge(d: DesiredProvider, root: string, listing: Map<string, Provider> | null): Promise<ProviderOutcome> {
     const { client } = this.opts;
     let state = this.startingPoint(d.rpUuid, listing);
-    const drifted = state === undefined && this.known.has(d.rpUuid);
+    // Someone else changed (or deleted) a provider we had left in order.
+    const known = this.known.get(d.rpUuid);
+    const drifted = known !== undefined && listing !== null && listing.get(d.rpUuid)?.generation !== known.generation;
     let wrote = false;
     for (let attempt = 1; attempt <= (this.opts.maxAttempts ?? 5); attempt++) {
       try {

@@ -119,6 +119,8 @@ describe.skipIf(!svc.placement)('placement sync against a real Placement', () =>
     const fpga = s.accelerator('FakeDevice');
     const gpu = s.accelerator('fake_gpu');
     const root = (await s.client.providersByName(s.host))[0]!.uuid;
+    const repairs = async (): Promise<number> => (await register.getSingleMetric('cyborg_placement_repairs_total')!.get()).values[0]?.value ?? 0;
+    const repairsBefore = await repairs();
     // An operator deletes a trait and adds another, shrinks an inventory, and an old Cyborg left a provider behind.
     await s.client.ensureTrait('CUSTOM_LEFT_BEHIND');
     const t = await s.client.getTraits(fpga.rpUuid);
@@ -133,6 +135,7 @@ describe.skipIf(!svc.placement)('placement sync against a real Placement', () =>
       return f?.traits.join() === 'CUSTOM_FAKE_DEVICE,OWNER_CYBORG' && g?.inventories.PGPU?.total === 1 && l === null;
     }, 20_000, 'Placement repaired');
     expect(await readProvider(s.client, gpu.rpUuid)).toEqual({ inventories: inventory('PGPU', 1, 1), traits: ['CUSTOM_FAKE_GPU', 'OWNER_CYBORG'] });
+    expect(await repairs()).toBeGreaterThanOrEqual(repairsBefore + 2);
   });
 
   it('moves a deployable provider left under an old compute node provider under the current one', async () => {
