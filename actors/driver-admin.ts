@@ -51,14 +51,17 @@ export interface DiscoverResult {
   failures: { host: string; driver?: string; code: string; reason: string }[];
 }
 
-/** What the API's driver, service and instance routes need (the conductor's DriverAdmin). */
+/**
+ * What the API's driver, service and instance routes need: the conductor's DriverAdmin, or an
+ * api process's client of it over the bus (api/remote-driver-control.ts), hence reads that may be async.
+ */
 export interface DriverControl {
-  listDrivers(filter?: { host?: string }): DriverView[];
-  getDriver(ref: string, host?: string): DriverView;
+  listDrivers(filter?: { host?: string }): DriverView[] | Promise<DriverView[]>;
+  getDriver(ref: string, host?: string): DriverView | Promise<DriverView>;
   installDriver(ref: string, opts: { host?: string; version?: string }, meta?: RequestMeta): Promise<DriverView>;
   uninstallDriver(ref: string, opts: { host?: string }, meta?: RequestMeta): Promise<DriverView>;
   updateDriver(ref: string, opts: { host?: string; version?: string }, meta?: RequestMeta): Promise<DriverView>;
-  listServices(filter?: { host?: string; driver?: string }): ServiceView[];
+  listServices(filter?: { host?: string; driver?: string }): ServiceView[] | Promise<ServiceView[]>;
   discoverServices(opts: { host?: string }, meta?: RequestMeta): Promise<DiscoverResult>;
   attachInstance(instanceUuid: string, req: AttachRequest, meta?: RequestMeta): Promise<AttachResult>;
   detachInstance(instanceUuid: string, meta?: RequestMeta): Promise<DetachResult>;

@@ -6,6 +6,7 @@ import { ControlReply, ControlRequest, ViewsBatch, type ControlReplyMsg, type Co
 import { TransitionEvent } from '../bus/schemas.js';
 import { Subjects, type EventKind } from '../bus/subjects.js';
 import { isCyborgError, TransitionInvalidError } from '../errors/index.js';
+import { callDriverControl } from './remote-driver-control.js';
 
 /** Hosts per snapshot page: a page (views + inventories) stays well under NATS's 1 MiB payload. */
 const PAGE_HOSTS = 20;
@@ -64,6 +65,7 @@ async function call(opts: ResponderOptions, req: ControlRequestMsg): Promise<unk
     case 'bindArq': return c.bindArq(a[0], a[1], a[2]);
     case 'unbindArq': return c.unbindArq(a[0], a[1]);
     case 'deleteArq': return c.deleteArq(a[0], a[1]);
+    case 'driverAdmin': return callDriverControl(c.driverAdmin, req.args);
     default: return callDocuments(opts, req.op, a);
   }
 }

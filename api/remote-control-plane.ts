@@ -13,6 +13,7 @@ import { Subjects } from '../bus/subjects.js';
 import { CyborgError, NotFoundError, TransitionInvalidError, type ErrorCode } from '../errors/index.js';
 import type { AcceleratorEvent, Binding } from '../machines/index.js';
 import type { AcceleratorFilter, ArqFilter, ControlPlane } from './control-plane.js';
+import { RemoteDriverControl } from './remote-driver-control.js';
 
 interface SnapshotPage {
   conductorId: string;
@@ -35,6 +36,8 @@ interface SnapshotPage {
 export class RemoteControlPlane implements ControlPlane {
   readonly hub = new EventHub();
   readonly documents: Documents;
+  /** Driver administration, asked of the conductors (generic-driver spec's commands). */
+  readonly driverAdmin = new RemoteDriverControl((args, host) => this.call('driverAdmin', args, host));
   private hosts = new Map<string, HostView>();
   private inventories = new Map<string, DeviceT[]>();
   private accelerators = new Map<string, AcceleratorView>();

@@ -12,6 +12,8 @@ export const ControlOps = [
   'history', 'act', 'attach', 'detach', 'createArq', 'bindArq', 'unbindArq', 'deleteArq',
   'documents.createProfile', 'documents.deleteProfile', 'documents.createAttribute', 'documents.deleteAttribute', 'documents.setDeviceStatus',
   'snapshot',
+  // Driver administration (api/remote-driver-control.ts): args are [method, …its arguments].
+  'driverAdmin',
 ] as const;
 export type ControlOp = (typeof ControlOps)[number];
 

@@ -38,7 +38,7 @@ export const driverRoutes: FastifyPluginAsyncTypebox<{ admin: DriverControl }> =
       querystring: Type.Object({ host: Type.Optional(Type.String({ maxLength: 255 })) }, { additionalProperties: false }),
       response: { 200: Type.Object({ drivers: Type.Array(DriverSchema) }) },
     },
-  }, async (req) => ({ drivers: admin.listDrivers(req.query) }));
+  }, async (req) => ({ drivers: await admin.listDrivers(req.query) }));
 
   app.get('/drivers/:ref', {
     schema: { tags: ['drivers'], summary: 'One driver on one host', params: Ref, querystring: Target, response: { 200: DriverSchema, ...errors } },

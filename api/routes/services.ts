@@ -19,7 +19,7 @@ export const serviceRoutes: FastifyPluginAsyncTypebox<{ admin: DriverControl }> 
       tags: ['drivers'], summary: 'Services of the backends, as last discovered', querystring: Filter,
       response: { 200: Type.Object({ services: Type.Array(ServiceSchema) }) },
     },
-  }, async (req) => ({ services: admin.listServices(req.query) }));
+  }, async (req) => ({ services: await admin.listServices(req.query) }));
 
   app.post('/services/discover', {
     schema: {
