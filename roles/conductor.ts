@@ -5,6 +5,7 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import type { Static, TSchema } from '@sinclair/typebox';
 import type { Logger } from 'pino';
 import { Conductor } from '../actors/conductor.js';
+import { startPlacementSync } from '../actors/placement-sync.js';
 import { FencedJournal } from '../actors/fenced-journal.js';
 import { HostRouter } from '../actors/host-router.js';
 import type { Journal } from '../actors/journal.js';
@@ -76,6 +77,8 @@ export async function startConductor(config: Config, log: Logger, deps: { journa
   await conductor.start();
   // Each conductor tells Nova about the binds it resolves (its own ARQs): one event per bind.
   const nova = startNovaNotifier(config, conductor, log.child({ component: 'nova' }));
+  // Each conductor keeps Placement in sync for the hosts it owns (PLACEMENT_URL; Nova creates the roots).
+  const placement = startPlacementSync(config, conductor, log.child({ component: 'placement' }));
   metrics.watchConductor(conductor);
   watchJournal(metrics, inner);
   const offs = [
@@ -102,6 +105,7 @@ export async function startConductor(config: Config, log: Logger, deps: { journa
     id, conductor, bus, journal, lease, metrics, health,
     stop: () => (stopped ??= (async () => {
       for (const o of offs) o();
+      placement?.stop();
       await conductor.stop();
       await nova.stop();
       publisher?.stop();
