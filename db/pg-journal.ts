@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Change, Journal, Recovered, TransitionRecord } from '../actors/journal.js';
 import { CyborgError } from '../errors/index.js';
-import { writeAccelerators, writeArqs, writeTransitions } from './hot-path.js';
+import { writeHotPath, writeHotPathAtomically } from './hot-path.js';
 import { loadHistory, loadRecovered } from './load.js';
 import { changedDevices, fingerprint, type Fingerprint } from './inventory-memo.js';
 import { mergeChanges, touchesModel } from './merge.js';
@@ -179,17 +179,17 @@ export class PgJournal implements Journal {
       inventories.set(host, next);
     }
     if (!touchesModel(m) && m.accelerators.size === 0 && m.arqs.size === 0 && m.transitions.length === 0) return;
-    let statements = 2; // BEGIN, COMMIT
-    await this.opts.orm.em.fork().transactional(async (em) => {
-      if (touchesModel(m)) {
+    let statements = 0;
+    if (touchesModel(m)) {
+      statements += 2; // BEGIN, COMMIT
+      await this.opts.orm.em.fork().transactional(async (em) => {
         await writeModel(em, m);
-        this.stats.modelFlushes++;
-      }
-      const db = em.getKysely() as unknown as Kysely<object>;
-      statements += await writeAccelerators(db, m);
-      statements += await writeArqs(db, m);
-      statements += await writeTransitions(db, m);
-    });
+        statements += await writeHotPath(em.getKysely() as unknown as Kysely<object>, m);
+      });
+      this.stats.modelFlushes++;
+    } else {
+      statements += await writeHotPathAtomically(this.opts.orm.em.getKysely() as unknown as Kysely<object>, m);
+    }
     for (const [host, fp] of inventories) this.inventoryWritten.set(host, fp);
     this.stats.statements += statements;
     this.stats.transitions += m.transitions.length;

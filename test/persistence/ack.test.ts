@@ -35,13 +35,20 @@ describe.skipIf(!svc.postgres)('persistence: acknowledged only after commit (Pos
     const id = run.conductor.listAccelerators().find((a) => a.deviceType === 'FPGA')!.id;
     proxy.hold();
     let answered = false;
-    const reply = act(run, id, 'enable', 'req-held').then((r) => { answered = true; return r; });
-    // The transition reached the journal, but its transaction cannot finish while replies are held.
-    await until(() => (run.journal as PgJournal).pending > 0, 'the commit to be queued');
-    expect(await committed('req-held', 'installing')).toBe(false);
-    expect(answered).toBe(false);
-    proxy.release();
-    const r = await reply;
+    let r: Awaited<ReturnType<typeof act>>;
+    try {
+      const reply = act(run, id, 'enable', 'req-held').then((res) => { answered = true; return res; });
+      // The transition reached the journal and went to the server, but the journal cannot hear
+      // that it committed while the server's replies are held: so nobody is answered either.
+      await until(() => (run.journal as PgJournal).pending > 0, 'the commit to be queued');
+      await until(() => committed('req-held', 'installing'), 'the server to have the row');
+      expect((run.journal as PgJournal).pending).toBeGreaterThan(0);
+      expect(answered).toBe(false);
+      proxy.release();
+      r = await reply;
+    } finally {
+      proxy.release();
+    }
     expect(r.status).toBe(200);
     expect(r.body.state).toBe('ready');
     expect(await committed('req-held', 'ready')).toBe(true);
