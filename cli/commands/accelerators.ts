@@ -47,9 +47,11 @@ async function transition(ctx: Ctx, ref: string, action: string, verb: string, b
 export function addAcceleratorCommands(program: Command, io: Io): void {
   const acc = group(program, 'accelerator', 'Accelerators and their lifecycle (inactive → ready → programmed → attached); <accelerator> is an id or a name', io);
 
-  act<{ host?: string; state?: string; type?: string }>(apiCommand(acc, 'list', 'List accelerators with their state and what they allow now', io)
-    .option('--host <host>', 'only this host').option('--state <state>', 'only in this state').option('--type <type>', 'only this device type (GPU, FPGA, NIC, …)'), io, async (ctx, _a, o) => {
-    const { accelerators } = await ctx.api.get<{ accelerators: AcceleratorView[] }>('/accelerators', { host: o.host, state: o.state, type: o.type?.toUpperCase() });
+  act<{ host?: string; state?: string; type?: string; driver?: string }>(apiCommand(acc, 'list', 'List accelerators with their state and what they allow now', io)
+    .option('--host <host>', 'only this host').option('--state <state>', 'only in this state').option('--type <type>', 'only this device type (GPU, FPGA, NIC, …)')
+    .option('--driver <name>', 'only this driver\'s (backend\'s)'), io, async (ctx, _a, o) => {
+    const all = (await ctx.api.get<{ accelerators: AcceleratorView[] }>('/accelerators', { host: o.host, state: o.state, type: o.type?.toUpperCase() })).accelerators;
+    const accelerators = o.driver ? all.filter((a) => a.driver === o.driver) : all;
     if (ctx.json) return printJson(ctx, accelerators);
     io.out(accelerators.length ? rows(accelerators) : 'No accelerators.\n');
   });
