@@ -1,4 +1,4 @@
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, register as globalRegistry, Registry } from 'prom-client';
 import type { Conductor } from '../actors/conductor.js';
 
 /**
@@ -85,8 +85,9 @@ export class Metrics {
     }
   }
 
+  /** This role's metrics plus those modules keep on prom-client's global registry (Placement sync's drift). */
   text(): Promise<string> {
-    return this.registry.metrics();
+    return Registry.merge([this.registry, globalRegistry]).metrics();
   }
 }
 

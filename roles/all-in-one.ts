@@ -12,6 +12,7 @@ import { FakeDriver } from '../drivers/fake/index.js';
 import { DriverRegistry } from '../drivers/registry.js';
 import type { Driver } from '../drivers/driver.js';
 import { genericDriverFromConfig } from '../drivers/generic/from-config.js';
+import { Metrics } from '../metrics/index.js';
 import { startNovaNotifier } from '../openstack/nova.js';
 
 export interface Running {
@@ -56,6 +57,12 @@ export async function startAllInOne(config: Config, log: Logger, deps: AllInOneD
   });
   await agent.start();
   const app = await buildApi({ control: conductor, log, v2: config.v2 });
+  const metrics = new Metrics('all-in-one');
+  const unwatch = metrics.watchConductor(conductor);
+  app.get('/metrics', { schema: { hide: true } }, async (_req, reply) => {
+    void reply.header('content-type', metrics.registry.contentType);
+    return metrics.text();
+  });
   await app.listen({ host: config.listen.address, port: config.listen.port });
   const addr = app.server.address();
   const port = typeof addr === 'object' && addr ? addr.port : config.listen.port;
@@ -66,6 +73,7 @@ export async function startAllInOne(config: Config, log: Logger, deps: AllInOneD
     url, app, conductor, agent, bus, journal,
     stop: () => (stopped ??= (async () => {
       await app.close();
+      unwatch();
       await agent.stop();
       placement?.stop();
       await nova.stop();

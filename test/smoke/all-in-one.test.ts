@@ -47,6 +47,11 @@ describe('cyborg all-in-one, as a new user runs it', () => {
     expect(refused.body.code).toBe('accelerator.transition_invalid');
     expect((await post('detach')).body.state).toBe('programmed');
 
+    const metrics = await (await fetch(`${api}/metrics`)).text();
+    expect(metrics).toMatch(/cyborg_accelerators\{[^}]*state="programmed"[^}]*\} 1/);
+    expect(metrics).toMatch(/cyborg_transitions_total\{[^}]*to="attached"[^}]*\} 1/);
+    expect((await fetch(`${api}/healthz`)).status).toBe(200);
+
     const exited = new Promise<number | null>((resolve) => child!.once('exit', (code) => resolve(code)));
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
