@@ -29,6 +29,8 @@ export interface HostRouterOptions {
 export class HostRouter {
   private pending = new Map<string, Promise<Route>>();
   private takingOver = false;
+  private queue: { host: string; fresh: boolean; resolve: () => void; reject: (err: unknown) => void }[] = [];
+  private draining = false;
   /** Set once the conductor exists (it is built with the bus this router wraps). */
   conductor!: Conductor;
 
@@ -65,7 +67,7 @@ export class HostRouter {
         if (c?.mine) won.push(host);
       }
       if (won.length > 0) {
-        await this.adopt(won, true);
+        await Promise.all(won.map((h) => this.adoptSoon(h, true)));
         this.opts.log.warn({ hosts: won.length, conductorId: this.opts.lease.id }, 'took over the hosts of an expired conductor lease');
       }
     } finally {
@@ -76,8 +78,38 @@ export class HostRouter {
   private async claim(host: string): Promise<Route> {
     const c = await this.opts.lease.claim(host);
     if (!c.mine) return { mine: false, owner: c.owner };
-    if (!this.conductor.hosts.has(host)) await this.adopt([host], c.takeover);
+    if (!this.conductor.hosts.has(host)) await this.adoptSoon(host, c.takeover);
     return { mine: true };
+  }
+
+  /**
+   * Adoptions wait their turn and go in batches: every host claimed while one batch is being
+   * rebuilt is rebuilt by the next, from one read of the database started after all those claims
+   * (so after their previous owners' last writes). A thousand hosts taken over cost a few loads.
+   */
+  private adoptSoon(host: string, fresh: boolean): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ host, fresh, resolve, reject });
+      if (!this.draining) void this.drain();
+    });
+  }
+
+  private async drain(): Promise<void> {
+    this.draining = true;
+    while (this.queue.length > 0) {
+      const batch = this.queue.splice(0);
+      for (const fresh of [true, false]) {
+        const part = batch.filter((b) => b.fresh === fresh);
+        if (part.length === 0) continue;
+        try {
+          await this.adopt(part.map((b) => b.host), fresh);
+          part.forEach((b) => b.resolve());
+        } catch (err) {
+          part.forEach((b) => b.reject(err));
+        }
+      }
+    }
+    this.draining = false;
   }
 
   /** Rebuilds hosts this conductor just took, from what the database holds for them. */
