@@ -136,8 +136,9 @@ export class LeaseTable {
       }
       const rec = current.json<HostRec>();
       if (rec.owner === this.id) {
+        // Ours in the bucket but let go here (a lapse): rebuild it from the database like a takeover.
         this.take(host, current.revision);
-        return { mine: true, takeover: false };
+        return { mine: true, takeover: true };
       }
       if (this.alive(rec.owner)) return { mine: false, owner: rec.owner };
       const revision = await this.opts.kv.update(key, body, current.revision);
@@ -248,7 +249,12 @@ export class LeaseTable {
   private async reverify(): Promise<void> {
     const lost: string[] = [];
     for (const host of [...this.mine]) {
-      const cur = await this.opts.kv.get(hostKey(host)).catch(() => null);
+      let cur;
+      try {
+        cur = await this.opts.kv.get(hostKey(host));
+      } catch {
+        continue; // no answer is no verdict: keep it, the next lapse check asks again
+      }
       const rec = cur?.operation === 'PUT' ? cur.json<HostRec>() : undefined;
       if (!rec || rec.owner !== this.id) {
         this.mine.delete(host);
