@@ -1,6 +1,7 @@
 import type { Static, TSchema } from '@sinclair/typebox';
 import type { Logger } from 'pino';
 import { BusError } from '../errors/index.js';
+import { decodeMessage } from './decode.js';
 import { firstError } from './schemas.js';
 import { subjectMatches, type Bus, type MessageHandler, type RequestHandler, type RequestOptions, type SubscribeOptions, type Unsubscribe } from './bus.js';
 
@@ -104,19 +105,7 @@ export class InProcessBus implements Bus {
   }
 
   private decode(schema: TSchema, raw: string, subject: string): unknown {
-    let msg: unknown;
-    try {
-      msg = JSON.parse(raw);
-    } catch {
-      this.log.warn({ subject }, 'dropped a message that is not JSON');
-      return undefined;
-    }
-    const err = firstError(schema, msg);
-    if (err) {
-      this.log.warn({ subject, error: err }, 'dropped a message that does not match its schema');
-      return undefined;
-    }
-    return msg;
+    return decodeMessage(schema, () => JSON.parse(raw), subject, this.log);
   }
 
   /** Runs a handler off the sender's stack, so a throwing handler never reaches the sender. */

@@ -2,6 +2,7 @@ import type { Static, TSchema } from '@sinclair/typebox';
 import { connect, type Msg, type NatsConnection, type Subscription } from '@nats-io/transport-node';
 import type { Logger } from 'pino';
 import { BusError } from '../errors/index.js';
+import { decodeMessage } from './decode.js';
 import { firstError } from './schemas.js';
 import type { Bus, MessageHandler, RequestHandler, RequestOptions, SubscribeOptions, Unsubscribe } from './bus.js';
 
@@ -160,22 +161,8 @@ export class NatsBus implements Bus {
   }
 
   private decode(schema: TSchema, m: Msg, subject: string): unknown {
-    let msg: unknown;
-    try {
-      // An empty payload is an empty object: lets an operator `nats req cyborg.svc.… ''`.
-      msg = m.data.length === 0 ? {} : m.json();
-    } catch {
-      this.opts.onError?.('not_json', subject);
-      this.log.warn({ subject }, 'dropped a message that is not JSON');
-      return undefined;
-    }
-    const err = firstError(schema, msg);
-    if (err) {
-      this.opts.onError?.('invalid', subject);
-      this.log.warn({ subject, error: err }, 'dropped a message that does not match its schema');
-      return undefined;
-    }
-    return msg;
+    // An empty payload is an empty object: lets an operator `nats req cyborg.svc.… ''`.
+    return decodeMessage(schema, () => (m.data.length === 0 ? {} : m.json()), subject, this.log, this.opts.onError);
   }
 
   private track(fn: () => Promise<unknown>, subject: string): void {

@@ -1,4 +1,5 @@
 import { createServer, type Server } from 'node:http';
+import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Metrics } from './index.js';
 
@@ -46,4 +47,12 @@ export async function startHealthServer(opts: {
   const port = typeof addr === 'object' && addr ? addr.port : opts.port;
   opts.log.info({ address: opts.address, port }, 'health and metrics listener up (/healthz, /metrics)');
   return { server, port, close: () => new Promise((r) => server.close(() => r())) };
+}
+
+/** `GET /metrics` on a Fastify app (the api role, the all-in-one). */
+export function metricsRoute(app: FastifyInstance, metrics: Metrics): void {
+  app.get('/metrics', { schema: { hide: true } }, async (_req, reply) => {
+    void reply.header('content-type', metrics.registry.contentType);
+    return metrics.text();
+  });
 }

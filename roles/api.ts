@@ -4,6 +4,7 @@ import { RemoteControlPlane } from '../api/remote-control-plane.js';
 import { buildApi } from '../api/server.js';
 import type { NatsBus } from '../bus/nats.js';
 import type { Config } from '../config/index.js';
+import { metricsRoute } from '../metrics/http.js';
 import { Metrics } from '../metrics/index.js';
 import { roleBus } from './shared.js';
 
@@ -40,10 +41,7 @@ export async function startApiRole(config: Config, log: Logger): Promise<Running
     control, log, v2: config.v2,
     health: { checks: { nats: () => (bus.nc.isClosed() ? 'NATS connection closed' : undefined) } },
   });
-  app.get('/metrics', { schema: { hide: true } }, async (_req, reply) => {
-    void reply.header('content-type', metrics.registry.contentType);
-    return metrics.text();
-  });
+  metricsRoute(app, metrics);
   await app.listen({ host: config.listen.address, port: config.listen.port });
   const addr = app.server.address();
   const port = typeof addr === 'object' && addr ? addr.port : config.listen.port;
