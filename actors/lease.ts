@@ -12,8 +12,9 @@ import type { Logger } from 'pino';
  *   grace), by CAS on the host key's revision, so exactly one of several racing wins.
  *
  * Fencing: a conductor counts itself the owner only until `lastRenewal + ttl - margin` by its
- * own clock (others wait for `expiresAt + grace` by theirs), and after a lapse it re-verifies each
- * host record before writing again. Ownership moving away is seen through a KV watch.
+ * own clock (others wait for `expiresAt + grace` by theirs); after a lapse it lets its hosts go and
+ * takes back those still recorded as its own, rebuilt from the database. Ownership moving away is
+ * seen through a KV watch.
  */
 export interface LeaseOptions {
   kv: KV;
@@ -220,7 +221,14 @@ export class LeaseTable {
       await this.recreate();
       return;
     }
-    if (lapsed) await this.reverify();
+    if (lapsed && this.mine.size > 0) {
+      // Writes were refused while we lapsed, so our actors may be ahead of the database: let the
+      // hosts go and take them back (the orphan scan below) rebuilt from what was committed.
+      const all = [...this.mine];
+      this.mine.clear();
+      this.opts.log.warn({ hosts: all.length, conductorId: this.id }, 'lease lapsed and came back: rebuilding our hosts from the database');
+      this.opts.onLost?.(all);
+    }
     const now = Date.now();
     // Orphans: hosts of dead conductors, and ours that we let go of during a lapse.
     const orphans = [...this.hosts.values()]
@@ -244,24 +252,6 @@ export class LeaseTable {
     } catch {
       // NATS is away: the next tick tries again.
     }
-  }
-
-  private async reverify(): Promise<void> {
-    const lost: string[] = [];
-    for (const host of [...this.mine]) {
-      let cur;
-      try {
-        cur = await this.opts.kv.get(hostKey(host));
-      } catch {
-        continue; // no answer is no verdict: keep it, the next lapse check asks again
-      }
-      const rec = cur?.operation === 'PUT' ? cur.json<HostRec>() : undefined;
-      if (!rec || rec.owner !== this.id) {
-        this.mine.delete(host);
-        lost.push(host);
-      }
-    }
-    if (lost.length > 0) this.opts.onLost?.(lost);
   }
 }
 
