@@ -72,6 +72,8 @@ export class PgJournal implements Journal {
    */
   private readonly inventoryWritten = new Map<string, Fingerprint>();
   readonly stats: JournalStats = { flushes: 0, commits: 0, transitions: 0, statements: 0, modelFlushes: 0, retries: 0 };
+  /** Called after each committed flush with its size and duration: the metrics hook. */
+  onFlush: ((changes: number, seconds: number) => void) | undefined = undefined;
 
   constructor(private readonly opts: PgJournalOptions) {}
 
@@ -132,7 +134,10 @@ export class PgJournal implements Journal {
     let delay = this.opts.retryMinMs ?? 50;
     for (let attempt = 0; ; attempt++) {
       try {
-        await this.write(batch.flatMap((p) => p.changes));
+        const changes = batch.flatMap((p) => p.changes);
+        const started = performance.now();
+        await this.write(changes);
+        this.onFlush?.(changes.length, (performance.now() - started) / 1000);
         this.stats.flushes++;
         this.stats.commits += batch.length;
         if (this.failingSince !== null) {

@@ -86,8 +86,9 @@ export class Metrics {
   }
 
   /** This role's metrics plus those modules keep on prom-client's global registry (Placement sync's drift). */
-  text(): Promise<string> {
-    return Registry.merge([this.registry, globalRegistry]).metrics();
+  async text(): Promise<string> {
+    // Concatenated, not Registry.merge(): merging drops this registry's default `role` label.
+    return `${await this.registry.metrics()}\n${await globalRegistry.metrics()}`;
   }
 }
 
@@ -114,5 +115,12 @@ export class Window {
   reset(): void {
     this.buf = [];
     this.i = 0;
+  }
+}
+
+/** Feeds the flush histograms from a journal that reports its flushes (the PostgreSQL one does). */
+export function watchFlushes(metrics: Metrics, journal: object): void {
+  if ('onFlush' in journal) {
+    (journal as { onFlush?: (changes: number, seconds: number) => void }).onFlush = (n, s) => metrics.observeFlush(n, s);
   }
 }

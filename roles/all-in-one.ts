@@ -12,7 +12,8 @@ import { FakeDriver } from '../drivers/fake/index.js';
 import { DriverRegistry } from '../drivers/registry.js';
 import type { Driver } from '../drivers/driver.js';
 import { genericDriverFromConfig } from '../drivers/generic/from-config.js';
-import { Metrics } from '../metrics/index.js';
+import { metricsRoute } from '../metrics/http.js';
+import { Metrics, watchFlushes } from '../metrics/index.js';
 import { startNovaNotifier } from '../openstack/nova.js';
 
 export interface Running {
@@ -59,10 +60,8 @@ export async function startAllInOne(config: Config, log: Logger, deps: AllInOneD
   const app = await buildApi({ control: conductor, log, v2: config.v2 });
   const metrics = new Metrics('all-in-one');
   const unwatch = metrics.watchConductor(conductor);
-  app.get('/metrics', { schema: { hide: true } }, async (_req, reply) => {
-    void reply.header('content-type', metrics.registry.contentType);
-    return metrics.text();
-  });
+  watchFlushes(metrics, journal);
+  metricsRoute(app, metrics);
   await app.listen({ host: config.listen.address, port: config.listen.port });
   const addr = app.server.address();
   const port = typeof addr === 'object' && addr ? addr.port : config.listen.port;

@@ -17,7 +17,7 @@ import type { HeartbeatMsg } from '../bus/schemas.js';
 import { Subjects } from '../bus/subjects.js';
 import type { Config } from '../config/index.js';
 import { startHealthServer, type HealthServer } from '../metrics/http.js';
-import { Metrics } from '../metrics/index.js';
+import { Metrics, watchFlushes } from '../metrics/index.js';
 import { startNovaNotifier } from '../openstack/nova.js';
 import { serveService } from './service.js';
 import { roleBus, roleJournal } from './shared.js';
@@ -137,6 +137,7 @@ function stats(conductor: Conductor, metrics: Metrics, lease: LeaseTable | undef
 
 /** Journal statistics, when the journal keeps them (the PostgreSQL one does), as scrape-time gauges. */
 function watchJournal(metrics: Metrics, journal: Journal): void {
+  watchFlushes(metrics, journal);
   const s = (journal as { stats?: Record<string, number> }).stats;
   if (!s) return;
   metrics.exposeCounters('cyborg_journal', s);

@@ -50,6 +50,7 @@ describe('cyborg all-in-one, as a new user runs it', () => {
     const metrics = await (await fetch(`${api}/metrics`)).text();
     expect(metrics).toMatch(/cyborg_accelerators\{[^}]*state="programmed"[^}]*\} 1/);
     expect(metrics).toMatch(/cyborg_transitions_total\{[^}]*to="attached"[^}]*\} 1/);
+    expect(metrics).toMatch(/cyborg_journal_flush_seconds_count\{[^}]*\} [1-9]/);
     expect((await fetch(`${api}/healthz`)).status).toBe(200);
 
     const exited = new Promise<number | null>((resolve) => child!.once('exit', (code) => resolve(code)));
