@@ -1,5 +1,6 @@
-import type { TSchema } from '@sinclair/typebox';
+import type { Static, TSchema } from '@sinclair/typebox';
 import type { Logger } from 'pino';
+import { BusError } from '../errors/index.js';
 import { firstError } from './schemas.js';
 
 /**
@@ -25,4 +26,46 @@ export function decodeMessage(
     return undefined;
   }
   return msg;
+}
+
+/** Marks a reply that carries a responder's failure instead of an answer. */
+export const ERROR_KEY = '__busError';
+
+export function errorReply(code: 'bus.invalid_message' | 'bus.no_responder', message: string): Record<string, unknown> {
+  return { [ERROR_KEY]: { code, message } };
+}
+
+/**
+ * What a responder sends back: the handler's answer, checked against the reply schema, or an
+ * error reply when the handler throws or answers out of schema (`onFail` logs and counts it).
+ */
+export async function answer<Rep extends TSchema>(
+  run: () => Promise<unknown> | unknown, repSchema: Rep, onFail: (err: unknown) => void,
+): Promise<unknown> {
+  try {
+    const out = await run();
+    const err = firstError(repSchema, out);
+    if (err) throw new Error(`handler produced an invalid reply: ${err}`);
+    return out;
+  } catch (e) {
+    onFail(e);
+    return errorReply('bus.no_responder', (e as Error).message);
+  }
+}
+
+/**
+ * Reads a parsed reply: an error reply becomes a BusError, a reply out of schema too (`onBad`
+ * counts it); otherwise the reply itself.
+ */
+export function readReply<Rep extends TSchema>(parsed: unknown, repSchema: Rep, subject: string, onBad?: () => void): Static<Rep> {
+  if (parsed && typeof parsed === 'object' && ERROR_KEY in parsed) {
+    const e = (parsed as Record<string, { code?: string; message?: string }>)[ERROR_KEY]!;
+    throw new BusError(e.code === 'bus.invalid_message' ? 'bus.invalid_message' : 'bus.no_responder', e.message ?? 'responder failed', { subject });
+  }
+  const err = firstError(repSchema, parsed);
+  if (err) {
+    onBad?.();
+    throw new BusError('bus.invalid_message', `invalid reply on ${subject}: ${err}`, { subject });
+  }
+  return parsed as Static<Rep>;
 }

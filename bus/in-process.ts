@@ -1,8 +1,7 @@
 import type { Static, TSchema } from '@sinclair/typebox';
 import type { Logger } from 'pino';
 import { BusError } from '../errors/index.js';
-import { decodeMessage } from './decode.js';
-import { firstError } from './schemas.js';
+import { answer, decodeMessage, errorReply, readReply } from './decode.js';
 import { subjectMatches, type Bus, type MessageHandler, type RequestHandler, type RequestOptions, type SubscribeOptions, type Unsubscribe } from './bus.js';
 
 interface Sub {
@@ -11,7 +10,6 @@ interface Sub {
   deliver: (raw: string, subject: string, reply?: (raw: string) => void) => void;
 }
 
-const ERROR_KEY = '__busError';
 
 /**
  * The zero-setup bus for all-in-one mode. Messages cross it as JSON text, exactly as they
@@ -52,15 +50,11 @@ export class InProcessBus implements Bus {
       const timer = setTimeout(() => reject(new BusError('bus.timeout', `no reply on ${subject} within ${opts.timeoutMs} ms`, { subject })), opts.timeoutMs);
       const delivered = this.dispatch(subject, JSON.stringify(msg), (raw) => {
         clearTimeout(timer);
-        const parsed = JSON.parse(raw) as Record<string, unknown>;
-        if (parsed && typeof parsed === 'object' && ERROR_KEY in parsed) {
-          const e = parsed[ERROR_KEY] as { code: string; message: string };
-          reject(new BusError(e.code === 'bus.invalid_message' ? 'bus.invalid_message' : 'bus.no_responder', e.message, { subject }));
-          return;
+        try {
+          resolve(readReply(JSON.parse(raw), repSchema, subject));
+        } catch (err) {
+          reject(err);
         }
-        const err = firstError(repSchema, parsed);
-        if (err) reject(new BusError('bus.invalid_message', `invalid reply on ${subject}: ${err}`, { subject }));
-        else resolve(parsed as Static<Rep>);
       });
       if (!delivered) {
         clearTimeout(timer);
@@ -78,19 +72,12 @@ export class InProcessBus implements Bus {
       deliver: (raw, subj, reply) => {
         const msg = this.decode(reqSchema, raw, subj);
         if (msg === undefined) {
-          reply?.(JSON.stringify({ [ERROR_KEY]: { code: 'bus.invalid_message', message: `invalid message on ${subj}` } }));
+          reply?.(JSON.stringify(errorReply('bus.invalid_message', `invalid message on ${subj}`)));
           return;
         }
         this.track(async () => {
-          try {
-            const out = await handler(msg as Static<Req>, subj);
-            const err = firstError(repSchema, out);
-            if (err) throw new Error(`handler produced an invalid reply: ${err}`);
-            reply?.(JSON.stringify(out));
-          } catch (e) {
-            this.log.error({ err: e, subject: subj }, 'request handler failed');
-            reply?.(JSON.stringify({ [ERROR_KEY]: { code: 'bus.no_responder', message: (e as Error).message } }));
-          }
+          const out = await answer(() => handler(msg as Static<Req>, subj), repSchema, (e) => this.log.error({ err: e, subject: subj }, 'request handler failed'));
+          reply?.(JSON.stringify(out));
         }, subj);
       },
     };

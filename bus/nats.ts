@@ -2,8 +2,7 @@ import type { Static, TSchema } from '@sinclair/typebox';
 import { connect, type Msg, type NatsConnection, type Subscription } from '@nats-io/transport-node';
 import type { Logger } from 'pino';
 import { BusError } from '../errors/index.js';
-import { decodeMessage } from './decode.js';
-import { firstError } from './schemas.js';
+import { answer, decodeMessage, errorReply, readReply } from './decode.js';
 import type { Bus, MessageHandler, RequestHandler, RequestOptions, SubscribeOptions, Unsubscribe } from './bus.js';
 
 /** Counts what the bus drops or fails at, so metrics can expose it (metrics/ provides one). */
@@ -22,7 +21,6 @@ export interface NatsBusOptions {
 }
 
 /** The reply envelope that carries a responder's failure back to the requester (same as InProcessBus). */
-const ERROR_KEY = '__busError';
 const enc = new TextEncoder();
 
 /**
@@ -82,16 +80,7 @@ export class NatsBus implements Bus {
       this.opts.onError?.('bad_reply', subject);
       throw new BusError('bus.invalid_message', `reply on ${subject} is not JSON`, { subject });
     }
-    if (parsed && typeof parsed === 'object' && ERROR_KEY in parsed) {
-      const e = (parsed as Record<string, { code?: string; message?: string }>)[ERROR_KEY]!;
-      throw new BusError(e.code === 'bus.invalid_message' ? 'bus.invalid_message' : 'bus.no_responder', e.message ?? 'responder failed', { subject });
-    }
-    const err = firstError(repSchema, parsed);
-    if (err) {
-      this.opts.onError?.('bad_reply', subject);
-      throw new BusError('bus.invalid_message', `invalid reply on ${subject}: ${err}`, { subject });
-    }
-    return parsed as Static<Rep>;
+    return readReply(parsed, repSchema, subject, () => this.opts.onError?.('bad_reply', subject));
   }
 
   respond<Req extends TSchema, Rep extends TSchema>(
@@ -100,19 +89,11 @@ export class NatsBus implements Bus {
     return this.listen(subject, opts.queue, (m, subj) => {
       const msg = this.decode(reqSchema, m, subj);
       if (msg === undefined) {
-        reply(m, { [ERROR_KEY]: { code: 'bus.invalid_message', message: `invalid message on ${subj}` } });
+        reply(m, errorReply('bus.invalid_message', `invalid message on ${subj}`));
         return;
       }
       this.track(async () => {
-        try {
-          const out = await handler(msg as Static<Req>, subj);
-          const err = firstError(repSchema, out);
-          if (err) throw new Error(`handler produced an invalid reply: ${err}`);
-          reply(m, out);
-        } catch (e) {
-          this.fail('handler_failed', subj, e, 'request handler failed');
-          reply(m, { [ERROR_KEY]: { code: 'bus.no_responder', message: (e as Error).message } });
-        }
+        reply(m, await answer(() => handler(msg as Static<Req>, subj), repSchema, (e) => this.fail('handler_failed', subj, e, 'request handler failed')));
       }, subj);
     });
   }

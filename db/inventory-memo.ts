@@ -1,14 +1,19 @@
+import { createHash } from 'node:crypto';
 import type { DeviceT } from '../bus/schemas.js';
 import { canonicalJson } from './merge.js';
 
 /** Per device (its control-path info): its position and canonical JSON as last committed. */
 export type Fingerprint = Map<string, string>;
 
-/** The fingerprint of a report (stub devices are not stored, so not counted). */
+/**
+ * The fingerprint of a report (stub devices are not stored, so not counted). A digest of each
+ * device's canonical JSON, not the JSON itself: the memo lives as long as the conductor, and a
+ * copy of every inventory would cost more memory than the accelerators' actors.
+ */
 export function fingerprint(devices: DeviceT[]): Fingerprint {
   const out: Fingerprint = new Map();
   devices.forEach((d, position) => {
-    if (!d.stub) out.set(d.controlPath.info, `${position}|${canonicalJson(d)}`);
+    if (!d.stub) out.set(d.controlPath.info, `${position}|${createHash('sha1').update(canonicalJson(d)).digest('base64')}`);
   });
   return out;
 }

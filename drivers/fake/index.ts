@@ -44,7 +44,7 @@ export class FakeDriver implements Driver, Installer, Programmer, AttachPreparer
   private unhealthy = new Map<string, string>();
   private unplugged = new Set<string>();
   private devices: DriverDevice[];
-  /** Every operation the driver ran, in order: tests assert idempotency with it. */
+  /** The operations the driver ran (the last 10,000), in order: tests assert idempotency with it. */
   readonly calls: { op: Op; key: string; deployableUuid: string }[] = [];
 
   constructor(private readonly opts: FakeDriverOptions) {
@@ -120,6 +120,8 @@ export class FakeDriver implements Driver, Installer, Programmer, AttachPreparer
 
   private async run(op: Op, req: OpRequest, result: () => OpResult): Promise<OpResult> {
     this.calls.push({ op, key: req.key, deployableUuid: req.deployable.uuid });
+    // A demo runs for days: keep the recent calls only.
+    if (this.calls.length > 10_000) this.calls.splice(0, this.calls.length - 10_000);
     const ms = this.delays.get(op) ?? this.delays.get('*') ?? 0;
     if (ms > 0) await delay(ms);
     const fault = this.faults.get(op);

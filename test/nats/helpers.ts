@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { pino, type Logger } from 'pino';
+import { eventually } from '../support/runtime.js';
 
 export interface LogLine {
   level: number;
@@ -30,19 +31,8 @@ export function captureLog(): { log: Logger; lines: () => LogLine[] } {
 }
 
 /** Polls `pred` until it holds; fails with `what` after the deadline. Never a fixed sleep. */
-export async function waitFor<T>(pred: () => T | Promise<T>, what = 'condition', timeoutMs = 30_000): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await pred();
-      if (v) return v as NonNullable<T>;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+export function waitFor<T>(pred: () => T | Promise<T>, what = 'condition', timeoutMs = 30_000): Promise<NonNullable<T>> {
+  return eventually(pred, timeoutMs, what);
 }
 
 export function freePort(): Promise<number> {
