@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { fromPromise } from 'xstate';
 import type { DeployableT, DeviceT } from '../bus/schemas.js';
 import { uuid3, NAMESPACE_DNS } from '../drivers/ids.js';
-import { CyborgError, TransitionInvalidError } from '../errors/index.js';
+import { CyborgError, isCyborgError, TransitionInvalidError } from '../errors/index.js';
 import {
   acceleratorMachine, allowedEvents, type AcceleratorContext, type AcceleratorEvent, type Allocation, type DriverOpInput, type ProgramInfo,
 } from '../machines/index.js';
@@ -95,6 +95,9 @@ export class AcceleratorActor {
   // would be ~0.5 KB more of each of 100,000 actors).
   private committedRecord: MachineRecord;
   private generation = 0;
+  /** Transitions handed to the journal, and the last one whose commit is shown (see onTransition). */
+  private submitted = 0;
+  private applied = 0;
   private updatedAt: string;
   private commitChain: Promise<void> = Promise.resolve();
   private crashed: unknown = null;
@@ -265,14 +268,31 @@ export class AcceleratorActor {
       { type: 'accelerator', id: this.id, host: this.spec.host, record: persisted },
       { type: 'transition', record: full },
     ]);
-    const step = this.commitChain.catch(() => undefined).then(() => commit).then(() => {
+    const seq = ++this.submitted;
+    const apply = (): void => {
+      if (seq <= this.applied) return; // a later transition is already committed and shown
+      this.applied = seq;
       this.committedRecord = persisted;
       this.generation++;
       this.updatedAt = rec.at;
       this.opts.hub.publish(full);
+    };
+    const step = this.commitChain.catch(() => undefined).then(() => commit).then(apply, (err: unknown) => {
+      // Answered 503 while the database is away: the journal keeps the change queued and writes
+      // it when the database is back. Show it then, not only at this accelerator's next transition.
+      if (isCyborgError(err) && err.code === 'persistence.unavailable') this.whenDurable(apply);
+      throw err;
     });
     this.commitChain = step;
     return step;
+  }
+
+  /** Applies `apply` once everything submitted so far is durable: an empty commit is a barrier. */
+  private whenDurable(apply: () => void, delayMs = 500): void {
+    const timer = setTimeout(() => {
+      this.opts.journal.commit([]).then(apply, () => this.whenDurable(apply, Math.min(delayMs * 2, 10_000)));
+    }, delayMs);
+    timer.unref();
   }
 
   private onCrash(err: unknown): void {

@@ -71,5 +71,8 @@ describe.skipIf(!svc.postgres)('persistence: the database goes away under load a
     // The work queued during the outage was written too: the table agrees with the actors.
     const table = new Map((await query<{ id: string; state: string }>(db.url, 'select id, state from accelerators')).map((r) => [r.id, r.state]));
     for (const id of ids) expect(table.get(id), id).toBe(run.conductor.acceleratorActor(id).state);
+    // And what the API shows catches up with it, even for an accelerator whose last change was
+    // answered 503 and that has not moved since.
+    await until(() => ids.every((id) => run.conductor.getAccelerator(id).state === table.get(id)), 'the committed views to catch up');
   });
 });

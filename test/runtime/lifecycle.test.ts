@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { TransitionInvalidError } from '../../errors/index.js';
+import { CyborgError, TransitionInvalidError } from '../../errors/index.js';
 import { MemoryJournal, type Change } from '../../actors/journal.js';
 import { acceleratorMachine } from '../../machines/index.js';
 import { eventually, startRuntime, type Runtime } from '../support/runtime.js';
@@ -79,6 +79,16 @@ describe('the actor runtime, as an operator drives it', () => {
     expect(acked).toBe(true);
   });
 
+  it('shows a change answered 503 once the journal has written it, without waiting for the next transition', async () => {
+    const journal = new AwayJournal();
+    rt = await startRuntime({ journal });
+    const id = fpgaOf(rt).id;
+    journal.away = 2; // both commits of the enable (→ installing, → ready)
+    await expect(rt.conductor.act(id, { type: 'ENABLE' })).rejects.toMatchObject({ code: 'persistence.unavailable' });
+    await eventually(() => rt!.conductor.getAccelerator(id).state === 'ready', 10_000, 'the view to catch up');
+    expect((await rt.conductor.history(id)).map((t) => t.to)).toEqual(['inactive', 'installing', 'ready']);
+  });
+
   it('restarts a crashed accelerator actor from its last committed snapshot, and logs why', async () => {
     let armed = false;
     const real = acceleratorMachine.implementations.guards.isProgrammed as unknown as (...a: unknown[]) => boolean;
@@ -116,6 +126,23 @@ describe('the actor runtime, as an operator drives it', () => {
     expect((await c.act(id, { type: 'RETRY' })).state).toBe('programmed');
   });
 });
+
+/**
+ * A journal whose database is away for the next `n` commits: they are answered 503 but kept and
+ * written later, as the PostgreSQL journal does.
+ */
+class AwayJournal extends MemoryJournal {
+  away = 0;
+
+  override async commit(changes: Change[]): Promise<void> {
+    if (this.away > 0 && changes.length > 0) {
+      this.away--;
+      void super.commit(changes);
+      throw new CyborgError('persistence.unavailable', 'the database is unreachable');
+    }
+    return super.commit(changes);
+  }
+}
 
 /** A journal whose commits wait until the test opens the gate: a database that is slow on purpose. */
 class GatedJournal extends MemoryJournal {
