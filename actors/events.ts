@@ -11,15 +11,20 @@ export type Listener = (ev: CommittedEvent) => void;
  */
 export class EventHub {
   private seq = 0;
-  private ring: CommittedEvent[] = [];
+  // A fixed ring: event `seq` lives at index `(seq - 1) % capacity`. (Trimming an array with
+  // splice on every publish cost ~9% of the runtime's CPU at 10,000 events.)
+  private readonly ring: (CommittedEvent | undefined)[];
+  private held = 0;
   private listeners = new Set<Listener>();
 
-  constructor(private readonly capacity = 10_000) {}
+  constructor(private readonly capacity = 10_000) {
+    this.ring = new Array<CommittedEvent | undefined>(capacity);
+  }
 
   publish(record: TransitionRecord): CommittedEvent {
     const ev: CommittedEvent = { seq: ++this.seq, ...record };
-    this.ring.push(ev);
-    if (this.ring.length > this.capacity) this.ring.splice(0, this.ring.length - this.capacity);
+    this.ring[(ev.seq - 1) % this.capacity] = ev;
+    if (this.held < this.capacity) this.held++;
     for (const l of this.listeners) {
       try {
         l(ev);
@@ -37,9 +42,10 @@ export class EventHub {
 
   /** Events after `cursor`; `complete` is false when the ring no longer holds all of them. */
   since(cursor: number): { events: CommittedEvent[]; complete: boolean } {
-    const first = this.ring[0]?.seq ?? this.seq + 1;
-    const events = this.ring.filter((e) => e.seq > cursor);
-    return { events, complete: cursor + 1 >= first || this.ring.length === 0 };
+    const first = this.seq - this.held + 1;
+    const events: CommittedEvent[] = [];
+    for (let s = Math.max(cursor + 1, first); s <= this.seq; s++) events.push(this.ring[(s - 1) % this.capacity]!);
+    return { events, complete: cursor + 1 >= first || this.held === 0 };
   }
 
   get cursor(): number {

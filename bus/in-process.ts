@@ -17,7 +17,10 @@ interface Sub {
  * receipt sees what a remote peer would send.
  */
 export class InProcessBus implements Bus {
-  private subs = new Set<Sub>();
+  // Subscriptions by exact subject, and the few with wildcards apart: matching every
+  // subscription of a hundred agents against every message cost a third of the runtime's CPU.
+  private exact = new Map<string, Set<Sub>>();
+  private wild = new Set<Sub>();
   private rr = new Map<string, number>();
   private inflight = new Set<Promise<unknown>>();
   private closed = false;
@@ -38,8 +41,7 @@ export class InProcessBus implements Bus {
         this.track(async () => handler(msg as Static<M>, subj), subj);
       },
     };
-    this.subs.add(sub);
-    return () => this.subs.delete(sub);
+    return this.add(sub);
   }
 
   async request<Req extends TSchema, Rep extends TSchema>(
@@ -81,14 +83,28 @@ export class InProcessBus implements Bus {
         }, subj);
       },
     };
-    this.subs.add(sub);
-    return () => this.subs.delete(sub);
+    return this.add(sub);
   }
 
   async close(): Promise<void> {
     this.closed = true;
     while (this.inflight.size > 0) await Promise.allSettled([...this.inflight]);
-    this.subs.clear();
+    this.exact.clear();
+    this.wild.clear();
+  }
+
+  private add(sub: Sub): Unsubscribe {
+    if (/[*>]/.test(sub.pattern)) {
+      this.wild.add(sub);
+      return () => this.wild.delete(sub);
+    }
+    let set = this.exact.get(sub.pattern);
+    if (!set) this.exact.set(sub.pattern, (set = new Set()));
+    set.add(sub);
+    return () => {
+      set.delete(sub);
+      if (set.size === 0 && this.exact.get(sub.pattern) === set) this.exact.delete(sub.pattern);
+    };
   }
 
   private decode(schema: TSchema, raw: string, subject: string): unknown {
@@ -109,8 +125,10 @@ export class InProcessBus implements Bus {
     if (this.closed) return false;
     const groups = new Map<string, Sub[]>();
     let count = 0;
-    for (const sub of this.subs) {
-      if (!subjectMatches(sub.pattern, subject)) continue;
+    const exact = this.exact.get(subject);
+    const matching = [...(exact ?? [])];
+    for (const sub of this.wild) if (subjectMatches(sub.pattern, subject)) matching.push(sub);
+    for (const sub of matching) {
       if (sub.queue) {
         const g = groups.get(sub.queue) ?? [];
         g.push(sub);
