@@ -36,6 +36,7 @@ export class Conductor implements ControlPlane {
   placementLookup: ((id: string) => PlacementStatusView | undefined) | null = null;
   readonly hosts = new Map<string, HostActor>();
   readonly arqs = new Map<string, ArqActor>();
+  private readonly hostOf = new Map<string, HostActor>();
   readonly documents: DocumentStore;
   /** Drivers per host (install / uninstall / update), backend services, instance attach (generic-driver spec). */
   readonly driverAdmin: DriverAdmin;
@@ -143,9 +144,17 @@ export class Conductor implements ControlPlane {
   }
 
   acceleratorActor(id: string): AcceleratorActor {
+    // Which host holds an accelerator, remembered: a scan of every host per request is 10,000
+    // map lookups in a large fleet. A stale hint (host released, actor restarted) falls back to the scan.
+    const hint = this.hostOf.get(id);
+    const hinted = hint && this.hosts.get(hint.name) === hint ? hint.accelerators.get(id) : undefined;
+    if (hinted) return hinted;
     for (const h of this.hosts.values()) {
       const a = h.accelerators.get(id);
-      if (a) return a;
+      if (a) {
+        this.hostOf.set(id, h);
+        return a;
+      }
     }
     throw new NotFoundError('accelerator.not_found', id);
   }
