@@ -141,6 +141,11 @@ export class AcceleratorActor {
     return this.spec.host;
   }
 
+  /** Its Placement resource provider: uuid3(DNS, deployable name), as Cyborg names it. */
+  get rpUuid(): string {
+    return this.fields.rpUuid;
+  }
+
   get deployable(): DeployableT {
     return this.spec.deployable;
   }

@@ -5,9 +5,10 @@ import type { Bus, Unsubscribe } from '../bus/bus.js';
 import { HeartbeatMessage, InventoryMessage, InventoryReply, RegisterMessage, RegisterReply, type AttachHandleT, type DeviceT } from '../bus/schemas.js';
 import { Subjects } from '../bus/subjects.js';
 import { CyborgError, NotFoundError } from '../errors/index.js';
-import { acceleratorMachine, type AcceleratorEvent, type ArqInput, type Binding, type BoundTo } from '../machines/index.js';
+import { acceleratorMachine, type AcceleratorEvent, type ArqInput, type Binding } from '../machines/index.js';
 import { acceleratorLogic, type AcceleratorActor, type AcceleratorView } from './accelerator-actor.js';
 import { ArqActor, arqLogic, type ArqView } from './arq-actor.js';
+import { ArqBinder } from './arq-binder.js';
 import { DocumentStore } from './documents.js';
 import { DriverAdmin } from './driver-admin.js';
 import { EventHub } from './events.js';
@@ -40,8 +41,8 @@ export class Conductor implements ControlPlane {
   readonly documents: DocumentStore;
   /** Drivers per host (install / uninstall / update), backend services, instance attach (generic-driver spec). */
   readonly driverAdmin: DriverAdmin;
-  /** Attach/detach on behalf of ARQs, one at a time per accelerator (see `exclusive`). */
-  private readonly handleLocks = new Map<string, Promise<unknown>>();
+  /** Attach/detach on behalf of ARQs, one at a time per accelerator. */
+  private readonly binder: ArqBinder;
   private subs: Unsubscribe[] = [];
   private stopping = false;
 
@@ -57,7 +58,8 @@ export class Conductor implements ControlPlane {
         return host ? host.runOp(input) : Promise.reject(new NotFoundError('host.not_found', input.host));
       }, opts.timing.driverOpTimeoutMs, opts.acceleratorMachine ?? acceleratorMachine),
     };
-    this.arqLogic = arqLogic((u, b) => this.bindToAccelerator(u, b), (u, boundTo) => this.unbindFromAccelerator(u, boundTo));
+    this.binder = new ArqBinder({ byRp: (rp) => this.acceleratorByRp(rp), byId: (id) => this.acceleratorActor(id), log: opts.log });
+    this.arqLogic = arqLogic((u, b) => this.binder.bind(u, b), (u, boundTo) => this.binder.unbind(u, boundTo));
     this.documents = new DocumentStore(opts.journal, opts.log.child({ component: 'documents' }));
     this.driverAdmin = new DriverAdmin({ bus: opts.bus, journal: opts.journal, log: opts.log.child({ component: 'drivers' }), control: this, timeoutMs: opts.timing.driverOpTimeoutMs,
       settle: (id) => this.acceleratorActor(id).flushed(),
@@ -162,7 +164,7 @@ export class Conductor implements ControlPlane {
   /** The accelerator whose Placement resource provider is `rpUuid` (how Nova names a deployable). */
   acceleratorByRp(rpUuid: string): AcceleratorActor | undefined {
     for (const h of this.hosts.values()) {
-      for (const a of h.accelerators.values()) if (a.view().rpUuid === rpUuid) return a;
+      for (const a of h.accelerators.values()) if (a.rpUuid === rpUuid) return a;
     }
     return undefined;
   }
@@ -305,59 +307,6 @@ export class Conductor implements ControlPlane {
     });
     this.arqs.set(input.uuid, arq);
     return arq;
-  }
-
-  /**
-   * Runs `fn` after every earlier ARQ attach/detach of this accelerator: several ARQs bound to
-   * one deployable at once (one PATCH with `resources:FPGA=2`, or concurrent Nova builds) must
-   * queue for its handles, not fail because the machine is busy attaching the previous one.
-   */
-  private exclusive<T>(acceleratorId: string, fn: () => Promise<T>): Promise<T> {
-    const prev = this.handleLocks.get(acceleratorId) ?? Promise.resolve();
-    const run = prev.catch(() => undefined).then(fn);
-    const tail = run.catch(() => undefined);
-    this.handleLocks.set(acceleratorId, tail);
-    void tail.then(() => { if (this.handleLocks.get(acceleratorId) === tail) this.handleLocks.delete(acceleratorId); });
-    return run;
-  }
-
-  /** Binding: the deployable behind `deviceRpUuid` takes the ARQ on its first free handle. */
-  private bindToAccelerator(arqUuid: string, b: Binding): Promise<BoundTo> {
-    const actor = this.acceleratorByRp(b.deviceRpUuid);
-    if (!actor) return Promise.reject(new Error(`no deployable has resource provider ${b.deviceRpUuid}`));
-    return this.exclusive(actor.id, () => this.attachFreeHandle(actor, arqUuid, b));
-  }
-
-  private async attachFreeHandle(actor: AcceleratorActor, arqUuid: string, b: Binding): Promise<BoundTo> {
-    if (actor.host !== b.hostname) {
-      this.opts.log.warn({ arqUuid, hostname: b.hostname, host: actor.host }, 'bind hostname differs from the deployable\'s host');
-    }
-    const handleUuid = actor.freeHandle();
-    if (!handleUuid) throw new Error(`deployable ${actor.deployable.name} has no free attach handle`);
-    const view = await actor.request({
-      type: 'ATTACH', handleUuid, instanceUuid: b.instanceUuid, arqUuid, ...(b.projectId ? { projectId: b.projectId } : {}),
-    }, { actor: `arq:${arqUuid}` }, { awaitCommit: false });
-    if (!view.allocations.some((a) => a.handleUuid === handleUuid)) {
-      throw new Error(view.error?.reason ?? `attach of ${actor.id} failed`);
-    }
-    return { acceleratorId: actor.id, handleUuid };
-  }
-
-  private unbindFromAccelerator(arqUuid: string, boundTo: BoundTo | null): Promise<void> {
-    if (!boundTo) return Promise.resolve();
-    return this.exclusive(boundTo.acceleratorId, () => this.detachHandle(arqUuid, boundTo));
-  }
-
-  private async detachHandle(arqUuid: string, boundTo: BoundTo): Promise<void> {
-    let actor: AcceleratorActor;
-    try {
-      actor = this.acceleratorActor(boundTo.acceleratorId);
-    } catch {
-      return; // the accelerator is gone: nothing left to release
-    }
-    if (!actor.context.allocations.some((a) => a.handleUuid === boundTo.handleUuid)) return;
-    const view = await actor.request({ type: 'DETACH', handleUuid: boundTo.handleUuid }, { actor: `arq:${arqUuid}` }, { awaitCommit: false });
-    if (view.state === 'error') throw new Error(view.error?.reason ?? `detach of ${actor.id} failed`);
   }
 
   private async recover(): Promise<void> {

@@ -1,0 +1,78 @@
+import type { Logger } from 'pino';
+import type { Binding, BoundTo } from '../machines/index.js';
+import type { AcceleratorActor } from './accelerator-actor.js';
+
+export interface ArqBinderDeps {
+  /** The accelerator whose Placement resource provider is `rpUuid`. */
+  byRp(rpUuid: string): AcceleratorActor | undefined;
+  /** The accelerator `id`; throws when it is gone. */
+  byId(id: string): AcceleratorActor;
+  log: Logger;
+}
+
+/**
+ * The effects of the ARQ machine: binding takes the first free attach handle of the deployable
+ * Nova chose (by its resource provider) and attaches it; unbinding detaches it. Attaches and
+ * detaches of one accelerator run one at a time, in arrival order.
+ */
+export class ArqBinder {
+  private readonly locks = new Map<string, Promise<unknown>>();
+
+  constructor(private readonly deps: ArqBinderDeps) {}
+
+  bind(arqUuid: string, b: Binding): Promise<BoundTo> {
+    const actor = this.deps.byRp(b.deviceRpUuid);
+    if (!actor) return Promise.reject(new Error(`no deployable has resource provider ${b.deviceRpUuid}`));
+    return this.exclusive(actor.id, () => this.attachFreeHandle(actor, arqUuid, b));
+  }
+
+  unbind(arqUuid: string, boundTo: BoundTo | null): Promise<void> {
+    if (!boundTo) return Promise.resolve();
+    return this.exclusive(boundTo.acceleratorId, () => this.detachHandle(arqUuid, boundTo));
+  }
+
+  /**
+   * Runs `fn` after every earlier ARQ attach/detach of this accelerator: several ARQs bound to
+   * one deployable at once (one PATCH with `resources:FPGA=2`, or concurrent Nova builds) must
+   * queue for its handles, not fail because the machine is busy attaching the previous one.
+   */
+  private exclusive<T>(acceleratorId: string, fn: () => Promise<T>): Promise<T> {
+    const prev = this.locks.get(acceleratorId) ?? Promise.resolve();
+    const run = prev.catch(() => undefined).then(fn);
+    const tail = run.catch(() => undefined);
+    this.locks.set(acceleratorId, tail);
+    void tail.then(() => {
+      if (this.locks.get(acceleratorId) === tail) this.locks.delete(acceleratorId);
+    });
+    return run;
+  }
+
+  // Neither waits for the accelerator's own commit: the ARQ's later commit, which is what gets
+  // acknowledged, covers it (the journal commits in order).
+  private async attachFreeHandle(actor: AcceleratorActor, arqUuid: string, b: Binding): Promise<BoundTo> {
+    if (actor.host !== b.hostname) {
+      this.deps.log.warn({ arqUuid, hostname: b.hostname, host: actor.host }, 'bind hostname differs from the deployable\'s host');
+    }
+    const handleUuid = actor.freeHandle();
+    if (!handleUuid) throw new Error(`deployable ${actor.deployable.name} has no free attach handle`);
+    const view = await actor.request({
+      type: 'ATTACH', handleUuid, instanceUuid: b.instanceUuid, arqUuid, ...(b.projectId ? { projectId: b.projectId } : {}),
+    }, { actor: `arq:${arqUuid}` }, { awaitCommit: false });
+    if (!view.allocations.some((a) => a.handleUuid === handleUuid)) {
+      throw new Error(view.error?.reason ?? `attach of ${actor.id} failed`);
+    }
+    return { acceleratorId: actor.id, handleUuid };
+  }
+
+  private async detachHandle(arqUuid: string, boundTo: BoundTo): Promise<void> {
+    let actor: AcceleratorActor;
+    try {
+      actor = this.deps.byId(boundTo.acceleratorId);
+    } catch {
+      return; // the accelerator is gone: nothing left to release
+    }
+    if (!actor.context.allocations.some((a) => a.handleUuid === boundTo.handleUuid)) return;
+    const view = await actor.request({ type: 'DETACH', handleUuid: boundTo.handleUuid }, { actor: `arq:${arqUuid}` }, { awaitCommit: false });
+    if (view.state === 'error') throw new Error(view.error?.reason ?? `detach of ${actor.id} failed`);
+  }
+}
