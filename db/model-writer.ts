@@ -3,7 +3,7 @@ import type { MergedBatch } from './merge.js';
 import { Device, type IDevice } from './entities/inventory.js';
 import { Document, DeviceProfile, Driver, Host, type IHost } from './entities/state.js';
 import { diffInventory } from './inventory-diff.js';
-import { insertInventory } from './inventory-insert.js';
+import { insertInventories } from './inventory-insert.js';
 
 /**
  * The rarely changing part of a flush — hosts and their drivers, inventories, device profiles
@@ -13,11 +13,13 @@ import { insertInventory } from './inventory-insert.js';
  */
 export async function writeModel(em: EntityManager, m: MergedBatch): Promise<void> {
   await writeHosts(em, m);
+  // Hosts with no rows yet are inserted in bulk, all together; the others are diffed one by one.
+  const hosts = [...m.inventories.keys()];
+  const known = new Set(hosts.length === 0 ? [] : (await em.execute<{ hostname: string }[]>(
+    `select distinct hostname from devices where hostname in (${hosts.map(() => '?').join(', ')})`, hosts)).map((r) => r.hostname));
+  await insertInventories(em, hosts.filter((h) => !known.has(h)).map((host) => ({ host, devices: m.inventories.get(host)! })));
   for (const [host, devices] of m.inventories) {
-    if (await em.count(Device, { hostname: host }) === 0) {
-      await insertInventory(em, host, devices);
-      continue;
-    }
+    if (!known.has(host)) continue;
     const scope = m.inventoryScope.get(host);
     const where = scope ? { hostname: host, controlpathIds: { cpidInfo: { $in: [...scope] } } } : { hostname: host };
     const existing = await em.find(Device, where, {
