@@ -7,6 +7,8 @@ export interface ArqBinderDeps {
   byRp(rpUuid: string): AcceleratorActor | undefined;
   /** The accelerator `id`; throws when it is gone. */
   byId(id: string): AcceleratorActor;
+  /** Where an ARQ holds a handle according to the accelerators themselves (after an interrupted bind). */
+  heldBy(arqUuid: string): BoundTo | undefined;
   log: Logger;
 }
 
@@ -26,9 +28,15 @@ export class ArqBinder {
     return this.exclusive(actor.id, () => this.attachFreeHandle(actor, arqUuid, b));
   }
 
+  /**
+   * Releases the handle an ARQ holds. Without a recorded one (a bind that failed, or one a crash
+   * interrupted after the accelerator took the handle but before the ARQ recorded it), the
+   * accelerators are asked whether one of them still holds a handle for this ARQ.
+   */
   unbind(arqUuid: string, boundTo: BoundTo | null): Promise<void> {
-    if (!boundTo) return Promise.resolve();
-    return this.exclusive(boundTo.acceleratorId, () => this.detachHandle(arqUuid, boundTo));
+    const held = boundTo ?? this.deps.heldBy(arqUuid);
+    if (!held) return Promise.resolve();
+    return this.exclusive(held.acceleratorId, () => this.detachHandle(arqUuid, held));
   }
 
   /**

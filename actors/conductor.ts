@@ -5,7 +5,7 @@ import type { Bus, Unsubscribe } from '../bus/bus.js';
 import { HeartbeatMessage, InventoryMessage, InventoryReply, RegisterMessage, RegisterReply, type AttachHandleT, type DeviceT } from '../bus/schemas.js';
 import { Subjects } from '../bus/subjects.js';
 import { CyborgError, NotFoundError } from '../errors/index.js';
-import { acceleratorMachine, type AcceleratorEvent, type ArqInput, type Binding } from '../machines/index.js';
+import { acceleratorMachine, type AcceleratorEvent, type ArqInput, type Binding, type BoundTo } from '../machines/index.js';
 import { acceleratorLogic, type AcceleratorActor, type AcceleratorView } from './accelerator-actor.js';
 import { ArqActor, arqLogic, type ArqView } from './arq-actor.js';
 import { ArqBinder } from './arq-binder.js';
@@ -58,7 +58,9 @@ export class Conductor implements ControlPlane {
         return host ? host.runOp(input) : Promise.reject(new NotFoundError('host.not_found', input.host));
       }, opts.timing.driverOpTimeoutMs, opts.acceleratorMachine ?? acceleratorMachine),
     };
-    this.binder = new ArqBinder({ byRp: (rp) => this.acceleratorByRp(rp), byId: (id) => this.acceleratorActor(id), log: opts.log });
+    this.binder = new ArqBinder({
+      byRp: (rp) => this.acceleratorByRp(rp), byId: (id) => this.acceleratorActor(id), heldBy: (arq) => this.heldBy(arq), log: opts.log,
+    });
     this.arqLogic = arqLogic((u, b) => this.binder.bind(u, b), (u, boundTo) => this.binder.unbind(u, boundTo));
     this.documents = new DocumentStore(opts.journal, opts.log.child({ component: 'documents' }));
     this.driverAdmin = new DriverAdmin({ bus: opts.bus, journal: opts.journal, log: opts.log.child({ component: 'drivers' }), control: this, timeoutMs: opts.timing.driverOpTimeoutMs,
@@ -159,6 +161,17 @@ export class Conductor implements ControlPlane {
       }
     }
     throw new NotFoundError('accelerator.not_found', id);
+  }
+
+  /** The handle an ARQ holds, found in the accelerators' allocations (a scan: rare, see ArqBinder.unbind). */
+  private heldBy(arqUuid: string): BoundTo | undefined {
+    for (const h of this.hosts.values()) {
+      for (const a of h.accelerators.values()) {
+        const alloc = a.context.allocations.find((x) => x.arqUuid === arqUuid);
+        if (alloc) return { acceleratorId: a.id, handleUuid: alloc.handleUuid };
+      }
+    }
+    return undefined;
   }
 
   /** The accelerator whose Placement resource provider is `rpUuid` (how Nova names a deployable). */

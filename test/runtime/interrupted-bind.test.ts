@@ -1,0 +1,37 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { Conductor } from '../../actors/conductor.js';
+import { MemoryJournal } from '../../actors/journal.js';
+import { captureLogger, fastTiming, startRuntime, type Runtime } from '../support/runtime.js';
+
+let rt: Runtime | undefined;
+let again: Conductor | undefined;
+afterEach(async () => {
+  await again?.stop();
+  await rt?.stop();
+  rt = undefined;
+  again = undefined;
+});
+
+describe('a bind interrupted by a conductor crash', () => {
+  it('comes back BindFailed, and deleting the ARQ (as Nova does) releases the handle the accelerator took', async () => {
+    const journal = new MemoryJournal();
+    rt = await startRuntime({ journal });
+    const c = rt.conductor;
+    const fpga = c.listAccelerators({ type: 'FPGA' })[0]!;
+    await c.act(fpga.id, { type: 'ENABLE' });
+    const arq = await c.createArq({ deviceProfileName: 'fpga', deviceProfileGroupId: 0, projectId: 'p1' });
+    expect((await c.bindArq(arq.uuid, { hostname: 'compute-1', deviceRpUuid: fpga.rpUuid, instanceUuid: 'vm-1' })).state).toBe('Bound');
+
+    // The crash: the accelerator's attach reached the database, the ARQ's Bound did not.
+    const saved = journal.arqs.get(arq.uuid)!;
+    journal.arqs.set(arq.uuid, { uuid: arq.uuid, record: { value: 'BindStarted', context: { ...saved.record.context, boundTo: null } } });
+    await c.stop();
+    again = new Conductor({ bus: rt.bus, journal, log: captureLogger().log, timing: fastTiming });
+    await again.start();
+
+    expect(again.getArq(arq.uuid)).toMatchObject({ state: 'BindFailed', error: 'interrupted' });
+    expect(again.getAccelerator(fpga.id)).toMatchObject({ state: 'attached', allocations: [{ arqUuid: arq.uuid }] });
+    expect((await again.deleteArq(arq.uuid)).state).toBe('Deleted');
+    expect(again.getAccelerator(fpga.id)).toMatchObject({ state: 'ready', allocations: [] });
+  });
+});
