@@ -254,15 +254,12 @@ class RemoteDocuments implements Documents {
     return this.listProfiles().find((p) => p.name === name);
   }
 
-  async createProfile(doc: DeviceProfileDoc): Promise<DeviceProfileDoc> {
-    const out = await this.cp.call('documents.createProfile', [doc]) as DeviceProfileDoc;
-    this.cp.putDocument('device_profiles', out.uuid, out as unknown as Record<string, unknown>);
-    return out;
+  createProfile(doc: DeviceProfileDoc): Promise<DeviceProfileDoc> {
+    return this.create('documents.createProfile', 'device_profiles', doc);
   }
 
-  async deleteProfile(uuid: string): Promise<void> {
-    await this.cp.call('documents.deleteProfile', [uuid]);
-    this.cp.putDocument('device_profiles', uuid, null);
+  deleteProfile(uuid: string): Promise<void> {
+    return this.remove('documents.deleteProfile', 'device_profiles', uuid);
   }
 
   listAttributes(): AttributeDoc[] {
@@ -273,15 +270,24 @@ class RemoteDocuments implements Documents {
     return this.listAttributes().find((a) => a.uuid === uuid);
   }
 
-  async createAttribute(doc: AttributeDoc): Promise<AttributeDoc> {
-    const out = await this.cp.call('documents.createAttribute', [doc]) as AttributeDoc;
-    this.cp.putDocument('attributes', out.uuid, out as unknown as Record<string, unknown>);
+  createAttribute(doc: AttributeDoc): Promise<AttributeDoc> {
+    return this.create('documents.createAttribute', 'attributes', doc);
+  }
+
+  deleteAttribute(uuid: string): Promise<void> {
+    return this.remove('documents.deleteAttribute', 'attributes', uuid);
+  }
+
+  /** Asks the conductor to create a document, then mirrors it in the read model at once. */
+  private async create<T extends { uuid: string }>(op: ControlOp, collection: string, doc: T): Promise<T> {
+    const out = await this.cp.call(op, [doc]) as T;
+    this.cp.putDocument(collection, out.uuid, out as unknown as Record<string, unknown>);
     return out;
   }
 
-  async deleteAttribute(uuid: string): Promise<void> {
-    await this.cp.call('documents.deleteAttribute', [uuid]);
-    this.cp.putDocument('attributes', uuid, null);
+  private async remove(op: ControlOp, collection: string, uuid: string): Promise<void> {
+    await this.cp.call(op, [uuid]);
+    this.cp.putDocument(collection, uuid, null);
   }
 
   deviceStatus(uuid: string): DeviceStatusDoc['status'] {

@@ -12,7 +12,8 @@ export interface EmbeddedDatabase {
   stop(): Promise<void>;
 }
 
-function freePort(): Promise<number> {
+/** A TCP port nobody listens on now (the OS picks it). */
+export function freePort(): Promise<number> {
   return new Promise((ok, fail) => {
     const srv = createServer();
     srv.once('error', fail);

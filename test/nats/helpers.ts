@@ -5,7 +5,7 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { freePort } from '../../db/embedded.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -35,17 +35,7 @@ export function waitFor<T>(pred: () => T | Promise<T>, what = 'condition', timeo
   return eventually(pred, timeoutMs, what);
 }
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
-}
+export { freePort };
 
 /** Whether a `nats-server` binary is on PATH (tests that restart their own server need one). */
 export const natsServerInstalled = spawnSync('nats-server', ['--version']).status === 0;
