@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { Bus, Unsubscribe } from '../bus/bus.js';
 import {
   CommandMessage, CommandReply, HeartbeatMessage, InventoryMessage, InventoryReply, RegisterMessage, RegisterReply, TelemetryMessage,
-  type CommandMsg, type CommandReplyMsg, type DeviceT,
+  type CommandMsg, type CommandReplyMsg, type DeployableT, type DeviceT,
 } from '../bus/schemas.js';
 import { Subjects } from '../bus/subjects.js';
 import { canAttach, canInstall, canProgram, canReportUsage, type Driver, type OpRequest } from '../drivers/driver.js';
@@ -48,7 +48,15 @@ export class Agent {
   private timers: NodeJS.Timeout[] = [];
   private seq = 0;
   private devices: DeviceT[] = [];
+  /** Deployables by uuid, rebuilt with `devices`: a command must not scan the whole inventory. */
+  private deployables = new Map<string, DeployableT>();
+  /**
+   * Commands by idempotency key, in two generations: when the young one fills, it becomes the old
+   * one and the old one is dropped. (Deleting a Map's first key per command instead leaves holes
+   * that every `keys().next()` walks over again.)
+   */
   private done = new Map<string, Promise<CommandReplyMsg>>();
+  private doneBefore = new Map<string, Promise<CommandReplyMsg>>();
   private readonly epoch: number;
   /** Which loaded drivers are installed on this host, at which version (install-driver & co.). */
   readonly driverStates: AgentDrivers;
@@ -57,7 +65,7 @@ export class Agent {
     this.epoch = opts.epoch ?? 0;
     this.driverStates = new AgentDrivers(opts.drivers, opts.host, opts.log);
     // Until discovery runs again, commands find their deployables in the last cached inventory.
-    this.devices = opts.memory?.devices ?? [];
+    this.setDevices(opts.memory?.devices ?? []);
   }
 
   get host(): string {
@@ -85,7 +93,7 @@ export class Agent {
   async stop(): Promise<void> {
     for (const t of this.timers) clearInterval(t);
     for (const u of this.subs) u();
-    await Promise.allSettled([...this.done.values()]);
+    await Promise.allSettled([...this.doneBefore.values(), ...this.done.values()]);
   }
 
   async register(): Promise<void> {
@@ -108,7 +116,7 @@ export class Agent {
         this.opts.log.error({ err, host: this.opts.host, driver: d.name }, 'discovery failed; its devices are left out of this report');
       }
     }
-    this.devices = all;
+    this.setDevices(all);
     await this.opts.memory?.recordInventory(all, this.seq + 1);
     await this.opts.bus.request(Subjects.inventory, InventoryMessage, InventoryReply, {
       host: this.opts.host, agentId: this.agentId, epoch: this.epoch, seq: ++this.seq, devices: all,
@@ -130,22 +138,30 @@ export class Agent {
 
   /** Executes a command once per idempotency key. */
   execute(cmd: CommandMsg): Promise<CommandReplyMsg> {
-    let p = this.done.get(cmd.idempotencyKey);
+    let p = this.done.get(cmd.idempotencyKey) ?? this.doneBefore.get(cmd.idempotencyKey);
     if (!p) {
       // A result kept from before a restart is the answer: the operation is not repeated.
       const kept = this.opts.memory?.commandResult(cmd.idempotencyKey);
       const memory = this.opts.memory;
       p = kept ? Promise.resolve(kept) : memory ? this.run(cmd).then(async (r) => (await memory.recordCommand(cmd.idempotencyKey, r), r)) : this.run(cmd);
       this.done.set(cmd.idempotencyKey, p);
-      if (this.done.size > 10_000) this.done.delete(this.done.keys().next().value!);
+      if (this.done.size >= 10_000) {
+        this.doneBefore = this.done;
+        this.done = new Map();
+      }
     }
     return p;
+  }
+
+  private setDevices(devices: DeviceT[]): void {
+    this.devices = devices;
+    this.deployables = new Map(devices.flatMap((d) => d.deployables.map((dep) => [dep.uuid, dep] as const)));
   }
 
   private async run(cmd: CommandMsg): Promise<CommandReplyMsg> {
     const driver = this.opts.drivers.get(cmd.driver);
     if (!driver) return { ok: false, code: 'driver.not_found', reason: `driver ${cmd.driver} is not installed on ${this.opts.host}` };
-    const deployable = this.devices.flatMap((d) => d.deployables).find((d) => d.uuid === cmd.deployableUuid);
+    const deployable = this.deployables.get(cmd.deployableUuid);
     if (!deployable) return { ok: false, code: 'accelerator.not_found', reason: `no deployable ${cmd.deployableUuid} on ${this.opts.host}` };
     const req: OpRequest = { key: cmd.idempotencyKey, deployable, params: cmd.params };
     const log = this.opts.log.child({ host: this.opts.host, driver: driver.name, acceleratorId: deployable.uuid, op: cmd.op });
