@@ -8,7 +8,7 @@ import {
 } from '../machines/index.js';
 import type { EventHub } from './events.js';
 import type { Journal, MachineRecord, TransitionRecord } from './journal.js';
-import { MachineHost, type RequestMeta } from './machine-host.js';
+import { MachineHost, type MachineOwner, type RequestMeta } from './machine-host.js';
 
 /** What discovery says about one accelerator: its device and its deployable. */
 export interface AcceleratorSpec {
@@ -43,14 +43,18 @@ export interface AcceleratorView {
   updatedAt: string;
 }
 
+type BusyProbe = { hasTag(tag: string): boolean };
+
 /** Allowed events by (machine, state facts): see `allowed()`. */
 const ALLOWED_MEMO = new WeakMap<object, Map<string, string[]>>();
 
 const TRANSIENT = new Set(['installing', 'uninstalling', 'programming', 'attaching', 'detaching', 'settleAfterFailedAttach', 'settleAfterDetach']);
 
-export interface AcceleratorActorOptions {
-  spec: AcceleratorSpec;
-  record?: MachineRecord;
+/**
+ * What every accelerator of a conductor shares: built once (per host actor), not per accelerator —
+ * 100,000 copies of five references and a crash handler add up.
+ */
+export interface AcceleratorRuntime {
   /**
    * The provided machine to run, shared by many actors (see `acceleratorLogic`): providing a
    * machine copies its whole definition, so one copy per actor would cost ~40 KB each.
@@ -60,6 +64,12 @@ export interface AcceleratorActorOptions {
   hub: EventHub;
   log: Logger;
   onCrash: (actor: AcceleratorActor, err: unknown) => void;
+}
+
+export interface AcceleratorActorOptions {
+  spec: AcceleratorSpec;
+  record?: MachineRecord;
+  runtime: AcceleratorRuntime;
 }
 
 export type AcceleratorLogic = ReturnType<typeof acceleratorMachine.provide>;
@@ -86,8 +96,9 @@ export function acceleratorLogic(
  * accepted and the other gets TransitionInvalidError (HTTP 409) with the state and allowed events.
  * A request resolves once the machine has settled and every change it made is committed.
  */
-export class AcceleratorActor {
+export class AcceleratorActor implements MachineOwner {
   readonly id: string;
+  private readonly rt: AcceleratorRuntime;
   private spec: AcceleratorSpec;
   private fields: ReturnType<AcceleratorActor['specFields']>;
   private m: MachineHost<typeof acceleratorMachine>;
@@ -101,27 +112,24 @@ export class AcceleratorActor {
   private updatedAt: string;
   private commitChain: Promise<void> = Promise.resolve();
   private crashed: unknown = null;
-  private waiters: Set<(err?: unknown) => void> | null = null;
+  private waiters: Set<(err?: unknown, snap?: BusyProbe) => void> | null = null;
   missing = false;
 
-  constructor(private readonly opts: AcceleratorActorOptions) {
+  constructor(opts: AcceleratorActorOptions) {
+    this.rt = opts.runtime;
     this.spec = opts.spec;
     this.id = opts.spec.deployable.uuid;
     this.fields = this.specFields();
     const { record, recovered } = normalize(opts.record);
     this.m = new MachineHost({
-      machine: opts.logic,
+      machine: this.rt.logic,
       input: { id: this.id, host: opts.spec.host, capacity: Math.max(1, opts.spec.deployable.attachHandles.length) },
       record,
-      log: opts.log,
-      onTransition: (rec, persisted) => this.onTransition(rec, persisted),
-      onCrash: (err) => this.onCrash(err),
+      log: this.rt.log,
+      owner: this,
     });
     this.committedRecord = this.m.record();
     this.updatedAt = new Date().toISOString();
-    // The crash itself is handled by MachineHost's observer; this one must still take the error,
-    // or xstate reports it as unhandled.
-    this.m.actor.subscribe({ next: () => this.wake(), error: () => undefined });
     this.m.start();
     if (recovered) {
       this.onTransition({ event: 'RECOVER', from: recovered, to: 'error', at: new Date().toISOString(), reason: 'interrupted', actor: 'conductor' }, this.m.record());
@@ -173,8 +181,8 @@ export class AcceleratorActor {
     const ctx = snap.context;
     const free = this.freeHandle() !== undefined;
     const key = `${String(snap.value)}|${ctx.allocations.length}|${free}|${ctx.error?.op ?? ''}|${ctx.resume ?? ''}|${ctx.program ? 1 : 0}`;
-    let memo = ALLOWED_MEMO.get(this.opts.logic);
-    if (!memo) ALLOWED_MEMO.set(this.opts.logic, (memo = new Map()));
+    let memo = ALLOWED_MEMO.get(this.rt.logic);
+    if (!memo) ALLOWED_MEMO.set(this.rt.logic, (memo = new Map()));
     let answer = memo.get(key);
     if (!answer) memo.set(key, (answer = this.askMachine(free)));
     return answer;
@@ -247,11 +255,11 @@ export class AcceleratorActor {
 
   private settled(): Promise<void> {
     return new Promise((resolve, reject) => {
-      const check = (err?: unknown): void => {
+      const check = (err?: unknown, snap: BusyProbe = this.m.snapshot): void => {
         if (err || this.crashed) {
           this.waiters?.delete(check);
           reject(err ?? this.crashed);
-        } else if (!this.m.snapshot.hasTag('busy')) {
+        } else if (!snap.hasTag('busy')) {
           this.waiters?.delete(check);
           resolve();
         }
@@ -261,15 +269,21 @@ export class AcceleratorActor {
     });
   }
 
-  private wake(err?: unknown): void {
-    if (this.waiters) for (const w of [...this.waiters]) w(err);
+  private wake(err?: unknown, snap?: BusyProbe): void {
+    if (this.waiters) for (const w of [...this.waiters]) w(err, snap);
   }
 
-  private onTransition(rec: Omit<TransitionRecord, 'kind' | 'id' | 'host'>, persisted: MachineRecord): Promise<void> {
+  /** MachineOwner: the machine took a step (the actor holds `snap` once the step is done). */
+  onStep(snap: BusyProbe): void {
+    this.wake(undefined, snap);
+  }
+
+  /** MachineOwner: the state changed. Hands the change to the journal. */
+  onTransition(rec: Omit<TransitionRecord, 'kind' | 'id' | 'host'>, persisted: MachineRecord): Promise<void> {
     const full: TransitionRecord = { kind: 'accelerator', id: this.id, host: this.spec.host, ...rec };
-    this.opts.log.info({ acceleratorId: this.id, host: this.spec.host, from: rec.from, to: rec.to, event: rec.event, requestId: rec.requestId }, 'transition');
+    this.rt.log.info({ acceleratorId: this.id, host: this.spec.host, from: rec.from, to: rec.to, event: rec.event, requestId: rec.requestId }, 'transition');
     // Submitted at once (the journal keeps order); the view moves only after the commit.
-    const commit = this.opts.journal.commit([
+    const commit = this.rt.journal.commit([
       { type: 'accelerator', id: this.id, host: this.spec.host, record: persisted },
       { type: 'transition', record: full },
     ]);
@@ -280,7 +294,7 @@ export class AcceleratorActor {
       this.committedRecord = persisted;
       this.generation++;
       this.updatedAt = rec.at;
-      this.opts.hub.publish(full);
+      this.rt.hub.publish(full);
     };
     const step = this.commitChain.catch(() => undefined).then(() => commit).then(apply, (err: unknown) => {
       // Answered 503 while the database is away: the journal keeps the change queued and writes
@@ -295,15 +309,16 @@ export class AcceleratorActor {
   /** Applies `apply` once everything submitted so far is durable: an empty commit is a barrier. */
   private whenDurable(apply: () => void, delayMs = 500): void {
     const timer = setTimeout(() => {
-      this.opts.journal.commit([]).then(apply, () => this.whenDurable(apply, Math.min(delayMs * 2, 10_000)));
+      this.rt.journal.commit([]).then(apply, () => this.whenDurable(apply, Math.min(delayMs * 2, 10_000)));
     }, delayMs);
     timer.unref();
   }
 
-  private onCrash(err: unknown): void {
+  /** MachineOwner: the machine crashed. */
+  onCrash(err: unknown): void {
     this.crashed = err ?? new Error('crashed');
     this.wake(this.crashed);
-    this.opts.onCrash(this, err);
+    this.rt.onCrash(this, err);
   }
 
   private specFields(): Pick<AcceleratorView, 'name' | 'deviceUuid' | 'deviceType' | 'vendor' | 'model' | 'driver' | 'resourceClass' | 'traits' | 'rpUuid' | 'capacity'> {

@@ -67,8 +67,10 @@ export class ArqActor {
       input: opts.input,
       record,
       log: opts.log,
-      onTransition: (rec, persisted) => this.onTransition(rec, persisted),
-      onCrash: (err) => opts.log.error({ err, arqUuid: this.uuid }, 'arq machine crashed'),
+      owner: {
+        onTransition: (rec, persisted) => void this.onTransition(rec, persisted),
+        onCrash: (err) => opts.log.error({ err, arqUuid: this.uuid }, 'arq machine crashed'),
+      },
     });
     this.committed = this.buildView(this.createdAt);
     this.m.start();

@@ -5,7 +5,7 @@ import { CommandMessage, CommandReply, type DeviceT } from '../bus/schemas.js';
 import { Subjects } from '../bus/subjects.js';
 import { DriverError, isCyborgError } from '../errors/index.js';
 import { hostMachine, type DriverOpInput } from '../machines/index.js';
-import { AcceleratorActor, type AcceleratorLogic, type AcceleratorSpec } from './accelerator-actor.js';
+import { AcceleratorActor, type AcceleratorLogic, type AcceleratorRuntime, type AcceleratorSpec } from './accelerator-actor.js';
 import type { EventHub } from './events.js';
 import type { Journal, MachineRecord } from './journal.js';
 import { MachineHost, type RequestMeta } from './machine-host.js';
@@ -67,8 +67,14 @@ export class HostActor {
   private lastHeartbeatAt: string | null = null;
   drivers: { name: string; version: string }[];
   readonly restarts: { id: string; reason: string; at: string }[] = [];
+  /** Shared by this host's accelerators (see AcceleratorRuntime). */
+  private runtime: AcceleratorRuntime | undefined;
 
-  constructor(private readonly opts: HostActorOptions) {
+  private readonly opts: HostActorOptions;
+
+  constructor(opts: HostActorOptions) {
+    // The records it starts from are its accelerators' business once spawned: not kept here.
+    this.opts = { ...opts, record: undefined, acceleratorRecords: undefined };
     this.name = opts.name;
     this.drivers = opts.drivers ?? [];
     this.m = new MachineHost({
@@ -76,15 +82,17 @@ export class HostActor {
       input: { host: opts.name },
       record: opts.record,
       log: opts.log,
-      onTransition: (rec, persisted) => {
-        opts.log.info({ host: this.name, from: rec.from, to: rec.to, event: rec.event }, 'host liveness');
-        const full = { kind: 'host' as const, id: this.name, host: this.name, ...rec };
-        void opts.journal.commit([
-          { type: 'host', host: this.name, record: persisted, drivers: this.drivers },
-          { type: 'transition', record: full },
-        ]).then(() => opts.hub.publish(full), (err: unknown) => opts.log.error({ err, host: this.name }, 'could not persist host state'));
+      owner: {
+        onTransition: (rec, persisted) => {
+          opts.log.info({ host: this.name, from: rec.from, to: rec.to, event: rec.event }, 'host liveness');
+          const full = { kind: 'host' as const, id: this.name, host: this.name, ...rec };
+          void opts.journal.commit([
+            { type: 'host', host: this.name, record: persisted, drivers: this.drivers },
+            { type: 'transition', record: full },
+          ]).then(() => opts.hub.publish(full), (err: unknown) => opts.log.error({ err, host: this.name }, 'could not persist host state'));
+        },
+        onCrash: (err) => opts.log.error({ err, host: this.name }, 'host machine crashed'),
       },
-      onCrash: (err) => opts.log.error({ err, host: this.name }, 'host machine crashed'),
     });
     if (opts.devices) {
       this.devices = opts.devices;
@@ -172,15 +180,14 @@ export class HostActor {
   }
 
   private spawn(spec: AcceleratorSpec, record?: MachineRecord): AcceleratorActor {
-    const actor = new AcceleratorActor({
-      spec,
-      record,
+    this.runtime ??= {
       logic: this.opts.logic.accelerator,
       journal: this.opts.journal,
       hub: this.opts.hub,
       log: this.opts.log,
       onCrash: (a, err) => this.restart(a, err),
-    });
+    };
+    const actor = new AcceleratorActor({ spec, record, runtime: this.runtime });
     this.accelerators.set(spec.deployable.uuid, actor);
     return actor;
   }

@@ -51,12 +51,11 @@ async function runtime(): Promise<{ perSecond: number; bytesPerActor: number }> 
   const logic = acceleratorLogic(async () => ({}), 30_000);
   const before = heapUsed();
   const actors: AcceleratorActor[] = [];
+  const runtime = { logic, journal, hub, log, onCrash: (_a: AcceleratorActor, err: unknown) => { throw err; } };
   for (let i = 0; i < ACTORS; i++) {
     actors.push(new AcceleratorActor({
       spec: { host: `host-${i % 1000}`, device, deployable: { ...dep!, uuid: `acc-${i}`, name: `host-${i % 1000}_dev${i}` } },
-      logic,
-      journal, hub, log,
-      onCrash: (_a, err) => { throw err; },
+      runtime,
     }));
   }
   const bytesPerActor = (heapUsed() - before) / ACTORS;
