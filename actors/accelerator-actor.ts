@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { fromPromise } from 'xstate';
+import { fromPromise, initialTransition } from 'xstate';
 import type { DeployableT, DeviceT } from '../bus/schemas.js';
 import { uuid3, NAMESPACE_DNS } from '../drivers/ids.js';
 import { CyborgError, isCyborgError, TransitionInvalidError } from '../errors/index.js';
@@ -9,6 +9,7 @@ import {
 import type { EventHub } from './events.js';
 import type { Journal, MachineRecord, TransitionRecord } from './journal.js';
 import { MachineHost, type MachineOwner, type RequestMeta } from './machine-host.js';
+import type { Passivation, Restable } from './passivation.js';
 
 /** What discovery says about one accelerator: its device and its deployable. */
 export interface AcceleratorSpec {
@@ -45,6 +46,11 @@ export interface AcceleratorView {
 
 type BusyProbe = { hasTag(tag: string): boolean };
 
+/** Tags by (machine, state): they belong to the state nodes, not to any one actor. */
+const TAGS_MEMO = new WeakMap<object, Map<string, string[]>>();
+
+const SETTLED: Promise<void> = Promise.resolve();
+
 /** Allowed events by (machine, state facts): see `allowed()`. */
 const ALLOWED_MEMO = new WeakMap<object, Map<string, string[]>>();
 
@@ -64,6 +70,8 @@ export interface AcceleratorRuntime {
   hub: EventHub;
   log: Logger;
   onCrash: (actor: AcceleratorActor, err: unknown) => void;
+  /** Puts idle accelerators' machines to rest (shared by the whole conductor). */
+  passivation: Passivation;
 }
 
 export interface AcceleratorActorOptions {
@@ -96,12 +104,16 @@ export function acceleratorLogic(
  * accepted and the other gets TransitionInvalidError (HTTP 409) with the state and allowed events.
  * A request resolves once the machine has settled and every change it made is committed.
  */
-export class AcceleratorActor implements MachineOwner {
+export class AcceleratorActor implements MachineOwner, Restable {
   readonly id: string;
   private readonly rt: AcceleratorRuntime;
   private spec: AcceleratorSpec;
   private fields: ReturnType<AcceleratorActor['specFields']>;
-  private m: MachineHost<typeof acceleratorMachine>;
+  /** The live machine, while awake (see Passivation); null at rest. */
+  private m: MachineHost<typeof acceleratorMachine> | null = null;
+  /** The machine's record while at rest (when awake, the live machine's is the truth). */
+  private current: MachineRecord;
+  private lastUsed = 0;
   // Only the committed record is kept; views are built when asked (a 25-field view per actor
   // would be ~0.5 KB more of each of 100,000 actors).
   private committedRecord: MachineRecord;
@@ -110,7 +122,7 @@ export class AcceleratorActor implements MachineOwner {
   private submitted = 0;
   private applied = 0;
   private updatedAt: string;
-  private commitChain: Promise<void> = Promise.resolve();
+  private commitChain: Promise<void> = SETTLED;
   private crashed: unknown = null;
   private waiters: Set<(err?: unknown, snap?: BusyProbe) => void> | null = null;
   missing = false;
@@ -121,28 +133,57 @@ export class AcceleratorActor implements MachineOwner {
     this.id = opts.spec.deployable.uuid;
     this.fields = this.specFields();
     const { record, recovered } = normalize(opts.record);
-    this.m = new MachineHost({
-      machine: this.rt.logic,
-      input: { id: this.id, host: opts.spec.host, capacity: Math.max(1, opts.spec.deployable.attachHandles.length) },
-      record,
-      log: this.rt.log,
-      owner: this,
-    });
-    this.committedRecord = this.m.record();
+    // Born at rest: the machine starts only when the first event comes.
+    this.current = record ?? this.initialRecord();
+    this.committedRecord = this.current;
     this.updatedAt = new Date().toISOString();
-    this.m.start();
     if (recovered) {
-      this.onTransition({ event: 'RECOVER', from: recovered, to: 'error', at: new Date().toISOString(), reason: 'interrupted', actor: 'conductor' }, this.m.record());
+      this.onTransition({ event: 'RECOVER', from: recovered, to: 'error', at: new Date().toISOString(), reason: 'interrupted', actor: 'conductor' }, this.current);
     }
+  }
+
+  private initialRecord(): MachineRecord {
+    const [snap] = initialTransition(this.rt.logic, { id: this.id, host: this.spec.host, capacity: Math.max(1, this.spec.deployable.attachHandles.length) });
+    return { value: String(snap.value), context: snap.context as unknown as Record<string, unknown> };
+  }
+
+  /** The machine, started from the record if it was at rest. */
+  private live(): MachineHost<typeof acceleratorMachine> {
+    this.lastUsed = Date.now();
+    if (!this.m) {
+      this.m = new MachineHost({ machine: this.rt.logic, input: undefined, record: this.current, log: this.rt.log, owner: this });
+      this.m.start();
+      this.rt.passivation.wake(this);
+    }
+    return this.m;
+  }
+
+  /** The record of the machine now, awake or at rest. */
+  private record(): MachineRecord {
+    return this.m ? this.m.record() : this.current;
+  }
+
+  /** Restable: stops the live machine if it is idle, settled and has been unused since `idleSince`. */
+  rest(idleSince: number): boolean {
+    const m = this.m;
+    if (!m) return true;
+    if (this.lastUsed > idleSince || this.crashed || (this.waiters && this.waiters.size > 0)) return false;
+    const snap = m.snapshot;
+    if (snap.status !== 'active' || snap.hasTag('busy') || Object.keys(snap.children).length > 0) return false;
+    this.current = m.record();
+    this.m = null;
+    m.stop();
+    return true;
   }
 
   /** Records the accelerator's first appearance (discovery) in the log. */
   announceDiscovered(meta: RequestMeta = {}): Promise<void> {
-    return this.onTransition({ event: 'DISCOVERED', from: 'none', to: this.m.value, at: new Date().toISOString(), ...meta }, this.m.record());
+    const r = this.record();
+    return this.onTransition({ event: 'DISCOVERED', from: 'none', to: r.value, at: new Date().toISOString(), ...meta }, r);
   }
 
   get state(): string {
-    return this.m.value;
+    return this.m ? this.m.value : this.current.value;
   }
 
   get host(): string {
@@ -159,7 +200,7 @@ export class AcceleratorActor implements MachineOwner {
   }
 
   get context(): AcceleratorContext {
-    return this.m.snapshot.context;
+    return (this.m ? this.m.snapshot.context : this.current.context) as AcceleratorContext;
   }
 
   /** The last persisted record: what a supervisor restarts this actor from. */
@@ -177,20 +218,22 @@ export class AcceleratorActor implements MachineOwner {
    * ask the machine 70,000 questions.
    */
   allowed(): string[] {
-    const snap = this.m.snapshot;
-    const ctx = snap.context;
+    const r = this.record();
+    const ctx = r.context as unknown as AcceleratorContext;
     const free = this.freeHandle() !== undefined;
-    const key = `${String(snap.value)}|${ctx.allocations.length}|${free}|${ctx.error?.op ?? ''}|${ctx.resume ?? ''}|${ctx.program ? 1 : 0}`;
+    const key = `${r.value}|${ctx.allocations.length}|${free}|${ctx.error?.op ?? ''}|${ctx.resume ?? ''}|${ctx.program ? 1 : 0}`;
     let memo = ALLOWED_MEMO.get(this.rt.logic);
     if (!memo) ALLOWED_MEMO.set(this.rt.logic, (memo = new Map()));
     let answer = memo.get(key);
-    if (!answer) memo.set(key, (answer = this.askMachine(free)));
+    if (!answer) memo.set(key, (answer = this.askMachine(r, free)));
     return answer;
   }
 
-  private askMachine(free: boolean): string[] {
-    const ctx = this.m.snapshot.context;
-    return allowedEvents(this.m.snapshot, {
+  private askMachine(r: MachineRecord, free: boolean): string[] {
+    // A machine at rest is asked through a snapshot resolved from its record (guards are pure).
+    const snap = this.m?.snapshot ?? this.rt.logic.resolveState({ value: r.value, context: r.context as unknown as AcceleratorContext });
+    const ctx = snap.context;
+    return allowedEvents(snap, {
       ENABLE: { type: 'ENABLE' },
       DISABLE: { type: 'DISABLE' },
       PROGRAM: { type: 'PROGRAM' },
@@ -203,7 +246,7 @@ export class AcceleratorActor implements MachineOwner {
 
   /** The first attach handle nobody holds, in discovery order (Cyborg takes the first free row). */
   freeHandle(): string | undefined {
-    const used = new Set(this.m.snapshot.context.allocations.map((a) => a.handleUuid));
+    const used = new Set(this.context.allocations.map((a) => a.handleUuid));
     return this.spec.deployable.attachHandles.find((h) => !used.has(h.uuid))?.uuid;
   }
 
@@ -217,20 +260,23 @@ export class AcceleratorActor implements MachineOwner {
    */
   async request(event: AcceleratorEvent, meta: RequestMeta = {}, opts: { awaitCommit?: boolean } = {}): Promise<AcceleratorView> {
     if (this.crashed) throw new CyborgError('service.shutting_down', `accelerator ${this.id} is restarting`, { id: this.id });
-    if (!this.m.snapshot.can(event)) {
-      throw new TransitionInvalidError('accelerator', this.id, event.type, this.m.value, this.allowed());
+    const m = this.live();
+    if (!m.snapshot.can(event)) {
+      throw new TransitionInvalidError('accelerator', this.id, event.type, m.value, this.allowed());
     }
-    this.m.send(event, meta);
+    m.send(event, meta);
     await this.settled();
-    if (opts.awaitCommit === false) return this.buildView(this.m.record());
+    if (opts.awaitCommit === false) return this.buildView(this.record());
     await this.commitChain;
     return this.buildView();
   }
 
   /** Sends a system event (host lost/back, removal by discovery): no waiting, ignored if not accepted. */
   system(event: AcceleratorEvent, meta: RequestMeta = { actor: 'conductor' }): boolean {
-    if (this.crashed || !this.m.snapshot.can(event)) return false;
-    this.m.send(event, meta);
+    if (this.crashed) return false;
+    const m = this.live();
+    if (!m.snapshot.can(event)) return false;
+    m.send(event, meta);
     return true;
   }
 
@@ -249,17 +295,19 @@ export class AcceleratorActor implements MachineOwner {
   }
 
   stop(): void {
-    this.m.stop();
+    this.rt.passivation.forget(this);
+    this.m?.stop();
+    this.m = null;
     this.wake(new CyborgError('service.shutting_down', `accelerator ${this.id} stopped`));
   }
 
   private settled(): Promise<void> {
     return new Promise((resolve, reject) => {
-      const check = (err?: unknown, snap: BusyProbe = this.m.snapshot): void => {
+      const check = (err?: unknown, snap: BusyProbe | undefined = this.m?.snapshot): void => {
         if (err || this.crashed) {
           this.waiters?.delete(check);
           reject(err ?? this.crashed);
-        } else if (!snap.hasTag('busy')) {
+        } else if (!snap?.hasTag('busy')) {
           this.waiters?.delete(check);
           resolve();
         }
@@ -341,16 +389,29 @@ export class AcceleratorActor implements MachineOwner {
    * The view of the committed record — or, for an internal caller that acknowledges nothing
    * itself (`awaitCommit: false`), of the live one.
    */
+  /** The tags of the state `r` is in. */
+  private tags(r: MachineRecord): string[] {
+    if (this.m) return [...this.m.snapshot.tags];
+    let memo = TAGS_MEMO.get(this.rt.logic);
+    if (!memo) TAGS_MEMO.set(this.rt.logic, (memo = new Map()));
+    let tags = memo.get(r.value);
+    if (!tags) {
+      tags = [...this.rt.logic.resolveState({ value: r.value, context: r.context as unknown as AcceleratorContext }).tags];
+      memo.set(r.value, tags);
+    }
+    return [...tags];
+  }
+
   private buildView(r: MachineRecord = this.committedRecord): AcceleratorView {
     const ctx = r.context as unknown as AcceleratorContext;
-    const live = this.m.snapshot;
-    const settled = live.value === r.value && (live.context as unknown) === r.context;
+    const live = this.record();
+    const settled = live.value === r.value && live.context === r.context;
     return {
       id: this.id,
       host: this.spec.host,
       ...this.fields,
       state: r.value,
-      tags: settled ? [...live.tags] : [],
+      tags: settled ? this.tags(r) : [],
       allowed: settled ? this.allowed() : [],
       allocations: ctx.allocations ?? [],
       program: ctx.program ?? null,

@@ -13,6 +13,7 @@ import { DocumentStore } from './documents.js';
 import { DriverAdmin } from './driver-admin.js';
 import { EventHub } from './events.js';
 import type { PlacementStatusView } from './placement-sync.js';
+import { Passivation } from './passivation.js';
 import { HostActor, hostLogic, type HostActorOptions, type HostView, type Timing } from './host-actor.js';
 import type { Journal, MachineRecord, Recovered, TransitionRecord } from './journal.js';
 import type { RequestMeta } from './machine-host.js';
@@ -24,6 +25,8 @@ export interface ConductorOptions {
   timing: Timing & { heartbeatIntervalMs: number };
   /** Overrides the accelerator machine of every host (tests inject faults with it). */
   acceleratorMachine?: typeof acceleratorMachine;
+  /** How long an accelerator's machine stays live after its last event (see Passivation). */
+  restAfterMs?: number;
 }
 
 /**
@@ -49,8 +52,10 @@ export class Conductor implements ControlPlane {
   /** Provided machines, built once and shared by every actor (providing copies the definition). */
   private readonly logic: HostActorOptions['logic'];
   private readonly arqLogic: ReturnType<typeof arqLogic>;
+  readonly passivation: Passivation;
 
   constructor(private readonly opts: ConductorOptions) {
+    this.passivation = new Passivation(opts.restAfterMs ?? 30_000);
     this.logic = {
       host: hostLogic(opts.timing, (h) => this.hosts.get(h)?.broadcast({ type: 'HOST_LOST' }), (h) => this.hosts.get(h)?.broadcast({ type: 'HOST_BACK' })),
       accelerator: acceleratorLogic((input) => {
@@ -101,6 +106,7 @@ export class Conductor implements ControlPlane {
     await Promise.all([...this.arqs.values()].map((a) => a.flushed().catch(() => undefined)));
     for (const h of this.hosts.values()) h.stop();
     for (const a of this.arqs.values()) a.stop();
+    this.passivation.stop();
   }
 
   // --- reads (last committed view) ----------------------------------------------------------
@@ -270,7 +276,7 @@ export class Conductor implements ControlPlane {
   adoptHost(h: Recovered['hosts'][number], acceleratorRecords?: Map<string, MachineRecord>): HostActor {
     this.hosts.get(h.host)?.stop();
     const actor = new HostActor({
-      name: h.host, bus: this.opts.bus, journal: this.opts.journal, hub: this.hub, log: this.opts.log, timing: this.opts.timing,
+      name: h.host, bus: this.opts.bus, journal: this.opts.journal, hub: this.hub, log: this.opts.log, timing: this.opts.timing, passivation: this.passivation,
       record: h.record, drivers: h.drivers, devices: h.devices, acceleratorRecords, logic: this.logic,
     });
     this.hosts.set(h.host, actor);
@@ -301,7 +307,7 @@ export class Conductor implements ControlPlane {
     let h = this.hosts.get(name);
     if (!h) {
       h = new HostActor({
-        name, bus: this.opts.bus, journal: this.opts.journal, hub: this.hub, log: this.opts.log, timing: this.opts.timing,
+        name, bus: this.opts.bus, journal: this.opts.journal, hub: this.hub, log: this.opts.log, timing: this.opts.timing, passivation: this.passivation,
         logic: this.logic,
       });
       this.hosts.set(name, h);
@@ -334,7 +340,7 @@ export class Conductor implements ControlPlane {
     }
     for (const h of state.hosts) {
       this.hosts.set(h.host, new HostActor({
-        name: h.host, bus: this.opts.bus, journal: this.opts.journal, hub: this.hub, log: this.opts.log, timing: this.opts.timing,
+        name: h.host, bus: this.opts.bus, journal: this.opts.journal, hub: this.hub, log: this.opts.log, timing: this.opts.timing, passivation: this.passivation,
         record: h.record, drivers: h.drivers, devices: h.devices, acceleratorRecords: records.get(h.host),
         logic: this.logic,
       }));

@@ -5,6 +5,7 @@ import { CommandMessage, CommandReply, type DeviceT } from '../bus/schemas.js';
 import { Subjects } from '../bus/subjects.js';
 import { DriverError, isCyborgError } from '../errors/index.js';
 import { hostMachine, type DriverOpInput } from '../machines/index.js';
+import type { Passivation } from './passivation.js';
 import { AcceleratorActor, type AcceleratorLogic, type AcceleratorRuntime, type AcceleratorSpec } from './accelerator-actor.js';
 import type { EventHub } from './events.js';
 import type { Journal, MachineRecord } from './journal.js';
@@ -37,6 +38,8 @@ export interface HostActorOptions {
   drivers?: { name: string; version: string }[];
   devices?: DeviceT[];
   acceleratorRecords?: Map<string, MachineRecord>;
+  /** Puts idle accelerators' machines to rest (one per conductor). */
+  passivation: Passivation;
   /** The shared, provided machines (built once per conductor: see `hostLogic`, `acceleratorLogic`). */
   logic: { host: HostLogic; accelerator: AcceleratorLogic };
 }
@@ -186,6 +189,7 @@ export class HostActor {
       hub: this.opts.hub,
       log: this.opts.log,
       onCrash: (a, err) => this.restart(a, err),
+      passivation: this.opts.passivation,
     };
     const actor = new AcceleratorActor({ spec, record, runtime: this.runtime });
     this.accelerators.set(spec.deployable.uuid, actor);

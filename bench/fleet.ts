@@ -11,6 +11,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Type } from '@sinclair/typebox';
@@ -40,6 +41,9 @@ const Stats = Type.Record(Type.String(), Type.Unknown());
 interface ConductorStats {
   rssBytes: number;
   heapUsedBytes: number;
+  heapTotalBytes: number;
+  pid: number;
+  externalBytes: number;
   cpu: { user: number; system: number };
   accelerators: number;
   heartbeats: number;
@@ -75,7 +79,7 @@ function startConductor(prefix: string, databaseUrl: string | undefined): Promis
   const child = spawn('npx', ['tsx', 'cli/main.ts', 'conductor', '--conductor-id', `bench-${prefix}`], {
     cwd: join(import.meta.dirname, '..'),
     env: {
-      ...process.env, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --expose-gc`.trim(), NATS_URL: NATS, CYBORG_SUBJECT_PREFIX: prefix, LOG_LEVEL: 'warn', LOG_PRETTY: 'false',
+      ...process.env, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} ${process.env.CONDUCTOR_NODE_OPTIONS ?? ''} --expose-gc`.trim(), NATS_URL: NATS, CYBORG_SUBJECT_PREFIX: prefix, LOG_LEVEL: 'warn', LOG_PRETTY: 'false',
       CYBORG_METRICS_PORT: '-1', CYBORG_HEARTBEAT_INTERVAL_MS: '1000', CYBORG_STALE_AFTER_MS: '15000', CYBORG_LOST_AFTER_MS: '60000',
       CYBORG_REQUEST_TIMEOUT_MS: '120000', ...(databaseUrl ? { DATABASE_URL: databaseUrl } : { DATABASE_URL: '' }),
     },
@@ -163,6 +167,11 @@ async function runFleet(hosts: number, useDb: boolean, steadyS: number, concurre
     console.log(`  heartbeats processed     ${beatsPerS.toFixed(0)}/s (expected ${hosts}/s)`);
     console.log(`  conductor CPU (steady)   ${cpuPct.toFixed(0)} % of one core`);
     console.log(`  conductor RSS            ${(after.rssBytes / 2 ** 20).toFixed(0)} MiB steady, ${(settled.rssBytes / 2 ** 20).toFixed(0)} MiB after GC (idle ${(idle.rssBytes / 2 ** 20).toFixed(0)} MiB); heap ${(heapPerAcc / 1024).toFixed(1)} KiB per accelerator`);
+    const status = await readFile(`/proc/${settled.pid}/status`, 'utf8').catch(() => '');
+    const kib = (k: string): string => `${((Number(new RegExp(`${k}:\\s+(\\d+)`).exec(status)?.[1] ?? NaN)) / 1024).toFixed(0)} MiB`;
+    if (status) console.log(`  conductor RSS by kind    anonymous ${kib('RssAnon')}, file-backed ${kib('RssFile')}`);
+    if (process.env.BENCH_HOLD_S) { console.log(`pid ${settled.pid}`); await new Promise((r) => setTimeout(r, Number(process.env.BENCH_HOLD_S) * 1000)); }
+    console.log(`  conductor heap           ${(settled.heapUsedBytes / 2 ** 20).toFixed(0)} MiB used of ${(settled.heapTotalBytes / 2 ** 20).toFixed(0)} MiB, ${(settled.externalBytes / 2 ** 20).toFixed(0)} MiB external`);
     console.log(`  RSS per accelerator      ${(rssPerAcc / 1024).toFixed(1)} KiB  (target ≤ ${(TARGET.rssPerAcceleratorB / 1024).toFixed(1)} KiB → ${ratio(rssPerAcc, TARGET.rssPerAcceleratorB)}; 100k accelerators ≈ ${((idle.rssBytes + rssPerAcc * 100_000) / 2 ** 30).toFixed(2)} GiB)`);
   } finally {
     await Promise.all(agents.map((a) => a.stop().catch(() => undefined)));

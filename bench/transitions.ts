@@ -9,6 +9,7 @@
  * commit chain, committed views) is paid out of.
  */
 import { fromPromise, createActor } from 'xstate';
+import { Passivation } from '../actors/passivation.js';
 import { AcceleratorActor, acceleratorLogic } from '../actors/accelerator-actor.js';
 import { EventHub } from '../actors/events.js';
 import type { Change, Journal, Recovered, TransitionRecord } from '../actors/journal.js';
@@ -51,7 +52,7 @@ async function runtime(): Promise<{ perSecond: number; bytesPerActor: number }> 
   const logic = acceleratorLogic(async () => ({}), 30_000);
   const before = heapUsed();
   const actors: AcceleratorActor[] = [];
-  const runtime = { logic, journal, hub, log, onCrash: (_a: AcceleratorActor, err: unknown) => { throw err; } };
+  const runtime = { logic, journal, hub, log, onCrash: (_a: AcceleratorActor, err: unknown) => { throw err; }, passivation: new Passivation(60_000) };
   for (let i = 0; i < ACTORS; i++) {
     actors.push(new AcceleratorActor({
       spec: { host: `host-${i % 1000}`, device, deployable: { ...dep!, uuid: `acc-${i}`, name: `host-${i % 1000}_dev${i}` } },

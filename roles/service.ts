@@ -28,7 +28,7 @@ export function serveService(bus: Bus, role: string, id: string, parts: {
       const gc = (globalThis as { gc?: () => void }).gc;
       if (req.gc && gc) gc();
       const mem = process.memoryUsage();
-      return { ...base(), rssBytes: mem.rss, heapUsedBytes: mem.heapUsed, cpu: process.cpuUsage(), uptimeS: process.uptime(), ...parts.stats(req) };
+      return { ...base(), rssBytes: mem.rss, heapUsedBytes: mem.heapUsed, heapTotalBytes: mem.heapTotal, externalBytes: mem.external, cpu: process.cpuUsage(), uptimeS: process.uptime(), ...parts.stats(req) };
     }),
   ];
   return () => offs.forEach((o) => o());

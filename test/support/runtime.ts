@@ -38,12 +38,13 @@ export async function startRuntime(opts: {
   journal?: Journal;
   timing?: Partial<typeof fastTiming>;
   acceleratorMachine?: ConductorOptions['acceleratorMachine'];
+  restAfterMs?: number;
 } = {}): Promise<Runtime> {
   const { log, lines } = captureLogger();
   const bus = new InProcessBus(log);
   const journal = opts.journal ?? new MemoryJournal();
   const timing = { ...fastTiming, ...opts.timing };
-  const conductor = new Conductor({ bus, journal, log, timing, acceleratorMachine: opts.acceleratorMachine });
+  const conductor = new Conductor({ bus, journal, log, timing, acceleratorMachine: opts.acceleratorMachine, restAfterMs: opts.restAfterMs });
   await conductor.start();
   const fakes: FakeDriver[] = [];
   const agents: Agent[] = [];
