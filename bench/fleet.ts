@@ -8,6 +8,9 @@
  *   - heartbeat lag p99 at 1 Hz per host (sent → processed by the conductor, its STATS window);
  *   - conductor CPU (steady state) and RSS, and RSS per accelerator;
  * and prints each figure with its ratio to the issue's target.
+ * For digging: CONDUCTOR_NODE_OPTIONS adds Node flags to the conductor, BENCH_PROF=1 writes its CPU
+ * profile to /tmp/prof, BENCH_HOLD_S=n keeps it running n seconds after the figures (its pid is
+ * printed: read /proc/<pid>/smaps).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -76,7 +79,12 @@ async function freshDb(): Promise<{ url: string; drop: () => Promise<void> }> {
 }
 
 function startConductor(prefix: string, databaseUrl: string | undefined): Promise<ChildProcess> {
-  const child = spawn('npx', ['tsx', 'cli/main.ts', 'conductor', '--conductor-id', `bench-${prefix}`], {
+  // As an operator runs it: the `cyborg` bin (and the V8 flags its first line gives). BENCH_PROF=1
+  // writes a CPU profile of the conductor to /tmp/prof instead.
+  const [cmd, ...argv] = process.env.BENCH_PROF
+    ? [process.execPath, '--max-semi-space-size=16', '--cpu-prof', '--cpu-prof-dir=/tmp/prof', 'cli/bin.js']
+    : ['./cli/bin.js'];
+  const child = spawn(cmd!, [...argv, 'conductor', '--conductor-id', `bench-${prefix}`], {
     cwd: join(import.meta.dirname, '..'),
     env: {
       ...process.env, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} ${process.env.CONDUCTOR_NODE_OPTIONS ?? ''} --expose-gc`.trim(), NATS_URL: NATS, CYBORG_SUBJECT_PREFIX: prefix, LOG_LEVEL: 'warn', LOG_PRETTY: 'false',
