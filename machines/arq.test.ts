@@ -30,7 +30,7 @@ describe('ARQ machine', () => {
     Initial: { BIND: 'BindStarted', DELETE: 'Deleting' },
     BindStarted: {},
     Bound: { UNBIND: 'Unbinding', DELETE: 'Deleting' },
-    BindFailed: { UNBIND: 'Unbound', DELETE: 'Deleting' },
+    BindFailed: { UNBIND: 'Unbinding', DELETE: 'Deleting' },
     Unbinding: {},
     Unbound: { BIND: 'BindStarted', DELETE: 'Deleting' },
     UnbindFailed: { UNBIND: 'Unbinding', DELETE: 'Deleting' },

@@ -100,7 +100,9 @@ export const arqMachine = setup({
     BindFailed: {
       tags: ['resolved'],
       on: {
-        UNBIND: { target: 'Unbound', actions: 'clearBinding' },
+        // Through Unbinding, not straight to Unbound: a bind a crash interrupted may have left the
+        // accelerator holding a handle for this ARQ (the unbind effect finds and releases it).
+        UNBIND: { target: 'Unbinding' },
         DELETE: { target: 'Deleting' },
       },
     },

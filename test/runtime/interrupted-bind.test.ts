@@ -34,4 +34,23 @@ describe('a bind interrupted by a conductor crash', () => {
     expect((await again.deleteArq(arq.uuid)).state).toBe('Deleted');
     expect(again.getAccelerator(fpga.id)).toMatchObject({ state: 'ready', allocations: [] });
   });
+
+  it('comes back BindFailed, and unbinding the ARQ (PATCH remove) releases the handle too', async () => {
+    const journal = new MemoryJournal();
+    rt = await startRuntime({ journal });
+    const c = rt.conductor;
+    const fpga = c.listAccelerators({ type: 'FPGA' })[0]!;
+    await c.act(fpga.id, { type: 'ENABLE' });
+    const arq = await c.createArq({ deviceProfileName: 'fpga', deviceProfileGroupId: 0, projectId: 'p1' });
+    await c.bindArq(arq.uuid, { hostname: 'compute-1', deviceRpUuid: fpga.rpUuid, instanceUuid: 'vm-1' });
+    const saved = journal.arqs.get(arq.uuid)!;
+    journal.arqs.set(arq.uuid, { uuid: arq.uuid, record: { value: 'BindStarted', context: { ...saved.record.context, boundTo: null } } });
+    await c.stop();
+    again = new Conductor({ bus: rt.bus, journal, log: captureLogger().log, timing: fastTiming });
+    await again.start();
+
+    expect(again.getArq(arq.uuid)).toMatchObject({ state: 'BindFailed' });
+    expect((await again.unbindArq(arq.uuid)).state).toBe('Unbound');
+    expect(again.getAccelerator(fpga.id)).toMatchObject({ state: 'ready', allocations: [] });
+  });
 });
