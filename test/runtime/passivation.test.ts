@@ -52,7 +52,9 @@ describe('accelerators at rest (passivation), as an operator sees them', () => {
     const c = rt.conductor;
     const fpga = c.listAccelerators({ type: 'FPGA' })[0]!;
     const enabling = c.act(fpga.id, { type: 'ENABLE' });
-    await new Promise((r) => setTimeout(r, 150));
+    await eventually(() => c.getAccelerator(fpga.id).state === 'installing', 5_000, 'the install to start');
+    // A sweep as if the accelerator had been idle for a minute: it is mid-operation, so it stays awake.
+    c.passivation.sweep(Date.now() + 60_000);
     expect(c.passivation.awakeCount).toBe(1);
     expect(c.getAccelerator(fpga.id).state).toBe('installing');
     expect((await enabling).state).toBe('ready');
