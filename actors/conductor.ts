@@ -57,7 +57,8 @@ export class Conductor implements ControlPlane {
   constructor(private readonly opts: ConductorOptions) {
     this.passivation = new Passivation(opts.restAfterMs ?? 30_000);
     this.logic = {
-      host: hostLogic(opts.timing, (h) => this.hosts.get(h)?.broadcast({ type: 'HOST_LOST' }), (h) => this.hosts.get(h)?.broadcast({ type: 'HOST_BACK' })),
+      host: hostLogic(opts.timing, (h) => this.hosts.get(h)?.broadcast({ type: 'HOST_LOST' }), (h) => this.hosts.get(h)?.broadcast({ type: 'HOST_BACK' }),
+        (h) => this.hosts.get(h)?.lastSignAt),
       accelerator: acceleratorLogic((input) => {
         const host = this.hosts.get(input.host);
         return host ? host.runOp(input) : Promise.reject(new NotFoundError('host.not_found', input.host));

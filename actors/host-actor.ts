@@ -46,10 +46,21 @@ export interface HostActorOptions {
 
 export type HostLogic = ReturnType<typeof hostMachine.provide>;
 
-/** The host machine with its delays and effects provided; `onLost`/`onReturned` route by host name. */
-export function hostLogic(timing: Timing, onLost: (host: string) => void, onReturned: (host: string) => void): HostLogic {
+/**
+ * The host machine with its delays and effects provided; `onLost`/`onReturned` route by host name,
+ * `lastBeatOf` gives the time of a host's last heartbeat (its actor keeps routine beats to itself:
+ * see machines/host.ts).
+ */
+export function hostLogic(timing: Timing, onLost: (host: string) => void, onReturned: (host: string) => void,
+  lastBeatOf: (host: string) => number | undefined): HostLogic {
+  // A host not yet in the conductor's map is being built right now: silent for 0 ms.
+  const silentFor = (host: string): number => Date.now() - (lastBeatOf(host) ?? Date.now());
   return hostMachine.provide({
-    delays: { staleAfter: timing.staleAfterMs, lostAfter: Math.max(1, timing.lostAfterMs - timing.staleAfterMs) },
+    delays: {
+      untilStale: ({ context }) => Math.max(1, timing.staleAfterMs - silentFor(context.host)),
+      lostAfter: Math.max(1, timing.lostAfterMs - timing.staleAfterMs),
+    },
+    guards: { quiet: ({ context }) => silentFor(context.host) >= timing.staleAfterMs },
     actions: {
       hostLost: ({ context }) => queueMicrotask(() => onLost(context.host)),
       hostReturned: ({ context }) => queueMicrotask(() => onReturned(context.host)),
@@ -67,7 +78,10 @@ export class HostActor {
   readonly accelerators = new Map<string, AcceleratorActor>();
   private devices: DeviceT[] = [];
   private m: MachineHost<typeof hostMachine>;
-  private lastHeartbeatAt: string | null = null;
+  /** Time of the last heartbeat or registration (ms), null before the first. */
+  private lastBeatAt: number | null = null;
+  /** Since when this actor watches the host: a host rebuilt as `online` gets a full staleAfter. */
+  private readonly watchedSince = Date.now();
   drivers: { name: string; version: string }[];
   readonly restarts: { id: string; reason: string; at: string }[] = [];
   /** Shared by this host's accelerators (see AcceleratorRuntime). */
@@ -110,6 +124,11 @@ export class HostActor {
     return this.m.value;
   }
 
+  /** When the host last gave a sign of life (or this actor started watching it). */
+  get lastSignAt(): number {
+    return this.lastBeatAt ?? this.watchedSince;
+  }
+
   view(): HostView {
     const ctx = this.m.snapshot.context;
     return {
@@ -119,19 +138,26 @@ export class HostActor {
       epoch: ctx.epoch,
       drivers: this.drivers,
       accelerators: this.accelerators.size,
-      lastHeartbeatAt: this.lastHeartbeatAt,
+      lastHeartbeatAt: this.lastBeatAt === null ? null : new Date(this.lastBeatAt).toISOString(),
     };
   }
 
   async register(agentId: string, epoch: number, drivers: { name: string; version: string }[]): Promise<void> {
     this.drivers = drivers;
-    this.lastHeartbeatAt = new Date().toISOString();
+    this.lastBeatAt = Date.now();
     this.m.send({ type: 'REGISTER', agentId, epoch }, { actor: `agent:${agentId}` });
     await this.opts.journal.commit([{ type: 'host', host: this.name, record: this.m.record(), drivers }]);
   }
 
+  /**
+   * A routine beat (online, same agent session) only notes its time: the machine's stale timer
+   * reads it when it fires. Any other beat — from a stale or lost host, or a new session — is an
+   * event for the machine.
+   */
   heartbeat(agentId: string, epoch: number, seq: number): void {
-    this.lastHeartbeatAt = new Date().toISOString();
+    this.lastBeatAt = Date.now();
+    const ctx = this.m.snapshot.context;
+    if (this.m.value === 'online' && ctx.agentId === agentId && ctx.epoch === epoch) return;
     this.m.send({ type: 'HEARTBEAT', agentId, epoch, seq }, { actor: `agent:${agentId}` });
   }
 

@@ -28,6 +28,22 @@ describe('hosts: liveness and inventory', () => {
     expect(hostLog.map((t) => t.to)).toEqual(['stale', 'lost', 'online']);
   });
 
+  it('routine heartbeats keep a host online past staleAfter without a transition; silence still makes it stale', async () => {
+    rt = await startRuntime({ timing: { staleAfterMs: 1_000, lostAfterMs: 60_000 } });
+    const c = rt.conductor;
+    // Beats for 2.5 staleAfter periods: the stale timer fires twice and re-arms from the last beat.
+    for (const until = Date.now() + 2_500; Date.now() < until;) {
+      rt.agents[0]!.heartbeat();
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(c.getHost('compute-1').state).toBe('online');
+    expect(Date.parse(c.getHost('compute-1').lastHeartbeatAt!)).toBeGreaterThan(Date.now() - 1_000);
+    const silentSince = Date.now();
+    await eventually(() => c.getHost('compute-1').state === 'stale', 5_000, 'host stale');
+    expect(Date.now() - silentSince).toBeGreaterThanOrEqual(900);
+    expect((await c.history('compute-1')).map((t) => t.to)).toEqual(['stale']);
+  });
+
   it('reconciles a new inventory: missing and free → removed, missing but attached → flagged, back → rediscovered, never duplicated', async () => {
     rt = await startRuntime({ fake: { gpus: 2 } });
     const c = rt.conductor;
