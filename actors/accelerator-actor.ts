@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from 'pino';
 import { fromPromise, initialTransition } from 'xstate';
 import type { DeployableT, DeviceT } from '../bus/schemas.js';
@@ -82,6 +83,34 @@ export interface AcceleratorActorOptions {
 
 export type AcceleratorLogic = ReturnType<typeof acceleratorMachine.provide>;
 
+type AcceleratorInput = { id: string; host: string; capacity: number };
+const INITIAL = new WeakMap<AcceleratorLogic, (input: AcceleratorInput) => MachineRecord>();
+
+/**
+ * A new accelerator's first record. xstate's `initialTransition` builds a throwaway actor and
+ * system each time — on the registration path of every accelerator of a fleet (100,000 at a cold
+ * start). When the machine's initial state only takes its context from the input (checked once
+ * per logic, against `initialTransition` itself), the record is that state and the context
+ * factory's result.
+ */
+export function initialRecordOf(logic: AcceleratorLogic, input: AcceleratorInput): MachineRecord {
+  let make = INITIAL.get(logic);
+  if (!make) {
+    const viaXstate = (i: AcceleratorInput): MachineRecord => {
+      const [snap] = initialTransition(logic, i);
+      return { value: String(snap.value), context: snap.context as unknown as Record<string, unknown> };
+    };
+    const reference = viaXstate(input);
+    const factory = logic.config.context as unknown;
+    const direct = typeof factory === 'function'
+      ? (i: AcceleratorInput): MachineRecord => ({ value: reference.value, context: (factory as (a: { input: AcceleratorInput }) => Record<string, unknown>)({ input: i }) })
+      : undefined;
+    make = direct && isDeepStrictEqual(direct(input), reference) ? direct : viaXstate;
+    INITIAL.set(logic, make);
+  }
+  return make(input);
+}
+
 /**
  * The accelerator machine with its effects provided: driver operations go to `runOp`, which
  * routes by `input.host`. Build it once per conductor. `base` lets tests inject a faulty
@@ -143,8 +172,7 @@ export class AcceleratorActor implements MachineOwner, Restable {
   }
 
   private initialRecord(): MachineRecord {
-    const [snap] = initialTransition(this.rt.logic, { id: this.id, host: this.spec.host, capacity: Math.max(1, this.spec.deployable.attachHandles.length) });
-    return { value: String(snap.value), context: snap.context as unknown as Record<string, unknown> };
+    return initialRecordOf(this.rt.logic, { id: this.id, host: this.spec.host, capacity: Math.max(1, this.spec.deployable.attachHandles.length) });
   }
 
   /** The machine, started from the record if it was at rest. */

@@ -81,8 +81,9 @@ export class Conductor implements ControlPlane {
     this.subs.push(
       bus.respond(Subjects.register, RegisterMessage, RegisterReply, async (msg) => {
         // The recorded driver states (install-driver & co.) win over what a restarted agent ships.
-        const drivers = await this.driverAdmin.onRegister(msg.host, msg.drivers);
-        await this.hostFor(msg.host).register(msg.agentId, msg.epoch ?? 0, drivers.map((d) => ({ name: d.name, version: d.version })));
+        const { drivers, persisted } = this.driverAdmin.onRegister(msg.host, msg.drivers);
+        const registered = this.hostFor(msg.host).register(msg.agentId, msg.epoch ?? 0, drivers.map((d) => ({ name: d.name, version: d.version })));
+        await Promise.all([persisted, registered]);
         this.opts.log.info({ host: msg.host, agentId: msg.agentId, drivers: msg.drivers }, 'agent registered');
         return { ok: true, heartbeatIntervalMs: this.opts.timing.heartbeatIntervalMs, drivers };
       }, queue),

@@ -104,19 +104,22 @@ export class DriverAdmin implements DriverControl {
 
   /**
    * An agent registered with the drivers it loaded: drivers seen for the first time are recorded
-   * as installed at the version the agent ships; the answer is the record for each, which the agent adopts.
+   * as installed at the version the agent ships; the answer is the record for each, which the agent
+   * adopts. The answer is known at once; `persisted` settles when the new records are committed, so
+   * the caller can let that commit share a flush with its own (a registration waits for one flush).
    */
-  async onRegister(host: string, drivers: { name: string; version: string }[]): Promise<DriverStateMsg[]> {
+  onRegister(host: string, drivers: { name: string; version: string }[]): { drivers: DriverStateMsg[]; persisted: Promise<void> } {
     const fresh: DriverRecord[] = [];
-    for (const d of drivers) {
+    const answer = drivers.map((d) => {
       const id = driverId(host, d.name);
-      if (!this.records.has(id)) fresh.push({ id, host, name: d.name, version: d.version, installed: true, lastError: null, updatedAt: new Date().toISOString() });
-    }
-    if (fresh.length > 0) await this.persist(fresh);
-    return drivers.map((d) => {
-      const r = this.records.get(driverId(host, d.name))!;
+      let r = this.records.get(id);
+      if (!r) {
+        r = { id, host, name: d.name, version: d.version, installed: true, lastError: null, updatedAt: new Date().toISOString() };
+        fresh.push(r);
+      }
       return { name: r.name, version: r.version, installed: r.installed };
     });
+    return { drivers: answer, persisted: fresh.length > 0 ? this.persist(fresh) : Promise.resolve() };
   }
 
   listDrivers(filter: { host?: string } = {}): DriverView[] {

@@ -189,8 +189,12 @@ export class HostActor {
       }
     }
     this.devices = devices;
-    await this.opts.journal.commit([{ type: 'inventory', host: this.name, devices }]);
-    await Promise.all(created.map((a) => a.announceDiscovered(meta)));
+    // The new accelerators' first records follow the inventory at once: the journal keeps the
+    // order, and both usually share one flush (a host's registration waits for one, not two).
+    await Promise.all([
+      this.opts.journal.commit([{ type: 'inventory', host: this.name, devices }]),
+      ...created.map((a) => a.announceDiscovered(meta)),
+    ]);
     await Promise.all([...this.accelerators.values()].map((a) => a.flushed().catch(() => undefined)));
   }
 

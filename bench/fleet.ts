@@ -10,10 +10,12 @@
  * and prints each figure with its ratio to the issue's target.
  * For digging: CONDUCTOR_NODE_OPTIONS adds Node flags to the conductor, BENCH_PROF=1 writes its CPU
  * profile to /tmp/prof, BENCH_HOLD_S=n keeps it running n seconds after the figures (its pid is
- * printed: read /proc/<pid>/smaps).
+ * printed: read /proc/<pid>/smaps). The conductor's log (warnings up) goes to BENCH_CONDUCTOR_LOG
+ * (default /tmp/bench-fleet-conductor.log).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -39,6 +41,7 @@ const PG = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
 const ACCELERATORS_PER_HOST = 10;
 const TARGET = { coldStart10kS: 30, lagP99Ms: 1000, rssPerAcceleratorB: (1024 ** 3) / 100_000 };
 const log = pino({ level: 'warn' });
+const CONDUCTOR_LOG = process.env.BENCH_CONDUCTOR_LOG ?? '/tmp/bench-fleet-conductor.log';
 const Stats = Type.Record(Type.String(), Type.Unknown());
 
 interface ConductorStats {
@@ -94,7 +97,8 @@ function startConductor(prefix: string, databaseUrl: string | undefined): Promis
     stdio: ['ignore', 'pipe', 'inherit'],
     detached: true,
   });
-  child.stdout!.resume();
+  // Its warnings and errors (pino, JSON lines) are kept for reading after the run.
+  child.stdout!.pipe(createWriteStream(CONDUCTOR_LOG));
   return Promise.resolve(child);
 }
 

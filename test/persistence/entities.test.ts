@@ -48,6 +48,22 @@ describe.skipIf(!svc.postgres)('persistence: schema and round trips (PostgreSQL)
     expect(dev).toMatchObject({ hostname: 'compute-1', deployables: 2 });
   });
 
+  it('an agent that registers again with other drivers leaves exactly those driver rows; other hosts keep theirs', async () => {
+    const record = (host: string) => ({ value: 'online', context: { host, agentId: 'a2', epoch: 2, lastSeq: 0 } });
+    await journal.commit([{ type: 'host', host: 'compute-2', record: record('compute-2'), drivers: [{ name: 'fake', version: '1.0' }] }]);
+    await journal.commit([{ type: 'host', host: 'compute-1', record: record('compute-1'), drivers: [{ name: 'fake', version: '2.0' }, { name: 'nvidia', version: '550' }] }]);
+    await journal.commit([{ type: 'host', host: 'compute-1', record: record('compute-1'), drivers: [{ name: 'nvidia', version: '555' }] }]);
+    const rows = await query<{ host: string; name: string; version: string }>(db.url, 'select host, name, version from drivers order by host, name');
+    expect(rows).toEqual([
+      { host: 'compute-1', name: 'nvidia', version: '555' },
+      { host: 'compute-2', name: 'fake', version: '1.0' },
+    ]);
+    const [host] = await query(db.url, `select state, agent_id, context->>'epoch' as epoch from hosts where name = 'compute-1'`);
+    expect(host).toEqual({ state: 'online', agent_id: 'a2', epoch: '2' });
+    // Put compute-1 back as the next story expects it.
+    await journal.commit([{ type: 'host', host: 'compute-1', record: { value: 'online', context: { host: 'compute-1', agentId: 'a1', epoch: 1, lastSeq: 0 } }, drivers: [{ name: 'fake', version: '1.0' }] }]);
+  });
+
   it('a changed report updates rows in place by Cyborg\'s identity rules and removes what vanished', async () => {
     const fake = new FakeDriver({ host: 'compute-1', gpus: 2, nics: 1, vfsPerNic: 2 });
     const before = await query<{ id: number; uuid: string }>(db.url, 'select id, uuid from deployables order by id');
