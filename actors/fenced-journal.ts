@@ -64,7 +64,7 @@ export class FencedJournal implements Journal {
    * previous owner wrote since we started).
    */
   async hostsState(hosts: string[], fresh: boolean): Promise<HostState[]> {
-    const src = fresh ? index(await this.inner.load()) : this.startup;
+    const src = fresh ? index(await (this.inner.loadHosts ? this.inner.loadHosts(hosts) : this.inner.load())) : this.startup;
     const out: HostState[] = [];
     for (const h of hosts) {
       const s = src.get(h);
@@ -83,7 +83,7 @@ export class FencedJournal implements Journal {
   }
 }
 
-function index(r: Recovered): Map<string, { host: Recovered['hosts'][number]; accelerators: Recovered['accelerators'] }> {
+function index(r: Pick<Recovered, 'hosts' | 'accelerators'>): Map<string, { host: Recovered['hosts'][number]; accelerators: Recovered['accelerators'] }> {
   const m = new Map<string, { host: Recovered['hosts'][number]; accelerators: Recovered['accelerators'] }>();
   for (const h of r.hosts) m.set(h.host, { host: h, accelerators: [] });
   for (const a of r.accelerators) m.get(a.host)?.accelerators.push(a);

@@ -64,7 +64,8 @@ export class HostRouter {
       const won: string[] = [];
       for (const host of hosts) {
         const c = await this.opts.lease.claim(host).catch(() => undefined);
-        if (c?.mine) won.push(host);
+        // Already ours (a registration claimed it meanwhile): adopted by that path, not rebuilt again.
+        if (c?.mine && c.takeover) won.push(host);
       }
       if (won.length > 0) {
         await Promise.all(won.map((h) => this.adoptSoon(h, true)));

@@ -33,6 +33,8 @@ export interface Recovered {
 export interface Journal {
   commit(changes: Change[]): Promise<void>;
   load(): Promise<Recovered>;
+  /** Only these hosts (with their accelerators' records): what a takeover of some hosts reads. */
+  loadHosts?(hosts: string[]): Promise<Pick<Recovered, 'hosts' | 'accelerators'>>;
   /** The transition log of one accelerator / ARQ / host, oldest first, at most `limit` (newest kept). */
   history(id: string, limit: number): Promise<TransitionRecord[]>;
   /** Flushes what is queued, then releases the connection. */
@@ -95,6 +97,14 @@ export class MemoryJournal implements Journal {
       accelerators: [...this.accelerators.values()],
       arqs: [...this.arqs.values()],
       documents: [...this.documents.values()],
+    });
+  }
+
+  async loadHosts(hosts: string[]): Promise<Pick<Recovered, 'hosts' | 'accelerators'>> {
+    const wanted = new Set(hosts);
+    return structuredClone({
+      hosts: [...this.hosts.values()].filter((h) => wanted.has(h.host)),
+      accelerators: [...this.accelerators.values()].filter((a) => wanted.has(a.host)),
     });
   }
 

@@ -57,6 +57,11 @@ export class LeaseTable {
   private hosts = new Map<string, HostRec & { revision: number }>();
   /** Hosts we own and have verified since our last lapse. */
   private mine = new Set<string>();
+  /**
+   * Hosts whose claim is in flight: the watch may show our record before the CAS that wrote it
+   * returns, and the orphan scan must not take such a host for one we let go of.
+   */
+  private claiming = new Set<string>();
   private myRevision = 0;
   private lastRenewal = 0;
   private timer: NodeJS.Timeout | undefined;
@@ -125,6 +130,15 @@ export class LeaseTable {
   async claim(host: string): Promise<Claim> {
     if (this.owns(host)) return { mine: true, takeover: false };
     if (!this.valid()) throw Object.assign(new Error('our conductor lease is not valid'), { code: 'lease.lost' });
+    this.claiming.add(host);
+    try {
+      return await this.claimNow(host);
+    } finally {
+      this.claiming.delete(host);
+    }
+  }
+
+  private async claimNow(host: string): Promise<Claim> {
     const key = hostKey(host);
     const body = enc.encode(JSON.stringify({ host, owner: this.id } satisfies HostRec));
     const current = await this.opts.kv.get(key);
@@ -159,7 +173,10 @@ export class LeaseTable {
   async stop(): Promise<void> {
     if (this.stopped) return;
     clearInterval(this.timer);
-    for (const host of this.mine) {
+    // Emptied first: the watch hears our own deletes, and they are no news to this conductor.
+    const mine = [...this.mine];
+    this.mine.clear();
+    for (const host of mine) {
       const h = this.hosts.get(host);
       if (h) await this.opts.kv.delete(hostKey(host), { previousSeq: h.revision }).catch(() => undefined);
     }
@@ -232,7 +249,7 @@ export class LeaseTable {
     const now = Date.now();
     // Orphans: hosts of dead conductors, and ours that we let go of during a lapse.
     const orphans = [...this.hosts.values()]
-      .filter((h) => (h.owner === this.id ? !this.mine.has(h.host) : !this.alive(h.owner, now)))
+      .filter((h) => !this.claiming.has(h.host) && (h.owner === this.id ? !this.mine.has(h.host) : !this.alive(h.owner, now)))
       .map((h) => h.host);
     if (orphans.length > 0) this.opts.onOrphans?.(orphans);
   }

@@ -21,18 +21,24 @@ function groupBy<T, K>(rows: T[], key: (r: T) => K): Map<K, T[]> {
 }
 
 /**
- * Every host's inventory in the driver's report shape, in discovery order. Read with four plain
- * selects rather than `em.find` with populate: a 10,000-deployable fleet is ~51,000 rows, which
- * hydrating as managed entities made the conductor's start take seconds longer.
+ * Every host's inventory in the driver's report shape, in discovery order (only `hosts`' when
+ * given). Read with four plain selects rather than `em.find` with populate: a 10,000-deployable
+ * fleet is ~51,000 rows, which hydrating as managed entities made the conductor's start take
+ * seconds longer.
  */
-export async function loadInventories(em: EntityManager): Promise<Map<string, DeviceT[]>> {
+export async function loadInventories(em: EntityManager, hosts?: string[]): Promise<Map<string, DeviceT[]>> {
   const db = em.getKysely() as unknown as Kysely<object>;
+  const devWhere = hosts ? sql`where d.hostname = any(${hosts}::text[])` : sql``;
+  const ofDevices = hosts ? sql`where device_id in (select id from devices where hostname = any(${hosts}::text[]))` : sql``;
+  const ofDeployables = hosts
+    ? sql`where deployable_id in (select p.id from deployables p join devices d on d.id = p.device_id where d.hostname = any(${hosts}::text[]))`
+    : sql``;
   const [devices, deployables, attributes, handles] = await Promise.all([
     sql<DeviceRow>`select d.id, d.uuid, d.type, d.vendor, d.model, d.std_board_info, d.vendor_board_info, d.hostname, d.stub, d.driver, c.cpid_info
-      from devices d left join controlpath_ids c on c.device_id = d.id order by d.hostname, d.position, d.id`.execute(db),
-    sql<DeployableRow>`select id, device_id, uuid, name, num_accelerators, driver_name from deployables order by device_id, position, id`.execute(db),
-    sql<AttributeRow>`select deployable_id, key, value from attributes order by deployable_id, position, id`.execute(db),
-    sql<HandleRow>`select deployable_id, uuid, attach_type, attach_info, in_use from attach_handles order by deployable_id, position, id`.execute(db),
+      from devices d left join controlpath_ids c on c.device_id = d.id ${devWhere} order by d.hostname, d.position, d.id`.execute(db),
+    sql<DeployableRow>`select id, device_id, uuid, name, num_accelerators, driver_name from deployables ${ofDevices} order by device_id, position, id`.execute(db),
+    sql<AttributeRow>`select deployable_id, key, value from attributes ${ofDeployables} order by deployable_id, position, id`.execute(db),
+    sql<HandleRow>`select deployable_id, uuid, attach_type, attach_info, in_use from attach_handles ${ofDeployables} order by deployable_id, position, id`.execute(db),
   ]);
   const depsOf = groupBy(deployables.rows, (r) => r.device_id);
   const attrsOf = groupBy(attributes.rows, (r) => r.deployable_id);
@@ -55,18 +61,18 @@ export async function loadInventories(em: EntityManager): Promise<Map<string, De
   return out;
 }
 
-/** Reads everything the conductor rebuilds its actor tree from (a fresh `em`, read only). */
-export async function loadRecovered(em: EntityManager): Promise<Recovered> {
-  const [hosts, inventory, accs, arqs, profiles, docs] = await Promise.all([
-    em.find(Host, {}, { populate: ['drivers'], orderBy: { name: 'asc' } }),
-    loadInventories(em),
-    em.find(Accelerator, {}, { orderBy: { id: 'asc' } }),
-    em.find(ExtendedAcceleratorRequest, {}, { orderBy: { id: 'asc' } }),
-    em.find(DeviceProfile, {}, { orderBy: { id: 'asc' } }),
-    em.find(Document, {}, { orderBy: { collection: 'asc', id: 'asc' } }),
+/**
+ * Hosts with their drivers and inventories, and their accelerators' records: every host's, or only
+ * `hosts`' (a takeover of some hosts must not read the whole fleet).
+ */
+export async function loadHostsState(em: EntityManager, hosts?: string[]): Promise<Pick<Recovered, 'hosts' | 'accelerators'>> {
+  const [rows, inventory, accs] = await Promise.all([
+    em.find(Host, hosts ? { name: { $in: hosts } } : {}, { populate: ['drivers'], orderBy: { name: 'asc' } }),
+    loadInventories(em, hosts),
+    em.find(Accelerator, hosts ? { host: { $in: hosts } } : {}, { orderBy: { id: 'asc' } }),
   ]);
-  const out: Recovered = { hosts: [], accelerators: [], arqs: [], documents: [] };
-  for (const h of hosts) {
+  const out: Pick<Recovered, 'hosts' | 'accelerators'> = { hosts: [], accelerators: [] };
+  for (const h of rows) {
     out.hosts.push({
       host: h.name, record: { value: h.state, context: h.context },
       drivers: h.drivers.getItems().sort((a, b) => a.id - b.id).map((d) => ({ name: d.name, version: d.version })),
@@ -77,6 +83,18 @@ export async function loadRecovered(em: EntityManager): Promise<Recovered> {
   // An inventory whose host row never made it (as the memory journal does): assume online.
   for (const [host, devs] of inventory) out.hosts.push({ host, record: { value: 'online', context: {} }, drivers: [], devices: devs });
   for (const a of accs) out.accelerators.push({ id: a.id, host: a.host, record: { value: a.state, context: a.context } });
+  return out;
+}
+
+/** Reads everything the conductor rebuilds its actor tree from (a fresh `em`, read only). */
+export async function loadRecovered(em: EntityManager): Promise<Recovered> {
+  const [hosts, arqs, profiles, docs] = await Promise.all([
+    loadHostsState(em),
+    em.find(ExtendedAcceleratorRequest, {}, { orderBy: { id: 'asc' } }),
+    em.find(DeviceProfile, {}, { orderBy: { id: 'asc' } }),
+    em.find(Document, {}, { orderBy: { collection: 'asc', id: 'asc' } }),
+  ]);
+  const out: Recovered = { ...hosts, arqs: [], documents: [] };
   for (const r of arqs) out.arqs.push({ uuid: r.uuid, record: { value: r.machineState, context: r.context } });
   for (const p of profiles) {
     const groups = (JSON.parse(p.profileJson) as { groups?: unknown[] }).groups ?? [];

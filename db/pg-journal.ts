@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { Change, Journal, Recovered, TransitionRecord } from '../actors/journal.js';
 import { CyborgError } from '../errors/index.js';
 import { writeHotPath, writeHotPathAtomically } from './hot-path.js';
-import { loadHistory, loadRecovered } from './load.js';
+import { loadHistory, loadHostsState, loadRecovered } from './load.js';
 import { changedDevices, fingerprint, type Fingerprint } from './inventory-memo.js';
 import { mergeChanges, touchesModel } from './merge.js';
 import { writeModel } from './model-writer.js';
@@ -89,6 +89,10 @@ export class PgJournal implements Journal {
     const recovered = await loadRecovered(this.opts.orm.em.fork());
     for (const h of recovered.hosts) this.inventoryWritten.set(h.host, fingerprint(h.devices));
     return recovered;
+  }
+
+  loadHosts(hosts: string[]): Promise<Pick<Recovered, 'hosts' | 'accelerators'>> {
+    return loadHostsState(this.opts.orm.em.fork(), hosts);
   }
 
   async history(id: string, limit: number): Promise<TransitionRecord[]> {

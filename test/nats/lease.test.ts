@@ -66,4 +66,29 @@ describe.skipIf(!svc.nats)('host leases in JetStream KV', () => {
     expect(taken).toEqual({ mine: true, takeover: true });
     expect(heir.owns('host-x')).toBe(true);
   });
+
+  it('does not count a host whose claim is still in flight among the orphans, though the watch already shows it ours', async () => {
+    // The CAS has reached the server (so the watch hears of it) but its reply is held back.
+    let release!: () => void;
+    const held = new Promise<void>((r) => { release = r; });
+    const slow = Object.create(kv) as KV;
+    slow.create = async (key, body) => {
+      const revision = await kv.create(key, body);
+      await held;
+      return revision;
+    };
+    const orphans: string[][] = [];
+    const t = new LeaseTable({ kv: slow, conductorId: 'claimer', ttlMs: 60_000, renewMs: 100, log, onOrphans: (h) => orphans.push(h) });
+    await t.start();
+    tables.push(t);
+    const claim = t.claim('host-inflight');
+    await waitFor(() => t.ownerOf('host-inflight') === 'claimer', 'the watch to show the record', 5_000);
+    // Several renewals (each runs the orphan scan) while the claim is held.
+    const renewed = (t as unknown as { lastRenewal: number }).lastRenewal;
+    await waitFor(() => (t as unknown as { lastRenewal: number }).lastRenewal > renewed + 250, 'renewals while the claim is held', 5_000);
+    expect(orphans.flat()).not.toContain('host-inflight');
+    release();
+    expect(await claim).toEqual({ mine: true, takeover: false });
+    expect(t.owns('host-inflight')).toBe(true);
+  });
 });
