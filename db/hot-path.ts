@@ -100,11 +100,13 @@ function statements(m: MergedBatch): Stmt[] {
   return [acceleratorUpsert(m), ...arqStatements(m), transitionInsert(m)].filter((x): x is Stmt => x !== null);
 }
 
-/** Runs the hot-path statements one by one (inside the caller's transaction); returns how many. */
+/**
+ * Runs the hot path inside the caller's transaction: as one statement too (see below), since every
+ * round trip inside a flush's transaction waits on the conductor's busy event loop as well as on
+ * the database. Returns how many statements ran (0 or 1).
+ */
 export async function writeHotPath(db: Db, m: MergedBatch): Promise<number> {
-  const all = statements(m);
-  for (const st of all) await st.execute(db);
-  return all.length;
+  return writeHotPathAtomically(db, m);
 }
 
 /**

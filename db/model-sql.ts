@@ -24,15 +24,16 @@ export async function writeHostRows(db: Db, m: MergedBatch): Promise<void> {
     h.agent.push((change.record.context.agentId as string | null | undefined) ?? null);
     for (const drv of change.drivers) { d.host.push(name); d.name.push(drv.name); d.version.push(drv.version); }
   }
+  // One statement: the drivers' foreign key to their host is checked at its end, after the upsert.
+  // The driver delete and upsert touch disjoint rows (gone vs reported).
   await sql`
-    insert into hosts (name, state, context, agent_id, created_at, updated_at)
-    select x.name, x.state, x.ctx::jsonb, x.agent, now(), now()
-      from unnest(${h.name}::text[], ${h.state}::text[], ${h.ctx}::text[], ${h.agent}::text[]) as x(name, state, ctx, agent)
-    on conflict (name) do update
-      set state = excluded.state, context = excluded.context, agent_id = excluded.agent_id, updated_at = excluded.updated_at`.execute(db);
-  // The delete and the upsert touch disjoint rows (gone vs reported), so one statement does both.
-  await sql`
-    with wanted as (
+    with h as (
+      insert into hosts (name, state, context, agent_id, created_at, updated_at)
+      select x.name, x.state, x.ctx::jsonb, x.agent, now(), now()
+        from unnest(${h.name}::text[], ${h.state}::text[], ${h.ctx}::text[], ${h.agent}::text[]) as x(name, state, ctx, agent)
+      on conflict (name) do update
+        set state = excluded.state, context = excluded.context, agent_id = excluded.agent_id, updated_at = excluded.updated_at
+    ), wanted as (
       select * from unnest(${d.host}::text[], ${d.name}::text[], ${d.version}::text[]) as x(host, name, version)
     ), gone as (
       delete from drivers dr
