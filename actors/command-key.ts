@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { DriverOpInput } from '../machines/index.js';
 
 /**
@@ -8,9 +8,13 @@ import type { DriverOpInput } from '../machines/index.js';
  * the result it kept instead of running it twice; a new attempt (RETRY) counts up and runs anew.
  */
 export function commandKey(input: DriverOpInput): string {
-  const digest = createHash('sha256').update(stableJson(input.params)).digest('base64url').slice(0, 16);
+  const params = stableJson(input.params);
+  // Most operations carry no parameters: their digest is computed once.
+  const digest = params === '{}' ? EMPTY : hash('sha256', params, 'base64url').slice(0, 16);
   return `${input.id}:${input.op}:${input.seq ?? 0}:${digest}`;
 }
+
+const EMPTY = hash('sha256', '{}', 'base64url').slice(0, 16);
 
 function stableJson(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(stableJson).join(',')}]`;
