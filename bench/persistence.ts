@@ -7,7 +7,8 @@
  *       transitions/s (each with its audit row), statements per transition, p50/p99 ack latency
  *       at full load, and p99 at half of the peak rate (open loop).
  * DATABASE_URL names the server (default postgres://postgres@127.0.0.1:5432/test); the bench
- * makes and drops its own database. Keep it short: the machine is shared.
+ * makes and drops its own database; BENCH_PIPELINE sets the journal's flush pipeline depth
+ * (1: one flush at a time, to compare). Keep it short: the machine is shared.
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
@@ -23,6 +24,7 @@ import { DriverRegistry } from '../drivers/registry.js';
 
 const BASE = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const PHASE_MS = Number(process.env.BENCH_PHASE_MS ?? 4_000);
+const PIPELINE = process.env.BENCH_PIPELINE ? Number(process.env.BENCH_PIPELINE) : undefined;
 const log = pino({ level: 'silent' });
 
 function dbUrl(name: string): string {
@@ -98,7 +100,7 @@ async function naive(url: string, callers = 64): Promise<number> {
 /** (j) the journal alone: concurrent callers committing (accelerator row + audit row) directly. */
 async function journalAlone(url: string, callers = 1_000): Promise<{ rate: number; statementsPerTransition: number; p50: number; p99: number }> {
   const orm = await openOrm({ url, pool: 4 });
-  const j = new PgJournal({ orm, log, unavailableAfterMs: 30_000, maxBatch: 5_000 });
+  const j = new PgJournal({ orm, log, unavailableAfterMs: 30_000, maxBatch: 5_000, ...(PIPELINE ? { pipeline: PIPELINE } : {}) });
   const ids = Array.from({ length: 10_000 }, (_, i) => `j-${i}`);
   const lat: number[] = [];
   const until = Date.now() + PHASE_MS;
@@ -129,7 +131,7 @@ type Counted = Journal & { counts(): { transitions: number; statements: number }
 function pgJournal(url: string): Counted {
   const orm = openOrm({ url, pool: 4 });
   let j: PgJournal | undefined;
-  const ready = orm.then((o) => (j = new PgJournal({ orm: o, log, unavailableAfterMs: 30_000, maxBatch: 5_000 })));
+  const ready = orm.then((o) => (j = new PgJournal({ orm: o, log, unavailableAfterMs: 30_000, maxBatch: 5_000, ...(PIPELINE ? { pipeline: PIPELINE } : {}) })));
   return {
     commit: async (c) => (j ?? await ready).commit(c),
     load: async () => (j ?? await ready).load(),

@@ -24,6 +24,7 @@ export const ConfigSchema = Type.Object({
     unavailableAfterMs: Type.Integer({ minimum: 1, default: 10_000, description: 'a commit waiting this long for an unreachable database is answered 503 (the change stays queued)' }),
     maxBatch: Type.Integer({ minimum: 1, default: 5_000, description: 'most commits in one group-commit flush' }),
     pool: Type.Integer({ minimum: 1, default: 4, description: 'connections to DATABASE_URL (the embedded database always uses one)' }),
+    pipeline: Type.Integer({ minimum: 1, maximum: 8, default: 2, description: 'flushes open at once under load, each on its own connection (at most `pool`; the embedded database always uses 1)' }),
   }, { default: {} }),
   natsUrl: Type.Optional(Type.String()),
   placementUrl: Type.Optional(Type.String()),
@@ -124,6 +125,7 @@ export function loadConfig(overrides: DeepPartial<Static<typeof ConfigSchema>> =
     databaseUrl: env.DATABASE_URL,
     persistence: defined({
       unavailableAfterMs: int(env, 'CYBORG_DB_UNAVAILABLE_AFTER_MS'), maxBatch: int(env, 'CYBORG_DB_MAX_BATCH'), pool: int(env, 'CYBORG_DB_POOL'),
+      pipeline: int(env, 'CYBORG_DB_PIPELINE'),
     }),
     natsUrl: env.NATS_URL,
     placementUrl: env.PLACEMENT_URL,

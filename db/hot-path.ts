@@ -110,19 +110,25 @@ export async function writeHotPath(db: Db, m: MergedBatch): Promise<number> {
 }
 
 /**
- * Runs the whole hot path as ONE statement, outside any explicit transaction: each part is a
- * data-modifying CTE, and a single statement is atomic on its own. A flush with no model change
- * (the common case) then costs one round trip instead of four (BEGIN, upsert, insert, COMMIT).
- * Returns 1, or 0 when there is nothing to write.
+ * The whole hot path as ONE statement: each part a data-modifying CTE, and a single statement is
+ * atomic on its own. Null when there is nothing to write. The pipelined flush (flight.ts) sends
+ * it on a connection of its own, between its BEGIN and its COMMIT.
+ */
+export function hotPathStatement(m: MergedBatch): Stmt | null {
+  const all = statements(m);
+  if (all.length <= 1) return all[0] ?? null;
+  const ctes = all.map((st, i) => sql`${sql.raw(`w${i}`)} as (${st})`);
+  return sql`with ${sql.join(ctes, sql`, `)} select 1`;
+}
+
+/**
+ * Runs the whole hot path as ONE statement (`hotPathStatement`), outside any explicit
+ * transaction. A flush with no model change (the common case) then costs one round trip instead
+ * of four (BEGIN, upsert, insert, COMMIT). Returns 1, or 0 when there is nothing to write.
  */
 export async function writeHotPathAtomically(db: Db, m: MergedBatch): Promise<number> {
-  const all = statements(m);
-  if (all.length === 0) return 0;
-  if (all.length === 1) {
-    await all[0]!.execute(db);
-    return 1;
-  }
-  const ctes = all.map((st, i) => sql`${sql.raw(`w${i}`)} as (${st})`);
-  await sql`with ${sql.join(ctes, sql`, `)} select 1`.execute(db);
+  const st = hotPathStatement(m);
+  if (!st) return 0;
+  await st.execute(db);
   return 1;
 }

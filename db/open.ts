@@ -26,6 +26,8 @@ export async function openJournal(config: Config, log: Logger): Promise<PgJourna
       log,
       unavailableAfterMs: config.persistence.unavailableAfterMs,
       maxBatch: config.persistence.maxBatch,
+      // PGlite serves one connection: a second open flush would only wait for it.
+      pipeline: embedded ? 1 : config.persistence.pipeline,
       ...(embedded ? { afterClose: () => embedded.stop() } : {}),
     });
   } catch (err) {

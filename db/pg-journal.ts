@@ -1,12 +1,15 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Kysely } from 'kysely';
+import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import type { Change, Journal, Recovered, TransitionRecord } from '../actors/journal.js';
 import { CyborgError } from '../errors/index.js';
-import { writeHotPath, writeHotPathAtomically } from './hot-path.js';
+import { Answers } from './answers.js';
+import { Flight, writePipelined } from './flight.js';
+import { hotPathStatement, writeHotPath, writeHotPathAtomically } from './hot-path.js';
 import { loadHistory, loadHostsState, loadRecovered } from './load.js';
 import { changedDevices, fingerprint, type Fingerprint } from './inventory-memo.js';
-import { mergeChanges, touchesModel } from './merge.js';
+import { mergeChanges, touchesModel, type MergedBatch } from './merge.js';
 import { writeModel } from './model-writer.js';
 import { isConnectionError } from './retry.js';
 
@@ -20,6 +23,12 @@ export interface PgJournalOptions {
   /** Retry backoff, doubling from min to max. */
   retryMinMs?: number;
   retryMaxMs?: number;
+  /**
+   * Flushes open at once (default 2): the next flush sends its statements while the previous
+   * one commits, on another pooled connection. 1 is the strictly serial group commit (the
+   * embedded database has one connection). Capped at the ORM's pool size.
+   */
+  pipeline?: number;
   /** Runs after the ORM is closed (the embedded database stops here). */
   afterClose?: () => Promise<void>;
 }
@@ -31,6 +40,8 @@ interface Pending {
   reject: (err: unknown) => void;
   /** Already answered with 503: still written when the database is back, but nobody waits. */
   settled: boolean;
+  /** A flush was open when this commit arrived: the journal is busy, worth pipelining. */
+  busy: boolean;
 }
 
 /** What a flush did: read by the tests and the bench. */
@@ -42,15 +53,30 @@ export interface JournalStats {
   statements: number;
   /** Flushes that also wrote the model through the unit of work. */
   modelFlushes: number;
+  /** Flushes committed on the pipelined path (BEGIN / statement / COMMIT, beside their predecessor). */
+  pipelined: number;
   retries: number;
 }
 
 /**
  * The conductor's journal on PostgreSQL: write-behind with group commit. `commit()` queues the
- * changes and resolves only after the transaction holding them committed. One flush runs at a
- * time; the next starts as soon as it ends and takes everything queued meanwhile (up to
- * `maxBatch` commits) in ONE transaction — an idle system pays one round trip, a busy one
- * batches by itself, with no fixed waiting window adding latency.
+ * changes and resolves only after the transaction holding them — and every earlier flush —
+ * committed. A flush takes everything queued (up to `maxBatch` commits) into ONE transaction:
+ * an idle system pays one round trip, a busy one batches by itself, with no fixed waiting
+ * window adding latency.
+ *
+ * Under load, flushes are pipelined (`pipeline`, default 2 open at once): while flush N
+ * commits, flush N+1 already runs its statement on another pooled connection. Order is kept by
+ * row locks: N+1 sends its statement only once N's has run (N holds its locks, so N+1 waits
+ * behind them in PostgreSQL, and its log rows draw later serial ids), and sends its COMMIT only
+ * once N's COMMIT succeeded — so acks follow commit order, and a crash never keeps a later
+ * commit while losing an earlier one. If N fails, N+1 is rolled back and both are redone in
+ * order, one at a time. A flush that writes the model, or the first one after an idle spell
+ * (one statement of data-modifying CTEs, one round trip), runs alone: it waits for its
+ * predecessor to be done, and its successor waits for it.
+ *
+ * Acks are handed out in commit order, a few dozen per turn of the event loop (answers.ts),
+ * so the callers' next commits reach the next flush while later callers still work.
  *
  * While the database is unreachable a flush retries with backoff and keeps its batch and the
  * queue; commits older than `unavailableAfterMs` are answered with `persistence.unavailable`
@@ -58,10 +84,17 @@ export interface JournalStats {
  */
 export class PgJournal implements Journal {
   private queue: Pending[] = [];
-  private inflight: Pending[] = [];
+  /** Flushes started and not yet done, oldest first. */
+  private open: Flight<Pending>[] = [];
   private flushing: Promise<void> | null = null;
+  /** Wakes the pump when a commit arrives while it waits on an open flush. */
+  private arrival: { promise: Promise<void>; resolve: () => void } | null = null;
   private sweeper: NodeJS.Timeout | null = null;
   private closed = false;
+  private readonly depth: number;
+  private pgPool: Promise<Pool> | undefined;
+  /** Acks (and refusals) of finished flushes, handed out in commit order, in turns (answers.ts). */
+  private readonly answers = new Answers();
   /** When the first flush failed on the connection, since the last success (null: healthy). */
   private failingSince: number | null = null;
   /**
@@ -71,16 +104,20 @@ export class PgJournal implements Journal {
    * unit of work costs seconds, and it would sit in the flush pipeline in front of every transition.
    */
   private readonly inventoryWritten = new Map<string, Fingerprint>();
-  readonly stats: JournalStats = { flushes: 0, commits: 0, transitions: 0, statements: 0, modelFlushes: 0, retries: 0 };
+  readonly stats: JournalStats = { flushes: 0, commits: 0, transitions: 0, statements: 0, modelFlushes: 0, pipelined: 0, retries: 0 };
   /** Called after each committed flush with its size and duration: the metrics hook. */
   onFlush: ((changes: number, seconds: number) => void) | undefined = undefined;
 
-  constructor(private readonly opts: PgJournalOptions) {}
+  constructor(private readonly opts: PgJournalOptions) {
+    // Each open flush holds a connection until it commits: more than the pool would only queue.
+    const pool = (opts.orm.config.get('pool') as { max?: number } | undefined)?.max ?? 1;
+    this.depth = Math.max(1, Math.min(opts.pipeline ?? 2, pool));
+  }
 
   commit(changes: Change[]): Promise<void> {
     if (this.closed) return Promise.reject(new CyborgError('service.shutting_down', 'the journal is closed'));
     return new Promise<void>((resolve, reject) => {
-      this.queue.push({ changes, at: Date.now(), resolve, reject, settled: false });
+      this.queue.push({ changes, at: Date.now(), resolve, reject, settled: false, busy: this.open.length > 0 });
       this.kick();
     });
   }
@@ -101,7 +138,7 @@ export class PgJournal implements Journal {
 
   /** Commits queued or in flight now (tests and metrics). */
   get pending(): number {
-    return this.queue.length + this.inflight.length;
+    return this.queue.length + this.open.reduce((n, f) => n + f.batch.length, 0);
   }
 
   /** Flushes everything queued (waiting for the database if it must), then closes the ORM. */
@@ -109,6 +146,7 @@ export class PgJournal implements Journal {
     if (this.closed) return;
     this.closed = true;
     while (this.flushing) await this.flushing;
+    this.answers.flushAll();
     this.stopSweeper();
     await this.opts.orm.close();
     await this.opts.afterClose?.();
@@ -116,7 +154,10 @@ export class PgJournal implements Journal {
 
   private kick(): void {
     this.startSweeper();
-    if (this.flushing) return;
+    if (this.flushing) {
+      this.arrival?.resolve();
+      return;
+    }
     this.flushing = this.pump().finally(() => {
       this.flushing = null;
       // A commit that arrived between the pump's last look at the queue and this callback
@@ -125,30 +166,101 @@ export class PgJournal implements Journal {
     });
   }
 
+  /**
+   * Starts flushes while there is work: a new one once the newest has executed (or ended, or
+   * been redone after a failure) and fewer than `depth` are open; ends when the queue is empty
+   * and every flush is done.
+   */
   private async pump(): Promise<void> {
-    while (this.queue.length > 0) {
-      this.inflight = this.queue.splice(0, this.opts.maxBatch);
-      await this.flushWithRetry(this.inflight);
-      this.inflight = [];
+    for (;;) {
+      const newest = this.open.at(-1);
+      let wait: Promise<unknown>;
+      if (this.queue.length === 0) {
+        if (!newest) break;
+        wait = Promise.race([newest.done.promise, this.nextArrival()]);
+      } else if (newest && !newest.executed.isSet) {
+        wait = newest.executed.promise;
+      } else if (newest?.failed) {
+        wait = newest.done.promise; // it is being redone alone: nothing may run beside it
+      } else if (this.open.length >= this.depth) {
+        wait = this.open[0]!.done.promise;
+      } else {
+        this.launch(this.queue.splice(0, this.opts.maxBatch), newest ?? null);
+        continue;
+      }
+      await wait;
     }
     this.stopSweeper();
   }
 
-  private async flushWithRetry(batch: Pending[]): Promise<void> {
+  private nextArrival(): Promise<void> {
+    if (!this.arrival) {
+      let resolve!: () => void;
+      const promise = new Promise<void>((r) => { resolve = r; });
+      this.arrival = { promise, resolve: () => { this.arrival = null; resolve(); } };
+    }
+    return this.arrival.promise;
+  }
+
+  private launch(batch: Pending[], prev: Flight<Pending> | null): void {
+    const flight = new Flight(batch);
+    this.open.push(flight);
+    const m = mergeChanges(batch.flatMap((p) => p.changes));
+    // Pipelining pays under load: a batch that started queueing while the journal was idle
+    // (and any model change) goes alone, as one statement when it can.
+    const run = this.depth > 1 && batch[0]!.busy && !touchesModel(m)
+      ? this.runPipelined(flight, prev, m)
+      : this.runAlone(flight, prev, m);
+    void run.finally(() => {
+      this.open.splice(this.open.indexOf(flight), 1);
+      flight.finish();
+    });
+  }
+
+  /** Waits for the predecessor to be done, then writes the batch (retrying) on the serial path. */
+  private async runAlone(flight: Flight<Pending>, prev: Flight<Pending> | null, m: MergedBatch): Promise<void> {
+    await prev?.done.promise;
+    await this.flushWithRetry(flight.batch, m);
+  }
+
+  /**
+   * BEGIN / statement / COMMIT, committed right after the predecessor's commit. On any failure
+   * — its own or the predecessor's — it is rolled back, waits for the predecessor to be done, and
+   * redoes its batch on the serial path (which retries, and isolates a refused commit).
+   */
+  private async runPipelined(flight: Flight<Pending>, prev: Flight<Pending> | null, m: MergedBatch): Promise<void> {
+    const started = performance.now();
+    try {
+      const query = hotPathStatement(m)?.compile(this.kysely()) ?? null;
+      const before = prev ? prev.committed.promise : Promise.resolve(true);
+      await writePipelined(await this.pool(), query, () => flight.executed.set(), before);
+      // Set before the acks below: the successor's COMMIT goes out first, the acks cannot be
+      // overtaken by it (its answer needs a round trip; these are answered now, in order).
+      flight.committed.set(true);
+      this.stats.pipelined++;
+      this.committedFlush(flight.batch, m, query ? 3 : 0, started, 0);
+      return;
+    } catch (err) {
+      flight.failed = true;
+      flight.committed.set(false);
+      if (isConnectionError(err)) this.opts.log.warn({ err, commits: flight.batch.length }, 'pipelined flush failed on the connection: redoing it alone');
+    }
+    await prev?.done.promise;
+    await this.flushWithRetry(flight.batch, m);
+  }
+
+  /** The `pg` pool under the ORM (the pipelined flush holds a connection across its predecessor's commit). */
+  private pool(): Promise<Pool> {
+    return (this.pgPool ??= this.opts.orm.em.getConnection().getNativeClient());
+  }
+
+  private async flushWithRetry(batch: Pending[], m: MergedBatch = mergeChanges(batch.flatMap((p) => p.changes))): Promise<void> {
     let delay = this.opts.retryMinMs ?? 50;
     for (let attempt = 0; ; attempt++) {
       try {
-        const changes = batch.flatMap((p) => p.changes);
         const started = performance.now();
-        await this.write(changes);
-        this.onFlush?.(changes.length, (performance.now() - started) / 1000);
-        this.stats.flushes++;
-        this.stats.commits += batch.length;
-        if (this.failingSince !== null) {
-          this.opts.log.info({ attempts: attempt + 1, commits: batch.length, downMs: Date.now() - this.failingSince }, 'database reachable again: flush committed');
-          this.failingSince = null;
-        }
-        for (const p of batch) if (!p.settled) { p.settled = true; p.resolve(); }
+        const statements = await this.write(m);
+        this.committedFlush(batch, m, statements, started, attempt);
         return;
       } catch (err) {
         if (!isConnectionError(err)) return this.isolate(batch, err);
@@ -161,6 +273,22 @@ export class PgJournal implements Journal {
     }
   }
 
+  /** Counts a committed flush and acknowledges its commits. */
+  private committedFlush(batch: Pending[], m: MergedBatch, statements: number, started: number, attempt: number): void {
+    this.onFlush?.(batch.reduce((n, p) => n + p.changes.length, 0), (performance.now() - started) / 1000);
+    this.stats.flushes++;
+    this.stats.commits += batch.length;
+    this.stats.statements += statements;
+    this.stats.transitions += m.transitions.length;
+    if (this.failingSince !== null) {
+      this.opts.log.info({ attempts: attempt + 1, commits: batch.length, downMs: Date.now() - this.failingSince }, 'database reachable again: flush committed');
+      this.failingSince = null;
+    }
+    const acks: (() => void)[] = [];
+    for (const p of batch) if (!p.settled) { p.settled = true; acks.push(p.resolve); }
+    this.answers.add(acks);
+  }
+
   /**
    * A flush failed for a reason other than the connection (a constraint, a bug): retrying the
    * same batch would fail forever and block everyone, so each commit is retried alone and only
@@ -170,15 +298,21 @@ export class PgJournal implements Journal {
     if (batch.length === 1) {
       const p = batch[0]!;
       this.opts.log.error({ err }, 'commit rejected by the database');
-      if (!p.settled) { p.settled = true; p.reject(new CyborgError('persistence.unavailable', 'the database refused the change', {}, { cause: err })); }
+      if (!p.settled) {
+        p.settled = true;
+        this.answers.add([() => p.reject(new CyborgError('persistence.unavailable', 'the database refused the change', {}, { cause: err }))]);
+      }
       return;
     }
     for (const p of batch) await this.flushWithRetry([p]);
   }
 
-  /** One transaction: the model through the unit of work, the hot rows through batched SQL. */
-  private async write(changes: Change[]): Promise<void> {
-    const m = mergeChanges(changes);
+  /**
+   * One transaction: the model through the unit of work, the hot rows through batched SQL.
+   * Returns the hot-path statements sent. Leaves `m` as it found it but for inventories that
+   * the memo shows unchanged (dropped: a retry of the same batch would drop them again).
+   */
+  private async write(m: MergedBatch): Promise<number> {
     const inventories = new Map<string, Fingerprint>();
     for (const [host, devices] of m.inventories) {
       const next = fingerprint(devices);
@@ -187,7 +321,7 @@ export class PgJournal implements Journal {
       if (changed !== 'all') m.inventoryScope.set(host, changed);
       inventories.set(host, next);
     }
-    if (!touchesModel(m) && m.accelerators.size === 0 && m.arqs.size === 0 && m.transitions.length === 0) return;
+    if (!touchesModel(m) && m.accelerators.size === 0 && m.arqs.size === 0 && m.transitions.length === 0) return 0;
     let statements = 0;
     if (touchesModel(m)) {
       statements += 2; // BEGIN, COMMIT
@@ -197,11 +331,15 @@ export class PgJournal implements Journal {
       });
       this.stats.modelFlushes++;
     } else {
-      statements += await writeHotPathAtomically(this.opts.orm.em.getKysely() as unknown as Kysely<object>, m);
+      statements += await writeHotPathAtomically(this.kysely(), m);
     }
     for (const [host, fp] of inventories) this.inventoryWritten.set(host, fp);
-    this.stats.statements += statements;
-    this.stats.transitions += m.transitions.length;
+    return statements;
+  }
+
+  /** The ORM's Kysely on the pool (outside any unit of work), typed loosely for raw statements. */
+  private kysely(): Kysely<object> {
+    return this.opts.orm.em.getKysely() as unknown as Kysely<object>;
   }
 
   /**
@@ -215,7 +353,7 @@ export class PgJournal implements Journal {
     this.sweeper = setInterval(() => {
       if (this.failingSince === null) return;
       const limit = Date.now() - this.opts.unavailableAfterMs;
-      for (const p of [...this.inflight, ...this.queue]) {
+      for (const p of [...this.open.flatMap((f) => f.batch), ...this.queue]) {
         if (p.settled || p.at > limit) continue;
         p.settled = true;
         p.reject(new CyborgError('persistence.unavailable',
