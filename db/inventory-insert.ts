@@ -16,59 +16,102 @@ import { stableId, uuid3, NAMESPACE_DNS } from '../drivers/ids.js';
  * Later reports are diffed through the unit of work (inventory-diff.ts), where changes are few.
  */
 export async function insertInventories(db: Kysely<object>, reports: { host: string; devices: DeviceT[] }[]): Promise<void> {
-  const rows = reports.flatMap(({ host, devices }) => devices.filter((d) => !d.stub).map((d, position) => ({ host, d, position })));
-  if (rows.length === 0) return;
-  const deployableCount = rows.reduce((n, r) => n + r.d.deployables.length, 0);
+  const parts = reports.map(({ host, devices }) => inventoryRows(host, devices));
+  const devCount = parts.reduce((n, p) => n + p.dev.uuid.length, 0);
+  if (devCount === 0) return;
+  const depCount = parts.reduce((n, p) => n + p.dep.uuid.length, 0);
   const { rows: [ids] } = await sql<{ dev: number[]; cp: number[]; dep: number[] }>`
-    select array(select nextval(pg_get_serial_sequence('devices', 'id'))::int from generate_series(1, ${rows.length}::int)) as dev,
-           array(select nextval(pg_get_serial_sequence('controlpath_ids', 'id'))::int from generate_series(1, ${rows.length}::int)) as cp,
-           array(select nextval(pg_get_serial_sequence('deployables', 'id'))::int from generate_series(1, ${deployableCount}::int)) as dep`.execute(db);
-  const dev = { id: [] as number[], uuid: [] as string[], type: [] as string[], vendor: [] as string[], model: [] as string[], std: [] as string[], vstd: [] as string[],
-    host: [] as string[], driver: [] as string[], pos: [] as number[] };
-  const cp = { id: [] as number[], uuid: [] as string[], dev: [] as number[], info: [] as string[] };
-  const dep = { id: [] as number[], uuid: [] as string[], name: [] as string[], num: [] as number[], dev: [] as number[], rp: [] as string[], driver: [] as (string | null)[], pos: [] as number[] };
-  const attr = { uuid: [] as string[], dep: [] as number[], key: [] as string[], value: [] as string[], pos: [] as number[] };
-  const ah = { uuid: [] as string[], dep: [] as number[], cp: [] as number[], inUse: [] as boolean[], type: [] as string[], info: [] as string[], pos: [] as number[] };
-  let nextDep = 0;
-  rows.forEach(({ host, d, position }, i) => {
-    const devId = ids!.dev[i]!, cpId = ids!.cp[i]!;
-    dev.id.push(devId); dev.uuid.push(d.uuid); dev.type.push(d.type); dev.vendor.push(d.vendor); dev.model.push(d.model); dev.std.push(d.stdBoardInfo);
-    dev.vstd.push(d.vendorBoardInfo); dev.host.push(host); dev.driver.push(d.driver); dev.pos.push(position);
-    cp.id.push(cpId); cp.uuid.push(stableId(host, 'cpid', d.controlPath.info)); cp.dev.push(devId); cp.info.push(d.controlPath.info);
-    d.deployables.forEach((x, j) => {
-      const depId = ids!.dep[nextDep++]!;
-      dep.id.push(depId); dep.uuid.push(x.uuid); dep.name.push(x.name); dep.num.push(x.numAccelerators); dep.dev.push(devId);
-      dep.rp.push(uuid3(NAMESPACE_DNS, x.name)); dep.driver.push(x.driverName ?? null); dep.pos.push(j);
-      x.attributes.forEach((a, k) => {
-        attr.uuid.push(stableId(x.uuid, 'attr', a.key)); attr.dep.push(depId); attr.key.push(a.key); attr.value.push(a.value); attr.pos.push(k);
-      });
-      x.attachHandles.forEach((h, k) => {
-        ah.uuid.push(h.uuid); ah.dep.push(depId); ah.cp.push(cpId); ah.inUse.push(h.inUse); ah.type.push(h.attachType); ah.info.push(h.attachInfo); ah.pos.push(k);
-      });
-    });
-  });
+    select array(select nextval(pg_get_serial_sequence('devices', 'id'))::int from generate_series(1, ${devCount}::int)) as dev,
+           array(select nextval(pg_get_serial_sequence('controlpath_ids', 'id'))::int from generate_series(1, ${devCount}::int)) as cp,
+           array(select nextval(pg_get_serial_sequence('deployables', 'id'))::int from generate_series(1, ${depCount}::int)) as dep`.execute(db);
+  // Each host's rows point at their parents by index within the host: offset them into the ids.
+  const fk = { cpDev: [] as number[], depDev: [] as number[], attrDep: [] as number[], ahDep: [] as number[], ahCp: [] as number[] };
+  let devAt = 0, depAt = 0;
+  for (const p of parts) {
+    for (let i = 0; i < p.dev.uuid.length; i++) fk.cpDev.push(ids!.dev[devAt + i]!);
+    for (const d of p.dep.dev) fk.depDev.push(ids!.dev[devAt + d]!);
+    for (const d of p.attr.dep) fk.attrDep.push(ids!.dep[depAt + d]!);
+    for (const d of p.ah.dep) fk.ahDep.push(ids!.dep[depAt + d]!);
+    for (const c of p.ah.cp) fk.ahCp.push(ids!.cp[devAt + c]!);
+    devAt += p.dev.uuid.length;
+    depAt += p.dep.uuid.length;
+  }
+  const col = <K extends keyof HostRows, C extends keyof HostRows[K]>(table: K, c: C): HostRows[K][C] =>
+    (parts.length === 1 ? parts[0]![table][c] : parts.flatMap((p) => p[table][c] as unknown[])) as HostRows[K][C];
   await sql`
     with dev as (
       insert into devices (id, uuid, type, vendor, model, std_board_info, vendor_board_info, hostname, status, driver, stub, position, created_at, updated_at)
       select x.id, x.uuid, x.type, x.vendor, x.model, x.std, x.vstd, x.host, 'enabled', x.driver, false, x.pos, now(), now()
-        from unnest(${dev.id}::int[], ${dev.uuid}::text[], ${dev.type}::text[], ${dev.vendor}::text[], ${dev.model}::text[], ${dev.std}::text[],
-                    ${dev.vstd}::text[], ${dev.host}::text[], ${dev.driver}::text[], ${dev.pos}::int[]) as x(id, uuid, type, vendor, model, std, vstd, host, driver, pos)
+        from unnest(${ids!.dev}::int[], ${col('dev', 'uuid')}::text[], ${col('dev', 'type')}::text[], ${col('dev', 'vendor')}::text[], ${col('dev', 'model')}::text[],
+                    ${col('dev', 'std')}::text[], ${col('dev', 'vstd')}::text[], ${col('dev', 'host')}::text[], ${col('dev', 'driver')}::text[], ${col('dev', 'pos')}::int[])
+             as x(id, uuid, type, vendor, model, std, vstd, host, driver, pos)
     ), cp as (
       insert into controlpath_ids (id, uuid, device_id, cpid_type, cpid_info, created_at, updated_at)
       select x.id, x.uuid, x.dev, 'PCI', x.info, now(), now()
-        from unnest(${cp.id}::int[], ${cp.uuid}::text[], ${cp.dev}::int[], ${cp.info}::text[]) as x(id, uuid, dev, info)
+        from unnest(${ids!.cp}::int[], ${col('cp', 'uuid')}::text[], ${fk.cpDev}::int[], ${col('cp', 'info')}::text[]) as x(id, uuid, dev, info)
     ), dep as (
       insert into deployables (id, uuid, name, num_accelerators, device_id, rp_uuid, driver_name, position, created_at, updated_at)
       select x.id, x.uuid, x.name, x.num, x.dev, x.rp, x.driver, x.pos, now(), now()
-        from unnest(${dep.id}::int[], ${dep.uuid}::text[], ${dep.name}::text[], ${dep.num}::int[], ${dep.dev}::int[], ${dep.rp}::text[], ${dep.driver}::text[],
-                    ${dep.pos}::int[]) as x(id, uuid, name, num, dev, rp, driver, pos)
+        from unnest(${ids!.dep}::int[], ${col('dep', 'uuid')}::text[], ${col('dep', 'name')}::text[], ${col('dep', 'num')}::int[], ${fk.depDev}::int[],
+                    ${col('dep', 'rp')}::text[], ${col('dep', 'driver')}::text[], ${col('dep', 'pos')}::int[]) as x(id, uuid, name, num, dev, rp, driver, pos)
     ), attr as (
       insert into attributes (uuid, deployable_id, key, value, position, created_at, updated_at)
       select x.uuid, x.dep, x.key, x.value, x.pos, now(), now()
-        from unnest(${attr.uuid}::text[], ${attr.dep}::int[], ${attr.key}::text[], ${attr.value}::text[], ${attr.pos}::int[]) as x(uuid, dep, key, value, pos)
+        from unnest(${col('attr', 'uuid')}::text[], ${fk.attrDep}::int[], ${col('attr', 'key')}::text[], ${col('attr', 'value')}::text[], ${col('attr', 'pos')}::int[])
+             as x(uuid, dep, key, value, pos)
     )
     insert into attach_handles (uuid, deployable_id, cpid_id, in_use, attach_type, attach_info, position, created_at, updated_at)
     select x.uuid, x.dep, x.cp, x.in_use, x.type, x.info, x.pos, now(), now()
-      from unnest(${ah.uuid}::text[], ${ah.dep}::int[], ${ah.cp}::int[], ${ah.inUse}::boolean[], ${ah.type}::text[], ${ah.info}::text[], ${ah.pos}::int[])
-           as x(uuid, dep, cp, in_use, type, info, pos)`.execute(db);
+      from unnest(${col('ah', 'uuid')}::text[], ${fk.ahDep}::int[], ${fk.ahCp}::int[], ${col('ah', 'inUse')}::boolean[], ${col('ah', 'type')}::text[],
+                  ${col('ah', 'info')}::text[], ${col('ah', 'pos')}::int[]) as x(uuid, dep, cp, in_use, type, info, pos)`.execute(db);
+  // The host actor keeps its report for life: its rows must not stay with it.
+  for (const { devices } of reports) ROWS.delete(devices);
+}
+
+/** One host's report as the columns of its rows; parents referenced by index within the host. */
+export interface HostRows {
+  dev: { uuid: string[]; type: string[]; vendor: string[]; model: string[]; std: string[]; vstd: string[]; host: string[]; driver: string[]; pos: number[] };
+  cp: { uuid: string[]; info: string[] };
+  dep: { uuid: string[]; name: string[]; num: number[]; dev: number[]; rp: string[]; driver: (string | null)[]; pos: number[] };
+  attr: { uuid: string[]; dep: number[]; key: string[]; value: string[]; pos: number[] };
+  ah: { uuid: string[]; dep: number[]; cp: number[]; inUse: boolean[]; type: string[]; info: string[]; pos: number[] };
+}
+
+const ROWS = new WeakMap<DeviceT[], HostRows>();
+
+/**
+ * A report's rows (memoized per report until written): the journal builds them when the report
+ * is committed, while an earlier flush is in PostgreSQL, so the flush that writes them only
+ * assigns ids.
+ */
+export function inventoryRows(host: string, devices: DeviceT[]): HostRows {
+  const memo = ROWS.get(devices);
+  if (memo && memo.dev.host[0] === host) return memo;
+  const r: HostRows = {
+    dev: { uuid: [], type: [], vendor: [], model: [], std: [], vstd: [], host: [], driver: [], pos: [] },
+    cp: { uuid: [], info: [] },
+    dep: { uuid: [], name: [], num: [], dev: [], rp: [], driver: [], pos: [] },
+    attr: { uuid: [], dep: [], key: [], value: [], pos: [] },
+    ah: { uuid: [], dep: [], cp: [], inUse: [], type: [], info: [], pos: [] },
+  };
+  for (const d of devices) {
+    if (d.stub) continue;
+    const devIndex = r.dev.uuid.length;
+    r.dev.uuid.push(d.uuid); r.dev.type.push(d.type); r.dev.vendor.push(d.vendor); r.dev.model.push(d.model); r.dev.std.push(d.stdBoardInfo);
+    r.dev.vstd.push(d.vendorBoardInfo); r.dev.host.push(host); r.dev.driver.push(d.driver); r.dev.pos.push(devIndex);
+    r.cp.uuid.push(stableId(host, 'cpid', d.controlPath.info)); r.cp.info.push(d.controlPath.info);
+    d.deployables.forEach((x, j) => {
+      const depIndex = r.dep.uuid.length;
+      r.dep.uuid.push(x.uuid); r.dep.name.push(x.name); r.dep.num.push(x.numAccelerators); r.dep.dev.push(devIndex);
+      r.dep.rp.push(uuid3(NAMESPACE_DNS, x.name)); r.dep.driver.push(x.driverName ?? null); r.dep.pos.push(j);
+      x.attributes.forEach((a, k) => {
+        r.attr.uuid.push(stableId(x.uuid, 'attr', a.key)); r.attr.dep.push(depIndex); r.attr.key.push(a.key); r.attr.value.push(a.value); r.attr.pos.push(k);
+      });
+      x.attachHandles.forEach((h, k) => {
+        r.ah.uuid.push(h.uuid); r.ah.dep.push(depIndex); r.ah.cp.push(devIndex); r.ah.inUse.push(h.inUse); r.ah.type.push(h.attachType); r.ah.info.push(h.attachInfo); r.ah.pos.push(k);
+      });
+    });
+  }
+  ROWS.set(devices, r);
+  return r;
 }

@@ -11,12 +11,21 @@ export type Fingerprint = Map<string, string>;
  * copy of every inventory would cost more memory than the accelerators' actors.
  */
 export function fingerprint(devices: DeviceT[]): Fingerprint {
+  const memo = FINGERPRINTS.get(devices);
+  if (memo) return memo;
   const out: Fingerprint = new Map();
   devices.forEach((d, position) => {
     if (!d.stub) out.set(d.controlPath.info, `${position}|${createHash('sha1').update(canonicalJson(d)).digest('base64')}`);
   });
+  FINGERPRINTS.set(devices, out);
   return out;
 }
+
+/**
+ * Memoized per report (reports are never mutated: a new discovery is a new array), so the
+ * journal can compute it when the report is committed, off the flush's critical path.
+ */
+const FINGERPRINTS = new WeakMap<DeviceT[], Fingerprint>();
 
 /**
  * Which devices of a host changed since the last committed report: `null` when none did (the

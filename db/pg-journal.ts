@@ -3,12 +3,14 @@ import type { Kysely } from 'kysely';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import type { Change, Journal, Recovered, TransitionRecord } from '../actors/journal.js';
+import type { DeviceT } from '../bus/schemas.js';
 import { CyborgError } from '../errors/index.js';
 import { Answers } from './answers.js';
 import { Flight, writePipelined } from './flight.js';
 import { hotPathStatement, writeHotPath, writeHotPathAtomically } from './hot-path.js';
 import { loadHistory, loadHostsState, loadRecovered } from './load.js';
 import { changedDevices, fingerprint, type Fingerprint } from './inventory-memo.js';
+import { inventoryRows } from './inventory-insert.js';
 import { mergeChanges, touchesModel, type MergedBatch } from './merge.js';
 import { writeModel } from './model-writer.js';
 import { isConnectionError } from './retry.js';
@@ -116,10 +118,21 @@ export class PgJournal implements Journal {
 
   commit(changes: Change[]): Promise<void> {
     if (this.closed) return Promise.reject(new CyborgError('service.shutting_down', 'the journal is closed'));
+    for (const c of changes) if (c.type === 'inventory') this.prepare(c.host, c.devices);
     return new Promise<void>((resolve, reject) => {
       this.queue.push({ changes, at: Date.now(), resolve, reject, settled: false, busy: this.open.length > 0 });
       this.kick();
     });
+  }
+
+  /**
+   * Does a report's CPU work now, while earlier flushes are in PostgreSQL, instead of inside the
+   * flush that writes it (flushes are serial: that work would hold up every commit behind it):
+   * its fingerprint, and for a host with nothing written yet its rows. Both are memoized per report.
+   */
+  private prepare(host: string, devices: DeviceT[]): void {
+    fingerprint(devices);
+    if (!this.inventoryWritten.has(host)) inventoryRows(host, devices);
   }
 
   async load(): Promise<Recovered> {
