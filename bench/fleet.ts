@@ -19,6 +19,7 @@ import { createWriteStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { Kvm } from '@nats-io/kv';
 import { Type } from '@sinclair/typebox';
 import pg from 'pg';
 import { pino } from 'pino';
@@ -187,13 +188,15 @@ async function runFleet(hosts: number, useDb: boolean, steadyS: number, concurre
     console.log(`  RSS per accelerator      ${(rssPerAcc / 1024).toFixed(1)} KiB  (target ≤ ${(TARGET.rssPerAcceleratorB / 1024).toFixed(1)} KiB → ${ratio(rssPerAcc, TARGET.rssPerAcceleratorB)}; 100k accelerators ≈ ${((idle.rssBytes + rssPerAcc * 100_000) / 2 ** 30).toFixed(2)} GiB)`);
   } finally {
     await Promise.all(agents.map((a) => a.stop().catch(() => undefined)));
-    await bus.close();
     try {
       process.kill(-child.pid!, 'SIGTERM');
     } catch {
       child.kill('SIGTERM');
     }
     await new Promise((r) => (child.exitCode !== null ? r(undefined) : child.once('exit', r)));
+    // The run's lease bucket (10,000 keys) would otherwise stay in JetStream for every later run.
+    await new Kvm(bus.nc).open(`${prefix}_cyborg_leases`).then((kv) => kv.destroy()).catch(() => undefined);
+    await bus.close();
     await db?.drop().catch(() => undefined);
   }
 }

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RemoteControlPlane } from '../../api/remote-control-plane.js';
 import { connectBus, type NatsBus } from '../../bus/nats.js';
+import { Kvm } from '@nats-io/kv';
 import { Type } from '@sinclair/typebox';
 import { Subjects } from '../../bus/subjects.js';
 import { captureLog, RoleProcess, waitFor } from './helpers.js';
@@ -87,6 +88,8 @@ export class Deployment {
   async stop(): Promise<void> {
     this.client?.stop();
     await Promise.all(this.procs.map((p) => p.kill('SIGKILL')));
+    // The conductors' lease bucket would otherwise outlive the test in the shared JetStream.
+    if (this.bus) await new Kvm(this.bus.nc).open(`${this.prefix}_cyborg_leases`).then((kv) => kv.destroy()).catch(() => undefined);
     await this.bus?.close();
     rmSync(this.dir, { recursive: true, force: true });
   }
