@@ -141,8 +141,16 @@ export class PgJournal implements Journal {
     return recovered;
   }
 
-  loadHosts(hosts: string[]): Promise<Pick<Recovered, 'hosts' | 'accelerators'>> {
-    return loadHostsState(this.opts.orm.em.fork(), hosts);
+  /**
+   * What a takeover rebuilds from. The previous owner may have written these hosts' inventories
+   * since our start: the memo of what is committed follows the database, or an agent's next
+   * report could be skipped as "unchanged" against an inventory that is no longer there.
+   */
+  async loadHosts(hosts: string[]): Promise<Pick<Recovered, 'hosts' | 'accelerators'>> {
+    const state = await loadHostsState(this.opts.orm.em.fork(), hosts);
+    for (const h of hosts) this.inventoryWritten.delete(h);
+    for (const h of state.hosts) this.inventoryWritten.set(h.host, fingerprint(h.devices));
+    return state;
   }
 
   async history(id: string, limit: number): Promise<TransitionRecord[]> {
