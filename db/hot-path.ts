@@ -101,15 +101,6 @@ function statements(m: MergedBatch): Stmt[] {
 }
 
 /**
- * Runs the hot path inside the caller's transaction: as one statement too (see below), since every
- * round trip inside a flush's transaction waits on the conductor's busy event loop as well as on
- * the database. Returns how many statements ran (0 or 1).
- */
-export async function writeHotPath(db: Db, m: MergedBatch): Promise<number> {
-  return writeHotPathAtomically(db, m);
-}
-
-/**
  * The whole hot path as ONE statement: each part a data-modifying CTE, and a single statement is
  * atomic on its own. Null when there is nothing to write. The pipelined flush (flight.ts) sends
  * it on a connection of its own, between its BEGIN and its COMMIT.
@@ -122,11 +113,13 @@ export function hotPathStatement(m: MergedBatch): Stmt | null {
 }
 
 /**
- * Runs the whole hot path as ONE statement (`hotPathStatement`), outside any explicit
- * transaction. A flush with no model change (the common case) then costs one round trip instead
- * of four (BEGIN, upsert, insert, COMMIT). Returns 1, or 0 when there is nothing to write.
+ * Runs the whole hot path as ONE statement (`hotPathStatement`): alone, outside any explicit
+ * transaction, a flush with no model change costs one round trip instead of four (BEGIN, upsert,
+ * insert, COMMIT); inside a model flush's transaction it saves round trips too, each of which
+ * waits on the conductor's busy event loop as well as on the database. Returns 1, or 0 when
+ * there is nothing to write.
  */
-export async function writeHotPathAtomically(db: Db, m: MergedBatch): Promise<number> {
+export async function writeHotPath(db: Db, m: MergedBatch): Promise<number> {
   const st = hotPathStatement(m);
   if (!st) return 0;
   await st.execute(db);

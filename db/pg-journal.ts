@@ -7,7 +7,7 @@ import type { DeviceT } from '../bus/schemas.js';
 import { CyborgError } from '../errors/index.js';
 import { Answers } from './answers.js';
 import { Flight, writePipelined } from './flight.js';
-import { hotPathStatement, writeHotPath, writeHotPathAtomically } from './hot-path.js';
+import { hotPathStatement, writeHotPath } from './hot-path.js';
 import { loadHistory, loadHostsState, loadRecovered } from './load.js';
 import { changedDevices, fingerprint, type Fingerprint } from './inventory-memo.js';
 import { inventoryRows } from './inventory-insert.js';
@@ -352,7 +352,7 @@ export class PgJournal implements Journal {
       });
       this.stats.modelFlushes++;
     } else {
-      statements += await writeHotPathAtomically(this.kysely(), m);
+      statements += await writeHotPath(this.kysely(), m);
     }
     for (const [host, fp] of inventories) this.inventoryWritten.set(host, fp);
     return statements;
