@@ -1,11 +1,12 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from 'pino';
-import { fromPromise, initialTransition } from 'xstate';
+import { initialTransition } from 'xstate';
 import type { DeployableT, DeviceT } from '../bus/schemas.js';
 import { uuid3, NAMESPACE_DNS } from '../drivers/ids.js';
 import { CyborgError, isCyborgError, TransitionInvalidError } from '../errors/index.js';
 import {
-  acceleratorMachine, allowedEvents, type AcceleratorContext, type AcceleratorEvent, type Allocation, type DriverOpInput, type ProgramInfo,
+  acceleratorMachine, allowedEvents, opInput, OPERATOR_EVENTS, reasonOf,
+  type AcceleratorContext, type AcceleratorEvent, type Allocation, type DriverOpInput, type ProgramInfo,
 } from '../machines/index.js';
 import type { EventHub } from './events.js';
 import type { Journal, MachineRecord, TransitionRecord } from './journal.js';
@@ -113,8 +114,9 @@ export function initialRecordOf(logic: AcceleratorLogic, input: AcceleratorInput
 
 /**
  * The accelerator machine with its effects provided: driver operations go to `runOp`, which
- * routes by `input.host`. Build it once per conductor. `base` lets tests inject a faulty
- * guard or action, as xstate's own tests do.
+ * routes by `input.host`, and its outcome goes back to the machine tagged with the operation's
+ * sequence number. Build it once per conductor. `base` lets tests inject a faulty guard or
+ * action, as xstate's own tests do.
  */
 export function acceleratorLogic(
   runOp: (input: DriverOpInput) => Promise<Record<string, unknown>>,
@@ -122,10 +124,23 @@ export function acceleratorLogic(
   base: typeof acceleratorMachine = acceleratorMachine,
 ): AcceleratorLogic {
   return base.provide({
-    actors: { driverOp: fromPromise<Record<string, unknown>, DriverOpInput>(({ input }) => runOp(input)) },
+    actions: {
+      runDriverOp: ({ context, self }) => {
+        const input = opInput(context);
+        const seq = input.seq ?? 0;
+        // An actor stopped meanwhile (shutdown) takes no more events: drop the outcome quietly.
+        const answer = (event: AcceleratorEvent): void => { if (self.getSnapshot().status === 'active') self.send(event); };
+        runOp(input).then(
+          (output) => answer({ type: 'OP_DONE', seq, output }),
+          (err: unknown) => answer({ type: 'OP_FAILED', seq, reason: reasonOf(err) }),
+        );
+      },
+    },
     delays: { opTimeout: opTimeoutMs },
   });
 }
+
+const OPERATOR = new Set<string>(OPERATOR_EVENTS);
 
 /**
  * Hosts one accelerator's machine. Transitions are serialized by the machine's own mailbox;
@@ -289,7 +304,8 @@ export class AcceleratorActor implements MachineOwner, Restable {
   async request(event: AcceleratorEvent, meta: RequestMeta = {}, opts: { awaitCommit?: boolean } = {}): Promise<AcceleratorView> {
     if (this.crashed) throw new CyborgError('service.shutting_down', `accelerator ${this.id} is restarting`, { id: this.id });
     const m = this.live();
-    if (!m.snapshot.can(event)) {
+    // Only operator events: a driver's outcome (OP_DONE …) comes from the effect, never a caller.
+    if (!OPERATOR.has(event.type) || !m.snapshot.can(event)) {
       throw new TransitionInvalidError('accelerator', this.id, event.type, m.value, this.allowed());
     }
     m.send(event, meta);

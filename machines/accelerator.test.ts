@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { getShortestPaths } from '@xstate/graph';
-import { createActor, fromPromise, SimulatedClock, transition, type SnapshotFrom } from 'xstate';
+import { createActor, SimulatedClock, transition, type SnapshotFrom } from 'xstate';
 import { acceleratorMachine, type AcceleratorEvent } from './accelerator.js';
 
 type Snap = SnapshotFrom<typeof acceleratorMachine>;
@@ -8,8 +8,9 @@ type Snap = SnapshotFrom<typeof acceleratorMachine>;
 const input = { id: 'acc-1', host: 'compute-1', capacity: 2 };
 const H1 = 'handle-1';
 const H2 = 'handle-2';
-const done = { type: 'xstate.done.actor.op', output: {} } as unknown as AcceleratorEvent;
-const fail = { type: 'xstate.error.actor.op', error: new Error('device on fire') } as unknown as AcceleratorEvent;
+/** The outcome of the operation `s` is running, as the `runDriverOp` effect sends it. */
+const done = (s: Snap): AcceleratorEvent => ({ type: 'OP_DONE', seq: s.context.opSeq ?? 0, output: {} });
+const fail = (s: Snap): AcceleratorEvent => ({ type: 'OP_FAILED', seq: s.context.opSeq ?? 0, reason: 'device on fire' });
 
 /** Every event the traversal may send, system events and driver outcomes included. */
 function eventsFor(s: Snap): AcceleratorEvent[] {
@@ -19,7 +20,7 @@ function eventsFor(s: Snap): AcceleratorEvent[] {
     { type: 'ENABLE' }, { type: 'DISABLE' }, { type: 'PROGRAM', bitstreamId: 'bs-1' },
     { type: 'ATTACH', handleUuid: free, instanceUuid: 'vm-1' }, { type: 'DETACH', handleUuid: held[0] ?? H1 },
     { type: 'RETRY' }, { type: 'REMOVE' }, { type: 'REDISCOVERED' }, { type: 'HOST_LOST' }, { type: 'HOST_BACK' },
-    done, fail,
+    done(s), fail(s),
   ];
 }
 
@@ -35,8 +36,8 @@ function reach(state: string, pred: (s: Snap) => boolean = () => true): Snap {
   return s;
 }
 
-function next(s: Snap, ev: AcceleratorEvent): Snap {
-  return transition(acceleratorMachine, s, ev)[0];
+function next(s: Snap, ev: AcceleratorEvent | ((s: Snap) => AcceleratorEvent)): Snap {
+  return transition(acceleratorMachine, s, typeof ev === 'function' ? ev(s) : ev)[0];
 }
 
 describe('accelerator machine', () => {
@@ -146,15 +147,23 @@ describe('accelerator machine', () => {
 
   it('times a driver operation out into error', () => {
     const clock = new SimulatedClock();
-    const actor = createActor(acceleratorMachine.provide({
-      actors: { driverOp: fromPromise(() => new Promise<Record<string, unknown>>(() => {})) },
-      delays: { opTimeout: 1000 },
-    }), { input, clock }).start();
+    // The default runDriverOp starts nothing, so no outcome ever comes.
+    const actor = createActor(acceleratorMachine.provide({ delays: { opTimeout: 1000 } }), { input, clock }).start();
     actor.send({ type: 'ENABLE' });
     expect(actor.getSnapshot().value).toBe('installing');
     clock.increment(1000);
     expect(actor.getSnapshot().value).toBe('error');
     expect(actor.getSnapshot().context.error?.reason).toMatch(/timed out/);
+  });
+
+  it('ignores an outcome that comes late, after its operation was given up', () => {
+    const installing = next(reach('inactive'), { type: 'ENABLE' });
+    const late = done(installing);
+    // The host goes away and comes back; the operator enables again: a new operation runs.
+    const again = next(next(next(installing, { type: 'HOST_LOST' }), { type: 'HOST_BACK' }), { type: 'ENABLE' });
+    expect(again.value).toBe('installing');
+    expect(next(again, late).value).toBe('installing');
+    expect(next(again, done).value).toBe('ready');
   });
 
   it('round-trips through its persisted snapshot', () => {

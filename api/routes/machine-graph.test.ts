@@ -9,7 +9,7 @@ describe('machine graphs for the visualizer, walked from the machines themselves
   it('has every state of the accelerator machine, in lifecycle order, starting at inactive', () => {
     expect(g.initial).toBe('inactive');
     expect(g.states.map((s) => s.id)).toEqual(Object.keys(acceleratorMachine.root.states));
-    expect(g.states.find((s) => s.id === 'installing')).toMatchObject({ tags: ['busy'], invokes: ['driverOp'], transient: false });
+    expect(g.states.find((s) => s.id === 'installing')).toMatchObject({ tags: ['busy'], invokes: ['runDriverOp'], transient: false });
     expect(g.states.find((s) => s.id === 'settleAfterDetach')).toMatchObject({ transient: true });
   });
 
@@ -38,7 +38,9 @@ describe('machine graphs for the visualizer, walked from the machines themselves
   });
 
   it('turns XState\'s internal event names into short ones', () => {
-    expect(eventLabel('xstate.done.actor.op')).toBe('done');
+    expect(eventLabel('OP_DONE')).toBe('done');
+    expect(eventLabel('OP_FAILED')).toBe('failed');
+    expect(eventLabel('xstate.done.actor.bind')).toBe('done');
     expect(eventLabel('xstate.error.actor.bind')).toBe('failed');
     expect(eventLabel('xstate.after.opTimeout.accelerator.installing')).toBe('timeout');
     expect(eventLabel('xstate.after.staleAfter.host.online')).toBe('after staleAfter');

@@ -7,7 +7,7 @@ export interface GraphState {
   tags: string[];
   /** Eventless: the machine passes through it at once (`always` transitions only). */
   transient: boolean;
-  /** Runs an invoked actor while in it (a driver operation, a bind). */
+  /** The effects it runs while in it: an invoked actor (a bind) or one started on entry (a driver operation). */
   invokes: string[];
 }
 
@@ -36,6 +36,7 @@ interface NodeLike {
   transitions: Map<string, TransitionLike[]>;
   always?: TransitionLike[];
   invoke: { src: unknown }[];
+  entry: (string | { type?: unknown })[];
   initial?: { target: { key: string }[] };
 }
 
@@ -61,7 +62,7 @@ export function machineGraph(machine: AnyStateMachine, operatorEvents: readonly 
       type: node.type,
       tags: [...node.tags],
       transient: always.length > 0 && node.transitions.size === 0,
-      invokes: node.invoke.map((i) => String(i.src)),
+      invokes: [...node.invoke.map((i) => String(i.src)), ...node.entry.map((a) => (typeof a === 'string' ? a : String(a.type))).filter((t) => EFFECTS.has(t))],
     });
     for (const [event, list] of node.transitions) {
       for (const t of list) add(transitions, node.key, t, eventLabel(event), ops.has(event));
@@ -78,8 +79,13 @@ function add(out: GraphTransition[], from: string, t: TransitionLike, event: str
   out.push(g ? { from, to, event, guard: g, operator } : { from, to, event, operator });
 }
 
-/** XState's internal event names, as an operator would say them. */
+/** Entry actions that start an effect whose outcome comes back as an event (machines/accelerator.ts). */
+const EFFECTS = new Set(['runDriverOp']);
+
+/** A driver operation's outcome, and XState's internal event names, as an operator would say them. */
 export function eventLabel(event: string): string {
+  if (event === 'OP_DONE') return 'done';
+  if (event === 'OP_FAILED') return 'failed';
   if (event.startsWith('xstate.done.actor.')) return 'done';
   if (event.startsWith('xstate.error.actor.')) return 'failed';
   const after = /^xstate\.after\.([^.]+)\./.exec(event);
@@ -87,8 +93,11 @@ export function eventLabel(event: string): string {
   return event;
 }
 
+/** Guards a chart leaves out: `isCurrentOp` only drops late outcomes and would sit on every done/failed edge. */
+const UNDRAWN_GUARDS = new Set(['isCurrentOp']);
+
 function guardLabel(guard: unknown): string | undefined {
-  if (!guard) return undefined;
+  if (!guard || (typeof guard === 'string' && UNDRAWN_GUARDS.has(guard))) return undefined;
   if (typeof guard === 'string') return guard;
   if (typeof guard === 'object' && 'type' in guard) {
     const { type, params } = guard as { type: unknown; params?: Record<string, unknown> };
