@@ -22,36 +22,38 @@ type Db = Kysely<object>;
 
 type Stmt = RawBuilder<unknown>;
 
-/** Upserts the coalesced accelerator records. */
+/**
+ * Upserts the coalesced accelerator records. The contexts travel as ONE JSON array, not a text[]
+ * of JSON strings: pg escapes every element of a text[] in JavaScript (two regex passes over each
+ * context), ~3% of the conductor's CPU under load, while one JSON.stringify is native.
+ */
 function acceleratorUpsert(m: MergedBatch): Stmt | null {
   if (m.accelerators.size === 0) return null;
-  const ids: string[] = [], hosts: string[] = [], states: string[] = [], contexts: string[] = [];
+  const ids: string[] = [], hosts: string[] = [], states: string[] = [], contexts: unknown[] = [];
   for (const [id, a] of m.accelerators) {
-    ids.push(id); hosts.push(a.host); states.push(a.record.value); contexts.push(JSON.stringify(a.record.context));
+    ids.push(id); hosts.push(a.host); states.push(a.record.value); contexts.push(a.record.context);
   }
   return sql`
     insert into accelerators (id, host, state, context, created_at, updated_at)
-    select x.id, x.host, x.state, x.context::jsonb, now(), now()
-      from unnest(${ids}::text[], ${hosts}::text[], ${states}::text[], ${contexts}::text[]) as x(id, host, state, context)
+    select x.id, x.host, x.state, x.context, now(), now()
+      from rows from (unnest(${ids}::text[]), unnest(${hosts}::text[]), unnest(${states}::text[]), jsonb_array_elements(${JSON.stringify(contexts)}::jsonb))
+        as x(id, host, state, context)
     on conflict (id) do update
       set host = excluded.host, state = excluded.state, context = excluded.context, updated_at = excluded.updated_at`;
 }
 
-/** Appends every transition of the batch, in commit order. */
+/**
+ * Appends every transition of the batch, in commit order: the records go as they are, one JSON
+ * array (see acceleratorUpsert for why not ten text[]), and `with ordinality` + order by keeps
+ * the serial order equal to the commit order.
+ */
 function transitionInsert(m: MergedBatch): Stmt | null {
   if (m.transitions.length === 0) return null;
-  const cols = { kind: [] as string[], id: [] as string[], host: [] as (string | null)[], event: [] as string[], from: [] as string[], to: [] as string[],
-    actor: [] as (string | null)[], req: [] as (string | null)[], reason: [] as (string | null)[], at: [] as string[] };
-  for (const t of m.transitions) {
-    cols.kind.push(t.kind); cols.id.push(t.id); cols.host.push(t.host ?? null); cols.event.push(t.event); cols.from.push(t.from); cols.to.push(t.to);
-    cols.actor.push(t.actor ?? null); cols.req.push(t.requestId ?? null); cols.reason.push(t.reason ?? null); cols.at.push(t.at);
-  }
-  // `with ordinality` + order by keeps the serial order equal to the commit order.
   return sql`
     insert into transition_log (kind, id, host, event, "from", "to", actor, request_id, reason, at)
-    select kind, id, host, event, "from", "to", actor, request_id, reason, at::timestamptz
-      from unnest(${cols.kind}::text[], ${cols.id}::text[], ${cols.host}::text[], ${cols.event}::text[], ${cols.from}::text[], ${cols.to}::text[],
-                  ${cols.actor}::text[], ${cols.req}::text[], ${cols.reason}::text[], ${cols.at}::text[])
+    select kind, id, host, event, "from", "to", actor, request_id, reason, at
+      from rows from (json_to_recordset(${JSON.stringify(m.transitions)}::json)
+             as (kind text, id text, host text, event text, "from" text, "to" text, actor text, "requestId" text, reason text, at timestamptz))
            with ordinality as x(kind, id, host, event, "from", "to", actor, request_id, reason, at, n)
      order by n`;
 }
