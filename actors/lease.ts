@@ -67,6 +67,12 @@ export class LeaseTable {
   private timer: NodeJS.Timeout | undefined;
   private watchStop: (() => void) | undefined;
   private stopped = false;
+  /**
+   * A graceful stop has begun. A renewal already in flight must not go on to its orphan scan:
+   * our hosts are out of `mine` but their records are still there while we delete them one by
+   * one, so it would "take over" every host of a conductor that is shutting down.
+   */
+  private stopping = false;
 
   constructor(private readonly opts: LeaseOptions) {
     this.id = opts.conductorId;
@@ -172,6 +178,7 @@ export class LeaseTable {
   /** Gives our hosts and our lease back (graceful stop): others take over at once. */
   async stop(): Promise<void> {
     if (this.stopped) return;
+    this.stopping = true;
     clearInterval(this.timer);
     // Emptied first: the watch hears our own deletes, and they are no news to this conductor.
     const mine = [...this.mine];
@@ -224,7 +231,7 @@ export class LeaseTable {
 
   /** Renews our lease; after a lapse re-verifies our hosts; then looks for orphans to take over. */
   private async tick(): Promise<void> {
-    if (this.stopped) return;
+    if (this.stopped || this.stopping) return;
     const lapsed = !this.valid();
     try {
       const rec: ConductorRec = { id: this.id, expiresAt: Date.now() + this.opts.ttlMs };
@@ -232,6 +239,7 @@ export class LeaseTable {
       this.myRevision = await this.opts.kv.update(conductorKey(this.id), enc.encode(JSON.stringify(rec)), this.myRevision);
       this.lastRenewal = started;
     } catch (err) {
+      if (this.stopping) return;
       this.opts.log.error({ err, conductorId: this.id, lapsed }, 'could not renew the conductor lease');
       if (!this.valid() && this.mine.size > 0) this.opts.onLost?.([...this.mine]);
       if (!this.valid()) this.mine.clear();
@@ -246,6 +254,7 @@ export class LeaseTable {
       this.opts.log.warn({ hosts: all.length, conductorId: this.id }, 'lease lapsed and came back: rebuilding our hosts from the database');
       this.opts.onLost?.(all);
     }
+    if (this.stopping) return; // stop() began while we renewed (see `stopping`)
     const now = Date.now();
     // Orphans: hosts of dead conductors, and ours that we let go of during a lapse.
     const orphans = [...this.hosts.values()]

@@ -91,4 +91,35 @@ describe.skipIf(!svc.nats)('host leases in JetStream KV', () => {
     expect(await claim).toEqual({ mine: true, takeover: false });
     expect(t.owns('host-inflight')).toBe(true);
   });
+
+  it('takes nothing over when it stops while a renewal is in flight', async () => {
+    // The renewal's CAS is held until the stop has begun deleting our host records (held too).
+    let releaseUpdate!: () => void;
+    let releaseDeletes!: () => void;
+    const updateHeld = new Promise<void>((r) => { releaseUpdate = r; });
+    const deletesHeld = new Promise<void>((r) => { releaseDeletes = r; });
+    let renewing = false;
+    let holding = false;
+    const slow = Object.create(kv) as KV;
+    slow.update = async (key, body, rev) => {
+      const revision = await kv.update(key, body, rev);
+      if (holding) { renewing = true; await updateHeld; }
+      return revision;
+    };
+    slow.delete = async (key, opts) => { await deletesHeld; return kv.delete(key, opts); };
+    const orphans: string[][] = [];
+    const t = new LeaseTable({ kv: slow, conductorId: 'stopper', ttlMs: 60_000, renewMs: 100, log, onOrphans: (h) => orphans.push(h) });
+    await t.start();
+    tables.push(t);
+    for (const h of ['host-s1', 'host-s2']) expect((await t.claim(h)).mine).toBe(true);
+    holding = true;
+    await waitFor(() => renewing, 'a renewal to be in flight', 5_000);
+    const stopped = t.stop();
+    releaseUpdate();
+    // Let the renewal finish (an orphan scan would run now) before the deletes go out.
+    await new Promise((r) => setTimeout(r, 300));
+    releaseDeletes();
+    await stopped;
+    expect(orphans).toEqual([]);
+  });
 });
