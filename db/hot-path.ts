@@ -1,11 +1,12 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
+import { jsonbCol, rowsFrom, textCol } from './columns.js';
 import type { MergedBatch } from './merge.js';
 import { cyborgState } from '../machines/index.js';
 import type { ArqContext } from '../machines/index.js';
 
 /**
  * The hot path of a flush: accelerator records, ARQ records and transition-log rows, each kind
- * written by ONE statement whatever the batch size — `INSERT … SELECT FROM unnest($arrays) ON
+ * written by ONE statement whatever the batch size — `INSERT … SELECT FROM ROWS FROM($columns) ON
  * CONFLICT DO UPDATE` and a multi-row INSERT — with real bind parameters through the ORM's own
  * Kysely: inside the flush's transaction when it also writes the model, else all of them as one
  * statement of data-modifying CTEs (atomic by itself, one round trip).
@@ -22,11 +23,7 @@ type Db = Kysely<object>;
 
 type Stmt = RawBuilder<unknown>;
 
-/**
- * Upserts the coalesced accelerator records. The contexts travel as ONE JSON array, not a text[]
- * of JSON strings: pg escapes every element of a text[] in JavaScript (two regex passes over each
- * context), ~3% of the conductor's CPU under load, while one JSON.stringify is native.
- */
+/** Upserts the coalesced accelerator records (columns as JSON arrays: see columns.ts for why). */
 function acceleratorUpsert(m: MergedBatch): Stmt | null {
   if (m.accelerators.size === 0) return null;
   const ids: string[] = [], hosts: string[] = [], states: string[] = [], contexts: unknown[] = [];
@@ -36,16 +33,15 @@ function acceleratorUpsert(m: MergedBatch): Stmt | null {
   return sql`
     insert into accelerators (id, host, state, context, created_at, updated_at)
     select x.id, x.host, x.state, x.context, now(), now()
-      from rows from (unnest(${ids}::text[]), unnest(${hosts}::text[]), unnest(${states}::text[]), jsonb_array_elements(${JSON.stringify(contexts)}::jsonb))
-        as x(id, host, state, context)
+      from ${rowsFrom(textCol(ids), textCol(hosts), textCol(states), jsonbCol(contexts))} as x(id, host, state, context)
     on conflict (id) do update
       set host = excluded.host, state = excluded.state, context = excluded.context, updated_at = excluded.updated_at`;
 }
 
 /**
  * Appends every transition of the batch, in commit order: the records go as they are, one JSON
- * array (see acceleratorUpsert for why not ten text[]), and `with ordinality` + order by keeps
- * the serial order equal to the commit order.
+ * array (see columns.ts for why not ten text[]), and `with ordinality` + order by keeps the
+ * serial order equal to the commit order.
  */
 function transitionInsert(m: MergedBatch): Stmt | null {
   if (m.transitions.length === 0) return null;

@@ -1,12 +1,13 @@
 import { sql, type Kysely } from 'kysely';
 import type { DeviceT } from '../bus/schemas.js';
 import { stableId, uuid3, NAMESPACE_DNS } from '../drivers/ids.js';
+import { boolCol, intCol, rowsFrom, textCol } from './columns.js';
 
 /**
  * Hosts' first inventories (no rows yet), all the hosts of a flush together, in two round trips:
  * one draws the new rows' ids from the three parent tables' sequences, one writes the five tables
  * (devices, control-path ids, deployables, attributes, attach handles) as data-modifying CTEs,
- * each `INSERT … SELECT FROM unnest($arrays)` with the foreign keys already filled in.
+ * each `INSERT … SELECT FROM ROWS FROM ($columns)` (columns.ts) with the foreign keys already filled in.
  *
  * Why not the unit of work, nor MikroORM's `insertMany`: a fleet's cold start brings hundreds of
  * hosts per flush, and bench:fleet (10,000 hosts) spent a fifth of the conductor's CPU building
@@ -42,28 +43,28 @@ export async function insertInventories(db: Kysely<object>, reports: { host: str
     with dev as (
       insert into devices (id, uuid, type, vendor, model, std_board_info, vendor_board_info, hostname, status, driver, stub, position, created_at, updated_at)
       select x.id, x.uuid, x.type, x.vendor, x.model, x.std, x.vstd, x.host, 'enabled', x.driver, false, x.pos, now(), now()
-        from unnest(${ids!.dev}::int[], ${col('dev', 'uuid')}::text[], ${col('dev', 'type')}::text[], ${col('dev', 'vendor')}::text[], ${col('dev', 'model')}::text[],
-                    ${col('dev', 'std')}::text[], ${col('dev', 'vstd')}::text[], ${col('dev', 'host')}::text[], ${col('dev', 'driver')}::text[], ${col('dev', 'pos')}::int[])
+        from ${rowsFrom(intCol(ids!.dev), textCol(col('dev', 'uuid')), textCol(col('dev', 'type')), textCol(col('dev', 'vendor')), textCol(col('dev', 'model')),
+                        textCol(col('dev', 'std')), textCol(col('dev', 'vstd')), textCol(col('dev', 'host')), textCol(col('dev', 'driver')), intCol(col('dev', 'pos')))}
              as x(id, uuid, type, vendor, model, std, vstd, host, driver, pos)
     ), cp as (
       insert into controlpath_ids (id, uuid, device_id, cpid_type, cpid_info, created_at, updated_at)
       select x.id, x.uuid, x.dev, 'PCI', x.info, now(), now()
-        from unnest(${ids!.cp}::int[], ${col('cp', 'uuid')}::text[], ${fk.cpDev}::int[], ${col('cp', 'info')}::text[]) as x(id, uuid, dev, info)
+        from ${rowsFrom(intCol(ids!.cp), textCol(col('cp', 'uuid')), intCol(fk.cpDev), textCol(col('cp', 'info')))} as x(id, uuid, dev, info)
     ), dep as (
       insert into deployables (id, uuid, name, num_accelerators, device_id, rp_uuid, driver_name, position, created_at, updated_at)
       select x.id, x.uuid, x.name, x.num, x.dev, x.rp, x.driver, x.pos, now(), now()
-        from unnest(${ids!.dep}::int[], ${col('dep', 'uuid')}::text[], ${col('dep', 'name')}::text[], ${col('dep', 'num')}::int[], ${fk.depDev}::int[],
-                    ${col('dep', 'rp')}::text[], ${col('dep', 'driver')}::text[], ${col('dep', 'pos')}::int[]) as x(id, uuid, name, num, dev, rp, driver, pos)
+        from ${rowsFrom(intCol(ids!.dep), textCol(col('dep', 'uuid')), textCol(col('dep', 'name')), intCol(col('dep', 'num')), intCol(fk.depDev),
+                        textCol(col('dep', 'rp')), textCol(col('dep', 'driver')), intCol(col('dep', 'pos')))} as x(id, uuid, name, num, dev, rp, driver, pos)
     ), attr as (
       insert into attributes (uuid, deployable_id, key, value, position, created_at, updated_at)
       select x.uuid, x.dep, x.key, x.value, x.pos, now(), now()
-        from unnest(${col('attr', 'uuid')}::text[], ${fk.attrDep}::int[], ${col('attr', 'key')}::text[], ${col('attr', 'value')}::text[], ${col('attr', 'pos')}::int[])
+        from ${rowsFrom(textCol(col('attr', 'uuid')), intCol(fk.attrDep), textCol(col('attr', 'key')), textCol(col('attr', 'value')), intCol(col('attr', 'pos')))}
              as x(uuid, dep, key, value, pos)
     )
     insert into attach_handles (uuid, deployable_id, cpid_id, in_use, attach_type, attach_info, position, created_at, updated_at)
     select x.uuid, x.dep, x.cp, x.in_use, x.type, x.info, x.pos, now(), now()
-      from unnest(${col('ah', 'uuid')}::text[], ${fk.ahDep}::int[], ${fk.ahCp}::int[], ${col('ah', 'inUse')}::boolean[], ${col('ah', 'type')}::text[],
-                  ${col('ah', 'info')}::text[], ${col('ah', 'pos')}::int[]) as x(uuid, dep, cp, in_use, type, info, pos)`.execute(db);
+      from ${rowsFrom(textCol(col('ah', 'uuid')), intCol(fk.ahDep), intCol(fk.ahCp), boolCol(col('ah', 'inUse')), textCol(col('ah', 'type')),
+                      textCol(col('ah', 'info')), intCol(col('ah', 'pos')))} as x(uuid, dep, cp, in_use, type, info, pos)`.execute(db);
   // The host actor keeps its report for life: its rows must not stay with it.
   for (const { devices } of reports) ROWS.delete(devices);
 }

@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import { jsonbCol, rowsFrom, textCol } from './columns.js';
 import type { MergedBatch } from './merge.js';
 
 /**
@@ -17,10 +18,10 @@ type Db = Kysely<object>;
 /** Upserts the hosts' rows, then makes each host's driver rows exactly the reported set. */
 export async function writeHostRows(db: Db, m: MergedBatch): Promise<void> {
   if (m.hosts.size === 0) return;
-  const h = { name: [] as string[], state: [] as string[], ctx: [] as string[], agent: [] as (string | null)[] };
+  const h = { name: [] as string[], state: [] as string[], ctx: [] as unknown[], agent: [] as (string | null)[] };
   const d = { host: [] as string[], name: [] as string[], version: [] as string[] };
   for (const [name, change] of m.hosts) {
-    h.name.push(name); h.state.push(change.record.value); h.ctx.push(JSON.stringify(change.record.context));
+    h.name.push(name); h.state.push(change.record.value); h.ctx.push(change.record.context);
     h.agent.push((change.record.context.agentId as string | null | undefined) ?? null);
     for (const drv of change.drivers) { d.host.push(name); d.name.push(drv.name); d.version.push(drv.version); }
   }
@@ -29,12 +30,12 @@ export async function writeHostRows(db: Db, m: MergedBatch): Promise<void> {
   await sql`
     with h as (
       insert into hosts (name, state, context, agent_id, created_at, updated_at)
-      select x.name, x.state, x.ctx::jsonb, x.agent, now(), now()
-        from unnest(${h.name}::text[], ${h.state}::text[], ${h.ctx}::text[], ${h.agent}::text[]) as x(name, state, ctx, agent)
+      select x.name, x.state, x.ctx, x.agent, now(), now()
+        from ${rowsFrom(textCol(h.name), textCol(h.state), jsonbCol(h.ctx), textCol(h.agent))} as x(name, state, ctx, agent)
       on conflict (name) do update
         set state = excluded.state, context = excluded.context, agent_id = excluded.agent_id, updated_at = excluded.updated_at
     ), wanted as (
-      select * from unnest(${d.host}::text[], ${d.name}::text[], ${d.version}::text[]) as x(host, name, version)
+      select * from ${rowsFrom(textCol(d.host), textCol(d.name), textCol(d.version))} as x(host, name, version)
     ), gone as (
       delete from drivers dr
        where dr.host = any(${h.name}::text[])
@@ -49,18 +50,18 @@ export async function writeHostRows(db: Db, m: MergedBatch): Promise<void> {
 
 /** Upserts / deletes the generic documents of the flush (device profiles are not among them). */
 export async function writeDocumentRows(db: Db, m: MergedBatch): Promise<void> {
-  const up = { collection: [] as string[], id: [] as string[], body: [] as string[] };
+  const up = { collection: [] as string[], id: [] as string[], body: [] as unknown[] };
   const gone = { collection: [] as string[], id: [] as string[] };
   for (const doc of m.documents.values()) {
     if (doc.collection === 'device_profiles') continue;
     if (doc.body === null) { gone.collection.push(doc.collection); gone.id.push(doc.id); continue; }
-    up.collection.push(doc.collection); up.id.push(doc.id); up.body.push(JSON.stringify(doc.body));
+    up.collection.push(doc.collection); up.id.push(doc.id); up.body.push(doc.body);
   }
   if (up.id.length > 0) {
     await sql`
       insert into documents (collection, id, body, created_at, updated_at)
-      select x.collection, x.id, x.body::jsonb, now(), now()
-        from unnest(${up.collection}::text[], ${up.id}::text[], ${up.body}::text[]) as x(collection, id, body)
+      select x.collection, x.id, x.body, now(), now()
+        from ${rowsFrom(textCol(up.collection), textCol(up.id), jsonbCol(up.body))} as x(collection, id, body)
       on conflict (collection, id) do update set body = excluded.body, updated_at = excluded.updated_at`.execute(db);
   }
   if (gone.id.length > 0) {

@@ -104,8 +104,9 @@ export class PgJournal implements Journal {
    * full inventory on every discovery (60 s): an unchanged one is not written at all and a changed
    * one only diffs its changed devices — for a host with 10,000 deployables a full diff through the
    * unit of work costs seconds, and it would sit in the flush pipeline in front of every transition.
+   * Held as the report itself until a comparison needs its fingerprint (see `written`).
    */
-  private readonly inventoryWritten = new Map<string, Fingerprint>();
+  private readonly inventoryWritten = new Map<string, Fingerprint | DeviceT[]>();
   readonly stats: JournalStats = { flushes: 0, commits: 0, transitions: 0, statements: 0, modelFlushes: 0, pipelined: 0, retries: 0 };
   /** Called after each committed flush with its size and duration: the metrics hook. */
   onFlush: ((changes: number, seconds: number) => void) | undefined = undefined;
@@ -128,16 +129,27 @@ export class PgJournal implements Journal {
   /**
    * Does a report's CPU work now, while earlier flushes are in PostgreSQL, instead of inside the
    * flush that writes it (flushes are serial: that work would hold up every commit behind it):
-   * its fingerprint, and for a host with nothing written yet its rows. Both are memoized per report.
+   * its fingerprint when there is an earlier one to compare it with, and for a host with nothing
+   * written yet its rows. Both are memoized per report.
    */
   private prepare(host: string, devices: DeviceT[]): void {
-    fingerprint(devices);
-    if (!this.inventoryWritten.has(host)) inventoryRows(host, devices);
+    if (this.inventoryWritten.has(host)) fingerprint(devices);
+    else inventoryRows(host, devices);
+  }
+
+  /**
+   * The fingerprint of what is committed for `host`. Kept as the report itself until a later
+   * report needs comparing (the host actor holds that array anyway): a fleet's cold start then
+   * hashes nothing, and a conductor's restart hashes nothing until agents re-report.
+   */
+  private written(host: string): Fingerprint | undefined {
+    const w = this.inventoryWritten.get(host);
+    return Array.isArray(w) ? fingerprint(w) : w;
   }
 
   async load(): Promise<Recovered> {
     const recovered = await loadRecovered(this.opts.orm.em.fork());
-    for (const h of recovered.hosts) this.inventoryWritten.set(h.host, fingerprint(h.devices));
+    for (const h of recovered.hosts) this.inventoryWritten.set(h.host, h.devices);
     return recovered;
   }
 
@@ -149,7 +161,7 @@ export class PgJournal implements Journal {
   async loadHosts(hosts: string[]): Promise<Pick<Recovered, 'hosts' | 'accelerators'>> {
     const state = await loadHostsState(this.opts.orm.em.fork(), hosts);
     for (const h of hosts) this.inventoryWritten.delete(h);
-    for (const h of state.hosts) this.inventoryWritten.set(h.host, fingerprint(h.devices));
+    for (const h of state.hosts) this.inventoryWritten.set(h.host, h.devices);
     return state;
   }
 
@@ -334,13 +346,13 @@ export class PgJournal implements Journal {
    * the memo shows unchanged (dropped: a retry of the same batch would drop them again).
    */
   private async write(m: MergedBatch): Promise<number> {
-    const inventories = new Map<string, Fingerprint>();
+    const inventories = new Map<string, DeviceT[]>();
     for (const [host, devices] of m.inventories) {
-      const next = fingerprint(devices);
-      const changed = changedDevices(this.inventoryWritten.get(host), next);
+      const prev = this.written(host);
+      const changed = prev ? changedDevices(prev, fingerprint(devices)) : 'all';
       if (changed === null) { m.inventories.delete(host); continue; }
       if (changed !== 'all') m.inventoryScope.set(host, changed);
-      inventories.set(host, next);
+      inventories.set(host, devices);
     }
     if (!touchesModel(m) && m.accelerators.size === 0 && m.arqs.size === 0 && m.transitions.length === 0) return 0;
     let statements = 0;
@@ -354,7 +366,7 @@ export class PgJournal implements Journal {
     } else {
       statements += await writeHotPath(this.kysely(), m);
     }
-    for (const [host, fp] of inventories) this.inventoryWritten.set(host, fp);
+    for (const [host, devices] of inventories) this.inventoryWritten.set(host, devices);
     return statements;
   }
 

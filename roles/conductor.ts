@@ -55,7 +55,7 @@ export async function startConductor(config: Config, log: Logger, deps: { journa
   if (d.leases) {
     const bucket = `${d.subjectPrefix ? `${d.subjectPrefix}_` : ''}cyborg_leases`;
     // Its own connection: a lease renewal must not wait behind a flood of agent reports in the socket.
-    leaseNc = await connect({ servers: config.natsUrl!.split(','), name: `cyborg-conductor-${id}-lease`, maxReconnectAttempts: -1, waitOnFirstConnect: true });
+    leaseNc = await connect({ servers: config.natsUrl!.split(','), name: `cyborg-conductor-${id}-lease`, maxReconnectAttempts: -1, waitOnFirstConnect: true, noAsyncTraces: true });
     const kv = await new Kvm(leaseNc).create(bucket, { history: 1 });
     lease = new LeaseTable({
       kv, conductorId: id, ttlMs: d.leaseTtlMs, renewMs: d.leaseRenewMs, log,
