@@ -2,7 +2,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from 'pino';
 import { initialTransition } from 'xstate';
 import type { DeployableT, DeviceT } from '../bus/schemas.js';
-import { uuid3, NAMESPACE_DNS } from '../drivers/ids.js';
+import { rpUuidOf } from '../drivers/ids.js';
 import { CyborgError, isCyborgError, TransitionInvalidError } from '../errors/index.js';
 import {
   acceleratorMachine, allowedEvents, opInput, OPERATOR_EVENTS, reasonOf,
@@ -424,7 +424,7 @@ export class AcceleratorActor implements MachineOwner, Restable {
       driver: deployable.driverName,
       resourceClass: deployable.attributes.find((a) => a.key === 'rc')?.value ?? null,
       traits: deployable.attributes.filter((a) => a.key.startsWith('trait')).map((a) => a.value),
-      rpUuid: uuid3(NAMESPACE_DNS, deployable.name),
+      rpUuid: rpUuidOf(deployable),
       capacity: deployable.attachHandles.length,
     };
   }

@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { DeviceT } from '../bus/schemas.js';
-import { stableId, uuid3, NAMESPACE_DNS } from '../drivers/ids.js';
+import { rpUuidOf, stableId } from '../drivers/ids.js';
 import { boolCol, intCol, rowsFrom, textCol } from './columns.js';
 
 /**
@@ -104,7 +104,7 @@ export function inventoryRows(host: string, devices: DeviceT[]): HostRows {
     d.deployables.forEach((x, j) => {
       const depIndex = r.dep.uuid.length;
       r.dep.uuid.push(x.uuid); r.dep.name.push(x.name); r.dep.num.push(x.numAccelerators); r.dep.dev.push(devIndex);
-      r.dep.rp.push(uuid3(NAMESPACE_DNS, x.name)); r.dep.driver.push(x.driverName ?? null); r.dep.pos.push(j);
+      r.dep.rp.push(rpUuidOf(x)); r.dep.driver.push(x.driverName ?? null); r.dep.pos.push(j);
       x.attributes.forEach((a, k) => {
         r.attr.uuid.push(stableId(x.uuid, 'attr', a.key)); r.attr.dep.push(depIndex); r.attr.key.push(a.key); r.attr.value.push(a.value); r.attr.pos.push(k);
       });
