@@ -41,13 +41,13 @@ function acceleratorUpsert(m: MergedBatch): Stmt | null {
 /**
  * Appends every transition of the batch, in commit order: the records go as they are, one JSON
  * array (see columns.ts for why not ten text[]), and `with ordinality` + order by keeps the
- * serial order equal to the commit order.
+ * serial order equal to the commit order. The last row carries the flush's stamp.
  */
 function transitionInsert(m: MergedBatch): Stmt | null {
   if (m.transitions.length === 0) return null;
   return sql`
-    insert into transition_log (kind, id, host, event, "from", "to", actor, request_id, reason, at)
-    select kind, id, host, event, "from", "to", actor, request_id, reason, at
+    insert into transition_log (kind, id, host, event, "from", "to", actor, request_id, reason, at, flush)
+    select kind, id, host, event, "from", "to", actor, request_id, reason, at, case when n = ${m.transitions.length}::int then ${m.stamp ?? null}::text end
       from rows from (json_to_recordset(${JSON.stringify(m.transitions)}::json)
              as (kind text, id text, host text, event text, "from" text, "to" text, actor text, "requestId" text, reason text, at timestamptz))
            with ordinality as x(kind, id, host, event, "from", "to", actor, request_id, reason, at, n)

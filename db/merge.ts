@@ -11,6 +11,8 @@ export interface MergedBatch {
   arqs: Map<string, { record: MachineRecord; deleted: boolean }>;
   documents: Map<string, { collection: string; id: string; body: Record<string, unknown> | null }>;
   transitions: TransitionRecord[];
+  /** The flush's id, stamped on its last transition row (see PgJournal's `alreadyCommitted`). */
+  stamp?: string;
 }
 
 /**

@@ -1,5 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import type { MikroORM } from '@mikro-orm/postgresql';
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import type { Change, Journal, Recovered, TransitionRecord } from '../actors/journal.js';
@@ -107,6 +108,9 @@ export class PgJournal implements Journal {
    * Held as the report itself until a comparison needs its fingerprint (see `written`).
    */
   private readonly inventoryWritten = new Map<string, Fingerprint | DeviceT[]>();
+  /** This journal's flushes' ids: `<instance>:<n>`, stamped on each flush's last transition row. */
+  private readonly instance = randomUUID();
+  private flushSeq = 0;
   readonly stats: JournalStats = { flushes: 0, commits: 0, transitions: 0, statements: 0, modelFlushes: 0, pipelined: 0, retries: 0 };
   /** Called after each committed flush with its size and duration: the metrics hook. */
   onFlush: ((changes: number, seconds: number) => void) | undefined = undefined;
@@ -238,7 +242,7 @@ export class PgJournal implements Journal {
   private launch(batch: Pending[], prev: Flight<Pending> | null): void {
     const flight = new Flight(batch);
     this.open.push(flight);
-    const m = mergeChanges(batch.flatMap((p) => p.changes));
+    const m = this.merged(batch);
     // Pipelining pays under load: a batch that started queueing while the journal was idle
     // (and any model change) goes alone, as one statement when it can.
     const run = this.depth > 1 && batch[0]!.busy && !touchesModel(m)
@@ -279,7 +283,8 @@ export class PgJournal implements Journal {
       if (isConnectionError(err)) this.opts.log.warn({ err, commits: flight.batch.length }, 'pipelined flush failed on the connection: redoing it alone');
     }
     await prev?.done.promise;
-    await this.flushWithRetry(flight.batch, m);
+    // Its COMMIT may have gone out before the failure: look before writing it again.
+    await this.flushWithRetry(flight.batch, m, true);
   }
 
   /** The `pg` pool under the ORM (the pipelined flush holds a connection across its predecessor's commit). */
@@ -287,11 +292,29 @@ export class PgJournal implements Journal {
     return (this.pgPool ??= this.opts.orm.em.getConnection().getNativeClient());
   }
 
-  private async flushWithRetry(batch: Pending[], m: MergedBatch = mergeChanges(batch.flatMap((p) => p.changes))): Promise<void> {
+  /** The batch's changes coalesced, with the flush's stamp. */
+  private merged(batch: Pending[]): MergedBatch {
+    const m = mergeChanges(batch.flatMap((p) => p.changes));
+    m.stamp = `${this.instance}:${++this.flushSeq}`;
+    return m;
+  }
+
+  /**
+   * Writes the batch, retrying while the database is unreachable. A retry first asks whether the
+   * failed attempt committed after all (the connection broke after the COMMIT went out, before
+   * its answer came back), so that its transitions are not logged twice; `maybeCommitted` asks
+   * before the first attempt too (a pipelined flush that failed is redone here).
+   */
+  private async flushWithRetry(batch: Pending[], m: MergedBatch = this.merged(batch), maybeCommitted = false): Promise<void> {
     let delay = this.opts.retryMinMs ?? 50;
     for (let attempt = 0; ; attempt++) {
       try {
         const started = performance.now();
+        if ((attempt > 0 || maybeCommitted) && await this.alreadyCommitted(m)) {
+          this.opts.log.warn({ commits: batch.length, flush: m.stamp }, 'a flush whose answer was lost had committed: not writing it again');
+          this.committedFlush(batch, m, 1, started, attempt);
+          return;
+        }
         const statements = await this.write(m);
         this.committedFlush(batch, m, statements, started, attempt);
         return;
@@ -368,6 +391,19 @@ export class PgJournal implements Journal {
     }
     for (const [host, devices] of inventories) this.inventoryWritten.set(host, devices);
     return statements;
+  }
+
+  /**
+   * Whether the flush `m` is in the database: its stamped transition row is (a flush commits
+   * whole). A flush without transitions only upserts rows, which writing again leaves as they are.
+   */
+  private async alreadyCommitted(m: MergedBatch): Promise<boolean> {
+    if (!m.stamp || m.transitions.length === 0) return false;
+    const { rows } = await sql`select 1 from transition_log where flush = ${m.stamp}`.execute(this.kysely());
+    if (rows.length === 0) return false;
+    // What write() would have recorded: these reports are what the database holds now.
+    for (const [host, devices] of m.inventories) this.inventoryWritten.set(host, devices);
+    return true;
   }
 
   /** The ORM's Kysely on the pool (outside any unit of work), typed loosely for raw statements. */

@@ -103,6 +103,8 @@ export const TransitionLog = defineEntity({
     requestId: p.string().nullable(),
     reason: p.text().nullable(),
     at: p.datetime(),
+    /** On the last row of each flush: the flush's id (unique), to tell a lost COMMIT answer from a lost COMMIT. */
+    flush: p.string().length(64).nullable(),
   },
 });
 

@@ -30,6 +30,7 @@ describe.skipIf(!svc.postgres)('persistence: pipelined flushes keep commit order
   });
   afterEach(async () => {
     proxy.releaseCommit();
+    proxy.release();
     proxy.restore();
     await journal?.close();
     journal = undefined;
@@ -151,5 +152,24 @@ describe.skipIf(!svc.postgres)('persistence: pipelined flushes keep commit order
     proxy.restore();
     await writtenInOrder('cut-', held, 's1', [0, 1, 2]);
     await until(() => j.pending === 0, 'nothing left in flight');
+  });
+
+  it('a flush whose COMMIT answer is lost is found committed when retried, and logged once', async () => {
+    const j = await open();
+    await j.commit(step('lostx', 0));
+    // Idle again, so the next flush goes as one statement (autocommit) rather than pipelined.
+    await until(() => j.pending === 0, 'the journal to be idle');
+    // The server runs and commits the flush, but its answer never reaches the journal.
+    proxy.hold();
+    const lost = j.commit(step('losty', 1));
+    await until(async () => (await query(db.url, `select 1 from transition_log where id = 'losty'`)).length === 1, 'the flush to commit on the server');
+    proxy.cut();
+    proxy.release();
+    proxy.restore();
+    await lost;
+    expect(await query(db.url, `select request_id from transition_log where id = 'losty'`)).toEqual([{ request_id: 'losty/1' }]);
+    // And the journal goes on as before.
+    await j.commit(step('losty', 2));
+    expect(await logOrder(db.url, 'losty')).toEqual([1, 2]);
   });
 });
