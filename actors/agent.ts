@@ -164,13 +164,14 @@ export class Agent {
     const deployable = this.deployables.get(cmd.deployableUuid);
     if (!deployable) return { ok: false, code: 'accelerator.not_found', reason: `no deployable ${cmd.deployableUuid} on ${this.opts.host}` };
     const req: OpRequest = { key: cmd.idempotencyKey, deployable, params: cmd.params };
-    const log = this.opts.log.child({ host: this.opts.host, driver: driver.name, acceleratorId: deployable.uuid, op: cmd.op });
+    // Bindings per line, not a child logger per operation: one is built for every command.
+    const about = { host: this.opts.host, driver: driver.name, acceleratorId: deployable.uuid, op: cmd.op };
     try {
       const result = await dispatch(driver, cmd.op, req);
-      log.info('driver operation done');
+      this.opts.log.info(about, 'driver operation done');
       return { ok: true, result };
     } catch (err) {
-      log.warn({ err }, 'driver operation failed');
+      this.opts.log.warn({ ...about, err }, 'driver operation failed');
       return { ok: false, code: 'driver.failed', reason: err instanceof Error ? err.message : String(err) };
     }
   }
