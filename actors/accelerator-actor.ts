@@ -115,8 +115,9 @@ export function initialRecordOf(logic: AcceleratorLogic, input: AcceleratorInput
 /**
  * The accelerator machine with its effects provided: driver operations go to `runOp`, which
  * routes by `input.host`, and its outcome goes back to the machine tagged with the operation's
- * sequence number. Build it once per conductor. `base` lets tests inject a faulty guard or
- * action, as xstate's own tests do.
+ * sequence number — or, if `runOp` has not settled after `opTimeoutMs`, OP_FAILED "timed out"
+ * (whatever it answers later is dropped). Build it once per conductor. `base` lets tests inject
+ * a faulty guard or action, as xstate's own tests do.
  */
 export function acceleratorLogic(
   runOp: (input: DriverOpInput) => Promise<Record<string, unknown>>,
@@ -128,15 +129,21 @@ export function acceleratorLogic(
       runDriverOp: ({ context, self }) => {
         const input = opInput(context);
         const seq = input.seq ?? 0;
-        // An actor stopped meanwhile (shutdown) takes no more events: drop the outcome quietly.
-        const answer = (event: AcceleratorEvent): void => { if (self.getSnapshot().status === 'active') self.send(event); };
+        // The first of outcome and deadline answers; an actor stopped meanwhile takes no more events.
+        let answered = false;
+        const answer = (event: AcceleratorEvent): void => {
+          if (answered) return;
+          answered = true;
+          clearTimeout(timer);
+          if (self.getSnapshot().status === 'active') self.send(event);
+        };
+        const timer = setTimeout(() => answer({ type: 'OP_FAILED', seq, reason: `driver operation ${input.op} timed out` }), opTimeoutMs);
         runOp(input).then(
           (output) => answer({ type: 'OP_DONE', seq, output }),
           (err: unknown) => answer({ type: 'OP_FAILED', seq, reason: reasonOf(err) }),
         );
       },
     },
-    delays: { opTimeout: opTimeoutMs },
   });
 }
 

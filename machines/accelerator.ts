@@ -7,14 +7,17 @@ import { assign, setup } from 'xstate';
  *   inactive → ready → programmed → attached, through the transient states a driver works in.
  *
  * Pure: no I/O. The one effect, running a driver operation, is the entry action `runDriverOp`,
- * provided by the hosting actor with `machine.provide()`: it starts the operation and sends the
- * outcome back as OP_DONE or OP_FAILED, tagged with the operation's `opSeq`. The timeout is the
- * delay `opTimeout`.
+ * provided by the hosting actor with `machine.provide()`: it starts the operation and always
+ * answers, OP_DONE or OP_FAILED tagged with the operation's `opSeq` — OP_FAILED "timed out" when
+ * the driver does not answer within the conductor's driver-operation timeout.
  *
  * Why an action and not an invoked promise actor: an invoke spawns, starts and stops a child
  * actor for every operation, ~10% of the runtime's CPU per transition (bench:persistence), and
- * an outcome tagged with its sequence number is as safe: one that comes late, after a timeout,
- * a lost host or a newer operation, matches no current operation and is ignored.
+ * an outcome tagged with its sequence number is as safe: one that comes late, after a lost host
+ * or a newer operation, matches no current operation and is ignored. Why the timeout is the
+ * effect's and not an `after` delay here: XState's delayed events cost another ~7% per
+ * transition (its scheduler's bookkeeping, not the timer), and the effect needs a deadline of
+ * its own anyway (a bus request has one).
  */
 
 export type DriverOp = 'install' | 'uninstall' | 'program' | 'attach' | 'detach';
@@ -106,8 +109,8 @@ function lost(from: string) {
 
 /**
  * A transient state in which a driver operation runs: `runDriverOp` on entry, its outcome (of
- * this operation only: `isCurrentOp`), its timeout (the delay `opTimeout`), and going offline if
- * the host is lost meanwhile.
+ * this operation only: `isCurrentOp`; a timeout is an OP_FAILED), and going offline if the host
+ * is lost meanwhile.
  */
 function operation<const T extends readonly string[], const D extends { target: string; actions: unknown }>(
   name: string, tags: T, onDone: D, failTarget: string,
@@ -115,7 +118,6 @@ function operation<const T extends readonly string[], const D extends { target: 
   return {
     tags,
     entry: 'runDriverOp' as const,
-    after: { opTimeout: { target: failTarget, actions: 'recordTimeout' as const } },
     on: {
       OP_DONE: { guard: 'isCurrentOp' as const, ...onDone },
       OP_FAILED: { guard: 'isCurrentOp' as const, target: failTarget, actions: 'recordFailure' as const },
@@ -137,9 +139,6 @@ export const acceleratorMachine = setup({
     input: {} as AcceleratorInput,
     tags: {} as AcceleratorTag,
   },
-  delays: {
-    opTimeout: 30_000,
-  },
   guards: {
     isCurrentOp: ({ context, event }) =>
       (event.type === 'OP_DONE' || event.type === 'OP_FAILED') && event.seq === (context.opSeq ?? 0),
@@ -156,7 +155,7 @@ export const acceleratorMachine = setup({
     resumeIs: ({ context }, params: { state: StableState }) => context.resume === params.state,
   },
   actions: {
-    /** The effect: provided by the hosting actor (acceleratorLogic), which answers OP_DONE / OP_FAILED. */
+    /** The effect: provided by the hosting actor (acceleratorLogic), which always answers OP_DONE / OP_FAILED. */
     runDriverOp: () => {},
     startOp: assign(({ context, event }) => {
       const opSeq = (context.opSeq ?? 0) + 1;
@@ -171,9 +170,6 @@ export const acceleratorMachine = setup({
     }),
     recordFailure: assign(({ context, event }) => ({
       error: { op: context.pending?.op ?? 'install', reason: event.type === 'OP_FAILED' ? event.reason : 'driver operation failed' },
-    })),
-    recordTimeout: assign(({ context }) => ({
-      error: { op: context.pending?.op ?? 'install', reason: `driver operation ${context.pending?.op ?? ''} timed out` },
     })),
     finishOp: assign({ pending: null }),
     applyProgram: assign(({ context }) => ({

@@ -89,7 +89,7 @@ export function eventLabel(event: string): string {
   if (event.startsWith('xstate.done.actor.')) return 'done';
   if (event.startsWith('xstate.error.actor.')) return 'failed';
   const after = /^xstate\.after\.([^.]+)\./.exec(event);
-  if (after) return after[1] === 'opTimeout' ? 'timeout' : `after ${after[1]}`;
+  if (after) return `after ${after[1]}`;
   return event;
 }
 

@@ -25,7 +25,7 @@ export interface ChartEdge {
   to: string;
   events: string[];
   guards: string[];
-  /** Every event on it comes from the system (driver done, timeout, host lost), none from an operator. */
+  /** Every event on it comes from the system (driver done or failed, host lost), none from an operator. */
   system: boolean;
   points: Point[];
   label: (Point & { width: number; height: number; text: string }) | null;
