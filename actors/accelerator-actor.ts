@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from 'pino';
-import { initialTransition } from 'xstate';
+import { initialTransition, type AnyActorRef } from 'xstate';
 import type { DeployableT, DeviceT } from '../bus/schemas.js';
 import { rpUuidOf } from '../drivers/ids.js';
 import { CyborgError, isCyborgError, TransitionInvalidError } from '../errors/index.js';
@@ -128,23 +128,35 @@ export function acceleratorLogic(
     actions: {
       runDriverOp: ({ context, self }) => {
         const input = opInput(context);
-        const seq = input.seq ?? 0;
-        // The first of outcome and deadline answers; an actor stopped meanwhile takes no more events.
-        let answered = false;
-        const answer = (event: AcceleratorEvent): void => {
-          if (answered) return;
-          answered = true;
-          clearTimeout(timer);
-          if (self.getSnapshot().status === 'active') self.send(event);
-        };
-        const timer = setTimeout(() => answer({ type: 'OP_FAILED', seq, reason: `driver operation ${input.op} timed out` }), opTimeoutMs);
+        const outcome = new OpOutcome(self, input, opTimeoutMs);
         runOp(input).then(
-          (output) => answer({ type: 'OP_DONE', seq, output }),
-          (err: unknown) => answer({ type: 'OP_FAILED', seq, reason: reasonOf(err) }),
+          (output) => outcome.send({ type: 'OP_DONE', seq: input.seq ?? 0, output }),
+          (err: unknown) => outcome.send({ type: 'OP_FAILED', seq: input.seq ?? 0, reason: reasonOf(err) }),
         );
       },
     },
   });
+}
+
+/**
+ * One driver operation's answer to its machine: the first of its outcome and its deadline. A
+ * class, not closures: see `settled()` for why closures cost on this path.
+ */
+class OpOutcome {
+  private done = false;
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(private readonly self: AnyActorRef, input: DriverOpInput, timeoutMs: number) {
+    this.timer = setTimeout(() => this.send({ type: 'OP_FAILED', seq: input.seq ?? 0, reason: `driver operation ${input.op} timed out` }), timeoutMs);
+  }
+
+  send(event: AcceleratorEvent): void {
+    if (this.done) return;
+    this.done = true;
+    clearTimeout(this.timer);
+    // An actor stopped meanwhile (shutdown) takes no more events.
+    if (this.self.getSnapshot().status === 'active') this.self.send(event);
+  }
 }
 
 const OPERATOR = new Set<string>(OPERATOR_EVENTS);
@@ -175,7 +187,7 @@ export class AcceleratorActor implements MachineOwner, Restable {
   private updatedAt: string;
   private commitChain: Promise<void> = SETTLED;
   private crashed: unknown = null;
-  private waiters: Set<(err?: unknown, snap?: BusyProbe) => void> | null = null;
+  private waiters: Set<{ resolve: () => void; reject: (err: unknown) => void }> | null = null;
   missing = false;
 
   constructor(opts: AcceleratorActorOptions) {
@@ -352,24 +364,27 @@ export class AcceleratorActor implements MachineOwner, Restable {
     this.wake(new CyborgError('service.shutting_down', `accelerator ${this.id} stopped`));
   }
 
+  /**
+   * Resolves once the machine is not busy (rejects if it crashed or stopped). Waiters are plain
+   * objects, not closures: tsx (esbuild keepNames) names every `const f = () => …` it creates,
+   * a property definition per request on the hot path.
+   */
   private settled(): Promise<void> {
-    return new Promise((resolve, reject) => {
-      const check = (err?: unknown, snap: BusyProbe | undefined = this.m?.snapshot): void => {
-        if (err || this.crashed) {
-          this.waiters?.delete(check);
-          reject(err ?? this.crashed);
-        } else if (!snap?.hasTag('busy')) {
-          this.waiters?.delete(check);
-          resolve();
-        }
-      };
-      (this.waiters ??= new Set()).add(check);
-      check();
-    });
+    if (this.crashed) return Promise.reject(this.crashed);
+    if (!this.m?.snapshot.hasTag('busy')) return SETTLED;
+    return new Promise((resolve, reject) => { (this.waiters ??= new Set()).add({ resolve, reject }); });
   }
 
-  private wake(err?: unknown, snap?: BusyProbe): void {
-    if (this.waiters) for (const w of [...this.waiters]) w(err, snap);
+  private wake(err?: unknown, snap: BusyProbe | undefined = this.m?.snapshot): void {
+    if (!this.waiters || this.waiters.size === 0) return;
+    const failed = err ?? this.crashed;
+    if (!failed && snap?.hasTag('busy')) return;
+    const waiting = [...this.waiters];
+    this.waiters.clear();
+    for (const w of waiting) {
+      if (failed) w.reject(failed);
+      else w.resolve();
+    }
   }
 
   /** MachineOwner: the machine took a step (the actor holds `snap` once the step is done). */
@@ -387,22 +402,24 @@ export class AcceleratorActor implements MachineOwner, Restable {
       { type: 'transition', record: full },
     ]);
     const seq = ++this.submitted;
-    const apply = (): void => {
-      if (seq <= this.applied) return; // a later transition is already committed and shown
-      this.applied = seq;
-      this.committedRecord = persisted;
-      this.generation++;
-      this.updatedAt = rec.at;
-      this.rt.hub.publish(full);
-    };
-    const step = this.commitChain.catch(() => undefined).then(() => commit).then(apply, (err: unknown) => {
+    const step = this.commitChain.catch(() => undefined).then(() => commit).then(() => this.show(seq, persisted, full), (err: unknown) => {
       // Answered 503 while the database is away: the journal keeps the change queued and writes
       // it when the database is back. Show it then, not only at this accelerator's next transition.
-      if (isCyborgError(err) && err.code === 'persistence.unavailable') this.whenDurable(apply);
+      if (isCyborgError(err) && err.code === 'persistence.unavailable') this.whenDurable(() => this.show(seq, persisted, full));
       throw err;
     });
     this.commitChain = step;
     return step;
+  }
+
+  /** Shows the `seq`th transition as committed, unless a later one already is. */
+  private show(seq: number, persisted: MachineRecord, full: TransitionRecord): void {
+    if (seq <= this.applied) return;
+    this.applied = seq;
+    this.committedRecord = persisted;
+    this.generation++;
+    this.updatedAt = full.at;
+    this.rt.hub.publish(full);
   }
 
   /** Applies `apply` once everything submitted so far is durable: an empty commit is a barrier. */
