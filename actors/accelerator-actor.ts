@@ -395,19 +395,27 @@ export class AcceleratorActor implements MachineOwner, Restable {
   /** MachineOwner: the state changed. Hands the change to the journal. */
   onTransition(rec: Omit<TransitionRecord, 'kind' | 'id' | 'host'>, persisted: MachineRecord): Promise<void> {
     const full: TransitionRecord = { kind: 'accelerator', id: this.id, host: this.spec.host, ...rec };
-    this.rt.log.info({ acceleratorId: this.id, host: this.spec.host, from: rec.from, to: rec.to, event: rec.event, requestId: rec.requestId }, 'transition');
+    if (this.rt.log.isLevelEnabled('info')) {
+      this.rt.log.info({ acceleratorId: this.id, host: this.spec.host, from: rec.from, to: rec.to, event: rec.event, requestId: rec.requestId }, 'transition');
+    }
     // Submitted at once (the journal keeps order); the view moves only after the commit.
     const commit = this.rt.journal.commit([
       { type: 'accelerator', id: this.id, host: this.spec.host, record: persisted },
       { type: 'transition', record: full },
     ]);
     const seq = ++this.submitted;
-    const step = this.commitChain.catch(() => undefined).then(() => commit).then(() => this.show(seq, persisted, full), (err: unknown) => {
+    // No chain through the previous step: the journal answers commits in the order they were
+    // made, so this one settles after every earlier one. A chain of three promises and closures
+    // per transition lived as long as the commit, long enough under load to be promoted to the
+    // old generation (bench:persistence's sampling heap profile: a fifth of what major GCs took).
+    const step = commit.then(() => this.show(seq, persisted, full), (err: unknown) => {
       // Answered 503 while the database is away: the journal keeps the change queued and writes
       // it when the database is back. Show it then, not only at this accelerator's next transition.
       if (isCyborgError(err) && err.code === 'persistence.unavailable') this.whenDurable(() => this.show(seq, persisted, full));
       throw err;
     });
+    // Handled here: a system transition has nobody awaiting it (a refusal is logged by the journal).
+    step.catch(() => undefined);
     this.commitChain = step;
     return step;
   }

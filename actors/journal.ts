@@ -29,6 +29,8 @@ export interface Recovered {
 /**
  * The persistence port of the conductor. `commit` resolves only once the changes are durable:
  * nothing downstream of a transition (reply, event, Placement, Nova) may happen before that.
+ * Commits are answered in the order they were made (an actor relies on it: its latest commit
+ * settling means every earlier one has).
  */
 export interface Journal {
   commit(changes: Change[]): Promise<void>;
