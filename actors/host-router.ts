@@ -8,6 +8,7 @@ import type { LeaseTable } from './lease.js';
 
 type Kind = 'register' | 'inventory' | 'heartbeat';
 type Route = { mine: true } | { mine: false; owner: string | undefined };
+const MINE: Route = Object.freeze({ mine: true as const });
 
 export interface HostRouterOptions {
   /** The bus the router forwards on (the plain one, not the one it wraps for the conductor). */
@@ -31,6 +32,12 @@ export class HostRouter {
   private takingOver = false;
   private queue: { host: string; fresh: boolean; resolve: () => void; reject: (err: unknown) => void }[] = [];
   private draining = false;
+  /**
+   * Hosts whose lease is ours but whose rebuild from the database is not done yet. A report for
+   * one waits for it: handled before, it would meet no host actor (and a registration would
+   * create an empty one), then be overwritten by the rebuild.
+   */
+  private adopting = new Map<string, { done: Promise<void>; fresh: boolean }>();
   /** Set once the conductor exists (it is built with the bus this router wraps). */
   conductor!: Conductor;
 
@@ -38,7 +45,10 @@ export class HostRouter {
 
   route(host: string): Promise<Route> | Route {
     const { lease } = this.opts;
-    if (lease.owns(host)) return { mine: true };
+    if (lease.owns(host)) {
+      const adopting = this.adopting.get(host);
+      return adopting ? adopting.done.then(() => MINE, () => MINE) : MINE;
+    }
     const owner = lease.ownerOf(host);
     if (owner && owner !== lease.id) return { mine: false, owner };
     let p = this.pending.get(host);
@@ -61,14 +71,16 @@ export class HostRouter {
     if (this.takingOver) return;
     this.takingOver = true;
     try {
-      const won: string[] = [];
+      // Each rebuild is queued as soon as its claim is won, so that reports for the host wait for
+      // it (see `adopting`); rebuilds queued while one runs still go together in the next load.
+      const won: Promise<void>[] = [];
       for (const host of hosts) {
         const c = await this.opts.lease.claim(host).catch(() => undefined);
         // Already ours (a registration claimed it meanwhile): adopted by that path, not rebuilt again.
-        if (c?.mine && c.takeover) won.push(host);
+        if (c?.mine && c.takeover) won.push(this.adoptSoon(host, true));
       }
       if (won.length > 0) {
-        await Promise.all(won.map((h) => this.adoptSoon(h, true)));
+        await Promise.all(won);
         this.opts.log.warn({ hosts: won.length, conductorId: this.opts.lease.id }, 'took over the hosts of an expired conductor lease');
       }
     } finally {
@@ -89,10 +101,18 @@ export class HostRouter {
    * (so after their previous owners' last writes). A thousand hosts taken over cost a few loads.
    */
   private adoptSoon(host: string, fresh: boolean): Promise<void> {
-    return new Promise((resolve, reject) => {
+    // Already being rebuilt (from the database, when that is what is asked): that one counts.
+    const under = this.adopting.get(host);
+    if (under && (under.fresh || !fresh)) return under.done;
+    const p = new Promise<void>((resolve, reject) => {
       this.queue.push({ host, fresh, resolve, reject });
       if (!this.draining) void this.drain();
     });
+    const entry = { done: p, fresh };
+    this.adopting.set(host, entry);
+    const forget = (): void => { if (this.adopting.get(host) === entry) this.adopting.delete(host); };
+    p.then(forget, forget);
+    return p;
   }
 
   private async drain(): Promise<void> {
