@@ -1,0 +1,52 @@
+import { pino } from 'pino';
+import { describe, expect, it } from 'vitest';
+import type { Conductor } from './conductor.js';
+import type { FencedJournal } from './fenced-journal.js';
+import { HostRouter } from './host-router.js';
+import type { LeaseTable } from './lease.js';
+
+const log = pino({ level: 'silent' });
+
+/**
+ * A takeover's rebuild from the database and an agent's report racing for the same host: the
+ * lease (a stand-in that hands out every claim as a takeover) and the journal (whose load the
+ * test holds) are fakes; the router is the real one.
+ */
+function setup() {
+  const ours = new Set<string>();
+  const lease = {
+    id: 'me',
+    owns: (h: string) => ours.has(h),
+    ownerOf: () => undefined,
+    claim: async (h: string) => { ours.add(h); return { mine: true, takeover: true }; },
+  } as unknown as LeaseTable;
+  let release!: () => void;
+  const held = new Promise<void>((r) => { release = r; });
+  const journal = {
+    hostsState: async (hosts: string[]) => {
+      await held;
+      return hosts.map((h) => ({ host: { host: h, record: { value: 'online', context: {} }, drivers: [], devices: [] }, records: new Map() }));
+    },
+  } as unknown as FencedJournal;
+  const hosts = new Map<string, unknown>();
+  const router = new HostRouter({ bus: {} as never, lease, journal, log, forwardTimeoutMs: 1_000 });
+  router.conductor = { hosts, adoptHost: (h: { host: string }) => hosts.set(h.host, h) } as unknown as Conductor;
+  return { router, hosts, release };
+}
+
+describe('host router', () => {
+  it('holds a report for a host taken over until the host is rebuilt from the database', async () => {
+    const { router, hosts, release } = setup();
+    const takeover = router.takeOver(['node-1']);
+    await new Promise((r) => setTimeout(r, 10)); // the claim is won; the rebuild's load is held
+    let routed = false;
+    const report = Promise.resolve(router.route('node-1')).then((r) => { routed = true; return r; });
+    await new Promise((r) => setTimeout(r, 10));
+    expect(routed).toBe(false);
+    expect(hosts.has('node-1')).toBe(false);
+    release();
+    expect(await report).toEqual({ mine: true });
+    expect(hosts.has('node-1')).toBe(true);
+    await takeover;
+  });
+});
