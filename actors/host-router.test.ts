@@ -22,8 +22,11 @@ function setup() {
   } as unknown as LeaseTable;
   let release!: () => void;
   const held = new Promise<void>((r) => { release = r; });
+  let loading!: () => void;
+  const loadStarted = new Promise<void>((r) => { loading = r; });
   const journal = {
     hostsState: async (hosts: string[]) => {
+      loading();
       await held;
       return hosts.map((h) => ({ host: { host: h, record: { value: 'online', context: {} }, drivers: [], devices: [] }, records: new Map() }));
     },
@@ -31,17 +34,18 @@ function setup() {
   const hosts = new Map<string, unknown>();
   const router = new HostRouter({ bus: {} as never, lease, journal, log, forwardTimeoutMs: 1_000 });
   router.conductor = { hosts, adoptHost: (h: { host: string }) => hosts.set(h.host, h) } as unknown as Conductor;
-  return { router, hosts, release };
+  return { router, hosts, release, loadStarted };
 }
 
 describe('host router', () => {
   it('holds a report for a host taken over until the host is rebuilt from the database', async () => {
-    const { router, hosts, release } = setup();
+    const { router, hosts, release, loadStarted } = setup();
     const takeover = router.takeOver(['node-1']);
-    await new Promise((r) => setTimeout(r, 10)); // the claim is won; the rebuild's load is held
+    await loadStarted; // the claim is won; the rebuild's load is held
     let routed = false;
     const report = Promise.resolve(router.route('node-1')).then((r) => { routed = true; return r; });
-    await new Promise((r) => setTimeout(r, 10));
+    // A whole turn of the event loop: a report not held back would have been routed by now.
+    await new Promise((r) => setImmediate(r));
     expect(routed).toBe(false);
     expect(hosts.has('node-1')).toBe(false);
     release();

@@ -99,11 +99,12 @@ describe.skipIf(!svc.nats)('host leases in JetStream KV', () => {
     const updateHeld = new Promise<void>((r) => { releaseUpdate = r; });
     const deletesHeld = new Promise<void>((r) => { releaseDeletes = r; });
     let renewing = false;
+    let renewed = false;
     let holding = false;
     const slow = Object.create(kv) as KV;
     slow.update = async (key, body, rev) => {
       const revision = await kv.update(key, body, rev);
-      if (holding) { renewing = true; await updateHeld; }
+      if (holding) { renewing = true; await updateHeld; renewed = true; }
       return revision;
     };
     slow.delete = async (key, opts) => { await deletesHeld; return kv.delete(key, opts); };
@@ -116,8 +117,9 @@ describe.skipIf(!svc.nats)('host leases in JetStream KV', () => {
     await waitFor(() => renewing, 'a renewal to be in flight', 5_000);
     const stopped = t.stop();
     releaseUpdate();
-    // Let the renewal finish (an orphan scan would run now) before the deletes go out.
-    await new Promise((r) => setTimeout(r, 300));
+    // Let the renewal finish (its orphan scan runs right after the CAS) before the deletes go out.
+    await waitFor(() => renewed, 'the held renewal to return', 5_000);
+    await new Promise((r) => setImmediate(r));
     releaseDeletes();
     await stopped;
     expect(orphans).toEqual([]);
