@@ -36,7 +36,7 @@ export const ControlpathId = defineEntity({
   properties: {
     id: p.integer().primary().autoincrement(),
     uuid: p.string().length(36).unique(),
-    device: () => p.manyToOne(Device).fieldName('device_id').deleteRule('restrict'),
+    device: () => p.manyToOne(Device).fieldName('device_id').deleteRule('restrict').index(),
     cpidType: p.enum(['PCI'] as const),
     cpidInfo: p.string().length(255),
     ...timestamps,
@@ -49,11 +49,11 @@ export const Deployable = defineEntity({
   properties: {
     id: p.integer().primary().autoincrement(),
     uuid: p.string().length(36).unique(),
-    parent: () => p.manyToOne(Deployable).fieldName('parent_id').nullable(),
-    root: () => p.manyToOne(Deployable).fieldName('root_id').nullable(),
+    parent: () => p.manyToOne(Deployable).fieldName('parent_id').nullable().index(),
+    root: () => p.manyToOne(Deployable).fieldName('root_id').nullable().index(),
     name: p.string(),
     numAccelerators: p.integer(),
-    device: () => p.manyToOne(Device).fieldName('device_id').deleteRule('cascade'),
+    device: () => p.manyToOne(Device).fieldName('device_id').deleteRule('cascade').index(),
     rpUuid: p.string().length(36).nullable(),
     driverName: p.string().nullable(),
     bitstreamId: p.string().length(36).nullable(),
@@ -70,7 +70,7 @@ export const Attribute = defineEntity({
   properties: {
     id: p.integer().primary().autoincrement(),
     uuid: p.string().length(36).unique(),
-    deployable: () => p.manyToOne(Deployable).fieldName('deployable_id').deleteRule('cascade'),
+    deployable: () => p.manyToOne(Deployable).fieldName('deployable_id').deleteRule('cascade').index(),
     key: p.text(),
     value: p.text(),
     position: p.integer().default(0),
@@ -84,8 +84,8 @@ export const AttachHandle = defineEntity({
   properties: {
     id: p.integer().primary().autoincrement(),
     uuid: p.string().length(36).unique(),
-    deployable: () => p.manyToOne(Deployable).fieldName('deployable_id').deleteRule('cascade'),
-    cpid: () => p.manyToOne(ControlpathId).fieldName('cpid_id').deleteRule('cascade'),
+    deployable: () => p.manyToOne(Deployable).fieldName('deployable_id').deleteRule('cascade').index(),
+    cpid: () => p.manyToOne(ControlpathId).fieldName('cpid_id').deleteRule('cascade').index(),
     inUse: p.boolean().default(false),
     attachType: p.enum(['PCI', 'MDEV', 'TEST_PCI'] as const),
     attachInfo: p.string().length(255),

@@ -90,6 +90,8 @@ export const TransitionLog = defineEntity({
   name: 'TransitionLog',
   tableName: 'transition_log',
   indexes: [{ properties: ['id', 'seq'] }],
+  // Partial: one row per flush carries a stamp (Migration20261122170000_flush_stamp).
+  uniques: [{ name: 'transition_log_flush_unique', expression: 'create unique index "transition_log_flush_unique" on "transition_log" ("flush") where "flush" is not null' }],
   properties: {
     seq: p.bigint('number').primary().autoincrement(),
     kind: p.string(),

@@ -31,6 +31,24 @@ describe.skipIf(!svc.postgres)('persistence: schema and round trips (PostgreSQL)
     journal = await openTestJournal(db.url);
   });
 
+  it('every foreign key has an index on its column, and the entities ask for no schema change the migrations lack', async () => {
+    // PostgreSQL indexes the referenced side only: a host's inventory load or a cascading delete
+    // would scan whole tables. An index whose first column is the foreign key's serves it.
+    const unindexed = await query<{ table_name: string; column_name: string }>(db.url, `
+      select c.conrelid::regclass::text as table_name, a.attname as column_name
+        from pg_constraint c join pg_attribute a on a.attrelid = c.conrelid and a.attnum = c.conkey[1]
+       where c.contype = 'f' and c.connamespace = 'public'::regnamespace
+         and not exists (select 1 from pg_index i where i.indrelid = c.conrelid and i.indkey[0] = c.conkey[1])
+       order by 1, 2`);
+    expect(unindexed).toEqual([]);
+    const orm = await openOrm({ url: db.url, pool: 1 });
+    try {
+      expect((await orm.schema.getUpdateSchemaSQL({ wrap: false })).trim()).toBe('');
+    } finally {
+      await orm.close();
+    }
+  });
+
   it('a host, its drivers and its inventory come back as they were reported', async () => {
     const devices = await new FakeDriver({ host: 'compute-1', gpus: 2, nics: 1, vfsPerNic: 2 }).discover();
     await journal.commit([
