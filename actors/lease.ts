@@ -12,9 +12,15 @@ import type { Logger } from 'pino';
  *   grace), by CAS on the host key's revision, so exactly one of several racing wins.
  *
  * Fencing: a conductor counts itself the owner only until `lastRenewal + ttl - margin` by its
- * own clock (others wait for `expiresAt + grace` by theirs); after a lapse it lets its hosts go and
- * takes back those still recorded as its own, rebuilt from the database. Ownership moving away is
- * seen through a KV watch.
+ * own clock; after a lapse it lets its hosts go and takes back those still recorded as its own,
+ * rebuilt from the database. Ownership moving away is seen through a KV watch.
+ *
+ * No conductor compares another's timestamps with its own clock: another conductor is alive for
+ * `ttl + grace` after this one last saw its lease renewed (a new revision through the watch),
+ * both read on this one's clock. Its renewal left before we saw it, so it fences itself before
+ * we count it dead, whatever the clocks of the two machines say — skew neither lets a conductor
+ * take a live one's hosts nor keeps a dead one's hosts for as long as its clock runs ahead. Only
+ * clock rates must roughly agree. (`expiresAt` in the record is for people reading the bucket.)
  */
 export interface LeaseOptions {
   kv: KV;
@@ -26,12 +32,25 @@ export interface LeaseOptions {
   onLost?: (hosts: string[]) => void;
   /** Hosts whose owner's lease has expired: candidates for takeover. */
   onOrphans?: (hosts: string[]) => void;
+  /** This conductor's clock, ms (tests skew it); default: a monotonic clock on the epoch. */
+  clock?: () => number;
 }
 
 interface ConductorRec {
   id: string;
+  /** By the writer's clock: for people reading the bucket, never compared by another conductor. */
   expiresAt: number;
+  /** The writer's lease length (absent in records of earlier versions: ours is assumed). */
+  ttlMs?: number;
 }
+
+/** Another conductor's lease as we last saw it, and when (by our clock). */
+interface SeenLease {
+  rec: ConductorRec;
+  seenAt: number;
+}
+
+const monotonic = (): number => performance.timeOrigin + performance.now();
 
 interface HostRec {
   host: string;
@@ -53,7 +72,7 @@ function conductorKey(id: string): string {
 
 export class LeaseTable {
   readonly id: string;
-  private conductors = new Map<string, ConductorRec>();
+  private conductors = new Map<string, SeenLease>();
   private hosts = new Map<string, HostRec & { revision: number }>();
   /** Hosts we own and have verified since our last lapse. */
   private mine = new Set<string>();
@@ -74,16 +93,23 @@ export class LeaseTable {
    */
   private stopping = false;
 
+  private readonly now: () => number;
+
   constructor(private readonly opts: LeaseOptions) {
     this.id = opts.conductorId;
+    this.now = opts.clock ?? monotonic;
+  }
+
+  private record(): ConductorRec {
+    return { id: this.id, expiresAt: this.now() + this.opts.ttlMs, ttlMs: this.opts.ttlMs };
   }
 
   /** Takes the conductor's own lease and starts the watch that mirrors every record. */
   async start(): Promise<void> {
-    const rec: ConductorRec = { id: this.id, expiresAt: Date.now() + this.opts.ttlMs };
+    const rec = this.record();
     this.myRevision = await this.opts.kv.put(conductorKey(this.id), enc.encode(JSON.stringify(rec)));
-    this.lastRenewal = Date.now();
-    this.conductors.set(this.id, rec);
+    this.lastRenewal = this.now();
+    this.conductors.set(this.id, { rec, seenAt: this.lastRenewal });
     const iter = await this.opts.kv.watch({ key: '>' });
     this.watchStop = () => iter.stop();
     let initial = true;
@@ -105,7 +131,7 @@ export class LeaseTable {
   }
 
   /** True while our own lease is certainly valid by our clock. */
-  valid(now = Date.now()): boolean {
+  valid(now = this.now()): boolean {
     return !this.stopped && now < this.lastRenewal + this.opts.ttlMs - Math.min(this.opts.renewMs, this.opts.ttlMs / 4);
   }
 
@@ -113,20 +139,25 @@ export class LeaseTable {
     return this.mine.has(host) && this.valid();
   }
 
+  /** Whether `host` has a lease record at all (held, or left by a conductor that died). */
+  recorded(host: string): boolean {
+    return this.hosts.has(host);
+  }
+
   ownedHosts(): string[] {
     return [...this.mine];
   }
 
   /** The conductor that owns `host` now (ours or another live one), or undefined when none does. */
-  ownerOf(host: string, now = Date.now()): string | undefined {
+  ownerOf(host: string, now = this.now()): string | undefined {
     const h = this.hosts.get(host);
     if (!h) return undefined;
     return this.alive(h.owner, now) ? h.owner : undefined;
   }
 
   /** Live conductors, ours included. */
-  liveConductors(now = Date.now()): string[] {
-    return [...this.conductors.values()].filter((c) => this.alive(c.id, now)).map((c) => c.id);
+  liveConductors(now = this.now()): string[] {
+    return [...this.conductors.keys()].filter((id) => this.alive(id, now));
   }
 
   /**
@@ -198,10 +229,10 @@ export class LeaseTable {
     this.mine.add(host);
   }
 
-  private alive(id: string, now = Date.now()): boolean {
+  private alive(id: string, now = this.now()): boolean {
     if (id === this.id) return this.valid(now);
     const c = this.conductors.get(id);
-    return c !== undefined && now < c.expiresAt + GRACE_MS;
+    return c !== undefined && now < c.seenAt + (c.rec.ttlMs ?? this.opts.ttlMs) + GRACE_MS;
   }
 
   private apply(key: string, op: string, revision: number, value: Uint8Array | undefined): void {
@@ -210,7 +241,7 @@ export class LeaseTable {
     if (kind === 'conductor') {
       const rec = parsed as ConductorRec | undefined;
       const id = rec?.id ?? Buffer.from(key.slice('conductor.'.length), 'base64url').toString();
-      if (op === 'PUT' && rec) this.conductors.set(id, rec);
+      if (op === 'PUT' && rec) this.conductors.set(id, { rec, seenAt: this.now() });
       else if (id !== this.id) this.conductors.delete(id);
       return;
     }
@@ -234,8 +265,8 @@ export class LeaseTable {
     if (this.stopped || this.stopping) return;
     const lapsed = !this.valid();
     try {
-      const rec: ConductorRec = { id: this.id, expiresAt: Date.now() + this.opts.ttlMs };
-      const started = Date.now();
+      const rec = this.record();
+      const started = this.now();
       this.myRevision = await this.opts.kv.update(conductorKey(this.id), enc.encode(JSON.stringify(rec)), this.myRevision);
       this.lastRenewal = started;
     } catch (err) {
@@ -255,7 +286,7 @@ export class LeaseTable {
       this.opts.onLost?.(all);
     }
     if (this.stopping) return; // stop() began while we renewed (see `stopping`)
-    const now = Date.now();
+    const now = this.now();
     // Orphans: hosts of dead conductors, and ours that we let go of during a lapse.
     const orphans = [...this.hosts.values()]
       .filter((h) => !this.claiming.has(h.host) && (h.owner === this.id ? !this.mine.has(h.host) : !this.alive(h.owner, now)))
@@ -272,8 +303,7 @@ export class LeaseTable {
         return; // the next tick's CAS uses the revision we now know
       }
       if (!cur || cur.operation !== 'PUT') {
-        const rec: ConductorRec = { id: this.id, expiresAt: Date.now() + this.opts.ttlMs };
-        this.myRevision = await this.opts.kv.put(conductorKey(this.id), enc.encode(JSON.stringify(rec)));
+        this.myRevision = await this.opts.kv.put(conductorKey(this.id), enc.encode(JSON.stringify(this.record())));
       }
     } catch {
       // NATS is away: the next tick tries again.

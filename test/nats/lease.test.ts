@@ -18,8 +18,9 @@ describe.skipIf(!svc.nats)('host leases in JetStream KV', () => {
   const bucket = `lease_test_${randomUUID().slice(0, 8)}`;
   const tables: LeaseTable[] = [];
 
-  const table = async (id: string, ttlMs = 1_500, lost: string[][] = []): Promise<LeaseTable> => {
-    const t = new LeaseTable({ kv, conductorId: id, ttlMs, renewMs: 200, log, onLost: (h) => lost.push(h) });
+  const table = async (id: string, ttlMs = 1_500, lost: string[][] = [], skewMs = 0): Promise<LeaseTable> => {
+    const clock = skewMs ? () => Date.now() + skewMs : undefined;
+    const t = new LeaseTable({ kv, conductorId: id, ttlMs, renewMs: 200, log, onLost: (h) => lost.push(h), ...(clock ? { clock } : {}) });
     await t.start();
     tables.push(t);
     return t;
@@ -123,5 +124,34 @@ describe.skipIf(!svc.nats)('host leases in JetStream KV', () => {
     releaseDeletes();
     await stopped;
     expect(orphans).toEqual([]);
+  });
+  /** Resolves once `id`'s lease record has been renewed `times` more times (seen in the bucket). */
+  const renewals = async (id: string, times: number): Promise<void> => {
+    const key = `conductor.${Buffer.from(id).toString('base64url')}`;
+    const first = (await kv.get(key))!.revision;
+    await waitFor(async () => ((await kv.get(key))!.revision >= first + times ? true : undefined), `${times} renewals of ${id}`, 10_000);
+  };
+
+  it('keeps a live conductor\'s host from one whose clock runs an hour ahead', async () => {
+    const live = await table('live-on-time');
+    const ahead = await table('an-hour-ahead', 1_500, [], 3_600_000);
+    expect((await live.claim('host-skew-1')).mine).toBe(true);
+    // Longer than ttl + grace: were the record's expiresAt read on the skewed clock, it would long be past.
+    await renewals('live-on-time', 12);
+    expect(await ahead.claim('host-skew-1')).toEqual({ mine: false, owner: 'live-on-time' });
+    expect(ahead.liveConductors()).toContain('live-on-time');
+  });
+
+  it('takes a host over from a dead conductor whose clock ran an hour ahead within its ttl, not an hour later', async () => {
+    const dead = await table('dead-an-hour-ahead', 1_500, [], 3_600_000);
+    const heir = await table('heir-on-time');
+    expect((await dead.claim('host-skew-2')).mine).toBe(true);
+    expect(await heir.claim('host-skew-2')).toEqual({ mine: false, owner: 'dead-an-hour-ahead' });
+    (dead as unknown as { timer: NodeJS.Timeout }).timer.close(); // stuck: renews no more
+    const taken = await waitFor(async () => {
+      const c = await heir.claim('host-skew-2');
+      return c.mine ? c : undefined;
+    }, 'the heir to take host-skew-2 over', 10_000);
+    expect(taken).toEqual({ mine: true, takeover: true });
   });
 });
