@@ -37,7 +37,8 @@ export interface MachineHostOptions<M extends AnyStateMachine> {
  * actor needs its own inspector closure — a few hundred bytes of each of 100,000 actors.
  */
 const TRACKED = new WeakMap<AnyStateMachine, AnyStateMachine>();
-const HOSTS = new WeakMap<object, MachineHost<AnyStateMachine>>();
+const HOST = Symbol('cyborg.machineHost');
+type Hosted = { [HOST]?: MachineHost<AnyStateMachine> };
 
 function tracked<M extends AnyStateMachine>(machine: M): M {
   let t = TRACKED.get(machine);
@@ -45,7 +46,7 @@ function tracked<M extends AnyStateMachine>(machine: M): M {
     t = Object.create(machine) as M;
     t.transition = (snapshot, event, scope) => {
       const next = machine.transition(snapshot, event, scope);
-      HOSTS.get(scope.self)?.step(next, event);
+      (scope.self as unknown as Hosted)[HOST]?.step(next, event);
       return next;
     };
     TRACKED.set(machine, t);
@@ -74,7 +75,7 @@ export class MachineHost<M extends AnyStateMachine> {
       ? opts.machine.resolveState({ value: opts.record.value, context: opts.record.context } as never)
       : undefined;
     this.actor = createActor(tracked(opts.machine), { input: opts.input as never, snapshot: snapshot as never });
-    HOSTS.set(this.actor, this as unknown as MachineHost<AnyStateMachine>);
+    (this.actor as unknown as Hosted)[HOST] = this as unknown as MachineHost<AnyStateMachine>;
     this.lastValue = String((this.actor.getSnapshot() as { value: unknown }).value);
     // xstate takes the observer's methods: `error` only (see below).
     this.actor.subscribe(this);
