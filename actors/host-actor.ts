@@ -239,24 +239,42 @@ export class HostActor {
     });
   }
 
-  /** Runs a driver operation on this host's agent: request/reply with an idempotency key. */
+  /**
+   * Sends a driver command to this host's agent and waits for its answer until
+   * `driverOpTimeoutMs`. A command or answer lost on the way (NATS reconnecting, the agent's
+   * connection bouncing) is re-sent every `resendEveryMs(timeout)` with the same idempotency key:
+   * the agent answers a repeat with the first run's result, or joins the run still going, so the
+   * operation runs once and completes as soon as an answer gets through — not after the whole
+   * deadline, as a failure.
+   */
   async runOp(input: DriverOpInput): Promise<Record<string, unknown>> {
     const actor = this.accelerators.get(input.id);
     const driver = actor?.deployable.driverName ?? 'unknown';
     const key = commandKey(input);
-    try {
-      const reply = await this.opts.bus.request(Subjects.command(this.name), CommandMessage, CommandReply, {
-        op: input.op, idempotencyKey: key, host: this.name, deployableUuid: input.id, driver, params: input.params,
-      }, { timeoutMs: this.opts.timing.driverOpTimeoutMs });
-      if (!reply.ok) throw new DriverError('driver.failed', reply.reason, { op: input.op, acceleratorId: input.id, code: reply.code });
-      return reply.result;
-    } catch (err) {
-      if (isCyborgError(err) && err.code === 'bus.timeout') {
-        throw new DriverError('driver.timeout', `agent on ${this.name} did not answer ${input.op} in time`, { op: input.op }, { cause: err });
+    const msg = { op: input.op, idempotencyKey: key, host: this.name, deployableUuid: input.id, driver, params: input.params };
+    const deadline = Date.now() + this.opts.timing.driverOpTimeoutMs;
+    const every = resendEveryMs(this.opts.timing.driverOpTimeoutMs);
+    for (let attempt = 0; ; attempt++) {
+      const left = deadline - Date.now();
+      try {
+        const reply = await this.opts.bus.request(Subjects.command(this.name), CommandMessage, CommandReply, msg, { timeoutMs: Math.max(1, Math.min(every, left)) });
+        if (!reply.ok) throw new DriverError('driver.failed', reply.reason, { op: input.op, acceleratorId: input.id, code: reply.code });
+        if (attempt > 0) this.opts.log.info({ host: this.name, acceleratorId: input.id, op: input.op, attempts: attempt + 1 }, 'driver command answered after a re-send');
+        return reply.result;
+      } catch (err) {
+        if (!isCyborgError(err) || err.code !== 'bus.timeout') throw err;
+        if (Date.now() >= deadline) {
+          throw new DriverError('driver.timeout', `agent on ${this.name} did not answer ${input.op} in time`, { op: input.op, attempts: attempt + 1 }, { cause: err });
+        }
+        this.opts.log.warn({ host: this.name, acceleratorId: input.id, op: input.op, key, attempt: attempt + 1 }, 'no answer to a driver command yet: re-sending it with the same idempotency key');
       }
-      throw err;
     }
   }
+}
+
+/** How often an unanswered driver command is re-sent: a third of its deadline, at most 5 s. */
+export function resendEveryMs(timeoutMs: number): number {
+  return Math.min(5_000, Math.max(1, Math.floor(timeoutMs / 3)));
 }
 
 function deviceOf(devices: DeviceT[], deployableUuid: string): Omit<DeviceT, 'deployables'> {
