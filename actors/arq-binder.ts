@@ -9,7 +9,20 @@ export interface ArqBinderDeps {
   byId(id: string): AcceleratorActor;
   /** Where an ARQ holds a handle according to the accelerators themselves (after an interrupted bind). */
   heldBy(arqUuid: string): BoundTo | undefined;
+  /**
+   * Accelerators of other conductors (several conductors: this one is the ARQ home, the device's
+   * host is leased by another). Absent with one conductor.
+   */
+  remote?: RemoteArqOps;
   log: Logger;
+}
+
+/** The binder's effects run by the conductor that holds the accelerator, for the ARQ home. */
+export interface RemoteArqOps {
+  /** Attaches a free handle of the deployable `b.deviceRpUuid` on host `b.hostname`, committed. */
+  attach(arqUuid: string, b: Binding): Promise<BoundTo>;
+  /** Releases what `arqUuid` holds (found by the accelerators when `boundTo` is null), committed. */
+  release(arqUuid: string, boundTo: BoundTo | null): Promise<void>;
 }
 
 /**
@@ -22,9 +35,13 @@ export class ArqBinder {
 
   constructor(private readonly deps: ArqBinderDeps) {}
 
-  bind(arqUuid: string, b: Binding): Promise<BoundTo> {
+  /** `local`: this conductor's accelerators only (a call from the ARQ home). */
+  bind(arqUuid: string, b: Binding, local = false): Promise<BoundTo> {
     const actor = this.deps.byRp(b.deviceRpUuid);
-    if (!actor) return Promise.reject(new Error(`no deployable has resource provider ${b.deviceRpUuid}`));
+    if (!actor) {
+      if (this.deps.remote && !local) return this.deps.remote.attach(arqUuid, b);
+      return Promise.reject(new Error(`no deployable has resource provider ${b.deviceRpUuid}`));
+    }
     return this.exclusive(actor.id, () => this.attachFreeHandle(actor, arqUuid, b));
   }
 
@@ -33,10 +50,21 @@ export class ArqBinder {
    * interrupted after the accelerator took the handle but before the ARQ recorded it), the
    * accelerators are asked whether one of them still holds a handle for this ARQ.
    */
-  unbind(arqUuid: string, boundTo: BoundTo | null): Promise<void> {
+  unbind(arqUuid: string, boundTo: BoundTo | null, local = false): Promise<void> {
     const held = boundTo ?? this.deps.heldBy(arqUuid);
+    // Not one of ours (or nothing here holds it): the conductor holding the accelerator releases it.
+    if ((!held || !this.isLocal(held.acceleratorId)) && this.deps.remote && !local) return this.deps.remote.release(arqUuid, held ?? null);
     if (!held) return Promise.resolve();
     return this.exclusive(held.acceleratorId, () => this.detachHandle(arqUuid, held));
+  }
+
+  private isLocal(acceleratorId: string): boolean {
+    try {
+      this.deps.byId(acceleratorId);
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   /**

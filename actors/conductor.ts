@@ -8,7 +8,7 @@ import { CyborgError, NotFoundError } from '../errors/index.js';
 import { acceleratorMachine, type AcceleratorEvent, type ArqInput, type Binding, type BoundTo } from '../machines/index.js';
 import { acceleratorLogic, type AcceleratorActor, type AcceleratorView } from './accelerator-actor.js';
 import { ArqActor, arqLogic, type ArqView } from './arq-actor.js';
-import { ArqBinder } from './arq-binder.js';
+import { ArqBinder, type RemoteArqOps } from './arq-binder.js';
 import { DocumentStore } from './documents.js';
 import { DriverAdmin } from './driver-admin.js';
 import { EventHub } from './events.js';
@@ -27,6 +27,8 @@ export interface ConductorOptions {
   acceleratorMachine?: typeof acceleratorMachine;
   /** How long an accelerator's machine stays live after its last event (see Passivation). */
   restAfterMs?: number;
+  /** Binds to accelerators that other conductors hold (several conductors; see ArqHome). */
+  remoteArqs?: RemoteArqOps;
 }
 
 /**
@@ -66,6 +68,7 @@ export class Conductor implements ControlPlane {
     };
     this.binder = new ArqBinder({
       byRp: (rp) => this.acceleratorByRp(rp), byId: (id) => this.acceleratorActor(id), heldBy: (arq) => this.heldBy(arq), log: opts.log,
+      ...(opts.remoteArqs ? { remote: opts.remoteArqs } : {}),
     });
     this.arqLogic = arqLogic((u, b) => this.binder.bind(u, b), (u, boundTo) => this.binder.unbind(u, boundTo));
     this.documents = new DocumentStore(opts.journal, opts.log.child({ component: 'documents' }));
@@ -293,6 +296,52 @@ export class Conductor implements ControlPlane {
     return this.hosts.delete(name);
   }
 
+  /**
+   * The ARQ home's bind, run here because this conductor holds the accelerator: resolves once
+   * the attach is committed (the home's ARQ commit goes through another journal).
+   */
+  async attachForArq(arqUuid: string, binding: Binding): Promise<BoundTo> {
+    this.assertRunning();
+    const bound = await this.binder.bind(arqUuid, binding, true);
+    await this.acceleratorActor(bound.acceleratorId).flushed();
+    return bound;
+  }
+
+  /**
+   * The ARQ home's unbind, run here: true once one of our accelerators has released the handle
+   * and that is committed; false if none of ours holds it — unless we were asked as the holder of
+   * the device's host (`asOwner`): then an accelerator that is gone has nothing left to release.
+   */
+  async releaseForArq(arqUuid: string, boundTo: BoundTo | null, asOwner = false): Promise<boolean> {
+    this.assertRunning();
+    const held = boundTo ?? this.heldBy(arqUuid);
+    if (!held) return asOwner;
+    let actor: AcceleratorActor;
+    try {
+      actor = this.acceleratorActor(held.acceleratorId);
+    } catch {
+      return asOwner;
+    }
+    await this.binder.unbind(arqUuid, held, true);
+    await actor.flushed();
+    return true;
+  }
+
+  /** Replaces the ARQ actors with these records (this conductor became the ARQ home). */
+  adoptArqs(arqs: Recovered['arqs']): void {
+    this.dropArqs();
+    for (const a of arqs) {
+      const ctx = a.record.context as unknown as ArqInput;
+      this.spawnArq({ uuid: a.uuid, deviceProfileName: ctx.deviceProfileName, deviceProfileGroupId: ctx.deviceProfileGroupId, projectId: ctx.projectId }, a.record);
+    }
+  }
+
+  /** Drops every ARQ actor (the ARQ home moved to another conductor). */
+  dropArqs(): void {
+    for (const a of this.arqs.values()) a.stop();
+    this.arqs.clear();
+  }
+
   // --- internals ----------------------------------------------------------------------------
 
   private arqActor(uuid: string): ArqActor {
@@ -347,9 +396,6 @@ export class Conductor implements ControlPlane {
         logic: this.logic,
       }));
     }
-    for (const a of state.arqs) {
-      const ctx = a.record.context as unknown as ArqInput;
-      this.spawnArq({ uuid: a.uuid, deviceProfileName: ctx.deviceProfileName, deviceProfileGroupId: ctx.deviceProfileGroupId, projectId: ctx.projectId }, a.record);
-    }
+    this.adoptArqs(state.arqs);
   }
 }

@@ -47,7 +47,9 @@ export class DocumentCollection<T extends { uuid: string }> {
 
   constructor(readonly name: string, private readonly journal: Journal) {}
 
+  /** Replaces the collection with what `docs` holds of it. */
   load(docs: Recovered['documents']): void {
+    this.items.clear();
     for (const d of docs) if (d.collection === this.name) this.items.set(d.id, d.body as unknown as T);
     this.generation++;
   }

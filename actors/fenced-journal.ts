@@ -1,4 +1,5 @@
 import { CyborgError } from '../errors/index.js';
+import { ARQ_HOME, HOME_COLLECTIONS } from './arq-home.js';
 import type { Change, Journal, MachineRecord, Recovered, TransitionRecord } from './journal.js';
 
 /** One host as recorded, with its accelerators' records by id: what a takeover rebuilds. */
@@ -13,15 +14,19 @@ export interface Fence {
   owns(host: string): boolean;
 }
 
-/** The host a change is about, if any. */
+/** The lease a change needs: its host's, or the ARQ home's for an ARQ. */
 function hostOf(c: Change): string | undefined {
   switch (c.type) {
     case 'host':
     case 'inventory':
     case 'accelerator':
       return c.host;
+    case 'arq':
+      return ARQ_HOME;
     case 'transition':
-      return c.record.kind === 'arq' ? undefined : c.record.host;
+      return c.record.kind === 'arq' ? ARQ_HOME : c.record.host;
+    case 'document':
+      return HOME_COLLECTIONS.has(c.collection) ? ARQ_HOME : undefined;
     default:
       return undefined;
   }
@@ -32,8 +37,9 @@ function hostOf(c: Change): string | undefined {
  * lease has lapsed, and a host's writes unless it holds that host's lease. The conductor keeps
  * working against the Journal port unchanged; what it cannot write it cannot acknowledge.
  *
- * `load()` hands the conductor only what is not host-owned (ARQs, documents) and keeps the
- * hosts aside: they are adopted one by one as their leases are taken (see HostAdopter).
+ * `load()` hands the conductor only the documents and keeps the hosts aside: they are adopted
+ * one by one as their leases are taken (see HostRouter); ARQs are read by the conductor that
+ * takes the ARQ home's lease (see ArqHome).
  */
 export class FencedJournal implements Journal {
   /** The start-time snapshot of host-owned state, by host; entries leave as their hosts are adopted. */
@@ -55,7 +61,17 @@ export class FencedJournal implements Journal {
   async load(): Promise<Recovered> {
     const all = await this.inner.load();
     this.startup = index(all);
-    return { hosts: [], accelerators: [], arqs: all.arqs, documents: all.documents };
+    return { hosts: [], accelerators: [], arqs: [], documents: all.documents };
+  }
+
+  async loadArqs(): Promise<Recovered['arqs']> {
+    if (this.inner.loadArqs) return this.inner.loadArqs();
+    return (await this.inner.load()).arqs;
+  }
+
+  async loadDocuments(): Promise<Recovered['documents']> {
+    if (this.inner.loadDocuments) return this.inner.loadDocuments();
+    return (await this.inner.load()).documents;
   }
 
   /**

@@ -53,4 +53,20 @@ describe('host router', () => {
     expect(hosts.has('node-1')).toBe(true);
     await takeover;
   });
+  it('holds an api call about a host taken over until the host is rebuilt (else: accelerator not found)', async () => {
+    const { router, hosts, release, loadStarted } = setup();
+    const takeover = router.takeOver(['node-2']);
+    await loadStarted;
+    let served = false;
+    const call = router.settled('node-2').then(() => { served = hosts.has('node-2'); });
+    await new Promise((r) => setImmediate(r));
+    expect(served).toBe(false);
+    release();
+    await call;
+    expect(served).toBe(true);
+    await takeover;
+    // Nothing to wait for once rebuilt, or for a host not being taken over.
+    await router.settled('node-2');
+    await router.settled('node-elsewhere');
+  });
 });

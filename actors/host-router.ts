@@ -59,6 +59,15 @@ export class HostRouter {
     return p;
   }
 
+  /**
+   * Resolves once `host`, if this conductor is rebuilding it after a claim, has been rebuilt: a
+   * call about the host must not run against the empty actor tree of a host just taken over.
+   */
+  settled(host: string): Promise<void> {
+    const adopting = this.adopting.get(host);
+    return adopting ? adopting.done.catch(() => undefined) : Promise.resolve();
+  }
+
   /** The lease watch saw these hosts move away (or our lease lapse): stop writing them. */
   release(hosts: string[]): void {
     for (const name of hosts) {

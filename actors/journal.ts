@@ -37,6 +37,10 @@ export interface Journal {
   load(): Promise<Recovered>;
   /** Only these hosts (with their accelerators' records): what a takeover of some hosts reads. */
   loadHosts?(hosts: string[]): Promise<Pick<Recovered, 'hosts' | 'accelerators'>>;
+  /** Only the ARQs: what a conductor that becomes the ARQ home reads (see arq-home.ts). */
+  loadArqs?(): Promise<Recovered['arqs']>;
+  /** Only the documents: read with the ARQs by a new ARQ home. */
+  loadDocuments?(): Promise<Recovered['documents']>;
   /** The transition log of one accelerator / ARQ / host, oldest first, at most `limit` (newest kept). */
   history(id: string, limit: number): Promise<TransitionRecord[]>;
   /** Flushes what is queued, then releases the connection. */
@@ -100,6 +104,14 @@ export class MemoryJournal implements Journal {
       arqs: [...this.arqs.values()],
       documents: [...this.documents.values()],
     });
+  }
+
+  async loadArqs(): Promise<Recovered['arqs']> {
+    return structuredClone([...this.arqs.values()]);
+  }
+
+  async loadDocuments(): Promise<Recovered['documents']> {
+    return structuredClone([...this.documents.values()]);
   }
 
   async loadHosts(hosts: string[]): Promise<Pick<Recovered, 'hosts' | 'accelerators'>> {

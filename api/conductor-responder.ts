@@ -5,7 +5,7 @@ import type { Bus, Unsubscribe } from '../bus/bus.js';
 import { ControlReply, ControlRequest, ViewsBatch, type ControlReplyMsg, type ControlRequestMsg, type ViewsBatchMsg } from '../bus/control-schemas.js';
 import { TransitionEvent } from '../bus/schemas.js';
 import { Subjects, type EventKind } from '../bus/subjects.js';
-import { isCyborgError, TransitionInvalidError } from '../errors/index.js';
+import { CyborgError, isCyborgError, TransitionInvalidError } from '../errors/index.js';
 import { callDriverControl } from './remote-driver-control.js';
 
 /** Hosts per snapshot page: a page (views + inventories) stays well under NATS's 1 MiB payload. */
@@ -19,6 +19,10 @@ export interface ResponderOptions {
   conductorId: string;
   /** The lease holder of a host (several conductors); absent with a single conductor. */
   ownerOf?: (host: string) => string | undefined;
+  /** Resolves once a host this conductor has just taken over is rebuilt (see HostRouter). */
+  settled?: (host: string) => Promise<void>;
+  /** Where ARQ calls are served (several conductors; see ArqHome); absent with a single conductor. */
+  arqHome?: { where(): Promise<string> };
   liveConductors?: () => string[];
   publisher: ViewPublisher;
   timeoutMs: number;
@@ -27,17 +31,19 @@ export interface ResponderOptions {
 
 /**
  * The conductor side of the api role's ControlPlane client: answers calls by name on the shared
- * subject (any conductor) and on its own; a call about a host another conductor holds is
- * forwarded there once. Errors travel as their stable codes and come back as the same classes.
+ * subject (any conductor) and on its own; a call about a host another conductor holds, or an
+ * ARQ call when another conductor is the ARQ home, is forwarded there once. Errors travel as
+ * their stable codes and come back as the same classes.
  */
 export function serveControlPlane(opts: ResponderOptions): Unsubscribe {
   const { bus, conductorId } = opts;
   const handle = async (req: ControlRequestMsg): Promise<ControlReplyMsg> => {
-    const owner = req.host && !req.forwarded ? opts.ownerOf?.(req.host) : undefined;
-    if (owner && owner !== conductorId) {
-      return bus.request(Subjects.conductorApiOf(owner), ControlRequest, ControlReply, { ...req, forwarded: true }, { timeoutMs: opts.timeoutMs });
-    }
     try {
+      const owner = await whereServed(opts, req);
+      if (owner && owner !== conductorId) {
+        if (req.forwarded) throw new CyborgError('lease.not_owner', `the call moved on to conductor ${owner} meanwhile; retry it`, { owner });
+        return await bus.request(Subjects.conductorApiOf(owner), ControlRequest, ControlReply, { ...req, forwarded: true }, { timeoutMs: opts.timeoutMs });
+      }
       return { ok: true, result: await call(opts, req) };
     } catch (err) {
       if (!isCyborgError(err)) opts.log.error({ err, op: req.op }, 'control call failed');
@@ -49,6 +55,23 @@ export function serveControlPlane(opts: ResponderOptions): Unsubscribe {
     bus.respond(Subjects.conductorApiOf(conductorId), ControlRequest, ControlReply, handle),
   ];
   return () => offs.forEach((o) => o());
+}
+
+/** Calls the ARQ home serves: ARQs, and the documents Nova and operators write. */
+const HOME_OPS = new Set<string>([
+  'createArq', 'bindArq', 'unbindArq', 'deleteArq',
+  'documents.createProfile', 'documents.deleteProfile', 'documents.createAttribute', 'documents.deleteAttribute', 'documents.setDeviceStatus',
+]);
+
+/** The conductor that must serve `req`: the ARQ home for its calls, else its host's lease holder. */
+async function whereServed(opts: ResponderOptions, req: ControlRequestMsg): Promise<string | undefined> {
+  if (opts.arqHome && HOME_OPS.has(req.op)) return opts.arqHome.where();
+  if (!req.host) return undefined;
+  const owner = req.forwarded ? undefined : opts.ownerOf?.(req.host);
+  // Served here: wait for the host's rebuild if we have just taken it over (the lease is ours
+  // before its actors are), or an accelerator of it would be "not found".
+  if (!owner || owner === opts.conductorId) await opts.settled?.(req.host);
+  return owner;
 }
 
 async function call(opts: ResponderOptions, req: ControlRequestMsg): Promise<unknown> {
@@ -66,6 +89,8 @@ async function call(opts: ResponderOptions, req: ControlRequestMsg): Promise<unk
     case 'unbindArq': return c.unbindArq(a[0], a[1]);
     case 'deleteArq': return c.deleteArq(a[0], a[1]);
     case 'driverAdmin': return callDriverControl(c.driverAdmin, req.args);
+    case 'arqAttach': return c.attachForArq(a[0], a[1]);
+    case 'arqRelease': return c.releaseForArq(a[0], a[1], a[2]);
     default: return callDocuments(opts, req.op, a);
   }
 }
@@ -96,8 +121,12 @@ async function callDocuments(opts: ResponderOptions, op: string, a: [never, neve
 }
 
 /** One page of this conductor's committed state, by host name order; the first page adds ARQs and documents. */
-function snapshotPage(opts: ResponderOptions, cursor: number): unknown {
+async function snapshotPage(opts: ResponderOptions, cursor: number): Promise<unknown> {
   const c = opts.conductor;
+  // ARQs and documents come from the ARQ home only (the others' are not kept current), once it
+  // has loaded them: an api process starting beside conductors that start too must not read none.
+  const home = cursor !== 0 || !opts.arqHome ? opts.conductorId : await opts.arqHome.where().catch(() => undefined);
+  const shared = cursor === 0 && home === opts.conductorId;
   const names = [...c.hosts.keys()].sort();
   const page = names.slice(cursor, cursor + PAGE_HOSTS);
   const d = c.documents;
@@ -107,11 +136,11 @@ function snapshotPage(opts: ResponderOptions, cursor: number): unknown {
     hosts: page.map((n) => ({ view: c.hosts.get(n)!.view(), inventory: c.hosts.get(n)!.inventory() })),
     accelerators: page.flatMap((n) => [...c.hosts.get(n)!.accelerators.values()].map((x) => x.view())),
     ...(cursor === 0 ? {
-      arqs: c.listArqs(),
-      documents: [
+      arqs: shared ? c.listArqs() : [],
+      documents: shared ? [
         ...d.listProfiles().map((x) => ({ collection: 'device_profiles', id: x.uuid, body: x })),
         ...d.listAttributes().map((x) => ({ collection: 'attributes', id: x.uuid, body: x })),
-      ],
+      ] : [],
     } : {}),
     next: cursor + PAGE_HOSTS < names.length ? cursor + PAGE_HOSTS : null,
   };

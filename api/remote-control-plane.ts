@@ -7,7 +7,7 @@ import type { HostView } from '../actors/host-actor.js';
 import type { TransitionRecord } from '../actors/journal.js';
 import type { RequestMeta } from '../actors/machine-host.js';
 import type { Bus, Unsubscribe } from '../bus/bus.js';
-import { ControlReply, ControlRequest, ViewsBatch, type ControlOp, type ViewsBatchMsg } from '../bus/control-schemas.js';
+import { ControlReply, ControlRequest, ViewsBatch, type ControlOp, type ControlReplyMsg, type ViewsBatchMsg } from '../bus/control-schemas.js';
 import type { AttachHandleT, DeviceT } from '../bus/schemas.js';
 import { Subjects } from '../bus/subjects.js';
 import { CyborgError, NotFoundError, TransitionInvalidError, type ErrorCode } from '../errors/index.js';
@@ -159,13 +159,7 @@ export class RemoteControlPlane implements ControlPlane {
   /** A call by name; the conductor's typed errors come back as the same classes. */
   async call(op: ControlOp, args: unknown[], host?: string): Promise<unknown> {
     const reply = await this.bus.request(Subjects.conductorApi, ControlRequest, ControlReply, { op, args, ...(host ? { host } : {}) }, { timeoutMs: this.timeoutMs });
-    if (reply.ok) return reply.result;
-    const e = reply.error;
-    if (e.state !== undefined && e.allowed !== undefined && (e.code === 'accelerator.transition_invalid' || e.code === 'arq.transition_invalid')) {
-      throw new TransitionInvalidError(e.code === 'arq.transition_invalid' ? 'arq' : 'accelerator', String(e.details.id ?? ''), String(e.details.event ?? ''), e.state, e.allowed);
-    }
-    if (e.code === 'internal') throw new Error(e.message);
-    throw new CyborgError(e.code as ErrorCode, e.message, e.details);
+    return resultOf(reply);
   }
 
   /** Applies a document write's outcome to the read model. */
@@ -298,4 +292,15 @@ class RemoteDocuments implements Documents {
     await this.cp.call('documents.setDeviceStatus', [uuid, status]);
     this.cp.putDocument('device_status', uuid, { uuid, status, updatedAt: new Date().toISOString() });
   }
+}
+
+/** A control call's result, or its error rebuilt as the class it was thrown as. */
+export function resultOf(reply: ControlReplyMsg): unknown {
+  if (reply.ok) return reply.result;
+  const e = reply.error;
+  if (e.state !== undefined && e.allowed !== undefined && (e.code === 'accelerator.transition_invalid' || e.code === 'arq.transition_invalid')) {
+    throw new TransitionInvalidError(e.code === 'arq.transition_invalid' ? 'arq' : 'accelerator', String(e.details.id ?? ''), String(e.details.event ?? ''), e.state, e.allowed);
+  }
+  if (e.code === 'internal') throw new Error(e.message);
+  throw new CyborgError(e.code as ErrorCode, e.message, e.details);
 }

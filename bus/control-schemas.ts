@@ -14,6 +14,8 @@ export const ControlOps = [
   'snapshot',
   // Driver administration (api/remote-driver-control.ts): args are [method, …its arguments].
   'driverAdmin',
+  // Conductor to conductor: the ARQ home's bind effects, run where the accelerator is (arq-home.ts).
+  'arqAttach', 'arqRelease',
 ] as const;
 export type ControlOp = (typeof ControlOps)[number];
 

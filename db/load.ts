@@ -86,16 +86,25 @@ export async function loadHostsState(em: EntityManager, hosts?: string[]): Promi
   return out;
 }
 
+/** Every ARQ's record, in creation order (a fresh `em`, read only). */
+export async function loadArqs(em: EntityManager): Promise<Recovered['arqs']> {
+  const rows = await em.find(ExtendedAcceleratorRequest, {}, { orderBy: { id: 'asc' } });
+  return rows.map((r) => ({ uuid: r.uuid, record: { value: r.machineState, context: r.context } }));
+}
+
 /** Reads everything the conductor rebuilds its actor tree from (a fresh `em`, read only). */
 export async function loadRecovered(em: EntityManager): Promise<Recovered> {
-  const [hosts, arqs, profiles, docs] = await Promise.all([
-    loadHostsState(em),
-    em.find(ExtendedAcceleratorRequest, {}, { orderBy: { id: 'asc' } }),
+  const [hosts, arqs, documents] = await Promise.all([loadHostsState(em), loadArqs(em), loadDocuments(em)]);
+  return { ...hosts, arqs, documents };
+}
+
+/** Device profiles (their own table, as Cyborg's) and the other documents, as documents. */
+export async function loadDocuments(em: EntityManager): Promise<Recovered['documents']> {
+  const [profiles, docs] = await Promise.all([
     em.find(DeviceProfile, {}, { orderBy: { id: 'asc' } }),
     em.find(Document, {}, { orderBy: { collection: 'asc', id: 'asc' } }),
   ]);
-  const out: Recovered = { ...hosts, arqs: [], documents: [] };
-  for (const r of arqs) out.arqs.push({ uuid: r.uuid, record: { value: r.machineState, context: r.context } });
+  const out: Pick<Recovered, 'documents'> = { documents: [] };
   for (const p of profiles) {
     const groups = (JSON.parse(p.profileJson) as { groups?: unknown[] }).groups ?? [];
     out.documents.push({
@@ -107,7 +116,7 @@ export async function loadRecovered(em: EntityManager): Promise<Recovered> {
     });
   }
   for (const d of docs) out.documents.push({ collection: d.collection, id: d.id, body: d.body });
-  return out;
+  return out.documents;
 }
 
 /** The newest `limit` log rows of one id, returned oldest first. */

@@ -9,7 +9,7 @@ import { CyborgError } from '../errors/index.js';
 import { Answers } from './answers.js';
 import { Flight, writePipelined } from './flight.js';
 import { hotPathStatement, writeHotPath } from './hot-path.js';
-import { loadHistory, loadHostsState, loadRecovered } from './load.js';
+import { loadArqs, loadDocuments, loadHistory, loadHostsState, loadRecovered } from './load.js';
 import { changedDevices, fingerprint, type Fingerprint } from './inventory-memo.js';
 import { inventoryRows } from './inventory-insert.js';
 import { mergeChanges, touchesModel, type MergedBatch } from './merge.js';
@@ -155,6 +155,15 @@ export class PgJournal implements Journal {
     const recovered = await loadRecovered(this.opts.orm.em.fork());
     for (const h of recovered.hosts) this.inventoryWritten.set(h.host, h.devices);
     return recovered;
+  }
+
+  /** What a conductor that becomes the ARQ home reads (see arq-home.ts). */
+  loadArqs(): Promise<Recovered['arqs']> {
+    return loadArqs(this.opts.orm.em.fork());
+  }
+
+  loadDocuments(): Promise<Recovered['documents']> {
+    return loadDocuments(this.opts.orm.em.fork());
   }
 
   /**

@@ -4,6 +4,8 @@ import { Kvm } from '@nats-io/kv';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import type { Static, TSchema } from '@sinclair/typebox';
 import type { Logger } from 'pino';
+import type { RemoteArqOps } from '../actors/arq-binder.js';
+import { ARQ_HOME, ArqHome } from '../actors/arq-home.js';
 import { Conductor } from '../actors/conductor.js';
 import { startPlacementSync } from '../actors/placement-sync.js';
 import { FencedJournal } from '../actors/fenced-journal.js';
@@ -11,10 +13,14 @@ import { HostRouter } from '../actors/host-router.js';
 import type { Journal } from '../actors/journal.js';
 import { LeaseTable } from '../actors/lease.js';
 import { serveControlPlane, ViewPublisher } from '../api/conductor-responder.js';
+import { resultOf } from '../api/remote-control-plane.js';
+import { ControlReply, ControlRequest, type ControlOp } from '../bus/control-schemas.js';
 import type { Bus, MessageHandler, SubscribeOptions, Unsubscribe } from '../bus/bus.js';
 import type { NatsBus } from '../bus/nats.js';
 import type { HeartbeatMsg } from '../bus/schemas.js';
 import { Subjects } from '../bus/subjects.js';
+import { CyborgError, NotFoundError } from '../errors/index.js';
+import type { BoundTo } from '../machines/index.js';
 import type { Config } from '../config/index.js';
 import { startHealthServer, type HealthServer } from '../metrics/http.js';
 import { Metrics, watchFlushes } from '../metrics/index.js';
@@ -50,6 +56,7 @@ export async function startConductor(config: Config, log: Logger, deps: { journa
   let lease: LeaseTable | undefined;
   let leaseNc: NatsConnection | undefined;
   let router: HostRouter | undefined;
+  let arqHome: ArqHome | undefined;
   let journal: Journal = inner;
   let publisher: ViewPublisher | undefined;
   if (d.leases) {
@@ -59,8 +66,16 @@ export async function startConductor(config: Config, log: Logger, deps: { journa
     const kv = await new Kvm(leaseNc).create(bucket, { history: 1 });
     lease = new LeaseTable({
       kv, conductorId: id, ttlMs: d.leaseTtlMs, renewMs: d.leaseRenewMs, log,
-      onLost: (hosts) => router?.release(hosts),
-      onOrphans: (hosts) => void router?.takeOver(hosts).catch((err: unknown) => log.error({ err }, 'takeover failed')),
+      onLost: (hosts) => {
+        if (hosts.includes(ARQ_HOME)) arqHome?.lost();
+        router?.release(hosts.filter((h) => h !== ARQ_HOME));
+      },
+      onOrphans: (hosts) => {
+        const real = hosts.filter((h) => h !== ARQ_HOME);
+        if (real.length > 0) void router?.takeOver(real).catch((err: unknown) => log.error({ err }, 'takeover failed'));
+        // The ARQ home died: take it over now, not at the next ARQ call (Nova is waiting on binds).
+        if (real.length < hosts.length) void arqHome?.where().catch((err: unknown) => log.error({ err }, 'ARQ home takeover failed'));
+      },
     });
     await lease.start();
     const fenced = new FencedJournal(inner, lease);
@@ -71,11 +86,33 @@ export async function startConductor(config: Config, log: Logger, deps: { journa
     });
   }
   const conductorBus = observeHeartbeats(router ? router.wrap(bus) : bus, (m) => metrics.observeHeartbeat(m.sentAt));
-  const conductor = new Conductor({ bus: conductorBus, journal, log, timing: config.timing });
+  // The host an ARQ's binding names (read when its unbind looks for the conductor holding it).
+  const hostOfArq = (uuid: string): string | undefined => conductor.arqs.get(uuid)?.view().binding?.hostname;
+  const conductor: Conductor = new Conductor({ bus: conductorBus, journal, log, timing: config.timing, ...(lease ? { remoteArqs: remoteArqOps(bus, lease, id, d.requestTimeoutMs, hostOfArq) } : {}) });
   if (router) router.conductor = conductor;
+  if (lease) {
+    const fenced = journal as FencedJournal;
+    arqHome = new ArqHome({
+      conductorId: id, lease, log,
+      load: async () => {
+        const [arqs, documents] = await Promise.all([fenced.loadArqs(), fenced.loadDocuments()]);
+        return { arqs, documents };
+      },
+      adopt: (state) => {
+        conductor.adoptArqs(state.arqs);
+        conductor.documents.load(state.documents);
+      },
+      drop: () => conductor.dropArqs(),
+    });
+  }
+  // Constant from here on: the closures below read them narrowed.
+  const home = arqHome;
+  const hostRouter = router;
   publisher = new ViewPublisher(bus, conductor, id);
   await conductor.start();
-  // Each conductor tells Nova about the binds it resolves (its own ARQs): one event per bind.
+  // Someone must hold the ARQs from the start: Nova lists them before it binds any.
+  void arqHome?.where().catch((err: unknown) => log.error({ err }, 'could not settle the ARQ home'));
+  // The conductor that resolves a bind tells Nova (with several, the ARQ home): one event per bind.
   const nova = startNovaNotifier(config, conductor, log.child({ component: 'nova' }));
   // Each conductor keeps Placement in sync for the hosts it owns (PLACEMENT_URL; Nova creates the roots).
   const placement = startPlacementSync(config, conductor, log.child({ component: 'placement' }));
@@ -85,6 +122,8 @@ export async function startConductor(config: Config, log: Logger, deps: { journa
     serveControlPlane({
       bus, conductor, conductorId: id, publisher, timeoutMs: d.requestTimeoutMs, log,
       ...(lease ? { ownerOf: (h: string) => lease.ownerOf(h), liveConductors: () => lease.liveConductors() } : {}),
+      ...(hostRouter ? { settled: (h: string) => hostRouter.settled(h) } : {}),
+      ...(home ? { arqHome: home } : {}),
     }),
     serveService(bus, 'conductor', id, {
       info: () => ({ leases: d.leases, subjectPrefix: d.subjectPrefix ?? null, database: config.databaseUrl ? 'postgresql' : 'memory' }),
@@ -130,8 +169,55 @@ function stats(conductor: Conductor, metrics: Metrics, lease: LeaseTable | undef
     hosts, accelerators, arqs: conductor.arqs.size,
     heartbeats: metrics.lagWindow.count,
     heartbeatLagMs: { p50: metrics.lagWindow.percentile(50), p99: metrics.lagWindow.percentile(99), max: metrics.lagWindow.percentile(100) },
-    ownedHosts: lease?.ownedHosts().length ?? null,
+    ownedHosts: lease?.ownedHosts().filter((h) => h !== ARQ_HOME).length ?? null,
+    arqHome: lease ? lease.owns(ARQ_HOME) : null,
     liveConductors: lease?.liveConductors() ?? null,
+  };
+}
+
+/**
+ * The ARQ home's binds to accelerators of other conductors: an attach goes to the lease holder of
+ * the host Nova names, a release to the lease holder of the host the ARQ is bound on (or, when
+ * no live conductor holds that host, to every other live conductor). Both answer once their side
+ * is committed.
+ */
+function remoteArqOps(bus: Bus, lease: LeaseTable, self: string, timeoutMs: number, hostOfArq: (uuid: string) => string | undefined): RemoteArqOps {
+  const call = async (conductor: string, op: ControlOp, args: unknown[]): Promise<unknown> =>
+    resultOf(await bus.request(Subjects.conductorApiOf(conductor), ControlRequest, ControlReply, { op, args, forwarded: true }, { timeoutMs }));
+  return {
+    attach: async (arqUuid, b) => {
+      const owner = lease.ownerOf(b.hostname);
+      if (owner && owner !== self) return await call(owner, 'arqAttach', [arqUuid, b]) as BoundTo;
+      // Nova's hostname names no host we know (another spelling of it?): ask every other
+      // conductor; only the one holding the deployable can attach it.
+      let last: unknown = new NotFoundError('host.not_found', b.hostname);
+      for (const c of lease.liveConductors().filter((x) => x !== self)) {
+        try {
+          return await call(c, 'arqAttach', [arqUuid, b]) as BoundTo;
+        } catch (err) {
+          last = err;
+        }
+      }
+      throw last;
+    },
+    release: async (arqUuid, boundTo) => {
+      const host = hostOfArq(arqUuid);
+      const owner = host ? lease.ownerOf(host) : undefined;
+      // Our own host, yet the accelerator is not here: it is gone, and its handle with it.
+      if (owner === self) return;
+      if (owner) {
+        await call(owner, 'arqRelease', [arqUuid, boundTo, true]);
+        return;
+      }
+      const answers = await Promise.all(lease.liveConductors().filter((c) => c !== self).map((c) => call(c, 'arqRelease', [arqUuid, boundTo, false])));
+      if (answers.includes(true) || !boundTo) return;
+      // A recorded handle that no live conductor holds, on a host whose lease is still recorded:
+      // the host is between owners (a takeover). Unbinding now would leave the handle taken for
+      // good; the caller retries instead. (A host with no lease record at all is gone.)
+      if (!host || lease.recorded(host)) {
+        throw new CyborgError('lease.not_owner', `no live conductor holds accelerator ${boundTo.acceleratorId} right now; retry the unbind`, { acceleratorId: boundTo.acceleratorId });
+      }
+    },
   };
 }
 
