@@ -179,6 +179,9 @@ function toBusError(err: unknown, subject: string, timeoutMs: number): BusError 
   return new BusError('bus.no_responder', `request on ${subject} failed: ${e?.message ?? String(err)}`, { subject });
 }
 
+/** Between reconnect attempts to one server: a restarted server is found within half a second. */
+export const NATS_RECONNECT_WAIT_MS = 500;
+
 export interface ConnectOptions {
   url: string;
   /** The client name the server shows (`cyborg-agent-<host>`, …). */
@@ -199,7 +202,7 @@ export async function connectBus(opts: ConnectOptions): Promise<NatsBus> {
     servers: opts.url.split(','),
     name: opts.name,
     maxReconnectAttempts: -1,
-    reconnectTimeWait: 500,
+    reconnectTimeWait: NATS_RECONNECT_WAIT_MS,
     waitOnFirstConnect: true,
     pingInterval: 10_000,
     // Every request would otherwise build two Error objects up front (their stack traces are the

@@ -28,6 +28,7 @@ describe.skipIf(!svc.nats)('an agent on its own host: registration, discovery, d
   });
 
   it('registers the agent process and shows what it discovered', async () => {
+    dep.logsOnFailure();
     agent = await dep.agent('node-a');
     const api = await dep.api();
     const accs = await waitFor(() => (api.listAccelerators({ host: 'node-a' }).length === 2 ? api.listAccelerators({ host: 'node-a' }) : undefined), 'two accelerators of node-a');
@@ -37,6 +38,7 @@ describe.skipIf(!svc.nats)('an agent on its own host: registration, discovery, d
   });
 
   it('loses nothing when the agent dies and comes back, and never runs a command twice', async () => {
+    dep.logsOnFailure();
     const api = dep.client!;
     const [fpga, gpu] = [...api.listAccelerators({ host: 'node-a' })].sort((a, b) => a.deviceType.localeCompare(b.deviceType));
     await api.act(fpga!.id, { type: 'ENABLE' });

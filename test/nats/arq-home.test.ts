@@ -46,6 +46,7 @@ describe.skipIf(!svc.nats || !svc.postgres)('ARQs with several conductors', { ti
   });
 
   it('serves every ARQ call from the home, binds devices the other conductor holds, and survives the home\'s death', async () => {
+    dep.logsOnFailure();
     await waitFor(() => api.listAccelerators().length === 4, 'both hosts\' accelerators');
     for (const host of ['node-a', 'node-b']) expect((await api.act(fpgaOf(host).id, { type: 'ENABLE' })).state).toBe('ready');
     const owners = { a: (await ownerOf('node-a'))!, b: (await ownerOf('node-b'))! };

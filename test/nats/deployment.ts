@@ -11,8 +11,9 @@ import { RemoteControlPlane } from '../../api/remote-control-plane.js';
 import { connectBus, type NatsBus } from '../../bus/nats.js';
 import { Kvm } from '@nats-io/kv';
 import { Type } from '@sinclair/typebox';
+import { onTestFailed } from 'vitest';
 import { Subjects } from '../../bus/subjects.js';
-import { captureLog, RoleProcess, waitFor } from './helpers.js';
+import { captureLog, RoleProcess, waitFor, type LogLine } from './helpers.js';
 
 /** Short timings so that liveness plays out in seconds. */
 export const FAST: Record<string, string> = {
@@ -85,6 +86,18 @@ export class Deployment {
     return this.bus.request(Subjects.service(role, id, 'STATS'), Type.Object({}), Type.Record(Type.String(), Type.Unknown()), {}, { timeoutMs: 5_000 });
   }
 
+  /**
+   * Call inside a test: if it fails, the log of every role process and of the test's own client
+   * is printed (what a CI run keeps), so that a failure seen once can be read, not guessed at.
+   */
+  logsOnFailure(): void {
+    onTestFailed(() => {
+      const out = [...this.procs.map((p) => [p.name, p.lines] as const), ['test client', this.clientLog.lines()] as const]
+        .map(([name, lines]) => `--- ${name} (last ${TAIL} lines, transitions and debug left out)\n${tail(lines)}`);
+      process.stderr.write(`${out.join('\n')}\n`);
+    });
+  }
+
   async stop(): Promise<void> {
     this.client?.stop();
     await Promise.all(this.procs.map((p) => p.kill('SIGKILL')));
@@ -93,4 +106,16 @@ export class Deployment {
     await this.bus?.close();
     rmSync(this.dir, { recursive: true, force: true });
   }
+}
+
+const TAIL = 120;
+const LEFT_OUT = new Set(['transition', 'flush', 'NATS status']);
+
+/** A process's log as lines to read: time, level, message and its fields. */
+function tail(lines: LogLine[]): string {
+  return lines.filter((l) => l.level >= 30 && !LEFT_OUT.has(l.msg)).slice(-TAIL).map((l) => {
+    const { level, msg, time, pid: _pid, hostname: _h, ...rest } = l;
+    const at = typeof time === 'number' ? new Date(time).toISOString().slice(11, 23) : '';
+    return `${at} ${level >= 50 ? 'ERROR' : level >= 40 ? 'WARN ' : 'INFO '} ${msg} ${JSON.stringify(rest)}`;
+  }).join('\n');
 }

@@ -28,6 +28,7 @@ describe.skipIf(!svc.nats || !svc.postgres)('conductor fail-over', { timeout: 30
   });
 
   it('takes the dead conductor\'s host over and loses no acknowledged transition', async () => {
+    dep.logsOnFailure();
     const api = await dep.api();
     await waitFor(() => api.listAccelerators({ host: 'node-f' }).length === 2, 'node-f accelerators');
     const [fpga, gpu] = [...api.listAccelerators({ host: 'node-f' })].sort((a, b) => a.deviceType.localeCompare(b.deviceType));

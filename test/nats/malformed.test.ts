@@ -27,6 +27,7 @@ describe.skipIf(!svc.nats)('malformed messages on every subject', { timeout: 300
   });
 
   it('drops them with a log line and keeps serving', async () => {
+    dep.logsOnFailure();
     const listeners: [string, RoleProcess | 'api'][] = [
       [Subjects.register, conductor],
       [Subjects.inventory, conductor],

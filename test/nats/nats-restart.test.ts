@@ -25,6 +25,7 @@ describe.skipIf(!natsServerInstalled)('a NATS server restart under a running dep
   });
 
   it('reconnects every process and resyncs the agent after the server returns', async () => {
+    dep.logsOnFailure();
     const api = await dep.api();
     await waitFor(() => api.listAccelerators({ host: 'node-n' }).length === 2, 'node-n accelerators');
     const gpu = api.listAccelerators({ host: 'node-n' }).find((a) => a.deviceType === 'GPU')!;
