@@ -9,7 +9,8 @@
  * DATABASE_URL names the server (default postgres://postgres@127.0.0.1:5432/test); the bench
  * makes and drops its own database; BENCH_PIPELINE sets the journal's flush pipeline depth
  * (1: one flush at a time, to compare); BENCH_PHASE_MS each phase's length, BENCH_WARM_MS and
- * BENCH_HALF_MS the half-peak phase's warm-up and measured window (see `ours`).
+ * BENCH_HALF_MS the half-peak phase's warm-up and measured window (see `ours`); BENCH_ONLY=c1k
+ * or c10k runs that line of (c) alone, without the baselines.
  */
 import { randomBytes } from 'node:crypto';
 import { appendFileSync } from 'node:fs';
@@ -260,6 +261,26 @@ async function ours(journal: Counted, hosts: number, perHost: number, callers: n
   return { rate, statementsPerTransition, p50: pct(lat, 50), p99: pct(lat, 99), halfRate, halfP50: pct(half, 50), halfP99: pct(half, 99), halfP999: pct(half, 99.9), halfMax: half[half.length - 1] ?? NaN, halfCount: half.length, halfMajorGcs: majorGcs };
 }
 
+const LINES = [[1, 1_000, 250], [10, 1_000, 1_000]] as const;
+const ONLY = process.env.BENCH_ONLY;
+if (ONLY !== undefined && ONLY !== 'c1k' && ONLY !== 'c10k') throw new Error(`BENCH_ONLY is c1k or c10k, not ${ONLY}`);
+
+/** (a), (b), (j) and (r), printed: the baselines (c) is measured against. */
+async function baselines(url: string): Promise<{ a: number; b: number; mem: number }> {
+  const a = await rawBatched(url);
+  console.log(`(a) raw batched UPDATE … FROM unnest (1,000 rows/statement): ${fmt(a)} rows/s`);
+  const b = await naive(url);
+  console.log(`(b) naive, one transaction per transition (pg, pool 4, 64 callers): ${fmt(b)} transitions/s`);
+  const jr = await journalAlone(url);
+  console.log(`(j) the journal alone, 1,000 concurrent committers over 10,000 accelerators: ${fmt(jr.rate)} transitions/s, ${fmt(jr.statementsPerTransition, 3)} statements/transition, p50 ${fmt(jr.p50, 1)} ms, p99 ${fmt(jr.p99, 1)} ms`);
+  console.log(`    ratios: journal / naive = ${fmt(jr.rate / b, 2)}x, journal / raw = ${fmt((100 * jr.rate) / a, 1)}%`);
+  // The runtime alone (memory journal): the ceiling any journal can reach on this machine.
+  // Its half-peak window is short: the memory journal keeps every transition it is given.
+  const mem = await ours(memoryJournal(), 1, 1_000, 250, { warmMs: 0, ms: PHASE_MS });
+  console.log(`(r) reference, the actor runtime alone (memory journal), 1,000 accelerators, 250 callers: ${fmt(mem.rate)} transitions/s, p99 ${fmt(mem.p99, 1)} ms; at half its peak p50 ${fmt(mem.halfP50, 1)} ms, p99 ${fmt(mem.halfP99, 1)} ms`);
+  return { a, b, mem: mem.rate };
+}
+
 async function main(): Promise<void> {
   const name = `cyborg_bench_${randomBytes(4).toString('hex')}`;
   await admin(`create database "${name}"`);
@@ -269,25 +290,20 @@ async function main(): Promise<void> {
     await migrate(orm);
     await orm.close();
 
-    const a = await rawBatched(url);
-    console.log(`(a) raw batched UPDATE … FROM unnest (1,000 rows/statement): ${fmt(a)} rows/s`);
-    const b = await naive(url);
-    console.log(`(b) naive, one transaction per transition (pg, pool 4, 64 callers): ${fmt(b)} transitions/s`);
-    const jr = await journalAlone(url);
-    console.log(`(j) the journal alone, 1,000 concurrent committers over 10,000 accelerators: ${fmt(jr.rate)} transitions/s, ${fmt(jr.statementsPerTransition, 3)} statements/transition, p50 ${fmt(jr.p50, 1)} ms, p99 ${fmt(jr.p99, 1)} ms`);
-    console.log(`    ratios: journal / naive = ${fmt(jr.rate / b, 2)}x, journal / raw = ${fmt((100 * jr.rate) / a, 1)}%`);
-    // The runtime alone (memory journal): the ceiling any journal can reach on this machine.
-    // Its half-peak window is short: the memory journal keeps every transition it is given.
-    const mem = await ours(memoryJournal(), 1, 1_000, 250, { warmMs: 0, ms: PHASE_MS });
-    console.log(`(r) reference, the actor runtime alone (memory journal), 1,000 accelerators, 250 callers: ${fmt(mem.rate)} transitions/s, p99 ${fmt(mem.p99, 1)} ms; at half its peak p50 ${fmt(mem.halfP50, 1)} ms, p99 ${fmt(mem.halfP99, 1)} ms`);
-    for (const [hosts, perHost, callers] of [[1, 1_000, 250], [10, 1_000, 1_000]] as const) {
+    // BENCH_ONLY=c1k or c10k runs that line of (c) alone, without baselines (no ratios): for
+    // studying its tail over many fresh processes, each a few seconds shorter.
+    const only = ONLY ? LINES.filter(([hosts]) => (ONLY === 'c1k' ? hosts === 1 : hosts === 10)) : LINES;
+    const base = ONLY ? null : await baselines(url);
+    for (const [hosts, perHost, callers] of only) {
       const c = await ours(pgJournal(url), hosts, perHost, callers);
       console.log(`(c) ours, ${fmt(hosts * perHost)} accelerators, ${callers} concurrent callers:`);
       console.log(`    ${fmt(c.rate)} persisted transitions/s (each with its audit row), ${fmt(c.statementsPerTransition, 3)} statements/transition`);
       console.log(`    ack latency at peak: p50 ${fmt(c.p50, 1)} ms, p99 ${fmt(c.p99, 1)} ms`);
       console.log(`    at half the peak (${fmt(c.halfRate)} transitions/s, ${fmt(c.halfCount)} requests over ${fmt(HALF_MS / 1_000)} s after ${fmt(WARM_MS / 1_000)} s of warm-up): p50 ${fmt(c.halfP50, 1)} ms, p99 ${fmt(c.halfP99, 1)} ms  (target p99 <= 50 ms: ${c.halfP99 <= 50 ? 'met' : 'NOT met'}), p99.9 ${fmt(c.halfP999, 1)} ms, max ${fmt(c.halfMax, 1)} ms`);
       console.log(`    major GCs in that window: ${c.halfMajorGcs.length}${c.halfMajorGcs.length ? ` (atomic pauses ${c.halfMajorGcs.map((d) => fmt(d, 0)).join(', ')} ms; their incremental marking before each is not counted)` : ''}`);
-      console.log(`    ours / runtime alone = ${fmt((100 * c.rate) / mem.rate, 1)}%`);
+      if (!base) continue;
+      const { a, b, mem } = base;
+      console.log(`    ours / runtime alone = ${fmt((100 * c.rate) / mem, 1)}%`);
       console.log(`    ratios: ours / naive = ${fmt(c.rate / b, 2)}x (target >= 5x: ${c.rate / b >= 5 ? 'met' : 'NOT met'}), ours / raw = ${fmt((100 * c.rate) / a, 1)}% (target >= 25%: ${c.rate / a >= 0.25 ? 'met' : 'NOT met'})`);
     }
   } finally {
