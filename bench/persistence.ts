@@ -23,6 +23,8 @@ import { MemoryJournal, type Journal } from '../actors/journal.js';
 import { InProcessBus } from '../bus/in-process.js';
 import { migrate, openOrm } from '../db/config.js';
 import { PgJournal } from '../db/pg-journal.js';
+import { loadConfig } from '../config/index.js';
+import { keepHeapHeadroom } from '../roles/gc-headroom.js';
 import { FakeDriver } from '../drivers/fake/index.js';
 import { DriverRegistry } from '../drivers/registry.js';
 
@@ -282,6 +284,11 @@ async function baselines(url: string): Promise<{ a: number; b: number; mem: numb
 }
 
 async function main(): Promise<void> {
+  // (c) runs the conductor's runtime in this process: with the heap headroom the conductor role
+  // keeps (CYBORG_GC_HEADROOM_MB, default 1024; 0 measures V8's own sizing).
+  const headroomMb = loadConfig().persistence.gcHeadroomMb;
+  keepHeapHeadroom(headroomMb * 2 ** 20, log);
+  console.log(`heap headroom for major GCs: ${headroomMb} MiB (CYBORG_GC_HEADROOM_MB)`);
   const name = `cyborg_bench_${randomBytes(4).toString('hex')}`;
   await admin(`create database "${name}"`);
   const url = dbUrl(name);

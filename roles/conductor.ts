@@ -10,6 +10,7 @@ import { Conductor } from '../actors/conductor.js';
 import { startPlacementSync } from '../actors/placement-sync.js';
 import { FencedJournal } from '../actors/fenced-journal.js';
 import { HostRouter } from '../actors/host-router.js';
+import { keepHeapHeadroom } from './gc-headroom.js';
 import type { Journal } from '../actors/journal.js';
 import { LeaseTable } from '../actors/lease.js';
 import { serveControlPlane, ViewPublisher } from '../api/conductor-responder.js';
@@ -51,6 +52,8 @@ export async function startConductor(config: Config, log: Logger, deps: { journa
   const id = d.conductorId ?? `${hostname()}-${randomUUID().slice(0, 8)}`;
   log = log.child({ role: 'conductor', conductorId: id });
   const metrics = new Metrics('conductor');
+  // Fewer, not shorter, mark-compacts: each one stalls acknowledgements (see gc-headroom.ts).
+  const headroom = keepHeapHeadroom(config.persistence.gcHeadroomMb * 2 ** 20, log);
   const bus = await roleBus(config, log, `cyborg-conductor-${id}`, metrics);
   const inner = deps.journal ?? await roleJournal(config, log);
   let lease: LeaseTable | undefined;
@@ -150,6 +153,7 @@ export async function startConductor(config: Config, log: Logger, deps: { journa
     stop: () => (stopped ??= (async () => {
       for (const o of offs) o();
       placement?.stop();
+      headroom();
       await conductor.stop();
       await nova.stop();
       publisher?.stop();

@@ -1,0 +1,58 @@
+import { constants, PerformanceObserver } from 'node:perf_hooks';
+import v8 from 'node:v8';
+import type { Logger } from 'pino';
+
+/**
+ * Room for the conductor's old generation to grow past its live size between major GCs.
+ *
+ * Why: V8 lets the old generation grow to at most ~4× what the last mark-compact left live. A
+ * conductor under load promotes ~2.4 KB per transition (each accelerator's current snapshot
+ * outlives two scavenges), so with 10,000 accelerators at half its peak a mark-compact came every
+ * ~13 s, and each stalls acknowledgements for 100–250 ms on a small machine: the p99 at half the
+ * peak was ~60–110 ms over a minute (bench:persistence, docs/persistence.md). With room for a
+ * fixed amount more, they come several times less often, and the minute's p99 was 34–37 ms.
+ *
+ * The room is absolute, not a factor: what is live after each mark-compact sets the growing
+ * factor for the next (V8's `--heap-growing-percent`, read at every GC), so a small conductor
+ * gets a large factor, and one whose live heap is over a quarter of the headroom (100,000
+ * accelerators) keeps V8's own sizing. V8's heap limit (set from the machine's or container's
+ * memory) still bounds it.
+ */
+export function keepHeapHeadroom(headroomBytes: number, log: Logger): () => void {
+  if (headroomBytes <= 0) return () => undefined;
+  let current = -1;
+  const apply = (): void => {
+    const live = v8.getHeapStatistics().used_heap_size;
+    const percent = growingPercentFor(live, headroomBytes);
+    if (percent === current) return;
+    current = percent;
+    v8.setFlagsFromString(`--heap-growing-percent=${percent}`);
+    log.debug({ liveMiB: Math.round(live / 2 ** 20), heapGrowingPercent: percent }, 'heap headroom set');
+  };
+  apply();
+  const gcs = new PerformanceObserver((list) => {
+    if (list.getEntries().some((e) => (e as unknown as { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR)) apply();
+  });
+  gcs.observe({ entryTypes: ['gc'] });
+  return () => {
+    gcs.disconnect();
+    // The flag is the process's: a stopped conductor leaves V8 to its own (tests start many).
+    if (current > 0) v8.setFlagsFromString('--heap-growing-percent=0');
+  };
+}
+
+/**
+ * Below a 5× factor the heap is left to V8 (0 = its heuristics): its own factor reaches 4× and is
+ * often less for a large heap, so asking for 3–4× would make a big conductor hold more memory
+ * than V8 would (bench:fleet, 100,000 accelerators, ~330 MB live: 812 instead of 582 MiB RSS).
+ */
+const MIN_PERCENT = 400;
+/** However small the live heap, the factor stays bounded (a near-empty heap would ask for ∞). */
+const MAX_PERCENT = 2_000;
+
+/** The `--heap-growing-percent` that leaves `headroomBytes` past `liveBytes`, or 0 for V8's own. */
+export function growingPercentFor(liveBytes: number, headroomBytes: number): number {
+  const percent = Math.round((100 * headroomBytes) / Math.max(1, liveBytes));
+  if (percent < MIN_PERCENT) return 0;
+  return Math.min(MAX_PERCENT, percent);
+}
