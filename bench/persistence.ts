@@ -32,7 +32,7 @@ const BASE = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/tes
 const PHASE_MS = Number(process.env.BENCH_PHASE_MS ?? 4_000);
 /** The half-peak phase: a warm-up at that rate, then the window its latencies are taken from. */
 const WARM_MS = Number(process.env.BENCH_WARM_MS ?? 1_000);
-const HALF_MS = Number(process.env.BENCH_HALF_MS ?? 12_000);
+const HALF_MS = Number(process.env.BENCH_HALF_MS ?? 60_000);
 /**
  * BENCH_TIMELINE names a file to append each half-peak request to ("<accelerators> <start ms>
  * <latency ms>") and each flush ("F <end ms> <duration ms> <changes>"), to line up with --trace-gc.
@@ -205,8 +205,9 @@ async function ours(journal: Counted, hosts: number, perHost: number, callers: n
   // Open loop at half the peak: requests are started on a clock, whoever is free takes one. The
   // first WARM_MS are not counted: the peak just before left the heap full of what its requests
   // kept alive, and the p99 asked for is the one at half the peak, not at the peak's aftermath.
-  // The window is long (HALF_MS) because at this rate a major GC comes every few seconds: a short
-  // window reads "was there one in it", a long one counts each at its real frequency.
+  // The window is long (HALF_MS, a minute) because with the conductor's heap headroom a major GC
+  // comes every 30-60 s at this rate, and each stalls acks: a short window reads "was there one
+  // in it", a long one counts each at its real frequency.
   const halfTarget = rate / 2;
   const requestsPerSec = halfTarget / 2; // each request is two transitions (→ installing → ready)
   const half: number[] = [];

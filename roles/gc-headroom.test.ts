@@ -8,9 +8,9 @@ describe('heap headroom', () => {
     expect(growingPercentFor(150 * MiB, 1024 * MiB)).toBe(683);
   });
 
-  it('leaves a live heap over a quarter of the headroom to V8, whose own factor is at most 4x', () => {
-    expect(growingPercentFor(256 * MiB, 1024 * MiB)).toBe(400);
-    expect(growingPercentFor(330 * MiB, 1024 * MiB)).toBe(0);
+  it('leaves a live heap over a third of the headroom to V8, whose own factor is at most 4x', () => {
+    expect(growingPercentFor(330 * MiB, 1024 * MiB)).toBe(310);
+    expect(growingPercentFor(342 * MiB, 1024 * MiB)).toBe(0);
     expect(growingPercentFor(1024 * MiB, 1024 * MiB)).toBe(0);
   });
 

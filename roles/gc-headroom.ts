@@ -14,15 +14,14 @@ import type { Logger } from 'pino';
  *
  * The room is absolute, not a factor: what is live after each mark-compact sets the growing
  * factor for the next (V8's `--heap-growing-percent`, read at every GC), so a small conductor
- * gets a large factor, and one whose live heap is over a quarter of the headroom (100,000
- * accelerators) keeps V8's own sizing. V8's heap limit (set from the machine's or container's
- * memory) still bounds it.
+ * gets a large factor, and one whose live heap is over a third of the headroom keeps V8's own
+ * sizing. V8's heap limit (set from the machine's or container's memory) still bounds it.
  */
 export function keepHeapHeadroom(headroomBytes: number, log: Logger): () => void {
   if (headroomBytes <= 0) return () => undefined;
   let current = -1;
   const apply = (): void => {
-    const live = v8.getHeapStatistics().used_heap_size;
+    const live = oldGenerationUsed();
     const percent = growingPercentFor(live, headroomBytes);
     if (percent === current) return;
     current = percent;
@@ -42,17 +41,24 @@ export function keepHeapHeadroom(headroomBytes: number, log: Logger): () => void
 }
 
 /**
- * Below a 5× factor the heap is left to V8 (0 = its heuristics): its own factor reaches 4× and is
- * often less for a large heap, so asking for 3–4× would make a big conductor hold more memory
- * than V8 would (bench:fleet, 100,000 accelerators, ~330 MB live: 812 instead of 582 MiB RSS).
+ * V8's own growing factor reaches 4× (300 %); a headroom that asks for less is left to V8 (0 =
+ * its heuristics), so that a conductor never collects more often than V8 would at its most
+ * generous.
  */
-const MIN_PERCENT = 400;
+const MIN_PERCENT = 300;
+
+/** What the old generation holds now: right after a mark-compact, about what is live. */
+function oldGenerationUsed(): number {
+  let bytes = 0;
+  for (const s of v8.getHeapSpaceStatistics()) if (!s.space_name.startsWith('new_')) bytes += s.space_used_size;
+  return bytes;
+}
 /** However small the live heap, the factor stays bounded (a near-empty heap would ask for ∞). */
 const MAX_PERCENT = 2_000;
 
 /** The `--heap-growing-percent` that leaves `headroomBytes` past `liveBytes`, or 0 for V8's own. */
 export function growingPercentFor(liveBytes: number, headroomBytes: number): number {
   const percent = Math.round((100 * headroomBytes) / Math.max(1, liveBytes));
-  if (percent < MIN_PERCENT) return 0;
+  if (percent <= MIN_PERCENT) return 0;
   return Math.min(MAX_PERCENT, percent);
 }
