@@ -8,9 +8,10 @@ import type { Logger } from 'pino';
  * Why: V8 lets the old generation grow to at most ~4× what the last mark-compact left live. A
  * conductor under load promotes ~2.4 KB per transition (each accelerator's current snapshot
  * outlives two scavenges), so with 10,000 accelerators at half its peak a mark-compact came every
- * ~13 s, and each stalls acknowledgements for 100–250 ms on a small machine: the p99 at half the
- * peak was ~60–110 ms over a minute (bench:persistence, docs/persistence.md). With room for a
- * fixed amount more, they come several times less often, and the minute's p99 was 34–37 ms.
+ * ~13 s, and each stalls acknowledgements for 100–250 ms on a small machine: the p99 over a
+ * minute at half the peak was 71 and 94 ms (bench:persistence, docs/persistence.md). With a
+ * gibibyte of room they come every 30–60 s, and it was 24–28 ms in 3 runs of 5 (58 and 73 ms in
+ * the others: one stall can still cost more than 1 % of a minute).
  *
  * The room is absolute, not a factor: what is live after each mark-compact sets the growing
  * factor for the next (V8's `--heap-growing-percent`, read at every GC), so a small conductor
@@ -47,14 +48,15 @@ export function keepHeapHeadroom(headroomBytes: number, log: Logger): () => void
  */
 const MIN_PERCENT = 300;
 
+/** However small the live heap, the factor stays bounded (a near-empty heap would ask for ∞). */
+const MAX_PERCENT = 2_000;
+
 /** What the old generation holds now: right after a mark-compact, about what is live. */
 function oldGenerationUsed(): number {
   let bytes = 0;
   for (const s of v8.getHeapSpaceStatistics()) if (!s.space_name.startsWith('new_')) bytes += s.space_used_size;
   return bytes;
 }
-/** However small the live heap, the factor stays bounded (a near-empty heap would ask for ∞). */
-const MAX_PERCENT = 2_000;
 
 /** The `--heap-growing-percent` that leaves `headroomBytes` past `liveBytes`, or 0 for V8's own. */
 export function growingPercentFor(liveBytes: number, headroomBytes: number): number {
