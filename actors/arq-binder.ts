@@ -7,6 +7,8 @@ export interface ArqBinderDeps {
   byRp(rpUuid: string): AcceleratorActor | undefined;
   /** The accelerator `id`; throws when it is gone. */
   byId(id: string): AcceleratorActor;
+  /** Whether this conductor holds the accelerator. */
+  has(id: string): boolean;
   /** Where an ARQ holds a handle according to the accelerators themselves (after an interrupted bind). */
   heldBy(arqUuid: string): BoundTo | undefined;
   /**
@@ -53,18 +55,9 @@ export class ArqBinder {
   unbind(arqUuid: string, boundTo: BoundTo | null, local = false): Promise<void> {
     const held = boundTo ?? this.deps.heldBy(arqUuid);
     // Not one of ours (or nothing here holds it): the conductor holding the accelerator releases it.
-    if ((!held || !this.isLocal(held.acceleratorId)) && this.deps.remote && !local) return this.deps.remote.release(arqUuid, held ?? null);
+    if ((!held || !this.deps.has(held.acceleratorId)) && this.deps.remote && !local) return this.deps.remote.release(arqUuid, held ?? null);
     if (!held) return Promise.resolve();
     return this.exclusive(held.acceleratorId, () => this.detachHandle(arqUuid, held));
-  }
-
-  private isLocal(acceleratorId: string): boolean {
-    try {
-      this.deps.byId(acceleratorId);
-      return true;
-    } catch {
-      return false;
-    }
   }
 
   /**

@@ -67,7 +67,7 @@ export class Conductor implements ControlPlane {
       }, opts.timing.driverOpTimeoutMs, opts.acceleratorMachine ?? acceleratorMachine),
     };
     this.binder = new ArqBinder({
-      byRp: (rp) => this.acceleratorByRp(rp), byId: (id) => this.acceleratorActor(id), heldBy: (arq) => this.heldBy(arq), log: opts.log,
+      byRp: (rp) => this.acceleratorByRp(rp), byId: (id) => this.acceleratorActor(id), has: (id) => this.findAccelerator(id) !== undefined, heldBy: (arq) => this.heldBy(arq), log: opts.log,
       ...(opts.remoteArqs ? { remote: opts.remoteArqs } : {}),
     });
     this.arqLogic = arqLogic((u, b) => this.binder.bind(u, b), (u, boundTo) => this.binder.unbind(u, boundTo));
@@ -159,6 +159,13 @@ export class Conductor implements ControlPlane {
   }
 
   acceleratorActor(id: string): AcceleratorActor {
+    const a = this.findAccelerator(id);
+    if (!a) throw new NotFoundError('accelerator.not_found', id);
+    return a;
+  }
+
+  /** The accelerator's actor if one of this conductor's hosts has it. */
+  findAccelerator(id: string): AcceleratorActor | undefined {
     // Which host holds an accelerator, remembered: a scan of every host per request is 10,000
     // map lookups in a large fleet. A stale hint (host released, actor restarted) falls back to the scan.
     const hint = this.hostOf.get(id);
@@ -171,7 +178,7 @@ export class Conductor implements ControlPlane {
         return a;
       }
     }
-    throw new NotFoundError('accelerator.not_found', id);
+    return undefined;
   }
 
   /** The handle an ARQ holds, found in the accelerators' allocations (a scan: rare, see ArqBinder.unbind). */
@@ -315,13 +322,8 @@ export class Conductor implements ControlPlane {
   async releaseForArq(arqUuid: string, boundTo: BoundTo | null, asOwner = false): Promise<boolean> {
     this.assertRunning();
     const held = boundTo ?? this.heldBy(arqUuid);
-    if (!held) return asOwner;
-    let actor: AcceleratorActor;
-    try {
-      actor = this.acceleratorActor(held.acceleratorId);
-    } catch {
-      return asOwner;
-    }
+    const actor = held ? this.findAccelerator(held.acceleratorId) : undefined;
+    if (!held || !actor) return asOwner;
     await this.binder.unbind(arqUuid, held, true);
     await actor.flushed();
     return true;

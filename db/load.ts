@@ -104,10 +104,10 @@ export async function loadDocuments(em: EntityManager): Promise<Recovered['docum
     em.find(DeviceProfile, {}, { orderBy: { id: 'asc' } }),
     em.find(Document, {}, { orderBy: { collection: 'asc', id: 'asc' } }),
   ]);
-  const out: Pick<Recovered, 'documents'> = { documents: [] };
+  const documents: Recovered['documents'] = [];
   for (const p of profiles) {
     const groups = (JSON.parse(p.profileJson) as { groups?: unknown[] }).groups ?? [];
-    out.documents.push({
+    documents.push({
       collection: 'device_profiles', id: p.uuid,
       body: {
         uuid: p.uuid, name: p.name, description: p.description ?? null, groups, createdAt: p.createdAt.toISOString(),
@@ -115,8 +115,8 @@ export async function loadDocuments(em: EntityManager): Promise<Recovered['docum
       },
     });
   }
-  for (const d of docs) out.documents.push({ collection: d.collection, id: d.id, body: d.body });
-  return out.documents;
+  for (const d of docs) documents.push({ collection: d.collection, id: d.id, body: d.body });
+  return documents;
 }
 
 /** The newest `limit` log rows of one id, returned oldest first. */
