@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from 'pino';
-import { initialTransition, type AnyActorRef } from 'xstate';
+import { initialTransition } from 'xstate';
 import type { DeployableT, DeviceT } from '../bus/schemas.js';
 import { rpUuidOf } from '../drivers/ids.js';
 import { CyborgError, isCyborgError, TransitionInvalidError } from '../errors/index.js';
@@ -10,7 +10,9 @@ import {
 } from '../machines/index.js';
 import type { EventHub } from './events.js';
 import type { Journal, MachineRecord, TransitionRecord } from './journal.js';
-import { MachineHost, type MachineOwner, type RequestMeta } from './machine-host.js';
+import { FlatHost } from './flat-host.js';
+import { FlatMachine, type FlatSelf } from './flat-machine.js';
+import type { MachineOwner, RequestMeta } from './machine-host.js';
 import type { Passivation, Restable } from './passivation.js';
 
 /** What discovery says about one accelerator: its device and its deployable. */
@@ -47,9 +49,6 @@ export interface AcceleratorView {
 }
 
 type BusyProbe = { hasTag(tag: string): boolean };
-
-/** Tags by (machine, state): they belong to the state nodes, not to any one actor. */
-const TAGS_MEMO = new WeakMap<object, Map<string, string[]>>();
 
 const SETTLED: Promise<void> = Promise.resolve();
 
@@ -146,7 +145,7 @@ class OpOutcome {
   private done = false;
   private readonly timer: NodeJS.Timeout;
 
-  constructor(private readonly self: AnyActorRef, input: DriverOpInput, timeoutMs: number) {
+  constructor(private readonly self: FlatSelf, input: DriverOpInput, timeoutMs: number) {
     this.timer = setTimeout(() => this.send({ type: 'OP_FAILED', seq: input.seq ?? 0, reason: `driver operation ${input.op} timed out` }), timeoutMs);
   }
 
@@ -173,7 +172,7 @@ export class AcceleratorActor implements MachineOwner, Restable {
   private spec: AcceleratorSpec;
   private fields: ReturnType<AcceleratorActor['specFields']>;
   /** The live machine, while awake (see Passivation); null at rest. */
-  private m: MachineHost<typeof acceleratorMachine> | null = null;
+  private m: FlatHost | null = null;
   /** The machine's record while at rest (when awake, the live machine's is the truth). */
   private current: MachineRecord;
   private lastUsed = 0;
@@ -210,11 +209,10 @@ export class AcceleratorActor implements MachineOwner, Restable {
   }
 
   /** The machine, started from the record if it was at rest. */
-  private live(): MachineHost<typeof acceleratorMachine> {
+  private live(): FlatHost {
     this.lastUsed = Date.now();
     if (!this.m) {
-      this.m = new MachineHost({ machine: this.rt.logic, input: undefined, record: this.current, log: this.rt.log, owner: this });
-      this.m.start();
+      this.m = new FlatHost(FlatMachine.of(this.rt.logic), this.current, this);
       this.rt.passivation.wake(this);
     }
     return this.m;
@@ -231,7 +229,7 @@ export class AcceleratorActor implements MachineOwner, Restable {
     if (!m) return true;
     if (this.lastUsed > idleSince || this.crashed || (this.waiters && this.waiters.size > 0)) return false;
     const snap = m.snapshot;
-    if (snap.status !== 'active' || snap.hasTag('busy') || Object.keys(snap.children).length > 0) return false;
+    if (snap.status !== 'active' || snap.hasTag('busy')) return false;
     this.current = m.record();
     this.m = null;
     m.stop();
@@ -262,7 +260,7 @@ export class AcceleratorActor implements MachineOwner, Restable {
   }
 
   get context(): AcceleratorContext {
-    return (this.m ? this.m.snapshot.context : this.current.context) as AcceleratorContext;
+    return (this.m ? this.m.context : this.current.context) as unknown as AcceleratorContext;
   }
 
   /** The last persisted record: what a supervisor restarts this actor from. */
@@ -292,10 +290,11 @@ export class AcceleratorActor implements MachineOwner, Restable {
   }
 
   private askMachine(r: MachineRecord, free: boolean): string[] {
-    // A machine at rest is asked through a snapshot resolved from its record (guards are pure).
-    const snap = this.m?.snapshot ?? this.rt.logic.resolveState({ value: r.value, context: r.context as unknown as AcceleratorContext });
-    const ctx = snap.context;
-    return allowedEvents(snap, {
+    // Asked of the record's state and context, awake or at rest alike: guards are pure.
+    const flat = FlatMachine.of(this.rt.logic);
+    const run = { node: flat.state(r.value), context: r.context };
+    const ctx = r.context as unknown as AcceleratorContext;
+    return allowedEvents({ can: (ev) => flat.can(run, ev) }, {
       ENABLE: { type: 'ENABLE' },
       DISABLE: { type: 'DISABLE' },
       PROGRAM: { type: 'PROGRAM' },
@@ -461,23 +460,15 @@ export class AcceleratorActor implements MachineOwner, Restable {
     };
   }
 
+  /** The tags of the state `r` is in (the state node's: no machine needed). */
+  private tags(r: MachineRecord): string[] {
+    return [...FlatMachine.of(this.rt.logic).state(r.value).tags];
+  }
+
   /**
    * The view of the committed record — or, for an internal caller that acknowledges nothing
    * itself (`awaitCommit: false`), of the live one.
    */
-  /** The tags of the state `r` is in. */
-  private tags(r: MachineRecord): string[] {
-    if (this.m) return [...this.m.snapshot.tags];
-    let memo = TAGS_MEMO.get(this.rt.logic);
-    if (!memo) TAGS_MEMO.set(this.rt.logic, (memo = new Map()));
-    let tags = memo.get(r.value);
-    if (!tags) {
-      tags = [...this.rt.logic.resolveState({ value: r.value, context: r.context as unknown as AcceleratorContext }).tags];
-      memo.set(r.value, tags);
-    }
-    return [...tags];
-  }
-
   private buildView(r: MachineRecord = this.committedRecord): AcceleratorView {
     const ctx = r.context as unknown as AcceleratorContext;
     const live = this.record();

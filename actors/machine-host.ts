@@ -54,14 +54,13 @@ function tracked<M extends AnyStateMachine>(machine: M): M {
   return t as M;
 }
 
-const NO_META: RequestMeta = Object.freeze({});
+export const NO_META: RequestMeta = Object.freeze({});
 
 /**
  * Runs one XState actor and turns its state changes into transition records: the common part of
- * every actor that hosts a machine (accelerator, ARQ, host). Keeps who asked for the current
- * change, so that internal follow-ups (a driver op finishing) are attributed to the same request.
- *
- * Keeps nothing per actor but what it needs: a conductor holds 100,000 of these.
+ * the ARQ and host actors (the accelerator's machine runs on FlatHost, flat-host.ts). Keeps who
+ * asked for the current change, so that internal follow-ups (a bind finishing) are attributed to
+ * the same request.
  */
 export class MachineHost<M extends AnyStateMachine> {
   readonly actor: AnyActorRef;
@@ -123,14 +122,22 @@ export class MachineHost<M extends AnyStateMachine> {
     if (to !== this.lastValue) {
       const from = this.lastValue;
       this.lastValue = to;
-      const ctxErr = (snap.context as { error?: { reason?: string } | string | null }).error;
-      const reason = typeof ctxErr === 'string' ? ctxErr : ctxErr?.reason;
-      const rec: Omit<TransitionRecord, 'kind' | 'id' | 'host'> = { event: event.type, from, to, at: new Date().toISOString() };
-      if (this.meta.requestId) rec.requestId = this.meta.requestId;
-      if (this.meta.actor) rec.actor = this.meta.actor;
-      if (reason && (to === 'error' || /Failed$/.test(to))) rec.reason = reason;
-      this.owner.onTransition(rec, { value: to, context: snap.context });
+      this.owner.onTransition(changeOf(from, to, snap.context, event, this.meta), { value: to, context: snap.context });
     }
     this.owner.onStep?.(snap);
   }
+}
+
+/**
+ * The log record of a state change from `from` to `to` caused by `event` on behalf of `meta`; an
+ * error state carries the reason the context gives.
+ */
+export function changeOf(from: string, to: string, context: Record<string, unknown>, event: { type: string }, meta: RequestMeta): Omit<TransitionRecord, 'kind' | 'id' | 'host'> {
+  const ctxErr = (context as { error?: { reason?: string } | string | null }).error;
+  const reason = typeof ctxErr === 'string' ? ctxErr : ctxErr?.reason;
+  const rec: Omit<TransitionRecord, 'kind' | 'id' | 'host'> = { event: event.type, from, to, at: new Date().toISOString() };
+  if (meta.requestId) rec.requestId = meta.requestId;
+  if (meta.actor) rec.actor = meta.actor;
+  if (reason && (to === 'error' || /Failed$/.test(to))) rec.reason = reason;
+  return rec;
 }
