@@ -11,6 +11,9 @@ import type { DriverRegistry } from '../drivers/registry.js';
 import { DriverCommandMessage, DriverCommandReply } from '../bus/driver-schemas.js';
 import { AgentDrivers } from './agent-drivers.js';
 
+/** The reply of a command that succeeded with nothing to report: kept once for all of them. */
+const DONE_EMPTY: CommandReplyMsg = Object.freeze({ ok: true as const, result: Object.freeze({}) });
+
 export interface AgentOptions {
   host: string;
   bus: Bus;
@@ -53,10 +56,12 @@ export class Agent {
   /**
    * Commands by idempotency key, in two generations: when the young one fills, it becomes the old
    * one and the old one is dropped. (Deleting a Map's first key per command instead leaves holes
-   * that every `keys().next()` walks over again.)
+   * that every `keys().next()` walks over again.) A command under way is kept as its promise, an
+   * answered one as its reply: a settled promise per remembered command was a fifth of what they
+   * cost, and the usual reply — done, nothing to say — is one shared object.
    */
-  private done = new Map<string, Promise<CommandReplyMsg>>();
-  private doneBefore = new Map<string, Promise<CommandReplyMsg>>();
+  private done = new Map<string, Promise<CommandReplyMsg> | CommandReplyMsg>();
+  private doneBefore = new Map<string, Promise<CommandReplyMsg> | CommandReplyMsg>();
   private readonly epoch: number;
   /** Which loaded drivers are installed on this host, at which version (install-driver & co.). */
   readonly driverStates: AgentDrivers;
@@ -138,19 +143,27 @@ export class Agent {
 
   /** Executes a command once per idempotency key. */
   execute(cmd: CommandMsg): Promise<CommandReplyMsg> {
-    let p = this.done.get(cmd.idempotencyKey) ?? this.doneBefore.get(cmd.idempotencyKey);
-    if (!p) {
-      // A result kept from before a restart is the answer: the operation is not repeated.
-      const kept = this.opts.memory?.commandResult(cmd.idempotencyKey);
-      const memory = this.opts.memory;
-      p = kept ? Promise.resolve(kept) : memory ? this.run(cmd).then(async (r) => (await memory.recordCommand(cmd.idempotencyKey, r), r)) : this.run(cmd);
-      this.done.set(cmd.idempotencyKey, p);
-      if (this.done.size >= 10_000) {
-        this.doneBefore = this.done;
-        this.done = new Map();
-      }
+    const key = cmd.idempotencyKey;
+    const seen = this.done.get(key) ?? this.doneBefore.get(key);
+    if (seen) return Promise.resolve(seen);
+    // A result kept from before a restart is the answer: the operation is not repeated.
+    const kept = this.opts.memory?.commandResult(key);
+    const memory = this.opts.memory;
+    const p = kept ? Promise.resolve(kept) : memory ? this.run(cmd).then(async (r) => (await memory.recordCommand(key, r), r)) : this.run(cmd);
+    this.done.set(key, p);
+    p.then((reply) => this.remember(key, p, reply), () => undefined);
+    if (this.done.size >= 10_000) {
+      this.doneBefore = this.done;
+      this.done = new Map();
     }
     return p;
+  }
+
+  /** Keeps an answered command's reply in place of its promise, in whichever generation holds it. */
+  private remember(key: string, p: Promise<CommandReplyMsg>, reply: CommandReplyMsg): void {
+    const kept = reply.ok && Object.keys(reply.result).length === 0 ? DONE_EMPTY : reply;
+    if (this.done.get(key) === p) this.done.set(key, kept);
+    else if (this.doneBefore.get(key) === p) this.doneBefore.set(key, kept);
   }
 
   private setDevices(devices: DeviceT[]): void {

@@ -44,7 +44,7 @@ export class FakeDriver implements Driver, Installer, Programmer, AttachPreparer
   private unhealthy = new Map<string, string>();
   private unplugged = new Set<string>();
   private devices: DriverDevice[];
-  /** The operations the driver ran (the last 10,000), in order: tests assert idempotency with it. */
+  /** The operations the driver ran (the last 1,000 or more), in order: tests assert idempotency with it. */
   readonly calls: { op: Op; key: string; deployableUuid: string }[] = [];
 
   constructor(private readonly opts: FakeDriverOptions) {
@@ -120,10 +120,11 @@ export class FakeDriver implements Driver, Installer, Programmer, AttachPreparer
 
   private async run(op: Op, req: OpRequest, result: () => OpResult): Promise<OpResult> {
     this.calls.push({ op, key: req.key, deployableUuid: req.deployable.uuid });
-    // A demo runs for days: keep the recent calls only.
-    // Trimmed in halves, not per call: splicing the front of 10,000 entries on every call costs
-    // more than the operation it records.
-    if (this.calls.length > 20_000) this.calls.splice(0, this.calls.length - 10_000);
+    // A demo runs for days: keep the recent calls only — a thousand is more than any test reads,
+    // and under load every entry kept is old-generation work for the GC (docs/persistence.md).
+    // Trimmed in halves, not per call: splicing the front on every call costs more than the
+    // operation it records.
+    if (this.calls.length > 2_000) this.calls.splice(0, this.calls.length - 1_000);
     const ms = this.delays.get(op) ?? this.delays.get('*') ?? 0;
     if (ms > 0) await delay(ms);
     const fault = this.faults.get(op);
