@@ -13,8 +13,8 @@
  * or c10k runs that line of (c) alone, without the baselines.
  */
 import { randomBytes } from 'node:crypto';
-import { appendFileSync } from 'node:fs';
-import { constants as perf, PerformanceObserver } from 'node:perf_hooks';
+import { appendFileSync, readFileSync } from 'node:fs';
+import { monitorEventLoopDelay, constants as perf, PerformanceObserver } from 'node:perf_hooks';
 import pg from 'pg';
 import pino from 'pino';
 import { Agent } from '../actors/agent.js';
@@ -49,11 +49,30 @@ function dbUrl(name: string): string {
   return u.toString();
 }
 
-async function admin(sql: string): Promise<void> {
+async function admin(sql: string): Promise<Record<string, unknown>[]> {
   const c = new pg.Client({ connectionString: BASE });
   await c.connect();
-  await c.query(sql);
-  await c.end();
+  try {
+    return (await c.query(sql)).rows;
+  } finally {
+    await c.end();
+  }
+}
+
+/** The machine's CPU ticks so far, all and stolen (a virtual machine's neighbours): Linux only. */
+function cpuTicks(): { total: number; steal: number } | null {
+  try {
+    const fields = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.trim().split(/\s+/).slice(1).map(Number);
+    return { total: fields.slice(0, 8).reduce((a, b) => a + b, 0), steal: fields[7] ?? 0 };
+  } catch {
+    return null;
+  }
+}
+
+/** Checkpoints PostgreSQL has started so far (each flushes dirty pages; commits slow meanwhile). */
+async function checkpoints(): Promise<number> {
+  const [row] = await admin('select checkpoints_timed + checkpoints_req as n from pg_stat_bgwriter');
+  return Number(row?.n ?? 0);
 }
 
 function pct(sorted: number[], p: number): number {
@@ -139,7 +158,7 @@ async function journalAlone(url: string, callers = 1_000): Promise<{ rate: numbe
   return { rate, statementsPerTransition, p50: pct(lat, 50), p99: pct(lat, 99) };
 }
 
-interface Ours { rate: number; statementsPerTransition: number; p50: number; p99: number; halfRate: number; halfP50: number; halfP99: number; halfP999: number; halfMax: number; halfCount: number; halfMajorGcs: number[] }
+interface Ours { rate: number; statementsPerTransition: number; p50: number; p99: number; halfRate: number; halfP50: number; halfP99: number; halfP999: number; halfMax: number; halfCount: number; halfMajorGcs: number[]; halfMinorGcMax: number; halfLoopDelayMax: number; halfOver50: number; halfCheckpoints: number; halfStealPct: number | null }
 
 /** What the runtime's journal has done so far (the PgJournal's stats, or the memory journal's log). */
 type Counted = Journal & { counts(): { transitions: number; statements: number } };
@@ -222,14 +241,25 @@ async function ours(journal: Counted, hosts: number, perHost: number, callers: n
   let issued = 0;
   // The major GCs inside the window, by their pauses: a miss of the tail target is one of them.
   const majorGcs: number[] = [];
+  // And what else can hold every ack up at once: the longest scavenge, the longest event-loop stall.
+  let minorGcMax = 0;
+  let checkpointsBefore = 0;
+  let ticksBefore: ReturnType<typeof cpuTicks> = null;
+  const loopDelay = monitorEventLoopDelay({ resolution: 5 });
   const gcs = new PerformanceObserver((list) => {
     for (const e of list.getEntries()) {
-      if (!warm && (e as unknown as { detail?: { kind?: number } }).detail?.kind === perf.NODE_PERFORMANCE_GC_MAJOR) majorGcs.push(e.duration);
+      if (warm) continue;
+      const kind = (e as unknown as { detail?: { kind?: number } }).detail?.kind;
+      if (kind === perf.NODE_PERFORMANCE_GC_MAJOR) majorGcs.push(e.duration);
+      else if (kind === perf.NODE_PERFORMANCE_GC_MINOR) minorGcMax = Math.max(minorGcMax, e.duration);
     }
   });
   gcs.observe({ entryTypes: ['gc'] });
   while (Date.now() - hStart < window.warmMs + window.ms) {
     if (warm && Date.now() >= measureFrom) {
+      loopDelay.enable();
+      checkpointsBefore = await checkpoints();
+      ticksBefore = cpuTicks();
       warm = false;
       measureFrom = Date.now();
       h0 = journal.counts().transitions;
@@ -254,6 +284,10 @@ async function ours(journal: Counted, hosts: number, perHost: number, callers: n
   }
   if (outstanding > 0) await new Promise<void>((r) => { drained = r; });
   gcs.disconnect();
+  loopDelay.disable();
+  const halfCheckpoints = journal instanceof MemoryJournal ? 0 : (await checkpoints()) - checkpointsBefore;
+  const ticksAfter = cpuTicks();
+  const halfStealPct = ticksBefore && ticksAfter ? (100 * (ticksAfter.steal - ticksBefore.steal)) / Math.max(1, ticksAfter.total - ticksBefore.total) : null;
   if (timeline) appendFileSync(TIMELINE!, `${timeline.splice(0).join('\n')}\n`);
   const halfRate = (journal.counts().transitions - h0) / ((Date.now() - measureFrom) / 1_000);
   half.sort((a, b) => a - b);
@@ -262,7 +296,7 @@ async function ours(journal: Counted, hosts: number, perHost: number, callers: n
   await conductor.stop();
   await bus.close();
   await journal.close();
-  return { rate, statementsPerTransition, p50: pct(lat, 50), p99: pct(lat, 99), halfRate, halfP50: pct(half, 50), halfP99: pct(half, 99), halfP999: pct(half, 99.9), halfMax: half[half.length - 1] ?? NaN, halfCount: half.length, halfMajorGcs: majorGcs };
+  return { rate, statementsPerTransition, p50: pct(lat, 50), p99: pct(lat, 99), halfRate, halfP50: pct(half, 50), halfP99: pct(half, 99), halfP999: pct(half, 99.9), halfMax: half[half.length - 1] ?? NaN, halfCount: half.length, halfMajorGcs: majorGcs, halfMinorGcMax: minorGcMax, halfLoopDelayMax: loopDelay.max / 1e6, halfOver50: half.filter((ms) => ms > 50).length, halfCheckpoints, halfStealPct };
 }
 
 const LINES = [[1, 1_000, 250], [10, 1_000, 1_000]] as const;
@@ -311,7 +345,7 @@ async function main(): Promise<void> {
       console.log(`    ${fmt(c.rate)} persisted transitions/s (each with its audit row), ${fmt(c.statementsPerTransition, 3)} statements/transition`);
       console.log(`    ack latency at peak: p50 ${fmt(c.p50, 1)} ms, p99 ${fmt(c.p99, 1)} ms`);
       console.log(`    at half the peak (${fmt(c.halfRate)} transitions/s, ${fmt(c.halfCount)} requests over ${fmt(HALF_MS / 1_000)} s after ${fmt(WARM_MS / 1_000)} s of warm-up): p50 ${fmt(c.halfP50, 1)} ms, p99 ${fmt(c.halfP99, 1)} ms  (target p99 <= 50 ms: ${c.halfP99 <= 50 ? 'met' : 'NOT met'}), p99.9 ${fmt(c.halfP999, 1)} ms, max ${fmt(c.halfMax, 1)} ms`);
-      console.log(`    major GCs in that window: ${c.halfMajorGcs.length}${c.halfMajorGcs.length ? ` (atomic pauses ${c.halfMajorGcs.map((d) => fmt(d, 0)).join(', ')} ms; their incremental marking before each is not counted)` : ''}`);
+      console.log(`    in that window: ${fmt(c.halfOver50)} requests over 50 ms (${fmt((100 * c.halfOver50) / c.halfCount, 2)}%); major GCs: ${c.halfMajorGcs.length}${c.halfMajorGcs.length ? ` (atomic pauses ${c.halfMajorGcs.map((d) => fmt(d, 0)).join(', ')} ms; their incremental marking before each is not counted)` : ''}; longest scavenge ${fmt(c.halfMinorGcMax, 1)} ms; longest event-loop delay ${fmt(c.halfLoopDelayMax, 1)} ms; PostgreSQL checkpoints started: ${c.halfCheckpoints}${c.halfStealPct === null ? '' : `; CPU stolen by the hypervisor: ${fmt(c.halfStealPct, 1)}%`}`);
       if (!base) continue;
       const { a, b, mem } = base;
       console.log(`    ours / runtime alone = ${fmt((100 * c.rate) / mem, 1)}%`);
