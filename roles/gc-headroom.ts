@@ -5,13 +5,15 @@ import type { Logger } from 'pino';
 /**
  * Room for the conductor's old generation to grow past its live size between major GCs.
  *
- * Why: V8 lets the old generation grow to at most ~4× what the last mark-compact left live. A
- * conductor under load promotes ~2.4 KB per transition (each accelerator's current snapshot
- * outlives two scavenges), so with 10,000 accelerators at half its peak a mark-compact came every
- * ~13 s, and each stalls acknowledgements for 100–250 ms on a small machine: the p99 over a
- * minute at half the peak was 71 and 94 ms (bench:persistence, docs/persistence.md). With a
- * gibibyte of room they come every 30–60 s, and it was 24–28 ms in 3 runs of 5 (58 and 73 ms in
- * the others: one stall can still cost more than 1 % of a minute).
+ * Why: V8 lets the old generation grow to at most ~4× what the last mark-compact left live, and
+ * each mark-compact stalls acknowledgements for 100–250 ms on a small machine. A conductor under
+ * load promotes what each accelerator keeps between its transitions (its context, its committed
+ * record, its event in the hub's ring): ~10 MB/s at half its peak with 10,000 accelerators
+ * (bench:persistence, pretenuring off: gc-pretenuring.ts), so V8's ~4× of a ~150 MB live heap
+ * brings one every ~45 s, and a gibibyte of room one every ~100 s — at most one in the minute the
+ * bench measures its half-peak p99 over. (Session 8, with XState's interpreter and pretenuring,
+ * promoted ~2.4 KB per transition: one every ~13 s, and the p99 over a minute was 71 and 94 ms
+ * without the headroom; docs/persistence.md.)
  *
  * The room is absolute, not a factor: what is live after each mark-compact sets the growing
  * factor for the next (V8's `--heap-growing-percent`, read at every GC), so a small conductor
