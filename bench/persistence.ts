@@ -69,6 +69,40 @@ function cpuTicks(): { total: number; steal: number } | null {
   }
 }
 
+/**
+ * Which tables PostgreSQL's autovacuum works on, sampled once a second (pg_stat_activity): a
+ * vacuum of a table of millions of log rows shares the two cores with everything measured.
+ */
+class AutovacuumWatch {
+  private readonly client = new pg.Client({ connectionString: BASE });
+  private timer: NodeJS.Timeout | undefined;
+  private readonly seconds = new Map<string, number>();
+
+  async start(): Promise<void> {
+    await this.client.connect();
+    this.timer = setInterval(() => void this.sample(), 1_000);
+  }
+
+  private async sample(): Promise<void> {
+    try {
+      const { rows } = await this.client.query<{ query: string }>("select query from pg_stat_activity where backend_type = 'autovacuum worker'");
+      for (const r of rows) {
+        const what = r.query.replace(/^autovacuum:\s*/, '');
+        this.seconds.set(what, (this.seconds.get(what) ?? 0) + 1);
+      }
+    } catch {
+      // A sample lost is a second unaccounted, not a failed run.
+    }
+  }
+
+  /** Stops and says what it saw: "VACUUM public.transition_log ~12 s, …" or "none". */
+  async stop(): Promise<string> {
+    clearInterval(this.timer);
+    await this.client.end();
+    return [...this.seconds].map(([what, secs]) => `${what} ~${secs} s`).join(', ') || 'none';
+  }
+}
+
 /** Checkpoints PostgreSQL has started so far (each flushes dirty pages; commits slow meanwhile). */
 async function checkpoints(): Promise<number> {
   const [row] = await admin('select checkpoints_timed + checkpoints_req as n from pg_stat_bgwriter');
@@ -158,7 +192,7 @@ async function journalAlone(url: string, callers = 1_000): Promise<{ rate: numbe
   return { rate, statementsPerTransition, p50: pct(lat, 50), p99: pct(lat, 99) };
 }
 
-interface Ours { rate: number; statementsPerTransition: number; p50: number; p99: number; halfRate: number; halfP50: number; halfP99: number; halfP999: number; halfMax: number; halfCount: number; halfMajorGcs: number[]; halfMinorGcMax: number; halfLoopDelayMax: number; halfOver50: number; halfCheckpoints: number; halfStealPct: number | null }
+interface Ours { rate: number; statementsPerTransition: number; p50: number; p99: number; halfRate: number; halfP50: number; halfP99: number; halfP999: number; halfMax: number; halfCount: number; halfMajorGcs: number[]; halfMinorGcMax: number; halfLoopDelayMax: number; halfOver50: number; halfCheckpoints: number; halfStealPct: number | null; halfAutovacuum: string }
 
 /** What the runtime's journal has done so far (the PgJournal's stats, or the memory journal's log). */
 type Counted = Journal & { counts(): { transitions: number; statements: number } };
@@ -244,6 +278,7 @@ async function ours(journal: Counted, hosts: number, perHost: number, callers: n
   // And what else can hold every ack up at once: the longest scavenge, the longest event-loop stall.
   let minorGcMax = 0;
   let checkpointsBefore = 0;
+  const autovacuum = journal instanceof MemoryJournal ? null : new AutovacuumWatch();
   let ticksBefore: ReturnType<typeof cpuTicks> = null;
   const loopDelay = monitorEventLoopDelay({ resolution: 5 });
   const gcs = new PerformanceObserver((list) => {
@@ -260,6 +295,7 @@ async function ours(journal: Counted, hosts: number, perHost: number, callers: n
       loopDelay.enable();
       checkpointsBefore = await checkpoints();
       ticksBefore = cpuTicks();
+      if (autovacuum) await autovacuum.start();
       warm = false;
       measureFrom = Date.now();
       h0 = journal.counts().transitions;
@@ -287,6 +323,7 @@ async function ours(journal: Counted, hosts: number, perHost: number, callers: n
   loopDelay.disable();
   const halfCheckpoints = journal instanceof MemoryJournal ? 0 : (await checkpoints()) - checkpointsBefore;
   const ticksAfter = cpuTicks();
+  const halfAutovacuum = autovacuum ? await autovacuum.stop() : 'none';
   const halfStealPct = ticksBefore && ticksAfter ? (100 * (ticksAfter.steal - ticksBefore.steal)) / Math.max(1, ticksAfter.total - ticksBefore.total) : null;
   if (timeline) appendFileSync(TIMELINE!, `${timeline.splice(0).join('\n')}\n`);
   const halfRate = (journal.counts().transitions - h0) / ((Date.now() - measureFrom) / 1_000);
@@ -296,7 +333,7 @@ async function ours(journal: Counted, hosts: number, perHost: number, callers: n
   await conductor.stop();
   await bus.close();
   await journal.close();
-  return { rate, statementsPerTransition, p50: pct(lat, 50), p99: pct(lat, 99), halfRate, halfP50: pct(half, 50), halfP99: pct(half, 99), halfP999: pct(half, 99.9), halfMax: half[half.length - 1] ?? NaN, halfCount: half.length, halfMajorGcs: majorGcs, halfMinorGcMax: minorGcMax, halfLoopDelayMax: loopDelay.max / 1e6, halfOver50: half.filter((ms) => ms > 50).length, halfCheckpoints, halfStealPct };
+  return { rate, statementsPerTransition, p50: pct(lat, 50), p99: pct(lat, 99), halfRate, halfP50: pct(half, 50), halfP99: pct(half, 99), halfP999: pct(half, 99.9), halfMax: half[half.length - 1] ?? NaN, halfCount: half.length, halfMajorGcs: majorGcs, halfMinorGcMax: minorGcMax, halfLoopDelayMax: loopDelay.max / 1e6, halfOver50: half.filter((ms) => ms > 50).length, halfCheckpoints, halfStealPct, halfAutovacuum };
 }
 
 const LINES = [[1, 1_000, 250], [10, 1_000, 1_000]] as const;
@@ -345,7 +382,7 @@ async function main(): Promise<void> {
       console.log(`    ${fmt(c.rate)} persisted transitions/s (each with its audit row), ${fmt(c.statementsPerTransition, 3)} statements/transition`);
       console.log(`    ack latency at peak: p50 ${fmt(c.p50, 1)} ms, p99 ${fmt(c.p99, 1)} ms`);
       console.log(`    at half the peak (${fmt(c.halfRate)} transitions/s, ${fmt(c.halfCount)} requests over ${fmt(HALF_MS / 1_000)} s after ${fmt(WARM_MS / 1_000)} s of warm-up): p50 ${fmt(c.halfP50, 1)} ms, p99 ${fmt(c.halfP99, 1)} ms  (target p99 <= 50 ms: ${c.halfP99 <= 50 ? 'met' : 'NOT met'}), p99.9 ${fmt(c.halfP999, 1)} ms, max ${fmt(c.halfMax, 1)} ms`);
-      console.log(`    in that window: ${fmt(c.halfOver50)} requests over 50 ms (${fmt((100 * c.halfOver50) / c.halfCount, 2)}%); major GCs: ${c.halfMajorGcs.length}${c.halfMajorGcs.length ? ` (atomic pauses ${c.halfMajorGcs.map((d) => fmt(d, 0)).join(', ')} ms; their incremental marking before each is not counted)` : ''}; longest scavenge ${fmt(c.halfMinorGcMax, 1)} ms; longest event-loop delay ${fmt(c.halfLoopDelayMax, 1)} ms; PostgreSQL checkpoints started: ${c.halfCheckpoints}${c.halfStealPct === null ? '' : `; CPU stolen by the hypervisor: ${fmt(c.halfStealPct, 1)}%`}`);
+      console.log(`    in that window: ${fmt(c.halfOver50)} requests over 50 ms (${fmt((100 * c.halfOver50) / c.halfCount, 2)}%); major GCs: ${c.halfMajorGcs.length}${c.halfMajorGcs.length ? ` (atomic pauses ${c.halfMajorGcs.map((d) => fmt(d, 0)).join(', ')} ms; their incremental marking before each is not counted)` : ''}; longest scavenge ${fmt(c.halfMinorGcMax, 1)} ms; longest event-loop delay ${fmt(c.halfLoopDelayMax, 1)} ms; PostgreSQL checkpoints started: ${c.halfCheckpoints}${c.halfStealPct === null ? '' : `; CPU stolen by the hypervisor: ${fmt(c.halfStealPct, 1)}%`}; autovacuum: ${c.halfAutovacuum}`);
       if (!base) continue;
       const { a, b, mem } = base;
       console.log(`    ours / runtime alone = ${fmt((100 * c.rate) / mem, 1)}%`);
