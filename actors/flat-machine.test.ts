@@ -115,6 +115,52 @@ describe('the flat interpreter, against XState\'s own', () => {
     expect(owner.changes.map((c) => (c as Change).requestId)).toEqual(['req-1', 'req-1']);
   });
 
+  it('runs the rest of what it claims as XState does: object assigns, params, inline guards, exit actions', () => {
+    const log: string[] = [];
+    const toy = setup({
+      types: { context: {} as { n: number; last: string } },
+      guards: { below: ({ context }, params: { max: number }) => context.n < params.max },
+      actions: {
+        note: (_args, params: { what: string }) => { log.push(params.what); },
+        bump: assign({ n: ({ context }) => context.n + 1, last: 'bump' }),
+      },
+    }).createMachine({
+      id: 'toy',
+      context: { n: 0, last: '' },
+      initial: 'idle',
+      states: {
+        idle: {
+          exit: { type: 'note', params: ({ context }) => ({ what: `leave idle at ${context.n}` }) },
+          on: {
+            GO: [
+              { guard: { type: 'below', params: { max: 2 } }, target: 'busy', actions: 'bump' },
+              { guard: ({ context }) => context.n >= 2, target: 'done', actions: assign(({ event }) => ({ last: event.type })) },
+            ],
+          },
+        },
+        busy: { entry: { type: 'note', params: { what: 'enter busy' } }, always: { target: 'idle', actions: 'bump' } },
+        done: { tags: ['finished'] },
+      },
+    });
+    const owner = recorder();
+    const flat = new FlatHost(FlatMachine.of(toy), { value: 'idle', context: { n: 0, last: '' } }, owner);
+    const xs = new MachineHost({ machine: toy, input: undefined, record: { value: 'idle', context: { n: 0, last: '' } }, owner: recorder(), log: silentLogger() }).start();
+    const theirs = log.splice(0);
+    for (let i = 0; i < 3; i++) {
+      flat.send({ type: 'GO' });
+      const ours = log.splice(0);
+      xs.send({ type: 'GO' });
+      expect(ours).toEqual(log.splice(0));
+      expect(flat.value).toBe(xs.value);
+      expect(flat.context).toEqual(xs.snapshot.context);
+    }
+    expect(theirs).toEqual([]);
+    expect(flat.value).toBe('done');
+    expect(flat.context).toEqual({ n: 2, last: 'GO' });
+    expect(flat.hasTag('finished')).toBe(true);
+    xs.stop();
+  });
+
   it('refuses, when compiling, a machine that uses what it does not run', () => {
     const nested = createMachine({ id: 'nested', initial: 'a', states: { a: { initial: 'x', states: { x: {} } } } });
     const delayed = createMachine({ id: 'delayed', initial: 'a', states: { a: { after: { 10: 'b' } }, b: {} } });
