@@ -23,9 +23,6 @@ import { MemoryJournal, type Journal } from '../actors/journal.js';
 import { InProcessBus } from '../bus/in-process.js';
 import { migrate, openOrm } from '../db/config.js';
 import { PgJournal } from '../db/pg-journal.js';
-import { loadConfig } from '../config/index.js';
-import { keepHeapHeadroom } from '../roles/gc-headroom.js';
-import { stopPretenuring } from '../roles/gc-pretenuring.js';
 import { FakeDriver } from '../drivers/fake/index.js';
 import { DriverRegistry } from '../drivers/registry.js';
 
@@ -357,13 +354,6 @@ async function baselines(url: string): Promise<{ a: number; b: number; mem: numb
 }
 
 async function main(): Promise<void> {
-  // (c) runs the conductor's runtime in this process: with the GC settings the conductor role
-  // applies (CYBORG_GC_HEADROOM_MB, default 1024, 0 measures V8's own sizing; CYBORG_GC_PRETENURING=1
-  // measures with V8's allocation-site pretenuring).
-  const { gcHeadroomMb: headroomMb, gcPretenuring } = loadConfig().persistence;
-  keepHeapHeadroom(headroomMb * 2 ** 20, log);
-  if (!gcPretenuring) stopPretenuring(log);
-  console.log(`heap headroom for major GCs: ${headroomMb} MiB (CYBORG_GC_HEADROOM_MB); V8's allocation-site pretenuring ${gcPretenuring ? 'on' : 'off'} (CYBORG_GC_PRETENURING)`);
   const name = `cyborg_bench_${randomBytes(4).toString('hex')}`;
   await admin(`create database "${name}"`);
   const url = dbUrl(name);

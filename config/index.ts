@@ -25,8 +25,6 @@ export const ConfigSchema = Type.Object({
     maxBatch: Type.Integer({ minimum: 1, default: 5_000, description: 'most commits in one group-commit flush' }),
     pool: Type.Integer({ minimum: 1, default: 4, description: 'connections to DATABASE_URL (the embedded database always uses one)' }),
     pipeline: Type.Integer({ minimum: 1, maximum: 8, default: 2, description: 'flushes open at once under load, each on its own connection (at most `pool`; the embedded database always uses 1)' }),
-    gcHeadroomMb: Type.Integer({ minimum: 0, default: 1024, description: 'conductor: MiB its old generation may grow past what is live before a major GC (fewer ack stalls, more memory; V8 alone grows it at most 4x); 0: V8\'s own' }),
-    gcPretenuring: Type.Boolean({ default: false, description: 'conductor: keep V8\'s allocation-site pretenuring (off by default: it fills the old generation with short-lived objects after a burst, and each major GC stalls acks)' }),
   }, { default: {} }),
   natsUrl: Type.Optional(Type.String()),
   placementUrl: Type.Optional(Type.String()),
@@ -127,8 +125,7 @@ export function loadConfig(overrides: DeepPartial<Static<typeof ConfigSchema>> =
     databaseUrl: env.DATABASE_URL,
     persistence: defined({
       unavailableAfterMs: int(env, 'CYBORG_DB_UNAVAILABLE_AFTER_MS'), maxBatch: int(env, 'CYBORG_DB_MAX_BATCH'), pool: int(env, 'CYBORG_DB_POOL'),
-      pipeline: int(env, 'CYBORG_DB_PIPELINE'), gcHeadroomMb: int(env, 'CYBORG_GC_HEADROOM_MB'),
-      gcPretenuring: env.CYBORG_GC_PRETENURING === undefined ? undefined : env.CYBORG_GC_PRETENURING === '1' || env.CYBORG_GC_PRETENURING === 'true',
+      pipeline: int(env, 'CYBORG_DB_PIPELINE'),
     }),
     natsUrl: env.NATS_URL,
     placementUrl: env.PLACEMENT_URL,

@@ -15,8 +15,6 @@ import { genericDriverFromConfig } from '../drivers/generic/from-config.js';
 import { metricsRoute } from '../metrics/http.js';
 import { Metrics, watchFlushes } from '../metrics/index.js';
 import { startNovaNotifier } from '../openstack/nova.js';
-import { keepHeapHeadroom } from './gc-headroom.js';
-import { stopPretenuring } from './gc-pretenuring.js';
 
 export interface Running {
   url: string;
@@ -43,10 +41,6 @@ export async function startAllInOne(config: Config, log: Logger, deps: AllInOneD
   // Without an injected journal: PostgreSQL at DATABASE_URL, or the embedded one under dataDir
   // (migrations applied either way). Tests of the runtime alone inject a MemoryJournal.
   const journal = deps.journal ?? await openJournal(config, log.child({ component: 'persistence' }));
-  // Fewer, not shorter, mark-compacts: each one stalls acknowledgements (see gc-headroom.ts,
-  // gc-pretenuring.ts).
-  const headroom = keepHeapHeadroom(config.persistence.gcHeadroomMb * 2 ** 20, log);
-  const pretenuring = config.persistence.gcPretenuring ? () => undefined : stopPretenuring(log);
   const conductor = new Conductor({ bus, journal, log: log.child({ component: 'conductor' }), timing: config.timing });
   await conductor.start();
   // Nova-less by default here: the host's root provider is created when Placement lacks it.
@@ -81,8 +75,6 @@ export async function startAllInOne(config: Config, log: Logger, deps: AllInOneD
       unwatch();
       await agent.stop();
       placement?.stop();
-      headroom();
-      pretenuring();
       await nova.stop();
       await conductor.stop();
       await bus.close();

@@ -10,8 +10,6 @@ import { Conductor } from '../actors/conductor.js';
 import { startPlacementSync } from '../actors/placement-sync.js';
 import { FencedJournal } from '../actors/fenced-journal.js';
 import { HostRouter } from '../actors/host-router.js';
-import { keepHeapHeadroom } from './gc-headroom.js';
-import { stopPretenuring } from './gc-pretenuring.js';
 import type { Journal } from '../actors/journal.js';
 import { LeaseTable } from '../actors/lease.js';
 import { serveControlPlane, ViewPublisher } from '../api/conductor-responder.js';
@@ -53,10 +51,6 @@ export async function startConductor(config: Config, log: Logger, deps: { journa
   const id = d.conductorId ?? `${hostname()}-${randomUUID().slice(0, 8)}`;
   log = log.child({ role: 'conductor', conductorId: id });
   const metrics = new Metrics('conductor');
-  // Fewer, not shorter, mark-compacts: each one stalls acknowledgements (see gc-headroom.ts,
-  // gc-pretenuring.ts).
-  const headroom = keepHeapHeadroom(config.persistence.gcHeadroomMb * 2 ** 20, log);
-  const pretenuring = config.persistence.gcPretenuring ? () => undefined : stopPretenuring(log);
   const bus = await roleBus(config, log, `cyborg-conductor-${id}`, metrics);
   const inner = deps.journal ?? await roleJournal(config, log);
   let lease: LeaseTable | undefined;
@@ -156,8 +150,6 @@ export async function startConductor(config: Config, log: Logger, deps: { journa
     stop: () => (stopped ??= (async () => {
       for (const o of offs) o();
       placement?.stop();
-      headroom();
-      pretenuring();
       await conductor.stop();
       await nova.stop();
       publisher?.stop();
