@@ -5,6 +5,7 @@ import type { ControlPlane } from './control-plane.js';
 import { installErrorHandler } from './errors.js';
 import { registerOpenApi } from './openapi.js';
 import { registerCyborgV2, type V2Settings } from './v2/index.js';
+import { compileTrust } from './v2/links.js';
 import { acceleratorRoutes } from './routes/accelerators.js';
 import { healthRoutes, type HealthOptions } from './routes/health.js';
 import { hostRoutes } from './routes/hosts.js';
@@ -25,7 +26,10 @@ export const OPERATOR_PREFIX = '/cyborg/v1';
 
 /** Builds the HTTP application (not listening): the all-in-one and the api role both use it. */
 export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
+  // One trust list for Fastify's X-Forwarded-Proto / -Host / -For and the v2 links' -Prefix.
+  const trust = compileTrust(opts.v2?.trustedProxies ?? []);
   const app = Fastify({
+    ...(trust ? { trustProxy: trust } : {}),
     loggerInstance: opts.log.child({ component: 'api' }) as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
     genReqId: (req) => (typeof req.headers['x-openstack-request-id'] === 'string' ? req.headers['x-openstack-request-id'] : crypto.randomUUID()),
@@ -48,6 +52,6 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
     if (opts.control.driverAdmin) await scope.register(genericDriverRoutes, { admin: opts.control.driverAdmin });
   }, { prefix: OPERATOR_PREFIX });
   await app.register(uiRoutes);
-  await registerCyborgV2(app as unknown as FastifyInstance, { control: opts.control, settings: opts.v2 });
+  await registerCyborgV2(app as unknown as FastifyInstance, { control: opts.control, settings: opts.v2, trust });
   return app as unknown as FastifyInstance;
 }

@@ -1,15 +1,16 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ControlPlane } from '../control-plane.js';
 import type { Catalogue } from './catalogue.js';
-import { baseUrl } from './format.js';
 import type { AuthSettings } from './identity.js';
+import { apiRoot, type LinkSettings } from './links.js';
 import { authorize, type RuleName } from './policy.js';
 
 /** What every v2 resource plugin is given. */
 export interface V2Deps {
   control: ControlPlane;
   auth: AuthSettings;
-  publicEndpoint?: string;
+  /** Public endpoint, proxy trust and the mount this copy of the routes is served under. */
+  links: LinkSettings;
   catalogue: Catalogue;
   /** The unversioned copies of the routes stay out of the OpenAPI document. */
   hide?: boolean;
@@ -19,7 +20,7 @@ export interface V2Deps {
 export function helpers(deps: V2Deps) {
   return {
     authorize: (req: FastifyRequest, rule: RuleName) => authorize(rule, req.identity, deps.auth),
-    base: (req: FastifyRequest) => baseUrl(req, deps.publicEndpoint),
+    base: (req: FastifyRequest) => apiRoot(req, deps.links),
     /** ARQs of other projects are invisible to a non-admin (CVE-2026-40214). */
     projectScope: (req: FastifyRequest): string | undefined => (req.identity.isAdmin ? undefined : req.identity.projectId ?? ''),
     meta: (req: FastifyRequest) => ({ requestId: String(req.id), actor: `api:${req.identity.userId ?? 'anonymous'}` }),

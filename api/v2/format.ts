@@ -1,5 +1,3 @@
-import type { FastifyRequest } from 'fastify';
-
 /** Cyborg's timestamp form: ISO-8601 to the second with an explicit offset (`2020-03-13T02:26:31+00:00`). */
 export function ts(iso: string): string {
   return new Date(iso).toISOString().replace(/\.\d{3}Z$/, '+00:00');
@@ -15,23 +13,19 @@ export function updated(createdAt: string, updatedAt: string | null | undefined)
   return !updatedAt || updatedAt === createdAt ? null : ts(updatedAt);
 }
 
-/**
- * The base of `links[].href`: the configured public endpoint, else the request's own host URL.
- * Cyborg hard-codes the `/accelerator` segment after it, whatever the deployment layout.
- */
-export function baseUrl(req: FastifyRequest, publicEndpoint: string | undefined): string {
-  if (publicEndpoint) return publicEndpoint.replace(/\/+$/, '');
-  return `${req.protocol}://${req.host}`;
-}
-
 export type Link = { href: string; rel: string };
 
+/**
+ * `base` is the API root this response was served under (links.ts `apiRoot`): Cyborg hard-codes
+ * `/accelerator` after the host, which resolves only in a deployment mounted there.
+ */
 export function selfLink(base: string, collection: string, uuid: string): Link[] {
-  return [{ href: `${base}/accelerator/v2/${collection}/${uuid}`, rel: 'self' }];
+  return [{ href: `${base}/v2/${collection}/${uuid}`, rel: 'self' }];
 }
 
+/** The bookmark is the unversioned form, which this server answers too. */
 export function selfAndBookmark(base: string, collection: string, uuid: string): Link[] {
-  return [...selfLink(base, collection, uuid), { href: `${base}/accelerator/${collection}/${uuid}`, rel: 'bookmark' }];
+  return [...selfLink(base, collection, uuid), { href: `${base}/${collection}/${uuid}`, rel: 'bookmark' }];
 }
 
 /**

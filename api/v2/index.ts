@@ -1,5 +1,4 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { ControlPlane } from '../control-plane.js';
 import { arqRoutes } from './accelerator-requests.js';
 import { attributeRoutes } from './attributes.js';
 import { Catalogue } from './catalogue.js';
@@ -10,7 +9,9 @@ import { deviceRoutes } from './devices.js';
 import { installLenientJson, installV2ErrorHandler } from './errors.js';
 import { identify, type AuthSettings } from './identity.js';
 import { microversionHook } from './microversion.js';
+import { MOUNTS, type LinkSettings, type TrustFn } from './links.js';
 import { rootRoutes, v2DocRoutes } from './versions.js';
+import type { ControlPlane } from '../control-plane.js';
 
 /** The v2 part of the configuration (config `v2`). */
 export interface V2Settings {
@@ -19,6 +20,8 @@ export interface V2Settings {
   serviceTokenRoles?: readonly string[];
   enforceNewDefaults?: boolean;
   publicEndpoint?: string;
+  /** Peers whose `X-Forwarded-Proto` / `-Host` / `-Prefix` are believed (addresses, CIDRs, `loopback`). */
+  trustedProxies?: readonly string[];
 }
 
 /** Cyborg's defaults: the service token is required with Keystone, not in noauth (so Nova works there unchanged). */
@@ -38,31 +41,41 @@ const RESOURCES = [deviceRoutes, deployableRoutes, attributeRoutes, deviceProfil
  * Registers OpenStack Cyborg's v2 API: `GET /` and `/v2` version documents, the resources under
  * `/v2`, and the same resources unversioned (`/devices` == `/v2/devices`, as Cyborg routes any
  * first segment that is not `v2`). Each lives in its own scope with Cyborg's error body, the
- * microversion headers and the caller's identity.
+ * microversion headers and the caller's identity. The whole of it is served at the root and again
+ * under `/accelerator`, where devstack-style deployments and Keystone catalogs put it; each copy's
+ * links stay under its own mount (the second copy is left out of the OpenAPI document).
  */
-export async function registerCyborgV2(app: FastifyInstance, opts: { control: ControlPlane; settings?: V2Settings }): Promise<void> {
+export async function registerCyborgV2(app: FastifyInstance, opts: { control: ControlPlane; settings?: V2Settings; trust?: TrustFn }): Promise<void> {
   const auth = authSettings(opts.settings);
-  const deps: V2Deps = { control: opts.control, auth, publicEndpoint: opts.settings?.publicEndpoint, catalogue: new Catalogue(opts.control) };
+  const catalogue = new Catalogue(opts.control);
+  for (const mount of MOUNTS) {
+    const links: LinkSettings = { publicEndpoint: opts.settings?.publicEndpoint, trust: opts.trust, mount };
+    await registerMount(app, { control: opts.control, auth, links, catalogue, hide: mount !== '' });
+  }
+}
 
+async function registerMount(app: FastifyInstance, deps: V2Deps): Promise<void> {
+  const { auth, links } = deps;
+  const hide = deps.hide ?? false;
   const identityHook = async (req: FastifyRequest, _reply: FastifyReply): Promise<void> => {
     req.identity = identify(req, auth);
   };
 
   await app.register(async (scope) => {
     installV2ErrorHandler(scope);
-    await scope.register(rootRoutes, { publicEndpoint: deps.publicEndpoint });
-  });
+    await scope.register(rootRoutes, { links, hide });
+  }, { prefix: links.mount });
 
   await app.register(async (scope) => {
     installV2ErrorHandler(scope, { notFound: true });
     installLenientJson(scope);
     scope.addHook('onRequest', microversionHook);
-    await scope.register(v2DocRoutes, { publicEndpoint: deps.publicEndpoint });
+    await scope.register(v2DocRoutes, { links, hide });
     await scope.register(async (resources) => {
       resources.addHook('onRequest', identityHook);
       for (const r of RESOURCES) await resources.register(r, deps);
     });
-  }, { prefix: '/v2' });
+  }, { prefix: `${links.mount}/v2` });
 
   await app.register(async (scope) => {
     installV2ErrorHandler(scope);
@@ -70,5 +83,5 @@ export async function registerCyborgV2(app: FastifyInstance, opts: { control: Co
     scope.addHook('onRequest', microversionHook);
     scope.addHook('onRequest', identityHook);
     for (const r of RESOURCES) await scope.register(r, { ...deps, hide: true });
-  });
+  }, { prefix: links.mount });
 }

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { baseUrl } from './format.js';
+import { apiRoot, type LinkSettings } from './links.js';
 import { MAX_TEXT, MIN_TEXT } from './microversion.js';
 import { Links, TAG } from './schemas.js';
 
@@ -21,22 +21,25 @@ const Root = Type.Object({
 
 const DESCRIPTION = 'Cyborg is the OpenStack project for lifecycle management of hardware accelerators, such as GPUs,FPGAs, AI chips, security accelerators, etc.';
 
-/** `GET /`: the version discovery document (no auth, no microversion headers). */
-export const rootRoutes: FastifyPluginAsyncTypebox<{ publicEndpoint?: string }> = async (app, opts) => {
+/**
+ * `GET /`: the version discovery document (no auth, no microversion headers). Its link is what
+ * keystoneauth follows to find the v2 API, so it names the same mount this document came from.
+ */
+export const rootRoutes: FastifyPluginAsyncTypebox<{ links: LinkSettings; hide?: boolean }> = async (app, opts) => {
   app.get('/', {
-    schema: { tags: [TAG], summary: 'Version discovery (no auth)', response: { 200: Root } },
+    schema: { tags: [TAG], summary: 'Version discovery (no auth)', hide: opts.hide, response: { 200: Root } },
   }, async (req) => {
-    const v = { id: 'v2', status: 'CURRENT', min_version: MIN_TEXT, max_version: MAX_TEXT, links: [{ href: `${baseUrl(req, opts.publicEndpoint)}/accelerator/v2`, rel: 'self' }] };
+    const v = { id: 'v2', status: 'CURRENT', min_version: MIN_TEXT, max_version: MAX_TEXT, links: [{ href: `${apiRoot(req, opts.links)}/v2`, rel: 'self' }] };
     return { name: 'OpenStack Cyborg API', description: DESCRIPTION, versions: [v], default_version: v };
   });
 };
 
 /** `GET /v2` (and `/v2/`): the v2 document, with the microversion headers (no auth). */
-export const v2DocRoutes: FastifyPluginAsyncTypebox<{ publicEndpoint?: string }> = async (app, opts) => {
+export const v2DocRoutes: FastifyPluginAsyncTypebox<{ links: LinkSettings; hide?: boolean }> = async (app, opts) => {
   app.get('/', {
-    schema: { tags: [TAG], summary: 'The v2 version document (no auth)', response: { 200: Version } },
+    schema: { tags: [TAG], summary: 'The v2 version document (no auth)', hide: opts.hide, response: { 200: Version } },
   }, async (req) => ({
     id: 'v2.0', status: 'CURRENT', min_version: MIN_TEXT, max_version: MAX_TEXT,
-    links: [{ href: `${baseUrl(req, opts.publicEndpoint)}/accelerator/v2/`, rel: 'self' }],
+    links: [{ href: `${apiRoot(req, opts.links)}/v2/`, rel: 'self' }],
   }));
 };
