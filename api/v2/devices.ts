@@ -18,7 +18,7 @@ export const DeviceSchema = Type.Object({
   std_board_info: Type.String({ description: 'JSON text' }),
   vendor_board_info: Type.String(),
   hostname: Type.String(),
-  status: Type.Optional(Type.String({ description: 'enabled | maintaining; only at microversion >= 2.3' })),
+  status: Type.Optional(Type.String({ description: 'enabled (can take an ARQ now) | maintaining (disabled, or no accelerator installed yet); only at microversion >= 2.3' })),
   links: Links,
   created_at: Timestamp,
   updated_at: NullableTimestamp,
@@ -37,6 +37,8 @@ interface ListCache {
   key: string;
   inventories: DeviceT[][];
   statusGeneration: number;
+  /** Each device's reported status in list order (accelerator states move without a new inventory). */
+  statuses: string;
   /** Encoded once: re-encoding a large list on every request costs more than building it. */
   body: Buffer;
   /** The same, gzipped on first demand (python-requests, hence Nova and the CLI, accept gzip). */
@@ -53,13 +55,23 @@ export const deviceRoutes: FastifyPluginAsyncTypebox<V2Deps> = async (app, deps)
   const { catalogue, control } = deps;
   let cache: ListCache | undefined;
 
+  /**
+   * Cyborg's `status` is `enabled` or `maintaining`, and Nova takes `enabled` to mean "ready for
+   * an ARQ". So a device is `enabled` only when the operator has not disabled it and at least one
+   * of its accelerators is usable (installed: not inactive, installing, in error or on a lost
+   * host); a newly discovered device whose accelerators await enabling is `maintaining`.
+   */
+  const status = (d: DeviceT): 'enabled' | 'maintaining' =>
+    (control.documents.deviceStatus(d.uuid) === 'enabled' && d.deployables.some((dep) => catalogue.view(dep.uuid)?.tags.includes('usable'))
+      ? 'enabled' : 'maintaining');
+
   const serialize = (e: DeviceEntry, base: string, withStatus: boolean): Device => {
     const d = e.device;
     const out: Device = {
       uuid: d.uuid, type: d.type, vendor: d.vendor, model: d.model, std_board_info: d.stdBoardInfo, vendor_board_info: d.vendorBoardInfo,
       hostname: e.host, links: selfLink(base, 'devices', d.uuid), created_at: ts(catalogue.createdAt(d.uuid)), updated_at: null,
     };
-    if (withStatus) out.status = control.documents.deviceStatus(d.uuid);
+    if (withStatus) out.status = status(d);
     return out;
   };
 
@@ -75,9 +87,10 @@ export const deviceRoutes: FastifyPluginAsyncTypebox<V2Deps> = async (app, deps)
     const inventories = catalogue.inventories();
     const key = `${withStatus}|${base}|${type ?? ''}|${vendor ?? ''}|${hostname ?? ''}`;
     const gen = control.documents.statusGeneration;
-    if (!(cache && cache.key === key && cache.statusGeneration === gen && cache.inventories.length === inventories.length
+    const statuses = withStatus ? inventories.map((i) => i.devices.map((d) => (d.stub ? '' : status(d)[0])).join('')).join('|') : '';
+    if (!(cache && cache.key === key && cache.statusGeneration === gen && cache.statuses === statuses && cache.inventories.length === inventories.length
       && cache.inventories.every((inv, i) => inv === inventories[i]!.devices))) {
-      cache = { key, inventories: inventories.map((i) => i.devices), statusGeneration: gen, body: build(inventories, base, withStatus, req.query) };
+      cache = { key, inventories: inventories.map((i) => i.devices), statusGeneration: gen, statuses, body: build(inventories, base, withStatus, req.query) };
     }
     reply.type('application/json').header('vary', 'OpenStack-API-Version, Accept-Encoding');
     if (/\bgzip\b/.test(String(req.headers['accept-encoding'] ?? ''))) {
