@@ -10,7 +10,7 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'unit',
-          include: ['{machines,actors,drivers,bus,api,config,errors,db,openstack,cli,roles}/**/*.test.ts'],
+          include: ['{machines,actors,drivers,bus,api,config,errors,db,openstack,cli,roles,policy}/**/*.test.ts'],
           testTimeout: 20_000,
         },
       },
