@@ -18,6 +18,13 @@ export const ErrorCodes = {
   'bus.invalid_message': 400,
   'request.invalid': 400,
   'persistence.unavailable': 503,
+  // A change PostgreSQL could never store (NUL, a lone surrogate, longer than its column):
+  // refused before it is queued, so it cannot poison the batch it would have joined.
+  'persistence.invalid_value': 400,
+  // The database refused one commit's rows (SQLSTATE classes 22, 23, 54): that commit alone fails.
+  'persistence.refused': 422,
+  // The database failed one commit for another reason than its reachability or its data (a bug).
+  'persistence.failed': 500,
   'service.shutting_down': 503,
   // Distributed roles: a conductor whose host lease lapsed or moved must not write.
   'lease.lost': 503,
@@ -38,6 +45,9 @@ export const ErrorCodes = {
   'request.unauthorized': 401,
   'request.forbidden': 403,
   'request.not_acceptable': 406,
+  // Keystone (openstack/keystone): it cannot be reached, or it refuses this service's own credentials.
+  'keystone.unavailable': 503,
+  'keystone.service_auth_failed': 503,
   // Driver lifecycle and instance attach (generic-driver spec; actors/driver-admin.ts).
   'driver.ambiguous': 400,
   'driver.in_use': 409,

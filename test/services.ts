@@ -10,6 +10,8 @@ export interface Services {
   postgres: string | null;
   nats: string | null;
   placement: string | null;
+  /** Keystone's v3 URL (KEYSTONE_URL). */
+  keystone: string | null;
   /** Chromium for the visualizer's end-to-end tests: its path, or null. */
   browser: string | null;
 }
@@ -18,6 +20,7 @@ export const SERVICE_WHY: Record<keyof Services, string> = {
   postgres: 'PostgreSQL (DATABASE_URL, default postgres://postgres@127.0.0.1:5432/test)',
   nats: 'nats-server (NATS_URL, default nats://127.0.0.1:4222)',
   placement: 'OpenStack Placement (PLACEMENT_URL; .ci/run starts ../shared/peers/placement)',
+  keystone: 'OpenStack Keystone (KEYSTONE_URL, default http://127.0.0.1:15001/v3; .ci/run starts ../shared/peers/keystone)',
   browser: 'Chromium for the visualizer e2e tests (CHROMIUM_PATH, default /usr/bin/chromium; scripts/install-browser.sh installs it)',
 };
 
@@ -26,6 +29,7 @@ export function defaultUrls(env = process.env): Record<Exclude<keyof Services, '
     postgres: env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test',
     nats: env.NATS_URL ?? 'nats://127.0.0.1:4222',
     placement: env.PLACEMENT_URL ?? 'http://127.0.0.1:8778',
+    keystone: env.KEYSTONE_URL ?? 'http://127.0.0.1:15001/v3',
   };
 }
 
@@ -42,9 +46,9 @@ function reachable(url: string, timeoutMs = 1500): Promise<boolean> {
 
 export async function probeServices(env = process.env): Promise<Services> {
   const urls = defaultUrls(env);
-  const [pg, nats, placement] = await Promise.all([reachable(urls.postgres), reachable(urls.nats), reachable(urls.placement)]);
+  const [pg, nats, placement, keystone] = await Promise.all([reachable(urls.postgres), reachable(urls.nats), reachable(urls.placement), reachable(urls.keystone)]);
   const browser = env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-  return { postgres: pg ? urls.postgres : null, nats: nats ? urls.nats : null, placement: placement ? urls.placement : null, browser: existsSync(browser) ? browser : null };
+  return { postgres: pg ? urls.postgres : null, nats: nats ? urls.nats : null, placement: placement ? urls.placement : null, keystone: keystone ? urls.keystone : null, browser: existsSync(browser) ? browser : null };
 }
 
 /** The services as test/run.ts found them (or probed now, when vitest runs on its own). */

@@ -1,0 +1,6 @@
+export { findEndpoint, type EndpointFilter } from './catalog.js';
+export { openstackDispatcher, type HttpAnswer } from './http.js';
+export { KeystoneSession, v3Url, type KeystoneSessionOptions } from './session.js';
+export { TokenCache, type TokenCacheOptions } from './token-cache.js';
+export { authBody, KeystoneUnavailableError, readToken, ServiceAuthError, type AuthMethod, type CatalogEntry, type KeystoneToken } from './types.js';
+export { TokenValidator, type TokenValidatorOptions } from './validator.js';

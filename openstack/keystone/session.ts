@@ -1,0 +1,140 @@
+import type { Dispatcher } from 'undici';
+import { findEndpoint } from './catalog.js';
+import { keystoneDown, NoAnswerError, openstackDispatcher, send, type HttpAnswer } from './http.js';
+import { authBody, KeystoneUnavailableError, readToken, ServiceAuthError, type AuthMethod, type KeystoneToken } from './types.js';
+
+export interface KeystoneSessionOptions {
+  /** Keystone's v3 URL (`…/v3`; a bare `http://host:5000` gets `/v3` added). */
+  authUrl: string;
+  auth: AuthMethod;
+  /** For request(): the catalog entry to call (`placement`, `compute`). */
+  serviceType?: string;
+  /** keystoneauth's `valid_interfaces`, in order of preference. */
+  interfaces?: readonly string[];
+  region?: string;
+  /** keystoneauth's `endpoint_override`: skips the catalog lookup. */
+  endpointOverride?: string;
+  timeoutMs?: number;
+  dispatcher?: Dispatcher;
+  /** Adds `X-Service-Token` with that session's token to every request (where Nova wants one). */
+  serviceTokenFrom?: KeystoneSession;
+  /** Re-authenticate this long before the token expires (keystoneauth's stale window). */
+  expiryMarginMs?: number;
+  now?: () => number;
+}
+
+interface Held {
+  token: string;
+  data: KeystoneToken;
+}
+
+/** Keystone's v3 base URL from what an operator writes as `auth_url`. */
+export function v3Url(authUrl: string): string {
+  const base = authUrl.replace(/\/+$/, '');
+  return /\/v3$/.test(base) ? base : `${base}/v3`;
+}
+
+/**
+ * keystoneauth's Session for one service user: authenticates (password or application
+ * credential), keeps the token and re-authenticates shortly before it expires or when a service
+ * answers 401 (then retries the request once), finds the service's endpoint in the token's
+ * catalog, and can send a service token beside its own.
+ */
+export class KeystoneSession {
+  /** How many times this session authenticated (tests and the benchmark read it). */
+  authentications = 0;
+  readonly authUrl: string;
+  private held: Held | undefined;
+  private pending: Promise<Held> | undefined;
+  private readonly dispatcher: Dispatcher;
+  private readonly timeoutMs: number;
+  private readonly now: () => number;
+
+  constructor(private readonly o: KeystoneSessionOptions) {
+    this.authUrl = v3Url(o.authUrl);
+    this.dispatcher = o.dispatcher ?? openstackDispatcher();
+    this.timeoutMs = o.timeoutMs ?? 10_000;
+    this.now = o.now ?? Date.now;
+  }
+
+  /** The session's token, authenticating first when there is none or it is about to expire. */
+  async token(): Promise<string> {
+    return (await this.current()).token;
+  }
+
+  /** What Keystone said about the session's own token (user, project, roles, catalog). */
+  async tokenData(): Promise<KeystoneToken> {
+    return (await this.current()).data;
+  }
+
+  /** Forgets the token (after a 401); only if it is still the one given, so concurrent 401s re-authenticate once. */
+  invalidate(token?: string): void {
+    if (!token || this.held?.token === token) this.held = undefined;
+  }
+
+  /** The endpoint request() calls: the override, or the catalog's entry for the service type. */
+  async endpoint(): Promise<string> {
+    if (this.o.endpointOverride) return this.o.endpointOverride.replace(/\/+$/, '');
+    if (!this.o.serviceType) throw new Error('this Keystone session has no service type to look up');
+    const { data } = await this.current();
+    const url = findEndpoint(data.catalog, { serviceType: this.o.serviceType, interfaces: this.o.interfaces, region: this.o.region });
+    if (!url) {
+      throw new Error(`Keystone's catalog has no ${this.o.serviceType} endpoint (interfaces ${(this.o.interfaces ?? ['internal', 'public']).join(', ')}${this.o.region ? `, region ${this.o.region}` : ''})`);
+    }
+    return url;
+  }
+
+  /**
+   * One request to the service, with the session's token (and service token); on 401 the token
+   * is dropped, the session authenticates again and the request is sent once more.
+   */
+  async request(path: string, o: { method: string; headers?: Record<string, string>; body?: string; timeoutMs?: number }): Promise<HttpAnswer> {
+    const base = await this.endpoint();
+    for (let attempt = 0; ; attempt++) {
+      const token = await this.token();
+      const headers: Record<string, string> = { ...o.headers, 'x-auth-token': token };
+      if (this.o.serviceTokenFrom) headers['x-service-token'] = await this.o.serviceTokenFrom.token();
+      const res = await send(this.dispatcher, base + path, { method: o.method, headers, body: o.body, timeoutMs: o.timeoutMs ?? this.timeoutMs }, this.o.serviceType ?? 'service');
+      if (res.status !== 401 || attempt > 0) return res;
+      this.invalidate(token);
+      this.o.serviceTokenFrom?.invalidate(headers['x-service-token']);
+    }
+  }
+
+  private async current(): Promise<Held> {
+    const h = this.held;
+    if (h && h.data.expiresAt - this.margin(h) > this.now()) return h;
+    this.pending ??= this.authenticate().finally(() => {
+      this.pending = undefined;
+    });
+    return this.pending;
+  }
+
+  private margin(h: Held): number {
+    return this.o.expiryMarginMs ?? Math.min(60_000, (h.data.expiresAt - this.now()) / 2);
+  }
+
+  private async authenticate(): Promise<Held> {
+    let res: HttpAnswer;
+    try {
+      res = await send(this.dispatcher, `${this.authUrl}/auth/tokens`, {
+        method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify(authBody(this.o.auth)), timeoutMs: this.timeoutMs,
+      }, 'Keystone');
+    } catch (err) {
+      if (err instanceof NoAnswerError) throw keystoneDown(err);
+      throw err;
+    }
+    if (res.status >= 500) throw new KeystoneUnavailableError(`Keystone answered ${res.status} to this service's authentication`);
+    const token = res.headers['x-subject-token'];
+    if (res.status !== 201 || !token) {
+      throw new ServiceAuthError(`Keystone refused this service's credentials (${describe(this.o.auth)}): ${res.status} ${res.text.slice(0, 200)}`, res.status);
+    }
+    this.authentications++;
+    this.held = { token, data: readToken(JSON.parse(res.text)) };
+    return this.held;
+  }
+}
+
+function describe(a: AuthMethod): string {
+  return a.type === 'password' ? `user ${a.username}` : `application credential ${a.id ?? a.name}`;
+}
