@@ -1,19 +1,15 @@
-import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from 'pino';
 import { initialTransition } from 'xstate';
-import type { DeployableT, DeviceT } from '../bus/schemas.js';
 import { rpUuidOf } from '../drivers/ids.js';
 import { CyborgError, isCyborgError, TransitionInvalidError } from '../errors/index.js';
 import {
   acceleratorMachine, allowedEvents, opInput, OPERATOR_EVENTS, reasonOf,
-  type AcceleratorContext, type AcceleratorEvent, type Allocation, type DriverOpInput, type ProgramInfo,
+  type AcceleratorContext, type AcceleratorEvent, type DriverOpInput,
 } from '../machines/index.js';
-import type { EventHub } from './events.js';
-import type { Journal, MachineRecord, TransitionRecord } from './journal.js';
-import { FlatHost } from './flat-host.js';
-import { FlatMachine, type FlatSelf } from './flat-machine.js';
-import type { MachineOwner, RequestMeta } from './machine-host.js';
+import type { Journal, MachineRecord } from './journal.js';
+import { MachineHost, type MachineOwner, type StepSnapshot } from './machine-host.js';
 import type { Passivation, Restable } from './passivation.js';
+import type { AcceleratorView, DeployableT, DeviceT, EventHub, RequestMeta, TransitionRecord } from '../model/index.js';
 
 /** What discovery says about one accelerator: its device and its deployable. */
 export interface AcceleratorSpec {
@@ -22,40 +18,10 @@ export interface AcceleratorSpec {
   deployable: DeployableT;
 }
 
-/** The last committed view of an accelerator: what the API and the UI show. */
-export interface AcceleratorView {
-  id: string;
-  name: string;
-  host: string;
-  deviceUuid: string;
-  deviceType: string;
-  vendor: string;
-  model: string;
-  driver: string;
-  resourceClass: string | null;
-  traits: string[];
-  rpUuid: string;
-  capacity: number;
-  state: string;
-  tags: string[];
-  allowed: string[];
-  allocations: Allocation[];
-  program: ProgramInfo | null;
-  error: { op: string; reason: string } | null;
-  /** Discovery no longer reports it, but an instance holds it: kept, flagged, never dropped. */
-  missing: boolean;
-  generation: number;
-  updatedAt: string;
-}
-
-type BusyProbe = { hasTag(tag: string): boolean };
-
 const SETTLED: Promise<void> = Promise.resolve();
 
 /** Allowed events by (machine, state facts): see `allowed()`. */
 const ALLOWED_MEMO = new WeakMap<object, Map<string, string[]>>();
-
-const TRANSIENT = new Set(['installing', 'uninstalling', 'programming', 'attaching', 'detaching', 'settleAfterFailedAttach', 'settleAfterDetach']);
 
 /**
  * What every accelerator of a conductor shares: built once (per host actor), not per accelerator —
@@ -84,39 +50,24 @@ export interface AcceleratorActorOptions {
 export type AcceleratorLogic = ReturnType<typeof acceleratorMachine.provide>;
 
 type AcceleratorInput = { id: string; host: string; capacity: number };
-const INITIAL = new WeakMap<AcceleratorLogic, (input: AcceleratorInput) => MachineRecord>();
 
-/**
- * A new accelerator's first record. xstate's `initialTransition` builds a throwaway actor and
- * system each time — on the registration path of every accelerator of a fleet (100,000 at a cold
- * start). When the machine's initial state only takes its context from the input (checked once
- * per logic, against `initialTransition` itself), the record is that state and the context
- * factory's result.
- */
+/** A new accelerator's first record: the machine's initial state for `input`. */
 export function initialRecordOf(logic: AcceleratorLogic, input: AcceleratorInput): MachineRecord {
-  let make = INITIAL.get(logic);
-  if (!make) {
-    const viaXstate = (i: AcceleratorInput): MachineRecord => {
-      const [snap] = initialTransition(logic, i);
-      return { value: String(snap.value), context: snap.context as unknown as Record<string, unknown> };
-    };
-    const reference = viaXstate(input);
-    const factory = logic.config.context as unknown;
-    const direct = typeof factory === 'function'
-      ? (i: AcceleratorInput): MachineRecord => ({ value: reference.value, context: (factory as (a: { input: AcceleratorInput }) => Record<string, unknown>)({ input: i }) })
-      : undefined;
-    make = direct && isDeepStrictEqual(direct(input), reference) ? direct : viaXstate;
-    INITIAL.set(logic, make);
-  }
-  return make(input);
+  const [snap] = initialTransition(logic, input);
+  return { value: String(snap.value), context: snap.context as unknown as Record<string, unknown> };
+}
+
+/** The tags of `logic`'s state named `value` (a state node's: no running machine needed). */
+export function tagsOf(logic: AcceleratorLogic, value: string): readonly string[] {
+  return (logic.states as Record<string, { tags: readonly string[] } | undefined>)[value]?.tags ?? [];
 }
 
 /**
  * The accelerator machine with its effects provided: driver operations go to `runOp`, which
  * routes by `input.host`, and its outcome goes back to the machine tagged with the operation's
- * sequence number — or, if `runOp` has not settled after `opTimeoutMs`, OP_FAILED "timed out"
- * (whatever it answers later is dropped). Build it once per conductor. `base` lets tests inject
- * a faulty guard or action, as xstate's own tests do.
+ * sequence number; the machine gives up on an operation after `opTimeoutMs` (its `opTimeout`
+ * delay) and drops whatever it answers later. Build it once per conductor. `base` lets tests
+ * inject a faulty guard or action, as xstate's own tests do.
  */
 export function acceleratorLogic(
   runOp: (input: DriverOpInput) => Promise<Record<string, unknown>>,
@@ -124,38 +75,22 @@ export function acceleratorLogic(
   base: typeof acceleratorMachine = acceleratorMachine,
 ): AcceleratorLogic {
   return base.provide({
+    delays: { opTimeout: opTimeoutMs },
     actions: {
       runDriverOp: ({ context, self }) => {
         const input = opInput(context);
-        const outcome = new OpOutcome(self, input, opTimeoutMs);
+        const seq = input.seq ?? 0;
+        // An actor stopped meanwhile (shutdown, a crash's restart) takes no more events.
+        const answer = (event: AcceleratorEvent): void => {
+          if (self.getSnapshot().status === 'active') self.send(event);
+        };
         runOp(input).then(
-          (output) => outcome.send({ type: 'OP_DONE', seq: input.seq ?? 0, output }),
-          (err: unknown) => outcome.send({ type: 'OP_FAILED', seq: input.seq ?? 0, reason: reasonOf(err) }),
+          (output) => answer({ type: 'OP_DONE', seq, output }),
+          (err: unknown) => answer({ type: 'OP_FAILED', seq, reason: reasonOf(err) }),
         );
       },
     },
   });
-}
-
-/**
- * One driver operation's answer to its machine: the first of its outcome and its deadline. A
- * class, not closures: see `settled()` for why closures cost on this path.
- */
-class OpOutcome {
-  private done = false;
-  private readonly timer: NodeJS.Timeout;
-
-  constructor(private readonly self: FlatSelf, input: DriverOpInput, timeoutMs: number) {
-    this.timer = setTimeout(() => this.send({ type: 'OP_FAILED', seq: input.seq ?? 0, reason: `driver operation ${input.op} timed out` }), timeoutMs);
-  }
-
-  send(event: AcceleratorEvent): void {
-    if (this.done) return;
-    this.done = true;
-    clearTimeout(this.timer);
-    // An actor stopped meanwhile (shutdown) takes no more events.
-    if (this.self.getSnapshot().status === 'active') this.self.send(event);
-  }
 }
 
 const OPERATOR = new Set<string>(OPERATOR_EVENTS);
@@ -172,7 +107,7 @@ export class AcceleratorActor implements MachineOwner, Restable {
   private spec: AcceleratorSpec;
   private fields: ReturnType<AcceleratorActor['specFields']>;
   /** The live machine, while awake (see Passivation); null at rest. */
-  private m: FlatHost | null = null;
+  private m: MachineHost<AcceleratorLogic> | null = null;
   /** The machine's record while at rest (when awake, the live machine's is the truth). */
   private current: MachineRecord;
   private lastUsed = 0;
@@ -194,7 +129,7 @@ export class AcceleratorActor implements MachineOwner, Restable {
     this.spec = opts.spec;
     this.id = opts.spec.deployable.uuid;
     this.fields = this.specFields();
-    const { record, recovered } = normalize(opts.record);
+    const { record, recovered } = normalize(this.rt.logic, opts.record);
     // Born at rest: the machine starts only when the first event comes.
     this.current = record ?? this.initialRecord();
     this.committedRecord = this.current;
@@ -209,10 +144,10 @@ export class AcceleratorActor implements MachineOwner, Restable {
   }
 
   /** The machine, started from the record if it was at rest. */
-  private live(): FlatHost {
+  private live(): MachineHost<AcceleratorLogic> {
     this.lastUsed = Date.now();
     if (!this.m) {
-      this.m = new FlatHost(FlatMachine.of(this.rt.logic), this.current, this);
+      this.m = new MachineHost({ machine: this.rt.logic, record: this.current, owner: this }).start();
       this.rt.passivation.wake(this);
     }
     return this.m;
@@ -230,7 +165,7 @@ export class AcceleratorActor implements MachineOwner, Restable {
     if (this.lastUsed > idleSince || this.crashed || (this.waiters && this.waiters.size > 0)) return false;
     const snap = m.snapshot;
     if (snap.status !== 'active' || snap.hasTag('busy')) return false;
-    this.current = m.record();
+    this.current = m.persisted();
     this.m = null;
     m.stop();
     return true;
@@ -260,7 +195,7 @@ export class AcceleratorActor implements MachineOwner, Restable {
   }
 
   get context(): AcceleratorContext {
-    return (this.m ? this.m.context : this.current.context) as unknown as AcceleratorContext;
+    return (this.m ? this.m.snapshot.context : this.current.context) as unknown as AcceleratorContext;
   }
 
   /** The last persisted record: what a supervisor restarts this actor from. */
@@ -291,10 +226,9 @@ export class AcceleratorActor implements MachineOwner, Restable {
 
   private askMachine(r: MachineRecord, free: boolean): string[] {
     // Asked of the record's state and context, awake or at rest alike: guards are pure.
-    const flat = FlatMachine.of(this.rt.logic);
-    const run = { node: flat.state(r.value), context: r.context };
+    const snapshot = this.rt.logic.resolveState({ value: r.value, context: r.context as unknown as AcceleratorContext } as never);
     const ctx = r.context as unknown as AcceleratorContext;
-    return allowedEvents({ can: (ev) => flat.can(run, ev) }, {
+    return allowedEvents(snapshot, {
       ENABLE: { type: 'ENABLE' },
       DISABLE: { type: 'DISABLE' },
       PROGRAM: { type: 'PROGRAM' },
@@ -374,7 +308,7 @@ export class AcceleratorActor implements MachineOwner, Restable {
     return new Promise((resolve, reject) => { (this.waiters ??= new Set()).add({ resolve, reject }); });
   }
 
-  private wake(err?: unknown, snap: BusyProbe | undefined = this.m?.snapshot): void {
+  private wake(err?: unknown, snap: StepSnapshot | undefined = this.m?.snapshot): void {
     if (!this.waiters || this.waiters.size === 0) return;
     const failed = err ?? this.crashed;
     if (!failed && snap?.hasTag('busy')) return;
@@ -387,7 +321,7 @@ export class AcceleratorActor implements MachineOwner, Restable {
   }
 
   /** MachineOwner: the machine took a step (the actor holds `snap` once the step is done). */
-  onStep(snap: BusyProbe): void {
+  onStep(snap: StepSnapshot): void {
     this.wake(undefined, snap);
   }
 
@@ -460,11 +394,6 @@ export class AcceleratorActor implements MachineOwner, Restable {
     };
   }
 
-  /** The tags of the state `r` is in (the state node's: no machine needed). */
-  private tags(r: MachineRecord): string[] {
-    return [...FlatMachine.of(this.rt.logic).state(r.value).tags];
-  }
-
   /**
    * The view of the committed record — or, for an internal caller that acknowledges nothing
    * itself (`awaitCommit: false`), of the live one.
@@ -478,7 +407,7 @@ export class AcceleratorActor implements MachineOwner, Restable {
       host: this.spec.host,
       ...this.fields,
       state: r.value,
-      tags: settled ? this.tags(r) : [],
+      tags: [...tagsOf(this.rt.logic, r.value)],
       allowed: settled ? this.allowed() : [],
       allocations: ctx.allocations ?? [],
       program: ctx.program ?? null,
@@ -495,8 +424,8 @@ export class AcceleratorActor implements MachineOwner, Restable {
  * restart): nobody knows whether it finished, so the accelerator comes back in `error` with
  * reason "interrupted" and RETRY allowed — never left hanging in `installing`.
  */
-function normalize(record?: MachineRecord): { record?: MachineRecord; recovered?: string } {
-  if (!record || !TRANSIENT.has(record.value)) return { record };
+function normalize(logic: AcceleratorLogic, record?: MachineRecord): { record?: MachineRecord; recovered?: string } {
+  if (!record || !tagsOf(logic, record.value).includes('transient')) return { record };
   const ctx = record.context as unknown as AcceleratorContext;
   const op = ctx.pending?.op ?? 'install';
   if (op === 'attach') {

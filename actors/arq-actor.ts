@@ -2,18 +2,9 @@ import type { Logger } from 'pino';
 import { fromPromise } from 'xstate';
 import { CyborgError, TransitionInvalidError } from '../errors/index.js';
 import { allowedEvents, arqMachine, cyborgState, type ArqContext, type ArqEvent, type Binding, type BoundTo } from '../machines/index.js';
-import type { EventHub } from './events.js';
-import type { Journal, MachineRecord, TransitionRecord } from './journal.js';
-import { MachineHost, type RequestMeta } from './machine-host.js';
-
-export interface ArqView extends ArqContext {
-  state: string;
-  /** Cyborg's name for the state (what the v2 API shows). */
-  cyborgState: string;
-  allowed: string[];
-  createdAt: string;
-  updatedAt: string;
-}
+import type { Journal, MachineRecord } from './journal.js';
+import { MachineHost } from './machine-host.js';
+import type { ArqView, EventHub, RequestMeta, TransitionRecord } from '../model/index.js';
 
 export interface ArqActorOptions {
   input: Pick<ArqContext, 'uuid' | 'deviceProfileName' | 'deviceProfileGroupId' | 'projectId'>;
@@ -66,7 +57,6 @@ export class ArqActor {
       machine: opts.logic,
       input: opts.input,
       record,
-      log: opts.log,
       owner: {
         onTransition: (rec, persisted) => void this.onTransition(rec, persisted),
         onCrash: (err) => opts.log.error({ err, arqUuid: this.uuid }, 'arq machine crashed'),

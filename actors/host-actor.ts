@@ -1,30 +1,20 @@
 import { commandKey } from './command-key.js';
 import type { Logger } from 'pino';
 import type { Bus } from '../bus/bus.js';
-import { CommandMessage, CommandReply, type DeviceT } from '../bus/schemas.js';
+import { CommandMessage, CommandReply } from '../bus/schemas.js';
 import { Subjects } from '../bus/subjects.js';
 import { DriverError, isCyborgError } from '../errors/index.js';
 import { hostMachine, type DriverOpInput } from '../machines/index.js';
 import type { Passivation } from './passivation.js';
 import { AcceleratorActor, type AcceleratorLogic, type AcceleratorRuntime, type AcceleratorSpec } from './accelerator-actor.js';
-import type { EventHub } from './events.js';
 import type { Journal, MachineRecord } from './journal.js';
-import { MachineHost, type RequestMeta } from './machine-host.js';
+import { MachineHost } from './machine-host.js';
+import type { DeviceT, EventHub, HostView, RequestMeta } from '../model/index.js';
 
 export interface Timing {
   driverOpTimeoutMs: number;
   staleAfterMs: number;
   lostAfterMs: number;
-}
-
-export interface HostView {
-  name: string;
-  state: string;
-  agentId: string | null;
-  epoch: number;
-  drivers: { name: string; version: string }[];
-  accelerators: number;
-  lastHeartbeatAt: string | null;
 }
 
 export interface HostActorOptions {
@@ -98,7 +88,6 @@ export class HostActor {
       machine: opts.logic.host,
       input: { host: opts.name },
       record: opts.record,
-      log: opts.log,
       owner: {
         onTransition: (rec, persisted) => {
           opts.log.info({ host: this.name, from: rec.from, to: rec.to, event: rec.event }, 'host liveness');

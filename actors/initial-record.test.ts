@@ -11,13 +11,4 @@ describe('a new accelerator\'s first record', () => {
       expect(initialRecordOf(logic, input)).toEqual({ value: snap.value, context: snap.context });
     }
   });
-
-  it('still comes from xstate when the initial state changes the context on entry', () => {
-    const logic = acceleratorMachine.provide({}) as AcceleratorLogic;
-    const entering = Object.create(logic) as AcceleratorLogic;
-    // A factory that disagrees with the machine's own start: the shortcut must not be taken.
-    Object.defineProperty(entering, 'config', { value: { ...logic.config, context: () => ({ wrong: true }) } });
-    const input = { id: 'c', host: 'h3', capacity: 2 };
-    expect(initialRecordOf(entering, input).context).toMatchObject({ id: 'c', capacity: 2 });
-  });
 });

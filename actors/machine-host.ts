@@ -1,83 +1,74 @@
-import { createActor, type AnyActorRef, type AnyStateMachine, type SnapshotFrom } from 'xstate';
-import type { Logger } from 'pino';
-import type { MachineRecord, TransitionRecord } from './journal.js';
-
-export interface RequestMeta {
-  requestId?: string;
-  actor?: string;
-}
+import { createActor, type Actor, type AnyStateMachine, type InspectionEvent, type SnapshotFrom } from 'xstate';
+import type { MachineRecord } from './journal.js';
+import type { RequestMeta, TransitionRecord } from '../model/index.js';
 
 /** Called once per state change, with the event that caused it. */
 export type TransitionSink = (record: Omit<TransitionRecord, 'kind' | 'id' | 'host'>, persisted: MachineRecord) => void;
+
+/** The face of a snapshot an owner reads after each step. */
+export interface StepSnapshot {
+  value: unknown;
+  status: string;
+  hasTag(tag: string): boolean;
+}
 
 /** What a hosted machine reports to the actor that owns it. */
 export interface MachineOwner {
   onTransition: TransitionSink;
   /** The machine's actor stopped with an error (an action or guard threw). */
   onCrash(err: unknown): void;
-  /** After every macrostep, changed state or not, with the snapshot the actor is about to hold. */
-  onStep?(snapshot: { value: unknown; status: string; hasTag(tag: string): boolean }): void;
+  /** After every macrostep, changed state or not, with the snapshot the actor now holds. */
+  onStep?(snapshot: StepSnapshot): void;
 }
 
 export interface MachineHostOptions<M extends AnyStateMachine> {
   machine: M;
-  input: unknown;
+  /** The machine's input when it starts fresh (ignored when `record` is given). */
+  input?: unknown;
   /** Restore from a persisted record instead of starting fresh. */
   record?: MachineRecord;
   owner: MachineOwner;
-  log: Logger;
-}
-
-/**
- * Machines whose every macrostep is reported to the host of the actor running it. One wrapper per
- * machine, shared by all its actors: the step is found by the actor (`scope.self`).
- *
- * Why not xstate's `inspect` option: it builds and spreads an inspection event for every event,
- * action and microstep of every actor (6% of the runtime's CPU in bench:persistence), and each
- * actor needs its own inspector closure — a few hundred bytes of each of 100,000 actors.
- */
-const TRACKED = new WeakMap<AnyStateMachine, AnyStateMachine>();
-const HOST = Symbol('cyborg.machineHost');
-type Hosted = { [HOST]?: MachineHost<AnyStateMachine> };
-
-function tracked<M extends AnyStateMachine>(machine: M): M {
-  let t = TRACKED.get(machine);
-  if (!t) {
-    t = Object.create(machine) as M;
-    t.transition = (snapshot, event, scope) => {
-      const next = machine.transition(snapshot, event, scope);
-      (scope.self as unknown as Hosted)[HOST]?.step(next, event);
-      return next;
-    };
-    TRACKED.set(machine, t);
-  }
-  return t as M;
 }
 
 export const NO_META: RequestMeta = Object.freeze({});
 
+/** The host of each hosted actor, for the one inspector every actor shares. */
+const HOSTS = new WeakMap<object, MachineHost<AnyStateMachine>>();
+
 /**
- * Runs one XState actor and turns its state changes into transition records: the common part of
- * the ARQ and host actors (the accelerator's machine runs on FlatHost, flat-host.ts). Keeps who
- * asked for the current change, so that internal follow-ups (a bind finishing) are attributed to
- * the same request.
+ * XState's inspection: after each macrostep an actor reports `@xstate.snapshot` with the event
+ * that caused it. One function for every actor (not a closure each); actors it does not know —
+ * a hosted machine's invoked children — are ignored.
+ */
+function inspect(ev: InspectionEvent): void {
+  if (ev.type !== '@xstate.snapshot') return;
+  HOSTS.get(ev.actorRef)?.step(ev.snapshot as unknown as SnapshotOf, ev.event);
+}
+
+type SnapshotOf = StepSnapshot & { context: Record<string, unknown> };
+
+/**
+ * Runs one XState actor and turns its state changes into transition records, for every machine
+ * of the conductor (accelerator, ARQ, host, driver). XState's actor gives the semantics: one
+ * event at a time (an event an action sends waits its turn in the mailbox), nothing after a stop,
+ * and a guard or action that throws stops the actor in error, keeping the snapshot it had before
+ * that event — reported to the owner (`onCrash`), whose supervisor restarts it from its last
+ * committed record. The host keeps who asked for the current change, so that the machine's own
+ * follow-ups (a driver operation answering) are attributed to the same request.
  */
 export class MachineHost<M extends AnyStateMachine> {
-  readonly actor: AnyActorRef;
+  readonly actor: Actor<M>;
   private lastValue: string;
   private meta: RequestMeta = NO_META;
   private readonly owner: MachineOwner;
 
   constructor(opts: MachineHostOptions<M>) {
     this.owner = opts.owner;
-    const snapshot = opts.record
-      ? opts.machine.resolveState({ value: opts.record.value, context: opts.record.context } as never)
-      : undefined;
-    this.actor = createActor(tracked(opts.machine), { input: opts.input as never, snapshot: snapshot as never });
-    (this.actor as unknown as Hosted)[HOST] = this as unknown as MachineHost<AnyStateMachine>;
-    this.lastValue = String((this.actor.getSnapshot() as { value: unknown }).value);
-    // xstate takes the observer's methods: `error` only (see below).
-    this.actor.subscribe(this);
+    const snapshot = opts.record ? restorable(opts.machine, opts.record) : undefined;
+    this.actor = createActor(opts.machine, { input: opts.input, snapshot, inspect } as never) as Actor<M>;
+    HOSTS.set(this.actor, this as unknown as MachineHost<AnyStateMachine>);
+    this.lastValue = String((this.actor.getSnapshot() as SnapshotOf).value);
+    this.actor.subscribe({ error: (err: unknown) => this.owner.onCrash(err) });
   }
 
   start(): this {
@@ -94,29 +85,30 @@ export class MachineHost<M extends AnyStateMachine> {
   }
 
   get value(): string {
-    return String((this.snapshot as unknown as { value: unknown }).value);
+    return String((this.actor.getSnapshot() as SnapshotOf).value);
   }
 
+  /** The machine's state and context now. */
   record(): MachineRecord {
-    const s = this.snapshot as unknown as { value: unknown; context: Record<string, unknown> };
+    const s = this.actor.getSnapshot() as SnapshotOf;
     // XState never mutates a context (assign makes a new one), so the record can share it.
     return { value: String(s.value), context: s.context };
+  }
+
+  /** The record to keep while the machine is at rest: XState's persisted snapshot of it. */
+  persisted(): MachineRecord {
+    const p = this.actor.getPersistedSnapshot() as unknown as { value: unknown; context: Record<string, unknown> };
+    return { value: String(p.value), context: p.context };
   }
 
   /** Sends an event on behalf of `meta` (its request id and requester land in the log). */
   send(event: { type: string } & Record<string, unknown>, meta: RequestMeta = NO_META): void {
     this.meta = meta;
-    this.actor.send(event);
+    this.actor.send(event as never);
   }
 
-  /** The actor's error observer: the machine crashed. */
-  error(err: unknown): void {
-    this.owner.onCrash(err);
-  }
-
-  /** @internal Called by the tracked machine after each macrostep of this host's actor. */
-  step(next: unknown, event: { type: string }): void {
-    const snap = next as { value: unknown; context: Record<string, unknown>; status: string; hasTag(tag: string): boolean };
+  /** @internal The shared inspector's report of one macrostep of this host's actor. */
+  step(snap: SnapshotOf, event: { type: string }): void {
     if (snap.status === 'error') return;
     const to = String(snap.value);
     if (to !== this.lastValue) {
@@ -126,6 +118,11 @@ export class MachineHost<M extends AnyStateMachine> {
     }
     this.owner.onStep?.(snap);
   }
+}
+
+/** A record as the snapshot XState restores an actor from (`createActor(machine, { snapshot })`). */
+function restorable(machine: AnyStateMachine, record: MachineRecord): unknown {
+  return machine.resolveState({ value: record.value, context: record.context } as never);
 }
 
 /**

@@ -8,10 +8,10 @@ export interface Restable {
  * Puts idle accelerators to rest: their running machine is dropped and only the record
  * {state, context} is kept; the next event brings the machine back from it. A conductor with
  * 100,000 accelerators, nearly all of them sitting in a stable state, then holds records, not
- * running machines (Akka and Orleans call this passivation). Since the accelerator machine runs
- * on the flat interpreter (flat-host.ts) a running one costs ~100 bytes, not the ~4.7 KB of an
- * XState actor, so what rest saves now is mostly the sweeper's set. One sweeper per conductor, not
- * a timer per actor; it runs only while some actor is awake.
+ * running machines (Akka and Orleans call this passivation): an awake accelerator is an XState
+ * actor with its own system and mailbox, a resting one only its record, restored with
+ * `createActor(machine, { snapshot })` when it is needed again. One sweeper per conductor, not a
+ * timer per actor; it runs only while some actor is awake.
  */
 export class Passivation {
   private readonly awake = new Set<Restable>();

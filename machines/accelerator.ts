@@ -7,17 +7,15 @@ import { assign, setup } from 'xstate';
  *   inactive → ready → programmed → attached, through the transient states a driver works in.
  *
  * Pure: no I/O. The one effect, running a driver operation, is the entry action `runDriverOp`,
- * provided by the hosting actor with `machine.provide()`: it starts the operation and always
- * answers, OP_DONE or OP_FAILED tagged with the operation's `opSeq` — OP_FAILED "timed out" when
- * the driver does not answer within the conductor's driver-operation timeout.
+ * provided by the hosting actor with `machine.provide()`: it starts the operation and answers
+ * OP_DONE or OP_FAILED tagged with the operation's `opSeq`. An operation that has not answered
+ * after the delay `opTimeout` (the conductor's driver-operation timeout) fails as "timed out".
  *
- * Why an action and not an invoked promise actor: an invoke spawns, starts and stops a child
- * actor for every operation, ~10% of the runtime's CPU per transition (bench:persistence), and
- * an outcome tagged with its sequence number is as safe: one that comes late, after a lost host
- * or a newer operation, matches no current operation and is ignored. Why the timeout is the
- * effect's and not an `after` delay here: XState's delayed events cost another ~7% per
- * transition (its scheduler's bookkeeping, not the timer), and the effect needs a deadline of
- * its own anyway (a bus request has one).
+ * Why an entry action answering with a sequence number rather than an invoked promise: the
+ * number is also the agent command's idempotency key (persisted with the record, so a conductor
+ * taking over re-sends under the same key), and it already tells a late outcome — after a lost
+ * host or a newer operation — from the current one, which is all an invoke's cancellation would
+ * add.
  */
 
 export type DriverOp = 'install' | 'uninstall' | 'program' | 'attach' | 'detach';
@@ -72,7 +70,14 @@ export type AcceleratorEvent =
   | { type: 'OP_DONE'; seq: number; output?: Record<string, unknown> }
   | { type: 'OP_FAILED'; seq: number; reason: string };
 
-export type AcceleratorTag = 'busy' | 'allocatable' | 'in-use';
+/**
+ * The questions asked of an accelerator's state outside this file, answered here:
+ * - `busy`: a driver operation runs; requests wait for it, passivation leaves it awake.
+ * - `transient`: a state nobody rests in; a record saved in one was interrupted (restart).
+ * - `usable`: enabled, so Placement may allocate its inventory (otherwise reserved).
+ * - `allocatable`: an instance may attach now; `in-use`: an instance holds (or is taking) it.
+ */
+export type AcceleratorTag = 'busy' | 'transient' | 'usable' | 'allocatable' | 'in-use';
 
 /** The events an operator (REST, CLI, UI) may send; the rest come from the system itself. */
 export const OPERATOR_EVENTS = ['ENABLE', 'DISABLE', 'PROGRAM', 'ATTACH', 'DETACH', 'RETRY', 'REMOVE'] as const;
@@ -109,7 +114,7 @@ function lost(from: string) {
 
 /**
  * A transient state in which a driver operation runs: `runDriverOp` on entry, its outcome (of
- * this operation only: `isCurrentOp`; a timeout is an OP_FAILED), and going offline if the host
+ * this operation only: `isCurrentOp`), its deadline (`opTimeout`), and going offline if the host
  * is lost meanwhile.
  */
 function operation<const T extends readonly string[], const D extends { target: string; actions: unknown }>(
@@ -122,6 +127,9 @@ function operation<const T extends readonly string[], const D extends { target: 
       OP_DONE: { guard: 'isCurrentOp' as const, ...onDone },
       OP_FAILED: { guard: 'isCurrentOp' as const, target: failTarget, actions: 'recordFailure' as const },
       HOST_LOST: lost(name),
+    },
+    after: {
+      opTimeout: { target: failTarget, actions: 'recordTimeout' as const },
     },
   };
 }
@@ -138,6 +146,10 @@ export const acceleratorMachine = setup({
     events: {} as AcceleratorEvent,
     input: {} as AcceleratorInput,
     tags: {} as AcceleratorTag,
+  },
+  delays: {
+    /** The conductor's driver-operation timeout (provided by the hosting actor). */
+    opTimeout: 30_000,
   },
   guards: {
     isCurrentOp: ({ context, event }) =>
@@ -171,6 +183,10 @@ export const acceleratorMachine = setup({
     recordFailure: assign(({ context, event }) => ({
       error: { op: context.pending?.op ?? 'install', reason: event.type === 'OP_FAILED' ? event.reason : 'driver operation failed' },
     })),
+    recordTimeout: assign(({ context }) => {
+      const op = context.pending?.op ?? 'install';
+      return { error: { op, reason: `driver operation ${op} timed out` } };
+    }),
     finishOp: assign({ pending: null }),
     applyProgram: assign(({ context }) => ({
       program: { ...(context.pending?.params as ProgramInfo) },
@@ -215,9 +231,9 @@ export const acceleratorMachine = setup({
         REMOVE: { target: 'removed' },
       },
     },
-    installing: operation('installing', ['busy'], { target: 'ready', actions: 'finishOp' }, 'error'),
+    installing: operation('installing', ['busy', 'transient'], { target: 'ready', actions: 'finishOp' }, 'error'),
     ready: {
-      tags: ['allocatable'],
+      tags: ['allocatable', 'usable'],
       on: {
         HOST_LOST: lost('ready'),
         PROGRAM: { target: 'programming', actions: 'startOp' },
@@ -226,9 +242,9 @@ export const acceleratorMachine = setup({
         REMOVE: { target: 'removed' },
       },
     },
-    programming: operation('programming', ['busy'], { target: 'programmed', actions: ['applyProgram', 'finishOp'] }, 'error'),
+    programming: operation('programming', ['busy', 'transient', 'usable'], { target: 'programmed', actions: ['applyProgram', 'finishOp'] }, 'error'),
     programmed: {
-      tags: ['allocatable'],
+      tags: ['allocatable', 'usable'],
       on: {
         HOST_LOST: lost('programmed'),
         PROGRAM: { target: 'programming', actions: 'startOp' },
@@ -238,24 +254,26 @@ export const acceleratorMachine = setup({
       },
     },
     // A failed attach leaves the accelerator where it was: the ARQ records the failure.
-    attaching: operation('attaching', ['busy', 'in-use'], { target: 'attached', actions: ['addAllocation', 'finishOp'] }, 'settleAfterFailedAttach'),
+    attaching: operation('attaching', ['busy', 'in-use', 'transient', 'usable'], { target: 'attached', actions: ['addAllocation', 'finishOp'] }, 'settleAfterFailedAttach'),
     settleAfterFailedAttach: {
+      tags: ['transient', 'usable'],
       always: afterAttachOrDetach.map((t) => ({ ...t, actions: 'finishOp' as const })),
     },
     // No PROGRAM, DISABLE or REMOVE here: they would pull the device from under an instance.
     attached: {
-      tags: ['in-use', 'allocatable'],
+      tags: ['in-use', 'allocatable', 'usable'],
       on: {
         HOST_LOST: lost('attached'),
         ATTACH: { guard: 'hasFreeHandle', target: 'attaching', actions: 'startOp' },
         DETACH: { guard: 'holdsHandle', target: 'detaching', actions: 'startOp' },
       },
     },
-    detaching: operation('detaching', ['busy', 'in-use'], { target: 'settleAfterDetach', actions: 'removeAllocation' }, 'error'),
+    detaching: operation('detaching', ['busy', 'in-use', 'transient', 'usable'], { target: 'settleAfterDetach', actions: 'removeAllocation' }, 'error'),
     settleAfterDetach: {
+      tags: ['transient', 'usable'],
       always: afterAttachOrDetach.map((t) => ({ ...t, actions: 'finishOp' as const })),
     },
-    uninstalling: operation('uninstalling', ['busy'], { target: 'inactive', actions: ['clearProgram', 'finishOp'] }, 'error'),
+    uninstalling: operation('uninstalling', ['busy', 'transient'], { target: 'inactive', actions: ['clearProgram', 'finishOp'] }, 'error'),
     error: {
       on: {
         HOST_LOST: lost('error'),

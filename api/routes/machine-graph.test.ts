@@ -9,15 +9,15 @@ describe('machine graphs for the visualizer, walked from the machines themselves
   it('has every state of the accelerator machine, in lifecycle order, starting at inactive', () => {
     expect(g.initial).toBe('inactive');
     expect(g.states.map((s) => s.id)).toEqual(Object.keys(acceleratorMachine.root.states));
-    expect(g.states.find((s) => s.id === 'installing')).toMatchObject({ tags: ['busy'], invokes: ['runDriverOp'], transient: false });
+    expect(g.states.find((s) => s.id === 'installing')).toMatchObject({ tags: ['busy', 'transient'], invokes: ['runDriverOp'], transient: false });
     expect(g.states.find((s) => s.id === 'settleAfterDetach')).toMatchObject({ transient: true });
   });
 
   it('names operator events, driver outcomes, timeouts and guards as an operator reads them', () => {
     expect(edge('inactive', 'installing')).toEqual([{ from: 'inactive', to: 'installing', event: 'ENABLE', operator: true }]);
     expect(edge('installing', 'ready')).toEqual([{ from: 'installing', to: 'ready', event: 'done', operator: false }]);
-    // A driver that does not answer in time fails too (the effect answers OP_FAILED "timed out").
-    expect(edge('installing', 'error').map((t) => t.event)).toEqual(['failed']);
+    // A driver that does not answer in time fails too, after the machine's opTimeout.
+    expect(edge('installing', 'error').map((t) => t.event)).toEqual(['failed', 'after opTimeout']);
     expect(edge('error', 'programming')).toEqual([{ from: 'error', to: 'programming', event: 'RETRY', guard: 'failedOpIs(op=program)', operator: true }]);
     expect(edge('settleAfterDetach', 'attached')).toEqual([{ from: 'settleAfterDetach', to: 'attached', event: '', guard: 'hasAllocations', operator: false }]);
   });
