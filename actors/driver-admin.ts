@@ -1,16 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { ControlPlane } from '../api/control-plane.js';
+import { fromPromise } from 'xstate';
 import type { Bus } from '../bus/bus.js';
 import { DriverCommandMessage, DriverCommandReply, type DriverCommandMsg, type DriverStateMsg } from '../bus/driver-schemas.js';
 import { Subjects } from '../bus/subjects.js';
-import type { BackendService } from '../drivers/driver.js';
 import { stableId } from '../drivers/ids.js';
 import { CyborgError, DriverError, isCyborgError } from '../errors/index.js';
-import type { AcceleratorView } from './accelerator-actor.js';
-import { attachInstance, detachInstance, type AttachRequest, type AttachResult, type DetachResult, type Settle } from './instance-attach.js';
-import type { Journal, Recovered } from './journal.js';
-import type { RequestMeta } from './machine-host.js';
+import { attachInstance, detachInstance, type Settle } from './instance-attach.js';
+import type { Journal, MachineRecord, Recovered } from './journal.js';
+import { MachineHost } from './machine-host.js';
+import { driverMachine, type DriverContext, type DriverOpOutcome, type DriverOpRequest } from '../machines/index.js';
+import type { AcceleratorView, AttachRequest, AttachResult, BackendService, ControlPlane, DetachResult, DiscoverResult, DriverControl, DriverView, RequestMeta, ServiceView } from '../model/index.js';
 
 /** The document collections this file writes through the journal. */
 export const DriverCollections = { drivers: 'drivers', services: 'services' } as const;
@@ -28,45 +28,6 @@ interface DriverRecord {
   updatedAt: string;
 }
 
-/** A driver on one host, as `driver-list` shows it. */
-export interface DriverView extends Omit<DriverRecord, 'installed'> {
-  state: 'installed' | 'uninstalled' | 'installing' | 'uninstalling' | 'updating';
-  /** The host's agent loaded it at its last registration. */
-  loaded: boolean;
-  hostState: string;
-  accelerators: number;
-  /** Accelerators of this driver that instances hold now. */
-  inUse: number;
-}
-
-export interface ServiceView extends BackendService {
-  host: string;
-  driver: string;
-  discoveredAt: string;
-}
-
-export interface DiscoverResult {
-  services: ServiceView[];
-  /** Hosts (or drivers) that could not answer, with why. */
-  failures: { host: string; driver?: string; code: string; reason: string }[];
-}
-
-/**
- * What the API's driver, service and instance routes need: the conductor's DriverAdmin, or an
- * api process's client of it over the bus (api/remote-driver-control.ts), hence reads that may be async.
- */
-export interface DriverControl {
-  listDrivers(filter?: { host?: string }): DriverView[] | Promise<DriverView[]>;
-  getDriver(ref: string, host?: string): DriverView | Promise<DriverView>;
-  installDriver(ref: string, opts: { host?: string; version?: string }, meta?: RequestMeta): Promise<DriverView>;
-  uninstallDriver(ref: string, opts: { host?: string }, meta?: RequestMeta): Promise<DriverView>;
-  updateDriver(ref: string, opts: { host?: string; version?: string }, meta?: RequestMeta): Promise<DriverView>;
-  listServices(filter?: { host?: string; driver?: string }): ServiceView[] | Promise<ServiceView[]>;
-  discoverServices(opts: { host?: string }, meta?: RequestMeta): Promise<DiscoverResult>;
-  attachInstance(instanceUuid: string, req: AttachRequest, meta?: RequestMeta): Promise<AttachResult>;
-  detachInstance(instanceUuid: string, meta?: RequestMeta): Promise<DetachResult>;
-}
-
 export interface DriverAdminOptions {
   bus: Bus;
   journal: Journal;
@@ -78,7 +39,19 @@ export interface DriverAdminOptions {
   settle?: Settle;
 }
 
-const BUSY_STATE: Record<DriverOp, DriverView['state']> = { install: 'installing', uninstall: 'uninstalling', update: 'updating' };
+const EVENT = { install: 'INSTALL', uninstall: 'UNINSTALL', update: 'UPDATE' } as const;
+
+type DriverLogic = ReturnType<typeof driverMachine.provide>;
+
+/** One operation under way on one driver: its machine, who asked, and how it failed if it did. */
+interface DriverRun {
+  m: MachineHost<DriverLogic>;
+  meta: RequestMeta;
+  error?: unknown;
+  /** Settles once the machine rests again and its record is committed. */
+  done: Promise<void>;
+  finish(outcome: Promise<void>): void;
+}
 
 /**
  * Drivers per host, through the conductor: install / uninstall / update run on the host's agent
@@ -90,9 +63,15 @@ const BUSY_STATE: Record<DriverOp, DriverView['state']> = { install: 'installing
 export class DriverAdmin implements DriverControl {
   private readonly records = new Map<string, DriverRecord>();
   private readonly services = new Map<string, { host: string; driver: string; discoveredAt: string; services: BackendService[] }>();
-  private readonly busy = new Map<string, DriverOp>();
+  /** Drivers whose lifecycle machine runs now (machines/driver.ts); the others rest as their record. */
+  private readonly running = new Map<string, DriverRun>();
+  private readonly logic: DriverLogic;
 
-  constructor(private readonly opts: DriverAdminOptions) {}
+  constructor(private readonly opts: DriverAdminOptions) {
+    this.logic = driverMachine.provide({
+      actors: { driverOp: fromPromise<DriverOpOutcome, DriverOpRequest>(({ input }) => this.operate(input)) },
+    });
+  }
 
   /** Rebuilds the records from what the journal recovered (conductor start). */
   load(docs: Recovered['documents']): void {
@@ -192,26 +171,68 @@ export class DriverAdmin implements DriverControl {
 
   private async change(op: DriverOp, rec: DriverRecord, version: string | undefined, meta: RequestMeta): Promise<DriverView> {
     const log = this.opts.log.child({ host: rec.host, driver: rec.name, op, requestId: meta.requestId, actor: meta.actor });
-    const running = this.busy.get(rec.id);
-    if (running) throw new CyborgError('driver.busy', `driver ${rec.name} on ${rec.host} is ${BUSY_STATE[running]}: wait for it to finish, then retry`, { id: rec.id, state: BUSY_STATE[running] });
+    const running = this.running.get(rec.id);
+    if (running) throw new CyborgError('driver.busy', `driver ${rec.name} on ${rec.host} is ${running.m.value}: wait for it to finish, then retry`, { id: rec.id, state: running.m.value });
     this.preflight(op, rec, version);
     if (op === 'install' && rec.installed && (version === undefined || version === rec.version)) return this.view(rec);
     if (op === 'uninstall' && !rec.installed) return this.view(rec);
-    this.busy.set(rec.id, op);
+    const run = this.run(rec, meta);
     try {
-      if (op === 'uninstall') await this.disableAll(rec, meta);
-      const reply = await this.ask({ op, host: rec.host, driver: rec.name, ...(version ? { version } : {}) });
-      await this.persist([{ ...rec, installed: reply.installed, version: reply.version, lastError: null, updatedAt: new Date().toISOString() }]);
-      log.info({ version: reply.version, installed: reply.installed }, 'driver changed');
-    } catch (err) {
-      const reason = isCyborgError(err) && typeof err.details.reason === 'string' ? err.details.reason : err instanceof Error ? err.message : String(err);
-      await this.persist([{ ...rec, lastError: { op, reason, at: new Date().toISOString() }, updatedAt: new Date().toISOString() }]).catch(() => undefined);
-      log.warn({ err }, 'driver operation failed');
-      throw err;
+      run.m.send({ type: EVENT[op], ...(version ? { version } : {}) }, meta);
+      await run.done;
     } finally {
-      this.busy.delete(rec.id);
+      this.running.delete(rec.id);
+      run.m.stop();
     }
-    return this.view(this.records.get(rec.id)!);
+    if (run.error !== undefined) {
+      log.warn({ err: run.error }, 'driver operation failed');
+      throw run.error;
+    }
+    const now = this.records.get(rec.id)!;
+    log.info({ version: now.version, installed: now.installed }, 'driver changed');
+    return this.view(now);
+  }
+
+  /**
+   * Wakes the driver's lifecycle machine from its record for one operation. When the machine
+   * rests again its record is committed before the caller hears of it; a failed operation's
+   * record is written too, but its caller hears the failure, not a failed write.
+   */
+  private run(rec: DriverRecord, meta: RequestMeta): DriverRun {
+    let finish!: (outcome: Promise<void>) => void;
+    const done = new Promise<void>((resolve, reject) => { finish = (outcome) => outcome.then(resolve, reject); });
+    const run: DriverRun = {
+      meta, done, finish,
+      m: new MachineHost({
+        machine: this.logic,
+        record: machineRecordOf(rec),
+        owner: {
+          onTransition: (change, persisted) => {
+            if (change.to !== 'installed' && change.to !== 'uninstalled') return;
+            const written = this.persist([driverRecordOf(persisted, change.at)]);
+            run.finish(run.error !== undefined ? written.catch(() => undefined) : written);
+          },
+          onCrash: (err) => run.finish(Promise.reject(err)),
+        },
+      }),
+    };
+    this.running.set(rec.id, run);
+    run.m.start();
+    return run;
+  }
+
+  /** The machine's `driverOp`: runs one operation on the host's agent. */
+  private async operate(req: DriverOpRequest): Promise<DriverOpOutcome> {
+    const id = driverId(req.host, req.driver);
+    const run = this.running.get(id);
+    try {
+      if (req.op === 'uninstall') await this.disableAll(this.records.get(id)!, run?.meta ?? {});
+      const reply = await this.ask({ op: req.op, host: req.host, driver: req.driver, ...(req.version ? { version: req.version } : {}) });
+      return { installed: reply.installed, version: reply.version };
+    } catch (err) {
+      if (run) run.error = err;
+      throw err;
+    }
   }
 
   /** Refuses what would hurt a running instance or cannot work now, saying why and what to do. */
@@ -295,7 +316,7 @@ export class DriverAdmin implements DriverControl {
 
   private view(r: DriverRecord): DriverView {
     const { installed, ...rest } = r;
-    const busy = this.busy.get(r.id);
+    const running = this.running.get(r.id);
     let hostState = 'unknown';
     let loaded = false;
     try {
@@ -308,7 +329,7 @@ export class DriverAdmin implements DriverControl {
     const accs = this.acceleratorsOf(r);
     return {
       ...rest,
-      state: busy ? BUSY_STATE[busy] : installed ? 'installed' : 'uninstalled',
+      state: (running ? running.m.value : installed ? 'installed' : 'uninstalled') as DriverView['state'],
       loaded, hostState,
       accelerators: accs.length,
       inUse: accs.filter((a) => a.allocations.length > 0).length,
@@ -321,6 +342,22 @@ interface ServiceDoc {
   driver: string;
   discoveredAt: string;
   services: BackendService[];
+}
+
+/** A driver's record as its lifecycle machine's. */
+function machineRecordOf(r: DriverRecord): MachineRecord {
+  const context: DriverContext = { id: r.id, host: r.host, name: r.name, version: r.version, lastError: r.lastError as DriverContext['lastError'] };
+  return { value: r.installed ? 'installed' : 'uninstalled', context: context as unknown as Record<string, unknown> };
+}
+
+/** The record of a lifecycle machine at rest, stamped `at` (a new failure gets that time too). */
+function driverRecordOf(m: MachineRecord, at: string): DriverRecord {
+  const c = m.context as unknown as DriverContext;
+  return {
+    id: c.id, host: c.host, name: c.name, version: c.version, installed: m.value === 'installed',
+    lastError: c.lastError ? { op: c.lastError.op, reason: c.lastError.reason, at: c.lastError.at ?? at } : null,
+    updatedAt: at,
+  };
 }
 
 /** The stable id of a driver on a host. */

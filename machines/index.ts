@@ -1,4 +1,5 @@
 export * from './accelerator.js';
 export * from './arq.js';
 export * from './host.js';
+export * from './driver.js';
 export { allowedEvents } from './allowed.js';
