@@ -1,19 +1,9 @@
-import type { AcceleratorView } from '../../actors/accelerator-actor.js';
+import type { AcceleratorView } from '../../model/index.js';
 
 /** The trait Cyborg puts on every provider it owns (os-traits `OWNER_CYBORG`). */
 export const OWNER_TRAIT = 'OWNER_CYBORG';
 /** Cyborg's prefix for the trait that says which function an FPGA is programmed with. */
 export const FUNCTION_TRAIT_PREFIX = 'CUSTOM_FPGA_FUNCTION_ID';
-
-/**
- * States in which an accelerator may take new allocations: it is enabled (or being
- * reprogrammed / attached / detached from an enabled state). Everything else — `inactive`
- * (discovered but not enabled, or disabled: Cyborg's "device disabled"), `installing`,
- * `uninstalling`, `error`, `offline` (host lost) — keeps its inventory but reserves it.
- */
-export const USABLE_STATES: ReadonlySet<string> = new Set([
-  'ready', 'programming', 'programmed', 'attaching', 'attached', 'detaching', 'settleAfterFailedAttach', 'settleAfterDetach',
-]);
 
 /** What Placement should hold for one accelerator. */
 export interface DesiredProvider {
@@ -68,7 +58,9 @@ export function desiredOf(view: AcceleratorView): Desired {
       present: view.state !== 'removed',
       resourceClass: view.resourceClass,
       total: Math.max(1, view.capacity),
-      usable: USABLE_STATES.has(view.state) && !view.missing,
+      // The machine's `usable` tag: enabled (or being reprogrammed, attached, detached from an
+      // enabled state). Anything else keeps its inventory but reserves it.
+      usable: view.tags.includes('usable') && !view.missing,
       missing: view.missing,
       traits: [...traits].sort(),
     },

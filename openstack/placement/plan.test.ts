@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type { AcceleratorView } from '../../actors/accelerator-actor.js';
 import type { Inventories } from './client.js';
 import { desiredOf, functionTrait, type DesiredProvider } from './desired.js';
 import { needsUsages, planHold, planInventories, planTraits } from './plan.js';
+import type { AcceleratorView } from '../../model/index.js';
+import { acceleratorMachine } from '../../machines/index.js';
 
 const inv = (rc: string, total: number, reserved: number): Inventories =>
   ({ [rc]: { total, reserved, min_unit: 1, max_unit: total, step_size: 1, allocation_ratio: 1 } });
@@ -13,9 +14,11 @@ const fpga = (over: Partial<DesiredProvider> = {}): DesiredProvider => ({
 });
 
 describe('desired provider of an accelerator', () => {
+  /** A view in `state`, with that state's tags as the machine declares them. */
+  const inState = (state: string) => ({ state, tags: [...acceleratorMachine.states[state]!.tags] });
   const view = {
     id: 'a', name: 'h_FakeDevice', host: 'h', driver: 'fake', resourceClass: 'FPGA', traits: ['CUSTOM_FAKE_DEVICE'],
-    rpUuid: 'r', capacity: 16, state: 'programmed', program: { functionId: 'gzip-v1' }, missing: false,
+    rpUuid: 'r', capacity: 16, ...inState('programmed'), program: { functionId: 'gzip-v1' }, missing: false,
   } as AcceleratorView;
 
   it('adds OWNER_CYBORG and the function trait of a programmed FPGA', () => {
@@ -26,10 +29,10 @@ describe('desired provider of an accelerator', () => {
 
   it('is not usable while inactive, in error, offline or missing', () => {
     for (const state of ['inactive', 'installing', 'uninstalling', 'error', 'offline']) {
-      const d = desiredOf({ ...view, state });
+      const d = desiredOf({ ...view, ...inState(state) });
       expect(d.ok && d.desired.usable).toBe(false);
     }
-    const d = desiredOf({ ...view, missing: true, state: 'attached' });
+    const d = desiredOf({ ...view, missing: true, ...inState('attached') });
     expect(d.ok && d.desired.usable).toBe(false);
   });
 
