@@ -2,6 +2,19 @@ import { hostname } from 'node:os';
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 
+const keystoneAuthOptions = {
+  authType: Type.Union([Type.Literal('password'), Type.Literal('v3applicationcredential')], { default: 'password', description: 'keystoneauth auth_type' }),
+  authUrl: Type.Optional(Type.String({ description: 'Keystone URL (…/v3); unset: no Keystone, fixed tokens' })),
+  username: Type.Optional(Type.String()),
+  password: Type.Optional(Type.String()),
+  projectName: Type.Optional(Type.String()),
+  userDomainName: Type.String({ default: 'Default' }),
+  projectDomainName: Type.String({ default: 'Default' }),
+  applicationCredentialId: Type.Optional(Type.String()),
+  applicationCredentialName: Type.Optional(Type.String()),
+  applicationCredentialSecret: Type.Optional(Type.String()),
+};
+
 /**
  * The one configuration schema, validated once at boot. Precedence: CLI flags > environment >
  * defaults. The frozen result is passed down; nothing deeper reads `process.env`.
@@ -36,8 +49,32 @@ export const ConfigSchema = Type.Object({
     createRootProviders: Type.Optional(Type.Boolean({ description: 'Nova-less: create a root provider per host when none exists (default: on in all-in-one, off otherwise)' })),
     syncIntervalMs: Type.Integer({ minimum: 100, default: 60_000, description: 'full reconcile period (out-of-band changes, stale providers)' }),
     concurrency: Type.Integer({ minimum: 1, maximum: 64, default: 4, description: 'Placement requests in flight at once (1 for a sqlite-backed Placement)' }),
+    /** [placement]: with `authUrl` set, Placement is reached with Keystone tokens and found in the catalog (placementUrl, if set, overrides it). */
+    ...keystoneAuthOptions,
+    regionName: Type.Optional(Type.String()),
+    validInterfaces: Type.Array(Type.String(), { default: ['internal', 'public'] }),
   }, { default: {} }),
   novaUrl: Type.Optional(Type.String()),
+  /** [nova]: with `authUrl` set, Nova is reached with Keystone tokens (and a service token) and found in the catalog (novaUrl, if set, overrides it). */
+  nova: Type.Object({
+    ...keystoneAuthOptions,
+    regionName: Type.Optional(Type.String()),
+    validInterfaces: Type.Array(Type.String(), { default: ['internal', 'public'] }),
+  }, { default: {} }),
+  /** [keystone_authtoken]: validating the tokens of API requests in keystone mode (v2.authStrategy). */
+  keystoneAuthtoken: Type.Object({
+    ...keystoneAuthOptions,
+    wwwAuthenticateUri: Type.Optional(Type.String({ description: 'sent in WWW-Authenticate on a 401; default: authUrl' })),
+    tokenCacheTime: Type.Integer({ minimum: 0, default: 300, description: 'seconds a validated token is trusted before Keystone is asked again' }),
+    cacheMaxEntries: Type.Integer({ minimum: 1, default: 10_000 }),
+    negativeCacheTime: Type.Integer({ minimum: 0, default: 10, description: 'seconds a refused token is remembered as refused' }),
+    httpConnectTimeout: Type.Integer({ minimum: 1, default: 10, description: 'seconds for one request to Keystone' }),
+  }, { default: {} }),
+  /** [oslo_policy] (enforce_new_defaults is v2.enforceNewDefaults). */
+  osloPolicy: Type.Object({
+    policyFile: Type.Optional(Type.String({ description: 'policy.yaml with rule overrides; re-read on SIGHUP' })),
+    enforceScope: Type.Boolean({ default: true }),
+  }, { default: {} }),
   /** Cyborg v2 API: identity, policy and the Nova notifier (see docs/api-v2.md). */
   v2: Type.Object({
     authStrategy: Type.Union([Type.Literal('noauth'), Type.Literal('keystone')], { default: 'noauth', description: 'noauth: identity headers and X-Auth-Token trusted as given; keystone: only what keystonemiddleware confirmed' }),
@@ -137,8 +174,18 @@ export function loadConfig(overrides: DeepPartial<Static<typeof ConfigSchema>> =
       createRootProviders: env.PLACEMENT_CREATE_ROOT_PROVIDERS === undefined ? undefined : env.PLACEMENT_CREATE_ROOT_PROVIDERS === '1' || env.PLACEMENT_CREATE_ROOT_PROVIDERS === 'true',
       syncIntervalMs: int(env, 'PLACEMENT_SYNC_INTERVAL_MS'),
       concurrency: int(env, 'PLACEMENT_CONCURRENCY'),
+      authUrl: env.PLACEMENT_AUTH_URL, username: env.PLACEMENT_USERNAME, password: env.PLACEMENT_PASSWORD, projectName: env.PLACEMENT_PROJECT_NAME, regionName: env.PLACEMENT_REGION_NAME,
     }),
     novaUrl: env.NOVA_URL,
+    nova: defined({ authUrl: env.NOVA_AUTH_URL, username: env.NOVA_USERNAME, password: env.NOVA_PASSWORD, projectName: env.NOVA_PROJECT_NAME, regionName: env.NOVA_REGION_NAME }),
+    keystoneAuthtoken: defined({
+      authUrl: env.CYBORG_KEYSTONE_AUTH_URL, wwwAuthenticateUri: env.CYBORG_KEYSTONE_WWW_AUTHENTICATE_URI, username: env.CYBORG_KEYSTONE_USERNAME,
+      password: env.CYBORG_KEYSTONE_PASSWORD, projectName: env.CYBORG_KEYSTONE_PROJECT_NAME, tokenCacheTime: int(env, 'CYBORG_KEYSTONE_TOKEN_CACHE_TIME'),
+    }),
+    osloPolicy: defined({
+      policyFile: env.CYBORG_POLICY_FILE,
+      enforceScope: env.CYBORG_ENFORCE_SCOPE === undefined ? undefined : env.CYBORG_ENFORCE_SCOPE === '1' || env.CYBORG_ENFORCE_SCOPE === 'true',
+    }),
     v2: defined({
       authStrategy: env.CYBORG_AUTH_STRATEGY,
       serviceTokenRequired: env.CYBORG_SERVICE_TOKEN_REQUIRED === undefined ? undefined : env.CYBORG_SERVICE_TOKEN_REQUIRED === '1' || env.CYBORG_SERVICE_TOKEN_REQUIRED === 'true',
