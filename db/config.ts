@@ -31,7 +31,12 @@ export function ormConfig(opts: OrmOptions): Options {
     pool: { min: 0, max: opts.pool ?? 4 },
     // Every pool is guarded from the start: a connection that dies mid-transaction is released.
     // keepAlive + a connect timeout turn a silently vanished server into errors the journal retries.
-    driverOptions: { onPoolCreated: (pool: Pool) => guardPool(pool) },
+    driverOptions: {
+      onPoolCreated: (pool: Pool) => guardPool(pool),
+      keepAlive: true,
+      keepAliveInitialDelayMillis: 10_000,
+      connectionTimeoutMillis: 10_000,
+    },
     debug: opts.debug ?? false,
     // Entities are defined with defineEntity: nothing to discover from files or reflect.
     discovery: { warnWhenNoEntities: true },

@@ -14,13 +14,26 @@ import { changedDevices, fingerprint, type Fingerprint } from './inventory-memo.
 import { inventoryRows } from './inventory-insert.js';
 import { mergeChanges, touchesModel, type MergedBatch } from './merge.js';
 import { writeModel } from './model-writer.js';
-import { isConnectionError } from './retry.js';
+import { checkChanges } from './bounds.js';
+import { classifyFailure, isConnectionError, sqlState } from './retry.js';
 
 export interface PgJournalOptions {
   orm: MikroORM;
   log: Logger;
   /** How long a commit may wait for an unreachable database before it rejects (503). */
   unavailableAfterMs: number;
+  /**
+   * How long the database must have been unreachable before the journal says so: from then on
+   * every waiting commit and every new one is answered 503 at once (and kept: it is written when
+   * the database is back), and `available` is false. Default: 1 s, at most `unavailableAfterMs`.
+   */
+  downAfterMs?: number;
+  /**
+   * How long `close()` waits for queued commits while the database is unreachable; then it stops
+   * retrying and answers them `service.shutting_down` (a stop must not hang on a dead database).
+   * Default 10 s.
+   */
+  closeTimeoutMs?: number;
   /** Most commits taken into one flush. */
   maxBatch: number;
   /** Retry backoff, doubling from min to max. */
@@ -81,9 +94,16 @@ export interface JournalStats {
  * Acks are handed out in commit order, a few dozen per turn of the event loop (answers.ts),
  * so the callers' next commits reach the next flush while later callers still work.
  *
- * While the database is unreachable a flush retries with backoff and keeps its batch and the
- * queue; commits older than `unavailableAfterMs` are answered with `persistence.unavailable`
- * (503) but stay queued and are written once the database is back, so nothing is dropped.
+ * While the database is unreachable a flush retries with backoff, for as long as it takes, and
+ * keeps its batch and the queue; once it has been unreachable for `downAfterMs` (or a commit has
+ * waited `unavailableAfterMs`), waiting and new commits are answered `persistence.unavailable`
+ * (503) at once but stay queued and are written once the database is back, so nothing is dropped
+ * and nothing is acknowledged before it is committed. Only outages are retried (retry.ts): a
+ * batch the database refuses for its data is split until the bad commits fail alone (`isolate`),
+ * and a change it could never store is refused before it is queued (bounds.ts).
+ *
+ * No promise of the journal is left without a handler: answers go through `answers` in commit
+ * order, and a caller that drops its commit's promise cannot crash the process with it.
  */
 export class PgJournal implements Journal {
   private queue: Pending[] = [];
@@ -94,6 +114,11 @@ export class PgJournal implements Journal {
   private arrival: { promise: Promise<void>; resolve: () => void } | null = null;
   private sweeper: NodeJS.Timeout | null = null;
   private closed = false;
+  /** `close()` gave up on an unreachable database: batches are answered, no longer retried. */
+  private abandoned = false;
+  /** Wakes a flush sleeping between retries (`close()` gave up). */
+  private readonly sleepers = new Set<() => void>();
+  private readonly downAfterMs: number;
   private readonly depth: number;
   private pgPool: Promise<Pool> | undefined;
   /** Acks (and refusals) of finished flushes, handed out in commit order, in turns (answers.ts). */
@@ -119,15 +144,51 @@ export class PgJournal implements Journal {
     // Each open flush holds a connection until it commits: more than the pool would only queue.
     const pool = (opts.orm.config.get('pool') as { max?: number } | undefined)?.max ?? 1;
     this.depth = Math.max(1, Math.min(opts.pipeline ?? 2, pool));
+    this.downAfterMs = Math.min(opts.downAfterMs ?? 1_000, opts.unavailableAfterMs);
   }
 
+  /**
+   * Queues `changes` as one transaction; resolves once it committed. Refused at once, without
+   * being queued, when a value cannot be stored (`persistence.invalid_value`, 400) or the journal
+   * is closed. While the database is down the commit is queued and answered 503 at once.
+   */
   commit(changes: Change[]): Promise<void> {
-    if (this.closed) return Promise.reject(new CyborgError('service.shutting_down', 'the journal is closed'));
-    for (const c of changes) if (c.type === 'inventory') this.prepare(c.host, c.devices);
-    return new Promise<void>((resolve, reject) => {
+    let refused: CyborgError | undefined;
+    if (this.closed) refused = new CyborgError('service.shutting_down', 'the journal is closed');
+    else {
+      try {
+        checkChanges(changes);
+      } catch (err) {
+        refused = err instanceof CyborgError ? err : new CyborgError('persistence.invalid_value', String(err));
+        this.opts.log.warn({ err: refused.message, field: refused.details.field }, 'change refused before it was queued');
+      }
+    }
+    const answer = refused ? Promise.reject(refused) : new Promise<void>((resolve, reject) => {
+      for (const c of changes) if (c.type === 'inventory') this.prepare(c.host, c.devices);
       this.queue.push({ changes, at: Date.now(), resolve, reject, settled: false, busy: this.open.length > 0 });
+      if (this.down()) this.sweep(0);
       this.kick();
     });
+    // Marked handled for callers that drop it (a system transition nobody awaits): a 503 must
+    // not become an unhandled rejection that takes the process down. Whoever awaits it still
+    // gets the rejection.
+    answer.catch(() => undefined);
+    return answer;
+  }
+
+  /** Whether the database answers: false once it has been unreachable for `downAfterMs`. */
+  get available(): boolean {
+    return !this.down();
+  }
+
+  /** The readiness check's text: undefined when the database answers. */
+  readiness(): string | undefined {
+    if (!this.down()) return undefined;
+    return `database unreachable for ${Math.round((Date.now() - this.failingSince!) / 1000)} s; ${this.pending} commits kept for when it is back`;
+  }
+
+  private down(): boolean {
+    return this.failingSince !== null && Date.now() - this.failingSince >= this.downAfterMs;
   }
 
   /**
@@ -187,15 +248,32 @@ export class PgJournal implements Journal {
     return this.queue.length + this.open.reduce((n, f) => n + f.batch.length, 0);
   }
 
-  /** Flushes everything queued (waiting for the database if it must), then closes the ORM. */
+  /**
+   * Flushes everything queued, waiting for an unreachable database up to `closeTimeoutMs`: then
+   * the commits still waiting are answered `service.shutting_down` (none of them was
+   * acknowledged) and the ORM is closed — a stop never hangs on a database that stays away.
+   */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    while (this.flushing) await this.flushing;
+    const giveUp = setTimeout(() => this.abandon(), this.opts.closeTimeoutMs ?? 10_000);
+    giveUp.unref();
+    try {
+      while (this.flushing) await this.flushing;
+    } finally {
+      clearTimeout(giveUp);
+    }
     this.answers.flushAll();
     this.stopSweeper();
     await this.opts.orm.close();
     await this.opts.afterClose?.();
+  }
+
+  private abandon(): void {
+    if (this.failingSince === null) return; // the database answers: the flushes end by themselves
+    this.opts.log.error({ pending: this.pending }, 'closing: the database is still unreachable; unwritten commits are dropped');
+    this.abandoned = true;
+    for (const wake of this.sleepers) wake();
   }
 
   private kick(): void {
@@ -328,7 +406,9 @@ export class PgJournal implements Journal {
         this.committedFlush(batch, m, statements, started, attempt);
         return;
       } catch (err) {
-        if (!isConnectionError(err)) return this.isolate(batch, err);
+        const kind = classifyFailure(err);
+        if (kind !== 'outage') return this.isolate(batch, err, kind);
+        if (this.abandoned) return this.refuse(batch, new CyborgError('service.shutting_down', 'the journal closed while the database was unreachable; the change was not written', {}, { cause: err }));
         this.stats.retries++;
         this.failingSince ??= Date.now();
         if (attempt === 0) this.opts.log.error({ err, commits: batch.length, queued: this.queue.length }, 'database unreachable: flush will be retried');
@@ -355,21 +435,35 @@ export class PgJournal implements Journal {
   }
 
   /**
-   * A flush failed for a reason other than the connection (a constraint, a bug): retrying the
-   * same batch would fail forever and block everyone, so each commit is retried alone and only
-   * the one that fails is rejected.
+   * A flush failed for a reason other than an outage (a value or row the database refuses, a
+   * bug): retrying the same batch would fail forever and block everyone. The batch is halved and
+   * each half written on its own, in order, until the commits that fail are alone: those are
+   * rejected, every other one commits. One bad commit among n costs about 2·log2(n) flushes.
    */
-  private async isolate(batch: Pending[], err: unknown): Promise<void> {
+  private async isolate(batch: Pending[], err: unknown, kind: 'data' | 'other'): Promise<void> {
     if (batch.length === 1) {
-      const p = batch[0]!;
-      this.opts.log.error({ err }, 'commit rejected by the database');
-      if (!p.settled) {
-        p.settled = true;
-        this.answers.add([() => p.reject(new CyborgError('persistence.unavailable', 'the database refused the change', {}, { cause: err }))]);
+      const summary = (err as { message?: unknown }).message;
+      const state = sqlState(err);
+      if (kind === 'data') {
+        this.opts.log.warn({ err, sqlState: state }, 'commit refused by the database for its data');
+        this.refuse(batch, new CyborgError('persistence.refused', `the database refused the change: ${String(summary)}`, state ? { sqlState: state } : {}, { cause: err }));
+      } else {
+        this.opts.log.error({ err, sqlState: state }, 'commit failed in the database');
+        this.refuse(batch, new CyborgError('persistence.failed', 'the database could not write the change', state ? { sqlState: state } : {}, { cause: err }));
       }
       return;
     }
-    for (const p of batch) await this.flushWithRetry([p]);
+    this.opts.log.warn({ err, commits: batch.length }, 'a batch was refused: splitting it to find the commits at fault');
+    const half = Math.ceil(batch.length / 2);
+    await this.flushWithRetry(batch.slice(0, half));
+    await this.flushWithRetry(batch.slice(half));
+  }
+
+  /** Answers the batch's commits that still wait with `err`, in commit order. */
+  private refuse(batch: Pending[], err: CyborgError): void {
+    const answers: (() => void)[] = [];
+    for (const p of batch) if (!p.settled) { p.settled = true; answers.push(() => p.reject(err)); }
+    this.answers.add(answers);
   }
 
   /**
@@ -427,18 +521,33 @@ export class PgJournal implements Journal {
    */
   private startSweeper(): void {
     if (this.sweeper) return;
-    const every = Math.max(10, Math.min(500, Math.floor(this.opts.unavailableAfterMs / 4)));
+    const every = Math.max(10, Math.min(500, Math.floor(this.downAfterMs / 4)));
     this.sweeper = setInterval(() => {
       if (this.failingSince === null) return;
-      const limit = Date.now() - this.opts.unavailableAfterMs;
-      for (const p of [...this.open.flatMap((f) => f.batch), ...this.queue]) {
-        if (p.settled || p.at > limit) continue;
-        p.settled = true;
-        p.reject(new CyborgError('persistence.unavailable',
-          `the database has been unreachable for ${Date.now() - this.failingSince} ms; the change is kept and will be written when it is back`));
-      }
+      this.sweep(this.down() ? 0 : this.opts.unavailableAfterMs);
     }, every);
     this.sweeper.unref();
+  }
+
+  /**
+   * Answers 503 to every commit that still waits and arrived more than `olderThanMs` ago, oldest
+   * first, through `answers`: behind the acks already due, so that commits are still answered in
+   * the order they were made (a caller that chains its commits relies on it).
+   */
+  private sweep(olderThanMs: number): void {
+    if (this.failingSince === null) return;
+    const limit = Date.now() - olderThanMs;
+    const downS = Math.round((Date.now() - this.failingSince) / 1000);
+    const err = new CyborgError('persistence.unavailable',
+      `the database has been unreachable for ${downS} s; the change is kept and will be written when it is back`,
+      { retryAfterS: Math.max(1, Math.ceil((this.opts.retryMaxMs ?? 2_000) / 1000)) });
+    const answers: (() => void)[] = [];
+    for (const p of [...this.open.flatMap((f) => f.batch), ...this.queue]) {
+      if (p.settled || p.at > limit) continue;
+      p.settled = true;
+      answers.push(() => p.reject(err));
+    }
+    this.answers.add(answers);
   }
 
   private stopSweeper(): void {
@@ -446,7 +555,13 @@ export class PgJournal implements Journal {
     this.sweeper = null;
   }
 
+  /** Waits `ms`, or less when `close()` gives up on the database. */
   private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => setTimeout(resolve, ms));
+    if (this.abandoned) return Promise.resolve();
+    return new Promise((resolve) => {
+      const wake = (): void => { clearTimeout(timer); this.sleepers.delete(wake); resolve(); };
+      const timer = setTimeout(wake, ms);
+      this.sleepers.add(wake);
+    });
   }
 }
