@@ -7,7 +7,7 @@
  *
  * Against PostgreSQL (the db/ journal, a fresh database of its own) when it is reachable at
  * DATABASE_URL (default postgres://postgres@127.0.0.1:5432), else on the memory journal — the
- * output says which. Prints the ratios to OpenStack Cyborg 9.0.0's figures from issue 5.
+ * output says which. Prints the ratios to OpenStack Cyborg 9.0.0's figures (CYBORG below).
  *
  * Flags: --seconds N (per phase, default 8), --hosts N (default 100; 10 devices each),
  * --clients N (default 10), --memory (force the memory journal).
@@ -27,7 +27,7 @@ import { FakeDriver } from '../drivers/fake/index.js';
 import { NAMESPACE_DNS, uuid3 } from '../drivers/ids.js';
 import { DriverRegistry } from '../drivers/registry.js';
 
-/** OpenStack Cyborg 9.0.0 (Zed), fake driver, MariaDB, real Placement, same kind of machine (issue 5). */
+/** OpenStack Cyborg 9.0.0 (Zed), fake driver, MariaDB, real Placement, on the same kind of machine. */
 const CYBORG = { seqCyclesPerS: 6.45, seqMsPerCycle: 142, concCyclesPerS: 0.07, devicesReqPerS10: 42.5, devicesP99Ms10: 369, devicesReqPerS1: 230 };
 const TARGET = { seqRatio: 20, concCyclesPerS: 500, devicesRatio: 100 };
 

@@ -7,7 +7,7 @@
  *   - cold start: from the first agent starting until every inventory is registered (acknowledged);
  *   - heartbeat lag p99 at 1 Hz per host (sent → processed by the conductor, its STATS window);
  *   - conductor CPU (steady state) and RSS, and RSS per accelerator;
- * and prints each figure with its ratio to the issue's target.
+ * and prints each figure with its ratio to its target (docs/benchmarks.md records the latest).
  * For digging: CONDUCTOR_NODE_OPTIONS adds Node flags to the conductor, BENCH_PROF=1 writes its CPU
  * profile to /tmp/prof, BENCH_HOLD_S=n keeps it running n seconds after the figures (its pid is
  * printed: read /proc/<pid>/smaps). The conductor's log (warnings up) goes to BENCH_CONDUCTOR_LOG

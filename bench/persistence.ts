@@ -68,7 +68,7 @@ function cpuTicks(): { total: number; steal: number } | null {
 
 /**
  * Which tables PostgreSQL's autovacuum works on, sampled once a second (pg_stat_activity): a
- * vacuum of a table of millions of log rows shares the two cores with everything measured.
+ * vacuum of a table of millions of log rows shares the machine's cores with everything measured.
  */
 class AutovacuumWatch {
   private readonly client = new pg.Client({ connectionString: BASE });
@@ -256,9 +256,9 @@ async function ours(journal: Counted, hosts: number, perHost: number, callers: n
   // Open loop at half the peak: requests are started on a clock, whoever is free takes one. The
   // first WARM_MS are not counted: the peak just before left the heap full of what its requests
   // kept alive, and the p99 asked for is the one at half the peak, not at the peak's aftermath.
-  // The window is long (HALF_MS, a minute) because with the conductor's heap headroom a major GC
-  // comes every 30-60 s at this rate, and each stalls acks: a short window reads "was there one
-  // in it", a long one counts each at its real frequency.
+  // The window is long (HALF_MS, a minute) because major GCs come tens of seconds apart at this
+  // rate, and each stalls acks: a short window reads "was there one in it", a long one counts
+  // each at its real frequency.
   const halfTarget = rate / 2;
   const requestsPerSec = halfTarget / 2; // each request is two transitions (→ installing → ready)
   const half: number[] = [];
@@ -270,7 +270,7 @@ async function ours(journal: Counted, hosts: number, perHost: number, callers: n
   let outstanding = 0;
   let drained: (() => void) | null = null;
   let issued = 0;
-  // The major GCs inside the window, by their pauses: a miss of the tail target is one of them.
+  // The major GCs inside the window, by their pauses: what most often makes a slow window.
   const majorGcs: number[] = [];
   // And what else can hold every ack up at once: the longest scavenge, the longest event-loop stall.
   let minorGcMax = 0;

@@ -7,8 +7,8 @@
  * The API stamps each event with the wall-clock time the event hub announced its commit; the
  * page records, after the render that showed it, `now - committedAt` (same machine, same clock).
  * Baseline, measured in the same run: the same page and fleet under a trickle of 10 transitions
- * per second — so the ratio says what the load itself costs — and the issue's bound of one
- * second for "shows up live".
+ * per second — so the ratio says what the load itself costs — and the bound of one second for
+ * "shows up live".
  */
 import { mkdirSync } from 'node:fs';
 import { InProcessBus } from '../bus/in-process.js';

@@ -18,7 +18,7 @@ interface Sub {
  */
 export class InProcessBus implements Bus {
   // Subscriptions by exact subject, and the few with wildcards apart: matching every
-  // subscription of a hundred agents against every message cost a third of the runtime's CPU.
+  // subscription of every agent against every message would grow with the fleet.
   private exact = new Map<string, Set<Sub>>();
   private wild = new Set<Sub>();
   private rr = new Map<string, number>();

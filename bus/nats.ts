@@ -206,8 +206,8 @@ export async function connectBus(opts: ConnectOptions): Promise<NatsBus> {
     waitOnFirstConnect: true,
     pingInterval: 10_000,
     // Every request would otherwise build two Error objects up front (their stack traces are the
-    // "async trace" of a later failure): ~1.5% of a conductor's CPU and garbage at a cold start of
-    // 10,000 hosts. Our failures carry the subject (BusError), which says more than that stack.
+    // "async trace" of a later failure): CPU and garbage on every request of a fleet's cold start.
+    // Our failures carry the subject (BusError), which says more than that stack.
     noAsyncTraces: true,
   });
   const log = opts.log.child({ component: 'nats' });

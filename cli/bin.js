@@ -1,9 +1,9 @@
 #!/usr/bin/env -S node --max-semi-space-size=16
 // The `cyborg` bin: runs the TypeScript entry point through tsx, so a checkout needs no build step.
 // --max-semi-space-size=16 (MiB): Node 24 lets the young generation grow to 2 x 64 MiB, and after a
-// registration burst a conductor keeps that and a fragmented old space resident. Capped, a conductor
-// holding 100,000 accelerators stays near 1 GiB RSS instead of ~1.4 GiB, for some steady CPU
-// (bench:fleet, docs/distributed.md). Run `node cli/bin.js …` to choose other V8 flags.
+// registration burst a conductor keeps that and a fragmented old space resident. Capped, a large
+// conductor's RSS stays well under its memory target, for a little more steady CPU in scavenges.
+// Run `node cli/bin.js …` to choose other V8 flags.
 import { register } from 'tsx/esm/api';
 
 const [major] = process.versions.node.split('.').map(Number);

@@ -5,10 +5,9 @@
  * Why in turns: a flush's acks wake its callers, whose work (the next transitions and their
  * commits) runs in microtasks. Hundreds of them at once keep the event loop from reading the
  * database's replies, and every caller ends up waiting on the same next flush: a convoy in which
- * Node idles while PostgreSQL writes, then PostgreSQL idles while Node works (measured with
- * `npm run bench:persistence`: the event loop ~72% busy, the backend ~27%). In turns, the next
+ * Node idles while PostgreSQL writes, then PostgreSQL idles while Node works. In turns, the next
  * flush already starts with the first callers' commits while later callers still work, and
- * both sides stay busy (the event loop ~99%). 30 to 100 per turn measured alike.
+ * both sides stay busy. The exact number per turn matters little within a few dozen either way.
  */
 export class Answers {
   private readonly due: (() => void)[] = [];

@@ -5,11 +5,10 @@ import { sql, type RawBuilder } from 'kysely';
  * row as a multi-array `unnest` does.
  *
  * Why text and JSON go as one JSON array parameter rather than a text[]: pg builds a text[]
- * literal in JavaScript, escaping every element with two regex passes, and the rows of a fleet's
- * inventories and the accelerators' contexts made that a few % of the conductor's CPU
- * (bench:fleet, bench:persistence); JSON.stringify of an array is native. Numbers and booleans
- * need no escaping, but pg would still build their literal by string concatenation, element by
- * element (a tenth of the conductor's allocations at a cold start): their literal is one join.
+ * literal in JavaScript, escaping every element with two regex passes, for every row of a fleet's
+ * inventories and every accelerator's context; JSON.stringify of an array is native. Numbers and
+ * booleans need no escaping, but pg would still build their literal by string concatenation,
+ * element by element (garbage in proportion to the rows): their literal is one join.
  */
 type Column = RawBuilder<unknown>;
 

@@ -10,8 +10,8 @@ import { boolCol, intCol, rowsFrom, textCol } from './columns.js';
  * each `INSERT … SELECT FROM ROWS FROM ($columns)` (columns.ts) with the foreign keys already filled in.
  *
  * Why not the unit of work, nor MikroORM's `insertMany`: a fleet's cold start brings hundreds of
- * hosts per flush, and bench:fleet (10,000 hosts) spent a fifth of the conductor's CPU building
- * multi-row INSERTs and entities for them, after a round trip per table to draw its ids. Why the
+ * hosts per flush, and both build entities and multi-row INSERTs for them in JavaScript, after a
+ * round trip per table to draw its ids: the conductor's CPU, not PostgreSQL, becomes the limit. Why the
  * ids are drawn first rather than joined back by uuid from `RETURNING`: PostgreSQL cannot index a
  * CTE's rows, so those joins ran as nested loops — quadratic in the flush, most of its time.
  * Later reports are diffed through the unit of work (inventory-diff.ts), where changes are few.

@@ -22,9 +22,9 @@ function groupBy<T, K>(rows: T[], key: (r: T) => K): Map<K, T[]> {
 
 /**
  * Every host's inventory in the driver's report shape, in discovery order (only `hosts`' when
- * given). Read with four plain selects rather than `em.find` with populate: a 10,000-deployable
- * fleet is ~51,000 rows, which hydrating as managed entities made the conductor's start take
- * seconds longer.
+ * given). Read with four plain selects rather than `em.find` with populate: a fleet's inventory
+ * is several rows per deployable, and hydrating them all as managed entities would slow the
+ * conductor's start for entities nothing changes.
  */
 export async function loadInventories(em: EntityManager, hosts?: string[]): Promise<Map<string, DeviceT[]>> {
   const db = em.getKysely() as unknown as Kysely<object>;

@@ -7,8 +7,8 @@ import type { MergedBatch } from './merge.js';
  * the conductor's driver documents — written by one bind-array statement each, whatever the
  * number of hosts in the flush.
  *
- * Why not the unit of work: it loads each row first and flushes entity by entity. bench:fleet's
- * cold start (10,000 agents registering, hundreds per flush) spent much of the conductor's time
+ * Why not the unit of work: it loads each row first and flushes entity by entity. A fleet's cold
+ * start (thousands of agents registering, hundreds per flush) would spend the conductor's time
  * in `em.find` / `findOne` per document and change-set computation, while these rows are plain
  * upserts keyed by name. Device profiles stay with the unit of work (model-writer.ts): they are
  * few and written by operators.

@@ -13,7 +13,7 @@ import { writeDocumentRows, writeHostRows } from './model-sql.js';
  * unit of work: entities are loaded, changed and flushed once, so they keep the ORM's identity
  * map, ordering of inserts/deletes by foreign key and change sets. What every agent registration
  * writes — host and driver rows, documents, a new host's whole inventory — is bulk SQL (see
- * model-sql.ts and inventory-insert.ts for the measured why). Runs inside the flush's transaction
+ * model-sql.ts and inventory-insert.ts for why). Runs inside the flush's transaction
  * (`em` is the transactional fork, and its Kysely is bound to the same connection).
  */
 export async function writeModel(em: EntityManager, m: MergedBatch): Promise<void> {
