@@ -1,0 +1,142 @@
+/**
+ * The house rules of imports, checked on every run: which room may import which, and no cycle
+ * between folders. dependency-cruiser reads the import graph (type-only imports count: a contract
+ * borrowed from the wrong room is still a wrong-way arrow); the rules below are ours.
+ *
+ * Production code only: tests may reach into any room they test.
+ */
+import { cruise, type ICruiseResult, type IForbiddenRuleType } from 'dependency-cruiser';
+import extractTsConfig from 'dependency-cruiser/config-utl/extract-ts-config';
+import { resolve } from 'node:path';
+import { expect, it } from 'vitest';
+
+/**
+ * Violations known today, each `rule: from -> to`; being removed by the renovation (views move to
+ * model/, the control plane to control/, actors/ splits into subrooms with one index.ts each).
+ * Empty it as they go; a new wrong-way import never belongs here.
+ */
+const KNOWN_VIOLATIONS: readonly string[] = [
+  'no-actor-internals: api/conductor-responder.ts -> actors/conductor.ts',
+  'no-actor-internals: metrics/index.ts -> actors/conductor.ts',
+];
+
+const ROOT = resolve(import.meta.dirname, '..');
+
+/** The rooms whose code is checked; test/ and *.test.ts are left out. */
+const ROOMS = ['actors', 'api', 'bench', 'bus', 'cli', 'config', 'control', 'db', 'drivers', 'errors', 'machines', 'metrics', 'model', 'openstack', 'policy', 'roles', 'ui/src'];
+
+const RULES: IForbiddenRuleType[] = [
+  {
+    name: 'actors-not-into-api',
+    comment: 'The conductor implements the control-plane contract; the API depends on it, never the reverse.',
+    severity: 'error',
+    from: { path: '^actors/' },
+    to: { path: '^api/' },
+  },
+  {
+    name: 'no-actor-internals',
+    comment: 'Edges of the system reach actors only through a subroom\'s public index.ts.',
+    severity: 'error',
+    from: { path: '^(api|openstack|metrics|cli|ui)/' },
+    to: { path: '^actors/', pathNot: '^actors/[^/]+/index\\.ts$' },
+  },
+  {
+    name: 'model-imports-no-implementation',
+    comment: 'The model is the shared contract: it is owned by no implementation room.',
+    severity: 'error',
+    from: { path: '^model/' },
+    to: { path: '^(actors|api|bus|db|control|roles|cli)/' },
+  },
+  {
+    name: 'machines-stay-pure',
+    comment: 'Machines are pure: effects are provided by the hosting actor, not imported.',
+    severity: 'error',
+    from: { path: '^machines/' },
+    to: { path: '^(actors|api|db|bus)/' },
+  },
+];
+
+interface Edge {
+  from: string;
+  to: string;
+}
+
+async function importGraph(): Promise<{ edges: Edge[]; violations: string[] }> {
+  process.chdir(ROOT);
+  const result = await cruise(ROOMS, {
+    baseDir: ROOT,
+    validate: true,
+    ruleSet: { forbidden: RULES },
+    exclude: { path: ['\\.test\\.ts$', '(^|/)node_modules/'] },
+    doNotFollow: { path: 'node_modules' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+  }, {}, { tsConfig: extractTsConfig(resolve(ROOT, 'tsconfig.json')) });
+  const out = result.output as ICruiseResult;
+  const edges: Edge[] = [];
+  for (const m of out.modules) {
+    for (const d of m.dependencies) if (d.dependencyTypes.includes('local') && !d.couldNotResolve) edges.push({ from: m.source, to: d.resolved });
+  }
+  const violations = out.summary.violations.map((v) => `${v.rule.name}: ${v.from} -> ${v.to}`);
+  return { edges, violations };
+}
+
+/**
+ * Cycles between sibling folders at any depth (top-level rooms, or subrooms of one room): an edge
+ * counts between the first folders below the two files' common ancestor. A file that sits directly
+ * in that ancestor (a room's index.ts importing its own subroom) is a parent-child arrow, not a sibling one.
+ */
+function folderCycles(edges: Edge[]): string[] {
+  const graph = new Map<string, Set<string>>();
+  for (const { from, to } of edges) {
+    const a = from.split('/');
+    const b = to.split('/');
+    let i = 0;
+    while (i < a.length - 1 && i < b.length - 1 && a[i] === b[i]) i++;
+    if (i >= a.length - 1 || i >= b.length - 1) continue;
+    const fa = a.slice(0, i + 1).join('/');
+    const fb = b.slice(0, i + 1).join('/');
+    if (!graph.has(fa)) graph.set(fa, new Set());
+    graph.get(fa)!.add(fb);
+  }
+  // Tarjan's strongly connected components: each component of more than one folder is a cycle.
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const cycles: string[] = [];
+  let next = 0;
+  const visit = (v: string): void => {
+    index.set(v, next);
+    low.set(v, next++);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of graph.get(v) ?? []) {
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) === index.get(v)) {
+      const scc: string[] = [];
+      let w: string;
+      do {
+        w = stack.pop()!;
+        onStack.delete(w);
+        scc.push(w);
+      } while (w !== v);
+      if (scc.length > 1) cycles.push(`folder-cycle: ${scc.sort().join(' <-> ')}`);
+    }
+  };
+  for (const v of graph.keys()) if (!index.has(v)) visit(v);
+  return cycles;
+}
+
+it('imports go the right way between rooms, and no folders import each other in a cycle', async () => {
+  const { edges, violations } = await importGraph();
+  expect(edges.length, 'the import graph was read').toBeGreaterThan(100);
+  const found = [...violations, ...folderCycles(edges)].sort();
+  const known = new Set(KNOWN_VIOLATIONS);
+  const fresh = found.filter((v) => !known.has(v));
+  expect(fresh, `wrong-way imports or folder cycles:\n  ${fresh.join('\n  ')}\n`).toEqual([]);
+}, 120_000);
