@@ -1,9 +1,8 @@
 import type { Logger } from 'pino';
-import { initialTransition } from 'xstate';
 import { rpUuidOf } from '../drivers/ids.js';
 import { CyborgError, isCyborgError, TransitionInvalidError } from '../errors/index.js';
 import {
-  acceleratorMachine, allowedEvents, opInput, OPERATOR_EVENTS, reasonOf,
+  ACCELERATOR_INITIAL, acceleratorMachine, allowedEvents, initialContext, opInput, OPERATOR_EVENTS, reasonOf,
   type AcceleratorContext, type AcceleratorEvent, type DriverOpInput,
 } from '../machines/index.js';
 import type { Journal, MachineRecord } from './journal.js';
@@ -51,10 +50,13 @@ export type AcceleratorLogic = ReturnType<typeof acceleratorMachine.provide>;
 
 type AcceleratorInput = { id: string; host: string; capacity: number };
 
-/** A new accelerator's first record: the machine's initial state for `input`. */
-export function initialRecordOf(logic: AcceleratorLogic, input: AcceleratorInput): MachineRecord {
-  const [snap] = initialTransition(logic, input);
-  return { value: String(snap.value), context: snap.context as unknown as Record<string, unknown> };
+/**
+ * A new accelerator's first record: the machine's initial state and context for `input`, as the
+ * machine file declares them (a fleet's cold start registers 100,000 of these: no throwaway
+ * actor each).
+ */
+export function initialRecordOf(input: AcceleratorInput): MachineRecord {
+  return { value: ACCELERATOR_INITIAL, context: initialContext(input) as unknown as Record<string, unknown> };
 }
 
 /** The tags of `logic`'s state named `value` (a state node's: no running machine needed). */
@@ -140,7 +142,7 @@ export class AcceleratorActor implements MachineOwner, Restable {
   }
 
   private initialRecord(): MachineRecord {
-    return initialRecordOf(this.rt.logic, { id: this.id, host: this.spec.host, capacity: Math.max(1, this.spec.deployable.attachHandles.length) });
+    return initialRecordOf({ id: this.id, host: this.spec.host, capacity: Math.max(1, this.spec.deployable.attachHandles.length) });
   }
 
   /** The machine, started from the record if it was at rest. */

@@ -92,6 +92,17 @@ export interface DriverOpInput {
   seq?: number;
 }
 
+/**
+ * Where a new accelerator starts, and with what context. Exported so that a conductor registering
+ * a fleet's accelerators can write their first records without running the machine for each
+ * (actors/initial-record.test.ts holds it to what XState's initial transition gives).
+ */
+export const ACCELERATOR_INITIAL = 'inactive';
+
+export function initialContext(input: AcceleratorInput): AcceleratorContext {
+  return { id: input.id, host: input.host, capacity: input.capacity, allocations: [], program: null, pending: null, error: null, resume: null };
+}
+
 /** Which stable state an accelerator is in "underneath" a transient one. */
 export function originOf(state: string, ctx: AcceleratorContext): StableState {
   switch (state) {
@@ -212,17 +223,8 @@ export const acceleratorMachine = setup({
   },
 }).createMachine({
   id: 'accelerator',
-  context: ({ input }) => ({
-    id: input.id,
-    host: input.host,
-    capacity: input.capacity,
-    allocations: [],
-    program: null,
-    pending: null,
-    error: null,
-    resume: null,
-  }),
-  initial: 'inactive',
+  context: ({ input }) => initialContext(input),
+  initial: ACCELERATOR_INITIAL,
   states: {
     inactive: {
       on: {
