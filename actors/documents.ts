@@ -1,34 +1,7 @@
 import type { Logger } from 'pino';
 import { CyborgError } from '../errors/index.js';
 import type { Journal, Recovered } from './journal.js';
-
-/** A device profile as stored (the `device_profiles` collection; db/ maps it to its own table). */
-export interface DeviceProfileDoc {
-  uuid: string;
-  name: string;
-  description: string | null;
-  /** Cyborg's request groups: each a map `resources:RC` / `trait:T` / `accel:k` → string. */
-  groups: Record<string, string>[];
-  createdAt: string;
-  updatedAt: string | null;
-}
-
-/** An attribute an operator added to a deployable (collection `attributes`; discovered ones are not stored). */
-export interface AttributeDoc {
-  uuid: string;
-  deployableUuid: string;
-  key: string;
-  value: string;
-  createdAt: string;
-  updatedAt: string | null;
-}
-
-/** Cyborg's device maintenance flag (collection `device_status`); a device without one is `enabled`. */
-export interface DeviceStatusDoc {
-  uuid: string;
-  status: 'enabled' | 'maintaining';
-  updatedAt: string;
-}
+import type { AttributeDoc, DeviceProfileDoc, DeviceStatusDoc, Documents } from '../model/index.js';
 
 export const Collections = {
   deviceProfiles: 'device_profiles',
@@ -74,24 +47,6 @@ export class DocumentCollection<T extends { uuid: string }> {
     this.items.delete(uuid);
     this.generation++;
   }
-}
-
-/** What the API needs of the stored documents (the conductor's store, or a remote client of it). */
-export interface Documents {
-  listProfiles(): DeviceProfileDoc[];
-  getProfile(uuid: string): DeviceProfileDoc | undefined;
-  profileByName(name: string): DeviceProfileDoc | undefined;
-  /** Throws `device_profile.conflict` when the name is taken (also by a create still in flight). */
-  createProfile(doc: DeviceProfileDoc): Promise<DeviceProfileDoc>;
-  deleteProfile(uuid: string): Promise<void>;
-  listAttributes(): AttributeDoc[];
-  getAttribute(uuid: string): AttributeDoc | undefined;
-  createAttribute(doc: AttributeDoc): Promise<AttributeDoc>;
-  deleteAttribute(uuid: string): Promise<void>;
-  deviceStatus(uuid: string): DeviceStatusDoc['status'];
-  setDeviceStatus(uuid: string, status: DeviceStatusDoc['status']): Promise<void>;
-  /** Changes whenever a device status changes (for caches of device lists). */
-  readonly statusGeneration: number;
 }
 
 /**

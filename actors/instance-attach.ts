@@ -1,31 +1,5 @@
-import type { ControlPlane } from '../api/control-plane.js';
 import { CyborgError, DriverError } from '../errors/index.js';
-import type { AcceleratorView } from './accelerator-actor.js';
-import type { ArqView } from './arq-actor.js';
-import type { RequestMeta } from './machine-host.js';
-
-/** Which accelerator an instance gets: one by id, or the first free one of a resource class (and traits), or of a device profile. */
-export interface AttachRequest {
-  acceleratorId?: string;
-  resourceClass?: string;
-  traits?: string[];
-  deviceProfileName?: string;
-  host?: string;
-  projectId?: string;
-}
-
-export interface AttachResult {
-  arq: ArqView;
-  accelerator: AcceleratorView;
-}
-
-export interface DetachResult {
-  instanceUuid: string;
-  /** ARQs deleted (each unbound first). */
-  arqs: string[];
-  /** Accelerators released, as they are now. */
-  accelerators: AcceleratorView[];
-}
+import type { AcceleratorView, ArqView, AttachRequest, AttachResult, ControlPlane, DetachResult, RequestMeta } from '../model/index.js';
 
 /**
  * The spec's attach-instance, routed as Nova's own flow: an ARQ is created and bound to the

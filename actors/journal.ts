@@ -1,7 +1,4 @@
-import type { DeviceT, TransitionEventMsg } from '../bus/schemas.js';
-
-/** One row of the append-only transition log: who moved what from where to where, and why. */
-export type TransitionRecord = Omit<TransitionEventMsg, 'seq'>;
+import type { DeviceT, TransitionRecord } from '../model/index.js';
 
 /** The persisted form of a machine: plain state name and context, nothing else. */
 export interface MachineRecord {

@@ -9,24 +9,12 @@ import { passCounter, repairCounter, requestCounter, trackDrift, type DriftKind 
 import type { SyncFlag } from '../openstack/placement/plan.js';
 import { Reconciler, type ProviderOutcome, type StaleOutcome, type SyncState } from '../openstack/placement/reconciler.js';
 import { RootProviders } from '../openstack/placement/roots.js';
-import type { AcceleratorView } from './accelerator-actor.js';
-import type { CommittedEvent } from './events.js';
+import type { AcceleratorView, CommittedEvent, PlacementStatusView } from '../model/index.js';
 
 /** What the sync reads from the conductor: committed transitions and the committed views. */
 export interface PlacementSyncSource {
   readonly hub: { subscribe(listener: (ev: CommittedEvent) => void): () => void };
   listAccelerators(): AcceleratorView[];
-}
-
-/** One accelerator's Placement sync state, as the API shows it. */
-export interface PlacementStatusView {
-  status: SyncState;
-  reason: string | null;
-  /** What was not done (or done differently) to protect allocations. */
-  flags: SyncFlag[];
-  /** The provider's generation as last seen; null when it does not exist. */
-  generation: number | null;
-  syncedAt: string | null;
 }
 
 export interface PlacementSyncOptions {

@@ -1,12 +1,11 @@
 import type { Logger } from 'pino';
 import type { Conductor } from '../actors/conductor.js';
-import type { CommittedEvent } from '../actors/events.js';
 import type { Bus, Unsubscribe } from '../bus/bus.js';
 import { ControlReply, ControlRequest, ViewsBatch, type ControlReplyMsg, type ControlRequestMsg, type ViewsBatchMsg } from '../bus/control-schemas.js';
-import { TransitionEvent } from '../bus/schemas.js';
 import { Subjects, type EventKind } from '../bus/subjects.js';
 import { CyborgError, isCyborgError, TransitionInvalidError } from '../errors/index.js';
 import { callDriverControl } from './remote-driver-control.js';
+import { TransitionEvent, type CommittedEvent } from '../model/index.js';
 
 /** Hosts per snapshot page: a page (views + inventories) stays well under NATS's 1 MiB payload. */
 const PAGE_HOSTS = 20;

@@ -1,14 +1,5 @@
-import type { AcceleratorView } from '../actors/accelerator-actor.js';
-import type { ArqView } from '../actors/arq-actor.js';
-import type { Documents } from '../actors/documents.js';
-import type { DriverControl } from '../actors/driver-admin.js';
-import type { EventHub } from '../actors/events.js';
-import type { HostView } from '../actors/host-actor.js';
-import type { TransitionRecord } from '../actors/journal.js';
-import type { PlacementStatusView } from '../actors/placement-sync.js';
-import type { RequestMeta } from '../actors/machine-host.js';
-import type { AttachHandleT, DeviceT } from '../bus/schemas.js';
 import type { AcceleratorEvent, Binding } from '../machines/index.js';
+import type { AcceleratorView, ArqView, AttachHandleT, DeviceT, Documents, DriverControl, EventHub, HostView, PlacementStatusView, RequestMeta, TransitionRecord } from '../model/index.js';
 
 /** ARQ filters of the v2 API (both optional; `projectId` scopes a non-admin caller). */
 export interface ArqFilter {

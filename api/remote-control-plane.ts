@@ -1,19 +1,11 @@
 import type { Logger } from 'pino';
-import type { AcceleratorView } from '../actors/accelerator-actor.js';
-import type { ArqView } from '../actors/arq-actor.js';
-import type { AttributeDoc, DeviceProfileDoc, DeviceStatusDoc, Documents } from '../actors/documents.js';
-import { EventHub } from '../actors/events.js';
-import type { HostView } from '../actors/host-actor.js';
-import type { TransitionRecord } from '../actors/journal.js';
-import type { RequestMeta } from '../actors/machine-host.js';
 import type { Bus, Unsubscribe } from '../bus/bus.js';
 import { ControlReply, ControlRequest, ViewsBatch, type ControlOp, type ControlReplyMsg, type ViewsBatchMsg } from '../bus/control-schemas.js';
-import type { AttachHandleT, DeviceT } from '../bus/schemas.js';
 import { Subjects } from '../bus/subjects.js';
 import { CyborgError, NotFoundError, TransitionInvalidError, type ErrorCode } from '../errors/index.js';
 import type { AcceleratorEvent, Binding } from '../machines/index.js';
-import type { AcceleratorFilter, ArqFilter, ControlPlane } from './control-plane.js';
 import { RemoteDriverControl } from './remote-driver-control.js';
+import { EventHub, type AcceleratorFilter, type AcceleratorView, type ArqFilter, type ArqView, type AttachHandleT, type AttributeDoc, type ControlPlane, type DeviceProfileDoc, type DeviceStatusDoc, type DeviceT, type Documents, type HostView, type RequestMeta, type TransitionRecord } from '../model/index.js';
 
 interface SnapshotPage {
   conductorId: string;

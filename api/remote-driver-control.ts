@@ -1,6 +1,4 @@
-import type { DiscoverResult, DriverControl, DriverView, ServiceView } from '../actors/driver-admin.js';
-import type { AttachRequest, AttachResult, DetachResult } from '../actors/instance-attach.js';
-import type { RequestMeta } from '../actors/machine-host.js';
+import type { AttachRequest, AttachResult, DetachResult, DiscoverResult, DriverControl, DriverView, RequestMeta, ServiceView } from '../model/index.js';
 
 /** The DriverControl methods an api process may call on a conductor (op `driverAdmin`, args `[method, …]`). */
 export const DRIVER_CONTROL_METHODS = [

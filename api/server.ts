@@ -1,7 +1,6 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Logger } from 'pino';
-import type { ControlPlane } from './control-plane.js';
 import { installErrorHandler } from './errors.js';
 import { registerOpenApi } from './openapi.js';
 import { registerCyborgV2, type V2Settings } from './v2/index.js';
@@ -12,6 +11,7 @@ import { hostRoutes } from './routes/hosts.js';
 import { eventRoutes } from './routes/events.js';
 import { machineRoutes, uiRoutes } from './routes/ui.js';
 import { genericDriverRoutes } from './routes/drivers.js';
+import type { ControlPlane } from '../model/index.js';
 
 export interface ApiOptions {
   control: ControlPlane;

@@ -13,7 +13,6 @@
  * BENCH_BASELINE_N (deployables the slow baseline is timed on, default 100) tune it.
  */
 import { pino } from 'pino';
-import type { AcceleratorView } from '../actors/accelerator-actor.js';
 import { Agent } from '../actors/agent.js';
 import { Conductor } from '../actors/conductor.js';
 import { MemoryJournal } from '../actors/journal.js';
@@ -24,6 +23,7 @@ import { DriverRegistry } from '../drivers/registry.js';
 import { NAMESPACE_DNS, uuid3 } from '../drivers/ids.js';
 import { PlacementClient } from '../openstack/placement/client.js';
 import { PrivatePlacement } from '../test/placement/harness.js';
+import type { AcceleratorView } from '../model/index.js';
 
 const HOSTS = Number(process.env.BENCH_HOSTS ?? 100);
 // 1: the private Placement is sqlite-backed, where parallel writers only fight over its lock.

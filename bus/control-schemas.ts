@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { TransitionEvent } from './schemas.js';
+import { TransitionEvent } from '../model/index.js';
 
 /**
  * Schemas of the api ↔ conductor subjects (`cyborg.conductor.api`, `cyborg.conductor.<id>.api`,

@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { BackendServiceSchema } from '../model/device.js';
 
 /**
  * Schemas of `cyborg.agent.driver.<host>`: the conductor asks one agent to install, uninstall or
@@ -14,17 +15,6 @@ export const DriverCommandMessage = Type.Object({
   driver: Type.String({ minLength: 1 }),
   /** The version to install or update to; absent: the version the agent ships. */
   version: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
-});
-
-export const BackendServiceSchema = Type.Object({
-  id: Type.String(),
-  deviceUuid: Type.String(),
-  address: Type.String({ description: 'PCI address of the card (its physical function)' }),
-  kind: Type.Union([Type.Literal('vf'), Type.Literal('mdev_type'), Type.Literal('function'), Type.Literal('passthrough')]),
-  name: Type.String(),
-  available: Type.Optional(Type.Integer({ minimum: 0 })),
-  total: Type.Optional(Type.Integer({ minimum: 0 })),
-  details: Type.Record(Type.String(), Type.String()),
 });
 
 export const DriverCommandReply = Type.Union([

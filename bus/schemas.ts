@@ -1,43 +1,11 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
+import { Device } from '../model/device.js';
 
 /**
- * Message schemas of every subject (see subjects.ts). The inventory shapes follow Cyborg's
- * driver object model: device → deployable → attribute / attach handle, with a control path id.
+ * Message schemas of the agent ↔ conductor subjects (see subjects.ts). The device model they
+ * carry is model/device.ts; committed transitions (`cyborg.events.*`) are model/events.ts.
  */
-export const AttachHandle = Type.Object({
-  uuid: Type.String(),
-  attachType: Type.Union([Type.Literal('PCI'), Type.Literal('MDEV'), Type.Literal('TEST_PCI')]),
-  attachInfo: Type.String({ description: 'JSON text, Cyborg\'s attach_info' }),
-  inUse: Type.Boolean(),
-});
-
-export const Attribute = Type.Object({ key: Type.String(), value: Type.String() });
-
-export const Deployable = Type.Object({
-  uuid: Type.String(),
-  name: Type.String(),
-  numAccelerators: Type.Integer({ minimum: 0 }),
-  driverName: Type.String(),
-  attributes: Type.Array(Attribute),
-  attachHandles: Type.Array(AttachHandle),
-});
-
-export const DeviceType = Type.Union(['GPU', 'FPGA', 'AICHIP', 'QAT', 'NIC', 'SSD'].map((t) => Type.Literal(t)));
-
-export const Device = Type.Object({
-  uuid: Type.String(),
-  type: DeviceType,
-  vendor: Type.String(),
-  model: Type.String(),
-  stdBoardInfo: Type.String(),
-  vendorBoardInfo: Type.String(),
-  stub: Type.Boolean(),
-  controlPath: Type.Object({ type: Type.Literal('PCI'), info: Type.String() }),
-  driver: Type.String(),
-  deployables: Type.Array(Deployable),
-});
-
 export const DriverInfo = Type.Object({ name: Type.String(), version: Type.String() });
 
 export const RegisterMessage = Type.Object({
@@ -91,30 +59,12 @@ export const TelemetryMessage = Type.Object({
   usage: Type.Array(Type.Object({ deployableUuid: Type.String(), utilization: Type.Number(), memoryUsedBytes: Type.Optional(Type.Number()) })),
 });
 
-export const TransitionEvent = Type.Object({
-  seq: Type.Integer(),
-  kind: Type.Union([Type.Literal('accelerator'), Type.Literal('arq'), Type.Literal('host')]),
-  id: Type.String(),
-  host: Type.Optional(Type.String()),
-  event: Type.String(),
-  from: Type.String(),
-  to: Type.String(),
-  at: Type.String(),
-  requestId: Type.Optional(Type.String()),
-  actor: Type.Optional(Type.String()),
-  reason: Type.Optional(Type.String()),
-});
-
-export type AttachHandleT = Static<typeof AttachHandle>;
-export type DeployableT = Static<typeof Deployable>;
-export type DeviceT = Static<typeof Device>;
 export type RegisterMsg = Static<typeof RegisterMessage>;
 export type InventoryMsg = Static<typeof InventoryMessage>;
 export type HeartbeatMsg = Static<typeof HeartbeatMessage>;
 export type CommandMsg = Static<typeof CommandMessage>;
 export type CommandReplyMsg = Static<typeof CommandReply>;
 export type TelemetryMsg = Static<typeof TelemetryMessage>;
-export type TransitionEventMsg = Static<typeof TransitionEvent>;
 
 const compiled = new WeakMap<TSchema, TypeCheck<TSchema>>();
 

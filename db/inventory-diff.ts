@@ -1,10 +1,10 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { DeployableT, DeviceT } from '../bus/schemas.js';
 import { stableId, uuid3, NAMESPACE_DNS } from '../drivers/ids.js';
 import {
   AttachHandle, Attribute, ControlpathId, Deployable, Device,
   type IAttachHandle, type IAttribute, type IControlpathId, type IDeployable, type IDevice,
 } from './entities/inventory.js';
+import type { DeployableT, DeviceT } from '../model/index.js';
 
 /**
  * Applies a host's full inventory report to its rows with Cyborg's identity rules

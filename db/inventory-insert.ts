@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
-import type { DeviceT } from '../bus/schemas.js';
 import { rpUuidOf, stableId } from '../drivers/ids.js';
 import { boolCol, intCol, rowsFrom, textCol } from './columns.js';
+import type { DeviceT } from '../model/index.js';
 
 /**
  * Hosts' first inventories (no rows yet), all the hosts of a flush together, in two round trips:

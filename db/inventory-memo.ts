@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { DeviceT } from '../bus/schemas.js';
 import { canonicalJson } from './merge.js';
+import type { DeviceT } from '../model/index.js';
 
 /** Per device (its control-path info): its position and canonical JSON as last committed. */
 export type Fingerprint = Map<string, string>;

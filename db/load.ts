@@ -1,8 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { DeviceT } from '../bus/schemas.js';
-import type { Recovered, TransitionRecord } from '../actors/journal.js';
+import type { Recovered } from '../actors/journal.js';
 import { sql, type Kysely } from 'kysely';
 import { Accelerator, DeviceProfile, Document, ExtendedAcceleratorRequest, Host, TransitionLog } from './entities/state.js';
+import type { DeviceT, TransitionRecord } from '../model/index.js';
 
 interface DeviceRow { id: number; uuid: string; type: DeviceT['type']; vendor: string; model: string; std_board_info: string; vendor_board_info: string; hostname: string; stub: boolean; driver: string; cpid_info: string | null }
 interface DeployableRow { id: number; device_id: number; uuid: string; name: string; num_accelerators: number; driver_name: string | null }

@@ -1,5 +1,5 @@
-import type { DeviceT } from '../bus/schemas.js';
-import type { Change, MachineRecord, TransitionRecord } from '../actors/journal.js';
+import type { Change, MachineRecord } from '../actors/journal.js';
+import type { DeviceT, TransitionRecord } from '../model/index.js';
 
 /** One flush's worth of changes, coalesced: the last write of each row wins, the log keeps all. */
 export interface MergedBatch {

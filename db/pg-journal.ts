@@ -3,8 +3,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import { sql, type Kysely } from 'kysely';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
-import type { Change, Journal, Recovered, TransitionRecord } from '../actors/journal.js';
-import type { DeviceT } from '../bus/schemas.js';
+import type { Change, Journal, Recovered } from '../actors/journal.js';
 import { CyborgError } from '../errors/index.js';
 import { Answers } from './answers.js';
 import { Flight, writePipelined } from './flight.js';
@@ -16,6 +15,7 @@ import { mergeChanges, touchesModel, type MergedBatch } from './merge.js';
 import { writeModel } from './model-writer.js';
 import { checkChanges } from './bounds.js';
 import { classifyFailure, isConnectionError, sqlState } from './retry.js';
+import type { DeviceT, TransitionRecord } from '../model/index.js';
 
 export interface PgJournalOptions {
   orm: MikroORM;

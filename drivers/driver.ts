@@ -1,4 +1,4 @@
-import type { DeviceT, DeployableT } from '../bus/schemas.js';
+import type { BackendService, DeployableT, DeviceT } from '../model/index.js';
 
 /** What a driver reports: Cyborg's device → deployable → attribute / attach handle model. */
 export type DriverDevice = DeviceT;
@@ -76,22 +76,6 @@ export interface DriverLifecycle {
   installDriver(req: LifecycleRequest): Promise<{ version: string }>;
   uninstallDriver(req: LifecycleRequest): Promise<void>;
   updateDriver(req: LifecycleRequest): Promise<{ version: string }>;
-}
-
-/** One service a backend offers on one device: a virtual function, an mdev type, a programmed function. */
-export interface BackendService {
-  /** Stable: derived from host, PCI address and service name. */
-  id: string;
-  deviceUuid: string;
-  /** PCI address of the device (its physical function) that offers it. */
-  address: string;
-  kind: 'vf' | 'mdev_type' | 'function' | 'passthrough';
-  name: string;
-  /** How many more can be used now (free VFs, available mdev instances); absent when not countable. */
-  available?: number;
-  /** How many exist in all (VFs enabled, mdevs created + available). */
-  total?: number;
-  details: Record<string, string>;
 }
 
 /** Lists the services of each device a backend manages (what `discover-services` asks for). */

@@ -1,8 +1,8 @@
 import { Writable } from 'node:stream';
 import { pino, type Logger } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { EventHub } from '../actors/events.js';
 import { NovaNotifier } from './nova.js';
+import { EventHub } from '../model/index.js';
 
 function capture(): { log: Logger; lines: { msg: string }[] } {
   const lines: { msg: string }[] = [];

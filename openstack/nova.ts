@@ -1,6 +1,5 @@
 import type { Logger } from 'pino';
-import type { ArqView } from '../actors/arq-actor.js';
-import type { CommittedEvent, EventHub } from '../actors/events.js';
+import type { ArqView, CommittedEvent, EventHub } from '../model/index.js';
 
 /** One Nova external event (compute API 2.82). */
 export interface NovaEvent {

@@ -1,12 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type, type Static } from '@sinclair/typebox';
 import { randomUUID } from 'node:crypto';
-import type { AcceleratorView } from '../../actors/accelerator-actor.js';
-import type { PlacementStatusView } from '../../actors/placement-sync.js';
 import { DriverError } from '../../errors/index.js';
-import type { AcceleratorEvent, DriverOp } from '../../machines/index.js';
-import type { ControlPlane } from '../control-plane.js';
+import type { DriverOp } from '../../machines/index.js';
 import { ErrorSchema, Uuid } from './shared.js';
+import type { AcceleratorView, ControlPlane, OperatorEvent, PlacementStatusView } from '../../model/index.js';
 
 /** Whether Placement holds what this accelerator is (docs/placement.md). */
 const PlacementSyncSchema = Type.Object({
@@ -62,7 +60,7 @@ const DetachBody = Type.Object({
 const actionResponses = { 200: AcceleratorSchema, 400: ErrorSchema, 404: ErrorSchema, 409: ErrorSchema, 502: ErrorSchema, 503: ErrorSchema, 504: ErrorSchema };
 
 /** What each simple action sends, and the driver operation that runs for it. */
-const SIMPLE: Record<string, { event: AcceleratorEvent; op?: DriverOp; summary: string }> = {
+const SIMPLE: Record<string, { event: OperatorEvent; op?: DriverOp; summary: string }> = {
   enable: { event: { type: 'ENABLE' }, op: 'install', summary: 'Set ready: inactive → installing → ready' },
   disable: { event: { type: 'DISABLE' }, op: 'uninstall', summary: 'Give back: ready/programmed → uninstalling → inactive' },
   retry: { event: { type: 'RETRY' }, summary: 'Retry the operation that failed (from error)' },

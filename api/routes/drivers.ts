@@ -1,10 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { DriverControl } from '../../actors/driver-admin.js';
 import { meta } from './accelerators.js';
 import { instanceRoutes } from './instances.js';
 import { serviceRoutes } from './services.js';
 import { ErrorSchema } from './shared.js';
+import type { DriverControl } from '../../model/index.js';
 
 export const DriverSchema = Type.Object({
   id: Type.String({ description: 'stable: derived from host and driver name' }),

@@ -1,14 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { ServerResponse } from 'node:http';
-import type { AcceleratorView } from '../../actors/accelerator-actor.js';
-import type { ArqView } from '../../actors/arq-actor.js';
-import type { CommittedEvent } from '../../actors/events.js';
-import type { HostView } from '../../actors/host-actor.js';
-import { TransitionEvent } from '../../bus/schemas.js';
-import type { ControlPlane } from '../control-plane.js';
 import { AcceleratorSchema } from './accelerators.js';
 import { HostSchema } from './hosts.js';
+import { TransitionEvent, type AcceleratorView, type ArqView, type CommittedEvent, type ControlPlane, type HostView } from '../../model/index.js';
 
 /** A committed event as the stream sends it: stamped with when the API saw its commit. */
 export type StreamEvent = CommittedEvent & { committedAt: number };

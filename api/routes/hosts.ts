@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { ControlPlane } from '../control-plane.js';
 import { ErrorSchema } from './shared.js';
+import type { ControlPlane } from '../../model/index.js';
 
 export const HostSchema = Type.Object({
   name: Type.String(),

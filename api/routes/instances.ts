@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { DriverControl } from '../../actors/driver-admin.js';
 import { AcceleratorSchema, meta } from './accelerators.js';
 import { ErrorSchema, Uuid } from './shared.js';
+import type { DriverControl } from '../../model/index.js';
 
 const Params = Type.Object({ instanceUuid: Uuid });
 const ArqSchema = Type.Object({

@@ -1,9 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { DriverControl } from '../../actors/driver-admin.js';
-import { BackendServiceSchema } from '../../bus/driver-schemas.js';
 import { meta } from './accelerators.js';
 import { ErrorSchema } from './shared.js';
+import { BackendServiceSchema, type DriverControl } from '../../model/index.js';
 
 export const ServiceSchema = Type.Composite([BackendServiceSchema, Type.Object({ host: Type.String(), driver: Type.String(), discoveredAt: Type.String() })]);
 

@@ -1,8 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
-import type { ArqView } from '../../actors/arq-actor.js';
-import type { ControlPlane } from '../control-plane.js';
 import { arqCount } from './device-profile-groups.js';
 import { empty, helpers, type V2Deps } from './context.js';
 import { checkUuid, notFound, v2Error } from './errors.js';
@@ -10,6 +8,7 @@ import { csv, isUuid, selfLink, ts, updated } from './format.js';
 import { parsePatch, PatchMap, PatchOps, type ParsedPatch, type PatchOpsT } from './arq-patch.js';
 import { requireServiceToken } from './policy.js';
 import { errors, Links, NullableTimestamp, TAG, Timestamp, UuidParam } from './schemas.js';
+import type { ArqView, ControlPlane } from '../../model/index.js';
 
 export const ArqSchema = Type.Object({
   uuid: Type.String(),

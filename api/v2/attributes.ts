@@ -2,13 +2,13 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
 import { randomUUID } from 'node:crypto';
-import type { AttributeDoc } from '../../actors/documents.js';
 import { stableId } from '../../drivers/ids.js';
 import type { Catalogue } from './catalogue.js';
 import { empty, helpers, type V2Deps } from './context.js';
 import { checkUuid, notFound, v2Error } from './errors.js';
 import { intId, selfLink, ts, updated } from './format.js';
 import { errors, Links, NullableTimestamp, TAG, Timestamp, UuidParam } from './schemas.js';
+import type { AttributeDoc } from '../../model/index.js';
 
 export const AttributeSchema = Type.Object({
   uuid: Type.String(),

@@ -1,6 +1,4 @@
-import type { AcceleratorView } from '../../actors/accelerator-actor.js';
-import type { DeployableT, DeviceT } from '../../bus/schemas.js';
-import type { ControlPlane } from '../control-plane.js';
+import type { AcceleratorView, ControlPlane, DeployableT, DeviceT } from '../../model/index.js';
 
 export interface DeviceEntry {
   host: string;

@@ -1,9 +1,9 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { ControlPlane } from '../control-plane.js';
 import type { Catalogue } from './catalogue.js';
 import type { AuthSettings } from './identity.js';
 import { apiRoot, type LinkSettings } from './links.js';
 import { authorize, type RuleName } from './policy.js';
+import type { ControlPlane } from '../../model/index.js';
 
 /** What every v2 resource plugin is given. */
 export interface V2Deps {

@@ -2,13 +2,13 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { randomUUID } from 'node:crypto';
-import type { DeviceProfileDoc } from '../../actors/documents.js';
 import { empty, helpers, type V2Deps } from './context.js';
 import { checkName, normalizeGroups } from './device-profile-groups.js';
 import { checkUuid, needsVersion, notFound, v2Error } from './errors.js';
 import { csv, isUuid, pyStr, selfLink, ts, updated } from './format.js';
 import { atLeast } from './microversion.js';
 import { errors, Links, NullableTimestamp, TAG, Timestamp, UuidParam } from './schemas.js';
+import type { DeviceProfileDoc } from '../../model/index.js';
 
 const Groups = Type.Array(Type.Record(Type.String(), Type.String()));
 

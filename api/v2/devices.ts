@@ -2,13 +2,13 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
 import { gzipSync } from 'node:zlib';
-import type { DeviceT } from '../../bus/schemas.js';
 import type { DeviceEntry } from './catalogue.js';
 import { empty, helpers, type V2Deps } from './context.js';
 import { checkUuid, notFound } from './errors.js';
 import { selfLink, ts } from './format.js';
 import { atLeast } from './microversion.js';
 import { errors, Links, NullableTimestamp, TAG, Timestamp, UuidParam } from './schemas.js';
+import type { DeviceT } from '../../model/index.js';
 
 export const DeviceSchema = Type.Object({
   uuid: Type.String(),

@@ -11,7 +11,7 @@ import { identify, type AuthSettings } from './identity.js';
 import { microversionHook } from './microversion.js';
 import { MOUNTS, type LinkSettings, type TrustFn } from './links.js';
 import { rootRoutes, v2DocRoutes } from './versions.js';
-import type { ControlPlane } from '../control-plane.js';
+import type { ControlPlane } from '../../model/index.js';
 
 /** The v2 part of the configuration (config `v2`). */
 export interface V2Settings {

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
-import type { DriverView } from '../../actors/driver-admin.js';
 import { table, withProgress, type Io } from '../output.js';
 import { act, apiCommand, printJson, type Ctx } from './common.js';
+import type { DriverView } from '../../model/index.js';
 
 interface Target {
   host?: string;

@@ -1,9 +1,8 @@
 import type { Command } from 'commander';
-import type { AcceleratorView } from '../../actors/accelerator-actor.js';
-import type { ArqView } from '../../actors/arq-actor.js';
 import { UsageError, withProgress, type Io } from '../output.js';
 import { resolveAccelerator } from './accelerators.js';
 import { act, apiCommand, printJson } from './common.js';
+import type { AcceleratorView, ArqView } from '../../model/index.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
-import type { DiscoverResult, ServiceView } from '../../actors/driver-admin.js';
 import { ExitCode, table, withProgress, type Io } from '../output.js';
 import { act, apiCommand, printJson } from './common.js';
+import type { DiscoverResult, ServiceView } from '../../model/index.js';
 
 function serviceRows(services: ServiceView[]): string {
   return table(['HOST', 'DRIVER', 'DEVICE', 'KIND', 'NAME', 'AVAILABLE', 'DETAILS'], services.map((s) => [

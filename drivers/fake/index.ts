@@ -1,9 +1,9 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import type { AttachHandleT } from '../../bus/schemas.js';
 import type {
   AttachPreparer, Driver, DriverDevice, Health, HealthReporter, Installer, OpRequest, OpResult, Programmer, Usage, UsageReporter,
 } from '../driver.js';
 import { sanitizeName, stableId } from '../ids.js';
+import type { AttachHandleT } from '../../model/index.js';
 
 export interface FakeDriverOptions {
   host: string;

@@ -1,9 +1,9 @@
-import type { AttachHandleT, DeployableT, DeviceT } from '../../bus/schemas.js';
 import { sanitizeName, stableId } from '../ids.js';
 import type { AllowEntry, AllowList } from './allow-list.js';
 import { pciInfo, pyJson, slotOf } from './pci.js';
 import type { PciFunction } from './sysfs.js';
 import { baseTraits, kindOf, modelOf, traitName, UNKNOWN_KIND, type KindRule } from './table.js';
+import type { AttachHandleT, DeployableT, DeviceT } from '../../model/index.js';
 
 export interface DiscoverOptions {
   host: string;

@@ -1,12 +1,11 @@
-import type {
-  AttachPreparer, BackendService, Driver, DriverDevice, DriverLifecycle, Installer, LifecycleRequest, OpRequest, OpResult, Programmer, ServiceReporter,
-} from '../driver.js';
+import type { AttachPreparer, Driver, DriverDevice, DriverLifecycle, Installer, LifecycleRequest, OpRequest, OpResult, Programmer, ServiceReporter } from '../driver.js';
 import { AllowList } from './allow-list.js';
 import { discoverPci, type Discovery, type Placement } from './discover.js';
 import { CommandOps, SimulatedOps, SysfsOps, type HostOps, type HostOpsCommands } from './host-ops.js';
 import { parseAddress } from './pci.js';
 import { servicesOf, type Programmed } from './services.js';
 import { readPciFunctions, type PciFunction } from './sysfs.js';
+import type { BackendService } from '../../model/index.js';
 
 export { AllowList, AllowListError, type AllowEntry } from './allow-list.js';
 export { discoverPci, type Discovery } from './discover.js';

@@ -1,7 +1,7 @@
-import type { BackendService } from '../driver.js';
 import { stableId } from '../ids.js';
 import type { Discovery } from './discover.js';
 import type { MdevType, PciFunction } from './sysfs.js';
+import type { BackendService } from '../../model/index.js';
 
 /** What has been programmed on a card, by device uuid (the generic driver remembers it). */
 export type Programmed = Map<string, { bitstreamId?: string; functionId?: string }>;

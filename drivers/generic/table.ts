@@ -1,5 +1,5 @@
-import type { DeviceT } from '../../bus/schemas.js';
 import type { PciFunction } from './sysfs.js';
+import type { DeviceT } from '../../model/index.js';
 
 /**
  * The table that turns a PCI function into an accelerator kind: Cyborg device type, Placement

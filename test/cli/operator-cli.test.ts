@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DriverView, ServiceView } from '../../actors/driver-admin.js';
-import type { AcceleratorView } from '../../actors/accelerator-actor.js';
 import { cyborg, startCliTarget } from './harness.js';
+import type { AcceleratorView, DriverView, ServiceView } from '../../model/index.js';
 
 /**
  * An operator's session with the `cyborg` CLI against a running all-in-one: the generic-driver

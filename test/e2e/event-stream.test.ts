@@ -1,11 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AcceleratorView } from '../../actors/accelerator-actor.js';
 import type { EventBatch } from '../../api/routes/events.js';
 import { buildApi } from '../../api/server.js';
 import { silentLogger } from '../../config/logger.js';
 import { startRuntime, type Runtime } from '../support/runtime.js';
 import { readSse, type SseMessage } from './sse.js';
+import type { AcceleratorView } from '../../model/index.js';
 
 /**
  * The visualizer's feed, as a client that is not a browser sees it: a snapshot with its cursor,

@@ -1,5 +1,5 @@
-import type { AttachHandleT, DeployableT, DeviceT } from '../../bus/schemas.js';
 import { sanitizeName, stableId } from '../../drivers/ids.js';
+import type { AttachHandleT, DeployableT, DeviceT } from '../../model/index.js';
 
 /** Helpers that spell out expected discovery results; ids follow the documented formulas. */
 export const cpid = (bdf: string): string => {

@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { DeployableT } from '../../bus/schemas.js';
 import { GenericDriver } from '../../drivers/generic/index.js';
+import type { DeployableT } from '../../model/index.js';
 
 const fixture = fileURLToPath(new URL('../fixtures/sysfs/gpu-host', import.meta.url));
 

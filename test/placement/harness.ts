@@ -5,11 +5,11 @@ import { createServer } from 'node:net';
 import { resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { pino } from 'pino';
-import type { AcceleratorView } from '../../actors/accelerator-actor.js';
 import { PlacementSync } from '../../actors/placement-sync.js';
 import type { FakeDriverOptions } from '../../drivers/fake/index.js';
 import { PlacementClient, type Inventories } from '../../openstack/placement/client.js';
 import { eventually, startRuntime, type Runtime } from '../support/runtime.js';
+import type { AcceleratorView } from '../../model/index.js';
 
 /** A host name no other test (or earlier run against the same Placement) uses. */
 export function uniqueHost(tag = 'pl'): string {

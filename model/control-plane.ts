@@ -1,0 +1,72 @@
+import type { AcceleratorView, OperatorEvent } from './accelerator.js';
+import type { ArqView, Binding } from './arq.js';
+import type { AttachHandleT, DeviceT } from './device.js';
+import type { Documents } from './documents.js';
+import type { DriverControl } from './driver.js';
+import type { EventFeed, TransitionRecord } from './events.js';
+import type { HostView } from './host.js';
+import type { PlacementStatusView } from './placement.js';
+import type { RequestMeta } from './request.js';
+
+/** ARQ filters of the v2 API (both optional; `projectId` scopes a non-admin caller). */
+export interface ArqFilter {
+  instanceUuid?: string;
+  projectId?: string;
+}
+
+export interface AcceleratorFilter {
+  host?: string;
+  state?: string;
+  type?: string;
+}
+
+export interface AttachToInstance {
+  instanceUuid: string;
+  projectId?: string;
+}
+
+export interface DetachFromInstance {
+  handleUuid?: string;
+  instanceUuid?: string;
+}
+
+export interface NewArq {
+  deviceProfileName: string;
+  deviceProfileGroupId: number;
+  projectId: string | null;
+}
+
+/**
+ * What the API needs from the conductor. The all-in-one passes the Conductor itself; an `api`
+ * process on another machine passes a client that asks the conductor over the bus
+ * (control/client.ts). Reads serve the last committed view; writes resolve only after their commit.
+ */
+export interface ControlPlane {
+  readonly hub: EventFeed;
+  listHosts(): HostView[];
+  getHost(name: string): HostView;
+  hostInventory(name: string): DeviceT[];
+  listAccelerators(filter?: AcceleratorFilter): AcceleratorView[];
+  getAccelerator(id: string): AcceleratorView;
+  /** An accelerator's Placement sync state; absent where no Placement sync runs. */
+  placementStatus?(id: string): PlacementStatusView | undefined;
+  /** The committed transition log of one accelerator, ARQ or host (oldest first). */
+  history(id: string, limit?: number): Promise<TransitionRecord[]>;
+  act(id: string, event: OperatorEvent, meta?: RequestMeta): Promise<AcceleratorView>;
+  attach(id: string, req: AttachToInstance, meta?: RequestMeta): Promise<AcceleratorView>;
+  detach(id: string, req: DetachFromInstance, meta?: RequestMeta): Promise<AcceleratorView>;
+  createArq(req: NewArq, meta?: RequestMeta): Promise<ArqView>;
+  listArqs(filter?: ArqFilter): ArqView[];
+  getArq(uuid: string): ArqView;
+  bindArq(uuid: string, binding: Binding, meta?: RequestMeta): Promise<ArqView>;
+  unbindArq(uuid: string, meta?: RequestMeta): Promise<ArqView>;
+  deleteArq(uuid: string, meta?: RequestMeta): Promise<ArqView>;
+  /** Device profiles, operator attributes and device status (Cyborg's plain documents). */
+  readonly documents: Documents;
+  /** The accelerator whose Placement resource provider is `rpUuid`, if any. */
+  getAcceleratorByRp(rpUuid: string): AcceleratorView | undefined;
+  /** One attach handle of an accelerator (what a Bound ARQ shows Nova). */
+  attachHandle(acceleratorId: string, handleUuid: string): AttachHandleT | undefined;
+  /** Drivers per host, backend services, instance attach/detach (the generic-driver spec's commands); absent where not served. */
+  readonly driverAdmin?: DriverControl;
+}

@@ -1,0 +1,14 @@
+/**
+ * The shared model: the device model, the read-model views, committed transitions and the
+ * control-plane interface. No implementation owns it; every room imports it from here.
+ */
+export * from './accelerator.js';
+export * from './arq.js';
+export * from './control-plane.js';
+export * from './device.js';
+export * from './documents.js';
+export * from './driver.js';
+export * from './events.js';
+export * from './host.js';
+export * from './placement.js';
+export * from './request.js';
