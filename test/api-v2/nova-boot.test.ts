@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NovaNotifier } from '../../openstack/nova.js';
 import { enableAll, FAKE_PROFILE, fault, persona, quietLogger, startCyborg, type Cyborg } from './harness.js';
-import { eventually, startNovaRecorder } from './nova-recorder.js';
+import { startNovaRecorder } from './nova-recorder.js';
+import { eventually } from '../support/eventually.js';
 
 const HOST = 'cyborg-host1';
 const SERVER = '869c8229-75aa-4a29-8319-843061d3223d';
@@ -71,7 +72,7 @@ describe('Nova boots and deletes a server with the fake FPGA', () => {
     });
     expect(res.statusCode).toBe(202);
     expect(res.body).toBe('');
-    const got = await eventually(() => nova.received.find((r) => r.body.events.some((e) => e.tag === arq)), 'Nova\'s external event');
+    const got = await eventually(() => nova.received.find((r) => r.body.events.some((e) => e.tag === arq)), { what: 'Nova\'s external event' });
     expect(got.path).toBe('/v2.1/os-server-external-events');
     expect(got.headers['openstack-api-version']).toBe('compute 2.82');
     expect(got.body.events).toEqual([{ name: 'accelerator-request-bound', server_uuid: SERVER, tag: arq, status: 'completed' }]);
@@ -144,7 +145,7 @@ describe('Nova boots and deletes a server with the fake FPGA', () => {
     expect(bind.statusCode).toBe(202);
     const shown = await c.call('GET', `/accelerator_requests/${u}`, { headers: cli });
     expect(shown.json()).toMatchObject({ state: 'Bound', instance_uuid: instance, attach_handle_type: 'TEST_PCI' });
-    await eventually(() => nova.received.some((r) => r.body.events.some((e) => e.tag === u)), 'event for the CLI bind');
+    await eventually(() => nova.received.some((r) => r.body.events.some((e) => e.tag === u)), { what: 'event for the CLI bind' });
 
     const unbind = await c.call('PATCH', `/accelerator_requests/${u}`, {
       headers: cli, body: [{ op: 'remove', path: '/hostname' }, { op: 'remove', path: '/device_rp_uuid' }, { op: 'remove', path: '/instance_uuid' }],
@@ -182,7 +183,7 @@ describe('Nova boots and deletes a server with the fake FPGA', () => {
       headers: novaHeaders,
       body: { [u]: [{ op: 'add', path: '/hostname', value: HOST }, { op: 'add', path: '/device_rp_uuid', value: c.rpOf(HOST) }, { op: 'add', path: '/instance_uuid', value: instance }] },
     });
-    await eventually(() => nova.received.some((r) => r.body.events.some((e) => e.tag === u)), 'the retried event');
+    await eventually(() => nova.received.some((r) => r.body.events.some((e) => e.tag === u)), { what: 'the retried event' });
     await c.call('DELETE', `/accelerator_requests?instance=${instance}`, { headers: novaHeaders });
   });
 });

@@ -38,14 +38,3 @@ export async function startNovaRecorder(): Promise<{ url: string; received: Reco
     close: () => new Promise<void>((r) => server.close(() => r())),
   };
 }
-
-/** Polls until `fn` is truthy or the deadline passes (never a fixed sleep). */
-export async function eventually<T>(fn: () => T, what: string, timeoutMs = 10_000): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = fn();
-    if (v) return v as NonNullable<T>;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}

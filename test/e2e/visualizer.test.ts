@@ -7,8 +7,9 @@ import { loadConfig } from '../../config/index.js';
 import { startAllInOne, type Running } from '../../roles/all-in-one.js';
 import { ensureUiBuilt } from '../../ui/build.js';
 import { svc } from '../services.js';
-import { eventually } from '../support/runtime.js';
+
 import { launchChromium } from './browser.js';
+import { eventually } from '../support/eventually.js';
 
 const HOST = 'e2e-visual-1';
 const SHOTS = 'test-results';
@@ -34,7 +35,7 @@ describe.skipIf(!svc.browser)('the visualizer in a browser', () => {
       timing: { heartbeatIntervalMs: 500, staleAfterMs: 5_000, lostAfterMs: 10_000 },
     }, {});
     run = await startAllInOne(config, pino({ level: 'silent' }), { journal: new MemoryJournal() });
-    fpga = await eventually(() => run.conductor.listAccelerators({ type: 'FPGA' })[0], 20_000, 'the fake FPGA');
+    fpga = await eventually(() => run.conductor.listAccelerators({ type: 'FPGA' })[0], { what: 'the fake FPGA', timeoutMs: 20_000 });
     browser = await launchChromium(svc.browser!);
     page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
     await page.goto(`${run.url}/ui/`);

@@ -4,7 +4,8 @@ import { Subjects } from '../../bus/subjects.js';
 import { freshDatabase } from '../persistence/helpers.js';
 import { svc } from '../services.js';
 import { Deployment } from './deployment.js';
-import { waitFor, type RoleProcess } from './helpers.js';
+import type { RoleProcess } from './helpers.js';
+import { eventually } from '../support/eventually.js';
 
 /**
  * An operator runs a conductor and an agent as separate processes over NATS. The agent registers
@@ -31,9 +32,9 @@ describe.skipIf(!svc.nats)('an agent on its own host: registration, discovery, d
     dep.logsOnFailure();
     agent = await dep.agent('node-a');
     const api = await dep.api();
-    const accs = await waitFor(() => (api.listAccelerators({ host: 'node-a' }).length === 2 ? api.listAccelerators({ host: 'node-a' }) : undefined), 'two accelerators of node-a');
+    const accs = await eventually(() => (api.listAccelerators({ host: 'node-a' }).length === 2 ? api.listAccelerators({ host: 'node-a' }) : undefined), { what: 'two accelerators of node-a' });
     expect(accs.map((a) => a.state)).toEqual(['inactive', 'inactive']);
-    const host = await waitFor(() => (api.getHost('node-a').state === 'online' ? api.getHost('node-a') : undefined), 'node-a online');
+    const host = await eventually(() => (api.getHost('node-a').state === 'online' ? api.getHost('node-a') : undefined), { what: 'node-a online' });
     expect(host).toMatchObject({ epoch: 0, drivers: [{ name: 'fake', version: '1.0.0' }] });
   });
 
@@ -52,13 +53,13 @@ describe.skipIf(!svc.nats)('an agent on its own host: registration, discovery, d
     expect(first.ok).toBe(true);
 
     await agent.kill('SIGKILL');
-    await waitFor(() => api.getHost('node-a').state === 'lost', 'node-a lost', 60_000);
-    await waitFor(() => api.listAccelerators({ host: 'node-a' }).every((a) => a.state === 'offline'), 'accelerators offline');
+    await eventually(() => api.getHost('node-a').state === 'lost', { what: 'node-a lost', timeoutMs: 60_000 });
+    await eventually(() => api.listAccelerators({ host: 'node-a' }).every((a) => a.state === 'offline'), { what: 'accelerators offline' });
     expect(api.getAccelerator(fpga!.id).allocations).toHaveLength(1);
 
     agent = await dep.agent('node-a');
-    await waitFor(() => api.getHost('node-a').state === 'online' && api.getHost('node-a').epoch === 1, 'node-a online again, epoch 1', 60_000);
-    await waitFor(() => api.getAccelerator(fpga!.id).state === 'attached' && api.getAccelerator(gpu!.id).state === 'ready', 'accelerators back where they were');
+    await eventually(() => api.getHost('node-a').state === 'online' && api.getHost('node-a').epoch === 1, { what: 'node-a online again, epoch 1', timeoutMs: 60_000 });
+    await eventually(() => api.getAccelerator(fpga!.id).state === 'attached' && api.getAccelerator(gpu!.id).state === 'ready', { what: 'accelerators back where they were' });
     const after = api.listAccelerators({ host: 'node-a' });
     expect(after).toHaveLength(2);
     expect(new Set(after.map((a) => a.id)).size).toBe(2);

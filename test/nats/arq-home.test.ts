@@ -1,13 +1,14 @@
 import { Kvm, type KV } from '@nats-io/kv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AcceleratorView } from '../../actors/accelerator-actor.js';
 import { ARQ_HOME } from '../../actors/arq-home.js';
 import { hostKey } from '../../actors/lease.js';
 import type { RemoteControlPlane } from '../../api/remote-control-plane.js';
 import { freshDatabase, query } from '../persistence/helpers.js';
 import { svc } from '../services.js';
 import { Deployment } from './deployment.js';
-import { waitFor, type RoleProcess } from './helpers.js';
-import type { AcceleratorView } from '../../model/index.js';
+import type { RoleProcess } from './helpers.js';
+import { eventually } from '../support/eventually.js';
 
 /**
  * Two conductors split the hosts; ARQs live with one of them, the ARQ home, whichever conductor
@@ -47,13 +48,13 @@ describe.skipIf(!svc.nats || !svc.postgres)('ARQs with several conductors', { ti
 
   it('serves every ARQ call from the home, binds devices the other conductor holds, and survives the home\'s death', async () => {
     dep.logsOnFailure();
-    await waitFor(() => api.listAccelerators().length === 4, 'both hosts\' accelerators');
+    await eventually(() => api.listAccelerators().length === 4, { what: 'both hosts\' accelerators' });
     for (const host of ['node-a', 'node-b']) expect((await api.act(fpgaOf(host).id, { type: 'ENABLE' })).state).toBe('ready');
     const owners = { a: (await ownerOf('node-a'))!, b: (await ownerOf('node-b'))! };
     expect(owners.a && owners.b).toBeTruthy();
     // A conductor claimed the home at its start. It is moved (as a lease record) to the conductor
     // that does NOT hold node-b, so that a bind to node-b crosses over.
-    const first = await waitFor(() => ownerOf(ARQ_HOME), 'a conductor to claim the ARQ home at start');
+    const first = await eventually(() => ownerOf(ARQ_HOME), { what: 'a conductor to claim the ARQ home at start' });
     const home = [...conductors.keys()].find((id) => id !== owners.b)!;
     const other = [...conductors.keys()].find((id) => id !== home)!;
     if (first !== home) {
@@ -70,11 +71,11 @@ describe.skipIf(!svc.nats || !svc.postgres)('ARQs with several conductors', { ti
     const crossed = await bind(arqs[1]!.uuid, 'node-b', 'vm-2');
     expect([local.state, crossed.state], JSON.stringify({ local: local.error, crossed: crossed.error })).toEqual(['Bound', 'Bound']);
     expect(crossed.boundTo).toMatchObject({ acceleratorId: fpgaOf('node-b').id });
-    await waitFor(() => fpgaOf('node-b').allocations.some((x) => x.arqUuid === arqs[1]!.uuid), 'node-b\'s FPGA to show the ARQ\'s allocation');
+    await eventually(() => fpgaOf('node-b').allocations.some((x) => x.arqUuid === arqs[1]!.uuid), { what: 'node-b\'s FPGA to show the ARQ\'s allocation' });
 
     // Unbinding across conductors releases the handle on the conductor that holds it.
     expect((await api.unbindArq(arqs[1]!.uuid)).state).toBe('Unbound');
-    await waitFor(() => fpgaOf('node-b').allocations.length === 0, 'node-b\'s FPGA released');
+    await eventually(() => fpgaOf('node-b').allocations.length === 0, { what: 'node-b\'s FPGA released' });
     expect((await bind(arqs[2]!.uuid, 'node-b', 'vm-3')).state).toBe('Bound');
 
     // Device profiles are the home's too: of racing creates with one name exactly one wins,
@@ -91,8 +92,8 @@ describe.skipIf(!svc.nats || !svc.postgres)('ARQs with several conductors', { ti
     // The home dies: the other conductor takes the ARQs over, as committed, and serves them.
     await conductors.get(home)!.kill('SIGKILL');
     await conductors.get(other)!.waitLog((l) => l.msg === 'this conductor is the ARQ home now' && l.takeover === true, 'the ARQ home taken over', 90_000);
-    await waitFor(async () => (await dep.stats('conductor', other)).ownedHosts === 2, 'the survivor to hold both hosts', 90_000);
-    const survivors = await Promise.all(arqs.map((a) => waitFor(() => api.getArq(a.uuid), `ARQ ${a.uuid} in the read model`)));
+    await eventually(async () => (await dep.stats('conductor', other)).ownedHosts === 2, { what: 'the survivor to hold both hosts', timeoutMs: 90_000 });
+    const survivors = await Promise.all(arqs.map((a) => eventually(() => api.getArq(a.uuid), { what: `ARQ ${a.uuid} in the read model` })));
     expect(survivors.map((a) => a.state)).toEqual(['Bound', 'Unbound', 'Bound', 'Initial']);
     expect((await api.unbindArq(arqs[0]!.uuid)).state).toBe('Unbound');
     expect((await bind(arqs[3]!.uuid, 'node-a', 'vm-4')).state).toBe('Bound');

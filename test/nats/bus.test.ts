@@ -3,7 +3,8 @@ import { Type } from '@sinclair/typebox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectBus, type NatsBus } from '../../bus/nats.js';
 import { svc } from '../services.js';
-import { captureLog, waitFor } from './helpers.js';
+import { captureLog } from './helpers.js';
+import { eventually } from '../support/eventually.js';
 
 const Ping = Type.Object({ n: Type.Integer() });
 const Pong = Type.Object({ n: Type.Integer(), by: Type.String() });
@@ -28,7 +29,7 @@ describe.skipIf(!svc.nats)('the NATS bus: the same contract as the in-process bu
     const off = b.subscribe('cyborg.test.pub', Ping, (m) => void got.push(m.n));
     await b.nc.flush();
     a.publish('cyborg.test.pub', Ping, { n: 1 });
-    await waitFor(() => got.length === 1);
+    await eventually(() => got.length === 1, { what: 'the published message' });
     expect(got).toEqual([1]);
     off();
   });
@@ -52,7 +53,7 @@ describe.skipIf(!svc.nats)('the NATS bus: the same contract as the in-process bu
     a.nc.publish(`${prefix}.cyborg.test.bad`, 'not json {');
     a.nc.publish(`${prefix}.cyborg.test.bad`, JSON.stringify({ n: 'one' }));
     a.publish('cyborg.test.bad', Ping, { n: 2 });
-    await waitFor(() => got.length === 1);
+    await eventually(() => got.length === 1, { what: 'the one valid message' });
     expect(got).toEqual([2]);
     expect(logs.lines().some((l) => l.msg === 'dropped a message that is not JSON' && l.subject === 'cyborg.test.bad')).toBe(true);
     expect(logs.lines().some((l) => l.msg === 'dropped a message that does not match its schema')).toBe(true);

@@ -13,7 +13,8 @@ import { Kvm } from '@nats-io/kv';
 import { Type } from '@sinclair/typebox';
 import { onTestFailed } from 'vitest';
 import { Subjects } from '../../bus/subjects.js';
-import { captureLog, RoleProcess, waitFor, type LogLine } from './helpers.js';
+import { captureLog, RoleProcess, type LogLine } from './helpers.js';
+import { eventually } from '../support/eventually.js';
 
 /** Short timings so that liveness plays out in seconds. */
 export const FAST: Record<string, string> = {
@@ -67,7 +68,7 @@ export class Deployment {
   async api(): Promise<RemoteControlPlane> {
     this.bus ??= await connectBus({ url: this.natsUrl, name: 'test-client', log: this.clientLog.log, prefix: this.prefix });
     const client = new RemoteControlPlane(this.bus, this.clientLog.log, 10_000);
-    await waitFor(async () => {
+    await eventually(async () => {
       try {
         await client.start();
         return true;
@@ -75,7 +76,7 @@ export class Deployment {
         client.stop();
         return false;
       }
-    }, 'a conductor to answer', 60_000);
+    }, { what: 'a conductor to answer', timeoutMs: 60_000 });
     this.client = client;
     return client;
   }

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { pino, type Logger } from 'pino';
-import { eventually } from '../support/runtime.js';
+import { eventually } from '../support/eventually.js';
 
 export interface LogLine {
   level: number;
@@ -28,11 +28,6 @@ export function captureLog(): { log: Logger; lines: () => LogLine[] } {
     },
   });
   return { log: pino({ level: 'debug' }, stream), lines: () => lines };
-}
-
-/** Polls `pred` until it holds; fails with `what` after the deadline. Never a fixed sleep. */
-export function waitFor<T>(pred: () => T | Promise<T>, what = 'condition', timeoutMs = 30_000): Promise<NonNullable<T>> {
-  return eventually(pred, timeoutMs, what);
 }
 
 export { freePort };
@@ -134,7 +129,7 @@ export class RoleProcess {
   }
 
   waitLog(pred: (l: LogLine) => boolean, what: string, timeoutMs = 60_000): Promise<LogLine> {
-    return waitFor(() => this.lines.find(pred), `${this.name}: ${what}`, timeoutMs).catch((err: Error) => {
+    return eventually(() => this.lines.find(pred), { what: `${this.name}: ${what}`, timeoutMs }).catch((err: Error) => {
       // Say what the process was doing: its last lines, and stderr if it died.
       const tail = this.lines.slice(-12).map((l) => `  ${l.msg} ${l.err ? JSON.stringify(l.err).slice(0, 300) : ''}`).join('\n');
       throw new Error(`${err.message}\n${this.name} (alive: ${this.alive}) last log lines:\n${tail}\nstderr: ${this.stderr.slice(-1500)}`);

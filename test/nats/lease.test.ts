@@ -7,7 +7,7 @@ import { FencedJournal } from '../../actors/fenced-journal.js';
 import { MemoryJournal } from '../../actors/journal.js';
 import { LeaseTable } from '../../actors/lease.js';
 import { svc } from '../services.js';
-import { waitFor } from './helpers.js';
+import { eventually } from '../support/eventually.js';
 
 const log = pino({ level: 'silent' });
 
@@ -57,13 +57,13 @@ describe.skipIf(!svc.nats)('host leases in JetStream KV', () => {
 
     // The old conductor stops renewing (a stuck process): it fences itself before anyone takes over.
     (old as unknown as { timer: NodeJS.Timeout }).timer.close();
-    await waitFor(() => !old.valid(), 'the old lease to lapse locally', 10_000);
+    await eventually(() => !old.valid(), { what: 'the old lease to lapse locally', timeoutMs: 10_000 });
     await expect(fenced.commit([{ type: 'inventory', host: 'host-x', devices: [] }])).rejects.toMatchObject({ code: 'lease.lost' });
 
-    const taken = await waitFor(async () => {
+    const taken = await eventually(async () => {
       const c = await heir.claim('host-x');
       return c.mine ? c : undefined;
-    }, 'the heir to take host-x over', 10_000);
+    }, { what: 'the heir to take host-x over', timeoutMs: 10_000 });
     expect(taken).toEqual({ mine: true, takeover: true });
     expect(heir.owns('host-x')).toBe(true);
   });
@@ -83,10 +83,10 @@ describe.skipIf(!svc.nats)('host leases in JetStream KV', () => {
     await t.start();
     tables.push(t);
     const claim = t.claim('host-inflight');
-    await waitFor(() => t.ownerOf('host-inflight') === 'claimer', 'the watch to show the record', 5_000);
+    await eventually(() => t.ownerOf('host-inflight') === 'claimer', { what: 'the watch to show the record', timeoutMs: 5_000 });
     // Several renewals (each runs the orphan scan) while the claim is held.
     const renewed = (t as unknown as { lastRenewal: number }).lastRenewal;
-    await waitFor(() => (t as unknown as { lastRenewal: number }).lastRenewal > renewed + 250, 'renewals while the claim is held', 5_000);
+    await eventually(() => (t as unknown as { lastRenewal: number }).lastRenewal > renewed + 250, { what: 'renewals while the claim is held', timeoutMs: 5_000 });
     expect(orphans.flat()).not.toContain('host-inflight');
     release();
     expect(await claim).toEqual({ mine: true, takeover: false });
@@ -115,11 +115,11 @@ describe.skipIf(!svc.nats)('host leases in JetStream KV', () => {
     tables.push(t);
     for (const h of ['host-s1', 'host-s2']) expect((await t.claim(h)).mine).toBe(true);
     holding = true;
-    await waitFor(() => renewing, 'a renewal to be in flight', 5_000);
+    await eventually(() => renewing, { what: 'a renewal to be in flight', timeoutMs: 5_000 });
     const stopped = t.stop();
     releaseUpdate();
     // Let the renewal finish (its orphan scan runs right after the CAS) before the deletes go out.
-    await waitFor(() => renewed, 'the held renewal to return', 5_000);
+    await eventually(() => renewed, { what: 'the held renewal to return', timeoutMs: 5_000 });
     await new Promise((r) => setImmediate(r));
     releaseDeletes();
     await stopped;
@@ -129,7 +129,7 @@ describe.skipIf(!svc.nats)('host leases in JetStream KV', () => {
   const renewals = async (id: string, times: number): Promise<void> => {
     const key = `conductor.${Buffer.from(id).toString('base64url')}`;
     const first = (await kv.get(key))!.revision;
-    await waitFor(async () => ((await kv.get(key))!.revision >= first + times ? true : undefined), `${times} renewals of ${id}`, 10_000);
+    await eventually(async () => ((await kv.get(key))!.revision >= first + times ? true : undefined), { what: `${times} renewals of ${id}`, timeoutMs: 10_000 });
   };
 
   it('keeps a live conductor\'s host from one whose clock runs an hour ahead', async () => {
@@ -148,10 +148,10 @@ describe.skipIf(!svc.nats)('host leases in JetStream KV', () => {
     expect((await dead.claim('host-skew-2')).mine).toBe(true);
     expect(await heir.claim('host-skew-2')).toEqual({ mine: false, owner: 'dead-an-hour-ahead' });
     (dead as unknown as { timer: NodeJS.Timeout }).timer.close(); // stuck: renews no more
-    const taken = await waitFor(async () => {
+    const taken = await eventually(async () => {
       const c = await heir.claim('host-skew-2');
       return c.mine ? c : undefined;
-    }, 'the heir to take host-skew-2 over', 10_000);
+    }, { what: 'the heir to take host-skew-2 over', timeoutMs: 10_000 });
     expect(taken).toEqual({ mine: true, takeover: true });
   });
 });

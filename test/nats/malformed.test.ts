@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Subjects } from '../../bus/subjects.js';
 import { svc } from '../services.js';
 import { Deployment } from './deployment.js';
-import { waitFor, type LogLine, type RoleProcess } from './helpers.js';
+import { type LogLine, type RoleProcess } from './helpers.js';
+import { eventually } from '../support/eventually.js';
 
 const DROPPED = new Set(['dropped a message that is not JSON', 'dropped a message that does not match its schema']);
 
@@ -51,10 +52,7 @@ describe.skipIf(!svc.nats)('malformed messages on every subject', { timeout: 300
 
     const linesOf = (who: RoleProcess | 'api'): LogLine[] => (who === 'api' ? dep.clientLog.lines() : who.lines);
     for (const [subject, who] of listeners) {
-      await waitFor(
-        () => linesOf(who).filter((l) => DROPPED.has(l.msg) && l.subject === subject).length >= 2,
-        `two drop lines for ${subject}`,
-      );
+      await eventually(() => linesOf(who).filter((l) => DROPPED.has(l.msg) && l.subject === subject).length >= 2, { what: `two drop lines for ${subject}` });
     }
     expect(conductor.alive && agent.alive).toBe(true);
 
@@ -65,6 +63,6 @@ describe.skipIf(!svc.nats)('malformed messages on every subject', { timeout: 300
     const gpu = api.listAccelerators({ host: 'node-m' }).find((a) => a.deviceType === 'GPU')!;
     expect((await api.act(gpu.id, { type: 'ENABLE' })).state).toBe('ready');
     const beats = stats.heartbeats as number;
-    await waitFor(async () => ((await dep.stats('conductor', 'conductor-m')).heartbeats as number) > beats, 'heartbeats still processed');
+    await eventually(async () => ((await dep.stats('conductor', 'conductor-m')).heartbeats as number) > beats, { what: 'heartbeats still processed' });
   });
 });

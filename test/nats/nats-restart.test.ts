@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Deployment } from './deployment.js';
-import { natsServerInstalled, PrivateNats, waitFor, type RoleProcess } from './helpers.js';
+import { natsServerInstalled, PrivateNats, type RoleProcess } from './helpers.js';
+import { eventually } from '../support/eventually.js';
 
 /**
  * The NATS server itself goes away (killed) and comes back on the same port. Every process keeps
@@ -27,7 +28,7 @@ describe.skipIf(!natsServerInstalled)('a NATS server restart under a running dep
   it('reconnects every process and resyncs the agent after the server returns', async () => {
     dep.logsOnFailure();
     const api = await dep.api();
-    await waitFor(() => api.listAccelerators({ host: 'node-n' }).length === 2, 'node-n accelerators');
+    await eventually(() => api.listAccelerators({ host: 'node-n' }).length === 2, { what: 'node-n accelerators' });
     const gpu = api.listAccelerators({ host: 'node-n' }).find((a) => a.deviceType === 'GPU')!;
     await api.act(gpu.id, { type: 'ENABLE' });
 
@@ -39,10 +40,10 @@ describe.skipIf(!natsServerInstalled)('a NATS server restart under a running dep
     await conductor.waitLog((l) => l.msg === 'reconnected to NATS', 'conductor reconnected', 60_000);
     await agent.waitLog((l) => l.msg === 'resynced with the conductor after a reconnect', 'agent resynced', 60_000);
     // The test's own api client is a process of the deployment too: its calls go out once it is back.
-    await waitFor(() => dep.clientLog.lines().some((l) => l.msg === 'reconnected to NATS'), 'the api client reconnected', 60_000);
+    await eventually(() => dep.clientLog.lines().some((l) => l.msg === 'reconnected to NATS'), { what: 'the api client reconnected', timeoutMs: 60_000 });
     expect(conductor.alive && agent.alive).toBe(true);
 
-    await waitFor(() => api.getHost('node-n').state === 'online', 'node-n online');
+    await eventually(() => api.getHost('node-n').state === 'online', { what: 'node-n online' });
     const accs = api.listAccelerators({ host: 'node-n' });
     expect(accs).toHaveLength(2);
     expect(api.getAccelerator(gpu.id).state).toBe('ready');

@@ -3,9 +3,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Running } from '../../roles/all-in-one.js';
 import type { PgJournal } from '../../db/pg-journal.js';
 import { svc } from '../services.js';
-import { freshDatabase, until } from './helpers.js';
+import { freshDatabase } from './helpers.js';
 import { PgProxy } from './pg-proxy.js';
 import { act, ready, startStack } from './stack.js';
+import { eventually } from '../support/eventually.js';
 
 describe.skipIf(!svc.postgres)('persistence: acknowledged only after commit (PostgreSQL)', () => {
   let db: Awaited<ReturnType<typeof freshDatabase>>;
@@ -40,8 +41,8 @@ describe.skipIf(!svc.postgres)('persistence: acknowledged only after commit (Pos
       const reply = act(run, id, 'enable', 'req-held').then((res) => { answered = true; return res; });
       // The transition reached the journal and went to the server, but the journal cannot hear
       // that it committed while the server's replies are held: so nobody is answered either.
-      await until(() => (run.journal as PgJournal).pending > 0, 'the commit to be queued');
-      await until(() => committed('req-held', 'installing'), 'the server to have the row');
+      await eventually(() => (run.journal as PgJournal).pending > 0, { what: 'the commit to be queued' });
+      await eventually(() => committed('req-held', 'installing'), { what: 'the server to have the row' });
       expect((run.journal as PgJournal).pending).toBeGreaterThan(0);
       expect(answered).toBe(false);
       proxy.release();

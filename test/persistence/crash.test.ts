@@ -1,7 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { svc } from '../services.js';
-import { freshDatabase, query, until } from './helpers.js';
+import { freshDatabase, query } from './helpers.js';
+import { eventually } from '../support/eventually.js';
 
 interface Conductor { child: ChildProcess; url: string; exited: Promise<number | null> }
 
@@ -50,7 +51,7 @@ describe.skipIf(!svc.postgres)('persistence: a conductor killed with SIGKILL und
     c = await startConductor(db.url);
     const first = c;
     const list = async (base: string): Promise<View[]> => (await json<{ accelerators: View[] }>(`${base}/cyborg/v1/accelerators`)).body.accelerators;
-    await until(async () => (await list(first.url)).length >= 41, 'the inventory to be registered');
+    await eventually(async () => (await list(first.url)).length >= 41, { what: 'the inventory to be registered' });
     const ids = (await list(first.url)).map((a) => a.id);
 
     const acked: { id: string; requestId: string; state: string }[] = [];
@@ -75,7 +76,7 @@ describe.skipIf(!svc.postgres)('persistence: a conductor killed with SIGKILL und
       }
     };
     const workers = ids.map(worker);
-    await until(() => acked.length >= 150, '150 acknowledged transitions');
+    await eventually(() => acked.length >= 150, { what: '150 acknowledged transitions' });
     first.child.kill('SIGKILL');
     killed = true;
     await first.exited;
@@ -91,13 +92,13 @@ describe.skipIf(!svc.postgres)('persistence: a conductor killed with SIGKILL und
     // log ends (an operation cut short by the kill ends in error "interrupted").
     c = await startConductor(db.url);
     const second = c;
-    await until(async () => {
+    await eventually(async () => {
       const views = await list(second.url);
       const last = await query<{ id: string; to: string }>(db.url,
         'select distinct on (id) id, "to" from transition_log where kind = \'accelerator\' order by id, seq desc');
       const expected = new Map(last.map((r) => [r.id, r.to]));
       return views.length === ids.length && views.every((v) => expected.get(v.id) === v.state && !['installing', 'uninstalling'].includes(v.state));
-    }, 'the rebuilt actors to match the log');
+    }, { what: 'the rebuilt actors to match the log' });
     for (const a of snapshot) {
       const history = (await json<{ transitions: { requestId?: string; to: string }[] }>(`${second.url}/cyborg/v1/history/${a.id}?limit=1000`)).body.transitions;
       expect(history.some((h) => h.requestId === a.requestId && h.to === a.state), a.requestId).toBe(true);

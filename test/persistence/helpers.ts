@@ -50,14 +50,3 @@ export async function query<T extends pg.QueryResultRow = pg.QueryResultRow>(url
     await c.end();
   }
 }
-
-/** Polls `check` until it returns a truthy value or the deadline passes. */
-export async function until<T>(check: () => T | Promise<T>, what: string, timeoutMs = 20_000): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await check();
-    if (v) return v as NonNullable<T>;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}

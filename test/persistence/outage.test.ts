@@ -2,9 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PgJournal } from '../../db/pg-journal.js';
 import type { Running } from '../../roles/all-in-one.js';
 import { svc } from '../services.js';
-import { freshDatabase, query, until } from './helpers.js';
+import { freshDatabase, query } from './helpers.js';
 import { PgProxy } from './pg-proxy.js';
 import { act, ready, startStack } from './stack.js';
+import { eventually } from '../support/eventually.js';
 
 interface Outcome { requestId: string; id: string; status: number; state?: string; code?: string }
 
@@ -45,16 +46,16 @@ describe.skipIf(!svc.postgres)('persistence: the database goes away under load a
     });
     const acked = (): number => outcomes.filter((o) => o.status === 200).length;
 
-    await until(() => acked() >= 100, '100 acknowledged transitions before the outage');
+    await eventually(() => acked() >= 100, { what: '100 acknowledged transitions before the outage' });
     proxy.cut();
-    await until(() => outcomes.some((o) => o.status === 503), 'a 503 while the database is gone');
+    await eventually(() => outcomes.some((o) => o.status === 503), { what: 'a 503 while the database is gone' });
     expect((await run.app.inject({ method: 'GET', url: '/cyborg/v1/accelerators' })).statusCode).toBe(200);
     proxy.restore();
     const afterOutage = acked();
-    await until(() => acked() >= afterOutage + 100, '100 more acknowledged transitions once it is back');
+    await eventually(() => acked() >= afterOutage + 100, { what: '100 more acknowledged transitions once it is back' });
     stop = true;
     await Promise.all(workers);
-    await until(() => (run.journal as PgJournal).pending === 0, 'the queue to drain');
+    await eventually(() => (run.journal as PgJournal).pending === 0, { what: 'the queue to drain' });
 
     const unavailable = outcomes.filter((o) => o.status === 503);
     expect(unavailable.length).toBeGreaterThan(0);
@@ -73,6 +74,6 @@ describe.skipIf(!svc.postgres)('persistence: the database goes away under load a
     for (const id of ids) expect(table.get(id), id).toBe(run.conductor.acceleratorActor(id).state);
     // And what the API shows catches up with it, even for an accelerator whose last change was
     // answered 503 and that has not moved since.
-    await until(() => ids.every((id) => run.conductor.getAccelerator(id).state === table.get(id)), 'the committed views to catch up');
+    await eventually(() => ids.every((id) => run.conductor.getAccelerator(id).state === table.get(id)), { what: 'the committed views to catch up' });
   });
 });

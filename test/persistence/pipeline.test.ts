@@ -2,8 +2,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Change } from '../../actors/journal.js';
 import type { PgJournal } from '../../db/pg-journal.js';
 import { svc } from '../services.js';
-import { freshDatabase, openTestJournal, query, until } from './helpers.js';
+import { freshDatabase, openTestJournal, query } from './helpers.js';
 import { PgProxy } from './pg-proxy.js';
+import { eventually } from '../support/eventually.js';
 
 /** One transition of accelerator `id` as its actor commits it; `n` is the commit's place in the test's order. */
 function step(id: string, n: number): Change[] {
@@ -66,9 +67,9 @@ describe.skipIf(!svc.postgres)('persistence: pipelined flushes keep commit order
     const warm = j.commit(step(`${p}w`, 0));
     const a = j.commit(step(`${p}x`, 1)).then(() => { answered.push('a'); });
     await warm;
-    await until(() => proxy.stalledCommits === 1, 'flight A to have run its statement and sent its COMMIT');
+    await eventually(() => proxy.stalledCommits === 1, { what: 'flight A to have run its statement and sent its COMMIT' });
     const b = j.commit(later).then(() => { answered.push('b'); });
-    await until(async () => bReady(await backends()), 'flight B to be open beside A');
+    await eventually(async () => bReady(await backends()), { what: 'flight B to be open beside A' });
     return { a, b, answered };
   }
   const bothRan = (now: { state: string }[]): boolean => now.length === 2 && now.every((x) => x.state === 'idle in transaction');
@@ -145,24 +146,24 @@ describe.skipIf(!svc.postgres)('persistence: pipelined flushes keep commit order
 
     // The stalled COMMIT never reached the server: both transactions die with their connections.
     proxy.cut();
-    await until(() => j.stats.retries > 0, 'the journal to retry against the missing database');
+    await eventually(() => j.stats.retries > 0, { what: 'the journal to retry against the missing database' });
     expect(held.answered).toEqual([]);
     expect(await rows(['cut-x', 'cut-y'])).toEqual([]);
 
     proxy.restore();
     await writtenInOrder('cut-', held, 's1', [0, 1, 2]);
-    await until(() => j.pending === 0, 'nothing left in flight');
+    await eventually(() => j.pending === 0, { what: 'nothing left in flight' });
   });
 
   it('a flush whose COMMIT answer is lost is found committed when retried, and logged once', async () => {
     const j = await open();
     await j.commit(step('lostx', 0));
     // Idle again, so the next flush goes as one statement (autocommit) rather than pipelined.
-    await until(() => j.pending === 0, 'the journal to be idle');
+    await eventually(() => j.pending === 0, { what: 'the journal to be idle' });
     // The server runs and commits the flush, but its answer never reaches the journal.
     proxy.hold();
     const lost = j.commit(step('losty', 1));
-    await until(async () => (await query(db.url, `select 1 from transition_log where id = 'losty'`)).length === 1, 'the flush to commit on the server');
+    await eventually(async () => (await query(db.url, `select 1 from transition_log where id = 'losty'`)).length === 1, { what: 'the flush to commit on the server' });
     proxy.cut();
     proxy.release();
     proxy.restore();

@@ -8,9 +8,10 @@ import type { PgJournal } from '../../db/pg-journal.js';
 import { FakeDriver } from '../../drivers/fake/index.js';
 import { DriverRegistry } from '../../drivers/registry.js';
 import { svc } from '../services.js';
-import { freshDatabase, openTestJournal, query, quiet, until } from './helpers.js';
+import { freshDatabase, openTestJournal, query, quiet } from './helpers.js';
 import { PgProxy } from './pg-proxy.js';
 import { configFor } from './stack.js';
+import { eventually } from '../support/eventually.js';
 
 /**
  * The all-in-one's pieces wired by hand: its agent waits 10 s for an inventory reply, and a
@@ -47,7 +48,7 @@ describe.skipIf(!svc.postgres)('persistence: reads never wait for a flush (Postg
     proxy = await PgProxy.forUrl(db.url).start();
     // 500 NICs × 20 VFs + the fake FPGA.
     run = await startRuntime(proxy.rewrite(db.url));
-    await until(() => run.conductor.listAccelerators().length === 10_001, '10,001 accelerators', 240_000);
+    await eventually(() => run.conductor.listAccelerators().length === 10_001, { what: '10,001 accelerators', timeoutMs: 240_000 });
   }, 300_000);
   afterAll(async () => {
     proxy?.release();
@@ -62,7 +63,7 @@ describe.skipIf(!svc.postgres)('persistence: reads never wait for a flush (Postg
     const id = run.conductor.listAccelerators().find((a) => a.deviceType === 'FPGA')!.id;
     proxy.hold();
     const enabling = run.conductor.act(id, { type: 'ENABLE' }, { requestId: 'req-reads' });
-    await until(() => run.journal.pending > 0, 'the enable to wait for its commit');
+    await eventually(() => run.journal.pending > 0, { what: 'the enable to wait for its commit' });
 
     const list = await run.app.inject({ method: 'GET', url: '/cyborg/v1/accelerators' });
     expect(list.statusCode).toBe(200);

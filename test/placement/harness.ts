@@ -5,11 +5,12 @@ import { createServer } from 'node:net';
 import { resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { pino } from 'pino';
+import type { AcceleratorView } from '../../actors/accelerator-actor.js';
 import { PlacementSync } from '../../actors/placement-sync.js';
 import type { FakeDriverOptions } from '../../drivers/fake/index.js';
 import { PlacementClient, type Inventories } from '../../openstack/placement/client.js';
-import { eventually, startRuntime, type Runtime } from '../support/runtime.js';
-import type { AcceleratorView } from '../../model/index.js';
+import { startRuntime, type Runtime } from '../support/runtime.js';
+import { eventually } from '../support/eventually.js';
 
 /** A host name no other test (or earlier run against the same Placement) uses. */
 export function uniqueHost(tag = 'pl'): string {
@@ -84,7 +85,7 @@ export async function deleteTree(client: PlacementClient, host: string): Promise
 
 /** Waits until every accelerator of the runtime says `in_sync`. */
 export function allInSync(s: Synced, timeoutMs = 30_000): Promise<boolean> {
-  return eventually(() => s.conductor.listAccelerators().every((a) => s.sync.status(a.id)?.status === 'in_sync'), timeoutMs, 'every accelerator in sync');
+  return eventually(() => s.conductor.listAccelerators().every((a) => s.sync.status(a.id)?.status === 'in_sync'), { what: 'every accelerator in sync', timeoutMs });
 }
 
 /** An inventory as Placement reports it with Cyborg's fields (Placement's defaults elsewhere). */
@@ -94,7 +95,7 @@ export function inventory(rc: string, total: number, reserved: number): Inventor
 
 /** Waits until Placement shows `reserved` for the class on the provider. */
 export function reservedBecomes(s: Synced, rpUuid: string, rc: string, reserved: number, what: string): Promise<boolean> {
-  return eventually(async () => (await s.client.getInventories(rpUuid)).inventories[rc]?.reserved === reserved, 15_000, what);
+  return eventually(async () => (await s.client.getInventories(rpUuid)).inventories[rc]?.reserved === reserved, { what, timeoutMs: 15_000 });
 }
 
 /** Enables an accelerator and waits until Placement has freed its inventory. */
@@ -151,8 +152,6 @@ export class PrivatePlacement {
     });
   }
 }
-
-export { eventually };
 
 /** A port below the ephemeral range (so no client connection takes it meanwhile) that is free now. */
 async function freePort(): Promise<number> {

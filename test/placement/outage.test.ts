@@ -2,7 +2,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import { buildApi } from '../../api/server.js';
 import { svc } from '../services.js';
-import { allInSync, eventually, PrivatePlacement, startSynced, type Synced } from './harness.js';
+import { allInSync, PrivatePlacement, startSynced, type Synced } from './harness.js';
+import { eventually } from '../support/eventually.js';
 
 /**
  * Placement goes away mid-way (its own private instance on another port: the shared one on
@@ -34,11 +35,11 @@ describe.skipIf(!svc.placement || !PrivatePlacement.available())('placement sync
     await placement.stop();
     const view = await s.conductor.act(fpga.id, { type: 'ENABLE' });
     expect(view.state).toBe('ready');
-    await eventually(async () => (await shown())?.reason?.includes('Placement unavailable'), 15_000, 'pending because Placement is down');
+    await eventually(async () => (await shown())?.reason?.includes('Placement unavailable'), { what: 'pending because Placement is down', timeoutMs: 15_000 });
     expect((await shown())!.status).toBe('pending');
 
     await placement.start();
-    await eventually(async () => (await s!.client.getInventories(fpga.rpUuid)).inventories.FPGA?.reserved === 0, 60_000, 'enable reached Placement');
+    await eventually(async () => (await s!.client.getInventories(fpga.rpUuid)).inventories.FPGA?.reserved === 0, { what: 'enable reached Placement', timeoutMs: 60_000 });
     await allInSync(s, 60_000);
     expect(await shown()).toMatchObject({ status: 'in_sync', reason: null });
     const list = await app.inject({ method: 'GET', url: '/cyborg/v1/accelerators' });

@@ -3,10 +3,8 @@ import { register } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { uuid3, NAMESPACE_DNS } from '../../drivers/ids.js';
 import { svc } from '../services.js';
-import {
-  allInSync, allocate, createComputeNode, deleteTree, enableInPlacement, eventually, inventory, placementClient, readProvider, reservedBecomes,
-  startSynced, uniqueHost, type Synced,
-} from './harness.js';
+import { allInSync, allocate, createComputeNode, deleteTree, enableInPlacement, inventory, placementClient, readProvider, reservedBecomes, startSynced, uniqueHost, type Synced } from './harness.js';
+import { eventually } from '../support/eventually.js';
 
 /**
  * An operator's stories against a real OpenStack Placement (Debian's 8.0.0, noauth2): the
@@ -71,9 +69,9 @@ describe.skipIf(!svc.placement)('placement sync against a real Placement', () =>
     const fpga = s.accelerator('FakeDevice');
     await s.conductor.act(fpga.id, { type: 'ENABLE' });
     await s.conductor.act(fpga.id, { type: 'PROGRAM', functionId: 'gzip-v1', bitstreamId: randomUUID() });
-    await eventually(async () => (await s!.client.getTraits(fpga.rpUuid)).traits.includes('CUSTOM_FPGA_FUNCTION_ID_FAKE_GZIP_V1'), 15_000, 'function trait');
+    await eventually(async () => (await s!.client.getTraits(fpga.rpUuid)).traits.includes('CUSTOM_FPGA_FUNCTION_ID_FAKE_GZIP_V1'), { what: 'function trait', timeoutMs: 15_000 });
     await s.conductor.act(fpga.id, { type: 'PROGRAM', functionId: 'aes' });
-    await eventually(async () => (await s!.client.getTraits(fpga.rpUuid)).traits.includes('CUSTOM_FPGA_FUNCTION_ID_FAKE_AES'), 15_000, 'new function trait');
+    await eventually(async () => (await s!.client.getTraits(fpga.rpUuid)).traits.includes('CUSTOM_FPGA_FUNCTION_ID_FAKE_AES'), { what: 'new function trait', timeoutMs: 15_000 });
     expect((await readProvider(s.client, fpga.rpUuid))!.traits).toEqual(['CUSTOM_FAKE_DEVICE', 'CUSTOM_FPGA_FUNCTION_ID_FAKE_AES', 'OWNER_CYBORG']);
   });
 
@@ -88,14 +86,14 @@ describe.skipIf(!svc.placement)('placement sync against a real Placement', () =>
     s.fakes[0]!.unplug(gpu.deviceUuid);
     await s.agents[0]!.discoverAndReport();
     expect(s.conductor.getAccelerator(gpu.id).state).toBe('removed');
-    await eventually(() => s!.sync.status(gpu.id)?.flags.some((f) => f.code === 'removed_but_allocated'), 15_000, 'removal flagged');
+    await eventually(() => s!.sync.status(gpu.id)?.flags.some((f) => f.code === 'removed_but_allocated'), { what: 'removal flagged', timeoutMs: 15_000 });
     expect(await readProvider(s.client, gpu.rpUuid)).toEqual({ inventories: inventory('PGPU', 1, 0), traits: ['CUSTOM_FAKE_GPU', 'OWNER_CYBORG'] });
     expect(s.sync.drift().held).toBe(1);
     expect(await register.getSingleMetricAsString('cyborg_placement_drift')).toContain('cyborg_placement_drift{kind="held"} 1');
 
     await s.client.deleteAllocations(consumer);
     await s.sync.reconcileNow();
-    await eventually(async () => (await s!.client.getProvider(gpu.rpUuid)) === null, 15_000, 'provider deleted');
+    await eventually(async () => (await s!.client.getProvider(gpu.rpUuid)) === null, { what: 'provider deleted', timeoutMs: 15_000 });
     expect(s.sync.status(gpu.id)).toMatchObject({ status: 'in_sync', flags: [] });
   });
 
@@ -106,7 +104,7 @@ describe.skipIf(!svc.placement)('placement sync against a real Placement', () =>
     await enableInPlacement(s, fpga);
     const consumer = await allocate(s.client, fpga.rpUuid, 'FPGA', 2);
     await s.agents[0]!.stop(); // heartbeats stop: the host goes stale, then lost
-    await eventually(() => s!.conductor.getAccelerator(fpga.id).state === 'offline', 15_000, 'accelerator offline');
+    await eventually(() => s!.conductor.getAccelerator(fpga.id).state === 'offline', { what: 'accelerator offline', timeoutMs: 15_000 });
     await reservedBecomes(s, fpga.rpUuid, 'FPGA', 14, 'free part reserved');
     expect((await readProvider(s.client, fpga.rpUuid))!.inventories).toEqual(inventory('FPGA', 16, 14));
     expect(await s.client.getUsages(fpga.rpUuid)).toEqual({ FPGA: 2 });
@@ -133,7 +131,7 @@ describe.skipIf(!svc.placement)('placement sync against a real Placement', () =>
     await eventually(async () => {
       const [f, g, l] = await Promise.all([readProvider(s!.client, fpga.rpUuid), readProvider(s!.client, gpu.rpUuid), s!.client.getProvider(leftover.uuid)]);
       return f?.traits.join() === 'CUSTOM_FAKE_DEVICE,OWNER_CYBORG' && g?.inventories.PGPU?.total === 1 && l === null;
-    }, 20_000, 'Placement repaired');
+    }, { what: 'Placement repaired', timeoutMs: 20_000 });
     expect(await readProvider(s.client, gpu.rpUuid)).toEqual({ inventories: inventory('PGPU', 1, 1), traits: ['CUSTOM_FAKE_GPU', 'OWNER_CYBORG'] });
     expect(await repairs()).toBeGreaterThanOrEqual(repairsBefore + 2);
   });
@@ -155,7 +153,7 @@ describe.skipIf(!svc.placement)('placement sync against a real Placement', () =>
     const host = uniqueHost();
     s = await startSynced({ url, host, createRoots: false });
     const fpga = s.accelerator('FakeDevice');
-    await eventually(() => s!.sync.status(fpga.id)?.status === 'error', 15_000, 'error status');
+    await eventually(() => s!.sync.status(fpga.id)?.status === 'error', { what: 'error status', timeoutMs: 15_000 });
     expect(s.sync.status(fpga.id)!.reason).toContain(`no resource provider named "${host}"`);
     await createComputeNode(s.client, host);
     await allInSync(s); // retried with backoff, no operator action

@@ -3,8 +3,9 @@ import { MemoryJournal } from '../../actors/journal.js';
 import { loadConfig } from '../../config/index.js';
 import { startAllInOne, type Running } from '../../roles/all-in-one.js';
 import { svc } from '../services.js';
-import { captureLogger, eventually } from '../support/runtime.js';
+import { captureLogger } from '../support/runtime.js';
 import { deleteTree, placementClient, uniqueHost } from './harness.js';
+import { eventually } from '../support/eventually.js';
 
 interface Listed { accelerators: { name: string; placement?: { status: string } }[] }
 
@@ -31,7 +32,7 @@ describe('all-in-one and Placement', () => {
     await eventually(async () => {
       const body = await (await fetch(`${r!.url}/cyborg/v1/accelerators`)).json() as Listed;
       return body.accelerators.every((a) => a.placement?.status === 'in_sync');
-    }, 30_000, 'all in sync');
+    }, { what: 'all in sync', timeoutMs: 30_000 });
     const client = placementClient(svc.placement!);
     expect((await client.providersByName(host))).toHaveLength(1);
     await r.stop();

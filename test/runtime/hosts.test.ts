@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { eventually, startRuntime, type Runtime } from '../support/runtime.js';
+import { startRuntime, type Runtime } from '../support/runtime.js';
+import { eventually } from '../support/eventually.js';
 
 let rt: Runtime | undefined;
 afterEach(async () => {
@@ -14,15 +15,15 @@ describe('hosts: liveness and inventory', () => {
     const fpga = c.listAccelerators({ type: 'FPGA' })[0]!;
     await c.act(fpga.id, { type: 'ENABLE' });
     await c.attach(fpga.id, { instanceUuid: 'vm-1' });
-    await eventually(() => c.getHost('compute-1').state === 'lost', 5000, 'host lost');
+    await eventually(() => c.getHost('compute-1').state === 'lost', { what: 'host lost', timeoutMs: 5000 });
     const offline = await eventually(() => {
       const v = c.getAccelerator(fpga.id);
       return v.state === 'offline' ? v : undefined;
-    }, 5000, 'accelerator offline');
+    }, { what: 'accelerator offline', timeoutMs: 5000 });
     expect(offline.allocations).toHaveLength(1);
     expect(c.listAccelerators().every((a) => a.state === 'offline')).toBe(true);
     rt.agents[0]!.heartbeat();
-    await eventually(() => c.getAccelerator(fpga.id).state === 'attached', 5000, 'back to attached');
+    await eventually(() => c.getAccelerator(fpga.id).state === 'attached', { what: 'back to attached', timeoutMs: 5000 });
     expect(c.getAccelerator(fpga.id).allocations).toHaveLength(1);
     const hostLog = await c.history('compute-1');
     expect(hostLog.map((t) => t.to)).toEqual(['stale', 'lost', 'online']);
@@ -39,7 +40,7 @@ describe('hosts: liveness and inventory', () => {
     expect(c.getHost('compute-1').state).toBe('online');
     expect(Date.parse(c.getHost('compute-1').lastHeartbeatAt!)).toBeGreaterThan(Date.now() - 1_000);
     const silentSince = Date.now();
-    await eventually(() => c.getHost('compute-1').state === 'stale', 5_000, 'host stale');
+    await eventually(() => c.getHost('compute-1').state === 'stale', { what: 'host stale', timeoutMs: 5_000 });
     expect(Date.now() - silentSince).toBeGreaterThanOrEqual(900);
     expect((await c.history('compute-1')).map((t) => t.to)).toEqual(['stale']);
   });

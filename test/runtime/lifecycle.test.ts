@@ -2,7 +2,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { CyborgError, TransitionInvalidError } from '../../errors/index.js';
 import { MemoryJournal, type Change } from '../../actors/journal.js';
 import { acceleratorMachine } from '../../machines/index.js';
-import { eventually, startRuntime, type Runtime } from '../support/runtime.js';
+import { startRuntime, type Runtime } from '../support/runtime.js';
+import { eventually } from '../support/eventually.js';
 
 let rt: Runtime | undefined;
 afterEach(async () => {
@@ -70,8 +71,8 @@ describe('the actor runtime, as an operator drives it', () => {
       acked = true;
       return v;
     });
-    await eventually(() => rt!.conductor.acceleratorActor(id).state === 'ready', 5000, 'machine reaches ready');
-    await eventually(() => gate.waiting > 0, 5000, 'a commit is waiting');
+    await eventually(() => rt!.conductor.acceleratorActor(id).state === 'ready', { what: 'machine reaches ready', timeoutMs: 5000 });
+    await eventually(() => gate.waiting > 0, { what: 'a commit is waiting', timeoutMs: 5000 });
     expect(acked).toBe(false);
     expect(rt.conductor.getAccelerator(id).state).toBe('inactive'); // reads serve the committed view
     gate.openGate();
@@ -85,7 +86,7 @@ describe('the actor runtime, as an operator drives it', () => {
     const id = fpgaOf(rt).id;
     journal.away = 2; // both commits of the enable (→ installing, → ready)
     await expect(rt.conductor.act(id, { type: 'ENABLE' })).rejects.toMatchObject({ code: 'persistence.unavailable' });
-    await eventually(() => rt!.conductor.getAccelerator(id).state === 'ready', 10_000, 'the view to catch up');
+    await eventually(() => rt!.conductor.getAccelerator(id).state === 'ready', { what: 'the view to catch up', timeoutMs: 10_000 });
     expect((await rt.conductor.history(id)).map((t) => t.to)).toEqual(['inactive', 'installing', 'ready']);
   });
 
@@ -113,14 +114,14 @@ describe('the actor runtime, as an operator drives it', () => {
     armed = true;
     await expect(c.detach(id, { instanceUuid: 'vm-1' })).rejects.toThrow('bug in isProgrammed');
     const host = c.hosts.get('compute-1')!;
-    await eventually(() => host.restarts.length === 1 && c.acceleratorActor(id).state === 'error', 5000, 'restart');
+    await eventually(() => host.restarts.length === 1 && c.acceleratorActor(id).state === 'error', { what: 'restart', timeoutMs: 5000 });
     expect(host.restarts[0]).toMatchObject({ id, reason: 'bug in isProgrammed' });
     expect(rt.lines.some((l) => l.msg === 'accelerator actor crashed; restarting from its last committed snapshot' && l.acceleratorId === id)).toBe(true);
     // Its last committed snapshot was `detaching`: the interrupted detach is an error to retry, the instance still recorded.
     const restarted = await eventually(() => {
       const v = c.getAccelerator(id);
       return v.state === 'error' ? v : undefined;
-    }, 5000, 'recovery committed');
+    }, { what: 'recovery committed', timeoutMs: 5000 });
     expect(restarted).toMatchObject({ error: { op: 'detach', reason: 'interrupted' }, allowed: ['RETRY'] });
     expect(restarted.allocations).toHaveLength(1);
     expect((await c.act(id, { type: 'RETRY' })).state).toBe('programmed');

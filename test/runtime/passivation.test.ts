@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { eventually, startRuntime, type Runtime } from '../support/runtime.js';
+import { startRuntime, type Runtime } from '../support/runtime.js';
+import { eventually } from '../support/eventually.js';
 
 let rt: Runtime | undefined;
 afterEach(async () => {
@@ -26,7 +27,7 @@ describe('accelerators at rest (passivation), as an operator sees them', () => {
     await c.act(fpga.id, { type: 'PROGRAM', bitstreamId: 'bs-1' });
     await c.attach(fpga.id, { instanceUuid: 'vm-1' });
     expect(c.passivation.awakeCount).toBe(1);
-    await eventually(() => c.passivation.awakeCount === 0, 5_000, 'the FPGA to rest');
+    await eventually(() => c.passivation.awakeCount === 0, { what: 'the FPGA to rest', timeoutMs: 5_000 });
 
     const resting = c.getAccelerator(fpga.id);
     expect(resting).toMatchObject({ state: 'attached', program: { bitstreamId: 'bs-1' }, tags: expect.arrayContaining(['in-use']) });
@@ -52,13 +53,13 @@ describe('accelerators at rest (passivation), as an operator sees them', () => {
     const c = rt.conductor;
     const fpga = c.listAccelerators({ type: 'FPGA' })[0]!;
     const enabling = c.act(fpga.id, { type: 'ENABLE' });
-    await eventually(() => c.getAccelerator(fpga.id).state === 'installing', 5_000, 'the install to start');
+    await eventually(() => c.getAccelerator(fpga.id).state === 'installing', { what: 'the install to start', timeoutMs: 5_000 });
     // A sweep as if the accelerator had been idle for a minute: it is mid-operation, so it stays awake.
     c.passivation.sweep(Date.now() + 60_000);
     expect(c.passivation.awakeCount).toBe(1);
     expect(c.getAccelerator(fpga.id).state).toBe('installing');
     expect((await enabling).state).toBe('ready');
-    await eventually(() => c.passivation.awakeCount === 0, 5_000, 'the FPGA to rest after the install');
+    await eventually(() => c.passivation.awakeCount === 0, { what: 'the FPGA to rest after the install', timeoutMs: 5_000 });
     expect(c.getAccelerator(fpga.id).state).toBe('ready');
   });
 
@@ -67,10 +68,10 @@ describe('accelerators at rest (passivation), as an operator sees them', () => {
     const c = rt.conductor;
     const gpus = c.listAccelerators({ type: 'GPU' });
     await c.act(gpus[0]!.id, { type: 'ENABLE' });
-    await eventually(() => c.passivation.awakeCount === 0, 5_000, 'the GPUs to rest');
+    await eventually(() => c.passivation.awakeCount === 0, { what: 'the GPUs to rest', timeoutMs: 5_000 });
     c.hosts.get('compute-1')!.broadcast({ type: 'HOST_LOST' });
-    await eventually(() => c.listAccelerators({ type: 'GPU' }).every((g) => g.state === 'offline'), 5_000, 'the GPUs offline');
+    await eventually(() => c.listAccelerators({ type: 'GPU' }).every((g) => g.state === 'offline'), { what: 'the GPUs offline', timeoutMs: 5_000 });
     c.hosts.get('compute-1')!.broadcast({ type: 'HOST_BACK' });
-    await eventually(() => c.getAccelerator(gpus[0]!.id).state === 'ready' && c.getAccelerator(gpus[1]!.id).state === 'inactive', 5_000, 'the GPUs back where they were');
+    await eventually(() => c.getAccelerator(gpus[0]!.id).state === 'ready' && c.getAccelerator(gpus[1]!.id).state === 'inactive', { what: 'the GPUs back where they were', timeoutMs: 5_000 });
   });
 });

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { eventually } from '../support/runtime.js';
+import { eventually } from '../support/eventually.js';
 
 /**
  * What a new user does after `npm start`: the real program in its own process, zero setup
@@ -29,7 +29,7 @@ describe('cyborg all-in-one, as a new user runs it', () => {
     child = spawn(process.execPath, ['--import', 'tsx', 'cli/main.ts', 'all-in-one', '--port', '0', '--host', 'smoke-1'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
     child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
-    const api = await eventually(() => /API:\s+(http:\/\/\S+)\/cyborg\/v1\/accelerators/.exec(output)?.[1], 90_000, `the URL line; output so far:\n${output}`);
+    const api = await eventually(() => /API:\s+(http:\/\/\S+)\/cyborg\/v1\/accelerators/.exec(output)?.[1], { what: `the URL line; output so far:\n${output}`, timeoutMs: 90_000 });
     expect(output).toMatch(/Visualizer: http:\/\/\S+\/ui/);
 
     const list = (await (await fetch(`${api}/cyborg/v1/accelerators?type=FPGA`)).json()) as { accelerators: { id: string; name: string; state: string }[] };

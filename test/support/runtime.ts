@@ -64,19 +64,3 @@ export async function startRuntime(opts: {
     },
   };
 }
-
-/** Polls `fn` until it returns a truthy value or the deadline passes (never a fixed sleep). */
-export async function eventually<T>(fn: () => T | Promise<T>, timeoutMs = 10_000, what = 'condition'): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v) return v as NonNullable<T>;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
