@@ -3,7 +3,8 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Logger } from 'pino';
 import { installErrorHandler } from './errors.js';
 import { registerOpenApi } from './openapi.js';
-import { registerCyborgV2, type V2Settings } from './v2/index.js';
+import { authSettings, registerCyborgV2, type V2Settings } from './v2/index.js';
+import { installAuth, installRequestIds, requestId, type ApiAuth } from './auth/index.js';
 import { compileTrust } from './v2/links.js';
 import { acceleratorRoutes } from './routes/accelerators.js';
 import { healthRoutes, type HealthOptions } from './routes/health.js';
@@ -19,6 +20,8 @@ export interface ApiOptions {
   health?: HealthOptions;
   /** Cyborg v2 API settings (config `v2`): identity strategy, policy, service token, link base. */
   v2?: V2Settings;
+  /** Keystone token validation and the policy in force (api/auth/setup.ts); noauth and Cyborg's default rules without. */
+  auth?: ApiAuth;
 }
 
 /** This project's own routes live under this prefix; Cyborg's v2 API keeps `/` and `/v2`. */
@@ -32,10 +35,12 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
     ...(trust ? { trustProxy: trust } : {}),
     loggerInstance: opts.log.child({ component: 'api' }) as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
-    genReqId: (req) => (typeof req.headers['x-openstack-request-id'] === 'string' ? req.headers['x-openstack-request-id'] : crypto.randomUUID()),
+    genReqId: requestId,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', allErrors: false } },
   }).withTypeProvider<TypeBoxTypeProvider>();
   installErrorHandler(app as unknown as FastifyInstance);
+  installRequestIds(app as unknown as FastifyInstance);
+  installAuth(app as unknown as FastifyInstance, authSettings({ ...opts.v2, ...opts.auth }));
   await registerOpenApi(app as unknown as FastifyInstance);
   // One line per request; writes at info (they change state), reads at debug (they are many).
   app.addHook('onResponse', async (req, reply) => {
@@ -52,6 +57,6 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
     if (opts.control.driverAdmin) await scope.register(genericDriverRoutes, { admin: opts.control.driverAdmin });
   }, { prefix: OPERATOR_PREFIX });
   await app.register(uiRoutes);
-  await registerCyborgV2(app as unknown as FastifyInstance, { control: opts.control, settings: opts.v2, trust });
+  await registerCyborgV2(app as unknown as FastifyInstance, { control: opts.control, settings: { ...opts.v2, ...opts.auth }, trust });
   return app as unknown as FastifyInstance;
 }

@@ -5,6 +5,7 @@ import { DriverError } from '../../errors/index.js';
 import type { DriverOp } from '../../machines/index.js';
 import { ErrorSchema, Uuid } from './shared.js';
 import type { AcceleratorView, ControlPlane, OperatorEvent, PlacementStatusView } from '../../model/index.js';
+import { policy } from '../auth/index.js';
 
 /** Whether Placement holds what this accelerator is (docs/placement.md). */
 const PlacementSyncSchema = Type.Object({
@@ -78,6 +79,7 @@ export const acceleratorRoutes: FastifyPluginAsyncTypebox<{ control: ControlPlan
     if (req.body === undefined || req.body === null) req.body = {};
   });
   app.get('/accelerators', {
+    onRequest: policy('cyborg:operator:accelerator:get'),
     schema: {
       tags: ['operator'], summary: 'List accelerators with their state',
       querystring: Type.Object({
@@ -90,16 +92,19 @@ export const acceleratorRoutes: FastifyPluginAsyncTypebox<{ control: ControlPlan
   }, async (req) => ({ accelerators: control.listAccelerators(req.query).map((v) => withPlacement(control, v)) }));
 
   app.get('/accelerators/:id', {
+    onRequest: policy('cyborg:operator:accelerator:get'),
     schema: { tags: ['operator'], summary: 'One accelerator', params: Params, response: { 200: AcceleratorSchema, 400: ErrorSchema, 404: ErrorSchema } },
   }, async (req) => withPlacement(control, control.getAccelerator(req.params.id)));
 
   for (const [action, spec] of Object.entries(SIMPLE)) {
     app.post(`/accelerators/:id/${action}`, {
+      onRequest: policy(`cyborg:operator:accelerator:${action}`),
       schema: { tags: ['operator'], summary: spec.summary, params: Params, body: Empty, response: actionResponses },
     }, async (req) => failed(await control.act(req.params.id, spec.event, meta(req)), spec.op));
   }
 
   app.post('/accelerators/:id/program', {
+    onRequest: policy('cyborg:operator:accelerator:program'),
     schema: { tags: ['operator'], summary: 'Program a bitstream / function: ready/programmed → programming → programmed', params: Params, body: ProgramBody, response: actionResponses },
   }, async (req) => {
     const body = req.body as Static<typeof ProgramBody>;
@@ -107,6 +112,7 @@ export const acceleratorRoutes: FastifyPluginAsyncTypebox<{ control: ControlPlan
   });
 
   app.post('/accelerators/:id/attach', {
+    onRequest: policy('cyborg:operator:accelerator:attach'),
     schema: { tags: ['operator'], summary: 'Attach an instance to the first free attach handle', params: Params, body: AttachBody, response: actionResponses },
   }, async (req) => {
     const before = control.getAccelerator(req.params.id).allocations.length;
@@ -116,6 +122,7 @@ export const acceleratorRoutes: FastifyPluginAsyncTypebox<{ control: ControlPlan
   });
 
   app.post('/accelerators/:id/detach', {
+    onRequest: policy('cyborg:operator:accelerator:detach'),
     schema: { tags: ['operator'], summary: 'Detach an instance (by handle or instance; the first one if neither)', params: Params, body: DetachBody, response: actionResponses },
   }, async (req) => failed(await control.detach(req.params.id, req.body, meta(req)), 'detach'));
 };

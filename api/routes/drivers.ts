@@ -5,6 +5,7 @@ import { instanceRoutes } from './instances.js';
 import { serviceRoutes } from './services.js';
 import { ErrorSchema } from './shared.js';
 import type { DriverControl } from '../../model/index.js';
+import { policy } from '../auth/index.js';
 
 export const DriverSchema = Type.Object({
   id: Type.String({ description: 'stable: derived from host and driver name' }),
@@ -33,6 +34,7 @@ const errors = { 400: ErrorSchema, 404: ErrorSchema, 409: ErrorSchema, 502: Erro
  */
 export const driverRoutes: FastifyPluginAsyncTypebox<{ admin: DriverControl }> = async (app, { admin }) => {
   app.get('/drivers', {
+    onRequest: policy('cyborg:operator:driver:get'),
     schema: {
       tags: ['drivers'], summary: 'List drivers per host with their state and version',
       querystring: Type.Object({ host: Type.Optional(Type.String({ maxLength: 255 })) }, { additionalProperties: false }),
@@ -41,18 +43,22 @@ export const driverRoutes: FastifyPluginAsyncTypebox<{ admin: DriverControl }> =
   }, async (req) => ({ drivers: await admin.listDrivers(req.query) }));
 
   app.get('/drivers/:ref', {
+    onRequest: policy('cyborg:operator:driver:get'),
     schema: { tags: ['drivers'], summary: 'One driver on one host', params: Ref, querystring: Target, response: { 200: DriverSchema, ...errors } },
   }, async (req) => admin.getDriver(req.params.ref, req.query.host));
 
   app.post('/drivers/:ref/install', {
+    onRequest: policy('cyborg:operator:driver:install'),
     schema: { tags: ['drivers'], summary: 'Install the driver on its host (optionally at a version)', params: Ref, body: Type.Optional(WithVersion), response: { 200: DriverSchema, ...errors } },
   }, async (req) => admin.installDriver(req.params.ref, req.body ?? {}, meta(req)));
 
   app.post('/drivers/:ref/uninstall', {
+    onRequest: policy('cyborg:operator:driver:uninstall'),
     schema: { tags: ['drivers'], summary: 'Uninstall the driver from its host (refused while an instance holds one of its accelerators)', params: Ref, body: Type.Optional(Target), response: { 200: DriverSchema, ...errors } },
   }, async (req) => admin.uninstallDriver(req.params.ref, req.body ?? {}, meta(req)));
 
   app.post('/drivers/:ref/update', {
+    onRequest: policy('cyborg:operator:driver:update'),
     schema: { tags: ['drivers'], summary: 'Update the driver on its host (to a version, or to what the agent ships)', params: Ref, body: Type.Optional(WithVersion), response: { 200: DriverSchema, ...errors } },
   }, async (req) => admin.updateDriver(req.params.ref, req.body ?? {}, meta(req)));
 };

@@ -4,6 +4,7 @@ import type { ServerResponse } from 'node:http';
 import { AcceleratorSchema } from './accelerators.js';
 import { HostSchema } from './hosts.js';
 import { TransitionEvent, type AcceleratorView, type ArqView, type CommittedEvent, type ControlPlane, type HostView } from '../../model/index.js';
+import { policy } from '../auth/index.js';
 
 /** A committed event as the stream sends it: stamped with when the API saw its commit. */
 export type StreamEvent = CommittedEvent & { committedAt: number };
@@ -50,6 +51,7 @@ export const eventRoutes: FastifyPluginAsyncTypebox<EventStreamOptions> = async 
   });
 
   app.get('/snapshot', {
+    onRequest: policy('cyborg:operator:event:snapshot'),
     schema: {
       tags: ['operator'], summary: 'Everything the visualizer shows, with the event cursor it matches',
       response: {
@@ -64,6 +66,7 @@ export const eventRoutes: FastifyPluginAsyncTypebox<EventStreamOptions> = async 
   }, async () => ({ cursor: control.hub.cursor, hosts: control.listHosts(), accelerators: control.listAccelerators(), arqs: control.listArqs() }));
 
   app.get('/history/:id', {
+    onRequest: policy('cyborg:operator:event:history'),
     schema: {
       tags: ['operator'], summary: 'The committed transition log of one accelerator, ARQ or host (oldest first)',
       params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 255 }) }),
@@ -73,6 +76,7 @@ export const eventRoutes: FastifyPluginAsyncTypebox<EventStreamOptions> = async 
   }, async (req) => ({ transitions: await control.history(req.params.id, req.query.limit ?? 200) }));
 
   app.get('/events', {
+    onRequest: policy('cyborg:operator:event:stream'),
     schema: {
       tags: ['operator'], summary: 'Server-Sent Events: committed transitions, batched, resumable by Last-Event-ID or ?cursor=',
       querystring: Type.Object({ cursor: Type.Optional(Type.Integer({ minimum: 0 })) }, { additionalProperties: false }),

@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { ErrorSchema } from './shared.js';
 import type { ControlPlane } from '../../model/index.js';
+import { policy } from '../auth/index.js';
 
 export const HostSchema = Type.Object({
   name: Type.String(),
@@ -16,10 +17,12 @@ export const HostSchema = Type.Object({
 /** Compute hosts as their agents report them. */
 export const hostRoutes: FastifyPluginAsyncTypebox<{ control: ControlPlane }> = async (app, { control }) => {
   app.get('/hosts', {
+    onRequest: policy('cyborg:operator:host:get'),
     schema: { tags: ['operator'], summary: 'List hosts and their agent liveness', response: { 200: Type.Object({ hosts: Type.Array(HostSchema) }) } },
   }, async () => ({ hosts: control.listHosts() }));
 
   app.get('/hosts/:name', {
+    onRequest: policy('cyborg:operator:host:get'),
     schema: {
       tags: ['operator'], summary: 'One host',
       params: Type.Object({ name: Type.String({ minLength: 1, maxLength: 255 }) }),

@@ -3,6 +3,7 @@ import { Type } from '@sinclair/typebox';
 import { AcceleratorSchema, meta } from './accelerators.js';
 import { ErrorSchema, Uuid } from './shared.js';
 import type { DriverControl } from '../../model/index.js';
+import { policy } from '../auth/index.js';
 
 const Params = Type.Object({ instanceUuid: Uuid });
 const ArqSchema = Type.Object({
@@ -26,6 +27,7 @@ const errors = { 400: ErrorSchema, 404: ErrorSchema, 409: ErrorSchema, 502: Erro
  */
 export const instanceRoutes: FastifyPluginAsyncTypebox<{ admin: DriverControl }> = async (app, { admin }) => {
   app.post('/instances/:instanceUuid/attach', {
+    onRequest: policy('cyborg:operator:instance:attach'),
     schema: {
       tags: ['drivers'], summary: 'Attach an accelerator to an instance (by id, resource class + traits, or device profile)',
       params: Params, body: AttachBody, response: { 200: Type.Object({ arq: ArqSchema, accelerator: AcceleratorSchema }), ...errors },
@@ -33,6 +35,7 @@ export const instanceRoutes: FastifyPluginAsyncTypebox<{ admin: DriverControl }>
   }, async (req) => admin.attachInstance(req.params.instanceUuid, req.body, meta(req)));
 
   app.post('/instances/:instanceUuid/detach', {
+    onRequest: policy('cyborg:operator:instance:detach'),
     schema: {
       tags: ['drivers'], summary: 'Detach every accelerator an instance holds (idempotent)',
       params: Params, body: Type.Optional(Type.Object({}, { additionalProperties: false })),

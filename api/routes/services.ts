@@ -3,6 +3,7 @@ import { Type } from '@sinclair/typebox';
 import { meta } from './accelerators.js';
 import { ErrorSchema } from './shared.js';
 import { BackendServiceSchema, type DriverControl } from '../../model/index.js';
+import { policy } from '../auth/index.js';
 
 export const ServiceSchema = Type.Composite([BackendServiceSchema, Type.Object({ host: Type.String(), driver: Type.String(), discoveredAt: Type.String() })]);
 
@@ -14,6 +15,7 @@ const Filter = Type.Object({
 /** The generic-driver spec's service-list and discover-services: what each backend offers (VFs, mdev types, programmed functions). */
 export const serviceRoutes: FastifyPluginAsyncTypebox<{ admin: DriverControl }> = async (app, { admin }) => {
   app.get('/services', {
+    onRequest: policy('cyborg:operator:service:get'),
     schema: {
       tags: ['drivers'], summary: 'Services of the backends, as last discovered', querystring: Filter,
       response: { 200: Type.Object({ services: Type.Array(ServiceSchema) }) },
@@ -21,6 +23,7 @@ export const serviceRoutes: FastifyPluginAsyncTypebox<{ admin: DriverControl }> 
   }, async (req) => ({ services: await admin.listServices(req.query) }));
 
   app.post('/services/discover', {
+    onRequest: policy('cyborg:operator:service:discover'),
     schema: {
       tags: ['drivers'], summary: 'Ask the agents (one host, or every online host) for the services of their drivers, and record them',
       body: Type.Optional(Type.Object({ host: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })) }, { additionalProperties: false })),

@@ -5,6 +5,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { acceleratorMachine, ARQ_EVENTS, arqMachine, hostMachine, OPERATOR_EVENTS } from '../../machines/index.js';
 import { machineGraph } from './machine-graph.js';
+import { policy } from '../auth/index.js';
 
 /** Where `vite build` puts the page (ui/vite.config.ts); `npm start` builds it when stale. */
 export const UI_DIST = fileURLToPath(new URL('../../ui/dist/', import.meta.url));
@@ -26,6 +27,7 @@ const Graph = Type.Object({
 export const machineRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const graphs = { accelerator: machineGraph(acceleratorMachine, OPERATOR_EVENTS), arq: machineGraph(arqMachine, ARQ_EVENTS), host: machineGraph(hostMachine) };
   app.get('/machines', {
+    onRequest: policy('cyborg:operator:machine:get'),
     schema: {
       tags: ['operator'], summary: 'The accelerator, ARQ and host state machines as graphs (states, transitions, guards)',
       response: { 200: Type.Object({ accelerator: Graph, arq: Graph, host: Graph }) },

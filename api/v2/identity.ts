@@ -1,18 +1,33 @@
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { KeystoneToken, TokenValidator } from '../../openstack/keystone/index.js';
+import type { Enforcer } from '../../policy/index.js';
 import { v2Error } from './errors.js';
 
 /** Who is calling, as Keystone (or noauth) tells it. */
 export interface Identity {
   userId: string | null;
   projectId: string | null;
+  /** A domain-scoped token's domain (Keystone mode). */
+  domainId?: string | null;
+  userName?: string | null;
+  projectName?: string | null;
   /** Roles with Keystone's implied roles expanded (admin ⇒ manager ⇒ member ⇒ reader). */
   roles: Set<string>;
-  /** Roles of the service token (X-Service-Roles), empty without one. */
+  /** Roles of the service token (X-Service-Token as Keystone validated it; X-Service-Roles in noauth), empty without one. */
   serviceRoles: Set<string>;
   /** Cyborg's `context.is_admin`: `admin` among the roles. */
   isAdmin: boolean;
-  /** A system-scoped token: every Cyborg rule is project-scoped, so it is refused. */
+  /** A system-scoped token (refused by project-scoped rules while `enforce_scope` is on). */
   systemScoped: boolean;
+  /** Where the identity came from: Keystone's answer, noauth headers, or noauth's operator default. */
+  source: 'keystone' | 'noauth';
+}
+
+/** In-process token validation (keystone mode). */
+export interface KeystoneAuth {
+  validator: TokenValidator;
+  /** `[keystone_authtoken] www_authenticate_uri`: where a 401 tells clients to get a token. */
+  wwwAuthenticateUri: string;
 }
 
 export interface AuthSettings {
@@ -20,6 +35,10 @@ export interface AuthSettings {
   serviceTokenRequired: boolean;
   serviceTokenRoles: string[];
   enforceNewDefaults: boolean;
+  /** Required in keystone mode: validates X-Auth-Token / X-Service-Token. */
+  keystone?: KeystoneAuth;
+  /** The policy in force; Cyborg's defaults (with `enforceNewDefaults`) when none is given. */
+  enforcer?: Enforcer;
 }
 
 const IMPLIED: Record<string, string[]> = { admin: ['manager', 'member', 'reader'], manager: ['member', 'reader'], member: ['reader'] };
@@ -50,28 +69,20 @@ export function fromNoauthToken(token: string): { userId: string; projectId: str
   return { userId: user, projectId: project || user, roles: ['member'] };
 }
 
-/**
- * The seam for identity. In `noauth` the Keystone headers are trusted as given, and a bare
- * `X-Auth-Token` stands in for them when there are none. In `keystone` mode only headers that
- * keystonemiddleware confirmed (`X-Identity-Status: Confirmed`) count; validating tokens here
- * ourselves can come later behind this same function.
- */
-export function identify(req: FastifyRequest, auth: AuthSettings): Identity {
+/** noauth: the Keystone headers are trusted as given, and a bare `X-Auth-Token` stands in for them when there are none. */
+function fromHeaders(req: FastifyRequest, auth: AuthSettings): Identity {
   let roles = header(req, 'x-roles');
   let projectId = header(req, 'x-project-id') ?? header(req, 'x-tenant-id') ?? null;
   let userId = header(req, 'x-user-id') ?? null;
-  if (auth.strategy === 'keystone' && header(req, 'x-identity-status')?.toLowerCase() !== 'confirmed') {
-    throw v2Error('request.unauthorized', 'The request you have made requires authentication.');
-  }
   const token = header(req, 'x-auth-token');
-  if (auth.strategy === 'noauth' && roles === undefined && token) {
+  if (roles === undefined && token) {
     const t = fromNoauthToken(token);
     roles = t.roles.join(',');
     projectId ??= t.projectId;
     userId ??= t.userId;
   }
   let serviceRoles = header(req, 'x-service-roles');
-  if (auth.strategy === 'noauth' && serviceRoles === undefined && header(req, 'x-service-token')) {
+  if (serviceRoles === undefined && header(req, 'x-service-token')) {
     // noauth: a service token is trusted to be one; it carries the first configured service role.
     serviceRoles = auth.serviceTokenRoles[0] ?? 'service';
   }
@@ -83,7 +94,61 @@ export function identify(req: FastifyRequest, auth: AuthSettings): Identity {
     serviceRoles: expand((serviceRoles ?? '').split(',')),
     isAdmin: expanded.has('admin'),
     systemScoped: header(req, 'openstack-system-scope') !== undefined,
+    source: 'noauth',
   };
+}
+
+/** The identity a validated Keystone token stands for; nothing the client sent besides the token counts. */
+export function fromKeystone(t: KeystoneToken, service: KeystoneToken | null): Identity {
+  const roles = expand(t.roles);
+  return {
+    userId: t.userId,
+    projectId: t.projectId,
+    domainId: t.domainId,
+    userName: t.userName,
+    projectName: t.projectName,
+    roles,
+    serviceRoles: expand(service?.roles ?? []),
+    isAdmin: roles.has('admin'),
+    systemScoped: t.systemScoped,
+    source: 'keystone',
+  };
+}
+
+function unauthorized(reply: FastifyReply | undefined, auth: AuthSettings, why: string): Error {
+  if (reply && auth.keystone) void reply.header('www-authenticate', `Keystone uri="${auth.keystone.wwwAuthenticateUri}"`);
+  return v2Error('request.unauthorized', `The request you have made requires authentication. ${why}`.trim());
+}
+
+/**
+ * Keystone mode: `X-Auth-Token` (and `X-Service-Token` when sent) validated with Keystone
+ * through the token cache. Missing, invalid, expired or revoked ⇒ 401 with `WWW-Authenticate`;
+ * Keystone unreachable ⇒ its 503 propagates (a client must not think its token is bad).
+ */
+async function fromToken(req: FastifyRequest, auth: AuthSettings, reply?: FastifyReply): Promise<Identity> {
+  if (!auth.keystone) throw new Error('keystone auth strategy without a token validator');
+  const token = header(req, 'x-auth-token');
+  if (!token) throw unauthorized(reply, auth, 'No X-Auth-Token was sent.');
+  const serviceToken = header(req, 'x-service-token');
+  const [user, service] = await Promise.all([auth.keystone.validator.validate(token), serviceToken ? auth.keystone.validator.validate(serviceToken) : null]);
+  if (!user) throw unauthorized(reply, auth, 'The token is invalid, expired or revoked.');
+  if (serviceToken && !service) throw unauthorized(reply, auth, 'The service token is invalid, expired or revoked.');
+  return fromKeystone(user, service);
+}
+
+/**
+ * The seam for identity. In `noauth` the Keystone headers are trusted as given. In `keystone`
+ * mode the identity is Keystone's answer about the request's token; identity headers sent by
+ * the client (`X-Roles`, `X-Identity-Status`, …) are ignored.
+ */
+export async function identify(req: FastifyRequest, auth: AuthSettings, reply?: FastifyReply): Promise<Identity> {
+  return auth.strategy === 'keystone' ? fromToken(req, auth, reply) : fromHeaders(req, auth);
+}
+
+/** noauth's caller of the operator API (`/cyborg/v1`): trusted as an admin, as before policy covered it. */
+export function noauthOperator(req: FastifyRequest): Identity {
+  const roles = expand(['admin']);
+  return { userId: header(req, 'x-user-id') ?? null, projectId: null, roles, serviceRoles: new Set(), isAdmin: true, systemScoped: false, source: 'noauth' };
 }
 
 /** Whether the request carries a service token with one of the configured roles. */
@@ -93,7 +158,7 @@ export function hasServiceToken(id: Identity, auth: AuthSettings): boolean {
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** The caller of a v2 request (set by the v2 scope's hook). */
+    /** The caller (set by the v2 scope's hook, or by an operator route's policy hook). */
     identity: Identity;
   }
 }

@@ -7,7 +7,8 @@ import { deployableRoutes } from './deployables.js';
 import { deviceProfileRoutes } from './device-profiles.js';
 import { deviceRoutes } from './devices.js';
 import { installLenientJson, installV2ErrorHandler } from './errors.js';
-import { identify, type AuthSettings } from './identity.js';
+import { identify, type AuthSettings, type KeystoneAuth } from './identity.js';
+import type { Enforcer } from '../../policy/index.js';
 import { microversionHook } from './microversion.js';
 import { MOUNTS, type LinkSettings, type TrustFn } from './links.js';
 import { rootRoutes, v2DocRoutes } from './versions.js';
@@ -22,6 +23,10 @@ export interface V2Settings {
   publicEndpoint?: string;
   /** Peers whose `X-Forwarded-Proto` / `-Host` / `-Prefix` are believed (addresses, CIDRs, `loopback`). */
   trustedProxies?: readonly string[];
+  /** Keystone mode's token validator (api/auth/setup.ts). */
+  keystone?: KeystoneAuth;
+  /** The policy in force (policy.yaml overrides); Cyborg's defaults when none. */
+  enforcer?: Enforcer;
 }
 
 /** Cyborg's defaults: the service token is required with Keystone, not in noauth (so Nova works there unchanged). */
@@ -32,6 +37,8 @@ export function authSettings(s: V2Settings = {}): AuthSettings {
     serviceTokenRequired: s.serviceTokenRequired ?? strategy === 'keystone',
     serviceTokenRoles: [...(s.serviceTokenRoles ?? ['service'])],
     enforceNewDefaults: s.enforceNewDefaults ?? false,
+    ...(s.keystone ? { keystone: s.keystone } : {}),
+    ...(s.enforcer ? { enforcer: s.enforcer } : {}),
   };
 }
 
@@ -57,8 +64,8 @@ export async function registerCyborgV2(app: FastifyInstance, opts: { control: Co
 async function registerMount(app: FastifyInstance, deps: V2Deps): Promise<void> {
   const { auth, links } = deps;
   const hide = deps.hide ?? false;
-  const identityHook = async (req: FastifyRequest, _reply: FastifyReply): Promise<void> => {
-    req.identity = identify(req, auth);
+  const identityHook = async (req: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    req.identity = await identify(req, auth, reply);
   };
 
   await app.register(async (scope) => {

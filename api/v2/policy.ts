@@ -1,62 +1,60 @@
+import { CYBORG_RULES, Enforcer, type Credentials, type Target } from '../../policy/index.js';
 import { v2Error } from './errors.js';
 import { hasServiceToken, type AuthSettings, type Identity } from './identity.js';
 
-type Check = (id: Identity) => boolean;
+/**
+ * Cyborg 2026.2's policy-in-code defaults (reference §4) now live as rule strings in
+ * policy/cyborg-rules.ts, enforced by policy/enforcer.ts and overridable from policy.yaml.
+ */
+export type RuleName =
+  | 'cyborg:device_profile:get_all' | 'cyborg:device_profile:get_one' | 'cyborg:device_profile:create' | 'cyborg:device_profile:delete'
+  | 'cyborg:arq:get_all' | 'cyborg:arq:get_one' | 'cyborg:arq:create' | 'cyborg:arq:update' | 'cyborg:arq:delete'
+  | 'cyborg:device:get_all' | 'cyborg:device:get_one' | 'cyborg:device:enable' | 'cyborg:device:disable'
+  | 'cyborg:deployable:get_all' | 'cyborg:deployable:get_one' | 'cyborg:deployable:program'
+  | 'cyborg:attribute:get_all' | 'cyborg:attribute:get_one' | 'cyborg:attribute:create' | 'cyborg:attribute:delete';
 
-const role = (r: string): Check => (id) => id.roles.has(r);
-const any = (...checks: Check[]): Check => (id) => checks.some((c) => c(id));
-const serviceRole: Check = (id) => id.roles.has('service') || id.serviceRoles.has('service');
+/** One Enforcer per `enforce_new_defaults` value for callers that bring none (tests, benchmarks): the defaults only. */
+const defaults = new Map<boolean, Enforcer>();
 
-// Cyborg's base rules. The target is always the caller's own project, so `project_*` reduce to roles.
-const admin = role('admin');
-const readerOrAdmin = any(role('reader'), admin);
-const managerOrAdmin = any(role('manager'), admin);
-const memberOrService = any(role('member'), serviceRole);
-/** Legacy `admin_or_owner`: any project-scoped token satisfies it. */
-const adminOrOwner: Check = (id) => id.isAdmin || id.projectId !== null;
-
-interface Rule {
-  /** The 2026.2 default. */
-  now: Check;
-  /** The deprecated rule OR-ed in while `enforce_new_defaults` is false; none for new rules. */
-  legacy?: Check;
+/** The enforcer in force for these settings. */
+export function enforcerOf(auth: Pick<AuthSettings, 'enforcer' | 'enforceNewDefaults'>): Enforcer {
+  if (auth.enforcer) return auth.enforcer;
+  let e = defaults.get(auth.enforceNewDefaults);
+  if (!e) {
+    e = new Enforcer(CYBORG_RULES, { enforceNewDefaults: auth.enforceNewDefaults, enforceScope: true });
+    defaults.set(auth.enforceNewDefaults, e);
+  }
+  return e;
 }
 
-/** Cyborg 2026.2's policy-in-code defaults (reference §4). */
-export const RULES = {
-  'cyborg:device_profile:get_all': { now: readerOrAdmin, legacy: adminOrOwner },
-  'cyborg:device_profile:get_one': { now: readerOrAdmin, legacy: adminOrOwner },
-  'cyborg:device_profile:create': { now: admin, legacy: admin },
-  'cyborg:device_profile:delete': { now: admin, legacy: admin },
-  'cyborg:arq:get_all': { now: readerOrAdmin, legacy: adminOrOwner },
-  'cyborg:arq:get_one': { now: readerOrAdmin, legacy: adminOrOwner },
-  'cyborg:arq:create': { now: memberOrService, legacy: any(role('member'), admin) },
-  'cyborg:arq:update': { now: memberOrService, legacy: adminOrOwner },
-  'cyborg:arq:delete': { now: memberOrService, legacy: adminOrOwner },
-  'cyborg:device:get_all': { now: managerOrAdmin, legacy: admin },
-  'cyborg:device:get_one': { now: managerOrAdmin, legacy: admin },
-  'cyborg:device:enable': { now: admin },
-  'cyborg:device:disable': { now: admin },
-  'cyborg:deployable:get_all': { now: managerOrAdmin, legacy: admin },
-  'cyborg:deployable:get_one': { now: managerOrAdmin, legacy: admin },
-  'cyborg:deployable:program': { now: admin },
-  'cyborg:attribute:get_all': { now: managerOrAdmin, legacy: admin },
-  'cyborg:attribute:get_one': { now: managerOrAdmin, legacy: admin },
-  'cyborg:attribute:create': { now: admin },
-  'cyborg:attribute:delete': { now: admin },
-} satisfies Record<string, Rule>;
+/** oslo.context's `to_policy_values()` for an identity. */
+export function credentials(id: Identity): Credentials {
+  return {
+    roles: [...id.roles],
+    user_id: id.userId,
+    project_id: id.projectId,
+    domain_id: id.domainId ?? null,
+    system_scope: id.systemScoped ? 'all' : null,
+    is_admin: id.isAdmin,
+    service_roles: [...id.serviceRoles],
+  };
+}
 
-export type RuleName = keyof typeof RULES;
+/** Cyborg's target: always the caller's own project and user (keys left out when unknown, so `project_id:%(project_id)s` fails). */
+export function ownTarget(id: Identity): Target {
+  const t: Target = {};
+  if (id.projectId) t.project_id = id.projectId;
+  if (id.userId) t.user_id = id.userId;
+  return t;
+}
 
-/** Whether `id` passes `rule`; every rule is project-scoped, so a system-scoped token never does. */
-export function allowed(rule: RuleName, id: Identity, auth: Pick<AuthSettings, 'enforceNewDefaults'>): boolean {
-  if (id.systemScoped) return false;
-  const r: Rule = RULES[rule];
-  return r.now(id) || (!auth.enforceNewDefaults && r.legacy !== undefined && r.legacy(id));
+/** Whether `id` passes `rule` (a v2 rule, or an operator rule of policy/cyborg-rules.ts). */
+export function allowed(rule: RuleName | string, id: Identity, auth: Pick<AuthSettings, 'enforcer' | 'enforceNewDefaults'>): boolean {
+  return enforcerOf(auth).enforce(rule, ownTarget(id), credentials(id));
 }
 
 /** Throws 403 naming the rule, as oslo.policy does. */
-export function authorize(rule: RuleName, id: Identity, auth: Pick<AuthSettings, 'enforceNewDefaults'>): void {
+export function authorize(rule: RuleName | string, id: Identity, auth: Pick<AuthSettings, 'enforcer' | 'enforceNewDefaults'>): void {
   if (!allowed(rule, id, auth)) {
     throw v2Error('request.forbidden', `Policy doesn't allow ${rule} to be performed.`, { rule });
   }

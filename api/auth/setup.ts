@@ -1,0 +1,60 @@
+import type { Logger } from 'pino';
+import type { Config } from '../../config/index.js';
+import { KeystoneSession, TokenValidator, type AuthMethod } from '../../openstack/keystone/index.js';
+import { CYBORG_RULES, Enforcer } from '../../policy/index.js';
+import type { KeystoneAuth } from '../v2/identity.js';
+
+/** What buildApi takes besides the v2 settings: the token validator (keystone mode) and the policy. */
+export interface ApiAuth {
+  keystone?: KeystoneAuth;
+  enforcer?: Enforcer;
+}
+
+type KeystoneOptions = Config['keystoneAuthtoken'];
+
+/** keystoneauth's plugin options as an AuthMethod; throws naming the section when something is missing. */
+export function authMethod(section: string, o: Omit<KeystoneOptions, 'wwwAuthenticateUri' | 'tokenCacheTime' | 'cacheMaxEntries' | 'negativeCacheTime' | 'httpConnectTimeout'>): AuthMethod {
+  if (o.authType === 'v3applicationcredential') {
+    if (!o.applicationCredentialSecret || !(o.applicationCredentialId || o.applicationCredentialName)) {
+      throw new Error(`[${section}] auth_type = v3applicationcredential needs application_credential_secret and its id (or name and username)`);
+    }
+    return { type: 'application_credential', id: o.applicationCredentialId, name: o.applicationCredentialName, secret: o.applicationCredentialSecret, username: o.username, userDomainName: o.userDomainName };
+  }
+  if (!o.username || o.password === undefined) throw new Error(`[${section}] auth_type = password needs username and password`);
+  return {
+    type: 'password', username: o.username, password: o.password, userDomainName: o.userDomainName,
+    ...(o.projectName ? { projectName: o.projectName, projectDomainName: o.projectDomainName } : {}),
+  };
+}
+
+/** Keystone mode's validator from `[keystone_authtoken]`; undefined in noauth. */
+export function keystoneAuthFromConfig(config: Pick<Config, 'v2' | 'keystoneAuthtoken'>): KeystoneAuth | undefined {
+  if (config.v2.authStrategy !== 'keystone') return undefined;
+  const k = config.keystoneAuthtoken;
+  if (!k.authUrl) throw new Error('auth strategy keystone needs [keystone_authtoken] auth_url (CYBORG_KEYSTONE_AUTH_URL)');
+  const timeoutMs = k.httpConnectTimeout * 1000;
+  const session = new KeystoneSession({ authUrl: k.authUrl, auth: authMethod('keystone_authtoken', k), timeoutMs });
+  const validator = new TokenValidator({
+    session, timeoutMs,
+    cache: { ttlMs: k.tokenCacheTime * 1000, maxEntries: k.cacheMaxEntries, negativeTtlMs: k.negativeCacheTime * 1000 },
+  });
+  return { validator, wwwAuthenticateUri: k.wwwAuthenticateUri ?? session.authUrl.replace(/\/v3$/, '') };
+}
+
+/** The policy from `[oslo_policy]`; a bad policy file throws (PolicyFileError names the rule) and the start stops. */
+export function loadEnforcer(config: Pick<Config, 'v2' | 'osloPolicy'>): Enforcer {
+  return new Enforcer(CYBORG_RULES, {
+    enforceNewDefaults: config.v2.enforceNewDefaults, enforceScope: config.osloPolicy.enforceScope, policyFile: config.osloPolicy.policyFile,
+  });
+}
+
+/** SIGHUP re-reads the policy file; a bad one is logged and the rules in force stay. Returns the unsubscribe. */
+export function watchPolicyReload(enforcer: Enforcer, log: Logger): () => void {
+  const onHup = (): void => {
+    const err = enforcer.reload();
+    if (err) log.error({ err, rule: err.rule, policyFile: enforcer.options.policyFile }, 'policy file not reloaded: the rules in force stay');
+    else log.info({ policyFile: enforcer.options.policyFile, rules: enforcer.effective().length }, 'policy reloaded');
+  };
+  process.on('SIGHUP', onHup);
+  return () => process.off('SIGHUP', onHup);
+}
