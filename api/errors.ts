@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isCyborgError, TransitionInvalidError } from '../errors/index.js';
+import { describeValidation } from './bounds.js';
 
 /** The body of every error on this project's own routes. */
 export interface ErrorBody {
@@ -34,7 +35,8 @@ export function toHttp(err: unknown): { status: number; body: ErrorBody } {
   }
   const fe = err as Partial<FastifyError>;
   if (fe.validation) {
-    return { status: 400, body: { code: 'request.invalid', message: fe.message ?? 'invalid request' } };
+    const { field, message } = describeValidation(fe);
+    return { status: 400, body: { code: 'request.invalid', message, field } };
   }
   if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
     // Fastify's own 4xx: malformed JSON, wrong content type, body too large.

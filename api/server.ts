@@ -1,6 +1,8 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { Ajv } from 'ajv';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Logger } from 'pino';
+import { MAX } from './bounds.js';
 import { installErrorHandler } from './errors.js';
 import { registerOpenApi } from './openapi.js';
 import { authSettings, registerCyborgV2, type V2Settings } from './v2/index.js';
@@ -36,8 +38,16 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
     loggerInstance: opts.log.child({ component: 'api' }) as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
     genReqId: requestId,
-    ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', allErrors: false } },
+    // Path parameters as long as the longest the schemas allow (a comma list of ARQ uuids), so an
+    // overlong one is the schema's 400 naming it rather than the router's bare 414.
+    routerOptions: { maxParamLength: MAX.list },
   }).withTypeProvider<TypeBoxTypeProvider>();
+  // Query strings and path parameters are text, coerced to the schema's numbers (and a single value
+  // to a list). A JSON body has types of its own: a number where a string belongs is a 400, not "42".
+  const ajvOptions = { removeAdditional: false, useDefaults: true, allErrors: false } as const;
+  const coercing = new Ajv({ ...ajvOptions, coerceTypes: 'array' });
+  const exact = new Ajv({ ...ajvOptions, coerceTypes: false });
+  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? exact : coercing).compile(schema));
   installErrorHandler(app as unknown as FastifyInstance);
   installRequestIds(app as unknown as FastifyInstance);
   installAuth(app as unknown as FastifyInstance, authSettings({ ...opts.v2, ...opts.auth }));

@@ -1,10 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type, type Static } from '@sinclair/typebox';
 import { randomUUID } from 'node:crypto';
-import { DriverError } from '../../errors/index.js';
+import { CyborgError, DriverError } from '../../errors/index.js';
 import type { DriverOp } from '../../machines/index.js';
 import { ErrorSchema, Uuid } from './shared.js';
 import type { AcceleratorView, ControlPlane, OperatorEvent, PlacementStatusView } from '../../model/index.js';
+import { identityHeaderProblem, MAX, Name, requestIdFrom, Text } from '../bounds.js';
 import { policy } from '../auth/index.js';
 
 /** Whether Placement holds what this accelerator is (docs/placement.md). */
@@ -46,12 +47,12 @@ export const AcceleratorSchema = Type.Object({
 const Params = Type.Object({ id: Uuid });
 const Empty = Type.Object({}, { additionalProperties: false });
 const ProgramBody = Type.Object({
-  bitstreamId: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
-  functionId: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+  bitstreamId: Type.Optional(Name()),
+  functionId: Type.Optional(Name()),
 }, { additionalProperties: false });
 const AttachBody = Type.Object({
   instanceUuid: Uuid,
-  projectId: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+  projectId: Type.Optional(Name()),
 }, { additionalProperties: false });
 const DetachBody = Type.Object({
   handleUuid: Type.Optional(Uuid),
@@ -83,9 +84,9 @@ export const acceleratorRoutes: FastifyPluginAsyncTypebox<{ control: ControlPlan
     schema: {
       tags: ['operator'], summary: 'List accelerators with their state',
       querystring: Type.Object({
-        host: Type.Optional(Type.String({ maxLength: 255 })),
-        state: Type.Optional(Type.String({ maxLength: 64 })),
-        type: Type.Optional(Type.String({ maxLength: 16 })),
+        host: Type.Optional(Text(MAX.name)),
+        state: Type.Optional(Text(64)),
+        type: Type.Optional(Text(16)),
       }, { additionalProperties: false }),
       response: { 200: Type.Object({ accelerators: Type.Array(AcceleratorSchema) }) },
     },
@@ -135,8 +136,12 @@ function withPlacement(control: ControlPlane, view: AcceleratorView): Accelerato
 
 /** Who asked and under which request id: what every transition record carries. */
 export function meta(req: { id: string; headers: Record<string, unknown> }): { requestId: string; actor: string } {
-  const user = typeof req.headers['x-user-id'] === 'string' ? req.headers['x-user-id'] : 'operator';
-  return { requestId: typeof req.headers['x-openstack-request-id'] === 'string' ? req.headers['x-openstack-request-id'] : `req-${randomUUID()}`, actor: `api:${user}` };
+  const header = req.headers['x-user-id'];
+  const user = typeof header === 'string' ? header : 'operator';
+  // The actor is stored in the transition log's varchar(255): refused here rather than by the database.
+  const problem = identityHeaderProblem({ 'x-user-id': user });
+  if (problem) throw new CyborgError('request.invalid', problem, { field: 'headers/x-user-id' });
+  return { requestId: requestIdFrom(req.headers['x-openstack-request-id']) ?? `req-${randomUUID()}`, actor: `api:${user}` };
 }
 
 function failed(view: AcceleratorView, op?: DriverOp): AcceleratorView {

@@ -5,6 +5,7 @@ import { instanceRoutes } from './instances.js';
 import { serviceRoutes } from './services.js';
 import { ErrorSchema } from './shared.js';
 import type { DriverControl } from '../../model/index.js';
+import { MAX, Name, Text } from '../bounds.js';
 import { policy } from '../auth/index.js';
 
 export const DriverSchema = Type.Object({
@@ -21,10 +22,10 @@ export const DriverSchema = Type.Object({
   updatedAt: Type.String(),
 });
 
-const Ref = Type.Object({ ref: Type.String({ minLength: 1, maxLength: 512, description: 'driver id, `name@host`, or `name` (with `host` when several hosts have it)' }) });
+const Ref = Type.Object({ ref: Text(2 * MAX.name + 1, { minLength: 1, description: 'driver id, `name@host`, or `name` (with `host` when several hosts have it)' }) });
 const Version = Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9][A-Za-z0-9._+~-]*$' });
-const Target = Type.Object({ host: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })) }, { additionalProperties: false });
-const WithVersion = Type.Object({ host: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })), version: Type.Optional(Version) }, { additionalProperties: false });
+const Target = Type.Object({ host: Type.Optional(Name()) }, { additionalProperties: false });
+const WithVersion = Type.Object({ host: Type.Optional(Name()), version: Type.Optional(Version) }, { additionalProperties: false });
 const errors = { 400: ErrorSchema, 404: ErrorSchema, 409: ErrorSchema, 502: ErrorSchema, 503: ErrorSchema, 504: ErrorSchema };
 
 /**
@@ -37,7 +38,7 @@ export const driverRoutes: FastifyPluginAsyncTypebox<{ admin: DriverControl }> =
     onRequest: policy('cyborg:operator:driver:get'),
     schema: {
       tags: ['drivers'], summary: 'List drivers per host with their state and version',
-      querystring: Type.Object({ host: Type.Optional(Type.String({ maxLength: 255 })) }, { additionalProperties: false }),
+      querystring: Type.Object({ host: Type.Optional(Text(MAX.name)) }, { additionalProperties: false }),
       response: { 200: Type.Object({ drivers: Type.Array(DriverSchema) }) },
     },
   }, async (req) => ({ drivers: await admin.listDrivers(req.query) }));

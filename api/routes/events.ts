@@ -4,6 +4,7 @@ import type { ServerResponse } from 'node:http';
 import { AcceleratorSchema } from './accelerators.js';
 import { HostSchema } from './hosts.js';
 import { TransitionEvent, type AcceleratorView, type ArqView, type CommittedEvent, type ControlPlane, type HostView } from '../../model/index.js';
+import { Name } from '../bounds.js';
 import { policy } from '../auth/index.js';
 
 /** A committed event as the stream sends it: stamped with when the API saw its commit. */
@@ -69,7 +70,7 @@ export const eventRoutes: FastifyPluginAsyncTypebox<EventStreamOptions> = async 
     onRequest: policy('cyborg:operator:event:history'),
     schema: {
       tags: ['operator'], summary: 'The committed transition log of one accelerator, ARQ or host (oldest first)',
-      params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 255 }) }),
+      params: Type.Object({ id: Name() }),
       querystring: Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })) }, { additionalProperties: false }),
       response: { 200: Type.Object({ transitions: Type.Array(TransitionSchema) }) },
     },
@@ -79,7 +80,7 @@ export const eventRoutes: FastifyPluginAsyncTypebox<EventStreamOptions> = async 
     onRequest: policy('cyborg:operator:event:stream'),
     schema: {
       tags: ['operator'], summary: 'Server-Sent Events: committed transitions, batched, resumable by Last-Event-ID or ?cursor=',
-      querystring: Type.Object({ cursor: Type.Optional(Type.Integer({ minimum: 0 })) }, { additionalProperties: false }),
+      querystring: Type.Object({ cursor: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER })) }, { additionalProperties: false }),
     },
   }, async (req, reply) => {
     const header = req.headers['last-event-id'];

@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { ErrorSchema } from './shared.js';
 import type { ControlPlane } from '../../model/index.js';
+import { Name } from '../bounds.js';
 import { policy } from '../auth/index.js';
 
 export const HostSchema = Type.Object({
@@ -25,7 +26,7 @@ export const hostRoutes: FastifyPluginAsyncTypebox<{ control: ControlPlane }> = 
     onRequest: policy('cyborg:operator:host:get'),
     schema: {
       tags: ['operator'], summary: 'One host',
-      params: Type.Object({ name: Type.String({ minLength: 1, maxLength: 255 }) }),
+      params: Type.Object({ name: Name() }),
       response: { 200: HostSchema, 404: ErrorSchema },
     },
   }, async (req) => control.getHost(req.params.name));

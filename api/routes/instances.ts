@@ -3,6 +3,7 @@ import { Type } from '@sinclair/typebox';
 import { AcceleratorSchema, meta } from './accelerators.js';
 import { ErrorSchema, Uuid } from './shared.js';
 import type { DriverControl } from '../../model/index.js';
+import { Name } from '../bounds.js';
 import { policy } from '../auth/index.js';
 
 const Params = Type.Object({ instanceUuid: Uuid });
@@ -12,11 +13,11 @@ const ArqSchema = Type.Object({
 }, { additionalProperties: true });
 const AttachBody = Type.Object({
   acceleratorId: Type.Optional(Uuid),
-  resourceClass: Type.Optional(Type.String({ minLength: 1, maxLength: 255, pattern: '^[A-Z0-9_]+$' })),
-  traits: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 255, pattern: '^[A-Z0-9_]+$' }), { maxItems: 32 })),
-  deviceProfileName: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
-  host: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
-  projectId: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+  resourceClass: Type.Optional(Name({ pattern: '^[A-Z0-9_]+$' })),
+  traits: Type.Optional(Type.Array(Name({ pattern: '^[A-Z0-9_]+$' }), { maxItems: 32 })),
+  deviceProfileName: Type.Optional(Name()),
+  host: Type.Optional(Name()),
+  projectId: Type.Optional(Name()),
 }, { additionalProperties: false });
 const errors = { 400: ErrorSchema, 404: ErrorSchema, 409: ErrorSchema, 502: ErrorSchema, 503: ErrorSchema, 504: ErrorSchema };
 

@@ -3,13 +3,14 @@ import { Type } from '@sinclair/typebox';
 import { meta } from './accelerators.js';
 import { ErrorSchema } from './shared.js';
 import { BackendServiceSchema, type DriverControl } from '../../model/index.js';
+import { MAX, Name, Text } from '../bounds.js';
 import { policy } from '../auth/index.js';
 
 export const ServiceSchema = Type.Composite([BackendServiceSchema, Type.Object({ host: Type.String(), driver: Type.String(), discoveredAt: Type.String() })]);
 
 const Filter = Type.Object({
-  host: Type.Optional(Type.String({ maxLength: 255 })),
-  driver: Type.Optional(Type.String({ maxLength: 255 })),
+  host: Type.Optional(Text(MAX.name)),
+  driver: Type.Optional(Text(MAX.name)),
 }, { additionalProperties: false });
 
 /** The generic-driver spec's service-list and discover-services: what each backend offers (VFs, mdev types, programmed functions). */
@@ -26,7 +27,7 @@ export const serviceRoutes: FastifyPluginAsyncTypebox<{ admin: DriverControl }> 
     onRequest: policy('cyborg:operator:service:discover'),
     schema: {
       tags: ['drivers'], summary: 'Ask the agents (one host, or every online host) for the services of their drivers, and record them',
-      body: Type.Optional(Type.Object({ host: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })) }, { additionalProperties: false })),
+      body: Type.Optional(Type.Object({ host: Type.Optional(Name()) }, { additionalProperties: false })),
       response: {
         200: Type.Object({
           services: Type.Array(ServiceSchema),

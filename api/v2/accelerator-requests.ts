@@ -9,6 +9,7 @@ import { parsePatch, PatchMap, PatchOps, type ParsedPatch, type PatchOpsT } from
 import { requireServiceToken } from './policy.js';
 import { errors, Links, NullableTimestamp, TAG, Timestamp, UuidParam } from './schemas.js';
 import type { ArqView, ControlPlane } from '../../model/index.js';
+import { MAX, Text } from '../bounds.js';
 
 export const ArqSchema = Type.Object({
   uuid: Type.String(),
@@ -76,7 +77,7 @@ export const arqRoutes: FastifyPluginAsyncTypebox<V2Deps> = async (app, deps) =>
   app.post('/accelerator_requests', {
     schema: {
       tags: [TAG], summary: 'Create ARQs from a device profile', hide: deps.hide,
-      body: Type.Object({ device_profile_name: Type.String({ maxLength: 255 }) }, { additionalProperties: true }),
+      body: Type.Object({ device_profile_name: Text(MAX.name) }, { additionalProperties: true }),
       response: { 201: Arqs, ...errors(400, 401, 403, 404, 406) },
     },
   }, async (req, reply) => {
@@ -94,7 +95,7 @@ export const arqRoutes: FastifyPluginAsyncTypebox<V2Deps> = async (app, deps) =>
   app.get('/accelerator_requests', {
     schema: {
       tags: [TAG], summary: 'List ARQs (Nova: ?instance=<uuid>&bind_state=resolved, 423 while unresolved)', hide: deps.hide,
-      querystring: Type.Object({ instance: Type.Optional(Type.String({ maxLength: 255 })), bind_state: Type.Optional(Type.String({ maxLength: 32 })) }),
+      querystring: Type.Object({ instance: Type.Optional(Text(MAX.name)), bind_state: Type.Optional(Text(32)) }),
       response: { 200: Arqs, ...errors(400, 401, 403, 406) },
     },
   }, async (req) => {
@@ -184,7 +185,7 @@ export const arqRoutes: FastifyPluginAsyncTypebox<V2Deps> = async (app, deps) =>
   app.delete('/accelerator_requests', {
     schema: {
       tags: [TAG], summary: 'Delete ARQs by instance (idempotent) or by uuids', hide: deps.hide,
-      querystring: Type.Object({ arqs: Type.Optional(Type.String({ maxLength: 16_384 })), instance: Type.Optional(Type.String({ maxLength: 255 })) }),
+      querystring: Type.Object({ arqs: Type.Optional(Text(MAX.list)), instance: Type.Optional(Text(MAX.name)) }),
       response: { ...errors(400, 401, 403, 404, 406, 409) },
     },
   }, async (req, reply) => {
@@ -204,7 +205,7 @@ export const arqRoutes: FastifyPluginAsyncTypebox<V2Deps> = async (app, deps) =>
   });
 
   app.delete('/accelerator_requests/:uuid', {
-    schema: { tags: [TAG], summary: 'Delete one ARQ (the CLI\'s form)', hide: deps.hide, params: Type.Object({ uuid: UuidParam }), response: { ...errors(400, 401, 403, 404, 406, 409) } },
+    schema: { tags: [TAG], summary: 'Delete one ARQ (the CLI\'s form)', hide: deps.hide, params: Type.Object({ uuid: Text(MAX.list, { minLength: 1, description: 'a uuid, or several comma-separated' }) }), response: { ...errors(400, 401, 403, 404, 406, 409) } },
   }, async (req, reply) => {
     h.authorize(req, 'cyborg:arq:delete');
     await deleteByUuids(req, csv(req.params.uuid));

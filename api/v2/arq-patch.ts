@@ -4,15 +4,16 @@ import { needsVersion, patchError, v2Error } from './errors.js';
 import { isUuid } from './format.js';
 import type { Identity } from './identity.js';
 import { atLeast, type Microversion } from './microversion.js';
+import { isStorable, MAX, Text, TEXT_PATTERN } from '../bounds.js';
 
 export const PatchOp = Type.Object({
-  op: Type.String({ maxLength: 32 }),
-  path: Type.String({ maxLength: 255 }),
+  op: Text(32),
+  path: Text(MAX.name),
   value: Type.Optional(Type.Unknown()),
 }, { additionalProperties: true });
 export const PatchOps = Type.Array(PatchOp, { minItems: 1, maxItems: 16 });
 /** Nova's form: `{"<arq uuid>": [ops], ...}`. */
-export const PatchMap = Type.Record(Type.String(), PatchOps, { minProperties: 1 });
+export const PatchMap = Type.Record(Type.String(), PatchOps, { minProperties: 1, maxProperties: MAX.items, propertyNames: { maxLength: MAX.uuid, pattern: TEXT_PATTERN } });
 
 export type PatchOpsT = Static<typeof PatchOps>;
 
@@ -42,7 +43,7 @@ export function parsePatch(patch: Record<string, PatchOpsT>, version: Microversi
         if (!who.isAdmin) throw v2Error('request.forbidden', 'Only an admin may set project_id in a bind');
       }
       if (kind === 'bind') {
-        if (typeof o.value !== 'string' || o.value === '' || o.value.length > 255) throw patchError(`Value of ${o.path} must be a non-empty string`);
+        if (typeof o.value !== 'string' || o.value === '' || !isStorable(o.value, MAX.name)) throw patchError(`Value of ${o.path} must be a non-empty string of at most ${MAX.name} characters, without NUL or unpaired surrogates`);
         values[o.path.slice(1)] = o.value;
       }
     }

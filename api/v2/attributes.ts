@@ -9,6 +9,7 @@ import { checkUuid, notFound, v2Error } from './errors.js';
 import { intId, selfLink, ts, updated } from './format.js';
 import { errors, Links, NullableTimestamp, TAG, Timestamp, UuidParam } from './schemas.js';
 import type { AttributeDoc } from '../../model/index.js';
+import { MAX, Text } from '../bounds.js';
 
 export const AttributeSchema = Type.Object({
   uuid: Type.String(),
@@ -20,11 +21,11 @@ export const AttributeSchema = Type.Object({
   links: Links,
 });
 
-const DeployableId = Type.Union([Type.Integer({ minimum: 0 }), Type.String({ pattern: '^[0-9]+$', maxLength: 20 })]);
+const DeployableId = Type.Union([Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }), Type.String({ pattern: '^[0-9]+$', maxLength: 16 })]);
 const AttributeIn = Type.Object({
   deployable_id: DeployableId,
-  key: Type.String({ minLength: 1, maxLength: 255 }),
-  value: Type.String({ maxLength: 255 }),
+  key: Text(MAX.name, { minLength: 1 }),
+  value: Text(MAX.name),
 }, { additionalProperties: false });
 /** The bare body, the sample's list wrapper, or a single-object wrapper: clients send all three. */
 const CreateBody = Type.Union([
@@ -70,7 +71,7 @@ export const attributeRoutes: FastifyPluginAsyncTypebox<V2Deps> = async (app, de
   app.get('/attributes', {
     schema: {
       tags: [TAG], summary: 'List attributes', hide: deps.hide,
-      querystring: Type.Object({ deployable_id: Type.Optional(Type.Integer({ minimum: 0 })), key: Type.Optional(Type.String({ maxLength: 255 })) }),
+      querystring: Type.Object({ deployable_id: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER })), key: Type.Optional(Text(MAX.name)) }),
       response: { 200: Type.Object({ attributes: Type.Array(AttributeSchema) }), ...errors(400, 401, 403, 406) },
     },
   }, async (req) => {

@@ -5,7 +5,8 @@ import type { DeployableEntry } from './catalogue.js';
 import { helpers, type V2Deps } from './context.js';
 import { checkUuid, notFound } from './errors.js';
 import { intId, selfAndBookmark, ts, updated } from './format.js';
-import { errors, Links, NullableTimestamp, TAG, Timestamp, UuidParam } from './schemas.js';
+import { errors, IgnoredFilters, Links, NullableTimestamp, TAG, Timestamp, UuidParam } from './schemas.js';
+import { MAX, Text } from '../bounds.js';
 
 export const DeployableSchema = Type.Object({
   uuid: Type.String(),
@@ -28,7 +29,7 @@ type Deployable = Static<typeof DeployableSchema>;
 const ProgramOp = Type.Object({
   op: Type.Literal('replace'),
   path: Type.Literal('/program'),
-  value: Type.Array(Type.Object({ image_uuid: Type.String({ minLength: 1, maxLength: 255 }) }, { additionalProperties: true }), { minItems: 1 }),
+  value: Type.Array(Type.Object({ image_uuid: Text(MAX.name, { minLength: 1 }) }, { additionalProperties: true }), { minItems: 1, maxItems: MAX.items }),
 });
 const ProgramBody = Type.Array(ProgramOp, { minItems: 1, maxItems: 1 });
 
@@ -61,7 +62,7 @@ export const deployableRoutes: FastifyPluginAsyncTypebox<V2Deps> = async (app, d
   app.get('/deployables', {
     schema: {
       tags: [TAG], summary: 'List deployables', hide: deps.hide,
-      querystring: Type.Object({ name: Type.Optional(Type.String({ maxLength: 255 })), filters: Type.Optional(Type.Unknown()) }, { additionalProperties: true }),
+      querystring: Type.Object({ name: Type.Optional(Text(MAX.name)), filters: IgnoredFilters }, { additionalProperties: true }),
       response: { 200: Type.Object({ deployables: Type.Array(DeployableSchema) }), ...errors(400, 401, 403, 406) },
     },
   }, async (req) => {

@@ -7,10 +7,16 @@ import { checkName, normalizeGroups } from './device-profile-groups.js';
 import { checkUuid, needsVersion, notFound, v2Error } from './errors.js';
 import { csv, isUuid, pyStr, selfLink, ts, updated } from './format.js';
 import { atLeast } from './microversion.js';
-import { errors, Links, NullableTimestamp, TAG, Timestamp, UuidParam } from './schemas.js';
+import { errors, Links, NullableTimestamp, ProfileParam, TAG, Timestamp } from './schemas.js';
 import type { DeviceProfileDoc } from '../../model/index.js';
+import { MAX, Text, TEXT_PATTERN } from '../bounds.js';
 
 const Groups = Type.Array(Type.Record(Type.String(), Type.String()));
+
+/** What a group may hold on input: `resources:` / `trait:` / `accel:` keys with short values (checked further by normalizeGroups). */
+const GroupsIn = Type.Array(Type.Record(Type.String(), Type.Union([Text(MAX.name), Type.Number(), Type.Boolean()]), {
+  maxProperties: MAX.items, propertyNames: { maxLength: MAX.name, pattern: TEXT_PATTERN },
+}), { maxItems: MAX.items });
 
 export const DeviceProfileSchema = Type.Object({
   uuid: Type.String(),
@@ -28,11 +34,11 @@ const DeviceProfileOne = Type.Object({
 });
 
 const CreateBody = Type.Array(Type.Object({
-  name: Type.Optional(Type.Unknown()),
-  description: Type.Optional(Type.Union([Type.String({ maxLength: 255 }), Type.Null()])),
-  uuid: Type.Optional(Type.String({ maxLength: 36 })),
-  groups: Type.Optional(Type.Unknown()),
-}, { additionalProperties: true }), { description: 'a JSON list with exactly one profile' });
+  name: Type.Optional(Text(MAX.name)),
+  description: Type.Optional(Type.Union([Text(MAX.text), Type.Null()])),
+  uuid: Type.Optional(Text(MAX.uuid)),
+  groups: Type.Optional(GroupsIn),
+}, { additionalProperties: true }), { maxItems: MAX.items, description: 'a JSON list with exactly one profile' });
 
 /**
  * `/v2/device_profiles`: create (from a one-element list), list (`?name=a,b`), show by uuid or
@@ -50,7 +56,7 @@ export const deviceProfileRoutes: FastifyPluginAsyncTypebox<V2Deps> = async (app
   app.get('/device_profiles', {
     schema: {
       tags: [TAG], summary: 'List device profiles', hide: deps.hide,
-      querystring: Type.Object({ name: Type.Optional(Type.String({ maxLength: 4096 })) }),
+      querystring: Type.Object({ name: Type.Optional(Text(MAX.list)) }),
       response: { 200: Type.Object({ device_profiles: Type.Array(DeviceProfileSchema) }), ...errors(400, 401, 403, 406) },
     },
   }, async (req) => {
@@ -61,7 +67,7 @@ export const deviceProfileRoutes: FastifyPluginAsyncTypebox<V2Deps> = async (app
   });
 
   app.get('/device_profiles/:id', {
-    schema: { tags: [TAG], summary: 'Show one device profile by uuid (or by name at 2.2)', hide: deps.hide, params: Type.Object({ id: UuidParam }), response: { 200: DeviceProfileOne, ...errors(400, 401, 403, 404, 406) } },
+    schema: { tags: [TAG], summary: 'Show one device profile by uuid (or by name at 2.2)', hide: deps.hide, params: Type.Object({ id: ProfileParam }), response: { 200: DeviceProfileOne, ...errors(400, 401, 403, 404, 406) } },
   }, async (req) => {
     h.authorize(req, 'cyborg:device_profile:get_one');
     const id = req.params.id;
@@ -100,7 +106,7 @@ export const deviceProfileRoutes: FastifyPluginAsyncTypebox<V2Deps> = async (app
   };
 
   app.delete('/device_profiles/:uuid', {
-    schema: { tags: [TAG], summary: 'Delete a device profile', hide: deps.hide, params: Type.Object({ uuid: UuidParam }), response: { ...errors(400, 401, 403, 404, 406, 409) } },
+    schema: { tags: [TAG], summary: 'Delete a device profile', hide: deps.hide, params: Type.Object({ uuid: ProfileParam }), response: { ...errors(400, 401, 403, 404, 406, 409) } },
   }, async (req, reply) => {
     h.authorize(req, 'cyborg:device_profile:delete');
     const id = req.params.uuid;
@@ -113,7 +119,7 @@ export const deviceProfileRoutes: FastifyPluginAsyncTypebox<V2Deps> = async (app
   app.delete('/device_profiles', {
     schema: {
       tags: [TAG], summary: 'Delete device profiles by name (?value=n1,n2)', hide: deps.hide,
-      querystring: Type.Object({ value: Type.String({ minLength: 1, maxLength: 4096 }) }),
+      querystring: Type.Object({ value: Text(MAX.list, { minLength: 1 }) }),
       response: { ...errors(400, 401, 403, 404, 406, 409) },
     },
   }, async (req, reply) => {

@@ -7,8 +7,9 @@ import { empty, helpers, type V2Deps } from './context.js';
 import { checkUuid, notFound } from './errors.js';
 import { selfLink, ts } from './format.js';
 import { atLeast } from './microversion.js';
-import { errors, Links, NullableTimestamp, TAG, Timestamp, UuidParam } from './schemas.js';
+import { errors, IgnoredFilters, Links, NullableTimestamp, TAG, Timestamp, UuidParam } from './schemas.js';
 import type { DeviceT } from '../../model/index.js';
+import { MAX, Text } from '../bounds.js';
 
 export const DeviceSchema = Type.Object({
   uuid: Type.String(),
@@ -25,10 +26,10 @@ export const DeviceSchema = Type.Object({
 });
 
 const ListQuery = Type.Object({
-  type: Type.Optional(Type.String({ maxLength: 16 })),
-  vendor: Type.Optional(Type.String({ maxLength: 255 })),
-  hostname: Type.Optional(Type.String({ maxLength: 255 })),
-  filters: Type.Optional(Type.Unknown({ description: 'WSME filter list; accepted and ignored, as in Cyborg' })),
+  type: Type.Optional(Text(16)),
+  vendor: Type.Optional(Text(MAX.name)),
+  hostname: Type.Optional(Text(MAX.name)),
+  filters: IgnoredFilters,
 });
 
 type Device = Static<typeof DeviceSchema>;

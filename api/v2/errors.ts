@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { CyborgError, isCyborgError, TransitionInvalidError, type ErrorCode } from '../../errors/index.js';
+import { describeValidation } from '../bounds.js';
 import { isUuid } from './format.js';
 
 /**
@@ -51,7 +52,7 @@ export function toV2(err: unknown): { status: number; message: string } {
     return { status: 400, message: 'Request is not in valid JSON format' };
   }
   if (fe.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') return { status: 400, message: 'Request body is empty; expected JSON' };
-  if (fe.validation) return { status: 400, message: `Invalid input: ${fe.message ?? 'request does not match the schema'}` };
+  if (fe.validation) return { status: 400, message: `Invalid input: ${describeValidation(fe).message}` };
   if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
     return { status: fe.statusCode, message: fe.message ?? 'bad request' };
   }

@@ -6,7 +6,8 @@ import type { V2Deps } from './context.js';
 import { deployableRoutes } from './deployables.js';
 import { deviceProfileRoutes } from './device-profiles.js';
 import { deviceRoutes } from './devices.js';
-import { installLenientJson, installV2ErrorHandler } from './errors.js';
+import { identityHeaderProblem } from '../bounds.js';
+import { installLenientJson, installV2ErrorHandler, v2Error } from './errors.js';
 import { identify, type AuthSettings, type KeystoneAuth } from './identity.js';
 import type { Enforcer } from '../../policy/index.js';
 import { microversionHook } from './microversion.js';
@@ -64,6 +65,11 @@ export async function registerCyborgV2(app: FastifyInstance, opts: { control: Co
 async function registerMount(app: FastifyInstance, deps: V2Deps): Promise<void> {
   const { auth, links } = deps;
   const hide = deps.hide ?? false;
+  // Before identity: what the headers name is stored, so it must fit its columns (400, not a database error).
+  const headerBounds = async (req: FastifyRequest): Promise<void> => {
+    const problem = identityHeaderProblem(req.headers);
+    if (problem) throw v2Error('request.invalid', `Invalid input: ${problem}`);
+  };
   const identityHook = async (req: FastifyRequest, reply: FastifyReply): Promise<void> => {
     req.identity = await identify(req, auth, reply);
   };
@@ -79,6 +85,7 @@ async function registerMount(app: FastifyInstance, deps: V2Deps): Promise<void> 
     scope.addHook('onRequest', microversionHook);
     await scope.register(v2DocRoutes, { links, hide });
     await scope.register(async (resources) => {
+      resources.addHook('onRequest', headerBounds);
       resources.addHook('onRequest', identityHook);
       for (const r of RESOURCES) await resources.register(r, deps);
     });
@@ -88,6 +95,7 @@ async function registerMount(app: FastifyInstance, deps: V2Deps): Promise<void> 
     installV2ErrorHandler(scope);
     installLenientJson(scope);
     scope.addHook('onRequest', microversionHook);
+    scope.addHook('onRequest', headerBounds);
     scope.addHook('onRequest', identityHook);
     for (const r of RESOURCES) await scope.register(r, { ...deps, hide: true });
   }, { prefix: links.mount });
