@@ -1,6 +1,11 @@
+import { errors, request } from 'undici';
+
 /**
  * The CLI's HTTP client of the operator API (`/cyborg/v1`). Errors come back typed: an ApiError
  * carries the API's stable code and status; an UnreachableError says the API could not be reached.
+ *
+ * It uses undici's `request`, not `fetch`: fetch refuses the Fetch standard's "bad ports", among
+ * them Cyborg's own 6666, and a client must reach any port an operator configured.
  */
 export class ApiError extends Error {
   constructor(readonly status: number, readonly code: string, message: string, readonly body: Record<string, unknown>) {
@@ -30,32 +35,39 @@ export class ApiClient {
 
   private async call<T>(method: string, path: string, body?: Record<string, unknown>): Promise<T> {
     const url = `${this.baseUrl.replace(/\/+$/, '')}/cyborg/v1${path}`;
-    let res: Response;
+    let status: number;
+    let text: string;
     try {
-      res = await fetch(url, {
-        method,
+      const res = await request(url, {
+        method: method as 'GET' | 'POST',
         headers: { accept: 'application/json', 'x-user-id': 'cli', ...(body ? { 'content-type': 'application/json' } : {}) },
         ...(body ? { body: JSON.stringify(stripUndefined(body)) } : {}),
         signal: AbortSignal.timeout(this.timeoutMs),
       });
+      status = res.statusCode;
+      text = await res.body.text();
     } catch (err) {
-      const e = err as Error & { cause?: { code?: string; message?: string } };
-      const reason = e.name === 'TimeoutError' ? `no answer within ${Math.round(this.timeoutMs / 1000)} s` : e.cause?.code ?? e.cause?.message ?? e.message;
-      throw new UnreachableError(this.baseUrl, reason);
+      throw new UnreachableError(this.baseUrl, reasonOf(err, this.timeoutMs));
     }
-    const text = await res.text();
     let json: unknown;
     try {
       json = text ? JSON.parse(text) : {};
     } catch {
-      throw new ApiError(res.status, 'response.invalid', `the API answered ${res.status} with something that is not JSON`, {});
+      throw new ApiError(status, 'response.invalid', `the API answered ${status} with something that is not JSON`, {});
     }
-    if (!res.ok) {
+    if (status < 200 || status > 299) {
       const b = json as Record<string, unknown>;
-      throw new ApiError(res.status, String(b.code ?? 'unknown'), String(b.message ?? b.error_message ?? `HTTP ${res.status}`), b);
+      throw new ApiError(status, String(b.code ?? 'unknown'), String(b.message ?? b.error_message ?? `HTTP ${status}`), b);
     }
     return json as T;
   }
+}
+
+/** Why the request got no answer, in words: a timeout, or the socket's error code. */
+function reasonOf(err: unknown, timeoutMs: number): string {
+  const e = err as Error & { code?: string; cause?: { code?: string; message?: string } };
+  if (e.name === 'TimeoutError' || e.name === 'AbortError' || e instanceof errors.RequestAbortedError) return `no answer within ${Math.round(timeoutMs / 1000)} s`;
+  return e.code && !e.code.startsWith('UND_ERR_') ? e.code : e.cause?.code ?? e.code ?? e.cause?.message ?? e.message;
 }
 
 function stripUndefined(o: Record<string, unknown>): Record<string, unknown> {

@@ -1,10 +1,13 @@
+import { readFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
-import { ConfigError, loadConfig, type DeepPartial } from '../config/index.js';
-import { createLogger } from '../config/logger.js';
+import { ConfigError, type DeepPartial } from '../config/index.js';
 import type { Static } from '@sinclair/typebox';
 import type { ConfigSchema } from '../config/index.js';
+import { browserBlocksPort, PORTS } from '../config/ports.js';
 import { startAllInOne } from '../roles/all-in-one.js';
 import { dbCommand } from '../db/cli.js';
+import { boot, collect } from './boot.js';
+import { configCommand } from './config.js';
 import { addRoleCommands } from './roles.js';
 import { addOperatorCommands } from './commands/index.js';
 
@@ -15,26 +18,29 @@ import { addOperatorCommands } from './commands/index.js';
 export function buildProgram(): Command {
   const program = new Command('cyborg')
     .description('Accelerator manager for OpenStack clouds and GPU / FPGA / SmartNIC fleets')
-    .showHelpAfterError();
+    .showHelpAfterError()
+    .option('--config-file <path>', 'an INI config file, as Cyborg\'s cyborg.conf (repeatable; later files win; env CYBORG_CONFIG_FILE)', collect)
+    .version(version(), '-V, --version', 'print the version');
 
   program.command('all-in-one')
     .description('API + conductor + one agent with the fake driver, in one process (what `npm start` runs)')
     .addOption(new Option('--listen <address>', 'address to listen on').env('CYBORG_LISTEN_ADDRESS'))
-    .addOption(new Option('--port <port>', 'port to listen on (Cyborg\'s default is 6666)').env('CYBORG_PORT').argParser(Number))
+    .addOption(new Option('--port <port>', `port to listen on (default ${PORTS.allInOne}: browsers refuse Cyborg's 6666)`).env('CYBORG_PORT').argParser(Number))
     .addOption(new Option('--host <name>', 'this host\'s name (compute node name)').env('CYBORG_HOST'))
     .addOption(new Option('--fake-gpus <n>', 'extra fake GPUs').argParser(Number))
     .addOption(new Option('--fake-nics <n>', 'extra fake NICs with VFs').argParser(Number))
-    .action(async (flags: { listen?: string; port?: number; host?: string; fakeGpus?: number; fakeNics?: number }) => {
+    .action(async (flags: { listen?: string; port?: number; host?: string; fakeGpus?: number; fakeNics?: number }, cmd: Command) => {
       const overrides: DeepPartial<Static<typeof ConfigSchema>> = {
         host: flags.host,
         listen: { address: flags.listen, port: flags.port },
         fake: { gpus: flags.fakeGpus, nics: flags.fakeNics },
       };
-      const config = loadConfig(overrides);
-      const log = createLogger(config);
+      const { config, log } = boot(cmd, 'all-in-one', overrides);
       const running = await startAllInOne(config, log);
       log.info({ url: running.url }, 'cyborg all-in-one is up');
-      process.stdout.write(`\n  cyborg all-in-one is up\n  API:        ${running.url}/cyborg/v1/accelerators\n  Cyborg v2:  ${running.url}/v2\n  Visualizer: ${running.url}/ui\n\n`);
+      const port = Number(new URL(running.url).port);
+      const refused = browserBlocksPort(port) ? `\n  (browsers refuse port ${port}: start with --port ${PORTS.allInOne} to open the visualizer)\n` : '';
+      process.stdout.write(`\n  cyborg all-in-one is up\n  API:        ${running.url}/cyborg/v1/accelerators\n  Cyborg v2:  ${running.url}/v2\n  Visualizer: ${running.url}/ui\n${refused}\n`);
       onShutdown(async (signal) => {
         log.info({ signal }, 'shutting down');
         await running.stop();
@@ -42,10 +48,24 @@ export function buildProgram(): Command {
     });
 
   program.addCommand(dbCommand());
+  program.addCommand(configCommand());
   addRoleCommands(program, onShutdown);
   addOperatorCommands(program);
 
   return program;
+}
+
+/** This package's version (package.json sits one folder up from cli/ and from dist/cli/). */
+function version(): string {
+  for (const rel of ['../package.json', '../../package.json']) {
+    try {
+      const pkg = JSON.parse(readFileSync(new URL(rel, import.meta.url), 'utf8')) as { name?: string; version?: string };
+      if (pkg.name === 'cyborg' && pkg.version) return pkg.version;
+    } catch {
+      // not this one
+    }
+  }
+  return 'unknown';
 }
 
 /** Graceful shutdown on SIGINT/SIGTERM; a second signal forces the exit. */

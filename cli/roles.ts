@@ -1,8 +1,8 @@
 import { Command, Option } from 'commander';
 import type { Logger } from 'pino';
-import { loadConfig, type Config, type DeepPartial, type ConfigSchema } from '../config/index.js';
-import { createLogger } from '../config/logger.js';
+import type { Config, DeepPartial, ConfigSchema, Role } from '../config/index.js';
 import type { Static } from '@sinclair/typebox';
+import { boot } from './boot.js';
 import { startAgentRole } from '../roles/agent.js';
 import { startApiRole } from '../roles/api.js';
 import { startConductor } from '../roles/conductor.js';
@@ -26,22 +26,21 @@ interface RoleFlags {
 
 /** The distributed roles: `cyborg agent`, `cyborg conductor`, `cyborg api` (see docs/distributed.md). */
 export function addRoleCommands(program: Command, onShutdown: (stop: (signal: string) => Promise<void>) => void): void {
-  const role = (name: string, description: string, start: (config: Config, log: Logger) => Promise<{ stop(): Promise<void> }>): Command => {
+  const role = (name: Role, description: string, start: (config: Config, log: Logger) => Promise<{ stop(): Promise<void> }>): Command => {
     const cmd = program.command(name).description(description)
       .option('--nats <url>', 'NATS server(s), comma-separated (env NATS_URL)')
       .option('--prefix <token>', 'subject prefix, to run several deployments on one NATS (env CYBORG_SUBJECT_PREFIX)')
       .option('--host <name>', 'this host\'s name (env CYBORG_HOST; default: the machine\'s)')
       .option('--listen <address>', 'address of the HTTP listener (env CYBORG_LISTEN_ADDRESS)')
       .option('--data-dir <dir>', 'local state (the agent cache) (env CYBORG_DATA_DIR)');
-    cmd.action(async (flags: RoleFlags) => {
+    cmd.action(async (flags: RoleFlags, command: Command) => {
       const overrides: DeepPartial<Static<typeof ConfigSchema>> = {
         natsUrl: flags.nats, databaseUrl: flags.database, host: flags.host, dataDir: flags.dataDir,
         listen: { address: flags.listen, port: flags.port },
         distributed: { subjectPrefix: flags.prefix, metricsPort: flags.metricsPort, conductorId: flags.conductorId, leaseTtlMs: flags.leaseTtlMs, leases: flags.leases === false ? false : undefined },
         fake: { gpus: flags.fakeGpus, nics: flags.fakeNics },
       };
-      const config = loadConfig(overrides);
-      const log = createLogger(config);
+      const { config, log } = boot(command, name, overrides);
       const running = await start(config, log);
       onShutdown(async (signal) => {
         log.info({ signal }, 'shutting down');
@@ -67,5 +66,5 @@ export function addRoleCommands(program: Command, onShutdown: (stop: (signal: st
     .addOption(new Option('--lease-ttl-ms <ms>', 'how long a dead conductor keeps its hosts (env CYBORG_LEASE_TTL_MS)').argParser(Number))
     .option('--no-leases', 'a single conductor owns every host (no JetStream needed)');
   role('api', 'The HTTP API (operator routes, Cyborg v2, events, /metrics), talking to the conductors over NATS', startApiRole)
-    .addOption(new Option('--port <port>', 'HTTP port (env CYBORG_PORT; Cyborg\'s default 6666)').argParser(Number));
+    .addOption(new Option('--port <port>', 'HTTP port (env CYBORG_PORT; default Cyborg\'s 6666, where Nova and the Keystone catalog expect it)').argParser(Number));
 }

@@ -1,6 +1,13 @@
 import { hostname } from 'node:os';
-import { Type, type Static } from '@sinclair/typebox';
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
+import { fromText, schemaAt } from './coerce.js';
+import { ConfigError } from './errors.js';
+import { readIniFile, type IniFile } from './ini.js';
+import { OPTIONS, type OptionSpec } from './options.js';
+import { PORTS } from './ports.js';
+
+export { ConfigError };
 
 const keystoneAuthOptions = {
   authType: Type.Union([Type.Literal('password'), Type.Literal('v3applicationcredential')], { default: 'password', description: 'keystoneauth auth_type' }),
@@ -17,21 +24,22 @@ const keystoneAuthOptions = {
 
 /**
  * The one configuration schema, validated once at boot. Precedence: CLI flags > environment >
- * defaults. The frozen result is passed down; nothing deeper reads `process.env`.
+ * config file (`cyborg.conf`) > defaults. The frozen result is passed down; nothing deeper reads
+ * `process.env`. Where each setting lives in the file and the environment: `options.ts`.
  */
 export const ConfigSchema = Type.Object({
   host: Type.String({ minLength: 1, description: 'this agent\'s host name (compute node name)' }),
   listen: Type.Object({
     address: Type.String({ default: '127.0.0.1' }),
-    port: Type.Integer({ minimum: 0, maximum: 65535, default: 6666 }),
+    port: Type.Integer({ minimum: 0, maximum: 65535, default: PORTS.allInOne, description: 'HTTP API (and visualizer) port; the api role defaults to Cyborg\'s 6666, which browsers refuse' }),
   }),
   logLevel: Type.Union([
     Type.Literal('trace'), Type.Literal('debug'), Type.Literal('info'),
     Type.Literal('warn'), Type.Literal('error'), Type.Literal('fatal'), Type.Literal('silent'),
   ], { default: 'info' }),
   logPretty: Type.Boolean(),
-  dataDir: Type.String({ description: 'where the embedded database and agent cache live' }),
-  databaseUrl: Type.Optional(Type.String()),
+  dataDir: Type.String({ minLength: 1, description: 'where the embedded database and agent cache live' }),
+  databaseUrl: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
   /** The conductor's journal (see docs/persistence.md). */
   persistence: Type.Object({
     unavailableAfterMs: Type.Integer({ minimum: 1, default: 10_000, description: 'a commit waiting this long for an unreachable database is answered 503 (the change stays queued)' }),
@@ -39,8 +47,8 @@ export const ConfigSchema = Type.Object({
     pool: Type.Integer({ minimum: 1, default: 4, description: 'connections to DATABASE_URL (the embedded database always uses one)' }),
     pipeline: Type.Integer({ minimum: 1, maximum: 8, default: 2, description: 'flushes open at once under load, each on its own connection (at most `pool`; the embedded database always uses 1)' }),
   }, { default: {} }),
-  natsUrl: Type.Optional(Type.String()),
-  placementUrl: Type.Optional(Type.String()),
+  natsUrl: Type.Optional(Type.String({ minLength: 1 })),
+  placementUrl: Type.Optional(Type.String({ pattern: '^https?://', description: 'Placement\'s endpoint; unset: no sync (said once in the log)' })),
   placementToken: Type.String({ default: 'admin' }),
   /** Placement sync (see docs/placement.md); runs only when `placementUrl` is set. */
   placement: Type.Object({
@@ -54,7 +62,7 @@ export const ConfigSchema = Type.Object({
     regionName: Type.Optional(Type.String()),
     validInterfaces: Type.Array(Type.String(), { default: ['internal', 'public'] }),
   }, { default: {} }),
-  novaUrl: Type.Optional(Type.String()),
+  novaUrl: Type.Optional(Type.String({ pattern: '^https?://', description: 'Nova\'s compute endpoint for accelerator-request-bound events; unset: none sent (said once)' })),
   /** [nova]: with `authUrl` set, Nova is reached with Keystone tokens (and a service token) and found in the catalog (novaUrl, if set, overrides it). */
   nova: Type.Object({
     ...keystoneAuthOptions,
@@ -95,7 +103,19 @@ export const ConfigSchema = Type.Object({
     leaseTtlMs: Type.Integer({ minimum: 100, default: 10_000 }),
     leaseRenewMs: Type.Integer({ minimum: 50, default: 2_000 }),
     requestTimeoutMs: Type.Integer({ minimum: 1, default: 10_000 }),
-    metricsPort: Type.Integer({ minimum: -1, maximum: 65535, default: 9180, description: 'agent / conductor health + /metrics listener; 0: any free port, -1: off' }),
+    metricsPort: Type.Integer({ minimum: -1, maximum: 65535, default: PORTS.conductorMetrics, description: 'this process\'s health + /metrics listener; default: its role\'s (agent.metricsPort, conductor.metricsPort); 0: any free port, -1: off' }),
+  }, { default: {} }),
+  /** The agent role (Cyborg's `[agent]`). */
+  agent: Type.Object({
+    enabledDrivers: Type.Array(Type.Union([Type.Literal('fake_driver'), Type.Literal('generic_driver')]), {
+      default: ['fake_driver'],
+      description: 'the drivers this agent loads: fake_driver, generic_driver (the all-in-one defaults to fake_driver; the agent role to none)',
+    }),
+    autoEnable: Type.Boolean({ default: false, description: 'a newly discovered accelerator is enabled at once (ready for Nova) instead of waiting inactive for an operator' }),
+    metricsPort: Type.Integer({ minimum: -1, maximum: 65535, default: PORTS.agentMetrics, description: 'the agent\'s health + /metrics listener; 0: any free port, -1: off' }),
+  }, { default: {} }),
+  conductor: Type.Object({
+    metricsPort: Type.Integer({ minimum: -1, maximum: 65535, default: PORTS.conductorMetrics, description: 'the conductor\'s health + /metrics listener; 0: any free port, -1: off' }),
   }, { default: {} }),
   /** The generic driver (docs/generic-driver.md): PCI accelerators from sysfs, beside the fake driver. */
   generic: Type.Object({
@@ -111,6 +131,7 @@ export const ConfigSchema = Type.Object({
     vfioDriver: Type.String({ minLength: 1, default: 'vfio-pci' }),
     version: Type.String({ minLength: 1, default: '1.0.0' }),
   }, { default: {} }),
+  /** The fake driver (the all-in-one's, and any agent that enables fake_driver). */
   fake: Type.Object({
     gpus: Type.Integer({ minimum: 0, default: 2 }),
     nics: Type.Integer({ minimum: 0, default: 1 }),
@@ -127,125 +148,144 @@ export const ConfigSchema = Type.Object({
 });
 
 export type Config = Readonly<Static<typeof ConfigSchema>>;
+export type DeepPartial<T> = { [K in keyof T]?: T[K] extends object ? DeepPartial<T[K]> : T[K] };
 
-export class ConfigError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'ConfigError';
-  }
+/** The process this configuration is for: some defaults differ by role. */
+export type Role = 'all-in-one' | 'api' | 'conductor' | 'agent';
+
+export interface LoadOptions {
+  role?: Role;
+  /** `--config-file` (repeatable; later files win); else `CYBORG_CONFIG_FILE`. */
+  configFiles?: readonly string[];
+  /** Unknown sections and options in the file; by default written to stderr. */
+  onWarning?: (message: string) => void;
 }
 
 type Env = Record<string, string | undefined>;
-
-function int(env: Env, name: string): number | undefined {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return undefined;
-  const n = Number(raw);
-  if (!Number.isInteger(n)) throw new ConfigError(`${name} must be an integer, got "${raw}"`);
-  return n;
-}
-
-function defined<T extends Record<string, unknown>>(obj: T): Partial<T> {
-  return Object.fromEntries(Object.entries(obj).filter(([, v]) => v !== undefined)) as Partial<T>;
-}
+type Tree = Record<string, unknown>;
 
 /**
- * Builds the configuration from environment and overrides (CLI flags), fills defaults and
- * validates it. Throws ConfigError naming every bad field.
+ * What differs by role. The api role listens where Nova and Keystone's catalog expect Cyborg
+ * (6666); the all-in-one on a port browsers open (config/ports.ts). A production agent loads
+ * only the drivers it is told to: no fake accelerators land in a real inventory.
  */
-export function loadConfig(overrides: DeepPartial<Static<typeof ConfigSchema>> = {}, env: Env = process.env): Config {
-  const fromEnv = {
-    host: env.CYBORG_HOST,
-    listen: defined({ address: env.CYBORG_LISTEN_ADDRESS, port: int(env, 'CYBORG_PORT') }),
-    logLevel: env.LOG_LEVEL,
-    logPretty: env.LOG_PRETTY === undefined ? undefined : env.LOG_PRETTY === '1' || env.LOG_PRETTY === 'true',
-    dataDir: env.CYBORG_DATA_DIR,
-    databaseUrl: env.DATABASE_URL,
-    persistence: defined({
-      unavailableAfterMs: int(env, 'CYBORG_DB_UNAVAILABLE_AFTER_MS'), maxBatch: int(env, 'CYBORG_DB_MAX_BATCH'), pool: int(env, 'CYBORG_DB_POOL'),
-      pipeline: int(env, 'CYBORG_DB_PIPELINE'),
-    }),
-    natsUrl: env.NATS_URL,
-    placementUrl: env.PLACEMENT_URL,
-    placementToken: env.PLACEMENT_TOKEN,
-    placement: defined({
-      timeoutMs: int(env, 'PLACEMENT_TIMEOUT_MS'),
-      resourceProviderName: env.PLACEMENT_RESOURCE_PROVIDER_NAME,
-      createRootProviders: env.PLACEMENT_CREATE_ROOT_PROVIDERS === undefined ? undefined : env.PLACEMENT_CREATE_ROOT_PROVIDERS === '1' || env.PLACEMENT_CREATE_ROOT_PROVIDERS === 'true',
-      syncIntervalMs: int(env, 'PLACEMENT_SYNC_INTERVAL_MS'),
-      concurrency: int(env, 'PLACEMENT_CONCURRENCY'),
-      authUrl: env.PLACEMENT_AUTH_URL, username: env.PLACEMENT_USERNAME, password: env.PLACEMENT_PASSWORD, projectName: env.PLACEMENT_PROJECT_NAME, regionName: env.PLACEMENT_REGION_NAME,
-    }),
-    novaUrl: env.NOVA_URL,
-    nova: defined({ authUrl: env.NOVA_AUTH_URL, username: env.NOVA_USERNAME, password: env.NOVA_PASSWORD, projectName: env.NOVA_PROJECT_NAME, regionName: env.NOVA_REGION_NAME }),
-    keystoneAuthtoken: defined({
-      authUrl: env.CYBORG_KEYSTONE_AUTH_URL, wwwAuthenticateUri: env.CYBORG_KEYSTONE_WWW_AUTHENTICATE_URI, username: env.CYBORG_KEYSTONE_USERNAME,
-      password: env.CYBORG_KEYSTONE_PASSWORD, projectName: env.CYBORG_KEYSTONE_PROJECT_NAME, tokenCacheTime: int(env, 'CYBORG_KEYSTONE_TOKEN_CACHE_TIME'),
-    }),
-    osloPolicy: defined({
-      policyFile: env.CYBORG_POLICY_FILE,
-      enforceScope: env.CYBORG_ENFORCE_SCOPE === undefined ? undefined : env.CYBORG_ENFORCE_SCOPE === '1' || env.CYBORG_ENFORCE_SCOPE === 'true',
-    }),
-    v2: defined({
-      authStrategy: env.CYBORG_AUTH_STRATEGY,
-      serviceTokenRequired: env.CYBORG_SERVICE_TOKEN_REQUIRED === undefined ? undefined : env.CYBORG_SERVICE_TOKEN_REQUIRED === '1' || env.CYBORG_SERVICE_TOKEN_REQUIRED === 'true',
-      serviceTokenRoles: env.CYBORG_SERVICE_TOKEN_ROLES?.split(',').map((r) => r.trim()).filter(Boolean),
-      enforceNewDefaults: env.CYBORG_ENFORCE_NEW_DEFAULTS === undefined ? undefined : env.CYBORG_ENFORCE_NEW_DEFAULTS === '1' || env.CYBORG_ENFORCE_NEW_DEFAULTS === 'true',
-      publicEndpoint: env.CYBORG_PUBLIC_ENDPOINT,
-      trustedProxies: env.CYBORG_TRUSTED_PROXIES?.split(',').map((p) => p.trim()).filter(Boolean),
-      novaToken: env.NOVA_TOKEN,
-      novaRetries: int(env, 'CYBORG_NOVA_RETRIES'),
-    }),
-    distributed: defined({
-      subjectPrefix: env.CYBORG_SUBJECT_PREFIX,
-      conductorId: env.CYBORG_CONDUCTOR_ID,
-      leases: env.CYBORG_LEASES === undefined ? undefined : env.CYBORG_LEASES !== '0' && env.CYBORG_LEASES !== 'false',
-      leaseTtlMs: int(env, 'CYBORG_LEASE_TTL_MS'),
-      leaseRenewMs: int(env, 'CYBORG_LEASE_RENEW_MS'),
-      requestTimeoutMs: int(env, 'CYBORG_REQUEST_TIMEOUT_MS'),
-      metricsPort: int(env, 'CYBORG_METRICS_PORT'),
-    }),
-    generic: defined({
-      enabled: env.CYBORG_GENERIC_ENABLED === undefined ? undefined : env.CYBORG_GENERIC_ENABLED === '1' || env.CYBORG_GENERIC_ENABLED === 'true',
-      sysfsRoot: env.CYBORG_GENERIC_SYSFS_ROOT, passthroughWhitelist: env.CYBORG_PCI_PASSTHROUGH_WHITELIST, hostOps: env.CYBORG_GENERIC_HOST_OPS,
-      helper: env.CYBORG_GENERIC_HELPER, installCommand: env.CYBORG_GENERIC_INSTALL_COMMAND, uninstallCommand: env.CYBORG_GENERIC_UNINSTALL_COMMAND,
-      updateCommand: env.CYBORG_GENERIC_UPDATE_COMMAND, programCommand: env.CYBORG_GENERIC_PROGRAM_COMMAND, vfioDriver: env.CYBORG_GENERIC_VFIO_DRIVER,
-    }),
-    fake: defined({
-      gpus: int(env, 'CYBORG_FAKE_GPUS'), nics: int(env, 'CYBORG_FAKE_NICS'),
-      vfsPerNic: int(env, 'CYBORG_FAKE_VFS_PER_NIC'), opDelayMs: int(env, 'CYBORG_FAKE_OP_DELAY_MS'),
-    }),
-    timing: defined({
-      driverOpTimeoutMs: int(env, 'CYBORG_DRIVER_OP_TIMEOUT_MS'),
-      heartbeatIntervalMs: int(env, 'CYBORG_HEARTBEAT_INTERVAL_MS'),
-      staleAfterMs: int(env, 'CYBORG_STALE_AFTER_MS'),
-      lostAfterMs: int(env, 'CYBORG_LOST_AFTER_MS'),
-      discoveryIntervalMs: int(env, 'CYBORG_DISCOVERY_INTERVAL_MS'),
-    }),
-  };
-  const merged = merge(merge({
+const ROLE_DEFAULTS: Record<Role, Tree> = {
+  'all-in-one': {},
+  api: { listen: { port: PORTS.api } },
+  conductor: {},
+  agent: { agent: { enabledDrivers: [] } },
+};
+
+/**
+ * Builds the configuration from defaults, the config file, the environment and `overrides` (CLI
+ * flags), in that order of precedence, fills defaults and validates it once. Throws ConfigError
+ * naming the file, section and option (or variable, or flag) of every bad value.
+ */
+export function loadConfig(overrides: DeepPartial<Static<typeof ConfigSchema>> = {}, env: Env = process.env, opts: LoadOptions = {}): Config {
+  const role = opts.role;
+  const source = new Map<string, string>();
+  let tree: Tree = merge({
     host: hostname(),
     logPretty: Boolean(process.stdout.isTTY),
     dataDir: '.cyborg',
     listen: {}, fake: {}, timing: {},
-  }, defined(fromEnv)), overrides as Record<string, unknown>);
-  const withDefaults = Value.Default(ConfigSchema, merged);
+  }, role ? ROLE_DEFAULTS[role] : {});
+  const files = opts.configFiles?.length ? opts.configFiles : env.CYBORG_CONFIG_FILE ? [env.CYBORG_CONFIG_FILE] : [];
+  const warn = opts.onWarning ?? ((m: string) => process.stderr.write(`cyborg: warning: ${m}\n`));
+  for (const file of files) tree = merge(tree, fromFile(readIniFile(file), file, source, warn));
+  tree = merge(tree, fromEnv(env, source));
+  tree = merge(tree, noteSource(overrides as Tree, 'the command line', source));
+  const withDefaults = Value.Default(ConfigSchema, tree) as Tree & { distributed: Tree; agent: Tree; conductor: Tree };
+  if (!source.has('distributed.metricsPort')) {
+    withDefaults.distributed.metricsPort = role === 'agent' ? withDefaults.agent.metricsPort : withDefaults.conductor.metricsPort;
+    const from = source.get(role === 'agent' ? 'agent.metricsPort' : 'conductor.metricsPort');
+    if (from) source.set('distributed.metricsPort', from);
+  }
   const errors = [...Value.Errors(ConfigSchema, withDefaults)];
   if (errors.length > 0) {
-    throw new ConfigError(`invalid configuration: ${errors.map((e) => `${e.path || '/'} ${e.message}`).join('; ')}`);
+    const seen = new Set<string>();
+    const lines = errors.map((e) => {
+      const path = e.path.split('/').filter((p) => p && !/^\d+$/.test(p)).join('.');
+      const oneOf = Array.isArray(e.schema.anyOf) ? ` (one of ${(e.schema.anyOf as TSchema[]).map((x) => String(x.const)).join(', ')})` : '';
+      return `${source.get(path) ?? (path || 'configuration')}: ${e.message}${oneOf}`;
+    }).filter((l) => !seen.has(l) && seen.add(l));
+    throw new ConfigError(`invalid configuration: ${lines.join('; ')}`);
   }
   return deepFreeze(Value.Clean(ConfigSchema, withDefaults) as Static<typeof ConfigSchema>);
 }
 
-export type DeepPartial<T> = { [K in keyof T]?: T[K] extends object ? DeepPartial<T[K]> : T[K] };
+/** The file's options as a config tree; unknown ones are named in a warning. */
+function fromFile(ini: IniFile, file: string, source: Map<string, string>, warn: (m: string) => void): Tree {
+  const out: Tree = {};
+  for (const [section, options] of ini) {
+    const known = OPTIONS.filter((o) => o.section === section);
+    if (known.length === 0) {
+      if (options.size > 0) warn(`${file}: unknown section [${section}] (ignored)`);
+      continue;
+    }
+    for (const [name, values] of options) {
+      const spec = known.find((o) => o.name === name);
+      if (!spec) {
+        warn(`${file} [${section}]: unknown option ${name} (ignored)`);
+        continue;
+      }
+      const where = `${file} [${section}] ${name}`;
+      set(out, spec.path, parse(spec, values, where, true));
+      source.set(spec.path, where);
+    }
+  }
+  return out;
+}
 
-function merge(base: Record<string, unknown>, over: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = { ...base };
+function fromEnv(env: Env, source: Map<string, string>): Tree {
+  const out: Tree = {};
+  for (const spec of OPTIONS) {
+    const raw = spec.env ? env[spec.env] : undefined;
+    if (raw === undefined || raw === '') continue;
+    const where = `environment variable ${spec.env}`;
+    set(out, spec.path, parse(spec, [raw], where, false));
+    source.set(spec.path, where);
+  }
+  return out;
+}
+
+function parse(spec: OptionSpec, values: string[], where: string, file: boolean): unknown {
+  try {
+    if (file && spec.fromFile) return spec.fromFile(values.at(-1) ?? '');
+    return fromText(schemaAt(ConfigSchema, spec.path)!, values, file ? spec.scale : 1);
+  } catch (err) {
+    throw new ConfigError(`invalid configuration: ${where}: ${spec.secret ? 'not a valid value' : (err as Error).message}`);
+  }
+}
+
+function noteSource(tree: Tree, what: string, source: Map<string, string>, prefix = ''): Tree {
+  for (const [k, v] of Object.entries(tree)) {
+    if (v === undefined) continue;
+    const path = prefix ? `${prefix}.${k}` : k;
+    if (v && typeof v === 'object' && !Array.isArray(v)) noteSource(v as Tree, what, source, path);
+    else source.set(path, `${what} (${path})`);
+  }
+  return tree;
+}
+
+function set(tree: Tree, path: string, value: unknown): void {
+  const keys = path.split('.');
+  let t = tree;
+  for (const k of keys.slice(0, -1)) t = (t[k] ??= {}) as Tree;
+  t[keys.at(-1)!] = value;
+}
+
+function defined<T extends Tree>(obj: T): Partial<T> {
+  return Object.fromEntries(Object.entries(obj).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+function merge(base: Tree, over: Tree): Tree {
+  const out: Tree = { ...base };
   for (const [k, v] of Object.entries(over)) {
     if (v === undefined) continue;
     const b = out[k];
     out[k] = v && typeof v === 'object' && !Array.isArray(v) && b && typeof b === 'object'
-      ? merge(b as Record<string, unknown>, defined(v as Record<string, unknown>))
+      ? merge(b as Tree, defined(v as Tree))
       : v;
   }
   return out;

@@ -1,4 +1,5 @@
 import { Option, type Command } from 'commander';
+import { PORTS } from '../../config/ports.js';
 import { ApiClient } from '../client.js';
 import { describeError, exitCodeFor, ExitCode, type Io } from '../output.js';
 
@@ -27,7 +28,7 @@ function seconds(v: string): number {
 /** A subcommand that talks to the API: --url / CYBORG_URL, --json, --timeout; usage errors exit 2. */
 export function apiCommand(parent: Command, spec: string, description: string, io: Io): Command {
   return parent.command(spec).description(description)
-    .addOption(new Option('--url <url>', 'the Cyborg API').env('CYBORG_URL').default('http://127.0.0.1:6666'))
+    .addOption(new Option('--url <url>', 'the Cyborg API').env('CYBORG_URL').default(`http://127.0.0.1:${PORTS.allInOne}`))
     .option('--json', 'print JSON (for scripts) instead of tables')
     .addOption(new Option('--timeout <seconds>', 'give up waiting for the API after this long').default(300).argParser(seconds))
     .configureOutput({ writeOut: io.out, writeErr: io.err })

@@ -1,0 +1,163 @@
+/**
+ * Where each setting of the config schema can be given: its option in `cyborg.conf` (Cyborg's own
+ * section and name where Cyborg has one) and its environment variable. The loader, the sample
+ * (`cyborg config sample`) and the README's table are all made from this list and the schema, so
+ * they cannot disagree.
+ */
+export interface OptionSpec {
+  /** Dotted path in ConfigSchema (`listen.port`). */
+  path: string;
+  section: string;
+  name: string;
+  env?: string;
+  /** The file's value is in these units of the schema's (Cyborg's seconds for our milliseconds). */
+  scale?: number;
+  /** A file value that means something else than the schema's value (`debug = true` → `debug`). */
+  fromFile?: (raw: string) => unknown;
+  /** Shown in the sample instead of the default (a machine's host name, a secret). */
+  sampleDefault?: string;
+  /** The file's type when `fromFile` reads something else than the schema's type. */
+  type?: string;
+  /** Help beside the schema's description (Cyborg's wording, a unit). */
+  help?: string;
+  /** Never echoed back in a warning or an error. */
+  secret?: boolean;
+}
+
+/** keystoneauth's options, as the `[placement]`, `[nova]` and `[keystone_authtoken]` groups have them. */
+function keystoneauth(section: string, path: string, envPrefix: string): OptionSpec[] {
+  return [
+    { path: `${path}.authType`, section, name: 'auth_type' },
+    { path: `${path}.authUrl`, section, name: 'auth_url', env: `${envPrefix}_AUTH_URL` },
+    { path: `${path}.username`, section, name: 'username', env: `${envPrefix}_USERNAME` },
+    { path: `${path}.password`, section, name: 'password', env: `${envPrefix}_PASSWORD`, secret: true },
+    { path: `${path}.projectName`, section, name: 'project_name', env: `${envPrefix}_PROJECT_NAME` },
+    { path: `${path}.userDomainName`, section, name: 'user_domain_name' },
+    { path: `${path}.projectDomainName`, section, name: 'project_domain_name' },
+    { path: `${path}.applicationCredentialId`, section, name: 'application_credential_id' },
+    { path: `${path}.applicationCredentialName`, section, name: 'application_credential_name' },
+    { path: `${path}.applicationCredentialSecret`, section, name: 'application_credential_secret', secret: true },
+  ];
+}
+
+/** The catalog lookup of a peer: which region, which interfaces. */
+function catalog(section: string, path: string, envPrefix: string): OptionSpec[] {
+  return [
+    { path: `${path}.regionName`, section, name: 'region_name', env: `${envPrefix}_REGION_NAME` },
+    { path: `${path}.validInterfaces`, section, name: 'valid_interfaces' },
+  ];
+}
+
+const sqlaDriver = /^([a-z]+)\+[a-z0-9_]+:\/\//i;
+
+export const OPTIONS: readonly OptionSpec[] = [
+  // [DEFAULT]: oslo.service / oslo.messaging / oslo.log names.
+  { path: 'host', section: 'DEFAULT', name: 'host', env: 'CYBORG_HOST', sampleDefault: 'the machine\'s host name', help: 'must match Nova\'s hypervisor node name' },
+  { path: 'logLevel', section: 'DEFAULT', name: 'debug', fromFile: (v) => (bool(v) ? 'debug' : 'info'), type: 'boolean value', sampleDefault: 'false', help: 'oslo.log\'s debug: true logs at debug level, false at info (log_level below wins)' },
+  { path: 'logLevel', section: 'DEFAULT', name: 'log_level', env: 'LOG_LEVEL', help: 'pino\'s log level' },
+  { path: 'logPretty', section: 'DEFAULT', name: 'log_pretty', env: 'LOG_PRETTY', sampleDefault: 'on in a terminal', help: 'human-readable logs instead of JSON' },
+  { path: 'dataDir', section: 'DEFAULT', name: 'state_path', env: 'CYBORG_DATA_DIR', sampleDefault: '.cyborg' },
+  {
+    path: 'natsUrl', section: 'DEFAULT', name: 'transport_url', env: 'NATS_URL',
+    help: 'the message bus of the distributed roles: NATS with JetStream (nats://host:4222[,nats://…]); unset: in-process bus (all-in-one only)',
+    fromFile: (v) => {
+      if (/^(rabbit|amqp|kafka)/i.test(v)) throw new Error('this Cyborg speaks NATS, not oslo.messaging\'s AMQP: give nats://host:4222');
+      return v;
+    },
+  },
+  { path: 'timing.discoveryIntervalMs', section: 'DEFAULT', name: 'periodic_interval', scale: 1000, env: 'CYBORG_DISCOVERY_INTERVAL_MS', help: 'seconds in the file; milliseconds in the environment' },
+  { path: 'v2.authStrategy', section: 'DEFAULT', name: 'auth_strategy', env: 'CYBORG_AUTH_STRATEGY' },
+  // [api]
+  { path: 'listen.address', section: 'api', name: 'host_ip', env: 'CYBORG_LISTEN_ADDRESS' },
+  { path: 'listen.port', section: 'api', name: 'port', env: 'CYBORG_PORT', sampleDefault: '6680 (the api role: 6666)' },
+  { path: 'v2.publicEndpoint', section: 'api', name: 'public_endpoint', env: 'CYBORG_PUBLIC_ENDPOINT' },
+  { path: 'v2.trustedProxies', section: 'api', name: 'trusted_proxies', env: 'CYBORG_TRUSTED_PROXIES' },
+  // [database]: oslo.db names.
+  {
+    path: 'databaseUrl', section: 'database', name: 'connection', env: 'DATABASE_URL', secret: true,
+    help: 'PostgreSQL (postgresql://user:password@host/cyborg; a SQLAlchemy +driver suffix is dropped); unset: embedded PGlite in the all-in-one, memory in a conductor',
+    fromFile: (v) => {
+      const url = v.replace(sqlaDriver, '$1://');
+      if (!/^postgres(ql)?:\/\//i.test(url)) throw new Error('only PostgreSQL is supported (postgresql://…)');
+      return url;
+    },
+  },
+  { path: 'persistence.pool', section: 'database', name: 'max_pool_size', env: 'CYBORG_DB_POOL' },
+  { path: 'persistence.unavailableAfterMs', section: 'database', name: 'unavailable_after_ms', env: 'CYBORG_DB_UNAVAILABLE_AFTER_MS' },
+  { path: 'persistence.maxBatch', section: 'database', name: 'max_batch', env: 'CYBORG_DB_MAX_BATCH' },
+  { path: 'persistence.pipeline', section: 'database', name: 'pipeline', env: 'CYBORG_DB_PIPELINE' },
+  // [agent]
+  { path: 'agent.enabledDrivers', section: 'agent', name: 'enabled_drivers', env: 'CYBORG_ENABLED_DRIVERS', sampleDefault: 'fake_driver (the agent role: none)' },
+  { path: 'agent.autoEnable', section: 'agent', name: 'auto_enable', env: 'CYBORG_AUTO_ENABLE' },
+  { path: 'agent.metricsPort', section: 'agent', name: 'metrics_port' },
+  { path: 'placement.resourceProviderName', section: 'agent', name: 'resource_provider_name', env: 'PLACEMENT_RESOURCE_PROVIDER_NAME' },
+  { path: 'timing.heartbeatIntervalMs', section: 'agent', name: 'heartbeat_interval_ms', env: 'CYBORG_HEARTBEAT_INTERVAL_MS' },
+  { path: 'timing.driverOpTimeoutMs', section: 'agent', name: 'driver_op_timeout_ms', env: 'CYBORG_DRIVER_OP_TIMEOUT_MS', help: 'a command not answered is re-sent with the same idempotency key every third of it, at most every 5 s' },
+  // [conductor]
+  { path: 'conductor.metricsPort', section: 'conductor', name: 'metrics_port' },
+  { path: 'distributed.conductorId', section: 'conductor', name: 'conductor_id', env: 'CYBORG_CONDUCTOR_ID' },
+  { path: 'distributed.leases', section: 'conductor', name: 'leases', env: 'CYBORG_LEASES' },
+  { path: 'distributed.leaseTtlMs', section: 'conductor', name: 'lease_ttl_ms', env: 'CYBORG_LEASE_TTL_MS' },
+  { path: 'distributed.leaseRenewMs', section: 'conductor', name: 'lease_renew_ms', env: 'CYBORG_LEASE_RENEW_MS' },
+  { path: 'timing.staleAfterMs', section: 'conductor', name: 'stale_after_ms', env: 'CYBORG_STALE_AFTER_MS' },
+  { path: 'timing.lostAfterMs', section: 'conductor', name: 'lost_after_ms', env: 'CYBORG_LOST_AFTER_MS' },
+  // [nats]: the bus between roles.
+  { path: 'distributed.subjectPrefix', section: 'nats', name: 'subject_prefix', env: 'CYBORG_SUBJECT_PREFIX' },
+  { path: 'distributed.requestTimeoutMs', section: 'nats', name: 'request_timeout_ms', env: 'CYBORG_REQUEST_TIMEOUT_MS' },
+  { path: 'distributed.metricsPort', section: 'nats', name: 'metrics_port', env: 'CYBORG_METRICS_PORT', sampleDefault: '[conductor] / [agent] metrics_port', help: 'this process\'s health + /metrics listener, whatever its role' },
+  // [placement]: keystoneauth's group, and the sync's own settings.
+  { path: 'placementUrl', section: 'placement', name: 'endpoint_override', env: 'PLACEMENT_URL' },
+  { path: 'placementToken', section: 'placement', name: 'token', env: 'PLACEMENT_TOKEN', secret: true },
+  { path: 'placement.timeoutMs', section: 'placement', name: 'timeout', scale: 1000, env: 'PLACEMENT_TIMEOUT_MS', help: 'seconds in the file; milliseconds in the environment' },
+  { path: 'placement.createRootProviders', section: 'placement', name: 'create_root_providers', env: 'PLACEMENT_CREATE_ROOT_PROVIDERS' },
+  { path: 'placement.syncIntervalMs', section: 'placement', name: 'sync_interval_ms', env: 'PLACEMENT_SYNC_INTERVAL_MS' },
+  { path: 'placement.concurrency', section: 'placement', name: 'concurrency', env: 'PLACEMENT_CONCURRENCY' },
+  ...keystoneauth('placement', 'placement', 'PLACEMENT'),
+  ...catalog('placement', 'placement', 'PLACEMENT'),
+  // [nova]
+  { path: 'novaUrl', section: 'nova', name: 'endpoint_override', env: 'NOVA_URL' },
+  { path: 'v2.novaToken', section: 'nova', name: 'token', env: 'NOVA_TOKEN', secret: true },
+  { path: 'v2.novaRetries', section: 'nova', name: 'retries', env: 'CYBORG_NOVA_RETRIES' },
+  { path: 'v2.novaRetryDelayMs', section: 'nova', name: 'retry_delay_ms' },
+  ...keystoneauth('nova', 'nova', 'NOVA'),
+  ...catalog('nova', 'nova', 'NOVA'),
+  // [keystone_authtoken]: keystonemiddleware's.
+  ...keystoneauth('keystone_authtoken', 'keystoneAuthtoken', 'CYBORG_KEYSTONE'),
+  { path: 'keystoneAuthtoken.wwwAuthenticateUri', section: 'keystone_authtoken', name: 'www_authenticate_uri', env: 'CYBORG_KEYSTONE_WWW_AUTHENTICATE_URI' },
+  { path: 'keystoneAuthtoken.tokenCacheTime', section: 'keystone_authtoken', name: 'token_cache_time', env: 'CYBORG_KEYSTONE_TOKEN_CACHE_TIME' },
+  { path: 'keystoneAuthtoken.httpConnectTimeout', section: 'keystone_authtoken', name: 'http_connect_timeout' },
+  { path: 'keystoneAuthtoken.cacheMaxEntries', section: 'keystone_authtoken', name: 'cache_max_entries' },
+  { path: 'keystoneAuthtoken.negativeCacheTime', section: 'keystone_authtoken', name: 'negative_cache_time' },
+  { path: 'v2.serviceTokenRoles', section: 'keystone_authtoken', name: 'service_token_roles', env: 'CYBORG_SERVICE_TOKEN_ROLES' },
+  { path: 'v2.serviceTokenRequired', section: 'keystone_authtoken', name: 'service_token_roles_required', env: 'CYBORG_SERVICE_TOKEN_REQUIRED' },
+  // [oslo_policy]
+  { path: 'osloPolicy.policyFile', section: 'oslo_policy', name: 'policy_file', env: 'CYBORG_POLICY_FILE' },
+  { path: 'v2.enforceNewDefaults', section: 'oslo_policy', name: 'enforce_new_defaults', env: 'CYBORG_ENFORCE_NEW_DEFAULTS' },
+  { path: 'osloPolicy.enforceScope', section: 'oslo_policy', name: 'enforce_scope', env: 'CYBORG_ENFORCE_SCOPE' },
+  // [pci]: Nova's and Cyborg's allow-list.
+  { path: 'generic.passthroughWhitelist', section: 'pci', name: 'passthrough_whitelist', env: 'CYBORG_PCI_PASSTHROUGH_WHITELIST' },
+  // [generic_driver]: the PCI driver of this project (docs/generic-driver.md).
+  { path: 'generic.enabled', section: 'generic_driver', name: 'enabled', env: 'CYBORG_GENERIC_ENABLED', help: 'the same as naming generic_driver in [agent] enabled_drivers' },
+  { path: 'generic.sysfsRoot', section: 'generic_driver', name: 'sysfs_root', env: 'CYBORG_GENERIC_SYSFS_ROOT' },
+  { path: 'generic.hostOps', section: 'generic_driver', name: 'host_ops', env: 'CYBORG_GENERIC_HOST_OPS' },
+  { path: 'generic.helper', section: 'generic_driver', name: 'helper', env: 'CYBORG_GENERIC_HELPER' },
+  { path: 'generic.installCommand', section: 'generic_driver', name: 'install_command', env: 'CYBORG_GENERIC_INSTALL_COMMAND' },
+  { path: 'generic.uninstallCommand', section: 'generic_driver', name: 'uninstall_command', env: 'CYBORG_GENERIC_UNINSTALL_COMMAND' },
+  { path: 'generic.updateCommand', section: 'generic_driver', name: 'update_command', env: 'CYBORG_GENERIC_UPDATE_COMMAND' },
+  { path: 'generic.programCommand', section: 'generic_driver', name: 'program_command', env: 'CYBORG_GENERIC_PROGRAM_COMMAND' },
+  { path: 'generic.vfioDriver', section: 'generic_driver', name: 'vfio_driver', env: 'CYBORG_GENERIC_VFIO_DRIVER' },
+  { path: 'generic.version', section: 'generic_driver', name: 'version' },
+  // [fake_driver]: the committed fake (demos, tests, simulations).
+  { path: 'fake.gpus', section: 'fake_driver', name: 'gpus', env: 'CYBORG_FAKE_GPUS' },
+  { path: 'fake.nics', section: 'fake_driver', name: 'nics', env: 'CYBORG_FAKE_NICS' },
+  { path: 'fake.vfsPerNic', section: 'fake_driver', name: 'vfs_per_nic', env: 'CYBORG_FAKE_VFS_PER_NIC' },
+  { path: 'fake.opDelayMs', section: 'fake_driver', name: 'op_delay_ms', env: 'CYBORG_FAKE_OP_DELAY_MS' },
+];
+
+/** oslo.config's booleans (and the environment's 1 / 0). */
+export function bool(raw: string): boolean {
+  const v = raw.trim().toLowerCase();
+  if (['true', '1', 'yes', 'on'].includes(v)) return true;
+  if (['false', '0', 'no', 'off', ''].includes(v)) return false;
+  throw new Error(`"${raw}" is not a boolean (true / false)`);
+}
