@@ -19,11 +19,21 @@ export function installErrorHandler(app: FastifyInstance): void {
     const { status, body } = toHttp(err);
     if (status >= 500) req.log.error({ err }, 'request failed');
     else req.log.info({ code: body.code, status }, body.message);
+    if (status === 503) void reply.header('retry-after', String(retryAfter(err)));
     void reply.status(status).send(body);
   });
   app.setNotFoundHandler((req, reply) => {
     void reply.status(404).send({ code: 'route.not_found', message: `no route ${req.method} ${req.url}` });
   });
+}
+
+/**
+ * Seconds a client should wait before retrying a 503 (its `Retry-After`): what the error says
+ * (`retryAfterS`, e.g. the journal's retry period while the database is away), else 1.
+ */
+export function retryAfter(err: unknown): number {
+  const s = isCyborgError(err) ? err.details.retryAfterS : undefined;
+  return typeof s === 'number' && Number.isFinite(s) && s > 0 ? Math.ceil(s) : 1;
 }
 
 export function toHttp(err: unknown): { status: number; body: ErrorBody } {

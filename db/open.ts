@@ -36,6 +36,15 @@ export async function openJournal(config: Config, log: Logger): Promise<PgJourna
   }
 }
 
+/**
+ * The readiness checks a role hosting `journal` adds to its `/readyz`: the database, when the
+ * journal is PostgreSQL's (a memory journal has nothing to wait for). Each returns an error text
+ * while not ready.
+ */
+export function databaseChecks(journal: unknown): Record<string, () => string | undefined> {
+  return journal instanceof PgJournal ? { database: () => journal.readiness() } : {};
+}
+
 /** A URL fit for a log line: no password. */
 export function redact(url: string): string {
   try {

@@ -5,7 +5,7 @@ import { Conductor } from '../actors/conductor.js';
 import { startPlacementSync } from '../actors/placement-sync.js';
 import type { Journal } from '../actors/journal.js';
 import { buildApi } from '../api/server.js';
-import { openJournal } from '../db/index.js';
+import { databaseChecks, openJournal } from '../db/index.js';
 import { InProcessBus } from '../bus/in-process.js';
 import type { Config } from '../config/index.js';
 import { FakeDriver } from '../drivers/fake/index.js';
@@ -57,7 +57,7 @@ export async function startAllInOne(config: Config, log: Logger, deps: AllInOneD
     telemetryIntervalMs: 5_000,
   });
   await agent.start();
-  const app = await buildApi({ control: conductor, log, v2: config.v2 });
+  const app = await buildApi({ control: conductor, log, v2: config.v2, health: { checks: databaseChecks(journal) } });
   const metrics = new Metrics('all-in-one');
   const unwatch = metrics.watchConductor(conductor);
   watchFlushes(metrics, journal);

@@ -22,6 +22,7 @@ import { Subjects } from '../bus/subjects.js';
 import { CyborgError, NotFoundError } from '../errors/index.js';
 import type { BoundTo } from '../machines/index.js';
 import type { Config } from '../config/index.js';
+import { databaseChecks } from '../db/index.js';
 import { startHealthServer, type HealthServer } from '../metrics/http.js';
 import { Metrics, watchFlushes } from '../metrics/index.js';
 import { startNovaNotifier } from '../openstack/nova.js';
@@ -142,6 +143,11 @@ export async function startConductor(config: Config, log: Logger, deps: { journa
   const health = d.metricsPort >= 0 ? await startHealthServer({
     address: config.listen.address, port: d.metricsPort, metrics, log,
     healthy: () => ({ ok: !bus.nc.isClosed() && (lease?.valid() ?? true), conductorId: id, hosts: conductor.hosts.size, leaseValid: lease?.valid() ?? null }),
+    // Not ready while its database is away: it answers 503 then, and recovers by itself.
+    ready: () => {
+      const database = databaseChecks(inner).database?.();
+      return { ok: !bus.nc.isClosed() && (lease?.valid() ?? true) && !database, conductorId: id, database: database ?? 'ok' };
+    },
   }) : undefined;
   log.info({ leases: d.leases, hosts: conductor.hosts.size, metricsPort: health?.port }, 'conductor role up');
   let stopped: Promise<void> | undefined;

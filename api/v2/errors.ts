@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { CyborgError, isCyborgError, TransitionInvalidError, type ErrorCode } from '../../errors/index.js';
 import { describeValidation } from '../bounds.js';
+import { retryAfter } from '../errors.js';
 import { isUuid } from './format.js';
 
 /**
@@ -86,6 +87,7 @@ export function installV2ErrorHandler(scope: FastifyInstance, opts: { notFound?:
     if (status >= 500) req.log.error({ err }, 'v2 request failed');
     else req.log.info({ status, code: (err as { code?: string }).code }, message);
     if (status === 423) return reply.status(423).send();
+    if (status === 503) void reply.header('retry-after', String(retryAfter(err)));
     return reply.status(status).type('application/json').send(errorBody(status, message));
   });
   if (opts.notFound) {

@@ -34,10 +34,13 @@ export async function freshDatabase(prefix: string): Promise<{ name: string; url
 }
 
 /** A migrated journal on `url`. */
-export async function openTestJournal(url: string, opts: { unavailableAfterMs?: number; maxBatch?: number; pool?: number } = {}): Promise<PgJournal> {
+export async function openTestJournal(url: string, opts: { unavailableAfterMs?: number; maxBatch?: number; pool?: number; closeTimeoutMs?: number } = {}): Promise<PgJournal> {
   const orm = await openOrm({ url, pool: opts.pool ?? 2 });
   await migrate(orm);
-  return new PgJournal({ orm, log: quiet, unavailableAfterMs: opts.unavailableAfterMs ?? 10_000, maxBatch: opts.maxBatch ?? 5_000, retryMinMs: 20, retryMaxMs: 200 });
+  return new PgJournal({
+    orm, log: quiet, unavailableAfterMs: opts.unavailableAfterMs ?? 10_000, maxBatch: opts.maxBatch ?? 5_000, retryMinMs: 20, retryMaxMs: 200,
+    ...(opts.closeTimeoutMs !== undefined ? { closeTimeoutMs: opts.closeTimeoutMs } : {}),
+  });
 }
 
 /** Runs one query on its own connection. */

@@ -1,13 +1,25 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { Change } from '../../actors/journal.js';
 import type { PgJournal } from '../../db/pg-journal.js';
+import { CyborgError } from '../../errors/index.js';
 import type { Running } from '../../roles/all-in-one.js';
 import { svc } from '../services.js';
-import { freshDatabase, query } from './helpers.js';
+import { freshDatabase, openTestJournal, query } from './helpers.js';
 import { PgProxy } from './pg-proxy.js';
 import { act, ready, startStack } from './stack.js';
 import { eventually } from '../support/eventually.js';
 
-interface Outcome { requestId: string; id: string; status: number; state?: string; code?: string }
+interface Outcome { requestId: string; id: string; status: number; state?: string; code?: string; retryAfter?: string }
+
+/**
+ * How long the long outage keeps the database away. A minute is what the conductor must ride out
+ * (it died for good after ~10 s before); CYBORG_TEST_LONG_OUTAGE_MS shortens it for a quick local run.
+ */
+const LONG_OUTAGE_MS = Number(process.env.CYBORG_TEST_LONG_OUTAGE_MS ?? 60_000);
+
+/** Every unhandled rejection of this process while a test runs: there must be none. */
+const unhandled: unknown[] = [];
+const onUnhandled = (reason: unknown): void => { unhandled.push(reason); };
 
 describe.skipIf(!svc.postgres)('persistence: the database goes away under load and comes back (PostgreSQL)', () => {
   let db: Awaited<ReturnType<typeof freshDatabase>>;
@@ -15,51 +27,71 @@ describe.skipIf(!svc.postgres)('persistence: the database goes away under load a
   let run: Running;
 
   beforeAll(async () => {
+    process.on('unhandledRejection', onUnhandled);
     db = await freshDatabase('outage');
     proxy = await PgProxy.forUrl(db.url).start();
-    run = await startStack({ databaseUrl: proxy.rewrite(db.url), nics: 2, vfsPerNic: 20, gpus: 0, unavailableAfterMs: 1_000 });
+    // The production default: a commit may wait 10 s for the database; the journal still says
+    // 503 within about a second of it going away (before any client or bus times out).
+    run = await startStack({ databaseUrl: proxy.rewrite(db.url), nics: 2, vfsPerNic: 20, gpus: 0 });
     await ready(run, 41);
   });
   afterAll(async () => {
+    process.off('unhandledRejection', onUnhandled);
     proxy?.restore();
     await run?.stop();
     await proxy?.stop();
     await db?.drop();
   });
 
-  it('callers get 503 while it is gone, the process stays up, and nothing acknowledged is lost', async () => {
+  const readyz = async (): Promise<{ status: number; database?: string }> => {
+    const res = await run.app.inject({ method: 'GET', url: '/readyz' });
+    return { status: res.statusCode, database: (res.json() as { checks: Record<string, string> }).checks.database };
+  };
+
+  /**
+   * One operator per accelerator toggles it enable/disable as fast as answers come back (and as
+   * a 503's Retry-After asks); the database goes away for `outageMs`, then comes back.
+   */
+  async function outage(outageMs: number): Promise<void> {
     const ids = run.conductor.listAccelerators().filter((a) => a.deviceType === 'NIC').map((a) => a.id);
     const outcomes: Outcome[] = [];
     let stop = false;
     let seq = 0;
-    // One operator per accelerator, toggling it enable/disable as fast as answers come back.
     const workers = ids.map(async (id) => {
       while (!stop) {
         // The live machine decides (a commit answered 503 leaves the committed view behind).
         const allowed = run.conductor.acceleratorActor(id).allowed();
         const action = allowed.includes('ENABLE') ? 'enable' : allowed.includes('DISABLE') ? 'disable' : allowed.includes('RETRY') ? 'retry' : null;
         if (!action) { await new Promise((r) => setTimeout(r, 5)); continue; }
-        const requestId = `op-${seq++}`;
+        const requestId = `op-${outageMs}-${seq++}`;
         const r = await act(run, id, action, requestId);
-        outcomes.push({ requestId, id, status: r.status, state: r.body.state as string | undefined, code: r.body.code as string | undefined });
+        outcomes.push({ requestId, id, status: r.status, state: r.body.state as string | undefined, code: r.body.code as string | undefined, ...(r.retryAfter ? { retryAfter: r.retryAfter } : {}) });
+        if (r.status === 503) await new Promise((res) => setTimeout(res, Number(r.retryAfter ?? 1) * 1000));
       }
     });
     const acked = (): number => outcomes.filter((o) => o.status === 200).length;
 
     await eventually(() => acked() >= 100, { what: '100 acknowledged transitions before the outage' });
+    expect((await readyz()).status).toBe(200);
+    const cutAt = Date.now();
     proxy.cut();
     await eventually(() => outcomes.some((o) => o.status === 503), { what: 'a 503 while the database is gone' });
+    // Reads go on, and the role says it is not ready, and why.
     expect((await run.app.inject({ method: 'GET', url: '/cyborg/v1/accelerators' })).statusCode).toBe(200);
+    const away = await eventually(async () => { const r = await readyz(); return r.status === 503 ? r : null; }, { what: '/readyz to say the database is away' });
+    expect(away.database).toMatch(/database unreachable/);
+    await new Promise((r) => setTimeout(r, Math.max(0, outageMs - (Date.now() - cutAt))));
     proxy.restore();
+    await eventually(async () => (await readyz()).status === 200, { what: '/readyz to recover by itself', timeoutMs: 30_000 });
     const afterOutage = acked();
-    await eventually(() => acked() >= afterOutage + 100, { what: '100 more acknowledged transitions once it is back' });
+    await eventually(() => acked() >= afterOutage + 100, { what: '100 more acknowledged transitions once it is back', timeoutMs: 30_000 });
     stop = true;
     await Promise.all(workers);
     await eventually(() => (run.journal as PgJournal).pending === 0, { what: 'the queue to drain' });
 
     const unavailable = outcomes.filter((o) => o.status === 503);
     expect(unavailable.length).toBeGreaterThan(0);
-    expect(unavailable.every((o) => o.code === 'persistence.unavailable')).toBe(true);
+    expect(unavailable.every((o) => o.code === 'persistence.unavailable' && Number(o.retryAfter) >= 1)).toBe(true);
     expect(outcomes.every((o) => o.status === 200 || o.status === 503 || o.status === 409)).toBe(true);
 
     // Every acknowledged answer's final state is in the log under its request id.
@@ -75,5 +107,48 @@ describe.skipIf(!svc.postgres)('persistence: the database goes away under load a
     // And what the API shows catches up with it, even for an accelerator whose last change was
     // answered 503 and that has not moved since.
     await eventually(() => ids.every((id) => run.conductor.getAccelerator(id).state === table.get(id)), { what: 'the committed views to catch up' });
+    expect(unhandled).toEqual([]);
+  }
+
+  it('a 2 s outage: callers get 503 with Retry-After, /readyz says so, the process stays up, and nothing acknowledged is lost', async () => {
+    await outage(2_000);
+  });
+
+  it(`a ${Math.round(LONG_OUTAGE_MS / 1000)} s outage: the same, and the conductor recovers by itself`, async () => {
+    await outage(LONG_OUTAGE_MS);
+  }, LONG_OUTAGE_MS + 90_000);
+});
+
+describe.skipIf(!svc.postgres)('persistence: a stop while the database is away (PostgreSQL)', () => {
+  let db: Awaited<ReturnType<typeof freshDatabase>>;
+  let proxy: PgProxy;
+  let journal: PgJournal;
+
+  beforeEach(async () => {
+    db = await freshDatabase('outage_stop');
+    proxy = await PgProxy.forUrl(db.url).start();
+    journal = await openTestJournal(proxy.rewrite(db.url), { unavailableAfterMs: 300, closeTimeoutMs: 500 });
+  });
+  afterEach(async () => {
+    await proxy?.stop();
+    await db?.drop();
+  });
+
+  it('does not hang: what was never acknowledged is answered "shutting down", and nothing is left unhandled', async () => {
+    const change = (n: number): Change[] => [{ type: 'accelerator', id: `stop-${n}`, host: 'h1', record: { value: 'enabled', context: {} } }];
+    await journal.commit(change(0));
+    proxy.cut();
+    const waiting = journal.commit(change(1)).then(() => 'ok', (e: unknown) => (e as CyborgError).code);
+    // Dropped by its caller, as a system transition's commit is: it must not crash anything.
+    void journal.commit(change(2));
+    await eventually(() => !journal.available, { what: 'the journal to see the database gone' });
+    expect(await waiting).toBe('persistence.unavailable');
+    expect(journal.readiness()).toMatch(/database unreachable/);
+    // A commit made now is answered at once.
+    expect(await journal.commit(change(3)).then(() => 'ok', (e: unknown) => (e as CyborgError).code)).toBe('persistence.unavailable');
+    await journal.close();
+    await expect(journal.commit(change(4))).rejects.toMatchObject({ code: 'service.shutting_down' });
+    expect(await query(db.url, `select id from accelerators where id like 'stop-%' order by id`)).toEqual([{ id: 'stop-0' }]);
+    expect(unhandled).toEqual([]);
   });
 });

@@ -30,11 +30,12 @@ export function startStack(o: StackOptions): Promise<Running> {
 }
 
 /** POSTs an operator action through the real HTTP stack (Fastify inject). */
-export async function act(run: Running, id: string, action: string, requestId: string): Promise<{ status: number; body: Record<string, unknown> }> {
+export async function act(run: Running, id: string, action: string, requestId: string): Promise<{ status: number; body: Record<string, unknown>; retryAfter?: string }> {
   const res = await run.app.inject({
     method: 'POST', url: `/cyborg/v1/accelerators/${id}/${action}`, payload: {}, headers: { 'x-openstack-request-id': requestId },
   });
-  return { status: res.statusCode, body: res.json() as Record<string, unknown> };
+  const retryAfter = res.headers['retry-after'];
+  return { status: res.statusCode, body: res.json() as Record<string, unknown>, ...(typeof retryAfter === 'string' ? { retryAfter } : {}) };
 }
 
 /** Waits until the conductor has registered the agent's inventory. */
