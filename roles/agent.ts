@@ -4,11 +4,10 @@ import { Agent } from '../actors/agent.js';
 import { AgentCache } from '../actors/agent-cache.js';
 import type { NatsBus } from '../bus/nats.js';
 import type { Config } from '../config/index.js';
-import { FakeDriver } from '../drivers/fake/index.js';
 import { DriverRegistry } from '../drivers/registry.js';
-import { genericDriverFromConfig } from '../drivers/generic/from-config.js';
 import { startHealthServer, type HealthServer } from '../metrics/http.js';
 import { Metrics } from '../metrics/index.js';
+import { enabledDrivers } from './drivers.js';
 import { serveService } from './service.js';
 import { roleBus } from './shared.js';
 
@@ -32,7 +31,7 @@ export async function startAgentRole(config: Config, log: Logger, deps: { driver
   const host = config.host;
   log = log.child({ role: 'agent', host });
   const metrics = new Metrics('agent');
-  const drivers = deps.drivers ?? new DriverRegistry([new FakeDriver({ host, ...config.fake }), ...genericDriverFromConfig(config, log)]);
+  const drivers = deps.drivers ?? new DriverRegistry(enabledDrivers(config, log));
   const cache = await AgentCache.open(join(config.dataDir, 'agent'), host, drivers.list().map((d) => ({ name: d.name, version: d.version })), log);
   let agent: Agent | undefined;
   let started = false;

@@ -11,10 +11,11 @@ import type { Config } from '../config/index.js';
 import { FakeDriver } from '../drivers/fake/index.js';
 import { DriverRegistry } from '../drivers/registry.js';
 import type { Driver } from '../drivers/driver.js';
-import { genericDriverFromConfig } from '../drivers/generic/from-config.js';
 import { metricsRoute } from '../metrics/http.js';
 import { Metrics, watchFlushes } from '../metrics/index.js';
 import { startNovaNotifier } from '../openstack/nova.js';
+import { startAutoEnable } from './auto-enable.js';
+import { enabledDrivers } from './drivers.js';
 
 export interface Running {
   url: string;
@@ -30,12 +31,13 @@ export interface Running {
 export interface AllInOneDeps {
   /** Defaults to the database of the config (DATABASE_URL, else embedded PGlite under dataDir). */
   journal?: Journal;
+  /** The fake driver to use (a test scripts it); default: one when `fake_driver` is enabled. */
   fake?: FakeDriver;
-  /** Drivers beside the fake one; default: the generic driver when `config.generic.enabled`. */
+  /** Drivers beside the fake one; default: the others enabled in the config (generic_driver). */
   drivers?: Driver[];
 }
 
-/** API + conductor + one agent with the fake driver, in one process, over the in-process bus. */
+/** API + conductor + one agent (the fake driver by default), in one process, over the in-process bus. */
 export async function startAllInOne(config: Config, log: Logger, deps: AllInOneDeps = {}): Promise<Running> {
   const bus = new InProcessBus(log.child({ component: 'bus' }));
   // Without an injected journal: PostgreSQL at DATABASE_URL, or the embedded one under dataDir
@@ -46,11 +48,14 @@ export async function startAllInOne(config: Config, log: Logger, deps: AllInOneD
   // Nova-less by default here: the host's root provider is created when Placement lacks it.
   const placement = startPlacementSync(config, conductor, log.child({ component: 'placement' }), true);
   const nova = startNovaNotifier(config, conductor, log.child({ component: 'nova' }));
-  const fake = deps.fake ?? new FakeDriver({ host: config.host, ...config.fake });
+  const configured = enabledDrivers(config, log.child({ component: 'agent' }));
+  const fake = deps.fake ?? configured.find((d) => d instanceof FakeDriver);
+  const others = deps.drivers ?? configured.filter((d) => !(d instanceof FakeDriver));
+  const autoEnable = config.agent.autoEnable ? startAutoEnable(conductor, log.child({ component: 'auto-enable' })) : undefined;
   const agent = new Agent({
     host: config.host,
     bus,
-    drivers: new DriverRegistry([fake, ...(deps.drivers ?? genericDriverFromConfig(config, log))]),
+    drivers: new DriverRegistry([...(fake ? [fake] : []), ...others]),
     log: log.child({ component: 'agent' }),
     heartbeatIntervalMs: config.timing.heartbeatIntervalMs,
     discoveryIntervalMs: config.timing.discoveryIntervalMs,
@@ -73,6 +78,7 @@ export async function startAllInOne(config: Config, log: Logger, deps: AllInOneD
     stop: () => (stopped ??= (async () => {
       await app.close();
       unwatch();
+      autoEnable?.();
       await agent.stop();
       placement?.stop();
       await nova.stop();

@@ -22,10 +22,10 @@ import { Subjects } from '../bus/subjects.js';
 import { CyborgError, NotFoundError } from '../errors/index.js';
 import type { BoundTo } from '../machines/index.js';
 import type { Config } from '../config/index.js';
-import { databaseChecks } from '../db/index.js';
 import { startHealthServer, type HealthServer } from '../metrics/http.js';
 import { Metrics, watchFlushes } from '../metrics/index.js';
 import { startNovaNotifier } from '../openstack/nova.js';
+import { startAutoEnable } from './auto-enable.js';
 import { serveService } from './service.js';
 import { roleBus, roleJournal } from './shared.js';
 
@@ -123,6 +123,7 @@ export async function startConductor(config: Config, log: Logger, deps: { journa
   // Each conductor keeps Placement in sync for the hosts it owns (PLACEMENT_URL; Nova creates the roots).
   const placement = startPlacementSync(config, conductor, log.child({ component: 'placement' }));
   metrics.watchConductor(conductor);
+  const offAutoEnable = config.agent.autoEnable ? startAutoEnable(conductor, log.child({ component: 'auto-enable' })) : undefined;
   watchJournal(metrics, inner);
   const offs = [
     serveControlPlane({
@@ -143,11 +144,6 @@ export async function startConductor(config: Config, log: Logger, deps: { journa
   const health = d.metricsPort >= 0 ? await startHealthServer({
     address: config.listen.address, port: d.metricsPort, metrics, log,
     healthy: () => ({ ok: !bus.nc.isClosed() && (lease?.valid() ?? true), conductorId: id, hosts: conductor.hosts.size, leaseValid: lease?.valid() ?? null }),
-    // Not ready while its database is away: it answers 503 then, and recovers by itself.
-    ready: () => {
-      const database = databaseChecks(inner).database?.();
-      return { ok: !bus.nc.isClosed() && (lease?.valid() ?? true) && !database, conductorId: id, database: database ?? 'ok' };
-    },
   }) : undefined;
   log.info({ leases: d.leases, hosts: conductor.hosts.size, metricsPort: health?.port }, 'conductor role up');
   let stopped: Promise<void> | undefined;
@@ -155,6 +151,7 @@ export async function startConductor(config: Config, log: Logger, deps: { journa
     id, conductor, bus, journal, lease, metrics, health,
     stop: () => (stopped ??= (async () => {
       for (const o of offs) o();
+      offAutoEnable?.();
       placement?.stop();
       await conductor.stop();
       await nova.stop();
