@@ -11,24 +11,21 @@ export interface HealthServer {
 
 /**
  * The small HTTP listener of the agent and conductor roles: `GET /healthz` (200 while `healthy()`
- * says so, else 503, with its details), `GET /readyz` (the same with `ready()`, which says whether
- * the role can serve now — its database answers — and defaults to `healthy()`) and `GET /metrics`
- * (Prometheus text). Port 0 picks a free one.
+ * says so, else 503, with its details) and `GET /metrics` (Prometheus text). Port 0 picks a free one.
  */
 export async function startHealthServer(opts: {
   address: string;
   port: number;
   metrics: Metrics;
   healthy: () => { ok: boolean; [k: string]: unknown };
-  ready?: () => { ok: boolean; [k: string]: unknown };
   log: Logger;
-}): Promise<HealthServer> {
+}): Promise<HealthServer | undefined> {
   const server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (req.method !== 'GET') {
       res.writeHead(405).end();
-    } else if (path === '/healthz' || path === '/readyz') {
-      const h = path === '/readyz' && opts.ready ? opts.ready() : opts.healthy();
+    } else if (path === '/healthz') {
+      const h = opts.healthy();
       res.writeHead(h.ok ? 200 : 503, { 'content-type': 'application/json' }).end(JSON.stringify({ status: h.ok ? 'ok' : 'unavailable', ...h }));
     } else if (path === '/metrics') {
       opts.metrics.text().then(
@@ -42,10 +39,16 @@ export async function startHealthServer(opts: {
       res.writeHead(404).end();
     }
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(opts.port, opts.address, () => resolve());
+  // An optional listener must never take its role down: a port already taken (a conductor and an
+  // agent on one host, both told to use it) is said in the log and the role goes on without it.
+  const err = await new Promise<NodeJS.ErrnoException | undefined>((resolve) => {
+    server.once('error', resolve);
+    server.listen(opts.port, opts.address, () => resolve(undefined));
   });
+  if (err) {
+    opts.log.warn({ address: opts.address, port: opts.port, err: err.code ?? err.message }, 'health and metrics listener could not bind; going on without it (set another metrics port)');
+    return undefined;
+  }
   const addr = server.address();
   const port = typeof addr === 'object' && addr ? addr.port : opts.port;
   opts.log.info({ address: opts.address, port }, 'health and metrics listener up (/healthz, /metrics)');
