@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { createActor, fromPromise, type Actor } from 'xstate';
 import { placementSyncMachine, type PassResult, type SyncWork } from '../machines/placement-sync.js';
 import type { Config } from '../config/index.js';
-import { microversionAtLeast, MIN_MICROVERSION, PlacementClient } from '../openstack/placement/client.js';
+import { microversionAtLeast, MIN_MICROVERSION, placementClientFromConfig, type PlacementClient } from '../openstack/placement/client.js';
 import { desiredOf } from '../openstack/placement/desired.js';
 import { passCounter, repairCounter, requestCounter, trackDrift, type DriftKind } from '../openstack/placement/metrics.js';
 import type { SyncFlag } from '../openstack/placement/plan.js';
@@ -206,16 +206,12 @@ export function startPlacementSync(
   log: Logger,
   createRootProvidersByDefault = false,
 ): PlacementSync | null {
-  if (!config.placementUrl) {
-    log.info('no Placement configured (PLACEMENT_URL): accelerators are not reported to Placement');
+  // A fixed token against PLACEMENT_URL, or a Keystone session ([placement] auth_url) that finds Placement in the catalog.
+  const client = placementClientFromConfig(config, (method, status) => requestCounter.inc({ method, status: String(status) }));
+  if (!client) {
+    log.info('no Placement configured (PLACEMENT_URL or [placement] auth_url): accelerators are not reported to Placement');
     return null;
   }
-  const client = new PlacementClient({
-    url: config.placementUrl,
-    token: config.placementToken,
-    timeoutMs: config.placement.timeoutMs,
-    onRequest: (method, status) => requestCounter.inc({ method, status: String(status) }),
-  });
   const sync = new PlacementSync({
     source: conductor,
     client,

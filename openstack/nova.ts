@@ -1,5 +1,7 @@
 import type { Logger } from 'pino';
+import type { Config } from '../config/index.js';
 import type { ArqView, CommittedEvent, EventHub } from '../model/index.js';
+import { authMethod, KeystoneSession } from './keystone/index.js';
 
 /** One Nova external event (compute API 2.82). */
 export interface NovaEvent {
@@ -12,8 +14,10 @@ export interface NovaEvent {
 export interface NovaNotifierOptions {
   /** Nova's compute endpoint (e.g. `http://nova:8774/v2.1`); none: no events are sent. */
   novaUrl?: string;
-  /** Sent as X-Auth-Token (noauth Nova reads `admin` / `user:project`). */
+  /** Fixed-token mode: sent as X-Auth-Token (noauth Nova reads `admin` / `user:project`). */
   token: string;
+  /** Keystone mode: the service user's session (its token and a service token; Nova's endpoint from the catalog unless novaUrl is set). */
+  session?: KeystoneSession;
   retries: number;
   retryDelayMs: number;
   hub: EventHub;
@@ -43,12 +47,12 @@ export class NovaNotifier {
   constructor(private readonly opts: NovaNotifierOptions) {}
 
   start(): this {
-    if (!this.opts.novaUrl) {
+    if (!this.opts.novaUrl && !this.opts.session) {
       this.opts.log.info('no Nova endpoint configured (novaUrl / NOVA_URL): accelerator-request-bound events are not sent');
       return this;
     }
     this.unsubscribe = this.opts.hub.subscribe((ev) => this.onEvent(ev));
-    this.opts.log.info({ novaUrl: this.opts.novaUrl }, 'Nova notifier started');
+    this.opts.log.info({ novaUrl: this.opts.novaUrl ?? 'from the Keystone catalog', keystone: Boolean(this.opts.session) }, 'Nova notifier started');
     return this;
   }
 
@@ -89,6 +93,10 @@ export class NovaNotifier {
     }
   }
 
+  private post(body: string): Promise<{ status: number; text: string }> {
+    return postWith(this.opts)(body);
+  }
+
   private track(p: Promise<void>): void {
     this.inflight.add(p);
     void p.finally(() => this.inflight.delete(p));
@@ -98,19 +106,8 @@ export class NovaNotifier {
     const ids = { arqs: events.map((e) => e.tag), servers: [...new Set(events.map((e) => e.server_uuid))], attempt };
     let outcome: { retry: boolean; reason: string } | undefined;
     try {
-      const res = await fetch(`${this.opts.novaUrl!.replace(/\/+$/, '')}/os-server-external-events`, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          accept: 'application/json',
-          'openstack-api-version': 'compute 2.82',
-          'x-openstack-nova-api-version': '2.82',
-          'x-auth-token': this.opts.token,
-        },
-        body: JSON.stringify({ events }),
-        signal: AbortSignal.timeout(10_000),
-      });
-      const text = await res.text();
+      const res = await this.post(JSON.stringify({ events }));
+      const text = res.text;
       if (res.status === 200) {
         this.opts.log.info({ ...ids, status: res.status }, 'Nova told: accelerator-request-bound');
         return;
@@ -142,6 +139,26 @@ export class NovaNotifier {
   }
 }
 
+/** POST /os-server-external-events through the Keystone session (one re-authentication on 401) or with the fixed token. */
+function postWith(o: NovaNotifierOptions): (body: string) => Promise<{ status: number; text: string }> {
+  const headers = {
+    'content-type': 'application/json',
+    accept: 'application/json',
+    'openstack-api-version': 'compute 2.82',
+    'x-openstack-nova-api-version': '2.82',
+  };
+  if (o.session) {
+    const session = o.session;
+    return (body) => session.request('/os-server-external-events', { method: 'POST', headers, body, timeoutMs: 10_000 });
+  }
+  return async (body) => {
+    const res = await fetch(`${o.novaUrl!.replace(/\/+$/, '')}/os-server-external-events`, {
+      method: 'POST', headers: { ...headers, 'x-auth-token': o.token }, body, signal: AbortSignal.timeout(10_000),
+    });
+    return { status: res.status, text: await res.text() };
+  };
+}
+
 function allNotOnHost(text: string): boolean {
   try {
     const body = JSON.parse(text) as { events?: { code?: number }[] };
@@ -153,12 +170,25 @@ function allNotOnHost(text: string): boolean {
 
 /** Starts the notifier from the configuration (`novaUrl`, `v2.novaToken`, `v2.novaRetries`, ...). */
 export function startNovaNotifier(
-  config: { novaUrl?: string; v2: { novaToken: string; novaRetries: number; novaRetryDelayMs: number } },
+  config: { novaUrl?: string; v2: { novaToken: string; novaRetries: number; novaRetryDelayMs: number }; nova?: Config['nova'] },
   control: { hub: EventHub; getArq: (uuid: string) => ArqView },
   log: Logger,
 ): NovaNotifier {
   return new NovaNotifier({
     novaUrl: config.novaUrl, token: config.v2.novaToken, retries: config.v2.novaRetries, retryDelayMs: config.v2.novaRetryDelayMs,
+    ...(config.nova?.authUrl ? { session: novaSession(config.nova, config.novaUrl) } : {}),
     hub: control.hub, getArq: (uuid) => control.getArq(uuid), log,
   }).start();
+}
+
+/**
+ * `[nova]`'s Keystone session: the configured service user; its token also goes as the
+ * `X-Service-Token` Nova checks for service-to-service calls. The endpoint is the catalog's
+ * `compute` entry unless novaUrl overrides it.
+ */
+export function novaSession(nova: Config['nova'], novaUrl?: string): KeystoneSession {
+  return new KeystoneSession({
+    authUrl: nova.authUrl!, auth: authMethod('nova', nova), serviceType: 'compute', interfaces: nova.validInterfaces, serviceTokenFrom: 'self',
+    ...(nova.regionName ? { region: nova.regionName } : {}), ...(novaUrl ? { endpointOverride: novaUrl } : {}),
+  });
 }

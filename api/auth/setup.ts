@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Config } from '../../config/index.js';
-import { KeystoneSession, TokenValidator, type AuthMethod } from '../../openstack/keystone/index.js';
+import { authMethod, KeystoneSession, TokenValidator } from '../../openstack/keystone/index.js';
 import { CYBORG_RULES, Enforcer } from '../../policy/index.js';
 import type { KeystoneAuth } from '../v2/identity.js';
 
@@ -8,23 +8,6 @@ import type { KeystoneAuth } from '../v2/identity.js';
 export interface ApiAuth {
   keystone?: KeystoneAuth;
   enforcer?: Enforcer;
-}
-
-type KeystoneOptions = Config['keystoneAuthtoken'];
-
-/** keystoneauth's plugin options as an AuthMethod; throws naming the section when something is missing. */
-export function authMethod(section: string, o: Omit<KeystoneOptions, 'wwwAuthenticateUri' | 'tokenCacheTime' | 'cacheMaxEntries' | 'negativeCacheTime' | 'httpConnectTimeout'>): AuthMethod {
-  if (o.authType === 'v3applicationcredential') {
-    if (!o.applicationCredentialSecret || !(o.applicationCredentialId || o.applicationCredentialName)) {
-      throw new Error(`[${section}] auth_type = v3applicationcredential needs application_credential_secret and its id (or name and username)`);
-    }
-    return { type: 'application_credential', id: o.applicationCredentialId, name: o.applicationCredentialName, secret: o.applicationCredentialSecret, username: o.username, userDomainName: o.userDomainName };
-  }
-  if (!o.username || o.password === undefined) throw new Error(`[${section}] auth_type = password needs username and password`);
-  return {
-    type: 'password', username: o.username, password: o.password, userDomainName: o.userDomainName,
-    ...(o.projectName ? { projectName: o.projectName, projectDomainName: o.projectDomainName } : {}),
-  };
 }
 
 /** Keystone mode's validator from `[keystone_authtoken]`; undefined in noauth. */

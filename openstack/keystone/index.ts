@@ -1,3 +1,4 @@
+export { authMethod, type KeystoneAuthOptions } from './auth-method.js';
 export { findEndpoint, type EndpointFilter } from './catalog.js';
 export { openstackDispatcher, type HttpAnswer } from './http.js';
 export { KeystoneSession, v3Url, type KeystoneSessionOptions } from './session.js';

@@ -16,8 +16,8 @@ export interface KeystoneSessionOptions {
   endpointOverride?: string;
   timeoutMs?: number;
   dispatcher?: Dispatcher;
-  /** Adds `X-Service-Token` with that session's token to every request (where Nova wants one). */
-  serviceTokenFrom?: KeystoneSession;
+  /** Adds `X-Service-Token` with that session's token (`self`: this session's own) to every request, where Nova wants one. */
+  serviceTokenFrom?: KeystoneSession | 'self';
   /** Re-authenticate this long before the token expires (keystoneauth's stale window). */
   expiryMarginMs?: number;
   now?: () => number;
@@ -93,11 +93,12 @@ export class KeystoneSession {
     for (let attempt = 0; ; attempt++) {
       const token = await this.token();
       const headers: Record<string, string> = { ...o.headers, 'x-auth-token': token };
-      if (this.o.serviceTokenFrom) headers['x-service-token'] = await this.o.serviceTokenFrom.token();
+      const service = this.o.serviceTokenFrom === 'self' ? this : this.o.serviceTokenFrom;
+      if (service) headers['x-service-token'] = await service.token();
       const res = await send(this.dispatcher, base + path, { method: o.method, headers, body: o.body, timeoutMs: o.timeoutMs ?? this.timeoutMs }, this.o.serviceType ?? 'service');
       if (res.status !== 401 || attempt > 0) return res;
       this.invalidate(token);
-      this.o.serviceTokenFrom?.invalidate(headers['x-service-token']);
+      service?.invalidate(headers['x-service-token']);
     }
   }
 

@@ -1,4 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
+import type { Config } from '../../config/index.js';
+import { authMethod, KeystoneSession } from '../keystone/index.js';
 import { PlacementError, type PlacementCode } from './errors.js';
 
 /** The microversion each feature needs (calls send at least MIN_MICROVERSION, see below). */
@@ -53,8 +55,12 @@ export interface InventoryRecord {
 export type Inventories = Record<string, InventoryRecord>;
 
 export interface PlacementClientOptions {
-  url: string;
-  token: string;
+  /** Placement's endpoint; with a session, optional (then found in Keystone's catalog). */
+  url?: string;
+  /** Fixed-token mode (noauth Placement, tests): sent as X-Auth-Token. */
+  token?: string;
+  /** Keystone mode: the service user's session authenticates, finds the endpoint and re-authenticates on 401. */
+  session?: KeystoneSession;
   timeoutMs: number;
   /** Told about every request (for metrics): method, HTTP status (0 = no answer), duration. */
   onRequest?: (method: string, status: number, ms: number) => void;
@@ -77,11 +83,12 @@ export class PlacementClient {
   private readonly base: string;
 
   constructor(private readonly opts: PlacementClientOptions) {
-    this.base = opts.url.replace(/\/+$/, '');
+    if (!opts.url && !opts.session) throw new Error('PlacementClient needs a url or a Keystone session');
+    this.base = (opts.url ?? '').replace(/\/+$/, '');
   }
 
   get url(): string {
-    return this.base;
+    return this.base || 'from the Keystone catalog';
   }
 
   /** The highest microversion the server offers (`GET /` needs no token). */
@@ -214,30 +221,64 @@ export class PlacementClient {
     this.requests++;
     const started = performance.now();
     const headers: Record<string, string> = {
-      'X-Auth-Token': this.opts.token,
       'OpenStack-API-Version': `placement ${path === '/' ? o.microversion : atLeastFloor(o.microversion)}`,
       Accept: 'application/json',
     };
     if (o.body !== undefined) headers['Content-Type'] = 'application/json';
-    let res: Response;
+    let res: { status: number; text: string };
     try {
-      res = await fetch(this.base + path, {
-        method, headers, body: o.body === undefined ? undefined : JSON.stringify(o.body), signal: AbortSignal.timeout(this.opts.timeoutMs),
-      });
+      res = await this.exchange(method, path, headers, o.body === undefined ? undefined : JSON.stringify(o.body));
     } catch (err) {
       this.opts.onRequest?.(method, 0, performance.now() - started);
       const why = err instanceof Error && err.name === 'TimeoutError' ? `no answer within ${this.opts.timeoutMs} ms` : causeText(err);
       throw new PlacementError(`Placement ${method} ${path}: ${why}`, { method, path, httpStatus: 0, placementCode: null }, { cause: err });
     }
-    const text = await res.text().catch(() => '');
+    const text = res.text;
     this.opts.onRequest?.(method, res.status, performance.now() - started);
-    if (res.ok) return { status: res.status, body: text ? JSON.parse(text) as unknown : null };
+    if (res.status >= 200 && res.status < 300) return { status: res.status, body: text ? JSON.parse(text) as unknown : null };
     if (o.ok?.includes(res.status)) return { status: res.status, body: null };
     const e = firstError(text);
     throw new PlacementError(`Placement ${method} ${path}: ${res.status} ${e.detail}`, {
       method, path, httpStatus: res.status, placementCode: e.code, ...(e.requestId ? { requestId: e.requestId } : {}),
     });
   }
+
+  /**
+   * One HTTP exchange: through the Keystone session (its token, the catalog's endpoint, one
+   * re-authentication on 401), or with the fixed token. No answer at all throws.
+   */
+  private async exchange(method: string, path: string, headers: Record<string, string>, body: string | undefined): Promise<{ status: number; text: string }> {
+    if (this.opts.session) {
+      const session = this.opts.session;
+      return session.request(path, { method, headers, body, timeoutMs: this.opts.timeoutMs });
+    }
+    const res = await fetch(this.base + path, {
+      method, headers: { ...headers, 'X-Auth-Token': this.opts.token ?? 'admin' }, body, signal: AbortSignal.timeout(this.opts.timeoutMs),
+    });
+    return { status: res.status, text: await res.text().catch(() => '') };
+  }
+}
+
+/**
+ * The Placement client the configuration asks for: with `[placement] auth_url`, a Keystone
+ * session as the configured user (the endpoint from the catalog unless `placementUrl` overrides
+ * it); else the fixed token against `placementUrl`; undefined when neither is configured.
+ */
+export function placementClientFromConfig(
+  config: Pick<Config, 'placementUrl' | 'placementToken' | 'placement'>,
+  onRequest?: PlacementClientOptions['onRequest'],
+): PlacementClient | undefined {
+  const p = config.placement;
+  const common = { timeoutMs: p.timeoutMs, ...(onRequest ? { onRequest } : {}) };
+  if (p.authUrl) {
+    const session = new KeystoneSession({
+      authUrl: p.authUrl, auth: authMethod('placement', p), serviceType: 'placement', interfaces: p.validInterfaces,
+      ...(p.regionName ? { region: p.regionName } : {}), ...(config.placementUrl ? { endpointOverride: config.placementUrl } : {}), timeoutMs: p.timeoutMs,
+    });
+    return new PlacementClient({ ...common, session, ...(config.placementUrl ? { url: config.placementUrl } : {}) });
+  }
+  if (!config.placementUrl) return undefined;
+  return new PlacementClient({ ...common, url: config.placementUrl, token: config.placementToken });
 }
 
 function causeText(err: unknown): string {

@@ -6,6 +6,7 @@ import { svc } from '../services.js';
 import { captureLogger } from '../support/runtime.js';
 import { deleteTree, placementClient, uniqueHost } from './harness.js';
 import { eventually } from '../support/eventually.js';
+import { placementEnvFor } from '../keystone/placement-auth.js';
 
 interface Listed { accelerators: { name: string; placement?: { status: string } }[] }
 
@@ -28,7 +29,7 @@ describe('all-in-one and Placement', () => {
 
   it.skipIf(!svc.placement)('creates the host\'s root provider itself and reports every accelerator in sync', async () => {
     const host = uniqueHost('aio');
-    r = await startAllInOne(loadConfig({ host, listen: { port: 0 } }, { PLACEMENT_URL: svc.placement! }), captureLogger().log, { journal: new MemoryJournal() });
+    r = await startAllInOne(loadConfig({ host, listen: { port: 0 } }, { PLACEMENT_URL: svc.placement!, ...placementEnvFor(svc.placement!) }), captureLogger().log, { journal: new MemoryJournal() });
     await eventually(async () => {
       const body = await (await fetch(`${r!.url}/cyborg/v1/accelerators`)).json() as Listed;
       return body.accelerators.every((a) => a.placement?.status === 'in_sync');
