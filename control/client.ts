@@ -1,21 +1,17 @@
 import type { Logger } from 'pino';
 import type { Bus, Unsubscribe } from '../bus/bus.js';
-import { ControlReply, ControlRequest, ViewsBatch, type ControlOp, type ControlReplyMsg, type ViewsBatchMsg } from '../bus/control-schemas.js';
 import { Subjects } from '../bus/subjects.js';
 import { CyborgError, NotFoundError, TransitionInvalidError, type ErrorCode } from '../errors/index.js';
-import type { AcceleratorEvent, Binding } from '../machines/index.js';
-import { RemoteDriverControl } from './remote-driver-control.js';
-import { EventHub, type AcceleratorFilter, type AcceleratorView, type ArqFilter, type ArqView, type AttachHandleT, type AttributeDoc, type ControlPlane, type DeviceProfileDoc, type DeviceStatusDoc, type DeviceT, type Documents, type HostView, type RequestMeta, type TransitionRecord } from '../model/index.js';
-
-interface SnapshotPage {
-  conductorId: string;
-  conductors: string[];
-  hosts: { view: HostView; inventory: DeviceT[] }[];
-  accelerators: AcceleratorView[];
-  arqs?: ArqView[];
-  documents?: ViewsBatchMsg['documents'];
-  next: number | null;
-}
+import {
+  EventHub, type AcceleratorFilter, type AcceleratorView, type ArqFilter, type ArqView, type AttachHandleT, type AttachToInstance,
+  type AttributeDoc, type Binding, type ControlPlane, type DetachFromInstance, type DeviceProfileDoc, type DeviceStatusDoc, type DeviceT,
+  type Documents, type HostView, type NewArq, type OperatorEvent, type RequestMeta, type TransitionRecord,
+} from '../model/index.js';
+import { RemoteDriverControl } from './driver-client.js';
+import {
+  checkedReply, ControlReply, ControlRequest, ViewsBatch, type ArgsOf, type ControlOp, type ControlReplyMsg, type ReplyOf,
+  type SnapshotPageMsg, type ViewsBatchMsg,
+} from './messages.js';
 
 /**
  * The ControlPlane of an `api` process that runs apart from the conductors. Reads are served
@@ -29,13 +25,13 @@ export class RemoteControlPlane implements ControlPlane {
   readonly hub = new EventHub();
   readonly documents: Documents;
   /** Driver administration, asked of the conductors (generic-driver spec's commands). */
-  readonly driverAdmin = new RemoteDriverControl((args, host) => this.call('driverAdmin', args, host));
+  readonly driverAdmin = new RemoteDriverControl((op, args, host) => this.call(op, args, host));
   private hosts = new Map<string, HostView>();
   private inventories = new Map<string, DeviceT[]>();
   private accelerators = new Map<string, AcceleratorView>();
   private byRp = new Map<string, string>();
   private arqs = new Map<string, ArqView>();
-  private docs = new Map<string, Map<string, Record<string, unknown>>>();
+  private docs = new Map<string, Map<string, object>>();
   private off: Unsubscribe | undefined;
 
   constructor(private readonly bus: Bus, private readonly log: Logger, private readonly timeoutMs = 30_000) {
@@ -115,47 +111,46 @@ export class RemoteControlPlane implements ControlPlane {
   // --- writes: calls to the conductor ---------------------------------------------------------
 
   history(id: string, limit = 200): Promise<TransitionRecord[]> {
-    return this.call('history', [id, limit], this.accelerators.get(id)?.host) as Promise<TransitionRecord[]>;
+    return this.call('history', { id, limit }, this.accelerators.get(id)?.host);
   }
 
-  act(id: string, event: AcceleratorEvent, meta: RequestMeta = {}): Promise<AcceleratorView> {
-    return this.acceleratorCall('act', id, [id, event, meta]);
+  act(id: string, event: OperatorEvent, meta: RequestMeta = {}): Promise<AcceleratorView> {
+    return this.acceleratorCall('act', id, { id, event, meta });
   }
 
-  attach(id: string, req: { instanceUuid: string; projectId?: string }, meta: RequestMeta = {}): Promise<AcceleratorView> {
-    return this.acceleratorCall('attach', id, [id, req, meta]);
+  attach(id: string, req: AttachToInstance, meta: RequestMeta = {}): Promise<AcceleratorView> {
+    return this.acceleratorCall('attach', id, { id, req, meta });
   }
 
-  detach(id: string, req: { handleUuid?: string; instanceUuid?: string }, meta: RequestMeta = {}): Promise<AcceleratorView> {
-    return this.acceleratorCall('detach', id, [id, req, meta]);
+  detach(id: string, req: DetachFromInstance, meta: RequestMeta = {}): Promise<AcceleratorView> {
+    return this.acceleratorCall('detach', id, { id, req, meta });
   }
 
-  createArq(req: { deviceProfileName: string; deviceProfileGroupId: number; projectId: string | null }, meta: RequestMeta = {}): Promise<ArqView> {
-    return this.arqCall('createArq', [req, meta]);
+  createArq(req: NewArq, meta: RequestMeta = {}): Promise<ArqView> {
+    return this.arqCall(this.call('createArq', { req, meta }));
   }
 
   bindArq(uuid: string, binding: Binding, meta: RequestMeta = {}): Promise<ArqView> {
-    return this.arqCall('bindArq', [uuid, binding, meta]);
+    return this.arqCall(this.call('bindArq', { uuid, binding, meta }));
   }
 
   unbindArq(uuid: string, meta: RequestMeta = {}): Promise<ArqView> {
-    return this.arqCall('unbindArq', [uuid, meta]);
+    return this.arqCall(this.call('unbindArq', { uuid, meta }));
   }
 
   async deleteArq(uuid: string, meta: RequestMeta = {}): Promise<ArqView> {
-    const v = await this.arqCall('deleteArq', [uuid, meta]);
+    const v = await this.arqCall(this.call('deleteArq', { uuid, meta }));
     if (v.state === 'Deleted') this.arqs.delete(uuid);
     return v;
   }
 
-  /** A call by name; the conductor's typed errors come back as the same classes. */
-  async call(op: ControlOp, args: unknown[], host?: string): Promise<unknown> {
-    const reply = await this.bus.request(Subjects.conductorApi, ControlRequest, ControlReply, { op, args, ...(host ? { host } : {}) }, { timeoutMs: this.timeoutMs });
-    return resultOf(reply);
+  /** A call by name; the reply is checked against the call's schema, the conductor's typed errors come back as the same classes. */
+  call<O extends ControlOp>(op: O, args: ArgsOf<O>, host?: string): Promise<ReplyOf<O>> {
+    return callConductor(this.bus, Subjects.conductorApi, op, args, { timeoutMs: this.timeoutMs, ...(host ? { host } : {}) });
   }
 
   /** Applies a document write's outcome to the read model. */
-  putDocument(collection: string, id: string, body: Record<string, unknown> | null): void {
+  putDocument(collection: string, id: string, body: object | null): void {
     if (collection === 'device_status') (this.documents as RemoteDocuments).statusGeneration++;
     let m = this.docs.get(collection);
     if (!m) this.docs.set(collection, (m = new Map()));
@@ -163,14 +158,14 @@ export class RemoteControlPlane implements ControlPlane {
     else m.delete(id);
   }
 
-  private async acceleratorCall(op: ControlOp, id: string, args: unknown[]): Promise<AcceleratorView> {
-    const v = await this.call(op, args, this.getAccelerator(id).host) as AcceleratorView;
+  private async acceleratorCall<O extends 'act' | 'attach' | 'detach'>(op: O, id: string, args: ArgsOf<O>): Promise<AcceleratorView> {
+    const v = await this.call(op, args, this.getAccelerator(id).host);
     this.putAccelerator(v);
     return v;
   }
 
-  private async arqCall(op: ControlOp, args: unknown[]): Promise<ArqView> {
-    const v = await this.call(op, args) as ArqView;
+  private async arqCall(reply: Promise<ArqView>): Promise<ArqView> {
+    const v = await reply;
     if (v.state !== 'Deleted') this.arqs.set(v.uuid, v);
     return v;
   }
@@ -185,12 +180,11 @@ export class RemoteControlPlane implements ControlPlane {
 
   private apply(b: ViewsBatchMsg): void {
     for (const h of b.hosts) {
-      const view = h.view as unknown as HostView;
-      this.hosts.set(view.name, view);
-      if (h.inventory) this.inventories.set(view.name, h.inventory as DeviceT[]);
+      this.hosts.set(h.view.name, h.view);
+      if (h.inventory) this.inventories.set(h.view.name, h.inventory);
     }
-    for (const a of b.accelerators) this.putAccelerator(a as unknown as AcceleratorView);
-    for (const a of b.arqs) this.arqs.set((a as unknown as ArqView).uuid, a as unknown as ArqView);
+    for (const a of b.accelerators) this.putAccelerator(a);
+    for (const a of b.arqs) this.arqs.set(a.uuid, a);
     for (const id of b.deleted?.arqs ?? []) this.arqs.delete(id);
     for (const d of b.documents) this.putDocument(d.collection, d.id, d.body);
     for (const t of b.transitions) {
@@ -199,19 +193,19 @@ export class RemoteControlPlane implements ControlPlane {
     }
   }
 
-  private async loadFrom(subject: string): Promise<SnapshotPage> {
+  private async loadFrom(subject: string): Promise<SnapshotPageMsg> {
     let cursor: number | null = 0;
-    let first: SnapshotPage | undefined;
+    let first: SnapshotPageMsg | undefined;
     while (cursor !== null) {
-      const reply = await this.bus.request(subject, ControlRequest, ControlReply, { op: 'snapshot', args: [cursor] }, { timeoutMs: this.timeoutMs });
-      if (!reply.ok) throw new CyborgError('bus.no_responder', `snapshot failed: ${reply.error.message}`);
-      const page = reply.result as SnapshotPage;
+      const page: SnapshotPageMsg = await callConductor(this.bus, subject, 'snapshot', { cursor }, { timeoutMs: this.timeoutMs }).catch((err: unknown) => {
+        throw new CyborgError('bus.no_responder', `snapshot failed: ${err instanceof Error ? err.message : String(err)}`);
+      });
       first ??= page;
       this.apply({
         conductorId: page.conductorId,
-        hosts: page.hosts as unknown as ViewsBatchMsg['hosts'],
-        accelerators: page.accelerators as unknown as ViewsBatchMsg['accelerators'],
-        arqs: (page.arqs ?? []) as unknown as ViewsBatchMsg['arqs'],
+        hosts: page.hosts,
+        accelerators: page.accelerators,
+        arqs: page.arqs ?? [],
         documents: page.documents ?? [],
         transitions: [],
       });
@@ -240,12 +234,13 @@ class RemoteDocuments implements Documents {
     return this.listProfiles().find((p) => p.name === name);
   }
 
-  createProfile(doc: DeviceProfileDoc): Promise<DeviceProfileDoc> {
-    return this.create('documents.createProfile', 'device_profiles', doc);
+  async createProfile(doc: DeviceProfileDoc): Promise<DeviceProfileDoc> {
+    return this.remember('device_profiles', await this.cp.call('documents.createProfile', { doc }));
   }
 
-  deleteProfile(uuid: string): Promise<void> {
-    return this.remove('documents.deleteProfile', 'device_profiles', uuid);
+  async deleteProfile(uuid: string): Promise<void> {
+    await this.cp.call('documents.deleteProfile', { uuid });
+    this.cp.putDocument('device_profiles', uuid, null);
   }
 
   listAttributes(): AttributeDoc[] {
@@ -256,24 +251,19 @@ class RemoteDocuments implements Documents {
     return this.listAttributes().find((a) => a.uuid === uuid);
   }
 
-  createAttribute(doc: AttributeDoc): Promise<AttributeDoc> {
-    return this.create('documents.createAttribute', 'attributes', doc);
+  async createAttribute(doc: AttributeDoc): Promise<AttributeDoc> {
+    return this.remember('attributes', await this.cp.call('documents.createAttribute', { doc }));
   }
 
-  deleteAttribute(uuid: string): Promise<void> {
-    return this.remove('documents.deleteAttribute', 'attributes', uuid);
+  async deleteAttribute(uuid: string): Promise<void> {
+    await this.cp.call('documents.deleteAttribute', { uuid });
+    this.cp.putDocument('attributes', uuid, null);
   }
 
   /** Asks the conductor to create a document, then mirrors it in the read model at once. */
-  private async create<T extends { uuid: string }>(op: ControlOp, collection: string, doc: T): Promise<T> {
-    const out = await this.cp.call(op, [doc]) as T;
-    this.cp.putDocument(collection, out.uuid, out as unknown as Record<string, unknown>);
-    return out;
-  }
-
-  private async remove(op: ControlOp, collection: string, uuid: string): Promise<void> {
-    await this.cp.call(op, [uuid]);
-    this.cp.putDocument(collection, uuid, null);
+  private remember<T extends { uuid: string }>(collection: string, doc: T): T {
+    this.cp.putDocument(collection, doc.uuid, doc);
+    return doc;
   }
 
   deviceStatus(uuid: string): DeviceStatusDoc['status'] {
@@ -281,9 +271,21 @@ class RemoteDocuments implements Documents {
   }
 
   async setDeviceStatus(uuid: string, status: DeviceStatusDoc['status']): Promise<void> {
-    await this.cp.call('documents.setDeviceStatus', [uuid, status]);
+    await this.cp.call('documents.setDeviceStatus', { uuid, status });
     this.cp.putDocument('device_status', uuid, { uuid, status, updatedAt: new Date().toISOString() });
   }
+}
+
+/**
+ * Sends one call on `subject` and checks its reply against the call's schema; a failure comes back
+ * as the class it was thrown as. (`forwarded`: conductor to conductor, served where it lands.)
+ */
+export async function callConductor<O extends ControlOp>(
+  bus: Bus, subject: string, op: O, args: ArgsOf<O>, o: { timeoutMs: number; host?: string; forwarded?: boolean },
+): Promise<ReplyOf<O>> {
+  const req = { op, args, ...(o.host ? { host: o.host } : {}), ...(o.forwarded ? { forwarded: true } : {}) };
+  const reply = await bus.request(subject, ControlRequest, ControlReply, req, { timeoutMs: o.timeoutMs });
+  return checkedReply(op, resultOf(reply));
 }
 
 /** A control call's result, or its error rebuilt as the class it was thrown as. */

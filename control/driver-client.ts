@@ -1,13 +1,10 @@
-import type { AttachRequest, AttachResult, DetachResult, DiscoverResult, DriverControl, DriverView, RequestMeta, ServiceView } from '../model/index.js';
-
-/** The DriverControl methods an api process may call on a conductor (op `driverAdmin`, args `[method, …]`). */
-export const DRIVER_CONTROL_METHODS = [
-  'listDrivers', 'getDriver', 'installDriver', 'uninstallDriver', 'updateDriver', 'listServices', 'discoverServices', 'attachInstance', 'detachInstance',
-] as const;
-type Method = (typeof DRIVER_CONTROL_METHODS)[number];
+import type {
+  AttachRequest, AttachResult, DetachResult, DiscoverResult, DriverControl, DriverView, RequestMeta, ServiceView,
+} from '../model/index.js';
+import type { ArgsOf, ControlOp, ReplyOf } from './messages.js';
 
 /** Sends one call to the conductors (to the holder of `host`'s lease when a host is named). */
-export type DriverCall = (args: unknown[], host?: string) => Promise<unknown>;
+export type ControlCall = <O extends ControlOp>(op: O, args: ArgsOf<O>, host?: string) => Promise<ReplyOf<O>>;
 
 /**
  * Driver administration for an `api` process apart from the conductors: every method is a call
@@ -15,55 +12,43 @@ export type DriverCall = (args: unknown[], host?: string) => Promise<unknown>;
  * the host's agent, so with several conductors a call that names its host reaches the right one.
  */
 export class RemoteDriverControl implements DriverControl {
-  constructor(private readonly call: DriverCall) {}
+  constructor(private readonly call: ControlCall) {}
 
   listDrivers(filter: { host?: string } = {}): Promise<DriverView[]> {
-    return this.ask('listDrivers', [filter], filter.host) as Promise<DriverView[]>;
+    return this.call('drivers.list', { filter }, filter.host);
   }
 
   getDriver(ref: string, host?: string): Promise<DriverView> {
-    return this.ask('getDriver', [ref, host], host ?? hostOf(ref)) as Promise<DriverView>;
+    return this.call('drivers.get', { ref, ...(host ? { host } : {}) }, host ?? hostOf(ref));
   }
 
-  installDriver(ref: string, o: { host?: string; version?: string }, meta: RequestMeta = {}): Promise<DriverView> {
-    return this.ask('installDriver', [ref, o, meta], o.host ?? hostOf(ref)) as Promise<DriverView>;
+  installDriver(ref: string, opts: { host?: string; version?: string }, meta: RequestMeta = {}): Promise<DriverView> {
+    return this.call('drivers.install', { ref, opts, meta }, opts.host ?? hostOf(ref));
   }
 
-  uninstallDriver(ref: string, o: { host?: string }, meta: RequestMeta = {}): Promise<DriverView> {
-    return this.ask('uninstallDriver', [ref, o, meta], o.host ?? hostOf(ref)) as Promise<DriverView>;
+  uninstallDriver(ref: string, opts: { host?: string }, meta: RequestMeta = {}): Promise<DriverView> {
+    return this.call('drivers.uninstall', { ref, opts, meta }, opts.host ?? hostOf(ref));
   }
 
-  updateDriver(ref: string, o: { host?: string; version?: string }, meta: RequestMeta = {}): Promise<DriverView> {
-    return this.ask('updateDriver', [ref, o, meta], o.host ?? hostOf(ref)) as Promise<DriverView>;
+  updateDriver(ref: string, opts: { host?: string; version?: string }, meta: RequestMeta = {}): Promise<DriverView> {
+    return this.call('drivers.update', { ref, opts, meta }, opts.host ?? hostOf(ref));
   }
 
   listServices(filter: { host?: string; driver?: string } = {}): Promise<ServiceView[]> {
-    return this.ask('listServices', [filter], filter.host) as Promise<ServiceView[]>;
+    return this.call('services.list', { filter }, filter.host);
   }
 
-  discoverServices(o: { host?: string }, meta: RequestMeta = {}): Promise<DiscoverResult> {
-    return this.ask('discoverServices', [o, meta], o.host) as Promise<DiscoverResult>;
+  discoverServices(opts: { host?: string }, meta: RequestMeta = {}): Promise<DiscoverResult> {
+    return this.call('services.discover', { opts, meta }, opts.host);
   }
 
   attachInstance(instanceUuid: string, req: AttachRequest, meta: RequestMeta = {}): Promise<AttachResult> {
-    return this.ask('attachInstance', [instanceUuid, req, meta], req.host) as Promise<AttachResult>;
+    return this.call('instances.attach', { instanceUuid, req, meta }, req.host);
   }
 
   detachInstance(instanceUuid: string, meta: RequestMeta = {}): Promise<DetachResult> {
-    return this.ask('detachInstance', [instanceUuid, meta]) as Promise<DetachResult>;
+    return this.call('instances.detach', { instanceUuid, meta });
   }
-
-  private ask(method: Method, args: unknown[], host?: string): Promise<unknown> {
-    return this.call([method, ...args], host);
-  }
-}
-
-/** The conductor side: runs one `driverAdmin` call on its DriverAdmin (only the methods above). */
-export function callDriverControl(admin: DriverControl, args: unknown[]): unknown {
-  const [method, ...rest] = args as [string, ...never[]];
-  if (!(DRIVER_CONTROL_METHODS as readonly string[]).includes(method)) throw new Error(`unknown driver control method ${String(method)}`);
-  const fn = admin[method as Method] as (...a: never[]) => unknown;
-  return fn.apply(admin, rest);
 }
 
 function hostOf(ref: string): string | undefined {

@@ -1,27 +1,79 @@
-import { Type, type Static } from '@sinclair/typebox';
-import { TransitionEvent } from '../model/index.js';
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { firstError } from '../bus/schemas.js';
+import { BusError, CyborgError } from '../errors/index.js';
+import {
+  AcceleratorViewSchema, ArqViewSchema, AttachRequestSchema, AttachResultSchema, AttributeDocSchema, BindingSchema, BoundToSchema,
+  DetachResultSchema, Device, DeviceProfileDocSchema, DeviceStatusSchema, DiscoverResultSchema, DriverViewSchema, HostViewSchema,
+  OperatorEventSchema, RequestMetaSchema, ServiceViewSchema, TransitionEvent, TransitionRecordSchema,
+} from '../model/index.js';
 
 /**
- * Schemas of the api ↔ conductor subjects (`cyborg.conductor.api`, `cyborg.conductor.<id>.api`,
- * `cyborg.views`). The api role is a thin client: it calls ControlPlane methods by name, and keeps
- * a read model of committed views that the conductors publish after each commit.
+ * The api ↔ conductor protocol (`cyborg.conductor.api`, `cyborg.conductor.<id>.api`,
+ * `cyborg.views`). An api process is a thin client: it calls ControlPlane methods by name, each
+ * with its arguments by name, and keeps a read model of the committed views the conductors
+ * publish after each commit. Every call has one schema for its arguments and one for its
+ * reply: the conductor checks the arguments on receipt, the client checks the reply.
  */
 
-/** The ControlPlane methods an api process may call remotely (reads are served from its read model). */
-export const ControlOps = [
-  'history', 'act', 'attach', 'detach', 'createArq', 'bindArq', 'unbindArq', 'deleteArq',
-  'documents.createProfile', 'documents.deleteProfile', 'documents.createAttribute', 'documents.deleteAttribute', 'documents.setDeviceStatus',
-  'snapshot',
-  // Driver administration (api/remote-driver-control.ts): args are [method, …its arguments].
-  'driverAdmin',
-  // Conductor to conductor: the ARQ home's bind effects, run where the accelerator is (arq-home.ts).
-  'arqAttach', 'arqRelease',
-] as const;
-export type ControlOp = (typeof ControlOps)[number];
+const Meta = RequestMetaSchema;
+const Id = Type.String({ minLength: 1 });
+const Nothing = Type.Null();
 
+/** One page of a conductor's committed state, by host name order; the first page adds ARQs and documents. */
+export const SnapshotPage = Type.Object({
+  conductorId: Type.String(),
+  conductors: Type.Array(Type.String()),
+  hosts: Type.Array(Type.Object({ view: HostViewSchema, inventory: Type.Array(Device) })),
+  accelerators: Type.Array(AcceleratorViewSchema),
+  arqs: Type.Optional(Type.Array(ArqViewSchema)),
+  documents: Type.Optional(Type.Array(Type.Object({ collection: Type.String(), id: Type.String(), body: Type.Record(Type.String(), Type.Unknown()) }))),
+  next: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]),
+});
+
+const call = <A extends TSchema, R extends TSchema>(args: A, reply: R): { args: A; reply: R } => ({ args, reply });
+
+/** Every call an api process (or another conductor) may make, by name: its arguments and its reply. */
+export const ControlCalls = {
+  snapshot: call(Type.Object({ cursor: Type.Integer({ minimum: 0 }) }), SnapshotPage),
+  history: call(Type.Object({ id: Id, limit: Type.Optional(Type.Integer({ minimum: 1 })) }), Type.Array(TransitionRecordSchema)),
+  act: call(Type.Object({ id: Id, event: OperatorEventSchema, meta: Meta }), AcceleratorViewSchema),
+  attach: call(Type.Object({ id: Id, req: Type.Object({ instanceUuid: Type.String(), projectId: Type.Optional(Type.String()) }), meta: Meta }), AcceleratorViewSchema),
+  detach: call(Type.Object({ id: Id, req: Type.Object({ handleUuid: Type.Optional(Type.String()), instanceUuid: Type.Optional(Type.String()) }), meta: Meta }), AcceleratorViewSchema),
+  createArq: call(Type.Object({
+    req: Type.Object({ deviceProfileName: Type.String(), deviceProfileGroupId: Type.Integer({ minimum: 0 }), projectId: Type.Union([Type.String(), Type.Null()]) }),
+    meta: Meta,
+  }), ArqViewSchema),
+  bindArq: call(Type.Object({ uuid: Id, binding: BindingSchema, meta: Meta }), ArqViewSchema),
+  unbindArq: call(Type.Object({ uuid: Id, meta: Meta }), ArqViewSchema),
+  deleteArq: call(Type.Object({ uuid: Id, meta: Meta }), ArqViewSchema),
+  'documents.createProfile': call(Type.Object({ doc: DeviceProfileDocSchema }), DeviceProfileDocSchema),
+  'documents.deleteProfile': call(Type.Object({ uuid: Id }), Nothing),
+  'documents.createAttribute': call(Type.Object({ doc: AttributeDocSchema }), AttributeDocSchema),
+  'documents.deleteAttribute': call(Type.Object({ uuid: Id }), Nothing),
+  'documents.setDeviceStatus': call(Type.Object({ uuid: Id, status: DeviceStatusSchema }), Nothing),
+  // Driver administration (the generic-driver spec's commands; control/driver-client.ts).
+  'drivers.list': call(Type.Object({ filter: Type.Object({ host: Type.Optional(Type.String()) }) }), Type.Array(DriverViewSchema)),
+  'drivers.get': call(Type.Object({ ref: Id, host: Type.Optional(Type.String()) }), DriverViewSchema),
+  'drivers.install': call(Type.Object({ ref: Id, opts: Type.Object({ host: Type.Optional(Type.String()), version: Type.Optional(Type.String()) }), meta: Meta }), DriverViewSchema),
+  'drivers.uninstall': call(Type.Object({ ref: Id, opts: Type.Object({ host: Type.Optional(Type.String()) }), meta: Meta }), DriverViewSchema),
+  'drivers.update': call(Type.Object({ ref: Id, opts: Type.Object({ host: Type.Optional(Type.String()), version: Type.Optional(Type.String()) }), meta: Meta }), DriverViewSchema),
+  'services.list': call(Type.Object({ filter: Type.Object({ host: Type.Optional(Type.String()), driver: Type.Optional(Type.String()) }) }), Type.Array(ServiceViewSchema)),
+  'services.discover': call(Type.Object({ opts: Type.Object({ host: Type.Optional(Type.String()) }), meta: Meta }), DiscoverResultSchema),
+  'instances.attach': call(Type.Object({ instanceUuid: Id, req: AttachRequestSchema, meta: Meta }), AttachResultSchema),
+  'instances.detach': call(Type.Object({ instanceUuid: Id, meta: Meta }), DetachResultSchema),
+  // Conductor to conductor: the ARQ home's bind effects, run where the accelerator is (control/arq-ops.ts).
+  arqAttach: call(Type.Object({ arqUuid: Id, binding: BindingSchema }), BoundToSchema),
+  arqRelease: call(Type.Object({ arqUuid: Id, boundTo: Type.Union([BoundToSchema, Type.Null()]), asOwner: Type.Boolean() }), Type.Boolean()),
+};
+
+export type ControlOp = keyof typeof ControlCalls;
+export type ArgsOf<O extends ControlOp> = Static<(typeof ControlCalls)[O]['args']>;
+export type ReplyOf<O extends ControlOp> = Static<(typeof ControlCalls)[O]['reply']>;
+
+/** The envelope of a call; its `args` are checked against the call's own schema (`checkedCall`). */
 export const ControlRequest = Type.Object({
-  op: Type.Union(ControlOps.map((o) => Type.Literal(o))),
-  args: Type.Array(Type.Unknown(), { maxItems: 8 }),
+  op: Type.String({ minLength: 1, maxLength: 64 }),
+  args: Type.Unknown(),
   /** The host the call is about, when known: the conductor that hears it forwards it to the host's lease holder. */
   host: Type.Optional(Type.String()),
   /** Set once forwarded, so that a call is forwarded at most once while leases move. */
@@ -44,9 +96,9 @@ export const ControlReply = Type.Union([
 /** Committed views in one message (views are replaced whole; `deleted` names what is gone). */
 export const ViewsBatch = Type.Object({
   conductorId: Type.String(),
-  hosts: Type.Array(Type.Object({ view: Type.Record(Type.String(), Type.Unknown()), inventory: Type.Optional(Type.Array(Type.Unknown())) })),
-  accelerators: Type.Array(Type.Record(Type.String(), Type.Unknown())),
-  arqs: Type.Array(Type.Record(Type.String(), Type.Unknown())),
+  hosts: Type.Array(Type.Object({ view: HostViewSchema, inventory: Type.Optional(Type.Array(Device)) })),
+  accelerators: Type.Array(AcceleratorViewSchema),
+  arqs: Type.Array(ArqViewSchema),
   documents: Type.Array(Type.Object({ collection: Type.String(), id: Type.String(), body: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]) })),
   /** Transitions committed with these views, applied after them (so a reader never sees an event before its view). */
   transitions: Type.Array(TransitionEvent),
@@ -56,3 +108,29 @@ export const ViewsBatch = Type.Object({
 export type ControlRequestMsg = Static<typeof ControlRequest>;
 export type ControlReplyMsg = Static<typeof ControlReply>;
 export type ViewsBatchMsg = Static<typeof ViewsBatch>;
+export type SnapshotPageMsg = Static<typeof SnapshotPage>;
+
+/** A typed call: one of `ControlCalls` with arguments that match its schema. */
+export type CheckedCall = { [O in ControlOp]: { op: O; args: ArgsOf<O> } }[ControlOp];
+
+function isOp(op: string): op is ControlOp {
+  return Object.hasOwn(ControlCalls, op);
+}
+
+/**
+ * The call a request names, with its arguments checked: an unknown call or arguments out of
+ * schema are refused with `request.invalid` (a 4xx: the caller's fault), naming what is wrong.
+ */
+export function checkedCall(req: Pick<ControlRequestMsg, 'op' | 'args'>): CheckedCall {
+  if (!isOp(req.op)) throw new CyborgError('request.invalid', `unknown control call ${JSON.stringify(req.op)}`, { op: req.op });
+  const err = firstError(ControlCalls[req.op].args, req.args);
+  if (err) throw new CyborgError('request.invalid', `control call ${req.op}: arguments ${err}`, { op: req.op, problem: err });
+  return { op: req.op, args: req.args } as CheckedCall;
+}
+
+/** A call's result, checked against its reply schema: a reply out of schema is a bus fault, not data. */
+export function checkedReply<O extends ControlOp>(op: O, result: unknown): ReplyOf<O> {
+  const err = firstError(ControlCalls[op].reply, result);
+  if (err) throw new BusError('bus.invalid_message', `reply to control call ${op} does not match its schema: ${err}`, { op, problem: err });
+  return result as ReplyOf<O>;
+}

@@ -1,11 +1,28 @@
 import type { Logger } from 'pino';
-import type { Conductor } from '../actors/conductor.js';
 import type { Bus, Unsubscribe } from '../bus/bus.js';
-import { ControlReply, ControlRequest, ViewsBatch, type ControlReplyMsg, type ControlRequestMsg, type ViewsBatchMsg } from '../bus/control-schemas.js';
 import { Subjects, type EventKind } from '../bus/subjects.js';
 import { CyborgError, isCyborgError, TransitionInvalidError } from '../errors/index.js';
-import { callDriverControl } from './remote-driver-control.js';
-import { TransitionEvent, type CommittedEvent } from '../model/index.js';
+import {
+  TransitionEvent, type AcceleratorView, type ArqView, type Binding, type BoundTo, type CommittedEvent, type ControlPlane, type DeviceT,
+  type Documents, type DriverControl, type HostView,
+} from '../model/index.js';
+import {
+  checkedCall, ControlReply, ControlRequest, ViewsBatch, type ArgsOf, type CheckedCall, type ControlOp, type ControlReplyMsg,
+  type ControlRequestMsg, type ReplyOf, type SnapshotPageMsg, type ViewsBatchMsg,
+} from './messages.js';
+
+/**
+ * What the responder needs of the conductor it serves: the control plane itself, its committed
+ * actors by host (for snapshots and view batches), and the ARQ home's remote bind effects.
+ */
+export interface ServedConductor extends ControlPlane {
+  readonly hosts: ReadonlyMap<string, { view(): HostView; inventory(): DeviceT[]; readonly accelerators: ReadonlyMap<string, { view(): AcceleratorView }> }>;
+  readonly arqs: ReadonlyMap<string, { readonly state: string; view(): ArqView }>;
+  readonly documents: Documents;
+  readonly driverAdmin: DriverControl;
+  attachForArq(arqUuid: string, binding: Binding): Promise<BoundTo>;
+  releaseForArq(arqUuid: string, boundTo: BoundTo | null, asOwner?: boolean): Promise<boolean>;
+}
 
 /** Hosts per snapshot page: a page (views + inventories) stays well under NATS's 1 MiB payload. */
 const PAGE_HOSTS = 20;
@@ -14,7 +31,7 @@ const BATCH_ITEMS = 200;
 
 export interface ResponderOptions {
   bus: Bus;
-  conductor: Conductor;
+  conductor: ServedConductor;
   conductorId: string;
   /** The lease holder of a host (several conductors); absent with a single conductor. */
   ownerOf?: (host: string) => string | undefined;
@@ -38,12 +55,14 @@ export function serveControlPlane(opts: ResponderOptions): Unsubscribe {
   const { bus, conductorId } = opts;
   const handle = async (req: ControlRequestMsg): Promise<ControlReplyMsg> => {
     try {
+      // Checked before anything else: a malformed call is refused here, never forwarded or run.
+      const checked = checkedCall(req);
       const owner = await whereServed(opts, req);
       if (owner && owner !== conductorId) {
         if (req.forwarded) throw new CyborgError('lease.not_owner', `the call moved on to conductor ${owner} meanwhile; retry it`, { owner });
         return await bus.request(Subjects.conductorApiOf(owner), ControlRequest, ControlReply, { ...req, forwarded: true }, { timeoutMs: opts.timeoutMs });
       }
-      return { ok: true, result: await call(opts, req) };
+      return { ok: true, result: await serve(opts, checked) };
     } catch (err) {
       if (!isCyborgError(err)) opts.log.error({ err, op: req.op }, 'control call failed');
       return { ok: false, error: toWire(err) };
@@ -73,54 +92,65 @@ async function whereServed(opts: ResponderOptions, req: ControlRequestMsg): Prom
   return owner;
 }
 
-async function call(opts: ResponderOptions, req: ControlRequestMsg): Promise<unknown> {
-  const c = opts.conductor;
-  // Arguments were validated by the api role's routes; here they are passed on as they came.
-  const a = req.args as [never, never, never];
-  switch (req.op) {
-    case 'snapshot': return snapshotPage(opts, Number(a[0] ?? 0));
-    case 'history': return c.history(a[0], a[1]);
-    case 'act': return c.act(a[0], a[1], a[2]);
-    case 'attach': return c.attach(a[0], a[1], a[2]);
-    case 'detach': return c.detach(a[0], a[1], a[2]);
-    case 'createArq': return c.createArq(a[0], a[1]);
-    case 'bindArq': return c.bindArq(a[0], a[1], a[2]);
-    case 'unbindArq': return c.unbindArq(a[0], a[1]);
-    case 'deleteArq': return c.deleteArq(a[0], a[1]);
-    case 'driverAdmin': return callDriverControl(c.driverAdmin, req.args);
-    case 'arqAttach': return c.attachForArq(a[0], a[1]);
-    case 'arqRelease': return c.releaseForArq(a[0], a[1], a[2]);
-    default: return callDocuments(opts, req.op, a);
-  }
-}
+type Handlers = { [O in ControlOp]: (a: ArgsOf<O>, opts: ResponderOptions) => Promise<ReplyOf<O>> | ReplyOf<O> };
 
-/** Document writes; the new body (or its deletion) is published to every api process. */
-async function callDocuments(opts: ResponderOptions, op: string, a: [never, never, never]): Promise<unknown> {
-  const d = opts.conductor.documents;
-  const pub = opts.publisher;
-  switch (op) {
-    case 'documents.createProfile': {
-      const doc = await d.createProfile(a[0]);
-      pub.document('device_profiles', doc.uuid, doc as unknown as Record<string, unknown>);
-      return doc;
-    }
-    case 'documents.deleteProfile': await d.deleteProfile(a[0]); pub.document('device_profiles', a[0], null); return null;
-    case 'documents.createAttribute': {
-      const doc = await d.createAttribute(a[0]);
-      pub.document('attributes', doc.uuid, doc as unknown as Record<string, unknown>);
-      return doc;
-    }
-    case 'documents.deleteAttribute': await d.deleteAttribute(a[0]); pub.document('attributes', a[0], null); return null;
-    case 'documents.setDeviceStatus':
-      await d.setDeviceStatus(a[0], a[1]);
-      pub.document('device_status', a[0], { uuid: a[0], status: a[1], updatedAt: new Date().toISOString() });
-      return null;
-    default: throw new Error(`unknown control operation ${op}`);
-  }
+/** Each call, run on the conductor with its checked arguments; document writes are published to every api process. */
+const HANDLERS: Handlers = {
+  snapshot: (a, o) => snapshotPage(o, a.cursor),
+  history: (a, o) => o.conductor.history(a.id, a.limit),
+  act: (a, o) => o.conductor.act(a.id, a.event, a.meta),
+  attach: (a, o) => o.conductor.attach(a.id, a.req, a.meta),
+  detach: (a, o) => o.conductor.detach(a.id, a.req, a.meta),
+  createArq: (a, o) => o.conductor.createArq(a.req, a.meta),
+  bindArq: (a, o) => o.conductor.bindArq(a.uuid, a.binding, a.meta),
+  unbindArq: (a, o) => o.conductor.unbindArq(a.uuid, a.meta),
+  deleteArq: (a, o) => o.conductor.deleteArq(a.uuid, a.meta),
+  'documents.createProfile': async (a, o) => {
+    const doc = await o.conductor.documents.createProfile(a.doc);
+    o.publisher.document('device_profiles', doc.uuid, doc);
+    return doc;
+  },
+  'documents.deleteProfile': async (a, o) => {
+    await o.conductor.documents.deleteProfile(a.uuid);
+    o.publisher.document('device_profiles', a.uuid, null);
+    return null;
+  },
+  'documents.createAttribute': async (a, o) => {
+    const doc = await o.conductor.documents.createAttribute(a.doc);
+    o.publisher.document('attributes', doc.uuid, doc);
+    return doc;
+  },
+  'documents.deleteAttribute': async (a, o) => {
+    await o.conductor.documents.deleteAttribute(a.uuid);
+    o.publisher.document('attributes', a.uuid, null);
+    return null;
+  },
+  'documents.setDeviceStatus': async (a, o) => {
+    await o.conductor.documents.setDeviceStatus(a.uuid, a.status);
+    o.publisher.document('device_status', a.uuid, { uuid: a.uuid, status: a.status, updatedAt: new Date().toISOString() });
+    return null;
+  },
+  'drivers.list': (a, o) => o.conductor.driverAdmin.listDrivers(a.filter),
+  'drivers.get': (a, o) => o.conductor.driverAdmin.getDriver(a.ref, a.host),
+  'drivers.install': (a, o) => o.conductor.driverAdmin.installDriver(a.ref, a.opts, a.meta),
+  'drivers.uninstall': (a, o) => o.conductor.driverAdmin.uninstallDriver(a.ref, a.opts, a.meta),
+  'drivers.update': (a, o) => o.conductor.driverAdmin.updateDriver(a.ref, a.opts, a.meta),
+  'services.list': (a, o) => o.conductor.driverAdmin.listServices(a.filter),
+  'services.discover': (a, o) => o.conductor.driverAdmin.discoverServices(a.opts, a.meta),
+  'instances.attach': (a, o) => o.conductor.driverAdmin.attachInstance(a.instanceUuid, a.req, a.meta),
+  'instances.detach': (a, o) => o.conductor.driverAdmin.detachInstance(a.instanceUuid, a.meta),
+  arqAttach: (a, o) => o.conductor.attachForArq(a.arqUuid, a.binding),
+  arqRelease: (a, o) => o.conductor.releaseForArq(a.arqUuid, a.boundTo, a.asOwner),
+};
+
+function serve(opts: ResponderOptions, c: CheckedCall): Promise<unknown> {
+  // One handler per call, picked by the call's own name: its arguments were checked against that call's schema.
+  const handler = HANDLERS[c.op] as (a: typeof c.args, o: ResponderOptions) => unknown;
+  return Promise.resolve(handler(c.args, opts));
 }
 
 /** One page of this conductor's committed state, by host name order; the first page adds ARQs and documents. */
-async function snapshotPage(opts: ResponderOptions, cursor: number): Promise<unknown> {
+async function snapshotPage(opts: ResponderOptions, cursor: number): Promise<SnapshotPageMsg> {
   const c = opts.conductor;
   // ARQs and documents come from the ARQ home only (the others' are not kept current), once it
   // has loaded them: an api process starting beside conductors that start too must not read none.
@@ -167,7 +197,7 @@ export class ViewPublisher {
   private scheduled = false;
   private off: () => void;
 
-  constructor(private readonly bus: Bus, private readonly conductor: Conductor, private readonly conductorId: string) {
+  constructor(private readonly bus: Bus, private readonly conductor: ServedConductor, private readonly conductorId: string) {
     this.off = conductor.hub.subscribe((ev) => this.onCommitted(ev));
   }
 
@@ -177,8 +207,8 @@ export class ViewPublisher {
     this.schedule();
   }
 
-  document(collection: string, id: string, body: Record<string, unknown> | null): void {
-    this.docs.push({ collection, id, body });
+  document(collection: string, id: string, body: object | null): void {
+    this.docs.push({ collection, id, body: body as Record<string, unknown> | null });
     this.schedule();
   }
 
@@ -207,17 +237,17 @@ export class ViewPublisher {
     const c = this.conductor;
     const hosts = [...this.hosts].flatMap(([name, inv]) => {
       const h = c.hosts.get(name);
-      return h ? [{ view: h.view() as unknown as Record<string, unknown>, ...(inv ? { inventory: h.inventory() as unknown[] } : {}) }] : [];
+      return h ? [{ view: h.view(), ...(inv ? { inventory: h.inventory() } : {}) }] : [];
     });
     const accelerators = [...this.accelerators].flatMap(([id, host]) => {
       const a = c.hosts.get(host)?.accelerators.get(id);
-      return a ? [a.view() as unknown as Record<string, unknown>] : [];
+      return a ? [a.view()] : [];
     });
-    const arqs: Record<string, unknown>[] = [];
+    const arqs: ArqView[] = [];
     const deleted: string[] = [];
     for (const id of this.arqs) {
       const a = c.arqs.get(id);
-      if (a && a.state !== 'Deleted') arqs.push(a.view() as unknown as Record<string, unknown>);
+      if (a && a.state !== 'Deleted') arqs.push(a.view());
       else deleted.push(id);
     }
     const batch = { hosts, accelerators, arqs, documents: this.docs, transitions: this.transitions };

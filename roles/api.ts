@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { RemoteControlPlane } from '../api/remote-control-plane.js';
+import { RemoteControlPlane } from '../control/client.js';
 import { buildApi } from '../api/server.js';
 import type { NatsBus } from '../bus/nats.js';
 import type { Config } from '../config/index.js';

@@ -4,7 +4,6 @@ import { Kvm } from '@nats-io/kv';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import type { Static, TSchema } from '@sinclair/typebox';
 import type { Logger } from 'pino';
-import type { RemoteArqOps } from '../actors/arq-binder.js';
 import { ARQ_HOME, ArqHome } from '../actors/arq-home.js';
 import { Conductor } from '../actors/conductor.js';
 import { startPlacementSync } from '../actors/placement-sync.js';
@@ -12,16 +11,13 @@ import { FencedJournal } from '../actors/fenced-journal.js';
 import { HostRouter } from '../actors/host-router.js';
 import type { Journal } from '../actors/journal.js';
 import { LeaseTable } from '../actors/lease.js';
-import { serveControlPlane, ViewPublisher } from '../api/conductor-responder.js';
-import { resultOf } from '../api/remote-control-plane.js';
-import { ControlReply, ControlRequest, type ControlOp } from '../bus/control-schemas.js';
 import type { Bus, MessageHandler, SubscribeOptions, Unsubscribe } from '../bus/bus.js';
 import { NATS_RECONNECT_WAIT_MS, type NatsBus } from '../bus/nats.js';
 import type { HeartbeatMsg } from '../bus/schemas.js';
 import { Subjects } from '../bus/subjects.js';
-import { CyborgError, NotFoundError } from '../errors/index.js';
-import type { BoundTo } from '../machines/index.js';
 import type { Config } from '../config/index.js';
+import { remoteArqCalls } from '../control/arq-ops.js';
+import { serveControlPlane, ViewPublisher } from '../control/responder.js';
 import { startHealthServer, type HealthServer } from '../metrics/http.js';
 import { Metrics, watchFlushes } from '../metrics/index.js';
 import { startNovaNotifier } from '../openstack/nova.js';
@@ -94,7 +90,7 @@ export async function startConductor(config: Config, log: Logger, deps: { journa
   const conductorBus = observeHeartbeats(router ? router.wrap(bus) : bus, (m) => metrics.observeHeartbeat(m.sentAt));
   // The host an ARQ's binding names (read when its unbind looks for the conductor holding it).
   const hostOfArq = (uuid: string): string | undefined => conductor.arqs.get(uuid)?.view().binding?.hostname;
-  const conductor: Conductor = new Conductor({ bus: conductorBus, journal, log, timing: config.timing, ...(lease ? { remoteArqs: remoteArqOps(bus, lease, id, d.requestTimeoutMs, hostOfArq) } : {}) });
+  const conductor: Conductor = new Conductor({ bus: conductorBus, journal, log, timing: config.timing, ...(lease ? { remoteArqs: remoteArqCalls(bus, lease, id, d.requestTimeoutMs, hostOfArq) } : {}) });
   if (router) router.conductor = conductor;
   if (lease) {
     const fenced = journal as FencedJournal;
@@ -180,52 +176,6 @@ function stats(conductor: Conductor, metrics: Metrics, lease: LeaseTable | undef
     ownedHosts: lease?.ownedHosts().filter((h) => h !== ARQ_HOME).length ?? null,
     arqHome: lease ? lease.owns(ARQ_HOME) : null,
     liveConductors: lease?.liveConductors() ?? null,
-  };
-}
-
-/**
- * The ARQ home's binds to accelerators of other conductors: an attach goes to the lease holder of
- * the host Nova names, a release to the lease holder of the host the ARQ is bound on (or, when
- * no live conductor holds that host, to every other live conductor). Both answer once their side
- * is committed.
- */
-function remoteArqOps(bus: Bus, lease: LeaseTable, self: string, timeoutMs: number, hostOfArq: (uuid: string) => string | undefined): RemoteArqOps {
-  const call = async (conductor: string, op: ControlOp, args: unknown[]): Promise<unknown> =>
-    resultOf(await bus.request(Subjects.conductorApiOf(conductor), ControlRequest, ControlReply, { op, args, forwarded: true }, { timeoutMs }));
-  return {
-    attach: async (arqUuid, b) => {
-      const owner = lease.ownerOf(b.hostname);
-      if (owner && owner !== self) return await call(owner, 'arqAttach', [arqUuid, b]) as BoundTo;
-      // Nova's hostname names no host we know (another spelling of it?): ask every other
-      // conductor; only the one holding the deployable can attach it.
-      let last: unknown = new NotFoundError('host.not_found', b.hostname);
-      for (const c of lease.liveConductors().filter((x) => x !== self)) {
-        try {
-          return await call(c, 'arqAttach', [arqUuid, b]) as BoundTo;
-        } catch (err) {
-          last = err;
-        }
-      }
-      throw last;
-    },
-    release: async (arqUuid, boundTo) => {
-      const host = hostOfArq(arqUuid);
-      const owner = host ? lease.ownerOf(host) : undefined;
-      // Our own host, yet the accelerator is not here: it is gone, and its handle with it.
-      if (owner === self) return;
-      if (owner) {
-        await call(owner, 'arqRelease', [arqUuid, boundTo, true]);
-        return;
-      }
-      const answers = await Promise.all(lease.liveConductors().filter((c) => c !== self).map((c) => call(c, 'arqRelease', [arqUuid, boundTo, false])));
-      if (answers.includes(true) || !boundTo) return;
-      // A recorded handle that no live conductor holds, on a host whose lease is still recorded:
-      // the host is between owners (a takeover). Unbinding now would leave the handle taken for
-      // good; the caller retries instead. (A host with no lease record at all is gone.)
-      if (!host || lease.recorded(host)) {
-        throw new CyborgError('lease.not_owner', `no live conductor holds accelerator ${boundTo.acceleratorId} right now; retry the unbind`, { acceleratorId: boundTo.acceleratorId });
-      }
-    },
   };
 }
 

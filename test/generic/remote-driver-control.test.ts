@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { serveControlPlane, ViewPublisher } from '../../api/conductor-responder.js';
-import { RemoteControlPlane } from '../../api/remote-control-plane.js';
+import { serveControlPlane, ViewPublisher } from '../../control/responder.js';
+import { RemoteControlPlane } from '../../control/client.js';
 import { buildApi } from '../../api/server.js';
 import { CyborgError } from '../../errors/index.js';
 import { captureLogger } from '../support/runtime.js';

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { RemoteControlPlane } from '../../api/remote-control-plane.js';
+import { RemoteControlPlane } from '../../control/client.js';
 import { connectBus, type NatsBus } from '../../bus/nats.js';
 import { Kvm } from '@nats-io/kv';
 import { Type } from '@sinclair/typebox';
