@@ -1,16 +1,33 @@
 #!/usr/bin/env -S node --max-semi-space-size=16
-// The `cyborg` bin: runs the TypeScript entry point through tsx, so a checkout needs no build step.
+// The `cyborg` bin. In a production install (`npm run build`, then `npm prune --omit=dev`) it runs
+// the compiled JavaScript under dist/ and needs no dev dependency. Where tsx is installed (a
+// checkout) it runs the TypeScript itself, so development needs no build step and never runs a
+// stale dist/ (`node dist/cli/main.js` runs the build there).
 // --max-semi-space-size=16 (MiB): Node 24 lets the young generation grow to 2 x 64 MiB, and after a
 // registration burst a conductor keeps that and a fragmented old space resident. Capped, a large
 // conductor's RSS stays well under its memory target, for a little more steady CPU in scavenges.
 // Run `node cli/bin.js …` to choose other V8 flags.
-import { register } from 'tsx/esm/api';
+import { existsSync } from 'node:fs';
 
 const [major] = process.versions.node.split('.').map(Number);
 if (major < 22) {
-  process.stderr.write(`cyborg needs Node.js >= 22 (this is ${process.versions.node}); run it through npm/npx in the checkout, which brings Node 24.\n`);
+  process.stderr.write(`cyborg needs Node.js >= 22 (this is ${process.versions.node}); in the checkout, run it through npm/npx, which brings Node 24.\n`);
   process.exit(1);
 }
-register();
-const { main } = await import('./main.ts');
+const built = new URL('../dist/cli/main.js', import.meta.url);
+const tsx = (() => {
+  try {
+    return import.meta.resolve('tsx/esm/api');
+  } catch {
+    return undefined;
+  }
+})();
+let main;
+if (existsSync(built) && !tsx) {
+  ({ main } = await import(built.href));
+} else {
+  const { register } = await import('tsx/esm/api');
+  register();
+  ({ main } = await import('./main.ts'));
+}
 main(process.argv);
