@@ -16,6 +16,7 @@ import { Metrics, watchFlushes } from '../metrics/index.js';
 import { startNovaNotifier } from '../openstack/nova.js';
 import { startAutoEnable } from './auto-enable.js';
 import { enabledDrivers } from './drivers.js';
+import { apiAuthFromConfig } from '../api/auth/index.js';
 
 export interface Running {
   url: string;
@@ -62,7 +63,9 @@ export async function startAllInOne(config: Config, log: Logger, deps: AllInOneD
     telemetryIntervalMs: 5_000,
   });
   await agent.start();
-  const app = await buildApi({ control: conductor, log, v2: config.v2, health: { checks: databaseChecks(journal) } });
+  const auth = apiAuthFromConfig(config, log);
+  const app = await buildApi({ control: conductor, log, v2: config.v2, auth, health: { checks: databaseChecks(journal) } });
+  app.addHook('onClose', async () => auth.close());
   const metrics = new Metrics('all-in-one');
   const unwatch = metrics.watchConductor(conductor);
   watchFlushes(metrics, journal);

@@ -7,6 +7,7 @@ import type { Config } from '../config/index.js';
 import { metricsRoute } from '../metrics/http.js';
 import { Metrics } from '../metrics/index.js';
 import { roleBus } from './shared.js';
+import { apiAuthFromConfig } from '../api/auth/index.js';
 
 export interface RunningApi {
   url: string;
@@ -37,10 +38,12 @@ export async function startApiRole(config: Config, log: Logger): Promise<Running
       await new Promise((r) => setTimeout(r, delay));
     }
   }
+  const auth = apiAuthFromConfig(config, log);
   const app = await buildApi({
-    control, log, v2: config.v2,
+    control, log, v2: config.v2, auth,
     health: { checks: { nats: () => (bus.nc.isClosed() ? 'NATS connection closed' : undefined) } },
   });
+  app.addHook('onClose', async () => auth.close());
   metricsRoute(app, metrics);
   await app.listen({ host: config.listen.address, port: config.listen.port });
   const addr = app.server.address();

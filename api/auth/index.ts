@@ -4,7 +4,7 @@ import { identify, noauthOperator, type AuthSettings } from '../v2/identity.js';
 import { authorize } from '../v2/policy.js';
 
 export { installRequestIds, isRequestId, requestId } from './request-id.js';
-export { keystoneAuthFromConfig, loadEnforcer, watchPolicyReload, type ApiAuth } from './setup.js';
+export { apiAuthFromConfig, keystoneAuthFromConfig, loadEnforcer, watchPolicyReload, type ApiAuth } from './setup.js';
 
 declare module 'fastify' {
   interface FastifyInstance {

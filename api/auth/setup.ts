@@ -41,3 +41,16 @@ export function watchPolicyReload(enforcer: Enforcer, log: Logger): () => void {
   process.on('SIGHUP', onHup);
   return () => process.off('SIGHUP', onHup);
 }
+
+/**
+ * The api's identity and policy from the configuration, as the api role and the all-in-one start
+ * them: throws (and the start stops) on a bad policy file or missing Keystone options; SIGHUP
+ * re-reads the policy file until `close()`.
+ */
+export function apiAuthFromConfig(config: Pick<Config, 'v2' | 'keystoneAuthtoken' | 'osloPolicy'>, log: Logger): ApiAuth & { close: () => void } {
+  const enforcer = loadEnforcer(config);
+  const keystone = keystoneAuthFromConfig(config);
+  const close = watchPolicyReload(enforcer, log.child({ component: 'policy' }));
+  log.info({ strategy: config.v2.authStrategy, policyFile: config.osloPolicy.policyFile ?? null, overrides: enforcer.effective().filter((r) => r.source.startsWith('file')).length }, 'identity and policy loaded');
+  return { enforcer, ...(keystone ? { keystone } : {}), close };
+}

@@ -3,6 +3,7 @@ import { processIo, type Io } from '../output.js';
 import { addAcceleratorCommands } from './accelerators.js';
 import { addDriverCommands } from './drivers.js';
 import { addInstanceCommands } from './instances.js';
+import { addPolicyCommands } from './policy.js';
 import { addServiceCommands } from './services.js';
 
 /**
@@ -15,4 +16,5 @@ export function addOperatorCommands(program: Command, io: Io = processIo): void 
   addServiceCommands(program, io);
   addInstanceCommands(program, io);
   addAcceleratorCommands(program, io);
+  addPolicyCommands(program, io);
 }
