@@ -23,7 +23,7 @@ import { Kvm } from '@nats-io/kv';
 import { Type } from '@sinclair/typebox';
 import pg from 'pg';
 import { pino } from 'pino';
-import { Agent } from '../actors/agent.js';
+import { Agent } from '../actors/agent/index.js';
 import { connectBus, type NatsBus } from '../bus/nats.js';
 import { Subjects } from '../bus/subjects.js';
 import { FakeDriver } from '../drivers/fake/index.js';

@@ -13,10 +13,10 @@
  * BENCH_BASELINE_N (deployables the slow baseline is timed on, default 100) tune it.
  */
 import { pino } from 'pino';
-import { Agent } from '../actors/agent.js';
-import { Conductor } from '../actors/conductor.js';
-import { MemoryJournal } from '../actors/journal.js';
-import { PlacementSync } from '../actors/placement-sync.js';
+import { Agent } from '../actors/agent/index.js';
+import { Conductor } from '../actors/conductor/index.js';
+import { MemoryJournal } from '../actors/runtime/index.js';
+import { PlacementSync } from '../actors/conductor/index.js';
 import { InProcessBus } from '../bus/in-process.js';
 import { FakeDriver } from '../drivers/fake/index.js';
 import { DriverRegistry } from '../drivers/registry.js';

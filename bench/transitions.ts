@@ -10,9 +10,9 @@
  * views, passivation), so the ratio is what that bookkeeping costs.
  */
 import { createActor } from 'xstate';
-import { Passivation } from '../actors/passivation.js';
-import { AcceleratorActor, acceleratorLogic } from '../actors/accelerator-actor.js';
-import type { Change, Journal, Recovered } from '../actors/journal.js';
+import { Passivation } from '../actors/runtime/index.js';
+import { AcceleratorActor, acceleratorLogic } from '../actors/conductor/index.js';
+import type { Change, Journal, Recovered } from '../actors/runtime/index.js';
 import { silentLogger } from '../config/logger.js';
 import { FakeDriver } from '../drivers/fake/index.js';
 import { acceleratorMachine } from '../machines/index.js';

@@ -12,9 +12,9 @@
  */
 import { mkdirSync } from 'node:fs';
 import { InProcessBus } from '../bus/in-process.js';
-import { Agent } from '../actors/agent.js';
-import { Conductor } from '../actors/conductor.js';
-import { MemoryJournal } from '../actors/journal.js';
+import { Agent } from '../actors/agent/index.js';
+import { Conductor } from '../actors/conductor/index.js';
+import { MemoryJournal } from '../actors/runtime/index.js';
 import { buildApi } from '../api/server.js';
 import { silentLogger } from '../config/logger.js';
 import { FakeDriver } from '../drivers/fake/index.js';

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Conductor } from '../actors/conductor.js';
-import { MemoryJournal } from '../actors/journal.js';
+import { Conductor } from '../actors/conductor/index.js';
+import { MemoryJournal } from '../actors/runtime/index.js';
 import { InProcessBus } from '../bus/in-process.js';
 import { Subjects } from '../bus/subjects.js';
 import { BusError } from '../errors/index.js';

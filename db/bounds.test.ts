@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Change } from '../actors/journal.js';
+import type { Change } from '../actors/runtime/index.js';
 import { CyborgError } from '../errors/index.js';
 import { checkChanges } from './bounds.js';
 

@@ -1,4 +1,4 @@
-import type { Change } from '../actors/journal.js';
+import type { Change } from '../actors/runtime/index.js';
 import { CyborgError } from '../errors/index.js';
 import { cyborgState, type ArqContext } from '../machines/index.js';
 

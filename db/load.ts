@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Recovered } from '../actors/journal.js';
+import type { Recovered } from '../actors/runtime/index.js';
 import { sql, type Kysely } from 'kysely';
 import { Accelerator, DeviceProfile, Document, ExtendedAcceleratorRequest, Host, TransitionLog } from './entities/state.js';
 import type { DeviceT, TransitionRecord } from '../model/index.js';

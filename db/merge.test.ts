@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Change } from '../actors/journal.js';
+import type { Change } from '../actors/runtime/index.js';
 import { canonicalJson, mergeChanges, touchesModel } from './merge.js';
 
 const rec = (value: string) => ({ value, context: { value } });

@@ -1,4 +1,4 @@
-import type { Change, MachineRecord } from '../actors/journal.js';
+import type { Change, MachineRecord } from '../actors/runtime/index.js';
 import type { DeviceT, TransitionRecord } from '../model/index.js';
 
 /** One flush's worth of changes, coalesced: the last write of each row wins, the log keeps all. */

@@ -3,7 +3,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import { sql, type Kysely } from 'kysely';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
-import type { Change, Journal, Recovered } from '../actors/journal.js';
+import type { Change, Journal, Recovered } from '../actors/runtime/index.js';
 import { CyborgError } from '../errors/index.js';
 import { Answers } from './answers.js';
 import { Flight, writePipelined } from './flight.js';

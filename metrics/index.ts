@@ -1,5 +1,5 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, register as globalRegistry, Registry } from 'prom-client';
-import type { Conductor } from '../actors/conductor.js';
+import type { Conductor } from '../actors/conductor/index.js';
 
 /**
  * Prometheus metrics of one role process (prom-client). Counters and histograms are fed as things

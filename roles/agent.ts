@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { Agent } from '../actors/agent.js';
-import { AgentCache } from '../actors/agent-cache.js';
+import { Agent } from '../actors/agent/index.js';
+import { AgentCache } from '../actors/agent/index.js';
 import type { NatsBus } from '../bus/nats.js';
 import type { Config } from '../config/index.js';
 import { DriverRegistry } from '../drivers/registry.js';

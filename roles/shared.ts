@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { MemoryJournal, type Journal } from '../actors/journal.js';
+import { MemoryJournal, type Journal } from '../actors/runtime/index.js';
 import { connectBus, type NatsBus } from '../bus/nats.js';
 import { ConfigError, type Config } from '../config/index.js';
 import { openJournal } from '../db/index.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MemoryJournal } from '../../actors/journal.js';
+import { MemoryJournal } from '../../actors/runtime/index.js';
 import { loadConfig } from '../../config/index.js';
 import { startAllInOne } from '../../roles/all-in-one.js';
 import { enabledDrivers } from '../../roles/drivers.js';

@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { pino } from 'pino';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MemoryJournal } from '../../actors/journal.js';
+import { MemoryJournal } from '../../actors/runtime/index.js';
 import { loadConfig } from '../../config/index.js';
 import { startAllInOne, type Running } from '../../roles/all-in-one.js';
 import { ensureUiBuilt } from '../../ui/build.js';

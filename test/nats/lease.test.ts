@@ -3,9 +3,9 @@ import { Kvm, type KV } from '@nats-io/kv';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FencedJournal } from '../../actors/fenced-journal.js';
-import { MemoryJournal } from '../../actors/journal.js';
-import { LeaseTable } from '../../actors/lease.js';
+import { FencedJournal } from '../../actors/cluster/index.js';
+import { MemoryJournal } from '../../actors/runtime/index.js';
+import { LeaseTable } from '../../actors/cluster/index.js';
 import { svc } from '../services.js';
 import { eventually } from '../support/eventually.js';
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Change } from '../../actors/journal.js';
+import type { Change } from '../../actors/runtime/index.js';
 import type { PgJournal } from '../../db/pg-journal.js';
 import { CyborgError } from '../../errors/index.js';
 import { svc } from '../services.js';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { Agent } from '../../actors/agent.js';
-import { Conductor } from '../../actors/conductor.js';
+import { Agent } from '../../actors/agent/index.js';
+import { Conductor } from '../../actors/conductor/index.js';
 import { buildApi } from '../../api/server.js';
 import { InProcessBus } from '../../bus/in-process.js';
 import type { PgJournal } from '../../db/pg-journal.js';

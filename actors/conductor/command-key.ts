@@ -1,5 +1,5 @@
 import { hash } from 'node:crypto';
-import type { DriverOpInput } from '../machines/index.js';
+import type { DriverOpInput } from '../../machines/index.js';
 
 /**
  * The idempotency key of a driver command: accelerator, operation, the accelerator's operation

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { Claim } from './lease.js';
-import { Collections } from './documents.js';
-import type { Recovered } from './journal.js';
+import { Collections } from '../conductor/index.js';
+import type { Recovered } from '../runtime/index.js';
 
 /**
  * The lease name of the ARQ home: ARQs are not host-bound, so with several conductors exactly

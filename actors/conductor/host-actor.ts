@@ -1,15 +1,15 @@
 import { commandKey } from './command-key.js';
 import type { Logger } from 'pino';
-import type { Bus } from '../bus/bus.js';
-import { CommandMessage, CommandReply } from '../bus/schemas.js';
-import { Subjects } from '../bus/subjects.js';
-import { DriverError, isCyborgError } from '../errors/index.js';
-import { hostMachine, type DriverOpInput } from '../machines/index.js';
-import type { Passivation } from './passivation.js';
+import type { Bus } from '../../bus/bus.js';
+import { CommandMessage, CommandReply } from '../../bus/schemas.js';
+import { Subjects } from '../../bus/subjects.js';
+import { DriverError, isCyborgError } from '../../errors/index.js';
+import { hostMachine, type DriverOpInput } from '../../machines/index.js';
+import type { Passivation } from '../runtime/index.js';
 import { AcceleratorActor, type AcceleratorLogic, type AcceleratorRuntime, type AcceleratorSpec } from './accelerator-actor.js';
-import type { Journal, MachineRecord } from './journal.js';
-import { MachineHost } from './machine-host.js';
-import type { DeviceT, EventHub, HostView, RequestMeta } from '../model/index.js';
+import type { Journal, MachineRecord } from '../runtime/index.js';
+import { MachineHost } from '../runtime/index.js';
+import type { DeviceT, EventHub, HostView, RequestMeta } from '../../model/index.js';
 
 export interface Timing {
   driverOpTimeoutMs: number;

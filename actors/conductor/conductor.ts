@@ -1,19 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { Bus, Unsubscribe } from '../bus/bus.js';
-import { HeartbeatMessage, InventoryMessage, InventoryReply, RegisterMessage, RegisterReply } from '../bus/schemas.js';
-import { Subjects } from '../bus/subjects.js';
-import { CyborgError, NotFoundError } from '../errors/index.js';
-import { acceleratorMachine, type AcceleratorEvent, type ArqInput, type Binding, type BoundTo } from '../machines/index.js';
+import type { Bus, Unsubscribe } from '../../bus/bus.js';
+import { HeartbeatMessage, InventoryMessage, InventoryReply, RegisterMessage, RegisterReply } from '../../bus/schemas.js';
+import { Subjects } from '../../bus/subjects.js';
+import { CyborgError, NotFoundError } from '../../errors/index.js';
+import { acceleratorMachine, type AcceleratorEvent, type ArqInput, type Binding, type BoundTo } from '../../machines/index.js';
 import { acceleratorLogic, type AcceleratorActor } from './accelerator-actor.js';
 import { ArqActor, arqLogic } from './arq-actor.js';
 import { ArqBinder, type RemoteArqOps } from './arq-binder.js';
 import { DocumentStore } from './documents.js';
 import { DriverAdmin } from './driver-admin.js';
-import { Passivation } from './passivation.js';
+import { Passivation } from '../runtime/index.js';
 import { HostActor, hostLogic, type HostActorOptions, type Timing } from './host-actor.js';
-import type { Journal, MachineRecord, Recovered } from './journal.js';
-import { EventHub, type AcceleratorFilter, type AcceleratorView, type ArqFilter, type ArqView, type AttachHandleT, type ControlPlane, type DeviceT, type HostView, type PlacementStatusView, type RequestMeta, type TransitionRecord } from '../model/index.js';
+import type { Journal, MachineRecord, Recovered } from '../runtime/index.js';
+import { EventHub, type AcceleratorFilter, type AcceleratorView, type ArqFilter, type ArqView, type AttachHandleT, type ControlPlane, type DeviceT, type HostView, type PlacementStatusView, type RequestMeta, type TransitionRecord } from '../../model/index.js';
 
 export interface ConductorOptions {
   bus: Bus;

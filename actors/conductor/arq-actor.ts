@@ -1,10 +1,10 @@
 import type { Logger } from 'pino';
 import { fromPromise } from 'xstate';
-import { CyborgError, TransitionInvalidError } from '../errors/index.js';
-import { allowedEvents, arqMachine, cyborgState, type ArqContext, type ArqEvent, type Binding, type BoundTo } from '../machines/index.js';
-import type { Journal, MachineRecord } from './journal.js';
-import { MachineHost } from './machine-host.js';
-import type { ArqView, EventHub, RequestMeta, TransitionRecord } from '../model/index.js';
+import { CyborgError, TransitionInvalidError } from '../../errors/index.js';
+import { allowedEvents, arqMachine, cyborgState, type ArqContext, type ArqEvent, type Binding, type BoundTo } from '../../machines/index.js';
+import type { Journal, MachineRecord } from '../runtime/index.js';
+import { MachineHost } from '../runtime/index.js';
+import type { ArqView, EventHub, RequestMeta, TransitionRecord } from '../../model/index.js';
 
 export interface ArqActorOptions {
   input: Pick<ArqContext, 'uuid' | 'deviceProfileName' | 'deviceProfileGroupId' | 'projectId'>;

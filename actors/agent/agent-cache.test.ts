@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { FakeDriver } from '../drivers/fake/index.js';
+import { FakeDriver } from '../../drivers/fake/index.js';
 import { AgentCache } from './agent-cache.js';
 
 const log = pino({ level: 'silent' });

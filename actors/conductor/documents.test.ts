@@ -1,9 +1,9 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { CyborgError } from '../errors/index.js';
+import { CyborgError } from '../../errors/index.js';
 import { DocumentStore } from './documents.js';
-import { MemoryJournal } from './journal.js';
-import type { DeviceProfileDoc } from '../model/index.js';
+import { MemoryJournal } from '../runtime/index.js';
+import type { DeviceProfileDoc } from '../../model/index.js';
 
 const log = pino({ level: 'silent' });
 const profile = (name: string, uuid: string): DeviceProfileDoc => ({

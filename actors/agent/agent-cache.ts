@@ -1,9 +1,9 @@
 import { mkdir, open, readFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import type { CommandReplyMsg } from '../bus/schemas.js';
+import type { CommandReplyMsg } from '../../bus/schemas.js';
 import type { AgentMemory } from './agent.js';
-import type { DeviceT } from '../model/index.js';
+import type { DeviceT } from '../../model/index.js';
 
 /** The on-disk format. Bump `version` on any change; an unknown version is set aside, not trusted. */
 export interface AgentCacheFile {

@@ -1,15 +1,15 @@
 import pLimit from 'p-limit';
 import type { Logger } from 'pino';
 import { createActor, fromPromise, type Actor } from 'xstate';
-import { placementSyncMachine, type PassResult, type SyncWork } from '../machines/placement-sync.js';
-import type { Config } from '../config/index.js';
-import { microversionAtLeast, MIN_MICROVERSION, placementClientFromConfig, type PlacementClient } from '../openstack/placement/client.js';
-import { desiredOf } from '../openstack/placement/desired.js';
-import { passCounter, repairCounter, requestCounter, trackDrift, type DriftKind } from '../openstack/placement/metrics.js';
-import type { SyncFlag } from '../openstack/placement/plan.js';
-import { Reconciler, type ProviderOutcome, type StaleOutcome, type SyncState } from '../openstack/placement/reconciler.js';
-import { RootProviders } from '../openstack/placement/roots.js';
-import type { AcceleratorView, CommittedEvent, PlacementStatusView } from '../model/index.js';
+import { placementSyncMachine, type PassResult, type SyncWork } from '../../machines/placement-sync.js';
+import type { Config } from '../../config/index.js';
+import { microversionAtLeast, MIN_MICROVERSION, placementClientFromConfig, type PlacementClient } from '../../openstack/placement/client.js';
+import { desiredOf } from '../../openstack/placement/desired.js';
+import { passCounter, repairCounter, requestCounter, trackDrift, type DriftKind } from '../../openstack/placement/metrics.js';
+import type { SyncFlag } from '../../openstack/placement/plan.js';
+import { Reconciler, type ProviderOutcome, type StaleOutcome, type SyncState } from '../../openstack/placement/reconciler.js';
+import { RootProviders } from '../../openstack/placement/roots.js';
+import type { AcceleratorView, CommittedEvent, PlacementStatusView } from '../../model/index.js';
 
 /** What the sync reads from the conductor: committed transitions and the committed views. */
 export interface PlacementSyncSource {

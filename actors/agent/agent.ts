@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { Bus, Unsubscribe } from '../bus/bus.js';
-import { CommandMessage, CommandReply, HeartbeatMessage, InventoryMessage, InventoryReply, RegisterMessage, RegisterReply, TelemetryMessage, type CommandMsg, type CommandReplyMsg } from '../bus/schemas.js';
-import { Subjects } from '../bus/subjects.js';
-import { canAttach, canInstall, canProgram, canReportUsage, type Driver, type OpRequest } from '../drivers/driver.js';
-import type { DriverRegistry } from '../drivers/registry.js';
-import { DriverCommandMessage, DriverCommandReply } from '../bus/driver-schemas.js';
+import type { Bus, Unsubscribe } from '../../bus/bus.js';
+import { CommandMessage, CommandReply, HeartbeatMessage, InventoryMessage, InventoryReply, RegisterMessage, RegisterReply, TelemetryMessage, type CommandMsg, type CommandReplyMsg } from '../../bus/schemas.js';
+import { Subjects } from '../../bus/subjects.js';
+import { canAttach, canInstall, canProgram, canReportUsage, type Driver, type OpRequest } from '../../drivers/driver.js';
+import type { DriverRegistry } from '../../drivers/registry.js';
+import { DriverCommandMessage, DriverCommandReply } from '../../bus/driver-schemas.js';
 import { AgentDrivers } from './agent-drivers.js';
-import type { DeployableT, DeviceT } from '../model/index.js';
+import type { DeployableT, DeviceT } from '../../model/index.js';
 
 /** The reply of a command that succeeded with nothing to report: kept once for all of them. */
 const DONE_EMPTY: CommandReplyMsg = Object.freeze({ ok: true as const, result: Object.freeze({}) });

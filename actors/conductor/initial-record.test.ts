@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { initialTransition } from 'xstate';
-import { acceleratorMachine } from '../machines/index.js';
+import { acceleratorMachine } from '../../machines/index.js';
 import { initialRecordOf } from './accelerator-actor.js';
 
 describe('a new accelerator\'s first record', () => {

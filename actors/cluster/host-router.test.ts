@@ -1,6 +1,6 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import type { Conductor } from './conductor.js';
+import type { Conductor } from '../conductor/index.js';
 import type { FencedJournal } from './fenced-journal.js';
 import { HostRouter } from './host-router.js';
 import type { LeaseTable } from './lease.js';

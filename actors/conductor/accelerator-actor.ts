@@ -1,14 +1,14 @@
 import type { Logger } from 'pino';
-import { rpUuidOf } from '../drivers/ids.js';
-import { CyborgError, isCyborgError, TransitionInvalidError } from '../errors/index.js';
+import { rpUuidOf } from '../../drivers/ids.js';
+import { CyborgError, isCyborgError, TransitionInvalidError } from '../../errors/index.js';
 import {
   ACCELERATOR_INITIAL, acceleratorMachine, allowedEvents, initialContext, opInput, OPERATOR_EVENTS, reasonOf,
   type AcceleratorContext, type AcceleratorEvent, type DriverOpInput,
-} from '../machines/index.js';
-import type { Journal, MachineRecord } from './journal.js';
-import { MachineHost, type MachineOwner, type StepSnapshot } from './machine-host.js';
-import type { Passivation, Restable } from './passivation.js';
-import type { AcceleratorView, DeployableT, DeviceT, EventHub, RequestMeta, TransitionRecord } from '../model/index.js';
+} from '../../machines/index.js';
+import type { Journal, MachineRecord } from '../runtime/index.js';
+import { MachineHost, type MachineOwner, type StepSnapshot } from '../runtime/index.js';
+import type { Passivation, Restable } from '../runtime/index.js';
+import type { AcceleratorView, DeployableT, DeviceT, EventHub, RequestMeta, TransitionRecord } from '../../model/index.js';
 
 /** What discovery says about one accelerator: its device and its deployable. */
 export interface AcceleratorSpec {

@@ -1,16 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { fromPromise } from 'xstate';
-import type { Bus } from '../bus/bus.js';
-import { DriverCommandMessage, DriverCommandReply, type DriverCommandMsg, type DriverStateMsg } from '../bus/driver-schemas.js';
-import { Subjects } from '../bus/subjects.js';
-import { stableId } from '../drivers/ids.js';
-import { CyborgError, DriverError, isCyborgError } from '../errors/index.js';
+import type { Bus } from '../../bus/bus.js';
+import { DriverCommandMessage, DriverCommandReply, type DriverCommandMsg, type DriverStateMsg } from '../../bus/driver-schemas.js';
+import { Subjects } from '../../bus/subjects.js';
+import { stableId } from '../../drivers/ids.js';
+import { CyborgError, DriverError, isCyborgError } from '../../errors/index.js';
 import { attachInstance, detachInstance, type Settle } from './instance-attach.js';
-import type { Journal, MachineRecord, Recovered } from './journal.js';
-import { MachineHost } from './machine-host.js';
-import { driverMachine, type DriverContext, type DriverOpOutcome, type DriverOpRequest } from '../machines/index.js';
-import type { AcceleratorView, AttachRequest, AttachResult, BackendService, ControlPlane, DetachResult, DiscoverResult, DriverControl, DriverView, RequestMeta, ServiceView } from '../model/index.js';
+import type { Journal, MachineRecord, Recovered } from '../runtime/index.js';
+import { MachineHost } from '../runtime/index.js';
+import { driverMachine, type DriverContext, type DriverOpOutcome, type DriverOpRequest } from '../../machines/index.js';
+import type { AcceleratorView, AttachRequest, AttachResult, BackendService, ControlPlane, DetachResult, DiscoverResult, DriverControl, DriverView, RequestMeta, ServiceView } from '../../model/index.js';
 
 /** The document collections this file writes through the journal. */
 export const DriverCollections = { drivers: 'drivers', services: 'services' } as const;

@@ -1,5 +1,5 @@
-import { CyborgError, DriverError } from '../errors/index.js';
-import type { AcceleratorView, ArqView, AttachRequest, AttachResult, ControlPlane, DetachResult, RequestMeta } from '../model/index.js';
+import { CyborgError, DriverError } from '../../errors/index.js';
+import type { AcceleratorView, ArqView, AttachRequest, AttachResult, ControlPlane, DetachResult, RequestMeta } from '../../model/index.js';
 
 /**
  * The spec's attach-instance, routed as Nova's own flow: an ARQ is created and bound to the

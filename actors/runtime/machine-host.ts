@@ -1,6 +1,6 @@
 import { createActor, type Actor, type AnyStateMachine, type InspectionEvent, type SnapshotFrom } from 'xstate';
 import type { MachineRecord } from './journal.js';
-import type { RequestMeta, TransitionRecord } from '../model/index.js';
+import type { RequestMeta, TransitionRecord } from '../../model/index.js';
 
 /** Called once per state change, with the event that caused it. */
 export type TransitionSink = (record: Omit<TransitionRecord, 'kind' | 'id' | 'host'>, persisted: MachineRecord) => void;

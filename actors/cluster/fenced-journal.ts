@@ -1,7 +1,7 @@
-import { CyborgError } from '../errors/index.js';
+import { CyborgError } from '../../errors/index.js';
 import { ARQ_HOME, HOME_COLLECTIONS } from './arq-home.js';
-import type { Change, Journal, MachineRecord, Recovered } from './journal.js';
-import type { TransitionRecord } from '../model/index.js';
+import type { Change, Journal, MachineRecord, Recovered } from '../runtime/index.js';
+import type { TransitionRecord } from '../../model/index.js';
 
 /** One host as recorded, with its accelerators' records by id: what a takeover rebuilds. */
 export interface HostState {

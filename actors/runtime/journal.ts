@@ -1,4 +1,4 @@
-import type { DeviceT, TransitionRecord } from '../model/index.js';
+import type { DeviceT, TransitionRecord } from '../../model/index.js';
 
 /** The persisted form of a machine: plain state name and context, nothing else. */
 export interface MachineRecord {

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
-import type { DriverCommandMsg, DriverCommandReplyMsg, DriverStateMsg } from '../bus/driver-schemas.js';
-import { canManageLifecycle, canReportServices, type Driver } from '../drivers/driver.js';
-import type { DriverRegistry } from '../drivers/registry.js';
+import type { DriverCommandMsg, DriverCommandReplyMsg, DriverStateMsg } from '../../bus/driver-schemas.js';
+import { canManageLifecycle, canReportServices, type Driver } from '../../drivers/driver.js';
+import type { DriverRegistry } from '../../drivers/registry.js';
 
 /**
  * The agent's side of driver lifecycle: which of its loaded drivers are installed on this host

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { Binding, BoundTo } from '../machines/index.js';
+import type { Binding, BoundTo } from '../../machines/index.js';
 import type { AcceleratorActor } from './accelerator-actor.js';
 
 export interface ArqBinderDeps {

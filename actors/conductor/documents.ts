@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
-import { CyborgError } from '../errors/index.js';
-import type { Journal, Recovered } from './journal.js';
-import type { AttributeDoc, DeviceProfileDoc, DeviceStatusDoc, Documents } from '../model/index.js';
+import { CyborgError } from '../../errors/index.js';
+import type { Journal, Recovered } from '../runtime/index.js';
+import type { AttributeDoc, DeviceProfileDoc, DeviceStatusDoc, Documents } from '../../model/index.js';
 
 export const Collections = {
   deviceProfiles: 'device_profiles',

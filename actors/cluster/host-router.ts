@@ -1,8 +1,8 @@
 import type { Static, TSchema } from '@sinclair/typebox';
 import type { Logger } from 'pino';
-import type { Bus, MessageHandler, RequestHandler, SubscribeOptions, Unsubscribe } from '../bus/bus.js';
-import { Subjects } from '../bus/subjects.js';
-import type { Conductor } from './conductor.js';
+import type { Bus, MessageHandler, RequestHandler, SubscribeOptions, Unsubscribe } from '../../bus/bus.js';
+import { Subjects } from '../../bus/subjects.js';
+import type { Conductor } from '../conductor/index.js';
 import type { FencedJournal } from './fenced-journal.js';
 import type { LeaseTable } from './lease.js';
 
