@@ -8,6 +8,7 @@ import { startAllInOne } from '../roles/all-in-one.js';
 import { dbCommand } from '../db/cli.js';
 import { boot, collect } from './boot.js';
 import { configCommand } from './config.js';
+import { statusCommand } from './status.js';
 import { addRoleCommands } from './roles.js';
 import { addOperatorCommands } from './commands/index.js';
 
@@ -49,6 +50,7 @@ export function buildProgram(): Command {
 
   program.addCommand(dbCommand());
   program.addCommand(configCommand());
+  program.addCommand(statusCommand());
   addRoleCommands(program, onShutdown);
   addOperatorCommands(program);
 

@@ -1,0 +1,100 @@
+import Table from 'cli-table3';
+import { Command } from 'commander';
+import { request } from 'undici';
+import { ConfigError, loadConfig, type Config } from '../config/index.js';
+import { openOrm } from '../db/config.js';
+import { redact } from '../db/open.js';
+import { schemaStatus } from '../db/schema-status.js';
+
+/** cyborg-status's (oslo.upgradecheck's) results and exit codes. */
+export const Result = { success: 0, warning: 1, failure: 2 } as const;
+export const UNEXPECTED = 255;
+type Code = (typeof Result)[keyof typeof Result];
+
+export interface Check {
+  name: string;
+  code: Code;
+  details?: string;
+}
+
+const WORD: Record<Code, string> = { 0: 'Success', 1: 'Warning', 2: 'Failure' };
+
+async function database(config: Config): Promise<Check> {
+  const name = 'Database schema';
+  if (!config.databaseUrl) return { name, code: Result.warning, details: 'no [database] connection: a conductor keeps its state in memory only' };
+  let orm;
+  try {
+    orm = await openOrm({ url: config.databaseUrl, pool: 1 });
+    const { pending } = await schemaStatus(orm);
+    return pending.length
+      ? { name, code: Result.failure, details: `${redact(config.databaseUrl)} is not at this code's schema; pending: ${pending.join(', ')}. Run: cyborg db migrate` }
+      : { name, code: Result.success };
+  } catch (err) {
+    return { name, code: Result.failure, details: `cannot reach ${redact(config.databaseUrl)}: ${(err as Error).message}` };
+  } finally {
+    await orm?.close();
+  }
+}
+
+/** Any HTTP answer below 500 means the service is there (Placement and Keystone answer GET / with their versions). */
+async function reachable(name: string, url: string | undefined, what: string): Promise<Check> {
+  if (!url) return { name, code: Result.success, details: `not configured (${what})` };
+  try {
+    const res = await request(url, { method: 'GET', headers: { accept: 'application/json' }, signal: AbortSignal.timeout(5_000) });
+    await res.body.dump();
+    return res.statusCode < 500 ? { name, code: Result.success } : { name, code: Result.failure, details: `${url} answered ${res.statusCode}` };
+  } catch (err) {
+    const e = err as Error & { code?: string };
+    return { name, code: Result.failure, details: `cannot reach ${url}: ${e.name === 'TimeoutError' ? 'no answer within 5 s' : e.code ?? e.message}` };
+  }
+}
+
+/** The checks, in cyborg-status's order: what must hold before the new code runs. */
+export async function upgradeChecks(config: Config, configWarnings: string[]): Promise<Check[]> {
+  const keystone = config.keystoneAuthtoken.authUrl ?? config.placement.authUrl ?? config.nova.authUrl;
+  return [
+    configWarnings.length ? { name: 'Configuration', code: Result.warning, details: configWarnings.join('; ') } : { name: 'Configuration', code: Result.success },
+    await database(config),
+    await reachable('Placement API', config.placementUrl, 'no [placement] endpoint_override'),
+    await reachable('Keystone', keystone, 'no [keystone_authtoken] auth_url'),
+  ];
+}
+
+function render(checks: Check[]): string {
+  const table = new Table({ head: ['Upgrade Check Results'], style: { head: [], border: [] } });
+  for (const c of checks) table.push([`Check: ${c.name}\nResult: ${WORD[c.code]}\nDetails: ${c.details ?? 'None'}`]);
+  return `${table.toString()}\n`;
+}
+
+/**
+ * `cyborg status upgrade-check`, as `cyborg-status upgrade check`: is the database at this code's
+ * schema, is the configuration valid, are Placement and Keystone reachable where configured. Exit
+ * code: 0 all succeeded, 1 a warning, 2 a failure, 255 the check itself failed.
+ */
+export function statusCommand(): Command {
+  const status = new Command('status').description('checks before and after an upgrade (as cyborg-status)');
+  status.command('upgrade-check')
+    .description('database at this code\'s schema, configuration valid, Placement and Keystone reachable; exit 0 success, 1 warning, 2 failure, 255 error')
+    .action(async (_flags: unknown, cmd: Command) => {
+      try {
+        const configFiles = cmd.optsWithGlobals<{ configFile?: string[] }>().configFile;
+        const warnings: string[] = [];
+        let config: Config;
+        try {
+          config = loadConfig({}, process.env, { ...(configFiles ? { configFiles } : {}), onWarning: (m) => warnings.push(m) });
+        } catch (err) {
+          if (!(err instanceof ConfigError)) throw err;
+          process.stdout.write(render([{ name: 'Configuration', code: Result.failure, details: err.message }]));
+          process.exitCode = Result.failure;
+          return;
+        }
+        const checks = await upgradeChecks(config, warnings);
+        process.stdout.write(render(checks));
+        process.exitCode = Math.max(...checks.map((c) => c.code));
+      } catch (err) {
+        process.stderr.write(`cyborg: upgrade-check could not run: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
+        process.exitCode = UNEXPECTED;
+      }
+    });
+  return status;
+}
