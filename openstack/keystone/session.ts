@@ -26,6 +26,8 @@ export interface KeystoneSessionOptions {
 interface Held {
   token: string;
   data: KeystoneToken;
+  /** Epoch ms after which the token counts as expiring: authenticate again. */
+  renewAt: number;
 }
 
 /** Keystone's v3 base URL from what an operator writes as `auth_url`. */
@@ -104,15 +106,16 @@ export class KeystoneSession {
 
   private async current(): Promise<Held> {
     const h = this.held;
-    if (h && h.data.expiresAt - this.margin(h) > this.now()) return h;
+    if (h && h.renewAt > this.now()) return h;
     this.pending ??= this.authenticate().finally(() => {
       this.pending = undefined;
     });
     return this.pending;
   }
 
-  private margin(h: Held): number {
-    return this.o.expiryMarginMs ?? Math.min(60_000, (h.data.expiresAt - this.now()) / 2);
+  /** keystoneauth's stale window: a minute, or half the token's lifetime when that is shorter. */
+  private margin(data: KeystoneToken): number {
+    return this.o.expiryMarginMs ?? Math.min(60_000, Math.max(0, data.expiresAt - this.now()) / 2);
   }
 
   private async authenticate(): Promise<Held> {
@@ -131,7 +134,8 @@ export class KeystoneSession {
       throw new ServiceAuthError(`Keystone refused this service's credentials (${describe(this.o.auth)}): ${res.status} ${res.text.slice(0, 200)}`, res.status);
     }
     this.authentications++;
-    this.held = { token, data: readToken(JSON.parse(res.text)) };
+    const data = readToken(JSON.parse(res.text));
+    this.held = { token, data, renewAt: data.expiresAt - this.margin(data) };
     return this.held;
   }
 }
