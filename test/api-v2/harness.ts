@@ -1,14 +1,12 @@
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
-import { pino, type Logger } from 'pino';
-import { Agent } from '../../actors/agent.js';
-import { Conductor } from '../../actors/conductor.js';
-import { MemoryJournal, type Journal } from '../../actors/journal.js';
-import { buildApi } from '../../api/server.js';
+import type { Logger } from 'pino';
+import type { Conductor } from '../../actors/conductor/index.js';
+import type { Journal } from '../../actors/runtime/index.js';
 import type { V2Settings } from '../../api/v2/index.js';
-import { InProcessBus } from '../../bus/in-process.js';
-import { FakeDriver } from '../../drivers/fake/index.js';
+import type { FakeDriver } from '../../drivers/fake/index.js';
 import { NAMESPACE_DNS, uuid3 } from '../../drivers/ids.js';
-import { DriverRegistry } from '../../drivers/registry.js';
+import { quietLogger } from '../support/log.js';
+import { startStack } from '../support/stack.js';
 
 /** Cyborg's API over the real runtime: conductor + one agent per host (fake driver) + the app. */
 export interface Cyborg {
@@ -38,41 +36,21 @@ export const persona = {
 
 export type Persona = keyof typeof persona;
 
-export function quietLogger(): Logger {
-  return pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
-}
-
 export async function startCyborg(opts: { hosts?: string[]; v2?: V2Settings; journal?: Journal; log?: Logger } = {}): Promise<Cyborg> {
-  const log = opts.log ?? quietLogger();
-  const bus = new InProcessBus(log);
-  const journal = opts.journal ?? new MemoryJournal();
-  const conductor = new Conductor({ bus, journal, log, timing });
-  await conductor.start();
-  const fakes: FakeDriver[] = [];
-  const agents: Agent[] = [];
-  for (const host of opts.hosts ?? ['cyborg-host1']) {
-    const fake = new FakeDriver({ host });
-    const agent = new Agent({ host, bus, drivers: new DriverRegistry([fake]), log, heartbeatIntervalMs: timing.heartbeatIntervalMs, discoveryIntervalMs: 3_600_000, telemetryIntervalMs: 0 });
-    await agent.start();
-    fakes.push(fake);
-    agents.push(agent);
-  }
-  const app = await buildApi({ control: conductor, log, v2: opts.v2 });
-  await app.ready();
+  const stack = await startStack({
+    hosts: opts.hosts ?? ['cyborg-host1'], journal: opts.journal, log: opts.log ?? quietLogger(), timing,
+    agent: { telemetryIntervalMs: 0 }, api: { v2: opts.v2 },
+  });
+  const { app } = stack;
   return {
-    app, conductor, journal, fakes,
+    app, conductor: stack.conductor, journal: stack.journal, fakes: stack.fakes,
     rpOf: (host) => uuid3(NAMESPACE_DNS, `${host}_FakeDevice`),
     call: (method, url, o = {}) => app.inject({
       method, url,
       headers: { ...(o.body !== undefined || o.raw !== undefined ? { 'content-type': 'application/json' } : {}), ...o.headers },
       ...(o.raw !== undefined ? { payload: o.raw } : o.body !== undefined ? { payload: JSON.stringify(o.body) } : {}),
     }),
-    async stop() {
-      await app.close();
-      for (const a of agents) await a.stop();
-      await conductor.stop();
-      await bus.close();
-    },
+    stop: () => stack.stop(),
   };
 }
 

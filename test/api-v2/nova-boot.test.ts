@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NovaNotifier } from '../../openstack/nova.js';
-import { enableAll, FAKE_PROFILE, fault, persona, quietLogger, startCyborg, type Cyborg } from './harness.js';
+import { quietLogger } from '../support/log.js';
+import { enableAll, FAKE_PROFILE, fault, persona, startCyborg, type Cyborg } from './harness.js';
 import { startNovaRecorder } from './nova-recorder.js';
 import { eventually } from '../support/eventually.js';
 

@@ -1,19 +1,17 @@
 import type { FastifyInstance } from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { buildApi } from '../../api/server.js';
-import { captureLogger, startRuntime, type Runtime } from '../support/runtime.js';
+import { type Stack, startStack } from '../support/stack.js';
 
-let rt: Runtime;
+let rt: Stack;
 let app: FastifyInstance;
 const base = '/cyborg/v1';
 const vm = '2b0a3b4e-1c55-4f3a-9a2c-6b1f0c7d9e11';
 
 beforeEach(async () => {
-  rt = await startRuntime();
-  app = await buildApi({ control: rt.conductor, log: captureLogger().log });
+  rt = await startStack({ api: true });
+  app = rt.app;
 });
 afterEach(async () => {
-  await app.close();
   await rt.stop();
 });
 

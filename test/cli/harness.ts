@@ -1,12 +1,12 @@
 import { Command } from 'commander';
 import { pino } from 'pino';
-import { MemoryJournal } from '../../actors/journal.js';
+import { MemoryJournal } from '../../actors/runtime/index.js';
 import { addOperatorCommands } from '../../cli/commands/index.js';
 import type { Io } from '../../cli/output.js';
 import { loadConfig } from '../../config/index.js';
 import { GenericDriver, SimulatedOps } from '../../drivers/generic/index.js';
 import { startAllInOne, type Running } from '../../roles/all-in-one.js';
-import { GPU_TREE } from '../generic/harness.js';
+import { GPU_TREE } from '../support/fixtures.js';
 
 export interface CliResult {
   code: number;

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventBatch } from '../../api/routes/events.js';
 import { buildApi } from '../../api/server.js';
 import { silentLogger } from '../../config/logger.js';
-import { startRuntime, type Runtime } from '../support/runtime.js';
+import { type Stack, startStack } from '../support/stack.js';
 import { readSse, type SseMessage } from './sse.js';
 import type { AcceleratorView } from '../../model/index.js';
 
@@ -13,13 +13,13 @@ import type { AcceleratorView } from '../../model/index.js';
  * Last-Event-ID gets what it missed; a cursor that is no longer served is told to reload.
  */
 describe('the event stream at /cyborg/v1/events', () => {
-  let rt: Runtime;
+  let rt: Stack;
   let app: FastifyInstance;
   let base: string;
   const hangUps: AbortController[] = [];
 
   beforeAll(async () => {
-    rt = await startRuntime({ hosts: ['stream-1'], fake: { gpus: 2, nics: 0 } });
+    rt = await startStack({ hosts: ['stream-1'], fake: { gpus: 2, nics: 0 } });
     app = await buildApi({ control: rt.conductor, log: silentLogger() });
     await app.listen({ host: '127.0.0.1', port: 0 });
     const addr = app.server.address();

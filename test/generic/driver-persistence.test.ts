@@ -4,7 +4,7 @@ import { startAllInOne, type Running } from '../../roles/all-in-one.js';
 import { freshDatabase, quiet } from '../persistence/helpers.js';
 import { configFor } from '../persistence/stack.js';
 import { svc } from '../services.js';
-import { GPU_TREE } from './harness.js';
+import { GPU_TREE } from '../support/fixtures.js';
 
 describe.skipIf(!svc.postgres)('driver states survive a restart of the whole all-in-one (PostgreSQL)', () => {
   let db: Awaited<ReturnType<typeof freshDatabase>>;

@@ -3,7 +3,7 @@ import { serveControlPlane, ViewPublisher } from '../../control/responder.js';
 import { RemoteControlPlane } from '../../control/client.js';
 import { buildApi } from '../../api/server.js';
 import { CyborgError } from '../../errors/index.js';
-import { captureLogger } from '../support/runtime.js';
+import { captureLogger } from '../support/log.js';
 import { startGenericHost } from './harness.js';
 
 /** The api role apart from the conductor: the driver commands reach the conductor's DriverAdmin over the bus. */

@@ -1,15 +1,13 @@
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { pino } from 'pino';
-import type { AcceleratorView } from '../../actors/accelerator-actor.js';
-import { PlacementSync } from '../../actors/placement-sync.js';
 import type { FakeDriverOptions } from '../../drivers/fake/index.js';
 import { PlacementClient, type Inventories } from '../../openstack/placement/client.js';
-import { startRuntime, type Runtime } from '../support/runtime.js';
+import { freePort } from '../support/ports.js';
+import { placementClient, startStack, type Stack, type StackOptions } from '../support/stack.js';
+import type { AcceleratorView } from '../../model/index.js';
 import { eventually } from '../support/eventually.js';
 
 /** A host name no other test (or earlier run against the same Placement) uses. */
@@ -17,14 +15,11 @@ export function uniqueHost(tag = 'pl'): string {
   return `${tag}-${randomUUID().slice(0, 8)}`;
 }
 
-export function placementClient(url: string): PlacementClient {
-  return new PlacementClient({ url, token: 'admin', timeoutMs: 5_000 });
-}
+export { placementClient };
 
-export interface Synced extends Runtime {
+export interface Synced extends Stack {
   host: string;
   client: PlacementClient;
-  sync: PlacementSync;
   accelerator(namePart: string): AcceleratorView;
 }
 
@@ -38,34 +33,22 @@ export async function startSynced(o: {
   createRoots?: boolean;
   intervalMs?: number;
   fake?: Omit<FakeDriverOptions, 'host'>;
-  timing?: NonNullable<Parameters<typeof startRuntime>[0]>['timing'];
+  timing?: StackOptions['timing'];
 }): Promise<Synced> {
   const host = o.host ?? uniqueHost();
-  const rt = await startRuntime({ hosts: [host], fake: o.fake ?? { gpus: 1, nics: 1, vfsPerNic: 2 }, timing: o.timing });
-  const client = placementClient(o.url);
-  const sync = new PlacementSync({
-    source: rt.conductor,
-    client,
-    log: pino({ level: process.env.PLACEMENT_TEST_LOG ?? 'silent' }),
-    resourceProviderName: '{host}',
-    createRootProviders: o.createRoots ?? false,
-    intervalMs: o.intervalMs ?? 60_000,
-    concurrency: 4,
+  const stack = await startStack({
+    hosts: [host], fake: o.fake ?? { gpus: 1, nics: 1, vfsPerNic: 2 }, timing: o.timing,
+    placement: { url: o.url, createRoots: o.createRoots, intervalMs: o.intervalMs },
   });
-  rt.conductor.placementLookup = (id) => sync.status(id);
-  sync.start();
-  return {
-    ...rt, host, client, sync,
-    accelerator: (part) => {
-      const v = rt.conductor.listAccelerators().find((a) => a.name.includes(part));
+  return Object.assign(stack, {
+    host,
+    client: stack.placement,
+    accelerator: (part: string) => {
+      const v = stack.conductor.listAccelerators().find((a) => a.name.includes(part));
       if (!v) throw new Error(`no accelerator named like ${part}`);
       return v;
     },
-    async stop() {
-      sync.stop();
-      await rt.stop();
-    },
-  };
+  });
 }
 
 /** The compute node's provider, as nova-compute would create it. */
@@ -150,18 +133,5 @@ export class PrivatePlacement {
       env: { ...process.env, PLACEMENT_PORT: String(this.port), PLACEMENT_STATE_DIR: `/tmp/placement-test-${this.port}`, PLACEMENT_KEEP_DB: '1', ...extra },
       timeout: 120_000,
     });
-  }
-}
-
-/** A port below the ephemeral range (so no client connection takes it meanwhile) that is free now. */
-async function freePort(): Promise<number> {
-  for (;;) {
-    const port = 20_000 + Math.floor(Math.random() * 12_000);
-    const free = await new Promise<boolean>((ok) => {
-      const srv = createServer();
-      srv.once('error', () => ok(false));
-      srv.listen(port, '127.0.0.1', () => srv.close(() => ok(true)));
-    });
-    if (free) return port;
   }
 }

@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { MemoryJournal } from '../../actors/journal.js';
+import { MemoryJournal } from '../../actors/runtime/index.js';
 import { loadConfig } from '../../config/index.js';
 import { startAllInOne, type Running } from '../../roles/all-in-one.js';
 import { svc } from '../services.js';
-import { captureLogger } from '../support/runtime.js';
+import { captureLogger } from '../support/log.js';
 import { deleteTree, placementClient, uniqueHost } from './harness.js';
 import { eventually } from '../support/eventually.js';
 import { placementEnvFor } from '../keystone/placement-auth.js';

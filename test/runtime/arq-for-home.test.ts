@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { startRuntime, type Runtime } from '../support/runtime.js';
+import { type Stack, startStack } from '../support/stack.js';
 
-let rt: Runtime | undefined;
+let rt: Stack | undefined;
 afterEach(async () => {
   await rt?.stop();
   rt = undefined;
@@ -10,7 +10,7 @@ afterEach(async () => {
 /** The side of a cross-conductor bind that runs where the accelerator is (see arq-home.ts). */
 describe('binds run for another conductor\'s ARQ home', () => {
   it('attaches and releases a handle for an ARQ this conductor does not hold, each committed', async () => {
-    rt = await startRuntime();
+    rt = await startStack();
     const c = rt.conductor;
     const fpga = c.listAccelerators({ type: 'FPGA' })[0]!;
     await c.act(fpga.id, { type: 'ENABLE' });
@@ -25,7 +25,7 @@ describe('binds run for another conductor\'s ARQ home', () => {
   });
 
   it('has nothing to release for an accelerator that is not here, and says so as the host\'s holder', async () => {
-    rt = await startRuntime();
+    rt = await startStack();
     const gone = { acceleratorId: 'no-such-accelerator', handleUuid: 'h-1' };
     expect(await rt.conductor.releaseForArq('arq-1', gone)).toBe(false);
     expect(await rt.conductor.releaseForArq('arq-1', gone, true)).toBe(true);

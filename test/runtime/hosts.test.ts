@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { startRuntime, type Runtime } from '../support/runtime.js';
+import { type Stack, startStack } from '../support/stack.js';
 import { eventually } from '../support/eventually.js';
 
-let rt: Runtime | undefined;
+let rt: Stack | undefined;
 afterEach(async () => {
   await rt?.stop();
   rt = undefined;
@@ -10,7 +10,7 @@ afterEach(async () => {
 
 describe('hosts: liveness and inventory', () => {
   it('a silent host goes stale then lost; its accelerators go offline keeping their allocations, and come back', async () => {
-    rt = await startRuntime({ timing: { staleAfterMs: 100, lostAfterMs: 250 } });
+    rt = await startStack({ timing: { staleAfterMs: 100, lostAfterMs: 250 } });
     const c = rt.conductor;
     const fpga = c.listAccelerators({ type: 'FPGA' })[0]!;
     await c.act(fpga.id, { type: 'ENABLE' });
@@ -30,7 +30,7 @@ describe('hosts: liveness and inventory', () => {
   });
 
   it('routine heartbeats keep a host online past staleAfter without a transition; silence still makes it stale', async () => {
-    rt = await startRuntime({ timing: { staleAfterMs: 1_000, lostAfterMs: 60_000 } });
+    rt = await startStack({ timing: { staleAfterMs: 1_000, lostAfterMs: 60_000 } });
     const c = rt.conductor;
     // Beats for 2.5 staleAfter periods: the stale timer fires twice and re-arms from the last beat.
     for (const until = Date.now() + 2_500; Date.now() < until;) {
@@ -46,7 +46,7 @@ describe('hosts: liveness and inventory', () => {
   });
 
   it('reconciles a new inventory: missing and free → removed, missing but attached → flagged, back → rediscovered, never duplicated', async () => {
-    rt = await startRuntime({ fake: { gpus: 2 } });
+    rt = await startStack({ fake: { gpus: 2 } });
     const c = rt.conductor;
     const [gpu0, gpu1] = c.listAccelerators({ type: 'GPU' });
     await c.act(gpu1!.id, { type: 'ENABLE' });
@@ -69,7 +69,7 @@ describe('hosts: liveness and inventory', () => {
   });
 
   it('hosts several agents, each with its own accelerators and stable ids', async () => {
-    rt = await startRuntime({ hosts: ['compute-1', 'compute-2.example.org'], fake: { gpus: 1, nics: 1, vfsPerNic: 2 } });
+    rt = await startStack({ hosts: ['compute-1', 'compute-2.example.org'], fake: { gpus: 1, nics: 1, vfsPerNic: 2 } });
     const c = rt.conductor;
     expect(c.listHosts().map((h) => [h.name, h.state, h.accelerators])).toEqual([['compute-1', 'online', 4], ['compute-2.example.org', 'online', 4]]);
     expect(c.listAccelerators({ host: 'compute-2.example.org', type: 'FPGA' })[0]!.name).toBe('compute-2_example_org_FakeDevice');

@@ -1,9 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { Conductor } from '../../actors/conductor.js';
-import { MemoryJournal } from '../../actors/journal.js';
-import { captureLogger, fastTiming, startRuntime, type Runtime } from '../support/runtime.js';
+import { Conductor } from '../../actors/conductor/index.js';
+import { MemoryJournal } from '../../actors/runtime/index.js';
+import { captureLogger } from '../support/log.js';
+import { fastTiming, type Stack, startStack } from '../support/stack.js';
 
-let rt: Runtime | undefined;
+let rt: Stack | undefined;
 let again: Conductor | undefined;
 afterEach(async () => {
   await again?.stop();
@@ -15,7 +16,7 @@ afterEach(async () => {
 /** Binds an FPGA's ARQ, then "crashes": the accelerator's attach reached the database, the ARQ's Bound did not. */
 async function crashMidBind(): Promise<{ fpga: { id: string }; arq: { uuid: string }; again: Conductor }> {
   const journal = new MemoryJournal();
-  rt = await startRuntime({ journal });
+  rt = await startStack({ journal });
   const c = rt.conductor;
   const fpga = c.listAccelerators({ type: 'FPGA' })[0]!;
   await c.act(fpga.id, { type: 'ENABLE' });

@@ -1,21 +1,21 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { CyborgError, TransitionInvalidError } from '../../errors/index.js';
-import { MemoryJournal, type Change } from '../../actors/journal.js';
+import { MemoryJournal, type Change } from '../../actors/runtime/index.js';
 import { acceleratorMachine } from '../../machines/index.js';
-import { startRuntime, type Runtime } from '../support/runtime.js';
+import { type Stack, startStack } from '../support/stack.js';
 import { eventually } from '../support/eventually.js';
 
-let rt: Runtime | undefined;
+let rt: Stack | undefined;
 afterEach(async () => {
   await rt?.stop();
   rt = undefined;
 });
 
-const fpgaOf = (r: Runtime) => r.conductor.listAccelerators({ type: 'FPGA' })[0]!;
+const fpgaOf = (r: Stack) => r.conductor.listAccelerators({ type: 'FPGA' })[0]!;
 
 describe('the actor runtime, as an operator drives it', () => {
   it('discovers Cyborg\'s fake FPGA in inactive, and walks it to attached and back', async () => {
-    rt = await startRuntime();
+    rt = await startStack();
     const fpga = fpgaOf(rt);
     expect(fpga).toMatchObject({
       name: 'compute-1_FakeDevice', state: 'inactive', resourceClass: 'FPGA', traits: ['CUSTOM_FAKE_DEVICE'], capacity: 16, allowed: ['ENABLE', 'REMOVE'],
@@ -37,7 +37,7 @@ describe('the actor runtime, as an operator drives it', () => {
   });
 
   it('lets exactly one of many racing requests win; the others get the state and allowed events', async () => {
-    rt = await startRuntime();
+    rt = await startStack();
     rt.fakes[0]!.slowDown('install', 20);
     const id = fpgaOf(rt).id;
     const results = await Promise.allSettled(Array.from({ length: 10 }, () => rt!.conductor.act(id, { type: 'ENABLE' })));
@@ -53,7 +53,7 @@ describe('the actor runtime, as an operator drives it', () => {
   });
 
   it('keeps the driver\'s reason in error, and a retry runs the operation again', async () => {
-    rt = await startRuntime();
+    rt = await startStack();
     const id = fpgaOf(rt).id;
     rt.fakes[0]!.injectFailure('install', 'firmware rejected the image');
     const failed = await rt.conductor.act(id, { type: 'ENABLE' });
@@ -63,7 +63,7 @@ describe('the actor runtime, as an operator drives it', () => {
 
   it('acknowledges a transition only after the commit that holds it', async () => {
     const gate = new GatedJournal();
-    rt = await startRuntime({ journal: gate });
+    rt = await startStack({ journal: gate });
     const id = fpgaOf(rt).id;
     gate.closeGate();
     let acked = false;
@@ -82,7 +82,7 @@ describe('the actor runtime, as an operator drives it', () => {
 
   it('shows a change answered 503 once the journal has written it, without waiting for the next transition', async () => {
     const journal = new AwayJournal();
-    rt = await startRuntime({ journal });
+    rt = await startStack({ journal });
     const id = fpgaOf(rt).id;
     journal.away = 2; // both commits of the enable (→ installing, → ready)
     await expect(rt.conductor.act(id, { type: 'ENABLE' })).rejects.toMatchObject({ code: 'persistence.unavailable' });
@@ -105,7 +105,7 @@ describe('the actor runtime, as an operator drives it', () => {
         }) as never,
       },
     });
-    rt = await startRuntime({ acceleratorMachine: machine });
+    rt = await startStack({ acceleratorMachine: machine });
     const c = rt.conductor;
     const id = fpgaOf(rt).id;
     await c.act(id, { type: 'ENABLE' });

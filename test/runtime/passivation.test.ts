@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { startRuntime, type Runtime } from '../support/runtime.js';
+import { type Stack, startStack } from '../support/stack.js';
 import { eventually } from '../support/eventually.js';
 
-let rt: Runtime | undefined;
+let rt: Stack | undefined;
 afterEach(async () => {
   await rt?.stop();
   rt = undefined;
@@ -10,7 +10,7 @@ afterEach(async () => {
 
 describe('accelerators at rest (passivation), as an operator sees them', () => {
   it('discovers a host\'s accelerators without starting a machine for any of them', async () => {
-    rt = await startRuntime({ fake: { gpus: 8, nics: 1, vfsPerNic: 4 } });
+    rt = await startStack({ fake: { gpus: 8, nics: 1, vfsPerNic: 4 } });
     expect(rt.conductor.listAccelerators().length).toBeGreaterThan(10);
     expect(rt.conductor.passivation.awakeCount).toBe(0);
     // Reads are answered from the record: state, tags and allowed events as the machine would give them.
@@ -20,7 +20,7 @@ describe('accelerators at rest (passivation), as an operator sees them', () => {
   });
 
   it('puts an idle accelerator to rest and wakes it on the next event with its state, allocations and history intact', async () => {
-    rt = await startRuntime({ restAfterMs: 50 });
+    rt = await startStack({ restAfterMs: 50 });
     const c = rt.conductor;
     const fpga = c.listAccelerators({ type: 'FPGA' })[0]!;
     await c.act(fpga.id, { type: 'ENABLE' });
@@ -48,7 +48,7 @@ describe('accelerators at rest (passivation), as an operator sees them', () => {
   });
 
   it('never puts to rest an accelerator whose driver operation is still running', async () => {
-    rt = await startRuntime({ restAfterMs: 20 });
+    rt = await startStack({ restAfterMs: 20 });
     rt.fakes[0]!.slowDown('install', 300);
     const c = rt.conductor;
     const fpga = c.listAccelerators({ type: 'FPGA' })[0]!;
@@ -64,7 +64,7 @@ describe('accelerators at rest (passivation), as an operator sees them', () => {
   });
 
   it('takes a lost host\'s accelerators offline and back even while they are at rest', async () => {
-    rt = await startRuntime({ restAfterMs: 20, fake: { gpus: 2, nics: 0 } });
+    rt = await startStack({ restAfterMs: 20, fake: { gpus: 2, nics: 0 } });
     const c = rt.conductor;
     const gpus = c.listAccelerators({ type: 'GPU' });
     await c.act(gpus[0]!.id, { type: 'ENABLE' });

@@ -1,10 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { Subjects } from '../../bus/subjects.js';
 import { BusError } from '../../errors/index.js';
-import { resendEveryMs } from '../../actors/host-actor.js';
-import { startRuntime, type Runtime } from '../support/runtime.js';
+import { resendEveryMs } from '../../actors/conductor/index.js';
+import { type Stack, startStack } from '../support/stack.js';
 
-let rt: Runtime | undefined;
+let rt: Stack | undefined;
 afterEach(async () => {
   await rt?.stop();
   rt = undefined;
@@ -12,7 +12,7 @@ afterEach(async () => {
 
 describe('driver commands whose answer is lost on the way', () => {
   it('are re-sent with the same idempotency key: the driver runs once and the accelerator gets ready', async () => {
-    rt = await startRuntime({ timing: { driverOpTimeoutMs: 3_000 } });
+    rt = await startStack({ timing: { driverOpTimeoutMs: 3_000 } });
     const bus = rt.bus;
     const request = bus.request.bind(bus);
     const lost: string[] = [];
