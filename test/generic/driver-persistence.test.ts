@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GenericDriver, SimulatedOps } from '../../drivers/generic/index.js';
 import { startAllInOne, type Running } from '../../roles/all-in-one.js';
-import { freshDatabase, quiet } from '../persistence/helpers.js';
+import { freshDatabase } from '../support/database.js';
+import { quietLogger } from '../support/log.js';
 import { configFor } from '../persistence/stack.js';
 import { svc } from '../services.js';
 import { GPU_TREE } from '../support/fixtures.js';
@@ -14,7 +15,7 @@ describe.skipIf(!svc.postgres)('driver states survive a restart of the whole all
   /** The all-in-one as `cyborg all-in-one` wires it, with the generic driver over the GPU fixture tree. */
   const start = async (): Promise<Running> => {
     const generic = new GenericDriver({ host, sysfsRoot: GPU_TREE, ops: new SimulatedOps(), version: '1.0.0' });
-    run = await startAllInOne(configFor({ databaseUrl: db.url, host, gpus: 0, nics: 0 }), quiet, { drivers: [generic] });
+    run = await startAllInOne(configFor({ databaseUrl: db.url, host, gpus: 0, nics: 0 }), quietLogger(), { drivers: [generic] });
     return run;
   };
   const restart = async (): Promise<Running> => {

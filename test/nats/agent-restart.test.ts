@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CommandMessage, CommandReply } from '../../bus/schemas.js';
 import { Subjects } from '../../bus/subjects.js';
-import { freshDatabase } from '../persistence/helpers.js';
+import { freshDatabase } from '../support/database.js';
 import { svc } from '../services.js';
 import { Deployment } from './deployment.js';
 import type { RoleProcess } from './helpers.js';

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ARQ_HOME } from '../../actors/arq-home.js';
 import { hostKey } from '../../actors/lease.js';
 import type { RemoteControlPlane } from '../../control/client.js';
-import { freshDatabase, query } from '../persistence/helpers.js';
+import { freshDatabase, query } from '../support/database.js';
 import { svc } from '../services.js';
 import { Deployment } from './deployment.js';
 import type { RoleProcess } from './helpers.js';

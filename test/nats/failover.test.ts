@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freshDatabase } from '../persistence/helpers.js';
+import { freshDatabase } from '../support/database.js';
 import { svc } from '../services.js';
 import { Deployment } from './deployment.js';
 import type { RoleProcess } from './helpers.js';

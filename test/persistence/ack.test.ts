@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Running } from '../../roles/all-in-one.js';
 import type { PgJournal } from '../../db/pg-journal.js';
 import { svc } from '../services.js';
-import { freshDatabase } from './helpers.js';
+import { freshDatabase } from '../support/database.js';
 import { PgProxy } from './pg-proxy.js';
 import { act, ready, startStack } from './stack.js';
 import { eventually } from '../support/eventually.js';

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { svc } from '../services.js';
-import { freshDatabase, query } from './helpers.js';
+import { freshDatabase, query } from '../support/database.js';
 import { eventually } from '../support/eventually.js';
 
 interface Conductor { child: ChildProcess; url: string; exited: Promise<number | null> }

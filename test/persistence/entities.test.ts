@@ -3,7 +3,7 @@ import { migrate, openOrm } from '../../db/config.js';
 import type { PgJournal } from '../../db/pg-journal.js';
 import { FakeDriver } from '../../drivers/fake/index.js';
 import { svc } from '../services.js';
-import { freshDatabase, openTestJournal, query } from './helpers.js';
+import { freshDatabase, openTestJournal, query } from '../support/database.js';
 
 const TABLES = ['accelerators', 'attach_handles', 'attributes', 'controlpath_ids', 'deployables', 'device_profiles', 'devices', 'documents',
   'drivers', 'extended_accelerator_requests', 'hosts', 'transition_log'];

@@ -4,7 +4,7 @@ import type { PgJournal } from '../../db/pg-journal.js';
 import { CyborgError } from '../../errors/index.js';
 import type { Running } from '../../roles/all-in-one.js';
 import { svc } from '../services.js';
-import { freshDatabase, openTestJournal, query } from './helpers.js';
+import { freshDatabase, openTestJournal, query } from '../support/database.js';
 import { PgProxy } from './pg-proxy.js';
 import { act, ready, startStack } from './stack.js';
 import { eventually } from '../support/eventually.js';

@@ -3,7 +3,7 @@ import type { Change } from '../../actors/runtime/index.js';
 import type { PgJournal } from '../../db/pg-journal.js';
 import { CyborgError } from '../../errors/index.js';
 import { svc } from '../services.js';
-import { freshDatabase, openTestJournal, query } from './helpers.js';
+import { freshDatabase, openTestJournal, query } from '../support/database.js';
 
 /** The two changes an accelerator actor commits per transition. */
 function transition(id: string, to: string, at = new Date().toISOString(), host = 'h1'): Change[] {

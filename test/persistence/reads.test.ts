@@ -1,47 +1,32 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { FastifyInstance } from 'fastify';
 import { Agent } from '../../actors/agent/index.js';
 import { Conductor } from '../../actors/conductor/index.js';
-import { buildApi } from '../../api/server.js';
-import { InProcessBus } from '../../bus/in-process.js';
 import type { PgJournal } from '../../db/pg-journal.js';
-import { FakeDriver } from '../../drivers/fake/index.js';
-import { DriverRegistry } from '../../drivers/registry.js';
 import { svc } from '../services.js';
-import { freshDatabase, openTestJournal, query, quiet } from './helpers.js';
+import { freshDatabase, query } from '../support/database.js';
+import { quietLogger } from '../support/log.js';
+import { startStack, type Stack } from '../support/stack.js';
 import { PgProxy } from './pg-proxy.js';
 import { configFor } from './stack.js';
 import { eventually } from '../support/eventually.js';
 
 /**
- * The all-in-one's pieces wired by hand: its agent waits 10 s for an inventory reply, and a
- * first report of 10,000 deployables on one host (rows + 10,000 actors + their DISCOVERED log
- * rows) can take longer than that on a loaded machine.
+ * The all-in-one's pieces, with a longer agent request timeout: the agent waits 10 s for an
+ * inventory reply, and a first report of 10,000 deployables on one host (rows + 10,000 actors +
+ * their DISCOVERED log rows) can take longer than that on a loaded machine.
  */
-interface Runtime { app: FastifyInstance; conductor: Conductor; journal: PgJournal; stop(): Promise<void> }
-
-async function startRuntime(databaseUrl: string): Promise<Runtime> {
+async function startRuntime(databaseUrl: string): Promise<Stack> {
   const config = configFor({ databaseUrl, nics: 500, vfsPerNic: 20, gpus: 0 });
-  const journal = await openTestJournal(databaseUrl);
-  const bus = new InProcessBus(quiet);
-  const conductor = new Conductor({ bus, journal, log: quiet, timing: config.timing });
-  await conductor.start();
-  const agent = new Agent({
-    host: config.host, bus, drivers: new DriverRegistry([new FakeDriver({ host: config.host, ...config.fake })]), log: quiet,
-    heartbeatIntervalMs: config.timing.heartbeatIntervalMs, discoveryIntervalMs: config.timing.discoveryIntervalMs, requestTimeoutMs: 240_000, telemetryIntervalMs: 0,
+  return startStack({
+    hosts: [config.host], fake: config.fake, timing: config.timing, journal: { databaseUrl }, api: true, log: quietLogger(),
+    agent: { discoveryIntervalMs: config.timing.discoveryIntervalMs, requestTimeoutMs: 240_000, telemetryIntervalMs: 0 },
   });
-  await agent.start();
-  const app = await buildApi({ control: conductor, log: quiet });
-  return {
-    app, conductor, journal,
-    stop: async () => { await app.close(); await agent.stop(); await conductor.stop(); await bus.close(); await journal.close(); },
-  };
 }
 
 describe.skipIf(!svc.postgres)('persistence: reads never wait for a flush (PostgreSQL, 10,000 accelerators)', () => {
   let db: Awaited<ReturnType<typeof freshDatabase>>;
   let proxy: PgProxy;
-  let run: Runtime;
+  let run: Stack;
 
   beforeAll(async () => {
     db = await freshDatabase('reads');
@@ -63,7 +48,7 @@ describe.skipIf(!svc.postgres)('persistence: reads never wait for a flush (Postg
     const id = run.conductor.listAccelerators().find((a) => a.deviceType === 'FPGA')!.id;
     proxy.hold();
     const enabling = run.conductor.act(id, { type: 'ENABLE' }, { requestId: 'req-reads' });
-    await eventually(() => run.journal.pending > 0, { what: 'the enable to wait for its commit' });
+    await eventually(() => (run.journal as PgJournal).pending > 0, { what: 'the enable to wait for its commit' });
 
     const list = await run.app.inject({ method: 'GET', url: '/cyborg/v1/accelerators' });
     expect(list.statusCode).toBe(200);

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Running } from '../../roles/all-in-one.js';
 import { svc } from '../services.js';
-import { freshDatabase, query } from './helpers.js';
+import { freshDatabase, query } from '../support/database.js';
 import { act, ready, startStack } from './stack.js';
 
 describe.skipIf(!svc.postgres)('persistence: the conductor rebuilds its actors after a restart (PostgreSQL)', () => {

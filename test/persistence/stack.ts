@@ -1,6 +1,6 @@
 import { loadConfig, type Config } from '../../config/index.js';
 import { startAllInOne, type Running } from '../../roles/all-in-one.js';
-import { quiet } from './helpers.js';
+import { quietLogger } from '../support/log.js';
 
 export interface StackOptions {
   databaseUrl: string;
@@ -26,7 +26,7 @@ export function configFor(o: StackOptions): Config {
 }
 
 export function startStack(o: StackOptions): Promise<Running> {
-  return startAllInOne(configFor(o), quiet);
+  return startAllInOne(configFor(o), quietLogger());
 }
 
 /** POSTs an operator action through the real HTTP stack (Fastify inject). */

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeDriver } from '../../drivers/fake/index.js';
 import type { PgJournal } from '../../db/pg-journal.js';
 import { svc } from '../services.js';
-import { freshDatabase, openTestJournal, query } from './helpers.js';
+import { freshDatabase, openTestJournal, query } from '../support/database.js';
 
 /**
  * Two conductors' journals on one database: a host changes hands, and what the new owner knows
