@@ -11,7 +11,8 @@ import { compileTrust } from './v2/links.js';
 import { acceleratorRoutes } from './routes/accelerators.js';
 import { healthRoutes, type HealthOptions } from './routes/health.js';
 import { hostRoutes } from './routes/hosts.js';
-import { eventRoutes } from './routes/events.js';
+import { eventRoutes, EventStreams } from './routes/events.js';
+import { apiLimits, type ApiLimits } from './limits.js';
 import { machineRoutes, uiRoutes } from './routes/ui.js';
 import { genericDriverRoutes } from './routes/drivers.js';
 import type { ControlPlane } from '../model/index.js';
@@ -24,6 +25,8 @@ export interface ApiOptions {
   v2?: V2Settings;
   /** Keystone token validation and the policy in force (api/auth/setup.ts); noauth and Cyborg's default rules without. */
   auth?: ApiAuth;
+  /** What one client may cost (config `api`); the schema's defaults where not given. */
+  limits?: Partial<ApiLimits>;
 }
 
 /** This project's own routes live under this prefix; Cyborg's v2 API keeps `/` and `/v2`. */
@@ -57,11 +60,14 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
     const level = req.method === 'GET' || req.method === 'HEAD' ? 'debug' : 'info';
     req.log[level]({ method: req.method, url: req.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
   });
+  const limits = apiLimits(opts.limits);
+  const streams = new EventStreams();
+  app.decorate('eventStreams', streams);
   await app.register(healthRoutes, opts.health ?? {});
   await app.register(async (scope) => {
     await scope.register(hostRoutes, { control: opts.control });
     await scope.register(acceleratorRoutes, { control: opts.control });
-    await scope.register(eventRoutes, { control: opts.control });
+    await scope.register(eventRoutes, { control: opts.control, streams, maxClients: limits.sseMaxClients, bufferBytes: limits.sseBufferBytes });
     await scope.register(machineRoutes);
     // Drivers per host, services, instance attach (generic-driver spec): where the control plane offers them.
     if (opts.control.driverAdmin) await scope.register(genericDriverRoutes, { admin: opts.control.driverAdmin });

@@ -95,6 +95,14 @@ export const ConfigSchema = Type.Object({
     novaRetries: Type.Integer({ minimum: 0, default: 5 }),
     novaRetryDelayMs: Type.Integer({ minimum: 1, default: 500 }),
   }, { default: {} }),
+  /** What one client may cost the api process: event-stream clients and their buffers, pages, ARQs per request, write rate. */
+  api: Type.Object({
+    sseMaxClients: Type.Integer({ minimum: 1, default: 200, description: 'event-stream clients at once; one more is answered 503 with Retry-After' }),
+    sseBufferBytes: Type.Integer({ minimum: 1024, default: 1_048_576, description: 'bytes an event-stream client may leave unread before it is dropped (event: dropped)' }),
+    pageMax: Type.Integer({ minimum: 1, default: 1000, description: 'most items in one page of a list (limit / marker); also the default page' }),
+    maxArqsPerRequest: Type.Integer({ minimum: 1, default: 64, description: 'most ARQs one POST /v2/accelerator_requests may create (groups × resources)' }),
+    operatorRateLimit: Type.Integer({ minimum: 0, default: 300, description: 'writes per minute one client (user, else address) may send to /cyborg/v1; 0: unlimited' }),
+  }, { default: {} }),
   /** Distributed roles over NATS (see docs/distributed.md). */
   distributed: Type.Object({
     subjectPrefix: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_-]+$', description: 'prepended to every subject; isolates deployments and tests' })),

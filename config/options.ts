@@ -72,6 +72,11 @@ export const OPTIONS: readonly OptionSpec[] = [
   { path: 'listen.port', section: 'api', name: 'port', env: 'CYBORG_PORT', sampleDefault: '6680 (the api role: 6666)' },
   { path: 'v2.publicEndpoint', section: 'api', name: 'public_endpoint', env: 'CYBORG_PUBLIC_ENDPOINT' },
   { path: 'v2.trustedProxies', section: 'api', name: 'trusted_proxies', env: 'CYBORG_TRUSTED_PROXIES' },
+  { path: 'api.sseMaxClients', section: 'api', name: 'sse_max_clients', env: 'CYBORG_SSE_MAX_CLIENTS' },
+  { path: 'api.sseBufferBytes', section: 'api', name: 'sse_buffer_bytes', env: 'CYBORG_SSE_BUFFER_BYTES' },
+  { path: 'api.pageMax', section: 'api', name: 'max_limit', env: 'CYBORG_PAGE_MAX' },
+  { path: 'api.maxArqsPerRequest', section: 'api', name: 'max_arqs_per_request', env: 'CYBORG_MAX_ARQS_PER_REQUEST' },
+  { path: 'api.operatorRateLimit', section: 'api', name: 'operator_rate_limit', env: 'CYBORG_OPERATOR_RATE_LIMIT' },
   // [database]: oslo.db names.
   {
     path: 'databaseUrl', section: 'database', name: 'connection', env: 'DATABASE_URL', secret: true,

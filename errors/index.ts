@@ -17,6 +17,9 @@ export const ErrorCodes = {
   'bus.no_responder': 503,
   'bus.invalid_message': 400,
   'request.invalid': 400,
+  // Limits on what one client may cost the api (config `api`): answered with Retry-After.
+  'request.rate_limited': 429,
+  'events.too_many_clients': 503,
   'persistence.unavailable': 503,
   // A change PostgreSQL could never store (NUL, a lone surrogate, longer than its column):
   // refused before it is queued, so it cannot poison the batch it would have joined.

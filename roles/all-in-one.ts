@@ -64,7 +64,7 @@ export async function startAllInOne(config: Config, log: Logger, deps: AllInOneD
   });
   await agent.start();
   const auth = apiAuthFromConfig(config, log);
-  const app = await buildApi({ control: conductor, log, v2: config.v2, auth, health: { checks: databaseChecks(journal) } });
+  const app = await buildApi({ control: conductor, log, v2: config.v2, auth, limits: config.api, health: { checks: databaseChecks(journal) } });
   app.addHook('onClose', async () => auth.close());
   const metrics = new Metrics('all-in-one');
   const unwatch = metrics.watchConductor(conductor);

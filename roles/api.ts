@@ -40,7 +40,7 @@ export async function startApiRole(config: Config, log: Logger): Promise<Running
   }
   const auth = apiAuthFromConfig(config, log);
   const app = await buildApi({
-    control, log, v2: config.v2, auth,
+    control, log, v2: config.v2, auth, limits: config.api,
     health: { checks: { nats: () => (bus.nc.isClosed() ? 'NATS connection closed' : undefined) } },
   });
   app.addHook('onClose', async () => auth.close());

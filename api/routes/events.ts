@@ -1,11 +1,13 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
+import type { FastifyBaseLogger } from 'fastify';
 import type { ServerResponse } from 'node:http';
 import { AcceleratorSchema } from './accelerators.js';
 import { HostSchema } from './hosts.js';
 import { TransitionEvent, type AcceleratorView, type ArqView, type CommittedEvent, type ControlPlane, type HostView } from '../../model/index.js';
 import { Name } from '../bounds.js';
 import { policy } from '../auth/index.js';
+import { CyborgError } from '../../errors/index.js';
 
 /** A committed event as the stream sends it: stamped with when the API saw its commit. */
 export type StreamEvent = CommittedEvent & { committedAt: number };
@@ -29,8 +31,57 @@ export interface EventStreamOptions {
   flushMs?: number;
   /** A ping this often keeps proxies from closing a quiet stream and tells the page it is alive. */
   keepAliveMs?: number;
-  /** A client this many events behind (a stalled socket) is told to reload instead of buffered forever. */
+  /**
+   * Most events one client may cost: a resume (Last-Event-ID / `?cursor=`) further back is told to
+   * reload the snapshot (`event: reset`) instead of replayed, and a client whose socket is full
+   * while this many events wait for it is dropped.
+   */
   maxBacklog?: number;
+  /** Most clients at once (config `api.sseMaxClients`); one more is answered 503 with Retry-After. */
+  maxClients?: number;
+  /** Bytes a client may leave unread in its socket's buffer (config `api.sseBufferBytes`); more and it is dropped. */
+  bufferBytes?: number;
+  /** How long a dropped client has to read its final event before its socket is destroyed. */
+  dropGraceMs?: number;
+  /** The accounting of the open streams; `buildApi` shares it as `app.eventStreams`. */
+  streams?: EventStreams;
+}
+
+export const SSE_DEFAULTS = { maxClients: 200, bufferBytes: 1_048_576, maxBacklog: 1_000, dropGraceMs: 5_000 } as const;
+
+/**
+ * What the open event streams cost this process, counted by the server itself: how many, how many
+ * bytes their sockets hold unread, how many events wait for a full socket, and the most either
+ * ever reached for one client (what a slow reader could make this process hold).
+ */
+export class EventStreams {
+  readonly open = new Set<BatchedStream>();
+  refused = 0;
+  dropped = 0;
+  peakUnreadBytes = 0;
+  peakPendingEvents = 0;
+
+  stats(): { clients: number; refused: number; dropped: number; unreadBytes: number; pendingEvents: number; peakUnreadBytes: number; peakPendingEvents: number } {
+    let unreadBytes = 0;
+    let pendingEvents = 0;
+    for (const s of this.open) {
+      unreadBytes += s.unreadBytes;
+      pendingEvents += s.pendingEvents;
+    }
+    return { clients: this.open.size, refused: this.refused, dropped: this.dropped, unreadBytes, pendingEvents, peakUnreadBytes: this.peakUnreadBytes, peakPendingEvents: this.peakPendingEvents };
+  }
+
+  /** Ends every stream (the server is closing): hijacked streams are invisible to Fastify's close. */
+  closeAll(): void {
+    for (const s of this.open) s.close();
+  }
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The open event streams and what they cost (api/routes/events.ts). */
+    eventStreams: EventStreams;
+  }
 }
 
 const TransitionSchema = Type.Omit(TransitionEvent, ['seq']);
@@ -45,11 +96,10 @@ const ArqSchema = Type.Object({ uuid: Type.String(), state: Type.String() }, { a
  */
 export const eventRoutes: FastifyPluginAsyncTypebox<EventStreamOptions> = async (app, opts) => {
   const { control } = opts;
-  const open = new Set<ServerResponse>();
+  const streams = opts.streams ?? new EventStreams();
+  const limits = { ...SSE_DEFAULTS, ...defined(opts) };
   // Hijacked streams are invisible to Fastify's close: end them first, or close would wait forever.
-  app.addHook('preClose', async () => {
-    for (const res of open) res.end();
-  });
+  app.addHook('preClose', async () => streams.closeAll());
 
   app.get('/snapshot', {
     onRequest: policy('cyborg:operator:event:snapshot'),
@@ -86,6 +136,10 @@ export const eventRoutes: FastifyPluginAsyncTypebox<EventStreamOptions> = async 
     const header = req.headers['last-event-id'];
     const fromHeader = typeof header === 'string' && /^\d+$/.test(header) ? Number(header) : undefined;
     const cursor = fromHeader ?? req.query.cursor;
+    if (streams.open.size >= limits.maxClients) {
+      streams.refused++;
+      throw new CyborgError('events.too_many_clients', `the event stream serves ${limits.maxClients} clients at once; retry later`, { limit: limits.maxClients, retryAfterS: 5 });
+    }
     reply.hijack();
     const res = reply.raw;
     res.writeHead(200, {
@@ -95,17 +149,36 @@ export const eventRoutes: FastifyPluginAsyncTypebox<EventStreamOptions> = async 
       'x-accel-buffering': 'no',
     });
     res.write('retry: 1000\n\n');
-    open.add(res);
-    const stream = new BatchedStream(res, control, opts);
-    stream.start(cursor);
-    req.raw.on('close', () => {
+    const stream = new BatchedStream(res, control, limits, streams, opts, req.log);
+    streams.open.add(stream);
+    // Counted until its connection is gone (a dropped client's socket may still hold its last bytes).
+    const gone = (): void => {
       stream.stop();
-      open.delete(res);
-    });
+      streams.open.delete(stream);
+    };
+    req.raw.once('close', gone);
+    res.socket?.once('close', gone);
+    stream.start(cursor);
   });
 };
 
-/** One client's stream: buffers hub events and writes them as one SSE message per flush. */
+/** The most events one SSE message carries. */
+const MAX_MESSAGE_EVENTS = 200;
+
+type Limits = { -readonly [K in keyof typeof SSE_DEFAULTS]: number };
+
+function defined(opts: EventStreamOptions): Partial<Limits> {
+  const out: Partial<Limits> = {};
+  for (const k of Object.keys(SSE_DEFAULTS) as (keyof Limits)[]) if (opts[k] !== undefined) out[k] = opts[k];
+  return out;
+}
+
+/**
+ * One client's stream: buffers hub events and writes them as one SSE message per flush. What it
+ * may hold is bounded: at most `maxBacklog` events wait for a full socket, and a socket holding
+ * more than `bufferBytes` unread is not written to again: the client gets `event: dropped` and
+ * its socket is closed (destroyed if it does not read even that).
+ */
 class BatchedStream {
   private buffer: StreamEvent[] = [];
   private unsubscribe: () => void = () => undefined;
@@ -114,8 +187,25 @@ class BatchedStream {
   private keepAlive: NodeJS.Timeout | undefined;
   private last = 0;
   private draining = false;
+  private ended = false;
 
-  constructor(private readonly res: ServerResponse, private readonly control: ControlPlane, private readonly opts: EventStreamOptions) {}
+  constructor(
+    private readonly res: ServerResponse,
+    private readonly control: ControlPlane,
+    private readonly limits: Limits,
+    private readonly streams: EventStreams,
+    private readonly opts: EventStreamOptions,
+    private readonly log: FastifyBaseLogger,
+  ) {}
+
+  /** Bytes written to this client that its socket has not sent yet. */
+  get unreadBytes(): number {
+    return this.res.writableLength;
+  }
+
+  get pendingEvents(): number {
+    return this.buffer.length;
+  }
 
   start(cursor: number | undefined): void {
     const hub = this.control.hub;
@@ -123,35 +213,55 @@ class BatchedStream {
     this.unsubscribe = hub.subscribe((ev) => this.push({ ...ev, committedAt: Date.now() }));
     this.last = hub.cursor;
     // Says the stream is open and where the server is; a client may ignore it.
-    this.res.write(`event: hello\ndata: ${JSON.stringify({ cursor: hub.cursor })}\n\n`);
+    this.write(`event: hello\ndata: ${JSON.stringify({ cursor: hub.cursor })}\n\n`);
     if (cursor !== undefined) {
-      const backlog = hub.since(cursor);
-      // A cursor beyond ours comes from before a restart (seq numbers start again): reload too.
-      if (!backlog.complete || cursor > hub.cursor) this.reset();
+      // A cursor beyond ours comes from before a restart (seq numbers start again); one further
+      // back than a client may replay costs more than the snapshot: both reload.
+      if (cursor > hub.cursor || hub.cursor - cursor > this.limits.maxBacklog) this.reset();
       else {
-        this.last = cursor;
-        const now = Date.now();
-        this.buffer.unshift(...backlog.events.map((e) => ({ ...e, committedAt: now })));
-        this.flush();
+        const backlog = hub.since(cursor);
+        if (!backlog.complete) this.reset();
+        else {
+          this.last = cursor;
+          const now = Date.now();
+          this.buffer.unshift(...backlog.events.map((e) => ({ ...e, committedAt: now })));
+          this.flush();
+        }
       }
     }
     // An event, not a comment: EventSource hides comments, and the page's watchdog needs to see it.
-    this.keepAlive = setInterval(() => this.res.write('event: ping\ndata: {}\n\n'), this.opts.keepAliveMs ?? 15_000);
+    // A socket that is already full needs no keep-alive, only the check that it is not stuck.
+    this.keepAlive = setInterval(() => {
+      if (this.res.writableNeedDrain) this.checkUnread();
+      else this.write('event: ping\ndata: {}\n\n');
+    }, this.opts.keepAliveMs ?? 15_000);
   }
 
   stop(): void {
     this.unsubscribe();
     clearTimeout(this.flushTimer);
     clearInterval(this.keepAlive);
+    this.buffer = [];
+  }
+
+  /** The server is closing: end the stream as it is. */
+  close(): void {
+    this.stop();
+    this.ended = true;
+    this.res.end();
   }
 
   private push(ev: StreamEvent): void {
+    if (this.ended) return;
     this.buffer.push(ev);
-    if (this.buffer.length > (this.opts.maxBacklog ?? 50_000)) {
-      this.reset();
+    if (this.buffer.length > this.streams.peakPendingEvents) this.streams.peakPendingEvents = this.buffer.length;
+    // A replay is at most maxBacklog: only a socket that does not take what it is sent lets as
+    // many again gather.
+    if (this.buffer.length > 2 * this.limits.maxBacklog) {
+      this.drop(`slow reader: more than ${2 * this.limits.maxBacklog} events waiting for the socket`);
       return;
     }
-    if (this.flushTimer) return;
+    if (this.flushTimer || this.draining) return;
     // Throttle, not delay: after a quiet spell the batch goes out as soon as this turn of the
     // event loop has committed what it will (one setTimeout 0); under load, once per flushMs.
     const wait = Math.max(0, this.lastFlushAt + (this.opts.flushMs ?? 50) - Date.now());
@@ -162,31 +272,88 @@ class BatchedStream {
   private reset(): void {
     this.buffer = [];
     this.last = this.control.hub.cursor;
-    this.res.write(`id: ${this.last}\nevent: reset\ndata: ${JSON.stringify({ cursor: this.last })}\n\n`);
+    this.write(`id: ${this.last}\nevent: reset\ndata: ${JSON.stringify({ cursor: this.last })}\n\n`);
   }
 
   private flush(): void {
     this.flushTimer = undefined;
     this.lastFlushAt = Date.now();
-    if (this.draining) return;
-    // A socket that cannot take more waits for 'drain'; events gather (up to maxBacklog) meanwhile.
-    if (this.res.writableNeedDrain) {
-      this.draining = true;
-      this.res.once('drain', () => {
-        this.draining = false;
-        this.flush();
-      });
-      return;
-    }
+    if (this.draining || this.ended) return;
+    if (!this.checkUnread()) return;
     const events = this.buffer.filter((e) => e.seq > this.last);
     this.buffer = [];
-    if (events.length === 0) return;
-    this.last = events[events.length - 1]!.seq;
-    this.res.write(`id: ${this.last}\nevent: batch\ndata: ${JSON.stringify(this.batch(events))}\n\n`);
+    // A message carries at most MAX_MESSAGE_EVENTS and at most half of `bufferBytes` (fewer events
+    // when they are large); a socket gets no more while what it holds and the message would pass
+    // `bufferBytes`. The rest waits for 'drain', up to maxBacklog events: a reader that keeps up is
+    // never dropped, one that does not costs at most `bufferBytes` and maxBacklog events.
+    let i = 0;
+    while (i < events.length) {
+      let n = Math.min(MAX_MESSAGE_EVENTS, events.length - i);
+      let text = this.message(events.slice(i, i + n));
+      while (n > 1 && Buffer.byteLength(text) > this.limits.bufferBytes / 2) {
+        n = Math.ceil(n / 2);
+        text = this.message(events.slice(i, i + n));
+      }
+      const unread = this.res.writableLength;
+      if (unread > 0 && unread + Buffer.byteLength(text) > this.limits.bufferBytes) {
+        this.buffer = events.slice(i);
+        this.draining = true;
+        const resume = (): void => {
+          this.draining = false;
+          this.flush();
+        };
+        // 'drain' comes only after a write the socket refused; otherwise it is taking it now.
+        if (this.res.writableNeedDrain) this.res.once('drain', resume);
+        else setImmediate(resume);
+        return;
+      }
+      this.last = events[i + n - 1]!.seq;
+      this.write(text);
+      i += n;
+    }
+  }
+
+  private message(events: StreamEvent[]): string {
+    return `id: ${events[events.length - 1]!.seq}\nevent: batch\ndata: ${JSON.stringify(this.batch(events))}\n\n`;
+  }
+
+  /** Writes one message unless the stream has ended; keeps the peak of what a socket held. */
+  private write(message: string): void {
+    if (this.ended) return;
+    this.res.write(message);
+    const unread = this.res.writableLength;
+    if (unread > this.streams.peakUnreadBytes) this.streams.peakUnreadBytes = unread;
+  }
+
+  /** False (and the client dropped) when its socket holds more unread than it may. */
+  private checkUnread(): boolean {
+    const unread = this.res.writableLength;
+    if (unread <= this.limits.bufferBytes) return true;
+    this.drop(`slow reader: ${unread} bytes unread (the limit is ${this.limits.bufferBytes})`);
+    return false;
+  }
+
+  /**
+   * Stops feeding a client that does not keep up: its last event says why and where it stopped
+   * (a client reconnects and reloads the snapshot); a socket that will not take even that is
+   * destroyed, so what it held is freed.
+   */
+  private drop(reason: string): void {
+    if (this.ended) return;
+    this.stop();
+    this.streams.dropped++;
+    this.log.warn({ reason, cursor: this.last }, 'event stream client dropped');
+    this.res.write(`event: dropped\ndata: ${JSON.stringify({ reason, cursor: this.last })}\n\n`);
+    this.ended = true;
+    // The connection goes too (not kept alive for another request): once the last event is sent,
+    // or when the grace is over whatever it still holds.
+    const socket = this.res.socket;
+    this.res.end(() => socket?.end());
+    setTimeout(() => socket?.destroy(), this.limits.dropGraceMs).unref();
   }
 
   private batch(events: StreamEvent[]): EventBatch {
-    const b: EventBatch = { cursor: this.last, events, accelerators: {}, hosts: {}, arqs: {} };
+    const b: EventBatch = { cursor: events[events.length - 1]!.seq, events, accelerators: {}, hosts: {}, arqs: {} };
     for (const e of events) {
       if (e.kind === 'accelerator') b.accelerators[e.id] ??= orNull(() => this.control.getAccelerator(e.id));
       else if (e.kind === 'host') b.hosts[e.id] ??= orNull(() => this.control.getHost(e.id));
