@@ -1,0 +1,207 @@
+import type { AttachPreparer, Driver, DriverDevice, OpRequest, OpResult } from '../driver.js';
+import type { BoundHandle, BoundRestorer, MigLayoutManager } from '../abilities.js';
+import { cyborgDeployable, cyborgDevice, handleOf, mdevJson, pciHandle } from '../cyborg-report.js';
+import { DriverError } from '../../errors/index.js';
+import { runCommand, type CommandRunner } from '../exec.js';
+import { readPciFunctions, type PciFunction } from '../generic/index.js';
+import { StateFile } from '../state-file.js';
+import { currentIds, replaceLayout, resolveLayout, Smi } from './mig.js';
+import { migResourceClass, migTrait, NVIDIA_DRIVER_NAME, pgpuTrait } from './names.js';
+import type { GpuInstance, SmiGpu } from './smi.js';
+import { createMdev, mdevExists, removeMdev, setVfVgpuType, typeNumber, vgpuOffer } from './vgpu.js';
+import type { DeployableT } from '../../model/index.js';
+
+export { migResourceClass, migTrait, pgpuTrait, vgpuTrait, vgpuTypeName } from './names.js';
+export { parseLgi, parseLgip, parseQueryXml } from './smi.js';
+
+export interface NvidiaGpuDriverOptions {
+  host: string;
+  sysfsRoot: string;
+  /** `[gpu_devices] enabled_vgpu_types`, each with its `[vgpu_<type>] device_addresses`. */
+  vgpuTypes?: Readonly<Record<string, readonly string[]>>;
+  /** `[gpu_devices] filter_sriov_vfs`: SR-IOV VFs are not reported as pGPUs. */
+  filterSriovVfs?: boolean;
+  /** argv of nvidia-smi; empty: MIG is not looked at (no nvidia-smi needed). */
+  nvidiaSmi?: readonly string[];
+  commandTimeoutMs?: number;
+  /** Where chosen MIG layouts are remembered for re-application after a reboot. */
+  stateDir?: string;
+  run?: CommandRunner;
+}
+
+const GPU_CLASSES = ['0300', '0302'];
+
+/**
+ * Cyborg's `nvidia_gpu_driver`: NVIDIA GPUs from sysfs as pGPUs (RC `PGPU`, `CUSTOM_NVIDIA_<PID>`)
+ * or, for the addresses a vGPU type is configured for, as vGPUs (RC `VGPU`,
+ * `CUSTOM_NVIDIA_<PID>_<TYPE>`), plus MIG: a MIG-enabled GPU reports one deployable per profile
+ * of its GPU instances. Mdevs are created on attach and removed on detach; docs/drivers.md.
+ */
+export class NvidiaGpuDriver implements Driver, AttachPreparer, BoundRestorer, MigLayoutManager {
+  readonly name = 'nvidia_gpu_driver';
+  readonly version = '1.0.0';
+  private readonly smi: Smi;
+  private readonly typeOf = new Map<string, string>();
+  /** Handle uuid → the deployable it belongs to, for every handle attached now. */
+  private readonly bound = new Map<string, DeployableT>();
+  private readonly layouts: StateFile<Record<string, string[]>>;
+
+  constructor(private readonly opts: NvidiaGpuDriverOptions) {
+    for (const [type, addresses] of Object.entries(opts.vgpuTypes ?? {})) {
+      for (const a of addresses) {
+        if (this.typeOf.has(a)) throw new DriverError('driver.failed', `GPU ${a} is configured for two vGPU types`, { reason: 'config_invalid', address: a });
+        this.typeOf.set(a, type);
+      }
+    }
+    this.smi = new Smi(opts.nvidiaSmi ?? [], opts.run ?? runCommand, opts.commandTimeoutMs ?? 30_000);
+    this.layouts = new StateFile(opts.stateDir, 'nvidia-mig-layouts.json');
+  }
+
+  async discover(): Promise<DriverDevice[]> {
+    const fns = await readPciFunctions(this.opts.sysfsRoot);
+    const byAddr = new Map(fns.map((f) => [f.address, f]));
+    const gpus = fns.filter((f) => f.vendorId === '10de' && GPU_CLASSES.some((c) => f.classCode.startsWith(c)) && !f.bootVga);
+    const mig = await this.migState(gpus);
+    const devices: DriverDevice[] = [];
+    for (const fn of gpus) {
+      if (fn.physfn !== null && (this.opts.filterSriovVfs || this.typeOf.has(fn.physfn) || mig.gpus.has(fn.physfn))) continue;
+      const vfs = fn.virtfns.map((a) => byAddr.get(a)).filter((v): v is PciFunction => v !== undefined);
+      const smiGpu = mig.gpus.get(fn.address);
+      const deployables = smiGpu ? this.migDeployables(fn, smiGpu, mig.instances, mig.names) : [await this.gpuDeployable(fn, vfs)];
+      devices.push(cyborgDevice({
+        host: this.opts.host, address: fn.address, type: 'GPU', vendor: fn.vendorId, model: smiGpu?.productName || 'miss model info',
+        stdBoardInfo: { product_id: fn.productId, controller: fn.classCode.startsWith('0300') ? 'VGA compatible controller' : '3D controller' },
+        vendorBoardInfo: '{"vendor_info": "gpu_vb_info"}', driver: this.name, deployables,
+      }));
+    }
+    return devices;
+  }
+
+  private async gpuDeployable(fn: PciFunction, vfs: PciFunction[]): Promise<DeployableT> {
+    const { host } = this.opts;
+    const name = `${host}_${fn.address}`;
+    const type = this.typeOf.get(fn.address);
+    if (!type) {
+      return cyborgDeployable({ host, name, driverName: NVIDIA_DRIVER_NAME, rc: 'PGPU', traits: ['OWNER_CYBORG', pgpuTrait(fn.productId)], handles: [pciHandle(host, name, fn.address)] });
+    }
+    const offer = await vgpuOffer(this.opts.sysfsRoot, host, name, fn, vfs, type);
+    return cyborgDeployable({ host, name, driverName: NVIDIA_DRIVER_NAME, rc: 'VGPU', traits: ['OWNER_CYBORG', `${pgpuTrait(fn.productId)}_${offer.typeName}`], handles: offer.handles });
+  }
+
+  /** One deployable per MIG profile among the GPU's instances; its handles name the instances. */
+  private migDeployables(fn: PciFunction, gpu: SmiGpu, instances: GpuInstance[], names: Map<number, string>): DeployableT[] {
+    const { host } = this.opts;
+    const mine = instances.filter((i) => i.gpu === gpu.index);
+    const profiles = [...new Set(mine.map((i) => names.get(i.profileId) ?? i.name))].sort();
+    return profiles.map((profile) => {
+      const name = `${host}_${fn.address}_MIG_${profile}`;
+      const handles = mine.filter((i) => (names.get(i.profileId) ?? i.name) === profile)
+        .map((i) => handleOf(host, name, 'MDEV', mdevJson(fn.address, `MIG-${profile}`, `MIG-${profile}_${i.instanceId}`, { gpu_instance_id: String(i.instanceId) })));
+      return cyborgDeployable({ host, name, driverName: NVIDIA_DRIVER_NAME, rc: migResourceClass(profile), traits: ['OWNER_CYBORG', migTrait(fn.productId, profile)], handles });
+    });
+  }
+
+  private async migState(gpus: PciFunction[]): Promise<{ gpus: Map<string, SmiGpu>; instances: GpuInstance[]; names: Map<number, string> }> {
+    const none = { gpus: new Map<string, SmiGpu>(), instances: [], names: new Map<number, string>() };
+    if (!this.smi.enabled || gpus.length === 0) return none;
+    const enabled = (await this.smi.query()).filter((g) => g.migCurrent === 'Enabled');
+    if (enabled.length === 0) return none;
+    const [profiles, instances] = await Promise.all([this.smi.profiles(), this.smi.instances()]);
+    return { gpus: new Map(enabled.map((g) => [g.address, g])), instances, names: new Map(profiles.map((p) => [p.id, p.name])) };
+  }
+
+  async prepareAttach(req: OpRequest): Promise<OpResult> {
+    const handle = handleIn(req.deployable, req.params.handleUuid);
+    await this.make(req.deployable, handle);
+    this.bound.set(handle.uuid, req.deployable);
+    return { handleUuid: handle.uuid, attachType: handle.attachType, attachInfo: handle.attachInfo };
+  }
+
+  async releaseAttach(req: OpRequest): Promise<OpResult> {
+    const handle = handleIn(req.deployable, req.params.handleUuid);
+    const info = JSON.parse(handle.attachInfo) as Record<string, string>;
+    const address = `${info.domain}:${info.bus}:${info.device}.${info.function}`;
+    if (handle.attachType === 'MDEV' && !info.gpu_instance_id) await removeMdev(this.opts.sysfsRoot, address, handle.uuid);
+    else if (handle.attachType === 'PCI' && this.vfType(req.deployable) !== undefined) await setVfVgpuType(this.opts.sysfsRoot, address, 0);
+    this.bound.delete(handle.uuid);
+    return { handleUuid: handle.uuid };
+  }
+
+  /** Makes what a bound handle needs on the host; true when something had to be made. */
+  private async make(dep: DeployableT, handle: DeployableT['attachHandles'][number]): Promise<boolean> {
+    const info = JSON.parse(handle.attachInfo) as Record<string, string>;
+    const address = `${info.domain}:${info.bus}:${info.device}.${info.function}`;
+    if (handle.attachType === 'MDEV' && info.asked_type && !info.gpu_instance_id) return createMdev(this.opts.sysfsRoot, address, info.asked_type, handle.uuid);
+    const vfType = this.vfType(dep);
+    if (handle.attachType === 'PCI' && vfType !== undefined) return setVfVgpuType(this.opts.sysfsRoot, address, vfType);
+    return false;
+  }
+
+  /** The numeric vGPU type of a deployable whose handles are VFs (vGPU 17+ layout). */
+  private vfType(dep: DeployableT): number | undefined {
+    const type = this.typeOf.get(dep.name.slice(this.opts.host.length + 1));
+    return type === undefined ? undefined : typeNumber(type);
+  }
+
+  async restoreBound(bound: readonly BoundHandle[]): Promise<{ restored: string[]; present: string[] }> {
+    const restored: string[] = [];
+    const present: string[] = [];
+    for (const b of bound) {
+      const handle = handleIn(b.deployable, b.handleUuid);
+      (await this.make(b.deployable, handle) ? restored : present).push(handle.uuid);
+      this.bound.set(handle.uuid, b.deployable);
+    }
+    return { restored, present };
+  }
+
+  /** Whether an mdev of a bound handle exists now (operators' checks, tests). */
+  mdevExists(parent: string, uuid: string): Promise<boolean> {
+    return mdevExists(this.opts.sysfsRoot, parent, uuid);
+  }
+
+  async applyMigLayout(address: string, profiles: readonly string[]): Promise<OpResult> {
+    const attached = [...this.bound.entries()].filter(([, d]) => d.name.startsWith(`${this.opts.host}_${address}_MIG_`));
+    if (attached.length > 0) {
+      throw new DriverError('driver.in_use', `GPU ${address} has ${attached.length} MIG instance(s) attached: detach them before changing its layout`, { address, handles: attached.map(([u]) => u) });
+    }
+    const gpu = await this.migGpu(address);
+    const chosen = resolveLayout(address, profiles, (await this.smi.profiles()).filter((p) => p.gpu === gpu.index));
+    const ids = chosen.map((p) => p.id);
+    const previous = currentIds(gpu.index, await this.smi.instances());
+    const output = await replaceLayout(this.smi, gpu, ids, previous);
+    await this.layouts.update((cur) => ({ ...cur, [address]: chosen.map((p) => p.name) }));
+    return { address, layout: chosen.map((p) => p.name), output };
+  }
+
+  async reapplyMigLayouts(): Promise<OpResult[]> {
+    const remembered = await this.layouts.read();
+    const out: OpResult[] = [];
+    for (const [address, layout] of Object.entries(remembered)) {
+      if (!layout) continue;
+      const gpu = await this.migGpu(address);
+      const profiles = (await this.smi.profiles()).filter((p) => p.gpu === gpu.index);
+      const want = resolveLayout(address, layout, profiles).map((p) => p.id).sort((a, b) => a - b);
+      const have = currentIds(gpu.index, await this.smi.instances());
+      if (want.join() === have.join()) {
+        out.push({ address, layout, applied: false });
+        continue;
+      }
+      out.push({ ...(await this.applyMigLayout(address, layout)), applied: true });
+    }
+    return out;
+  }
+
+  private async migGpu(address: string): Promise<SmiGpu> {
+    if (!this.smi.enabled) throw new DriverError('driver.failed', 'MIG needs nvidia-smi: none is configured', { reason: 'binary_missing' });
+    const gpu = (await this.smi.query()).find((g) => g.address === address);
+    if (!gpu) throw new DriverError('driver.failed', `nvidia-smi lists no GPU ${address}`, { reason: 'not_found', address });
+    if (gpu.migCurrent !== 'Enabled') throw new DriverError('driver.failed', `GPU ${address} is not in MIG mode (current ${gpu.migCurrent}, pending ${gpu.migPending})`, { reason: 'mig_disabled', address });
+    return gpu;
+  }
+}
+
+function handleIn(dep: DeployableT, uuid: unknown): DeployableT['attachHandles'][number] {
+  const handle = dep.attachHandles.find((h) => h.uuid === uuid);
+  if (!handle) throw new DriverError('driver.failed', `deployable ${dep.name} has no attach handle ${String(uuid ?? '(none given)')}`, { reason: 'handle_unknown', deployable: dep.name });
+  return handle;
+}

@@ -1,0 +1,126 @@
+import { access, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { DriverError } from '../../errors/index.js';
+import { handleOf, mdevJson, pciJson } from '../cyborg-report.js';
+import type { PciFunction } from '../generic/index.js';
+import { vgpuTypeName } from './names.js';
+import type { AttachHandleT } from '../../model/index.js';
+
+/**
+ * vGPUs of one physical GPU, in the two layouts NVIDIA's vGPU manager uses:
+ * - mediated devices (`mdev_supported_types/<nvidia-N>/{name,available_instances,device_api}`),
+ *   on the PF (Turing and older) or on each SR-IOV VF (Ampere and newer, one mdev per VF);
+ * - vGPU 17+ without mdev: each VF has `nvidia/creatable_vgpu_types` (`558 : NVIDIA A10-4Q`
+ *   lines) and `nvidia/current_vgpu_type` (0, or the id written to make that VF a vGPU).
+ */
+
+export interface VgpuOffer {
+  /** Cyborg's type name for traits (`A10_4Q`). */
+  typeName: string;
+  handles: AttachHandleT[];
+}
+
+export const devDir = (root: string, address: string): string => join(root, 'bus', 'pci', 'devices', address);
+
+/** `nvidia-558` → 558: the numeric id the `nvidia/` files use. */
+export function typeNumber(type: string): number {
+  const m = /^(?:nvidia-)?(\d+)$/.exec(type);
+  if (!m) throw new DriverError('driver.failed', `vGPU type ${type} is not nvidia-<number>`, { reason: 'vgpu_type_invalid', type });
+  return Number(m[1]);
+}
+
+/** Reads a `creatable_vgpu_types` file: id → profile name. */
+export function parseCreatable(text: string): Map<number, string> {
+  const out = new Map<number, string>();
+  for (const line of text.split('\n')) {
+    const m = /^\s*(\d+)\s*:\s*(.+?)\s*$/.exec(line);
+    if (m) out.set(Number(m[1]), m[2]!);
+  }
+  return out;
+}
+
+async function read(path: string): Promise<string | null> {
+  try {
+    return (await readFile(path, 'utf8')).trim();
+  } catch {
+    return null;
+  }
+}
+
+/** The vGPUs of `type` a PF offers: on itself, else on its VFs. Throws when the type is not there. */
+export async function vgpuOffer(root: string, host: string, name: string, pf: PciFunction, vfs: PciFunction[], type: string): Promise<VgpuOffer> {
+  const own = pf.mdevTypes.find((t) => t.id === type);
+  if (own) {
+    const n = own.availableInstances + own.devices.length;
+    const handles = Array.from({ length: n }, (_, i) => handleOf(host, name, 'MDEV', mdevJson(pf.address, type, `${type}_${i}`)));
+    return { typeName: vgpuTypeName(own.name), handles };
+  }
+  const handles: AttachHandleT[] = [];
+  let typeName: string | undefined;
+  for (const vf of vfs) {
+    const t = vf.mdevTypes.find((m) => m.id === type);
+    if (t) {
+      typeName ??= vgpuTypeName(t.name);
+      for (let i = 0; i < t.availableInstances + t.devices.length; i++) handles.push(handleOf(host, name, 'MDEV', mdevJson(vf.address, type, `${type}_${i}`)));
+      continue;
+    }
+    const creatable = await read(join(devDir(root, vf.address), 'nvidia', 'creatable_vgpu_types'));
+    if (creatable === null) continue;
+    const id = typeNumber(type);
+    const names = parseCreatable(creatable);
+    const current = Number(await read(join(devDir(root, vf.address), 'nvidia', 'current_vgpu_type')) ?? 0);
+    if (names.has(id)) typeName ??= vgpuTypeName(names.get(id)!);
+    if (names.has(id) || current === id) handles.push(handleOf(host, name, 'PCI', pciJson(vf.address)));
+  }
+  if (handles.length === 0 || typeName === undefined) {
+    throw new DriverError('driver.failed', `GPU ${pf.address} offers no vGPU type ${type} (see [vgpu_${type}] device_addresses)`, { reason: 'vgpu_type_unsupported', address: pf.address, type });
+  }
+  return { typeName, handles };
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await access(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function write(path: string, text: string, what: string): Promise<void> {
+  try {
+    await writeFile(path, text);
+  } catch (err) {
+    throw new DriverError('driver.failed', `${what}: cannot write ${path}: ${(err as Error).message}`, { reason: 'sysfs_write', path }, { cause: err });
+  }
+}
+
+/** Whether the mdev `uuid` exists (after a reboot it does not). */
+export function mdevExists(root: string, parent: string, uuid: string): Promise<boolean> {
+  return exists(join(devDir(root, parent), uuid)).then((own) => own || exists(join(root, 'bus', 'mdev', 'devices', uuid)));
+}
+
+/** Creates the mdev as Cyborg does: the attach handle's uuid written to the type's `create`. Idempotent. */
+export async function createMdev(root: string, parent: string, type: string, uuid: string): Promise<boolean> {
+  if (await mdevExists(root, parent, uuid)) return false;
+  await write(join(devDir(root, parent), 'mdev_supported_types', type, 'create'), uuid, `create mdev ${uuid}`);
+  return true;
+}
+
+/** Removes the mdev; one already gone is fine. */
+export async function removeMdev(root: string, parent: string, uuid: string): Promise<void> {
+  for (const dir of [join(devDir(root, parent), uuid), join(root, 'bus', 'mdev', 'devices', uuid)]) {
+    if (await exists(join(dir, 'remove'))) {
+      await write(join(dir, 'remove'), '1', `remove mdev ${uuid}`);
+      return;
+    }
+  }
+}
+
+/** Makes a VF a vGPU of `type` (vGPU 17+ layout), or gives it back with 0. Idempotent. */
+export async function setVfVgpuType(root: string, vf: string, type: number): Promise<boolean> {
+  const file = join(devDir(root, vf), 'nvidia', 'current_vgpu_type');
+  if (Number(await read(file) ?? -1) === type) return false;
+  await write(file, String(type), `vGPU type of ${vf}`);
+  return true;
+}

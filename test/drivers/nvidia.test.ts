@@ -1,0 +1,181 @@
+import { cpSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { NvidiaGpuDriver, parseLgi, parseLgip, parseQueryXml } from '../../drivers/nvidia/index.js';
+import { buildHost, NVIDIA_HOST } from '../fixtures/vendors/hosts.js';
+import type { DeployableT, DeviceT } from '../../model/index.js';
+
+const fixtures = fileURLToPath(new URL('../fixtures/vendors/', import.meta.url));
+const FAKE_SMI = join(fixtures, 'bin', 'fake-nvidia-smi.sh');
+
+/** A private copy of the H100 nvidia-smi outputs: the fake records its calls beside them. */
+function smiDir(): string {
+  const dir = join(mkdtempSync(join(tmpdir(), 'cyborg-smi-')), 'h100');
+  cpSync(join(fixtures, 'nvidia-smi', 'h100'), dir, { recursive: true });
+  return dir;
+}
+
+const attrs = (d: DeployableT): Record<string, string> => Object.fromEntries(d.attributes.map((a) => [a.key, a.value]));
+const dep = (devices: DeviceT[], name: string): DeployableT => {
+  const d = devices.flatMap((x) => x.deployables).find((x) => x.name === name);
+  if (!d) throw new Error(`no deployable ${name} in ${devices.flatMap((x) => x.deployables).map((x) => x.name).join(', ')}`);
+  return d;
+};
+
+describe('nvidia_gpu_driver on an H100 / A10 / A16 host', () => {
+  let root: string;
+  beforeAll(() => {
+    root = buildHost(NVIDIA_HOST, 'nvidia');
+  });
+
+  it('reports every NVIDIA GPU as a pGPU the way Cyborg names it, never the console VGA', async () => {
+    const driver = new NvidiaGpuDriver({ host: 'compute1', sysfsRoot: root, filterSriovVfs: true });
+    const devices = await driver.discover();
+    expect(devices.map((d) => d.controlPath.info)).toEqual([
+      '{"bus": "17", "device": "00", "domain": "0000", "function": "0"}',
+      '{"bus": "1b", "device": "00", "domain": "0000", "function": "0"}',
+      '{"bus": "43", "device": "00", "domain": "0000", "function": "0"}',
+      '{"bus": "b1", "device": "00", "domain": "0000", "function": "0"}',
+    ]);
+    const h100 = dep(devices, 'compute1_0000:43:00.0');
+    expect(attrs(h100)).toEqual({ rc: 'PGPU', trait0: 'OWNER_CYBORG', trait1: 'CUSTOM_NVIDIA_2331' });
+    expect(h100.driverName).toBe('NVIDIA');
+    expect(h100.attachHandles.map((h) => [h.attachType, h.attachInfo])).toEqual([['PCI', '{"bus": "43", "device": "00", "domain": "0000", "function": "0"}']]);
+    expect(devices[1]!.stdBoardInfo).toBe('{"product_id": "2331", "controller": "3D controller"}');
+  });
+
+  it('offers vGPUs on the VFs of SR-IOV cards, several types per host', async () => {
+    const driver = new NvidiaGpuDriver({
+      host: 'compute1', sysfsRoot: root, vgpuTypes: { 'nvidia-590': ['0000:17:00.0'], 'nvidia-699': ['0000:b1:00.0'] },
+    });
+    const devices = await driver.discover();
+    const a10 = dep(devices, 'compute1_0000:17:00.0');
+    expect(attrs(a10)).toEqual({ rc: 'VGPU', trait0: 'OWNER_CYBORG', trait1: 'CUSTOM_NVIDIA_2236_A10_4Q' });
+    // VF 5 is an A10-4Q already (bound before), VFs 4 and 6 can become one.
+    expect(a10.attachHandles.map((h) => h.attachInfo)).toEqual(['0000:17:00.4', '0000:17:00.5', '0000:17:00.6'].map((a) => `{"bus": "17", "device": "00", "domain": "0000", "function": "${a.at(-1)}"}`));
+    const a16 = dep(devices, 'compute1_0000:b1:00.0');
+    expect(attrs(a16)).toEqual({ rc: 'VGPU', trait0: 'OWNER_CYBORG', trait1: 'CUSTOM_NVIDIA_25B6_A16_2Q' });
+    expect(a16.attachHandles.map((h) => [h.attachType, h.attachInfo])).toEqual([
+      ['MDEV', '{"asked_type": "nvidia-699", "bus": "b1", "device": "00", "domain": "0000", "function": "4", "vgpu_mark": "nvidia-699_0"}'],
+      ['MDEV', '{"asked_type": "nvidia-699", "bus": "b1", "device": "00", "domain": "0000", "function": "5", "vgpu_mark": "nvidia-699_0"}'],
+    ]);
+    // The VFs of a vGPU card are not reported again as pGPUs.
+    expect(devices.flatMap((d) => d.deployables).map((d) => d.name)).not.toContain('compute1_0000:17:00.4');
+  });
+
+  it('creates the mdev on attach, removes it on detach, and re-creates it for a bound handle after a reboot', async () => {
+    const driver = new NvidiaGpuDriver({ host: 'compute1', sysfsRoot: root, vgpuTypes: { 'nvidia-699': ['0000:b1:00.0'] } });
+    const a16 = dep(await driver.discover(), 'compute1_0000:b1:00.0');
+    const handle = a16.attachHandles[0]!;
+    const create = join(root, 'bus/pci/devices/0000:b1:00.4/mdev_supported_types/nvidia-699/create');
+    await driver.prepareAttach({ key: 'k1', deployable: a16, params: { handleUuid: handle.uuid } });
+    expect(readFileSync(create, 'utf8')).toBe(handle.uuid);
+    // The kernel made the mdev; then the host reboots and it is gone again.
+    writeFileSync(create, '');
+    const after = new NvidiaGpuDriver({ host: 'compute1', sysfsRoot: root, vgpuTypes: { 'nvidia-699': ['0000:b1:00.0'] } });
+    expect(await after.restoreBound([{ deployable: a16, handleUuid: handle.uuid }])).toEqual({ restored: [handle.uuid], present: [] });
+    expect(readFileSync(create, 'utf8')).toBe(handle.uuid);
+    await expect(after.releaseAttach({ key: 'k2', deployable: a16, params: { handleUuid: 'nope' } })).rejects.toMatchObject({ code: 'driver.failed' });
+  });
+
+  it('makes a VF a vGPU by writing its type id, and gives it back with 0', async () => {
+    const driver = new NvidiaGpuDriver({ host: 'compute1', sysfsRoot: root, vgpuTypes: { 'nvidia-590': ['0000:17:00.0'] } });
+    const a10 = dep(await driver.discover(), 'compute1_0000:17:00.0');
+    const current = join(root, 'bus/pci/devices/0000:17:00.4/nvidia/current_vgpu_type');
+    await driver.prepareAttach({ key: 'k', deployable: a10, params: { handleUuid: a10.attachHandles[0]!.uuid } });
+    expect(readFileSync(current, 'utf8')).toBe('590');
+    await driver.releaseAttach({ key: 'k', deployable: a10, params: { handleUuid: a10.attachHandles[0]!.uuid } });
+    expect(readFileSync(current, 'utf8')).toBe('0');
+  });
+
+  it('refuses a vGPU type the card does not offer, naming it', async () => {
+    const driver = new NvidiaGpuDriver({ host: 'compute1', sysfsRoot: root, vgpuTypes: { 'nvidia-999': ['0000:b1:00.0'] } });
+    await expect(driver.discover()).rejects.toMatchObject({ code: 'driver.failed', details: { reason: 'vgpu_type_unsupported' } });
+  });
+});
+
+describe('MIG on the H100', () => {
+  let root: string;
+  beforeAll(() => {
+    root = buildHost(NVIDIA_HOST, 'nvidia-mig');
+  });
+
+  it('reads nvidia-smi -q -x, mig -lgip and mig -lgi', () => {
+    const dir = join(fixtures, 'nvidia-smi', 'h100');
+    const gpus = parseQueryXml(readFileSync(join(dir, 'query.xml'), 'utf8'));
+    expect(gpus.map((g) => [g.index, g.address, g.migCurrent, g.migDevices.length])).toEqual([[0, '0000:1b:00.0', 'Enabled', 3], [1, '0000:43:00.0', 'Disabled', 0]]);
+    expect(parseLgip(readFileSync(join(dir, 'lgip.txt'), 'utf8')).map((p) => `${p.name}:${p.id}:${p.total}`)).toEqual(
+      ['1g.10gb:19:7', '1g.10gb+me:20:1', '1g.20gb:15:4', '2g.20gb:14:3', '3g.40gb:9:2', '4g.40gb:5:1', '7g.80gb:0:1']);
+    expect(parseLgi(readFileSync(join(dir, 'lgi.txt'), 'utf8')).map((i) => [i.name, i.instanceId])).toEqual([['3g.40gb', 2], ['2g.20gb', 3], ['1g.10gb', 9]]);
+  });
+
+  it('reports each MIG profile as its own resource class and trait; the GPU without MIG stays a pGPU', async () => {
+    const driver = new NvidiaGpuDriver({ host: 'compute1', sysfsRoot: root, nvidiaSmi: ['sh', FAKE_SMI, smiDir()] });
+    const devices = await driver.discover();
+    const mig = devices.find((d) => d.controlPath.info.includes('"1b"'))!;
+    expect(mig.model).toBe('NVIDIA H100 PCIe');
+    expect(mig.deployables.map((d) => [d.name, attrs(d).rc, attrs(d).trait1, d.numAccelerators])).toEqual([
+      ['compute1_0000:1b:00.0_MIG_1g.10gb', 'CUSTOM_MIG_1G_10GB', 'CUSTOM_NVIDIA_2331_MIG_1G_10GB', 1],
+      ['compute1_0000:1b:00.0_MIG_2g.20gb', 'CUSTOM_MIG_2G_20GB', 'CUSTOM_NVIDIA_2331_MIG_2G_20GB', 1],
+      ['compute1_0000:1b:00.0_MIG_3g.40gb', 'CUSTOM_MIG_3G_40GB', 'CUSTOM_NVIDIA_2331_MIG_3G_40GB', 1],
+    ]);
+    expect(mig.deployables[2]!.attachHandles[0]!.attachInfo).toBe('{"asked_type": "MIG-3g.40gb", "bus": "1b", "device": "00", "domain": "0000", "function": "0", "gpu_instance_id": "2", "vgpu_mark": "MIG-3g.40gb_2"}');
+    expect(attrs(dep(devices, 'compute1_0000:43:00.0')).rc).toBe('PGPU');
+  });
+
+  it('applies an operator layout, remembers it, and re-applies it after a reboot', async () => {
+    const dir = smiDir();
+    const stateDir = mkdtempSync(join(tmpdir(), 'cyborg-state-'));
+    const driver = new NvidiaGpuDriver({ host: 'compute1', sysfsRoot: root, nvidiaSmi: ['sh', FAKE_SMI, dir], stateDir });
+    await driver.applyMigLayout('0000:1b:00.0', ['1g.20gb', '1g.20gb', '1g.20gb', '1g.20gb']);
+    expect(readFileSync(join(dir, 'calls.log'), 'utf8').trim().split('\n')).toEqual(['mig -i 0 -dci', 'mig -i 0 -dgi', 'mig -i 0 -cgi 15,15,15,15 -C']);
+    // After the reboot, nvidia-smi still lists the old instances (the fake does not change): re-applied.
+    const rebooted = new NvidiaGpuDriver({ host: 'compute1', sysfsRoot: root, nvidiaSmi: ['sh', FAKE_SMI, dir], stateDir });
+    const [again] = await rebooted.reapplyMigLayouts();
+    expect(again).toMatchObject({ address: '0000:1b:00.0', applied: true });
+    expect(readFileSync(join(dir, 'calls.log'), 'utf8')).toContain('mig -i 0 -cgi 15,15,15,15 -C\nmig -i 0 -dci');
+  });
+
+  it('refuses a layout the card cannot take before touching it', async () => {
+    const dir = smiDir();
+    const driver = new NvidiaGpuDriver({ host: 'compute1', sysfsRoot: root, nvidiaSmi: ['sh', FAKE_SMI, dir] });
+    await expect(driver.applyMigLayout('0000:1b:00.0', ['3g.40gb', '3g.40gb', '1g.10gb'])).rejects.toMatchObject({ code: 'driver.failed', details: { reason: 'layout_unsupported' } });
+    await expect(driver.applyMigLayout('0000:1b:00.0', ['7g.80gb', '7g.80gb'])).rejects.toThrow('the card takes at most 1');
+    await expect(driver.applyMigLayout('0000:1b:00.0', ['5g.50gb'])).rejects.toThrow('no profile 5g.50gb');
+    await expect(driver.applyMigLayout('0000:43:00.0', ['7g.80gb'])).rejects.toMatchObject({ details: { reason: 'mig_disabled' } });
+    expect(existsSync(join(dir, 'calls.log'))).toBe(false);
+  });
+
+  it('restores the previous layout when nvidia-smi rejects the new one', async () => {
+    const dir = smiDir();
+    writeFileSync(join(dir, 'fail-cgi'), '');
+    const driver = new NvidiaGpuDriver({ host: 'compute1', sysfsRoot: root, nvidiaSmi: ['sh', FAKE_SMI, dir] });
+    const err = await driver.applyMigLayout('0000:1b:00.0', ['4g.40gb', '3g.40gb']).catch((e: unknown) => e);
+    // The fake fails every -cgi, so the restore fails too: the error names both reasons.
+    expect(err).toMatchObject({ code: 'driver.failed', details: { reason: 'layout_rejected', restored: false } });
+    expect((err as Error).message).toMatch(/Insufficient Resources.*restoring the previous layout failed too/);
+  });
+
+  it('refuses to change the layout while an instance is attached', async () => {
+    const driver = new NvidiaGpuDriver({ host: 'compute1', sysfsRoot: root, nvidiaSmi: ['sh', FAKE_SMI, smiDir()] });
+    const d = (await driver.discover()).flatMap((x) => x.deployables).find((x) => x.name.endsWith('MIG_1g.10gb'))!;
+    await driver.prepareAttach({ key: 'k', deployable: d, params: { handleUuid: d.attachHandles[0]!.uuid } });
+    await expect(driver.applyMigLayout('0000:1b:00.0', ['7g.80gb'])).rejects.toMatchObject({ code: 'driver.in_use' });
+    await driver.releaseAttach({ key: 'k', deployable: d, params: { handleUuid: d.attachHandles[0]!.uuid } });
+  });
+
+  it('ends a missing binary, malformed output and a hanging nvidia-smi in a DriverError', async () => {
+    const missing = new NvidiaGpuDriver({ host: 'h', sysfsRoot: root, nvidiaSmi: ['/nonexistent/nvidia-smi'] });
+    await expect(missing.discover()).rejects.toMatchObject({ name: 'DriverError', code: 'driver.failed', details: { reason: 'binary_missing' } });
+    const garbage = new NvidiaGpuDriver({ host: 'h', sysfsRoot: root, nvidiaSmi: ['echo', '<nvidia_smi_log><gpu>'] });
+    await expect(garbage.discover()).rejects.toMatchObject({ details: { reason: 'malformed_output' } });
+    const hang = new NvidiaGpuDriver({ host: 'h', sysfsRoot: root, nvidiaSmi: ['sh', '-c', 'sleep 30', 'nvidia-smi'], commandTimeoutMs: 300 });
+    await expect(hang.discover()).rejects.toMatchObject({ code: 'driver.timeout', details: { reason: 'timeout' } });
+    const dir = smiDir();
+    writeFileSync(join(dir, 'lgip.txt'), '| GPU instance profiles: |\n|====|\n|   0  MIG 1g.10gb  x  ?/7  9.75 |\n');
+    const bad = new NvidiaGpuDriver({ host: 'h', sysfsRoot: root, nvidiaSmi: ['sh', FAKE_SMI, dir] });
+    await expect(bad.discover()).rejects.toMatchObject({ details: { reason: 'malformed_output' } });
+  });
+});
