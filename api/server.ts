@@ -73,6 +73,6 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
     if (opts.control.driverAdmin) await scope.register(genericDriverRoutes, { admin: opts.control.driverAdmin });
   }, { prefix: OPERATOR_PREFIX });
   await app.register(uiRoutes);
-  await registerCyborgV2(app as unknown as FastifyInstance, { control: opts.control, settings: { ...opts.v2, ...opts.auth }, trust });
+  await registerCyborgV2(app as unknown as FastifyInstance, { control: opts.control, settings: { ...opts.v2, ...opts.auth }, trust, limits });
   return app as unknown as FastifyInstance;
 }

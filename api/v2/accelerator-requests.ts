@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
-import { arqCount } from './device-profile-groups.js';
+import { arqCount, checkArqTotal } from './device-profile-groups.js';
 import { empty, helpers, type V2Deps } from './context.js';
 import { checkUuid, notFound, v2Error } from './errors.js';
 import { csv, isUuid, selfLink, ts, updated } from './format.js';
@@ -86,6 +86,8 @@ export const arqRoutes: FastifyPluginAsyncTypebox<V2Deps> = async (app, deps) =>
     const profile = control.documents.profileByName(name);
     if (!profile) throw notFound.profile('name', name);
     const projectId = req.identity.projectId;
+    // A profile stored before the cap (or under a higher one) is still held to it here.
+    checkArqTotal(profile.groups, deps.limits.maxArqsPerRequest);
     const wanted = profile.groups.flatMap((g, i) => Array.from({ length: arqCount(g) }, () => i));
     const views = await Promise.all(wanted.map((group) => control.createArq({ deviceProfileName: name, deviceProfileGroupId: group, projectId }, h.meta(req))));
     const base = h.base(req);

@@ -4,6 +4,7 @@ import type { AuthSettings } from './identity.js';
 import { apiRoot, type LinkSettings } from './links.js';
 import { authorize, type RuleName } from './policy.js';
 import type { ControlPlane } from '../../model/index.js';
+import type { ApiLimits } from '../limits.js';
 
 /** What every v2 resource plugin is given. */
 export interface V2Deps {
@@ -14,6 +15,8 @@ export interface V2Deps {
   catalogue: Catalogue;
   /** The unversioned copies of the routes stay out of the OpenAPI document. */
   hide?: boolean;
+  /** What one request may cost (config `api`). */
+  limits: Pick<ApiLimits, 'maxArqsPerRequest' | 'pageMax'>;
 }
 
 /** Per-request helpers bound to the deps. */

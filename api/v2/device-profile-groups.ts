@@ -47,6 +47,18 @@ export function normalizeGroups(groups: unknown): Record<string, string>[] {
 }
 
 /**
+ * The ARQs a profile's groups make for one request, refused (400 naming `groups`) beyond `max`
+ * (config `api.maxArqsPerRequest`): one request must not create thousands of records.
+ */
+export function checkArqTotal(groups: Record<string, string>[], max: number): number {
+  const total = groups.reduce((n, g) => n + arqCount(g), 0);
+  if (total > max) {
+    throw v2Error('request.invalid', `Device profile groups ask for ${total} accelerator requests; at most ${max} per request`, { field: 'groups', limit: max });
+  }
+  return total;
+}
+
+/**
  * How many ARQs one group asks for: the sum of its `resources:` counts; a Xilinx FPGA group
  * takes two per FPGA (management and user PF), as in Cyborg.
  */

@@ -3,7 +3,7 @@ import type { FastifyReply } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { randomUUID } from 'node:crypto';
 import { empty, helpers, type V2Deps } from './context.js';
-import { checkName, normalizeGroups } from './device-profile-groups.js';
+import { checkArqTotal, checkName, normalizeGroups } from './device-profile-groups.js';
 import { checkUuid, needsVersion, notFound, v2Error } from './errors.js';
 import { csv, isUuid, pyStr, selfLink, ts, updated } from './format.js';
 import { atLeast } from './microversion.js';
@@ -91,6 +91,7 @@ export const deviceProfileRoutes: FastifyPluginAsyncTypebox<V2Deps> = async (app
     const input = req.body[0]!;
     const name = checkName(input.name);
     const groups = normalizeGroups(input.groups);
+    checkArqTotal(groups, deps.limits.maxArqsPerRequest);
     if (input.uuid !== undefined) checkUuid(input.uuid);
     const now = new Date().toISOString();
     const doc = await docs.createProfile({

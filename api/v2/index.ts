@@ -14,6 +14,7 @@ import { microversionHook } from './microversion.js';
 import { MOUNTS, type LinkSettings, type TrustFn } from './links.js';
 import { rootRoutes, v2DocRoutes } from './versions.js';
 import type { ControlPlane } from '../../model/index.js';
+import { apiLimits, type ApiLimits } from '../limits.js';
 
 /** The v2 part of the configuration (config `v2`). */
 export interface V2Settings {
@@ -53,12 +54,13 @@ const RESOURCES = [deviceRoutes, deployableRoutes, attributeRoutes, deviceProfil
  * under `/accelerator`, where devstack-style deployments and Keystone catalogs put it; each copy's
  * links stay under its own mount (the second copy is left out of the OpenAPI document).
  */
-export async function registerCyborgV2(app: FastifyInstance, opts: { control: ControlPlane; settings?: V2Settings; trust?: TrustFn }): Promise<void> {
+export async function registerCyborgV2(app: FastifyInstance, opts: { control: ControlPlane; settings?: V2Settings; trust?: TrustFn; limits?: Partial<ApiLimits> }): Promise<void> {
   const auth = authSettings(opts.settings);
+  const limits = apiLimits(opts.limits);
   const catalogue = new Catalogue(opts.control);
   for (const mount of MOUNTS) {
     const links: LinkSettings = { publicEndpoint: opts.settings?.publicEndpoint, trust: opts.trust, mount };
-    await registerMount(app, { control: opts.control, auth, links, catalogue, hide: mount !== '' });
+    await registerMount(app, { control: opts.control, auth, links, catalogue, limits, hide: mount !== '' });
   }
 }
 
