@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { getShortestPaths } from '@xstate/graph';
 import { createActor, transition, type SnapshotFrom } from 'xstate';
-import { acceleratorMachine, type AcceleratorEvent } from './accelerator.js';
+import { acceleratorMachine, conditionTags, healthActions, type AcceleratorEvent } from './accelerator.js';
 
 type Snap = SnapshotFrom<typeof acceleratorMachine>;
 
@@ -19,7 +19,7 @@ function eventsFor(s: Snap): AcceleratorEvent[] {
   return [
     { type: 'ENABLE' }, { type: 'DISABLE' }, { type: 'PROGRAM', bitstreamId: 'bs-1' },
     { type: 'ATTACH', handleUuid: free, instanceUuid: 'vm-1' }, { type: 'DETACH', handleUuid: held[0] ?? H1 },
-    { type: 'RETRY' }, { type: 'REMOVE' }, { type: 'REDISCOVERED' }, { type: 'HOST_LOST' }, { type: 'HOST_BACK' },
+    { type: 'RETRY' }, { type: 'REMOVE' }, { type: 'RESET' }, { type: 'REDISCOVERED' }, { type: 'HOST_LOST' }, { type: 'HOST_BACK' },
     done(s), fail(s),
   ];
 }
@@ -50,8 +50,8 @@ describe('accelerator machine', () => {
   // The operator's table: for each resting state, which events are allowed and where they lead.
   const table: Record<string, Partial<Record<AcceleratorEvent['type'], string>>> = {
     inactive: { ENABLE: 'installing', REMOVE: 'removed', HOST_LOST: 'offline' },
-    ready: { PROGRAM: 'programming', ATTACH: 'attaching', DISABLE: 'uninstalling', REMOVE: 'removed', HOST_LOST: 'offline' },
-    programmed: { PROGRAM: 'programming', ATTACH: 'attaching', DISABLE: 'uninstalling', REMOVE: 'removed', HOST_LOST: 'offline' },
+    ready: { PROGRAM: 'programming', ATTACH: 'attaching', DISABLE: 'uninstalling', RESET: 'resetting', REMOVE: 'removed', HOST_LOST: 'offline' },
+    programmed: { PROGRAM: 'programming', ATTACH: 'attaching', DISABLE: 'uninstalling', RESET: 'resetting', REMOVE: 'removed', HOST_LOST: 'offline' },
     attached: { ATTACH: 'attaching', DETACH: 'detaching', HOST_LOST: 'offline' },
     error: { RETRY: 'installing', REMOVE: 'removed', HOST_LOST: 'offline' },
     offline: { HOST_BACK: 'inactive', REMOVE: 'removed' },
@@ -61,6 +61,7 @@ describe('accelerator machine', () => {
     attaching: { HOST_LOST: 'offline' },
     detaching: { HOST_LOST: 'offline' },
     uninstalling: { HOST_LOST: 'offline' },
+    resetting: { HOST_LOST: 'offline' },
   };
   const from: Record<string, Snap> = {
     inactive: reach('inactive'), ready: reach('ready'), programmed: reach('programmed'),
@@ -69,8 +70,9 @@ describe('accelerator machine', () => {
     offline: reach('offline', (s) => s.context.resume === 'inactive'),
     removed: reach('removed'), installing: reach('installing'), programming: reach('programming'),
     attaching: reach('attaching'), detaching: reach('detaching'), uninstalling: reach('uninstalling'),
+    resetting: reach('resetting'),
   };
-  const all: AcceleratorEvent['type'][] = ['ENABLE', 'DISABLE', 'PROGRAM', 'ATTACH', 'DETACH', 'RETRY', 'REMOVE', 'REDISCOVERED', 'HOST_LOST', 'HOST_BACK'];
+  const all: AcceleratorEvent['type'][] = ['ENABLE', 'DISABLE', 'PROGRAM', 'ATTACH', 'DETACH', 'RETRY', 'REMOVE', 'REDISCOVERED', 'HOST_LOST', 'HOST_BACK', 'RESET'];
 
   for (const [state, allowed] of Object.entries(table)) {
     for (const type of all) {
@@ -160,5 +162,102 @@ describe('accelerator machine', () => {
     const restored = createActor(acceleratorMachine, { input, snapshot: acceleratorMachine.resolveState({ value: 'attached', context: s.context }) }).start();
     expect(restored.getSnapshot().value).toBe('attached');
     expect(restored.getSnapshot().context.allocations).toEqual(s.context.allocations);
+  });
+});
+
+describe('accelerator health and maintenance (context beside the lifecycle)', () => {
+  // The conductor's hysteresis: 3 bad checks to quarantine, 3 good ones over 30 s to return.
+  const machine = acceleratorMachine.provide({ actions: healthActions({ enterAfter: 3, leaveAfter: 3, stableForMs: 30_000 }) });
+  const step = (s: Snap, ev: AcceleratorEvent): Snap => transition(machine, s, ev)[0];
+  const at0 = 1_000_000;
+  const bad = (at: number, severity: 'transient' | 'fatal' = 'transient'): AcceleratorEvent => ({ type: 'HEALTH', ok: false, severity, reason: 'ECC errors', at });
+  const good = (at: number): AcceleratorEvent => ({ type: 'HEALTH', ok: true, at });
+  const statusOf = (s: Snap): string => s.context.health?.status ?? 'ok';
+  const readyIn = (m: typeof machine): Snap => m.resolveState({ value: 'ready', context: snapshots.find((x) => x.value === 'ready')!.context });
+
+  it('degrades on one bad check, still in service, and recovers once stable', () => {
+    let s = step(readyIn(machine), bad(at0));
+    expect(statusOf(s)).toBe('degraded');
+    expect(conditionTags(s.context)).toEqual(['degraded']);
+    expect(s.can({ type: 'ATTACH', handleUuid: H1, instanceUuid: 'vm-1' })).toBe(true);
+    for (let i = 1; i <= 3; i++) s = step(s, good(at0 + i * 15_000));
+    expect(statusOf(s)).toBe('ok');
+    expect(s.context.health).toBeUndefined();
+  });
+
+  it('quarantines a device flapping at 10 Hz once, and returns it by itself when it has been stable', () => {
+    let s = readyIn(machine);
+    const changes = new Set<number | null>();
+    for (let i = 0; i < 100; i++) {
+      s = step(s, i % 2 === 0 ? bad(at0 + i * 100) : good(at0 + i * 100));
+      if (statusOf(s) === 'quarantined') changes.add(s.context.health!.since);
+    }
+    expect(statusOf(s)).toBe('quarantined');
+    // Entered once: the status never left quarantine while it flapped.
+    expect(changes.size).toBe(1);
+    expect(conditionTags(s.context)).toEqual(['quarantined', 'reserved']);
+    expect(s.can({ type: 'ATTACH', handleUuid: H1, instanceUuid: 'vm-1' })).toBe(false);
+    expect(s.value).toBe('ready');
+    // Three good checks 10 s apart are not yet 30 s of calm; the fourth is.
+    const calm = at0 + 60_000;
+    for (let i = 0; i < 3; i++) s = step(s, good(calm + i * 10_000));
+    expect(statusOf(s)).toBe('quarantined');
+    s = step(s, good(calm + 30_000));
+    expect(statusOf(s)).toBe('ok');
+    expect(s.can({ type: 'ATTACH', handleUuid: H1, instanceUuid: 'vm-1' })).toBe(true);
+  });
+
+  it('keeps a fatal fault until an operator clears it or resets the device', () => {
+    let s = step(readyIn(machine), bad(at0, 'fatal'));
+    expect(s.context.health).toMatchObject({ status: 'quarantined', fatal: true, reason: 'ECC errors' });
+    for (let i = 1; i <= 10; i++) s = step(s, good(at0 + i * 60_000));
+    expect(statusOf(s)).toBe('quarantined');
+    expect(statusOf(step(s, { type: 'CLEAR_HEALTH' }))).toBe('ok');
+    const resetting = step(s, { type: 'RESET' });
+    expect(resetting.value).toBe('resetting');
+    expect(resetting.context.pending?.op).toBe('reset');
+    const back = step(resetting, { type: 'OP_DONE', seq: resetting.context.opSeq ?? 0 });
+    expect(back.value).toBe('ready');
+    expect(statusOf(back)).toBe('ok');
+    const failed = step(resetting, { type: 'OP_FAILED', seq: resetting.context.opSeq ?? 0, reason: 'reset refused' });
+    expect(failed.value).toBe('error');
+    expect(step(failed, { type: 'RETRY' }).value).toBe('resetting');
+  });
+
+  it('never takes a quarantined device from its instance, and never resets one in use', () => {
+    const attached = machine.resolveState({ value: 'attached', context: reach('attached').context });
+    let s = attached;
+    for (let i = 0; i < 3; i++) s = step(s, bad(at0 + i));
+    expect(s.value).toBe('attached');
+    expect(s.context.allocations).toHaveLength(1);
+    expect(s.can({ type: 'RESET' })).toBe(false);
+    expect(s.can({ type: 'DETACH', handleUuid: s.context.allocations[0]!.handleUuid })).toBe(true);
+    expect(s.can({ type: 'ATTACH', handleUuid: 'handle-2', instanceUuid: 'vm-2' })).toBe(false);
+    expect(s.can({ type: 'CLEAR_HEALTH' })).toBe(true);
+    expect(reach('ready').can({ type: 'CLEAR_HEALTH' })).toBe(false);
+  });
+
+  it('drains a marked device: draining while held, maintenance once idle, cancelled with nothing lost', () => {
+    const attached = reach('attached');
+    const marked = next(attached, { type: 'MAINTAIN', scope: 'device', at: at0 });
+    expect(marked.value).toBe('attached');
+    expect(conditionTags(marked.context)).toEqual(['draining', 'reserved']);
+    expect(marked.can({ type: 'ATTACH', handleUuid: 'handle-2', instanceUuid: 'vm-2' })).toBe(false);
+    const idle = next(next(marked, { type: 'DETACH', handleUuid: marked.context.allocations[0]!.handleUuid }), done);
+    expect(conditionTags(idle.context)).toEqual(['maintenance', 'reserved']);
+    // A host drain on top: cancelling it keeps the device's own mark, and the first mark's time.
+    const both = next(idle, { type: 'MAINTAIN', scope: 'host', at: at0 + 5 });
+    expect(both.context.maintenance).toEqual({ device: true, host: true, since: at0 });
+    const hostCancelled = next(both, { type: 'END_MAINTENANCE', scope: 'host' });
+    expect(hostCancelled.context.maintenance).toEqual({ device: true, host: false, since: at0 });
+    const cancelled = next(hostCancelled, { type: 'END_MAINTENANCE', scope: 'device' });
+    expect(cancelled.context.maintenance).toBeNull();
+    expect(cancelled.can({ type: 'END_MAINTENANCE', scope: 'device' })).toBe(false);
+    expect(cancelled.can({ type: 'ATTACH', handleUuid: H1, instanceUuid: 'vm-1' })).toBe(true);
+    // Cancelled mid-drain: the instance never noticed.
+    const midway = next(marked, { type: 'END_MAINTENANCE', scope: 'device' });
+    expect(midway.value).toBe('attached');
+    expect(midway.context.allocations).toEqual(attached.context.allocations);
+    expect(reach('removed').can({ type: 'MAINTAIN', scope: 'device' })).toBe(false);
   });
 });

@@ -1,4 +1,8 @@
 import { assign, setup } from 'xstate';
+import {
+  DEFAULT_HEALTH_POLICY, HEALTHY, nextHealth, nextMark,
+  type HealthPolicy, type HealthSignal, type HealthState, type MaintenanceMark, type MaintenanceScope,
+} from './health.js';
 
 /**
  * The lifecycle of one accelerator (a Cyborg deployable: one schedulable unit, one Placement
@@ -16,9 +20,14 @@ import { assign, setup } from 'xstate';
  * taking over re-sends under the same key), and it already tells a late outcome — after a lost
  * host or a newer operation — from the current one, which is all an invoke's cancellation would
  * add.
+ *
+ * Health and maintenance are context beside the lifecycle (machines/health.ts says why): signals
+ * (`HEALTH`) move `health` through ok / degraded / quarantined with hysteresis, operator marks
+ * (`MAINTAIN`, `END_MAINTENANCE`) set `maintenance`; either takes the device out of service — no
+ * new ATTACH, Placement reserved (`conditionTags`) — and neither touches an attached instance.
  */
 
-export type DriverOp = 'install' | 'uninstall' | 'program' | 'attach' | 'detach';
+export type DriverOp = 'install' | 'uninstall' | 'program' | 'attach' | 'detach' | 'reset';
 
 export interface Allocation {
   handleUuid: string;
@@ -51,6 +60,10 @@ export interface AcceleratorContext {
    * persisted with the record, so a conductor taking over re-sends an operation under the same key.
    */
   opSeq?: number;
+  /** Absent: healthy (most of a fleet; nothing stored for it). */
+  health?: HealthState;
+  /** Absent or null: in service. */
+  maintenance?: MaintenanceMark | null;
 }
 
 export type AcceleratorInput = Pick<AcceleratorContext, 'id' | 'host' | 'capacity'>;
@@ -66,6 +79,15 @@ export type AcceleratorEvent =
   | { type: 'REDISCOVERED' }
   | { type: 'HOST_LOST' }
   | { type: 'HOST_BACK' }
+  /** A health check's outcome from the agent (system event). */
+  | ({ type: 'HEALTH' } & HealthSignal)
+  /** Operator: forget a fault (a fatal one included) and return to service. */
+  | { type: 'CLEAR_HEALTH' }
+  /** Operator: run the driver's reset (where it has one) on an idle device, then clear its health. */
+  | { type: 'RESET' }
+  /** Operator: mark (or unmark) the device for maintenance, for itself or as part of its host's drain. */
+  | { type: 'MAINTAIN'; scope: MaintenanceScope; at?: number }
+  | { type: 'END_MAINTENANCE'; scope: MaintenanceScope; at?: number }
   /** A driver operation's outcome, sent back by the `runDriverOp` effect (see `opSeq`). */
   | { type: 'OP_DONE'; seq: number; output?: Record<string, unknown> }
   | { type: 'OP_FAILED'; seq: number; reason: string };
@@ -79,8 +101,33 @@ export type AcceleratorEvent =
  */
 export type AcceleratorTag = 'busy' | 'transient' | 'usable' | 'allocatable' | 'in-use';
 
+/**
+ * Tags of the context rather than the state (XState's tags belong to state nodes), read the same
+ * way by views, Placement and the UI:
+ * - `degraded`: recent bad checks, still in service; `quarantined`: out of service for health.
+ * - `draining`: marked for maintenance while instances still hold it; `maintenance`: marked, idle.
+ * - `reserved`: out of service — Placement reserves its inventory and nothing new attaches.
+ */
+export type ConditionTag = 'degraded' | 'quarantined' | 'draining' | 'maintenance' | 'reserved';
+
+export function conditionTags(ctx: AcceleratorContext): ConditionTag[] {
+  const tags: ConditionTag[] = [];
+  const status = ctx.health?.status ?? 'ok';
+  if (status !== 'ok') tags.push(status);
+  if (ctx.maintenance) tags.push(ctx.allocations.length > 0 ? 'draining' : 'maintenance');
+  if (status === 'quarantined' || ctx.maintenance) tags.push('reserved');
+  return tags;
+}
+
+/** In service: neither quarantined nor marked for maintenance. */
+export function inService(ctx: AcceleratorContext): boolean {
+  return !ctx.maintenance && (ctx.health?.status ?? 'ok') !== 'quarantined';
+}
+
 /** The events an operator (REST, CLI, UI) may send; the rest come from the system itself. */
-export const OPERATOR_EVENTS = ['ENABLE', 'DISABLE', 'PROGRAM', 'ATTACH', 'DETACH', 'RETRY', 'REMOVE'] as const;
+export const OPERATOR_EVENTS = [
+  'ENABLE', 'DISABLE', 'PROGRAM', 'ATTACH', 'DETACH', 'RETRY', 'REMOVE', 'RESET', 'CLEAR_HEALTH', 'MAINTAIN', 'END_MAINTENANCE',
+] as const;
 export type OperatorEvent = (typeof OPERATOR_EVENTS)[number];
 
 export interface DriverOpInput {
@@ -113,6 +160,7 @@ export function originOf(state: string, ctx: AcceleratorContext): StableState {
       if (state === 'attaching' && ctx.allocations.length > 0) return 'attached';
       return ctx.program ? 'programmed' : 'ready';
     case 'detaching': return 'attached';
+    case 'resetting': return ctx.program ? 'programmed' : 'ready';
     case 'offline': return ctx.resume ?? 'inactive';
     default: return state as StableState;
   }
@@ -162,11 +210,14 @@ export const acceleratorMachine = setup({
     /** The conductor's driver-operation timeout (provided by the hosting actor). */
     opTimeout: 30_000,
   },
+  // The hysteresis the conductor configures reaches `applyHealth` through `healthActions(policy)`.
   guards: {
     isCurrentOp: ({ context, event }) =>
       (event.type === 'OP_DONE' || event.type === 'OP_FAILED') && event.seq === (context.opSeq ?? 0),
+    // A free handle on a device in service: a quarantined or maintenance-marked one takes no one new.
     hasFreeHandle: ({ context, event }) =>
       event.type === 'ATTACH'
+      && inService(context)
       && context.allocations.length < context.capacity
       && !context.allocations.some((a) => a.handleUuid === event.handleUuid),
     holdsHandle: ({ context, event }) =>
@@ -176,6 +227,8 @@ export const acceleratorMachine = setup({
     isProgrammed: ({ context }) => context.program !== null,
     failedOpIs: ({ context }, params: { op: DriverOp }) => context.error?.op === params.op,
     resumeIs: ({ context }, params: { state: StableState }) => context.resume === params.state,
+    isUnhealthy: ({ context }) => (context.health?.status ?? 'ok') !== 'ok',
+    isMarkedBy: ({ context, event }) => event.type === 'END_MAINTENANCE' && context.maintenance?.[event.scope] === true,
   },
   actions: {
     /** The effect: provided by the hosting actor (acceleratorLogic), which always answers OP_DONE / OP_FAILED. */
@@ -188,6 +241,7 @@ export const acceleratorMachine = setup({
         case 'PROGRAM': return { pending: { op: 'program' as const, params: stripType(event) }, error: null, opSeq };
         case 'ATTACH': return { pending: { op: 'attach' as const, params: stripType(event) }, error: null, opSeq };
         case 'DETACH': return { pending: { op: 'detach' as const, params: stripType(event) }, error: null, opSeq };
+        case 'RESET': return { pending: { op: 'reset' as const, params: {} }, error: null, opSeq };
         default: return {};
       }
     }),
@@ -220,11 +274,24 @@ export const acceleratorMachine = setup({
       pending: null,
     })),
     forgetResume: assign({ resume: null }),
+    ...healthActions(DEFAULT_HEALTH_POLICY),
+    clearHealth: assign({ health: undefined }),
+    mark: assign(({ context, event }) => (event.type === 'MAINTAIN'
+      ? { maintenance: nextMark(context.maintenance ?? null, event.scope, true, event.at ?? 0) } : {})),
+    unmark: assign(({ context, event }) => (event.type === 'END_MAINTENANCE'
+      ? { maintenance: nextMark(context.maintenance ?? null, event.scope, false, event.at ?? 0) } : {})),
   },
 }).createMachine({
   id: 'accelerator',
   context: ({ input }) => initialContext(input),
   initial: ACCELERATOR_INITIAL,
+  // Health and maintenance hold in every state (a child state refusing one says so).
+  on: {
+    HEALTH: { actions: 'applyHealth' },
+    CLEAR_HEALTH: { guard: 'isUnhealthy', actions: 'clearHealth' },
+    MAINTAIN: { actions: 'mark' },
+    END_MAINTENANCE: { guard: 'isMarkedBy', actions: 'unmark' },
+  },
   states: {
     inactive: {
       on: {
@@ -241,6 +308,7 @@ export const acceleratorMachine = setup({
         PROGRAM: { target: 'programming', actions: 'startOp' },
         ATTACH: { guard: 'hasFreeHandle', target: 'attaching', actions: 'startOp' },
         DISABLE: { target: 'uninstalling', actions: 'startOp' },
+        RESET: { target: 'resetting', actions: 'startOp' },
         REMOVE: { target: 'removed' },
       },
     },
@@ -252,6 +320,7 @@ export const acceleratorMachine = setup({
         PROGRAM: { target: 'programming', actions: 'startOp' },
         ATTACH: { guard: 'hasFreeHandle', target: 'attaching', actions: 'startOp' },
         DISABLE: { target: 'uninstalling', actions: 'startOp' },
+        RESET: { target: 'resetting', actions: 'startOp' },
         REMOVE: { target: 'removed', actions: 'clearProgram' },
       },
     },
@@ -275,6 +344,12 @@ export const acceleratorMachine = setup({
       tags: ['transient', 'usable'],
       always: afterAttachOrDetach.map((t) => ({ ...t, actions: 'finishOp' as const })),
     },
+    // Only from ready or programmed: a reset never pulls a device from under an instance.
+    resetting: operation('resetting', ['busy', 'transient'], { target: 'settleAfterReset', actions: ['clearHealth', 'finishOp'] }, 'error'),
+    settleAfterReset: {
+      tags: ['transient'],
+      always: afterAttachOrDetach.map((t) => ({ ...t, actions: 'finishOp' as const })),
+    },
     uninstalling: operation('uninstalling', ['busy', 'transient'], { target: 'inactive', actions: ['clearProgram', 'finishOp'] }, 'error'),
     error: {
       on: {
@@ -284,6 +359,7 @@ export const acceleratorMachine = setup({
           { guard: { type: 'failedOpIs', params: { op: 'program' } }, target: 'programming', actions: 'restartFailedOp' },
           { guard: { type: 'failedOpIs', params: { op: 'detach' } }, target: 'detaching', actions: 'restartFailedOp' },
           { guard: { type: 'failedOpIs', params: { op: 'uninstall' } }, target: 'uninstalling', actions: 'restartFailedOp' },
+          { guard: { type: 'failedOpIs', params: { op: 'reset' } }, target: 'resetting', actions: 'restartFailedOp' },
         ],
         REMOVE: { guard: 'hasNoAllocations', target: 'removed' },
       },
@@ -307,10 +383,29 @@ export const acceleratorMachine = setup({
       on: {
         REDISCOVERED: { target: 'inactive' },
         HOST_LOST: {},
+        // Gone: nothing to check or mark (a mark set before stays cancellable).
+        HEALTH: {},
+        MAINTAIN: {},
       },
     },
   },
 });
+
+/**
+ * `applyHealth` under `policy`: the machine's default, and what the hosting actor provides with
+ * the configured hysteresis (`machine.provide({ actions: healthActions(policy) })`).
+ */
+export function healthActions(policy: HealthPolicy) {
+  return {
+    applyHealth: assign<AcceleratorContext, AcceleratorEvent, undefined, AcceleratorEvent, never>(({ context, event }) => {
+      if (event.type !== 'HEALTH') return {};
+      const before = context.health ?? HEALTHY;
+      const after = nextHealth(before, event, policy);
+      if (after === before) return {};
+      return { health: after.status === 'ok' && after.bad === 0 && after.good === 0 ? undefined : after };
+    }),
+  };
+}
 
 /** What the `runDriverOp` effect runs, from the context as the operation starts. */
 export function opInput(ctx: AcceleratorContext): DriverOpInput {

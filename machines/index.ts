@@ -3,3 +3,4 @@ export * from './arq.js';
 export * from './host.js';
 export * from './driver.js';
 export { allowedEvents } from './allowed.js';
+export * from './health.js';
