@@ -188,7 +188,8 @@ describe('accelerator health and maintenance (context beside the lifecycle)', ()
   it('quarantines a device flapping at 10 Hz once, and returns it by itself when it has been stable', () => {
     let s = readyIn(machine);
     const changes = new Set<number | null>();
-    for (let i = 0; i < 100; i++) {
+    // Ten seconds at 10 Hz, ending on a bad check.
+    for (let i = 0; i <= 100; i++) {
       s = step(s, i % 2 === 0 ? bad(at0 + i * 100) : good(at0 + i * 100));
       if (statusOf(s) === 'quarantined') changes.add(s.context.health!.since);
     }
