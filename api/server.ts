@@ -65,12 +65,12 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
   app.decorate('eventStreams', streams);
   await app.register(healthRoutes, opts.health ?? {});
   await app.register(async (scope) => {
-    await scope.register(hostRoutes, { control: opts.control });
-    await scope.register(acceleratorRoutes, { control: opts.control });
+    await scope.register(hostRoutes, { control: opts.control, pageMax: limits.pageMax });
+    await scope.register(acceleratorRoutes, { control: opts.control, pageMax: limits.pageMax });
     await scope.register(eventRoutes, { control: opts.control, streams, maxClients: limits.sseMaxClients, bufferBytes: limits.sseBufferBytes });
     await scope.register(machineRoutes);
     // Drivers per host, services, instance attach (generic-driver spec): where the control plane offers them.
-    if (opts.control.driverAdmin) await scope.register(genericDriverRoutes, { admin: opts.control.driverAdmin });
+    if (opts.control.driverAdmin) await scope.register(genericDriverRoutes, { admin: opts.control.driverAdmin, pageMax: limits.pageMax });
   }, { prefix: OPERATOR_PREFIX });
   await app.register(uiRoutes);
   await registerCyborgV2(app as unknown as FastifyInstance, { control: opts.control, settings: { ...opts.v2, ...opts.auth }, trust, limits });

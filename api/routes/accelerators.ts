@@ -7,6 +7,8 @@ import { ErrorSchema, Uuid } from './shared.js';
 import type { AcceleratorView, ControlPlane, OperatorEvent, PlacementStatusView } from '../../model/index.js';
 import { identityHeaderProblem, MAX, Name, requestIdFrom, Text } from '../bounds.js';
 import { policy } from '../auth/index.js';
+import { NextLink, page, pageBody, PageQuery } from '../paging.js';
+import { apiLimits } from '../limits.js';
 
 /** Whether Placement holds what this accelerator is (docs/placement.md). */
 const PlacementSyncSchema = Type.Object({
@@ -74,7 +76,7 @@ const SIMPLE: Record<string, { event: OperatorEvent; op?: DriverOp; summary: str
  * operation has finished; 409 names the current state and the allowed events; a driver failure
  * is 502 with the driver's reason and the accelerator (now in `error`).
  */
-export const acceleratorRoutes: FastifyPluginAsyncTypebox<{ control: ControlPlane }> = async (app, { control }) => {
+export const acceleratorRoutes: FastifyPluginAsyncTypebox<{ control: ControlPlane; pageMax?: number }> = async (app, { control, pageMax = apiLimits().pageMax }) => {
   // `curl -XPOST .../enable` sends no body: treat it as `{}` so the schema can still refuse junk.
   app.addHook('preValidation', async (req) => {
     if (req.body === undefined || req.body === null) req.body = {};
@@ -82,15 +84,20 @@ export const acceleratorRoutes: FastifyPluginAsyncTypebox<{ control: ControlPlan
   app.get('/accelerators', {
     onRequest: policy('cyborg:operator:accelerator:get'),
     schema: {
-      tags: ['operator'], summary: 'List accelerators with their state',
+      tags: ['operator'], summary: 'List accelerators with their state (paged: limit, marker = the last id)',
       querystring: Type.Object({
         host: Type.Optional(Text(MAX.name)),
         state: Type.Optional(Text(64)),
         type: Type.Optional(Text(16)),
+        ...PageQuery,
       }, { additionalProperties: false }),
-      response: { 200: Type.Object({ accelerators: Type.Array(AcceleratorSchema) }) },
+      response: { 200: Type.Object({ accelerators: Type.Array(AcceleratorSchema), next: NextLink }), 400: ErrorSchema },
     },
-  }, async (req) => ({ accelerators: control.listAccelerators(req.query).map((v) => withPlacement(control, v)) }));
+  }, async (req) => {
+    const { limit, marker, ...filter } = req.query;
+    const p = page(control.listAccelerators(filter), { limit, marker }, (v) => v.id, pageMax);
+    return pageBody('accelerators', { ...p, items: p.items.map((v) => withPlacement(control, v)) }, req.url);
+  });
 
   app.get('/accelerators/:id', {
     onRequest: policy('cyborg:operator:accelerator:get'),

@@ -7,6 +7,8 @@ import { ErrorSchema } from './shared.js';
 import type { DriverControl } from '../../model/index.js';
 import { MAX, Name, Text } from '../bounds.js';
 import { policy } from '../auth/index.js';
+import { NextLink, page, pageBody, PageQuery } from '../paging.js';
+import { apiLimits } from '../limits.js';
 
 export const DriverSchema = Type.Object({
   id: Type.String({ description: 'stable: derived from host and driver name' }),
@@ -33,15 +35,18 @@ const errors = { 400: ErrorSchema, 404: ErrorSchema, 409: ErrorSchema, 502: Erro
  * drivers per host, changed on the host's agent through the conductor. Each write answers once
  * the agent has done it and the outcome is committed; 409 says why it was refused.
  */
-export const driverRoutes: FastifyPluginAsyncTypebox<{ admin: DriverControl }> = async (app, { admin }) => {
+export const driverRoutes: FastifyPluginAsyncTypebox<{ admin: DriverControl; pageMax?: number }> = async (app, { admin, pageMax = apiLimits().pageMax }) => {
   app.get('/drivers', {
     onRequest: policy('cyborg:operator:driver:get'),
     schema: {
-      tags: ['drivers'], summary: 'List drivers per host with their state and version',
-      querystring: Type.Object({ host: Type.Optional(Text(MAX.name)) }, { additionalProperties: false }),
-      response: { 200: Type.Object({ drivers: Type.Array(DriverSchema) }) },
+      tags: ['drivers'], summary: 'List drivers per host with their state and version (paged: limit, marker = the last id)',
+      querystring: Type.Object({ host: Type.Optional(Text(MAX.name)), ...PageQuery }, { additionalProperties: false }),
+      response: { 200: Type.Object({ drivers: Type.Array(DriverSchema), next: NextLink }), 400: ErrorSchema },
     },
-  }, async (req) => ({ drivers: await admin.listDrivers(req.query) }));
+  }, async (req) => {
+    const { limit, marker, ...filter } = req.query;
+    return pageBody('drivers', page(await admin.listDrivers(filter), { limit, marker }, (d) => d.id, pageMax), req.url);
+  });
 
   app.get('/drivers/:ref', {
     onRequest: policy('cyborg:operator:driver:get'),
@@ -65,7 +70,7 @@ export const driverRoutes: FastifyPluginAsyncTypebox<{ admin: DriverControl }> =
 };
 
 /** Registers the driver, service and instance routes (under the operator prefix). */
-export const genericDriverRoutes: FastifyPluginAsyncTypebox<{ admin: DriverControl }> = async (app, opts) => {
+export const genericDriverRoutes: FastifyPluginAsyncTypebox<{ admin: DriverControl; pageMax?: number }> = async (app, opts) => {
   await app.register(driverRoutes, opts);
   await app.register(serviceRoutes, opts);
   await app.register(instanceRoutes, opts);

@@ -5,6 +5,8 @@ import { ErrorSchema } from './shared.js';
 import { BackendServiceSchema, type DriverControl } from '../../model/index.js';
 import { MAX, Name, Text } from '../bounds.js';
 import { policy } from '../auth/index.js';
+import { NextLink, page, pageBody, PageQuery } from '../paging.js';
+import { apiLimits } from '../limits.js';
 
 export const ServiceSchema = Type.Composite([BackendServiceSchema, Type.Object({ host: Type.String(), driver: Type.String(), discoveredAt: Type.String() })]);
 
@@ -14,14 +16,18 @@ const Filter = Type.Object({
 }, { additionalProperties: false });
 
 /** The generic-driver spec's service-list and discover-services: what each backend offers (VFs, mdev types, programmed functions). */
-export const serviceRoutes: FastifyPluginAsyncTypebox<{ admin: DriverControl }> = async (app, { admin }) => {
+export const serviceRoutes: FastifyPluginAsyncTypebox<{ admin: DriverControl; pageMax?: number }> = async (app, { admin, pageMax = apiLimits().pageMax }) => {
   app.get('/services', {
     onRequest: policy('cyborg:operator:service:get'),
     schema: {
-      tags: ['drivers'], summary: 'Services of the backends, as last discovered', querystring: Filter,
-      response: { 200: Type.Object({ services: Type.Array(ServiceSchema) }) },
+      tags: ['drivers'], summary: 'Services of the backends, as last discovered (paged: limit, marker = the last id)',
+      querystring: Type.Composite([Filter, Type.Object(PageQuery)], { additionalProperties: false }),
+      response: { 200: Type.Object({ services: Type.Array(ServiceSchema), next: NextLink }), 400: ErrorSchema },
     },
-  }, async (req) => ({ services: await admin.listServices(req.query) }));
+  }, async (req) => {
+    const { limit, marker, ...filter } = req.query;
+    return pageBody('services', page(await admin.listServices(filter), { limit, marker }, (s) => s.id, pageMax), req.url);
+  });
 
   app.post('/services/discover', {
     onRequest: policy('cyborg:operator:service:discover'),

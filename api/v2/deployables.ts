@@ -7,6 +7,7 @@ import { checkUuid, notFound } from './errors.js';
 import { intId, selfAndBookmark, ts, updated } from './format.js';
 import { errors, IgnoredFilters, Links, NullableTimestamp, TAG, Timestamp, UuidParam } from './schemas.js';
 import { MAX, Text } from '../bounds.js';
+import { page, PageQuery } from '../paging.js';
 
 export const DeployableSchema = Type.Object({
   uuid: Type.String(),
@@ -61,15 +62,16 @@ export const deployableRoutes: FastifyPluginAsyncTypebox<V2Deps> = async (app, d
 
   app.get('/deployables', {
     schema: {
-      tags: [TAG], summary: 'List deployables', hide: deps.hide,
-      querystring: Type.Object({ name: Type.Optional(Text(MAX.name)), filters: IgnoredFilters }, { additionalProperties: true }),
+      tags: [TAG], summary: 'List deployables (Cyborg\'s limit and marker: at most api.pageMax, after the uuid `marker`)', hide: deps.hide,
+      querystring: Type.Object({ name: Type.Optional(Text(MAX.name)), filters: IgnoredFilters, ...PageQuery }, { additionalProperties: true }),
       response: { 200: Type.Object({ deployables: Type.Array(DeployableSchema) }), ...errors(400, 401, 403, 406) },
     },
   }, async (req) => {
     h.authorize(req, 'cyborg:deployable:get_all');
     const base = h.base(req);
-    const name = req.query.name;
-    return { deployables: catalogue.deployables().filter((e) => name === undefined || e.deployable.name === name).map((e) => serialize(e, base)) };
+    const { name, limit, marker } = req.query;
+    const all = catalogue.deployables().filter((e) => name === undefined || e.deployable.name === name);
+    return { deployables: page(all, { limit, marker }, (e) => e.deployable.uuid, deps.limits.pageMax).items.map((e) => serialize(e, base)) };
   });
 
   app.get('/deployables/:uuid', {
