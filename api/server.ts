@@ -13,6 +13,7 @@ import { healthRoutes, type HealthOptions } from './routes/health.js';
 import { hostRoutes } from './routes/hosts.js';
 import { eventRoutes, EventStreams } from './routes/events.js';
 import { apiLimits, type ApiLimits } from './limits.js';
+import { limitOperatorWrites } from './rate-limit.js';
 import { machineRoutes, uiRoutes } from './routes/ui.js';
 import { genericDriverRoutes } from './routes/drivers.js';
 import type { ControlPlane } from '../model/index.js';
@@ -65,6 +66,7 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
   app.decorate('eventStreams', streams);
   await app.register(healthRoutes, opts.health ?? {});
   await app.register(async (scope) => {
+    await limitOperatorWrites(scope as unknown as FastifyInstance, limits.operatorRateLimit);
     await scope.register(hostRoutes, { control: opts.control, pageMax: limits.pageMax });
     await scope.register(acceleratorRoutes, { control: opts.control, pageMax: limits.pageMax });
     await scope.register(eventRoutes, { control: opts.control, streams, maxClients: limits.sseMaxClients, bufferBytes: limits.sseBufferBytes });
