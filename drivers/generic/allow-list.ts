@@ -1,3 +1,6 @@
+import { statSync } from 'node:fs';
+import { readlink } from 'node:fs/promises';
+import { join } from 'node:path';
 import { parseAddress, type PciAddress } from './pci.js';
 import type { PciFunction } from './sysfs.js';
 
@@ -18,6 +21,8 @@ export interface AllowEntry {
   resource_class?: string;
   traits?: string;
   mdev_type?: string;
+  /** Nova's tag: the physical network a NIC function is wired to. */
+  physical_network?: string;
 }
 
 export class AllowListError extends Error {
@@ -55,8 +60,13 @@ export class AllowList {
     return new AllowList(list.map((e, i) => compile(e, i)));
   }
 
-  /** The first entry that admits `fn`, or undefined. */
-  match(fn: Pick<PciFunction, 'address' | 'vendorId' | 'productId' | 'netdevs'>): AllowEntry | undefined {
+  /**
+   * The first entry that admits `fn`, or undefined. Host-critical functions (bridges, the console
+   * display, the root file system's controller) are never admitted, whatever the entries say: a
+   * vendor-only entry must not hand an instance the host's own PCI bridges.
+   */
+  match(fn: Pick<PciFunction, 'address' | 'vendorId' | 'productId' | 'netdevs'> & Partial<Pick<PciFunction, 'classCode' | 'bootVga'>>, protectedAddresses?: ReadonlySet<string>): AllowEntry | undefined {
+    if (hostCritical(fn, protectedAddresses)) return undefined;
     const own = parseAddress(fn.address);
     return this.entries.find((c) => {
       const e = c.entry;
@@ -120,4 +130,38 @@ function regexAddress(spec: Partial<Record<keyof PciAddress, string>>, i: number
     }
   }
   return { test: (a) => res.every(([k, re]) => re.test(a[k])) };
+}
+
+export type CriticalReason = 'bridge' | 'console' | 'root_storage';
+
+/**
+ * Why a function must never be reported, or undefined: a bridge (any class 0x06 device, host and
+ * PCI-to-PCI bridges alike), the display the firmware's console runs on (`boot_vga` = 1), or a
+ * controller the caller knows holds the root file system (see rootStorageAddress).
+ */
+export function hostCritical(fn: { address: string; classCode?: string; bootVga?: boolean }, protectedAddresses?: ReadonlySet<string>): CriticalReason | undefined {
+  if (fn.classCode?.startsWith('06')) return 'bridge';
+  if (fn.bootVga) return 'console';
+  if (protectedAddresses?.has(fn.address)) return 'root_storage';
+  return undefined;
+}
+
+/** The kernel's device number as `major:minor` (new_decode_dev), what `/sys/dev/block/` names. */
+export function majorMinor(dev: number): string {
+  return `${(dev & 0xfff00) >> 8}:${(dev & 0xff) | ((dev >> 12) & 0xfff00)}`;
+}
+
+/**
+ * The PCI function under the block device that holds `path` (default `/`), or undefined when it
+ * cannot be told (a virtual disk, a network root, another sysfs root in tests without the link):
+ * `/sys/dev/block/<maj:min>` links into the device tree, and the last PCI address on that path is
+ * the storage controller.
+ */
+export async function rootStorageAddress(sysfsRoot: string, dev: number = statSync('/').dev): Promise<string | undefined> {
+  try {
+    const target = await readlink(join(sysfsRoot, 'dev', 'block', majorMinor(dev)));
+    return target.split('/').filter((p) => parseAddress(p) !== undefined).at(-1);
+  } catch {
+    return undefined;
+  }
 }
