@@ -59,6 +59,10 @@ export const ErrorCodes = {
   'driver.already_installed': 409,
   'host.offline': 503,
   'accelerator.none_available': 409,
+  /** A maintenance or drain cancel where there is no such mark (a cancel twice). */
+  'maintenance.not_marked': 409,
+  /** update-driver on a host that is not drained, without --force. */
+  'host.not_drained': 409,
 } as const;
 
 export type ErrorCode = keyof typeof ErrorCodes;
