@@ -1,0 +1,52 @@
+import { describe, expect, it } from 'vitest';
+import { createDrivers } from '../../drivers/registry.js';
+import { GPU_HOST } from '../fixtures/sysfs/build.js';
+import { buildHost, FPGA_VENDOR_HOST, NIC_HOST } from '../fixtures/vendors/hosts.js';
+import type { DeployableT } from '../../model/index.js';
+
+/**
+ * Device profile groups as a cloud running OpenStack Cyborg writes them for Cyborg's own drivers
+ * (names from Cyborg's driver sources, `../shared/reference/cyborg-internals.md` §4): each must
+ * find a deployable of ours with that resource class and those traits, by string equality.
+ */
+const PROFILES: { driver: string; group: Record<string, string> }[] = [
+  { driver: 'nvidia_gpu_driver', group: { 'resources:PGPU': '1', 'trait:OWNER_CYBORG': 'required', 'trait:CUSTOM_NVIDIA_1DB4': 'required' } },
+  { driver: 'nvidia_gpu_driver', group: { 'resources:VGPU': '1', 'trait:CUSTOM_NVIDIA_1EB8_T4_2B': 'required' } },
+  { driver: 'intel_fpga_driver', group: { 'resources:FPGA': '1', 'trait:CUSTOM_FPGA_INTEL': 'required', 'trait:CUSTOM_FPGA_INTEL_PAC_ARRIA10': 'required' } },
+  { driver: 'xilinx_fpga_driver', group: { 'resources:FPGA': '1', 'trait:CUSTOM_FPGA_XILINX': 'required', 'trait:CUSTOM_FPGA_PRODUCT_ID_5004': 'required' } },
+  { driver: 'intel_nic_driver', group: { 'resources:CUSTOM_NIC': '1', 'trait:CUSTOM_VF': 'required', 'trait:CUSTOM_PHYSNET1': 'required' } },
+  { driver: 'intel_qat_driver', group: { 'resources:CUSTOM_QAT': '1' } },
+];
+
+function matches(dep: DeployableT, group: Record<string, string>): boolean {
+  const rc = dep.attributes.find((a) => a.key === 'rc')?.value;
+  const traits = new Set(dep.attributes.filter((a) => a.key.startsWith('trait')).map((a) => a.value));
+  return Object.entries(group).every(([k, v]) => {
+    if (k.startsWith('resources:')) return k.slice('resources:'.length) === rc && dep.numAccelerators >= Number(v);
+    if (k.startsWith('trait:')) return v === 'required' ? traits.has(k.slice('trait:'.length)) : !traits.has(k.slice('trait:'.length));
+    return true;
+  });
+}
+
+describe('device profiles written for Cyborg\'s drivers', () => {
+  it('match the providers of the drivers enabled under Cyborg\'s names', async () => {
+    const gpuRoot = buildHost(GPU_HOST, 'profiles-gpu');
+    const fpgaRoot = buildHost(FPGA_VENDOR_HOST, 'profiles-fpga');
+    const nicRoot = buildHost(NIC_HOST, 'profiles-nic');
+    const roots: Record<string, string> = {
+      nvidia_gpu_driver: gpuRoot, intel_fpga_driver: fpgaRoot, xilinx_fpga_driver: fpgaRoot, intel_nic_driver: nicRoot, intel_qat_driver: nicRoot,
+    };
+    for (const { driver, group } of PROFILES) {
+      const [d] = createDrivers([driver], {
+        host: 'compute1', sysfsRoot: roots[driver], gpu: { vgpuTypes: { 'nvidia-223': ['0000:3b:00.0'] } }, nic: { physicalDeviceMappings: ['physnet1:ens1f0'] },
+      });
+      const deps = (await d!.discover()).flatMap((x) => x.deployables);
+      expect(deps.some((dep) => matches(dep, group)), `${driver}: ${JSON.stringify(group)}`).toBe(true);
+    }
+  });
+
+  it('refuses a driver name Cyborg does not have', () => {
+    expect(() => createDrivers(['nvidia_driver'], { host: 'h' })).toThrow('unknown driver nvidia_driver (known: fake_driver, generic, generic_driver, nvidia_gpu_driver');
+    expect(createDrivers(['generic_driver', 'generic', 'fake_driver'], { host: 'h', sysfsRoot: '/nonexistent' }).map((d) => d.name)).toEqual(['generic', 'fake']);
+  });
+});
