@@ -38,7 +38,7 @@ export const HeartbeatMessage = Type.Object({
   sentAt: Type.Number(),
 });
 
-export const CommandOp = Type.Union(['install', 'uninstall', 'program', 'attach', 'detach'].map((o) => Type.Literal(o)));
+export const CommandOp = Type.Union(['install', 'uninstall', 'program', 'attach', 'detach', 'reset'].map((o) => Type.Literal(o)));
 
 export const CommandMessage = Type.Object({
   op: CommandOp,
@@ -59,6 +59,20 @@ export const TelemetryMessage = Type.Object({
   usage: Type.Array(Type.Object({ deployableUuid: Type.String(), utilization: Type.Number(), memoryUsedBytes: Type.Optional(Type.Number()) })),
 });
 
+/** One poll of a host's drivers' health: a check per deployable, each classified by its driver. */
+export const HealthMessage = Type.Object({
+  host: Type.String({ minLength: 1 }),
+  agentId: Type.String(),
+  at: Type.Number({ description: 'when the agent checked (ms since the epoch)' }),
+  checks: Type.Array(Type.Object({
+    deployableUuid: Type.String({ minLength: 1 }),
+    healthy: Type.Boolean(),
+    severity: Type.Optional(Type.Union([Type.Literal('transient'), Type.Literal('fatal')])),
+    reason: Type.Optional(Type.String({ maxLength: 1024 })),
+  }), { maxItems: 100_000 }),
+});
+
+export type HealthMsg = Static<typeof HealthMessage>;
 export type RegisterMsg = Static<typeof RegisterMessage>;
 export type InventoryMsg = Static<typeof InventoryMessage>;
 export type HeartbeatMsg = Static<typeof HeartbeatMessage>;

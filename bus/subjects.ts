@@ -7,6 +7,7 @@
  * | cyborg.agent.register            | request/reply  | agent → conductor         |
  * | cyborg.agent.inventory           | request/reply  | agent → conductor         |
  * | cyborg.agent.heartbeat           | publish        | agent → conductor         |
+ * | cyborg.agent.health              | publish        | agent → conductor         |
  * | cyborg.agent.cmd.<host>          | request/reply  | conductor → one agent     |
  * | cyborg.agent.driver.<host>       | request/reply  | conductor → one agent     |
  * | cyborg.telemetry.<host>          | publish        | agent → anyone (no store) |
@@ -21,6 +22,8 @@ export const Subjects = {
   register: 'cyborg.agent.register',
   inventory: 'cyborg.agent.inventory',
   heartbeat: 'cyborg.agent.heartbeat',
+  /** Per-device health checks of one host, in one message per poll (HealthMessage). */
+  health: 'cyborg.agent.health',
   command: (host: string) => `cyborg.agent.cmd.${token(host)}`,
   commandAll: 'cyborg.agent.cmd.*',
   /** Driver lifecycle (install / uninstall / update) and service discovery on one host. */

@@ -152,6 +152,10 @@ export const ConfigSchema = Type.Object({
     staleAfterMs: Type.Integer({ minimum: 1, default: 15_000 }),
     lostAfterMs: Type.Integer({ minimum: 1, default: 60_000 }),
     discoveryIntervalMs: Type.Integer({ minimum: 1, default: 60_000 }),
+    healthIntervalMs: Type.Integer({ minimum: 0, default: 10_000, description: 'how often the agent checks its drivers\' health; 0: never' }),
+    healthEnterAfter: Type.Integer({ minimum: 1, default: 3, description: 'bad checks (since last healthy) that quarantine a device' }),
+    healthLeaveAfter: Type.Integer({ minimum: 1, default: 3, description: 'consecutive good checks that return a transiently faulty device' }),
+    healthStableMs: Type.Integer({ minimum: 0, default: 60_000, description: 'and the time those good checks must span' }),
   }),
 });
 

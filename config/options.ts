@@ -97,8 +97,12 @@ export const OPTIONS: readonly OptionSpec[] = [
   { path: 'agent.metricsPort', section: 'agent', name: 'metrics_port' },
   { path: 'placement.resourceProviderName', section: 'agent', name: 'resource_provider_name', env: 'PLACEMENT_RESOURCE_PROVIDER_NAME' },
   { path: 'timing.heartbeatIntervalMs', section: 'agent', name: 'heartbeat_interval_ms', env: 'CYBORG_HEARTBEAT_INTERVAL_MS' },
+  { path: 'timing.healthIntervalMs', section: 'agent', name: 'health_interval_ms', env: 'CYBORG_HEALTH_INTERVAL_MS' },
   { path: 'timing.driverOpTimeoutMs', section: 'agent', name: 'driver_op_timeout_ms', env: 'CYBORG_DRIVER_OP_TIMEOUT_MS', help: 'a command not answered is re-sent with the same idempotency key every third of it, at most every 5 s' },
   // [conductor]
+  { path: 'timing.healthEnterAfter', section: 'conductor', name: 'health_enter_after', env: 'CYBORG_HEALTH_ENTER_AFTER' },
+  { path: 'timing.healthLeaveAfter', section: 'conductor', name: 'health_leave_after', env: 'CYBORG_HEALTH_LEAVE_AFTER' },
+  { path: 'timing.healthStableMs', section: 'conductor', name: 'health_stable_ms', env: 'CYBORG_HEALTH_STABLE_MS' },
   { path: 'conductor.metricsPort', section: 'conductor', name: 'metrics_port' },
   { path: 'distributed.conductorId', section: 'conductor', name: 'conductor_id', env: 'CYBORG_CONDUCTOR_ID' },
   { path: 'distributed.leases', section: 'conductor', name: 'leases', env: 'CYBORG_LEASES' },

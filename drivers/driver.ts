@@ -44,10 +44,21 @@ export interface Health {
   deployableUuid: string;
   healthy: boolean;
   reason?: string;
+  /**
+   * How bad an unhealthy answer is, as the driver knows its hardware: `transient` (it may pass:
+   * the conductor returns the device by itself once it is stable) or `fatal` (it stays out until
+   * an operator resets it). Absent: transient.
+   */
+  severity?: 'transient' | 'fatal';
 }
 
 export interface HealthReporter {
   health(): Promise<Health[]>;
+}
+
+/** Resets one device (`nvidia-smi -r`, an FPGA reload) when an operator asks; never with an instance on it. */
+export interface Resetter {
+  reset(req: OpRequest): Promise<OpResult>;
 }
 
 export interface Usage {
@@ -88,6 +99,7 @@ export const canInstall = (d: Driver): d is Driver & Installer => typeof (d as P
 export const canProgram = (d: Driver): d is Driver & Programmer => typeof (d as Partial<Programmer>).program === 'function';
 export const canAttach = (d: Driver): d is Driver & AttachPreparer => typeof (d as Partial<AttachPreparer>).prepareAttach === 'function';
 export const canReportHealth = (d: Driver): d is Driver & HealthReporter => typeof (d as Partial<HealthReporter>).health === 'function';
+export const canReset = (d: Driver): d is Driver & Resetter => typeof (d as Partial<Resetter>).reset === 'function';
 export const canReportUsage = (d: Driver): d is Driver & UsageReporter => typeof (d as Partial<UsageReporter>).usage === 'function';
 export const canManageLifecycle = (d: Driver): d is Driver & DriverLifecycle => typeof (d as Partial<DriverLifecycle>).installDriver === 'function';
 export const canReportServices = (d: Driver): d is Driver & ServiceReporter => typeof (d as Partial<ServiceReporter>).services === 'function';

@@ -14,6 +14,24 @@ export const ProgramInfoSchema = Type.Object({
   functionId: Type.Optional(Type.String()),
 });
 
+/** An accelerator's health as the conductor judges it from its agent's checks (machines/health.ts). */
+export const HealthViewSchema = Type.Object({
+  status: Type.Union([Type.Literal('ok'), Type.Literal('degraded'), Type.Literal('quarantined')]),
+  /** Stays quarantined until an operator resets or clears it. */
+  fatal: Type.Boolean(),
+  reason: Type.Union([Type.String(), Type.Null()]),
+  since: Type.Union([Type.String(), Type.Null()]),
+});
+
+/** A maintenance mark: `draining` while instances still hold the device (listed), then `maintenance`. */
+export const MaintenanceViewSchema = Type.Object({
+  mark: Type.Union([Type.Literal('draining'), Type.Literal('maintenance')]),
+  /** Who marked it: the device itself, its host's drain, or both (each cancelled on its own). */
+  scopes: Type.Array(Type.Union([Type.Literal('device'), Type.Literal('host')])),
+  since: Type.Union([Type.String(), Type.Null()]),
+  consumers: Type.Array(Type.Object({ instanceUuid: Type.String(), arqUuid: Type.Optional(Type.String()), projectId: Type.Optional(Type.String()) })),
+});
+
 /** The last committed view of an accelerator: what the API and the UI show. */
 export const AcceleratorViewSchema = Type.Object({
   id: Type.String(),
@@ -36,9 +54,13 @@ export const AcceleratorViewSchema = Type.Object({
   error: Type.Union([Type.Object({ op: Type.String(), reason: Type.String() }), Type.Null()]),
   /** Discovery no longer reports it, but an instance holds it: kept, flagged, never dropped. */
   missing: Type.Boolean(),
+  health: Type.Optional(HealthViewSchema),
+  maintenance: Type.Optional(Type.Union([MaintenanceViewSchema, Type.Null()])),
   generation: Type.Integer(),
   updatedAt: Type.String(),
 });
+
+const MaintenanceScopeSchema = Type.Union([Type.Literal('device'), Type.Literal('host')]);
 
 /**
  * The events an operator (or the API on one's behalf) may send an accelerator; the machine's
@@ -55,6 +77,10 @@ export const OperatorEventSchema = Type.Union([
   Type.Object({ type: Type.Literal('DETACH'), handleUuid: Type.String() }),
   Type.Object({ type: Type.Literal('RETRY') }),
   Type.Object({ type: Type.Literal('REMOVE') }),
+  Type.Object({ type: Type.Literal('RESET') }),
+  Type.Object({ type: Type.Literal('CLEAR_HEALTH') }),
+  Type.Object({ type: Type.Literal('MAINTAIN'), scope: MaintenanceScopeSchema }),
+  Type.Object({ type: Type.Literal('END_MAINTENANCE'), scope: MaintenanceScopeSchema }),
 ]);
 
 export type Allocation = Static<typeof AllocationSchema>;

@@ -47,6 +47,7 @@ export async function startAgentRole(config: Config, log: Logger, deps: { driver
     host, bus, drivers, log,
     heartbeatIntervalMs: config.timing.heartbeatIntervalMs,
     discoveryIntervalMs: config.timing.discoveryIntervalMs,
+    healthIntervalMs: config.timing.healthIntervalMs,
     requestTimeoutMs: config.distributed.requestTimeoutMs,
     telemetryIntervalMs: 5_000,
     epoch: cache.epoch,

@@ -60,6 +60,7 @@ export async function startAllInOne(config: Config, log: Logger, deps: AllInOneD
     log: log.child({ component: 'agent' }),
     heartbeatIntervalMs: config.timing.heartbeatIntervalMs,
     discoveryIntervalMs: config.timing.discoveryIntervalMs,
+    healthIntervalMs: config.timing.healthIntervalMs,
     telemetryIntervalMs: 5_000,
   });
   await agent.start();

@@ -1,9 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Bus, Unsubscribe } from '../../bus/bus.js';
-import { CommandMessage, CommandReply, HeartbeatMessage, InventoryMessage, InventoryReply, RegisterMessage, RegisterReply, TelemetryMessage, type CommandMsg, type CommandReplyMsg } from '../../bus/schemas.js';
+import {
+  CommandMessage, CommandReply, HealthMessage, HeartbeatMessage, InventoryMessage, InventoryReply, RegisterMessage, RegisterReply, TelemetryMessage,
+  type CommandMsg, type CommandReplyMsg, type HealthMsg,
+} from '../../bus/schemas.js';
 import { Subjects } from '../../bus/subjects.js';
-import { canAttach, canInstall, canProgram, canReportUsage, type Driver, type OpRequest } from '../../drivers/driver.js';
+import { canAttach, canInstall, canProgram, canReportHealth, canReportUsage, canReset, type Driver, type OpRequest } from '../../drivers/driver.js';
 import type { DriverRegistry } from '../../drivers/registry.js';
 import { DriverCommandMessage, DriverCommandReply } from '../../bus/driver-schemas.js';
 import { AgentDrivers } from './agent-drivers.js';
@@ -21,6 +24,8 @@ export interface AgentOptions {
   discoveryIntervalMs: number;
   /** Conductor request timeout for register / inventory. */
   requestTimeoutMs?: number;
+  /** How often each driver's health is checked and sent (`[agent] health_interval_ms`); 0 or absent: never. */
+  healthIntervalMs?: number;
   /** Usage telemetry interval; 0 turns it off. */
   telemetryIntervalMs?: number;
   /** Increments on each start of the agent on this host (the cache issue persists it). */
@@ -86,6 +91,9 @@ export class Agent {
     this.timers.push(
       setInterval(() => void this.discoverAndReport().catch((err: unknown) => this.opts.log.warn({ err, host }, 'periodic discovery failed')), this.opts.discoveryIntervalMs),
     );
+    if (this.opts.healthIntervalMs) {
+      this.timers.push(setInterval(() => void this.checkHealth(), this.opts.healthIntervalMs));
+    }
     if (this.opts.telemetryIntervalMs) {
       this.timers.push(setInterval(() => void this.telemetry(), this.opts.telemetryIntervalMs));
     }
@@ -131,6 +139,29 @@ export class Agent {
     this.opts.bus.publish(Subjects.heartbeat, HeartbeatMessage, {
       host: this.opts.host, agentId: this.agentId, epoch: this.epoch, seq: ++this.seq, sentAt: Date.now(),
     });
+  }
+
+  /**
+   * Asks every active driver that can tell for its devices' health and sends one message for the
+   * host. A driver whose check fails says nothing this time: a missing answer is no verdict on
+   * its devices (a hung driver shows in its operations, not as a quarantine of every device).
+   */
+  async checkHealth(): Promise<HealthMsg['checks']> {
+    const checks: HealthMsg['checks'] = [];
+    for (const d of this.driverStates.active()) {
+      if (!canReportHealth(d)) continue;
+      try {
+        for (const h of await d.health()) {
+          checks.push({ deployableUuid: h.deployableUuid, healthy: h.healthy, ...(h.healthy ? {} : { severity: h.severity ?? 'transient', reason: h.reason ?? 'unhealthy' }) });
+        }
+      } catch (err) {
+        this.opts.log.warn({ err, host: this.opts.host, driver: d.name }, 'health check failed; its devices are left out of this report');
+      }
+    }
+    if (checks.length > 0) {
+      this.opts.bus.publish(Subjects.health, HealthMessage, { host: this.opts.host, agentId: this.agentId, at: Date.now(), checks });
+    }
+    return checks;
   }
 
   private async telemetry(): Promise<void> {
@@ -197,6 +228,8 @@ async function dispatch(driver: Driver, op: CommandMsg['op'], req: OpRequest): P
       return driver.program(req);
     case 'attach': return canAttach(driver) ? driver.prepareAttach(req) : {};
     case 'detach': return canAttach(driver) ? driver.releaseAttach(req) : {};
+    // A driver without a reset ability has nothing to reset: the conductor clears the health.
+    case 'reset': return canReset(driver) ? driver.reset(req) : {};
     default: throw new Error(`unknown operation ${String(op)}`);
   }
 }

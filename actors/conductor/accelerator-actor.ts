@@ -2,8 +2,8 @@ import type { Logger } from 'pino';
 import { rpUuidOf } from '../../drivers/ids.js';
 import { CyborgError, isCyborgError, TransitionInvalidError } from '../../errors/index.js';
 import {
-  ACCELERATOR_INITIAL, acceleratorMachine, allowedEvents, initialContext, opInput, OPERATOR_EVENTS, reasonOf,
-  type AcceleratorContext, type AcceleratorEvent, type DriverOpInput,
+  ACCELERATOR_INITIAL, acceleratorMachine, allowedEvents, conditionTags, DEFAULT_HEALTH_POLICY, healthActions, initialContext, opInput, OPERATOR_EVENTS, reasonOf,
+  type AcceleratorContext, type AcceleratorEvent, type DriverOpInput, type HealthPolicy, type HealthSignal,
 } from '../../machines/index.js';
 import type { Journal, MachineRecord } from '../runtime/index.js';
 import { MachineHost, type MachineOwner, type StepSnapshot } from '../runtime/index.js';
@@ -75,10 +75,12 @@ export function acceleratorLogic(
   runOp: (input: DriverOpInput) => Promise<Record<string, unknown>>,
   opTimeoutMs: number,
   base: typeof acceleratorMachine = acceleratorMachine,
+  health: HealthPolicy = DEFAULT_HEALTH_POLICY,
 ): AcceleratorLogic {
   return base.provide({
     delays: { opTimeout: opTimeoutMs },
     actions: {
+      ...healthActions(health),
       runDriverOp: ({ context, self }) => {
         const input = opInput(context);
         const seq = input.seq ?? 0;
@@ -96,6 +98,17 @@ export function acceleratorLogic(
 }
 
 const OPERATOR = new Set<string>(OPERATOR_EVENTS);
+
+/**
+ * What of an accelerator's health and maintenance an observer sees. A change of it is committed
+ * and published like a transition (from and to the same state); the hysteresis counters under it
+ * are not, so a device checked 10 times a second writes nothing until its status moves.
+ */
+function conditionOf(ctx: AcceleratorContext): string {
+  const h = ctx.health;
+  const m = ctx.maintenance;
+  return `${h?.status ?? 'ok'}|${h?.fatal ? 1 : 0}|${m?.device ? 1 : 0}|${m?.host ? 1 : 0}`;
+}
 
 /**
  * Hosts one accelerator's machine. Transitions are serialized by the machine's own mailbox;
@@ -218,7 +231,7 @@ export class AcceleratorActor implements MachineOwner, Restable {
     const r = this.record();
     const ctx = r.context as unknown as AcceleratorContext;
     const free = this.freeHandle() !== undefined;
-    const key = `${r.value}|${ctx.allocations.length}|${free}|${ctx.error?.op ?? ''}|${ctx.resume ?? ''}|${ctx.program ? 1 : 0}`;
+    const key = `${r.value}|${ctx.allocations.length}|${free}|${ctx.error?.op ?? ''}|${ctx.resume ?? ''}|${ctx.program ? 1 : 0}|${conditionOf(ctx)}`;
     let memo = ALLOWED_MEMO.get(this.rt.logic);
     if (!memo) ALLOWED_MEMO.set(this.rt.logic, (memo = new Map()));
     let answer = memo.get(key);
@@ -237,6 +250,8 @@ export class AcceleratorActor implements MachineOwner, Restable {
       ATTACH: { type: 'ATTACH', handleUuid: this.freeHandle() ?? '', instanceUuid: 'probe' } as AcceleratorEvent,
       DETACH: { type: 'DETACH', handleUuid: ctx.allocations[0]?.handleUuid ?? '' } as AcceleratorEvent,
       RETRY: { type: 'RETRY' },
+      // Health and maintenance actions are not listed: the view's `health` and `maintenance` say
+      // what they can do, and clients that map `allowed` to lifecycle buttons keep working.
       REMOVE: { type: 'REMOVE' },
     }).filter((t) => t !== 'ATTACH' || free);
   }
@@ -262,7 +277,7 @@ export class AcceleratorActor implements MachineOwner, Restable {
     if (!OPERATOR.has(event.type) || !m.snapshot.can(event)) {
       throw new TransitionInvalidError('accelerator', this.id, event.type, m.value, this.allowed());
     }
-    m.send(event, meta);
+    this.sendNoting(m, stamped(event), meta);
     await this.settled();
     if (opts.awaitCommit === false) return this.buildView(this.record());
     await this.commitChain;
@@ -274,8 +289,34 @@ export class AcceleratorActor implements MachineOwner, Restable {
     if (this.crashed) return false;
     const m = this.live();
     if (!m.snapshot.can(event)) return false;
-    m.send(event, meta);
+    this.sendNoting(m, event, meta);
     return true;
+  }
+
+  /**
+   * One health check of this accelerator (from its agent). A healthy answer for a healthy device
+   * — nearly every answer in a fleet — wakes nothing and changes nothing.
+   */
+  healthCheck(signal: HealthSignal, meta: RequestMeta): void {
+    if (signal.ok && !this.context.health) return;
+    this.system({ type: 'HEALTH', ...signal }, meta);
+  }
+
+  /**
+   * Sends `event`; a change of health or maintenance that leaves the state where it was (the
+   * machine host records only changes of state) is committed and published here.
+   */
+  private sendNoting(m: MachineHost<AcceleratorLogic>, event: AcceleratorEvent, meta: RequestMeta): void {
+    const before = m.record();
+    m.send(event, meta);
+    const after = m.record();
+    if (after.value !== before.value || after.context === before.context) return;
+    const ctx = after.context as unknown as AcceleratorContext;
+    if (conditionOf(ctx) === conditionOf(before.context as unknown as AcceleratorContext)) return;
+    const reason = ctx.health && ctx.health.status !== 'ok' ? ctx.health.reason ?? undefined : undefined;
+    this.onTransition({
+      event: event.type, from: after.value, to: after.value, at: new Date().toISOString(), ...meta, ...(reason ? { reason } : {}),
+    }, m.persisted());
   }
 
   /** Resolves when every change made so far is committed. */
@@ -409,7 +450,9 @@ export class AcceleratorActor implements MachineOwner, Restable {
       host: this.spec.host,
       ...this.fields,
       state: r.value,
-      tags: [...tagsOf(this.rt.logic, r.value)],
+      tags: [...tagsOf(this.rt.logic, r.value), ...conditionTags(ctx)],
+      health: healthView(ctx),
+      maintenance: maintenanceView(ctx),
       allowed: settled ? this.allowed() : [],
       allocations: ctx.allocations ?? [],
       program: ctx.program ?? null,
@@ -419,6 +462,32 @@ export class AcceleratorActor implements MachineOwner, Restable {
       updatedAt: this.updatedAt,
     };
   }
+}
+
+/** A maintenance or drain request says when it was made: the machine keeps no clock. */
+function stamped(event: AcceleratorEvent): AcceleratorEvent {
+  if ((event.type === 'MAINTAIN' || event.type === 'END_MAINTENANCE') && event.at === undefined) return { ...event, at: Date.now() };
+  return event;
+}
+
+const iso = (ms: number | null | undefined): string | null => (ms ? new Date(ms).toISOString() : null);
+
+function healthView(ctx: AcceleratorContext): NonNullable<AcceleratorView['health']> {
+  const h = ctx.health;
+  if (!h) return { status: 'ok', fatal: false, reason: null, since: null };
+  return { status: h.status, fatal: h.fatal, reason: h.reason, since: iso(h.since) };
+}
+
+/** The mark as an operator reads it: `draining` while instances remain (named), then `maintenance`. */
+function maintenanceView(ctx: AcceleratorContext): AcceleratorView['maintenance'] {
+  const m = ctx.maintenance;
+  if (!m) return null;
+  return {
+    mark: ctx.allocations.length > 0 ? 'draining' : 'maintenance',
+    scopes: [...(m.device ? ['device' as const] : []), ...(m.host ? ['host' as const] : [])],
+    since: iso(m.since),
+    consumers: ctx.allocations.map((a) => ({ instanceUuid: a.instanceUuid, ...(a.arqUuid ? { arqUuid: a.arqUuid } : {}), ...(a.projectId ? { projectId: a.projectId } : {}) })),
+  };
 }
 
 /**

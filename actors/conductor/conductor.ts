@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Bus, Unsubscribe } from '../../bus/bus.js';
-import { HeartbeatMessage, InventoryMessage, InventoryReply, RegisterMessage, RegisterReply } from '../../bus/schemas.js';
+import { HealthMessage, HeartbeatMessage, InventoryMessage, InventoryReply, RegisterMessage, RegisterReply } from '../../bus/schemas.js';
 import { Subjects } from '../../bus/subjects.js';
 import { CyborgError, NotFoundError } from '../../errors/index.js';
 import { acceleratorMachine, type AcceleratorEvent, type ArqInput, type Binding, type BoundTo } from '../../machines/index.js';
@@ -11,7 +11,7 @@ import { ArqBinder, type RemoteArqOps } from './arq-binder.js';
 import { DocumentStore } from './documents.js';
 import { DriverAdmin } from './driver-admin.js';
 import { Passivation } from '../runtime/index.js';
-import { HostActor, hostLogic, type HostActorOptions, type Timing } from './host-actor.js';
+import { healthPolicyOf, HostActor, hostLogic, type HostActorOptions, type Timing } from './host-actor.js';
 import type { Journal, MachineRecord, Recovered } from '../runtime/index.js';
 import { EventHub, type AcceleratorFilter, type AcceleratorView, type ArqFilter, type ArqView, type AttachHandleT, type ControlPlane, type DeviceT, type HostView, type PlacementStatusView, type RequestMeta, type TransitionRecord } from '../../model/index.js';
 
@@ -61,7 +61,7 @@ export class Conductor implements ControlPlane {
       accelerator: acceleratorLogic((input) => {
         const host = this.hosts.get(input.host);
         return host ? host.runOp(input) : Promise.reject(new NotFoundError('host.not_found', input.host));
-      }, opts.timing.driverOpTimeoutMs, opts.acceleratorMachine ?? acceleratorMachine),
+      }, opts.timing.driverOpTimeoutMs, opts.acceleratorMachine ?? acceleratorMachine, healthPolicyOf(opts.timing)),
     };
     this.binder = new ArqBinder({
       byRp: (rp) => this.acceleratorByRp(rp), byId: (id) => this.acceleratorActor(id), has: (id) => this.findAccelerator(id) !== undefined, heldBy: (arq) => this.heldBy(arq), log: opts.log,
@@ -96,6 +96,11 @@ export class Conductor implements ControlPlane {
         const host = this.hosts.get(msg.host);
         if (host) host.heartbeat(msg.agentId, msg.epoch, msg.seq);
         else this.opts.log.debug({ host: msg.host }, 'heartbeat from a host that has not registered');
+      }, queue),
+      bus.subscribe(Subjects.health, HealthMessage, (msg) => {
+        const host = this.hosts.get(msg.host);
+        if (host) host.applyHealth(msg);
+        else this.opts.log.warn({ host: msg.host, agentId: msg.agentId, checks: msg.checks.length }, 'health checks from a host that has not registered: dropped');
       }, queue),
     );
     this.opts.log.info({ hosts: this.hosts.size, arqs: this.arqs.size }, 'conductor started');

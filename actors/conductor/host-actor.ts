@@ -1,10 +1,10 @@
 import { commandKey } from './command-key.js';
 import type { Logger } from 'pino';
 import type { Bus } from '../../bus/bus.js';
-import { CommandMessage, CommandReply } from '../../bus/schemas.js';
+import { CommandMessage, CommandReply, type HealthMsg } from '../../bus/schemas.js';
 import { Subjects } from '../../bus/subjects.js';
 import { DriverError, isCyborgError } from '../../errors/index.js';
-import { hostMachine, type DriverOpInput } from '../../machines/index.js';
+import { DEFAULT_HEALTH_POLICY, hostMachine, type DriverOpInput, type HealthPolicy } from '../../machines/index.js';
 import type { Passivation } from '../runtime/index.js';
 import { AcceleratorActor, type AcceleratorLogic, type AcceleratorRuntime, type AcceleratorSpec } from './accelerator-actor.js';
 import type { Journal, MachineRecord } from '../runtime/index.js';
@@ -15,6 +15,19 @@ export interface Timing {
   driverOpTimeoutMs: number;
   staleAfterMs: number;
   lostAfterMs: number;
+  /** Health hysteresis (machines/health.ts); absent: DEFAULT_HEALTH_POLICY. */
+  healthEnterAfter?: number;
+  healthLeaveAfter?: number;
+  healthStableMs?: number;
+}
+
+/** The health hysteresis a conductor's timing configures. */
+export function healthPolicyOf(t: Partial<Timing>): HealthPolicy {
+  return {
+    enterAfter: t.healthEnterAfter ?? DEFAULT_HEALTH_POLICY.enterAfter,
+    leaveAfter: t.healthLeaveAfter ?? DEFAULT_HEALTH_POLICY.leaveAfter,
+    stableForMs: t.healthStableMs ?? DEFAULT_HEALTH_POLICY.stableForMs,
+  };
 }
 
 export interface HostActorOptions {
@@ -194,6 +207,28 @@ export class HostActor {
   stop(): void {
     this.m.stop();
     for (const a of this.accelerators.values()) a.stop();
+  }
+
+  /**
+   * One poll of the host's health checks: each goes to its own accelerator only — one bad device
+   * never marks its host or its siblings. A check for a deployable this host does not have is
+   * dropped (counted, logged once per message). Returns how many were dropped.
+   */
+  applyHealth(msg: HealthMsg): number {
+    const meta = { actor: `agent:${this.name}` };
+    let unknown: string[] | null = null;
+    for (const c of msg.checks) {
+      const actor = this.accelerators.get(c.deployableUuid);
+      if (!actor) {
+        (unknown ??= []).push(c.deployableUuid);
+        continue;
+      }
+      actor.healthCheck({ ok: c.healthy, at: msg.at, ...(c.severity ? { severity: c.severity } : {}), ...(c.reason ? { reason: c.reason } : {}) }, meta);
+    }
+    if (unknown) {
+      this.opts.log.warn({ host: this.name, agentId: msg.agentId, unknown: unknown.length, first: unknown.slice(0, 5) }, 'health checks for deployables this host does not have: dropped');
+    }
+    return unknown?.length ?? 0;
   }
 
   /** Tells every accelerator of this host that the host is lost or back. */

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { CyborgError, DriverError } from '../../errors/index.js';
 import type { DriverOp } from '../../machines/index.js';
 import { ErrorSchema, Uuid } from './shared.js';
-import type { AcceleratorView, ControlPlane, OperatorEvent, PlacementStatusView } from '../../model/index.js';
+import { HealthViewSchema, MaintenanceViewSchema, type AcceleratorView, type ControlPlane, type OperatorEvent, type PlacementStatusView } from '../../model/index.js';
 import { identityHeaderProblem, MAX, Name, requestIdFrom, Text } from '../bounds.js';
 import { policy } from '../auth/index.js';
 import { NextLink, page, pageBody, PageQuery } from '../paging.js';
@@ -41,6 +41,8 @@ export const AcceleratorSchema = Type.Object({
   program: Type.Union([Type.Object({ bitstreamId: Type.Optional(Type.String()), functionId: Type.Optional(Type.String()) }), Type.Null()]),
   error: Type.Union([Type.Object({ op: Type.String(), reason: Type.String() }), Type.Null()]),
   missing: Type.Boolean(),
+  health: Type.Optional(HealthViewSchema),
+  maintenance: Type.Optional(Type.Union([MaintenanceViewSchema, Type.Null()], { description: 'draining (consumers listed) until the last one leaves, then maintenance' })),
   placement: Type.Optional(PlacementSyncSchema),
   generation: Type.Integer(),
   updatedAt: Type.String(),

@@ -1,6 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type {
-  AttachPreparer, Driver, DriverDevice, Health, HealthReporter, Installer, OpRequest, OpResult, Programmer, Usage, UsageReporter,
+  AttachPreparer, Driver, DriverDevice, Health, HealthReporter, Installer, OpRequest, OpResult, Programmer, Resetter, Usage, UsageReporter,
 } from '../driver.js';
 import { sanitizeName, stableId } from '../ids.js';
 import type { AttachHandleT } from '../../model/index.js';
@@ -16,7 +16,13 @@ export interface FakeDriverOptions {
   opDelayMs?: number;
 }
 
-type Op = 'install' | 'uninstall' | 'program' | 'attach' | 'detach';
+type Op = 'install' | 'uninstall' | 'program' | 'attach' | 'detach' | 'reset';
+
+/**
+ * A scripted health fault of one deployable: `transient` and `fatal` answer unhealthy at every
+ * check (with that severity); `flapping` alternates unhealthy and healthy at every check.
+ */
+export type HealthFault = 'transient' | 'fatal' | 'flapping';
 
 interface Fault {
   reason: string;
@@ -36,12 +42,12 @@ function pci(bus: string, device: number, fn: number): string {
  * GPUs and NICs with VFs. Everything is derived from the host name, so ids survive restarts.
  * Tests script it: set health, inject failures, slow operations down, unplug devices.
  */
-export class FakeDriver implements Driver, Installer, Programmer, AttachPreparer, HealthReporter, UsageReporter {
+export class FakeDriver implements Driver, Installer, Programmer, AttachPreparer, HealthReporter, UsageReporter, Resetter {
   readonly name = 'fake';
   readonly version = '1.0.0';
   private faults = new Map<Op, Fault>();
   private delays = new Map<Op | '*', number>();
-  private unhealthy = new Map<string, string>();
+  private unhealthy = new Map<string, { fault: HealthFault; reason: string; checks: number }>();
   private unplugged = new Set<string>();
   private devices: DriverDevice[];
   /** The operations the driver ran (the last 1,000 or more), in order: tests assert idempotency with it. */
@@ -81,8 +87,19 @@ export class FakeDriver implements Driver, Installer, Programmer, AttachPreparer
 
   async health(): Promise<Health[]> {
     return this.devices.flatMap((d) => d.deployables).map((dep) => {
-      const reason = this.unhealthy.get(dep.uuid);
-      return reason === undefined ? { deployableUuid: dep.uuid, healthy: true } : { deployableUuid: dep.uuid, healthy: false, reason };
+      const f = this.unhealthy.get(dep.uuid);
+      if (!f) return { deployableUuid: dep.uuid, healthy: true };
+      const bad = f.fault !== 'flapping' || f.checks++ % 2 === 0;
+      if (!bad) return { deployableUuid: dep.uuid, healthy: true };
+      return { deployableUuid: dep.uuid, healthy: false, reason: f.reason, severity: f.fault === 'fatal' ? 'fatal' : 'transient' };
+    });
+  }
+
+  /** Resets the device: a scripted fault of any kind is gone afterwards (unless the reset is made to fail). */
+  reset(req: OpRequest): Promise<OpResult> {
+    return this.run('reset', req, () => {
+      this.unhealthy.delete(req.deployable.uuid);
+      return {};
     });
   }
 
@@ -109,7 +126,17 @@ export class FakeDriver implements Driver, Installer, Programmer, AttachPreparer
 
   setHealth(deployableUuid: string, healthy: boolean, reason = 'unhealthy'): void {
     if (healthy) this.unhealthy.delete(deployableUuid);
-    else this.unhealthy.set(deployableUuid, reason);
+    else this.injectHealthFault(deployableUuid, 'transient', reason);
+  }
+
+  /** Scripts a health fault (see HealthFault); `recover` ends it. */
+  injectHealthFault(deployableUuid: string, fault: HealthFault, reason = `scripted ${fault} fault`): void {
+    this.unhealthy.set(deployableUuid, { fault, reason, checks: 0 });
+  }
+
+  /** Every later check of the deployable answers healthy. */
+  recover(deployableUuid: string): void {
+    this.unhealthy.delete(deployableUuid);
   }
 
   /** Makes a device disappear from (or come back to) discovery. */

@@ -59,8 +59,9 @@ export function desiredOf(view: AcceleratorView): Desired {
       resourceClass: view.resourceClass,
       total: Math.max(1, view.capacity),
       // The machine's `usable` tag: enabled (or being reprogrammed, attached, detached from an
-      // enabled state). Anything else keeps its inventory but reserves it.
-      usable: view.tags.includes('usable') && !view.missing,
+      // enabled state). Anything else keeps its inventory but reserves it — as does `reserved`:
+      // quarantined for its health, or marked for maintenance (attached instances keep running).
+      usable: view.tags.includes('usable') && !view.tags.includes('reserved') && !view.missing,
       missing: view.missing,
       traits: [...traits].sort(),
     },
