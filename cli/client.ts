@@ -29,6 +29,18 @@ export class ApiClient {
     return this.call<T>('GET', `${path}${q.size ? `?${q}` : ''}`);
   }
 
+  /** Every item of a paged list: follows the operator API's `next` links to the last page. */
+  async list<T>(path: string, key: string, query: Record<string, string | undefined> = {}): Promise<T[]> {
+    const items: T[] = [];
+    let page = await this.get<Record<string, unknown>>(path, query);
+    for (;;) {
+      items.push(...((page[key] as T[] | undefined) ?? []));
+      const next = page.next;
+      if (typeof next !== 'string') return items;
+      page = await this.call<Record<string, unknown>>('GET', next.replace(/^.*?\/cyborg\/v1/, ''));
+    }
+  }
+
   post<T>(path: string, body: Record<string, unknown> = {}): Promise<T> {
     return this.call<T>('POST', path, body);
   }

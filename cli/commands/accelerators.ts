@@ -10,7 +10,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Accelerators are named by id or by name (`host_0000_3b_00_0`): a name is looked up. */
 export async function resolveAccelerator(ctx: Ctx, ref: string): Promise<string> {
   if (UUID.test(ref)) return ref;
-  const { accelerators } = await ctx.api.get<{ accelerators: AcceleratorView[] }>('/accelerators');
+  const accelerators = await ctx.api.list<AcceleratorView>('/accelerators', 'accelerators');
   const found = accelerators.filter((a) => a.name === ref);
   if (found.length === 1) return found[0]!.id;
   throw new ApiError(404, 'accelerator.not_found', `no accelerator named ${ref} (see: cyborg accelerator list)`, {});
@@ -50,7 +50,7 @@ export function addAcceleratorCommands(program: Command, io: Io): void {
   act<{ host?: string; state?: string; type?: string; driver?: string }>(apiCommand(acc, 'list', 'List accelerators with their state and what they allow now', io)
     .option('--host <host>', 'only this host').option('--state <state>', 'only in this state').option('--type <type>', 'only this device type (GPU, FPGA, NIC, …)')
     .option('--driver <name>', 'only this driver\'s (backend\'s)'), io, async (ctx, _a, o) => {
-    const all = (await ctx.api.get<{ accelerators: AcceleratorView[] }>('/accelerators', { host: o.host, state: o.state, type: o.type?.toUpperCase() })).accelerators;
+    const all = await ctx.api.list<AcceleratorView>('/accelerators', 'accelerators', { host: o.host, state: o.state, type: o.type?.toUpperCase() });
     const accelerators = o.driver ? all.filter((a) => a.driver === o.driver) : all;
     if (ctx.json) return printJson(ctx, accelerators);
     io.out(accelerators.length ? rows(accelerators) : 'No accelerators.\n');

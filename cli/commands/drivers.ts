@@ -34,7 +34,7 @@ function lifecycle(parent: Command, io: Io, op: 'install' | 'uninstall' | 'updat
 export function addDriverCommands(program: Command, io: Io): void {
   act<{ host?: string }>(apiCommand(program, 'driver-list', 'List the drivers (backends) of every host, with their state and version', io)
     .option('--host <host>', 'only this host'), io, async (ctx, _args, o) => {
-    const { drivers } = await ctx.api.get<{ drivers: DriverView[] }>('/drivers', { host: o.host });
+    const drivers = await ctx.api.list<DriverView>('/drivers', 'drivers', { host: o.host });
     if (ctx.json) printJson(ctx, drivers);
     else io.out(drivers.length ? driverRows(drivers) : 'No drivers: no agent has registered yet.\n');
   });

@@ -15,7 +15,7 @@ function serviceRows(services: ServiceView[]): string {
 export function addServiceCommands(program: Command, io: Io): void {
   act<{ host?: string; driver?: string }>(apiCommand(program, 'service-list', 'List the services of each backend (VFs, mdev types, programmed functions), as last discovered', io)
     .option('--host <host>', 'only this host').option('--driver <name>', 'only this driver'), io, async (ctx, _args, o) => {
-    const { services } = await ctx.api.get<{ services: ServiceView[] }>('/services', { host: o.host, driver: o.driver });
+    const services = await ctx.api.list<ServiceView>('/services', 'services', { host: o.host, driver: o.driver });
     if (ctx.json) printJson(ctx, services);
     else io.out(services.length ? serviceRows(services) : 'No services recorded. Run "cyborg discover-services" first.\n');
   });

@@ -50,12 +50,18 @@ describe.skipIf(!svc.postgres)('persistence: reads never wait for a flush (Postg
     const enabling = run.conductor.act(id, { type: 'ENABLE' }, { requestId: 'req-reads' });
     await eventually(() => (run.journal as PgJournal).pending > 0, { what: 'the enable to wait for its commit' });
 
-    const list = await run.app.inject({ method: 'GET', url: '/cyborg/v1/accelerators' });
-    expect(list.statusCode).toBe(200);
-    const body = list.json() as { accelerators: { id: string; state: string }[] };
-    expect(body.accelerators).toHaveLength(10_001);
+    // The operator reads the whole fleet page by page, following `next`, while the flush is held.
+    const seen: { id: string; state: string }[] = [];
+    for (let url: string | undefined = '/cyborg/v1/accelerators'; url;) {
+      const list = await run.app.inject({ method: 'GET', url });
+      expect(list.statusCode).toBe(200);
+      const body = list.json() as { accelerators: { id: string; state: string }[]; next?: string };
+      seen.push(...body.accelerators);
+      url = body.next;
+    }
+    expect(seen).toHaveLength(10_001);
     // The machine has moved on, but the list shows the last committed state.
-    expect(body.accelerators.find((a) => a.id === id)!.state).toBe('inactive');
+    expect(seen.find((a) => a.id === id)!.state).toBe('inactive');
 
     proxy.release();
     expect((await enabling).state).toBe('ready');
