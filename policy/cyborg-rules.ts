@@ -59,10 +59,17 @@ const P = '/cyborg/v1';
 
 /** This project's operator API (`/cyborg/v1`) and its event stream: reads for readers, changes for admins. */
 const OPERATOR_RULES: RuleDefault[] = [
-  op('cyborg:operator:host:get', 'rule:operator_reader_api', [`GET ${P}/hosts`, `GET ${P}/hosts/{name}`]),
+  op('cyborg:operator:host:get', 'rule:operator_reader_api', [`GET ${P}/hosts`, `GET ${P}/hosts/{name}`, `GET ${P}/hosts/{host}/drain`]),
   op('cyborg:operator:accelerator:get', 'rule:operator_reader_api', [`GET ${P}/accelerators`, `GET ${P}/accelerators/{id}`]),
   ...['enable', 'disable', 'retry', 'remove', 'program', 'attach', 'detach'].map((a) =>
     op(`cyborg:operator:accelerator:${a}`, 'rule:operator_admin_api', [`POST ${P}/accelerators/{id}/${a}`])),
+  // Health and maintenance (api/routes/maintenance.ts): changes, so admins by default.
+  op('cyborg:operator:accelerator:reset', 'rule:operator_admin_api', [`POST ${P}/accelerators/{id}/reset`]),
+  op('cyborg:operator:accelerator:clear_health', 'rule:operator_admin_api', [`POST ${P}/accelerators/{id}/clear-health`]),
+  op('cyborg:operator:accelerator:maintenance', 'rule:operator_admin_api', [`POST ${P}/accelerators/{id}/maintenance`]),
+  op('cyborg:operator:accelerator:maintenance_cancel', 'rule:operator_admin_api', [`DELETE ${P}/accelerators/{id}/maintenance`]),
+  op('cyborg:operator:host:drain', 'rule:operator_admin_api', [`POST ${P}/hosts/{host}/drain`]),
+  op('cyborg:operator:host:drain_cancel', 'rule:operator_admin_api', [`DELETE ${P}/hosts/{host}/drain`]),
   op('cyborg:operator:event:snapshot', 'rule:operator_reader_api', [`GET ${P}/snapshot`]),
   op('cyborg:operator:event:history', 'rule:operator_reader_api', [`GET ${P}/history/{id}`]),
   op('cyborg:operator:event:stream', 'rule:operator_reader_api', [`GET ${P}/events`]),

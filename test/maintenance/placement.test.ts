@@ -1,0 +1,29 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { svc } from '../services.js';
+import { allInSync, deleteTree, enableInPlacement, reservedBecomes, startSynced, type Synced } from '../placement/harness.js';
+
+/** A maintenance mark as Nova's scheduler sees it: reserved at once, even while an instance holds the device. */
+describe.skipIf(!svc.placement)('maintenance in a real Placement', () => {
+  const url = svc.placement!;
+  let s: Synced | undefined;
+
+  afterEach(async () => {
+    if (!s) return;
+    await s.stop();
+    await deleteTree(s.client, s.host);
+    s = undefined;
+  });
+
+  it('reserves a marked device at once and frees it when the mark is cancelled', async () => {
+    s = await startSynced({ url, createRoots: true, fake: { gpus: 1, nics: 0 } });
+    await allInSync(s);
+    const gpu = s.accelerator('fake_gpu_40');
+    await enableInPlacement(s, gpu);
+    await s.conductor.attach(gpu.id, { instanceUuid: '2b0a3b4e-1c55-4f3a-9a2c-6b1f0c7d9e11' });
+    await s.conductor.act(gpu.id, { type: 'MAINTAIN', scope: 'device' });
+    await reservedBecomes(s, gpu.rpUuid, 'PGPU', 1, 'the marked GPU reserved');
+    expect(s.conductor.getAccelerator(gpu.id).state).toBe('attached');
+    await s.conductor.act(gpu.id, { type: 'END_MAINTENANCE', scope: 'device' });
+    await reservedBecomes(s, gpu.rpUuid, 'PGPU', 0, 'the GPU back in service');
+  });
+});
