@@ -45,13 +45,17 @@ export class ApiClient {
     return this.call<T>('POST', path, body);
   }
 
+  delete<T>(path: string): Promise<T> {
+    return this.call<T>('DELETE', path);
+  }
+
   private async call<T>(method: string, path: string, body?: Record<string, unknown>): Promise<T> {
     const url = `${this.baseUrl.replace(/\/+$/, '')}/cyborg/v1${path}`;
     let status: number;
     let text: string;
     try {
       const res = await request(url, {
-        method: method as 'GET' | 'POST',
+        method: method as 'GET' | 'POST' | 'DELETE',
         headers: { accept: 'application/json', 'x-user-id': 'cli', ...(body ? { 'content-type': 'application/json' } : {}) },
         ...(body ? { body: JSON.stringify(stripUndefined(body)) } : {}),
         signal: AbortSignal.timeout(this.timeoutMs),

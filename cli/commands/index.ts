@@ -3,6 +3,7 @@ import { processIo, type Io } from '../output.js';
 import { addAcceleratorCommands } from './accelerators.js';
 import { addDriverCommands } from './drivers.js';
 import { addInstanceCommands } from './instances.js';
+import { addMaintenanceCommands } from './maintenance.js';
 import { addPolicyCommands } from './policy.js';
 import { addServiceCommands } from './services.js';
 
@@ -16,5 +17,6 @@ export function addOperatorCommands(program: Command, io: Io = processIo): void 
   addServiceCommands(program, io);
   addInstanceCommands(program, io);
   addAcceleratorCommands(program, io);
+  addMaintenanceCommands(program, io);
   addPolicyCommands(program, io);
 }
