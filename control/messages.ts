@@ -56,7 +56,7 @@ export const ControlCalls = {
   'drivers.get': call(Type.Object({ ref: Id, host: Type.Optional(Type.String()) }), DriverViewSchema),
   'drivers.install': call(Type.Object({ ref: Id, opts: Type.Object({ host: Type.Optional(Type.String()), version: Type.Optional(Type.String()) }), meta: Meta }), DriverViewSchema),
   'drivers.uninstall': call(Type.Object({ ref: Id, opts: Type.Object({ host: Type.Optional(Type.String()) }), meta: Meta }), DriverViewSchema),
-  'drivers.update': call(Type.Object({ ref: Id, opts: Type.Object({ host: Type.Optional(Type.String()), version: Type.Optional(Type.String()) }), meta: Meta }), DriverViewSchema),
+  'drivers.update': call(Type.Object({ ref: Id, opts: Type.Object({ host: Type.Optional(Type.String()), version: Type.Optional(Type.String()), force: Type.Optional(Type.Boolean()) }), meta: Meta }), DriverViewSchema),
   'services.list': call(Type.Object({ filter: Type.Object({ host: Type.Optional(Type.String()), driver: Type.Optional(Type.String()) }) }), Type.Array(ServiceViewSchema)),
   'services.discover': call(Type.Object({ opts: Type.Object({ host: Type.Optional(Type.String()) }), meta: Meta }), DiscoverResultSchema),
   'instances.attach': call(Type.Object({ instanceUuid: Id, req: AttachRequestSchema, meta: Meta }), AttachResultSchema),

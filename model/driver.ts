@@ -71,7 +71,8 @@ export interface DriverControl {
   getDriver(ref: string, host?: string): DriverView | Promise<DriverView>;
   installDriver(ref: string, opts: { host?: string; version?: string }, meta?: RequestMeta): Promise<DriverView>;
   uninstallDriver(ref: string, opts: { host?: string }, meta?: RequestMeta): Promise<DriverView>;
-  updateDriver(ref: string, opts: { host?: string; version?: string }, meta?: RequestMeta): Promise<DriverView>;
+  /** Only on a drained host (every device marked for maintenance, no consumer left), unless `force`. */
+  updateDriver(ref: string, opts: { host?: string; version?: string; force?: boolean }, meta?: RequestMeta): Promise<DriverView>;
   listServices(filter?: { host?: string; driver?: string }): ServiceView[] | Promise<ServiceView[]>;
   discoverServices(opts: { host?: string }, meta?: RequestMeta): Promise<DiscoverResult>;
   attachInstance(instanceUuid: string, req: AttachRequest, meta?: RequestMeta): Promise<AttachResult>;

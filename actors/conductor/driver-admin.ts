@@ -120,8 +120,11 @@ export class DriverAdmin implements DriverControl {
     return this.change('uninstall', this.resolve(ref, o.host), undefined, meta);
   }
 
-  async updateDriver(ref: string, o: { host?: string; version?: string }, meta: RequestMeta = {}): Promise<DriverView> {
-    return this.change('update', this.resolve(ref, o.host), o.version, meta);
+  /** Only on a drained host (api/routes/maintenance.ts), unless `force`: an update may reload what instances use. */
+  async updateDriver(ref: string, o: { host?: string; version?: string; force?: boolean }, meta: RequestMeta = {}): Promise<DriverView> {
+    const rec = this.resolve(ref, o.host);
+    if (!o.force) this.requireDrained(rec);
+    return this.change('update', rec, o.version, meta);
   }
 
   listServices(filter: { host?: string; driver?: string } = {}): ServiceView[] {
@@ -233,6 +236,18 @@ export class DriverAdmin implements DriverControl {
       if (run) run.error = err;
       throw err;
     }
+  }
+
+  /** A host is drained when every device of it is marked for maintenance and none has a consumer left. */
+  private requireDrained(rec: DriverRecord): void {
+    const accs = this.opts.control.listAccelerators({ host: rec.host }).filter((a) => a.state !== 'removed');
+    const notDrained = accs.filter((a) => a.maintenance?.mark !== 'maintenance');
+    if (notDrained.length === 0) return;
+    const draining = notDrained.filter((a) => a.maintenance?.mark === 'draining').length;
+    throw new CyborgError('host.not_drained',
+      `host ${rec.host} is not drained (${notDrained.length - draining} device(s) in service, ${draining} still draining): `
+      + `drain it first (cyborg host drain ${rec.host}) and wait for its consumers to leave, or update with --force`,
+      { host: rec.host, inService: notDrained.length - draining, draining });
   }
 
   /** Refuses what would hurt a running instance or cannot work now, saying why and what to do. */

@@ -28,6 +28,10 @@ const Ref = Type.Object({ ref: Text(2 * MAX.name + 1, { minLength: 1, descriptio
 const Version = Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9][A-Za-z0-9._+~-]*$' });
 const Target = Type.Object({ host: Type.Optional(Name()) }, { additionalProperties: false });
 const WithVersion = Type.Object({ host: Type.Optional(Name()), version: Type.Optional(Version) }, { additionalProperties: false });
+const UpdateBody = Type.Object({
+  host: Type.Optional(Name()), version: Type.Optional(Version),
+  force: Type.Optional(Type.Boolean({ description: 'update even though the host is not drained' })),
+}, { additionalProperties: false });
 const errors = { 400: ErrorSchema, 404: ErrorSchema, 409: ErrorSchema, 502: ErrorSchema, 503: ErrorSchema, 504: ErrorSchema };
 
 /**
@@ -65,7 +69,7 @@ export const driverRoutes: FastifyPluginAsyncTypebox<{ admin: DriverControl; pag
 
   app.post('/drivers/:ref/update', {
     onRequest: policy('cyborg:operator:driver:update'),
-    schema: { tags: ['drivers'], summary: 'Update the driver on its host (to a version, or to what the agent ships)', params: Ref, body: Type.Optional(WithVersion), response: { 200: DriverSchema, ...errors } },
+    schema: { tags: ['drivers'], summary: 'Update the driver on its host (to a version, or to what the agent ships): only on a drained host, or with force', params: Ref, body: Type.Optional(UpdateBody), response: { 200: DriverSchema, ...errors } },
   }, async (req) => admin.updateDriver(req.params.ref, req.body ?? {}, meta(req)));
 };
 

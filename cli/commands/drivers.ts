@@ -6,6 +6,7 @@ import type { DriverView } from '../../model/index.js';
 interface Target {
   host?: string;
   version?: string;
+  force?: boolean;
 }
 
 function driverRows(drivers: DriverView[]): string {
@@ -22,8 +23,9 @@ function lifecycle(parent: Command, io: Io, op: 'install' | 'uninstall' | 'updat
   const cmd = apiCommand(parent, `${op}-driver <driver_id>`, description, io)
     .option('--host <host>', 'the host, when the driver runs on several (or name it driver@host)');
   if (op !== 'uninstall') cmd.option('--version <version>', op === 'install' ? 'version to install (default: what the agent ships)' : 'version to update to (default: what the agent ships)');
+  if (op === 'update') cmd.option('--force', 'update even though the host is not drained (cyborg host drain <host>)');
   act<Target>(cmd, io, async (ctx: Ctx, [ref], o) => {
-    const body = { host: o.host, ...(op !== 'uninstall' ? { version: o.version } : {}) };
+    const body = { host: o.host, ...(op !== 'uninstall' ? { version: o.version } : {}), ...(op === 'update' && o.force ? { force: true } : {}) };
     const d = await withProgress(io, ctx.json, `${op === 'update' ? 'updating' : `${op}ing`} driver ${ref}`, ctx.api.post<DriverView>(`${path(ref!)}/${op}`, body));
     if (ctx.json) printJson(ctx, d);
     else io.out(`${done(d)}\n`);
@@ -43,6 +45,6 @@ export function addDriverCommands(program: Command, io: Io): void {
     `driver ${d.name}@${d.host} installed, version ${d.version}, ${d.accelerators} accelerator(s)`);
   lifecycle(program, io, 'uninstall', 'Uninstall a driver from its host (refused while an instance holds one of its accelerators)', (d) =>
     `driver ${d.name}@${d.host} uninstalled; its accelerators are gone from the host's inventory`);
-  lifecycle(program, io, 'update', 'Update a driver on its host', (d) =>
+  lifecycle(program, io, 'update', 'Update a driver on its host (only a drained one, or with --force)', (d) =>
     `driver ${d.name}@${d.host} updated to version ${d.version}`);
 }

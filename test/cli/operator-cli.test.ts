@@ -70,7 +70,8 @@ describe('cyborg CLI against a running all-in-one', () => {
     expect(r.stdout).toBe('');
     expect(r.stderr).toMatch(new RegExp(`^cyborg: driver generic on cli-host is in use: accelerator ${T4} \\([0-9a-f-]{36}\\) is attached to instance ${instance}\\. `
       + `Detach it first \\(cyborg detach-instance ${instance}\\), then uninstall the driver \\[driver\\.in_use\\]\\n$`));
-    const u = await run('update-driver', 'generic', '--version', '2.0.0');
+    // --force passes the drain rule (test/maintenance); an attached instance still stops it.
+    const u = await run('update-driver', 'generic', '--version', '2.0.0', '--force');
     expect(u.code).toBe(4);
     expect(u.stderr).toContain('then update the driver [driver.in_use]');
     expect(target.ops.calls.map((c) => c.op)).not.toContain('driver-uninstall');
@@ -96,7 +97,7 @@ describe('cyborg CLI against a running all-in-one', () => {
 
     const inst = await run('install-driver', 'generic', '--version', '1.1.0');
     expect([inst.code, inst.stdout]).toEqual([0, 'driver generic@cli-host installed, version 1.1.0, 4 accelerator(s)\n']);
-    const up = await run('update-driver', 'generic@cli-host', '--version', '1.2.0', '--json');
+    const up = await run('update-driver', 'generic@cli-host', '--version', '1.2.0', '--json', '--force');
     expect(up.code).toBe(0);
     expect(JSON.parse(up.stdout)).toMatchObject({ name: 'generic', host: 'cli-host', state: 'installed', version: '1.2.0', lastError: null });
     expect(target.ops.calls.filter((c) => c.op.startsWith('driver-')).map((c) => `${c.op} ${c.args.join(' ')}`)).toEqual([
@@ -108,7 +109,7 @@ describe('cyborg CLI against a running all-in-one', () => {
     const lifecycle = target.ops.lifecycle.bind(target.ops);
     target.ops.lifecycle = async () => { throw new Error('dkms: build of vfio-helper 9.9 failed'); };
     try {
-      const r = await run('update-driver', 'generic', '--version', '9.9');
+      const r = await run('update-driver', 'generic', '--version', '9.9', '--force');
       expect([r.code, r.stderr]).toEqual([5, 'cyborg: update of driver generic on cli-host failed: dkms: build of vfio-helper 9.9 failed [driver.failed]\n']);
       const d = JSON.parse((await run('driver-list', '--json')).stdout) as DriverView[];
       expect(d.find((x) => x.name === 'generic')).toMatchObject({ version: '1.2.0', state: 'installed', lastError: { op: 'update', reason: 'dkms: build of vfio-helper 9.9 failed' } });

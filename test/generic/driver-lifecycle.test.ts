@@ -54,7 +54,7 @@ describe('driver lifecycle per host, through the conductor', () => {
     expect([installed.state, installed.version, installed.accelerators]).toEqual(['installed', '1.2.0', 4]);
     expect(live().map((a) => a.state)).toEqual(['inactive', 'inactive', 'inactive', 'inactive']);
 
-    const updated = await admin().updateDriver('generic', { version: '1.3.0' });
+    const updated = await admin().updateDriver('generic', { version: '1.3.0', force: true });
     expect(updated.version).toBe('1.3.0');
     expect(h.ops.calls.map((c) => `${c.op} ${c.args.join(' ')}`)).toEqual(['driver-install 1.2.0', 'driver-update 1.3.0']);
 

@@ -27,11 +27,22 @@ describe('cyborg accelerator maintenance / host drain', () => {
     expect(twice.stderr).toContain('no maintenance mark');
   });
 
+  it('refuses update-driver on a host that is not drained, unless forced', async () => {
+    const refused = await run('update-driver', 'generic', '--version', '1.0.1');
+    expect(refused.code).toBe(4);
+    expect(refused.stderr).toMatch(/host cli-host is not drained .*cyborg host drain cli-host.*--force \[host\.not_drained\]/);
+    expect(target.ops.calls.map((c) => c.op)).not.toContain('driver-update');
+  });
+
   it('drains a host and cancels the drain; an unknown host is not found', async () => {
     const drained = await run('host', 'drain', 'cli-host');
     expect(drained.code).toBe(0);
     expect(drained.stdout).toMatch(/^host cli-host: drained\n/);
     expect(drained.stdout).toMatch(new RegExp(`│ ${T4}\\s+│ inactive\\s+│ ok\\s+│ maintenance \\(no consumer left\\)`));
+    // A driver update waits for the drain: it ran only now that the host is drained.
+    expect(target.ops.calls.map((c) => c.op)).not.toContain('driver-update');
+    const updated = await run('update-driver', 'generic', '--version', '1.0.1');
+    expect([updated.code, updated.stdout]).toEqual([0, 'driver generic@cli-host updated to version 1.0.1\n']);
     const cancelled = await run('host', 'drain', 'cli-host', '--cancel');
     expect([cancelled.code, cancelled.stdout.split('\n')[0]]).toEqual([0, 'host cli-host: drain cancelled']);
     const unknown = await run('host', 'drain', 'nowhere');
