@@ -43,7 +43,7 @@ export const Subjects = {
   service: (role: string, id: string, verb: 'PING' | 'INFO' | 'STATS') => `cyborg.svc.${role}.${token(id)}.${verb}`,
 } as const;
 
-export type EventKind = 'transition' | 'host' | 'arq';
+export type EventKind = 'transition' | 'host' | 'arq' | 'driver';
 
 /** Host names may hold dots; NATS tokens may not. */
 export function token(host: string): string {

@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Recovered } from '../actors/runtime/index.js';
 import { sql, type Kysely } from 'kysely';
-import { Accelerator, DeviceProfile, Document, ExtendedAcceleratorRequest, Host, TransitionLog } from './entities/state.js';
+import { Accelerator, DeviceProfile, Document, ExtendedAcceleratorRequest, Host, TransitionLog, type ITransitionLog } from './entities/state.js';
 import type { DeviceT, TransitionRecord } from '../model/index.js';
 
 interface DeviceRow { id: number; uuid: string; type: DeviceT['type']; vendor: string; model: string; std_board_info: string; vendor_board_info: string; hostname: string; stub: boolean; driver: string; cpid_info: string | null }
@@ -122,12 +122,17 @@ export async function loadDocuments(em: EntityManager): Promise<Recovered['docum
 /** The newest `limit` log rows of one id, returned oldest first. */
 export async function loadHistory(em: EntityManager, id: string, limit: number): Promise<TransitionRecord[]> {
   const rows = await em.find(TransitionLog, { id }, { orderBy: { seq: 'desc' }, limit });
-  return rows.reverse().map((r) => {
-    const t: TransitionRecord = { kind: r.kind as TransitionRecord['kind'], id: r.id, event: r.event, from: r.from, to: r.to, at: r.at.toISOString() };
-    if (r.host) t.host = r.host;
-    if (r.actor) t.actor = r.actor;
-    if (r.requestId) t.requestId = r.requestId;
-    if (r.reason) t.reason = r.reason;
-    return t;
-  });
+  return rows.reverse().map(transitionOf);
+}
+
+/** A log row as the record it was committed as (absent fields stay absent). */
+export function transitionOf(r: ITransitionLog): TransitionRecord {
+  const t: TransitionRecord = { kind: r.kind as TransitionRecord['kind'], id: r.id, event: r.event, from: r.from, to: r.to, at: r.at.toISOString() };
+  if (r.host) t.host = r.host;
+  if (r.actor) t.actor = r.actor;
+  if (r.projectId) t.projectId = r.projectId;
+  if (r.requestId) t.requestId = r.requestId;
+  if (r.reason) t.reason = r.reason;
+  if (r.args) t.args = r.args;
+  return t;
 }

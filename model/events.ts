@@ -6,7 +6,7 @@ import { Type, type Static } from '@sinclair/typebox';
  */
 export const TransitionEvent = Type.Object({
   seq: Type.Integer(),
-  kind: Type.Union([Type.Literal('accelerator'), Type.Literal('arq'), Type.Literal('host')]),
+  kind: Type.Union([Type.Literal('accelerator'), Type.Literal('arq'), Type.Literal('host'), Type.Literal('driver')]),
   id: Type.String(),
   host: Type.Optional(Type.String()),
   event: Type.String(),
@@ -15,7 +15,11 @@ export const TransitionEvent = Type.Object({
   at: Type.String(),
   requestId: Type.Optional(Type.String()),
   actor: Type.Optional(Type.String()),
+  /** The caller's project, as Keystone told it (absent for automatic changes and noauth). */
+  projectId: Type.Optional(Type.String()),
   reason: Type.Optional(Type.String()),
+  /** The action's arguments that matter to an auditor (a program's image, a driver's version); never secrets. */
+  args: Type.Optional(Type.Record(Type.String(), Type.Union([Type.String(), Type.Number(), Type.Boolean()]))),
 });
 
 /** A transition as committed, before the hub numbers it (what `history` returns). */

@@ -42,7 +42,7 @@ const HOSTS = new WeakMap<object, MachineHost<AnyStateMachine>>();
  */
 function inspect(ev: InspectionEvent): void {
   if (ev.type !== '@xstate.snapshot') return;
-  HOSTS.get(ev.actorRef)?.step(ev.snapshot as unknown as SnapshotOf, ev.event);
+  HOSTS.get(ev.actorRef)?.step(ev.snapshot as unknown as SnapshotOf, ev.event as { type: string } & Record<string, unknown>);
 }
 
 type SnapshotOf = StepSnapshot & { context: Record<string, unknown> };
@@ -108,7 +108,7 @@ export class MachineHost<M extends AnyStateMachine> {
   }
 
   /** @internal The shared inspector's report of one macrostep of this host's actor. */
-  step(snap: SnapshotOf, event: { type: string }): void {
+  step(snap: SnapshotOf, event: { type: string } & Record<string, unknown>): void {
     if (snap.status === 'error') return;
     const to = String(snap.value);
     if (to !== this.lastValue) {
@@ -127,14 +127,69 @@ function restorable(machine: AnyStateMachine, record: MachineRecord): unknown {
 
 /**
  * The log record of a state change from `from` to `to` caused by `event` on behalf of `meta`; an
- * error state carries the reason the context gives.
+ * error state carries the reason the context gives. The event is named in words an operator
+ * reads (`timer: stale`, not `xstate.after.untilStale.host.online`); its arguments that matter
+ * are kept (see `argsOf`). What the machine does by itself — a timer — is the conductor's, not
+ * the last caller's: a host going stale was nobody's request.
  */
-export function changeOf(from: string, to: string, context: Record<string, unknown>, event: { type: string }, meta: RequestMeta): Omit<TransitionRecord, 'kind' | 'id' | 'host'> {
+export function changeOf(from: string, to: string, context: Record<string, unknown>, event: { type: string } & Record<string, unknown>, meta: RequestMeta): Omit<TransitionRecord, 'kind' | 'id' | 'host'> {
   const ctxErr = (context as { error?: { reason?: string } | string | null }).error;
   const reason = typeof ctxErr === 'string' ? ctxErr : ctxErr?.reason;
-  const rec: Omit<TransitionRecord, 'kind' | 'id' | 'host'> = { event: event.type, from, to, at: new Date().toISOString() };
-  if (meta.requestId) rec.requestId = meta.requestId;
-  if (meta.actor) rec.actor = meta.actor;
+  const rec: Omit<TransitionRecord, 'kind' | 'id' | 'host'> = { event: readableEvent(event.type), from, to, at: new Date().toISOString() };
+  if (event.type.startsWith('xstate.after.')) {
+    rec.actor = 'conductor';
+  } else {
+    if (meta.requestId) rec.requestId = meta.requestId;
+    rec.actor = meta.actor ?? 'conductor';
+    if (meta.projectId) rec.projectId = meta.projectId;
+    const args = argsOf(event);
+    if (args) rec.args = args;
+  }
   if (reason && (to === 'error' || /Failed$/.test(to))) rec.reason = reason;
   return rec;
+}
+
+/** `untilStale` → `stale`, `opTimeout` → `op timeout`: a delay's name as words. */
+function words(name: string): string {
+  const bare = name.replace(/^until(?=[A-Z])/, '').replace(/(?<=[a-z])After$/, '');
+  return bare.replace(/([a-z0-9])([A-Z])/g, '$1 $2').toLowerCase();
+}
+
+/**
+ * XState's internal event names as an operator reads them; our own events (`ENABLE`,
+ * `HEARTBEAT`) are already words and stay as they are.
+ */
+export function readableEvent(type: string): string {
+  if (!type.startsWith('xstate.')) return type;
+  const [, kind, sub, name] = type.split('.');
+  if (kind === 'after' && sub) return `timer: ${words(sub)}`;
+  if (kind === 'done' && sub === 'actor') return name ? `done: ${words(name)}` : 'done';
+  if (kind === 'error' && sub === 'actor') return name ? `failed: ${words(name)}` : 'failed';
+  if (kind === 'init') return 'start';
+  return type.slice('xstate.'.length);
+}
+
+/** Keys never written to the log, whatever event carries them. */
+const SECRET = /pass(word)?|secret|token|credential|key$|auth/i;
+const MAX_ARGS = 8;
+const MAX_ARG_LEN = 255;
+
+/**
+ * What an operator's event asked for, as an auditor needs it: PROGRAM's bitstream or function id,
+ * a driver operation's version, a maintenance mark's scope. Scalars only (an internal event's
+ * payload — a driver's output — is not an argument), short, and never a field that looks like a
+ * secret.
+ */
+export function argsOf(event: { type: string } & Record<string, unknown>): Record<string, string | number | boolean> | undefined {
+  if (event.type.startsWith('xstate.')) return undefined;
+  let out: Record<string, string | number | boolean> | undefined;
+  let n = 0;
+  for (const [k, v] of Object.entries(event)) {
+    if (k === 'type' || SECRET.test(k) || n >= MAX_ARGS) continue;
+    if (typeof v === 'string' ? v.length > MAX_ARG_LEN : typeof v !== 'number' && typeof v !== 'boolean') continue;
+    if (typeof v === 'number' && !Number.isFinite(v)) continue;
+    (out ??= {})[k] = v as string | number | boolean;
+    n++;
+  }
+  return out;
 }

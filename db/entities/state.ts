@@ -89,7 +89,8 @@ export const ExtendedAcceleratorRequest = defineEntity({
 export const TransitionLog = defineEntity({
   name: 'TransitionLog',
   tableName: 'transition_log',
-  indexes: [{ properties: ['id', 'seq'] }],
+  // (host, at, seq) and (at, seq): the audit's keyset pages by host and time range, and retention.
+  indexes: [{ properties: ['id', 'seq'] }, { properties: ['host', 'at', 'seq'] }, { properties: ['at', 'seq'] }],
   // Partial: one row per flush carries a stamp (Migration20261122170000_flush_stamp).
   uniques: [{ name: 'transition_log_flush_unique', expression: 'create unique index "transition_log_flush_unique" on "transition_log" ("flush") where "flush" is not null' }],
   properties: {
@@ -102,8 +103,12 @@ export const TransitionLog = defineEntity({
     from: p.string(),
     to: p.string(),
     actor: p.string().nullable(),
+    /** The caller's project, as Keystone told it (Migration20261123220000_audit). */
+    projectId: p.string().nullable(),
     requestId: p.string().nullable(),
     reason: p.text().nullable(),
+    /** The action's arguments that matter to an auditor; never secrets (see changeOf). */
+    args: p.json<Record<string, string | number | boolean>>().nullable(),
     at: p.datetime(),
     /** On the last row of each flush: the flush's id (unique), to tell a lost COMMIT answer from a lost COMMIT. */
     flush: p.string().length(64).nullable(),
