@@ -50,8 +50,8 @@ export function requestIdFrom(header: unknown): string | undefined {
 
 const IDENTITY_HEADERS: [header: string, max: number][] = [
   ['x-project-id', MAX.name], ['x-tenant-id', MAX.name],
-  // Recorded as the transition log's actor `api:<user>` (varchar(255)).
-  ['x-user-id', MAX.name - 'api:'.length],
+  // Recorded as the transition log's actor (varchar(255)).
+  ['x-user-id', MAX.name],
 ];
 
 /**

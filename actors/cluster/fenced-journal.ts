@@ -25,7 +25,8 @@ function hostOf(c: Change): string | undefined {
     case 'arq':
       return ARQ_HOME;
     case 'transition':
-      return c.record.kind === 'arq' ? ARQ_HOME : c.record.host;
+      // A driver's steps are logged by whichever conductor the operator's call reached, as its record is written.
+      return c.record.kind === 'arq' ? ARQ_HOME : c.record.kind === 'driver' ? undefined : c.record.host;
     case 'document':
       return HOME_COLLECTIONS.has(c.collection) ? ARQ_HOME : undefined;
     default:

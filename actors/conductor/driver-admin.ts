@@ -211,6 +211,9 @@ export class DriverAdmin implements DriverControl {
         record: machineRecordOf(rec),
         owner: {
           onTransition: (change, persisted) => {
+            // Every step of a driver's install / uninstall / update is in the audit log, with who asked.
+            this.opts.journal.commit([{ type: 'transition', record: { kind: 'driver', id: rec.id, host: rec.host, ...change } }])
+              .catch((err: unknown) => this.opts.log.warn({ err, host: rec.host, driver: rec.name }, 'driver transition not logged'));
             if (change.to !== 'installed' && change.to !== 'uninstalled') return;
             const written = this.persist([driverRecordOf(persisted, change.at)]);
             run.finish(run.error !== undefined ? written.catch(() => undefined) : written);

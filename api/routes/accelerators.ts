@@ -1,11 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type, type Static } from '@sinclair/typebox';
-import { randomUUID } from 'node:crypto';
-import { CyborgError, DriverError } from '../../errors/index.js';
+import { DriverError } from '../../errors/index.js';
 import type { DriverOp } from '../../machines/index.js';
 import { ErrorSchema, Uuid } from './shared.js';
-import { HealthViewSchema, MaintenanceViewSchema, type AcceleratorView, type ControlPlane, type OperatorEvent, type PlacementStatusView } from '../../model/index.js';
-import { identityHeaderProblem, MAX, Name, requestIdFrom, Text } from '../bounds.js';
+import { HealthViewSchema, MaintenanceViewSchema, type AcceleratorView, type ControlPlane, type OperatorEvent, type PlacementStatusView, type RequestMeta } from '../../model/index.js';
+import { MAX, Name, Text } from '../bounds.js';
+import { requestMeta } from '../request-meta.js';
 import { policy } from '../auth/index.js';
 import { NextLink, page, pageBody, PageQuery } from '../paging.js';
 import { apiLimits } from '../limits.js';
@@ -144,13 +144,9 @@ function withPlacement(control: ControlPlane, view: AcceleratorView): Accelerato
 }
 
 /** Who asked and under which request id: what every transition record carries. */
-export function meta(req: { id: string; headers: Record<string, unknown> }): { requestId: string; actor: string } {
-  const header = req.headers['x-user-id'];
-  const user = typeof header === 'string' ? header : 'operator';
-  // The actor is stored in the transition log's varchar(255): refused here rather than by the database.
-  const problem = identityHeaderProblem({ 'x-user-id': user });
-  if (problem) throw new CyborgError('request.invalid', problem, { field: 'headers/x-user-id' });
-  return { requestId: requestIdFrom(req.headers['x-openstack-request-id']) ?? `req-${randomUUID()}`, actor: `api:${user}` };
+/** The request's id and caller, for the transition log (api/request-meta.ts). */
+export function meta(req: Parameters<typeof requestMeta>[0]): RequestMeta {
+  return requestMeta(req);
 }
 
 function failed(view: AcceleratorView, op?: DriverOp): AcceleratorView {

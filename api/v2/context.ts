@@ -5,6 +5,7 @@ import { apiRoot, type LinkSettings } from './links.js';
 import { authorize, type RuleName } from './policy.js';
 import type { ControlPlane } from '../../model/index.js';
 import type { ApiLimits } from '../limits.js';
+import { requestMeta } from '../request-meta.js';
 
 /** What every v2 resource plugin is given. */
 export interface V2Deps {
@@ -26,7 +27,7 @@ export function helpers(deps: V2Deps) {
     base: (req: FastifyRequest) => apiRoot(req, deps.links),
     /** ARQs of other projects are invisible to a non-admin (CVE-2026-40214). */
     projectScope: (req: FastifyRequest): string | undefined => (req.identity.isAdmin ? undefined : req.identity.projectId ?? ''),
-    meta: (req: FastifyRequest) => ({ requestId: String(req.id), actor: `api:${req.identity.userId ?? 'anonymous'}` }),
+    meta: (req: FastifyRequest) => requestMeta(req, 'anonymous'),
   };
 }
 

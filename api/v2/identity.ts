@@ -148,7 +148,8 @@ export async function identify(req: FastifyRequest, auth: AuthSettings, reply?: 
 /** noauth's caller of the operator API (`/cyborg/v1`): trusted as an admin, as before policy covered it. */
 export function noauthOperator(req: FastifyRequest): Identity {
   const roles = expand(['admin']);
-  return { userId: header(req, 'x-user-id') ?? null, projectId: null, roles, serviceRoles: new Set(), isAdmin: true, systemScoped: false, source: 'noauth' };
+  const projectId = header(req, 'x-project-id') ?? header(req, 'x-tenant-id') ?? null;
+  return { userId: header(req, 'x-user-id') ?? null, projectId, roles, serviceRoles: new Set(), isAdmin: true, systemScoped: false, source: 'noauth' };
 }
 
 /** Whether the request carries a service token with one of the configured roles. */
