@@ -24,6 +24,9 @@ export const api = {
   machines: () => call<Machines>('/machines'),
   history: (id: string) => call<{ transitions: TransitionRecord[] }>(`/history/${encodeURIComponent(id)}?limit=200`).then((r) => r.transitions),
   /** Sends an operator event through its POST route (`ENABLE` → `/accelerators/:id/enable`). */
+  /** Health and maintenance actions (api/routes/maintenance.ts): POST sets, DELETE cancels a mark. */
+  service: (id: string, action: 'maintenance' | 'reset' | 'clear-health', method: 'POST' | 'DELETE' = 'POST') =>
+    call<AcceleratorView>(`/accelerators/${encodeURIComponent(id)}/${action}`, { method, ...(method === 'POST' ? { body: '{}' } : {}) }),
   act: (id: string, event: string, body: Record<string, string> = {}) =>
     call<AcceleratorView>(`/accelerators/${encodeURIComponent(id)}/${event.toLowerCase()}`, { method: 'POST', body: JSON.stringify(body) }),
 };

@@ -42,6 +42,7 @@ export function Actions({ a }: { a: AcceleratorView }) {
     }
   };
   return (
+    <>
     <div class="actions" data-testid="actions">
       {a.allowed.length === 0 && <span class="muted">{a.tags.includes('busy') ? 'a driver operation is running…' : 'no operator action is allowed in this state'}</span>}
       {a.allowed.map((ev) => (
@@ -50,6 +51,43 @@ export function Actions({ a }: { a: AcceleratorView }) {
       {busy && <span class="muted"> working…</span>}
       {outcome && <p class={outcome.ok ? 'ok' : 'error'} data-testid="action-outcome">{outcome.text}</p>}
       {asking && <Confirm a={a} event={asking} onCancel={() => setAsking(null)} onConfirm={(body) => void send(asking, body)} />}
+    </div>
+    <Service a={a} />
+    </>
+  );
+}
+
+/**
+ * Health and the maintenance mark, beside the lifecycle: what holds the device out of service
+ * and the operator's ways back (mark / cancel, reset, clear health).
+ */
+function Service({ a }: { a: AcceleratorView }) {
+  const [outcome, setOutcome] = useState<{ ok: boolean; text: string } | null>(null);
+  const h = a.health;
+  const m = a.maintenance;
+  const run = async (label: string, action: 'maintenance' | 'reset' | 'clear-health', method: 'POST' | 'DELETE' = 'POST'): Promise<void> => {
+    if (!confirm(`${label} ${a.name}?`)) return;
+    try {
+      const v = await api.service(a.id, action, method);
+      setOutcome({ ok: true, text: `${label}: health ${v.health?.status ?? 'ok'}, ${v.maintenance ? v.maintenance.mark : 'in service'}` });
+    } catch (err) {
+      setOutcome({ ok: false, text: err instanceof ApiError ? `${err.status} ${err.code}: ${err.message}` : String(err) });
+    }
+  };
+  const unhealthy = h && h.status !== 'ok';
+  return (
+    <div class="service" data-testid="service">
+      <p>
+        <span class={unhealthy ? 'error' : 'ok'} data-testid="health">health {h?.status ?? 'ok'}{h?.fatal ? ' (fatal)' : ''}{h?.reason ? `: ${h.reason}` : ''}</span>
+        {' · '}
+        <span data-testid="mark">{m ? `${m.mark} (${m.scopes.join(' + ')})${m.consumers.length ? `: ${m.consumers.map((c) => c.instanceUuid).join(', ')} left` : ''}` : 'in service'}</span>
+      </p>
+      {m?.scopes.includes('device')
+        ? <button type="button" class="action" data-service="END_MAINTENANCE" onClick={() => void run('end maintenance of', 'maintenance', 'DELETE')}>end maintenance</button>
+        : <button type="button" class="action" data-service="MAINTAIN" onClick={() => void run('mark for maintenance', 'maintenance')}>maintenance</button>}
+      {unhealthy && <button type="button" class="action" data-service="RESET" onClick={() => void run('reset', 'reset')}>reset</button>}
+      {unhealthy && <button type="button" class="action" data-service="CLEAR_HEALTH" onClick={() => void run('clear health of', 'clear-health')}>clear health</button>}
+      {outcome && <p class={outcome.ok ? 'ok' : 'error'} data-testid="service-outcome">{outcome.text}</p>}
     </div>
   );
 }
