@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectBus, type NatsBus } from '../../bus/nats.js';
 import { svc } from '../services.js';
-import { captureLog } from './helpers.js';
+import { captureLogger } from '../support/log.js';
 import { eventually } from '../support/eventually.js';
 
 const Ping = Type.Object({ n: Type.Integer() });
@@ -11,7 +11,7 @@ const Pong = Type.Object({ n: Type.Integer(), by: Type.String() });
 
 describe.skipIf(!svc.nats)('the NATS bus: the same contract as the in-process bus, on a real server', () => {
   const prefix = `t${randomUUID().slice(0, 8)}`;
-  const logs = captureLog();
+  const logs = captureLogger();
   let a: NatsBus;
   let b: NatsBus;
 
@@ -55,8 +55,8 @@ describe.skipIf(!svc.nats)('the NATS bus: the same contract as the in-process bu
     a.publish('cyborg.test.bad', Ping, { n: 2 });
     await eventually(() => got.length === 1, { what: 'the one valid message' });
     expect(got).toEqual([2]);
-    expect(logs.lines().some((l) => l.msg === 'dropped a message that is not JSON' && l.subject === 'cyborg.test.bad')).toBe(true);
-    expect(logs.lines().some((l) => l.msg === 'dropped a message that does not match its schema')).toBe(true);
+    expect(logs.lines.some((l) => l.msg === 'dropped a message that is not JSON' && l.subject === 'cyborg.test.bad')).toBe(true);
+    expect(logs.lines.some((l) => l.msg === 'dropped a message that does not match its schema')).toBe(true);
     await expect(a.request('cyborg.test.badrr', Type.Object({ x: Type.String() }), Pong, { x: 'y' }, { timeoutMs: 5_000 }))
       .rejects.toMatchObject({ code: 'bus.invalid_message' });
     off();

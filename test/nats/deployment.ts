@@ -13,7 +13,8 @@ import { Kvm } from '@nats-io/kv';
 import { Type } from '@sinclair/typebox';
 import { onTestFailed } from 'vitest';
 import { Subjects } from '../../bus/subjects.js';
-import { captureLog, RoleProcess, type LogLine } from './helpers.js';
+import { captureLogger, type LogLine } from '../support/log.js';
+import { RoleProcess } from './helpers.js';
 import { eventually } from '../support/eventually.js';
 
 /** Short timings so that liveness plays out in seconds. */
@@ -26,6 +27,8 @@ export const FAST: Record<string, string> = {
   CYBORG_LEASE_RENEW_MS: '500',
   CYBORG_REQUEST_TIMEOUT_MS: '5000',
   CYBORG_METRICS_PORT: '0',
+  // The agent role enables no driver unless told; these stories run the fake one.
+  CYBORG_ENABLED_DRIVERS: 'fake_driver',
   CYBORG_FAKE_GPUS: '1',
   CYBORG_FAKE_NICS: '0',
 };
@@ -34,7 +37,7 @@ export class Deployment {
   readonly prefix = `t${randomUUID().slice(0, 8)}`;
   readonly dir = mkdtempSync(join(tmpdir(), 'cyborg-dist-'));
   readonly procs: RoleProcess[] = [];
-  readonly clientLog = captureLog();
+  readonly clientLog = captureLogger();
   bus: NatsBus | undefined;
   client: RemoteControlPlane | undefined;
 
@@ -93,7 +96,7 @@ export class Deployment {
    */
   logsOnFailure(): void {
     onTestFailed(() => {
-      const out = [...this.procs.map((p) => [p.name, p.lines] as const), ['test client', this.clientLog.lines()] as const]
+      const out = [...this.procs.map((p) => [p.name, p.lines] as const), ['test client', this.clientLog.lines] as const]
         .map(([name, lines]) => `--- ${name} (last ${TAIL} lines, transitions and debug left out)\n${tail(lines)}`);
       process.stderr.write(`${out.join('\n')}\n`);
     });

@@ -1,36 +1,14 @@
 /**
  * Helpers of the distributed tests: a private nats-server the test may stop and start, role
- * processes spawned like an operator would (`tsx cli/main.ts <role>`), their JSON logs, and a
- * poll-with-deadline instead of sleeping.
+ * processes spawned like an operator would (`tsx cli/main.ts <role>`) and their JSON logs.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { freePort } from '../../db/embedded.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
-import { pino, type Logger } from 'pino';
 import { eventually } from '../support/eventually.js';
-
-export interface LogLine {
-  level: number;
-  msg: string;
-  [k: string]: unknown;
-}
-
-/** A logger whose lines a test can read back. */
-export function captureLog(): { log: Logger; lines: () => LogLine[] } {
-  const lines: LogLine[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _enc, cb) {
-      for (const l of chunk.toString().split('\n')) if (l) lines.push(JSON.parse(l) as LogLine);
-      cb();
-    },
-  });
-  return { log: pino({ level: 'debug' }, stream), lines: () => lines };
-}
-
-export { freePort };
+import type { LogLine } from '../support/log.js';
+import { freePort } from '../support/ports.js';
 
 /** Whether a `nats-server` binary is on PATH (tests that restart their own server need one). */
 export const natsServerInstalled = spawnSync('nats-server', ['--version']).status === 0;

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Subjects } from '../../bus/subjects.js';
 import { svc } from '../services.js';
 import { Deployment } from './deployment.js';
-import { type LogLine, type RoleProcess } from './helpers.js';
+import type { LogLine } from '../support/log.js';
+import type { RoleProcess } from './helpers.js';
 import { eventually } from '../support/eventually.js';
 
 const DROPPED = new Set(['dropped a message that is not JSON', 'dropped a message that does not match its schema']);
@@ -50,7 +51,7 @@ describe.skipIf(!svc.nats)('malformed messages on every subject', { timeout: 300
     }
     await nc.flush();
 
-    const linesOf = (who: RoleProcess | 'api'): LogLine[] => (who === 'api' ? dep.clientLog.lines() : who.lines);
+    const linesOf = (who: RoleProcess | 'api'): LogLine[] => (who === 'api' ? dep.clientLog.lines : who.lines);
     for (const [subject, who] of listeners) {
       await eventually(() => linesOf(who).filter((l) => DROPPED.has(l.msg) && l.subject === subject).length >= 2, { what: `two drop lines for ${subject}` });
     }

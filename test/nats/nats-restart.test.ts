@@ -40,7 +40,7 @@ describe.skipIf(!natsServerInstalled)('a NATS server restart under a running dep
     await conductor.waitLog((l) => l.msg === 'reconnected to NATS', 'conductor reconnected', 60_000);
     await agent.waitLog((l) => l.msg === 'resynced with the conductor after a reconnect', 'agent resynced', 60_000);
     // The test's own api client is a process of the deployment too: its calls go out once it is back.
-    await eventually(() => dep.clientLog.lines().some((l) => l.msg === 'reconnected to NATS'), { what: 'the api client reconnected', timeoutMs: 60_000 });
+    await eventually(() => dep.clientLog.lines.some((l) => l.msg === 'reconnected to NATS'), { what: 'the api client reconnected', timeoutMs: 60_000 });
     expect(conductor.alive && agent.alive).toBe(true);
 
     await eventually(() => api.getHost('node-n').state === 'online', { what: 'node-n online' });
