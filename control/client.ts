@@ -1,23 +1,22 @@
 import type { Logger } from 'pino';
-import type { Bus, Unsubscribe } from '../bus/bus.js';
+import type { Bus } from '../bus/bus.js';
 import { Subjects } from '../bus/subjects.js';
 import { CyborgError, NotFoundError, TransitionInvalidError, type ErrorCode } from '../errors/index.js';
 import {
-  EventHub, type AcceleratorFilter, type AcceleratorView, type ArqFilter, type ArqView, type AttachHandleT, type AttachToInstance,
+  EventHub, type AcceleratorFilter, type AcceleratorView, type AuditPage, type AuditQuery, type ArqFilter, type ArqView, type AttachHandleT, type AttachToInstance,
   type AttributeDoc, type Binding, type ControlPlane, type DetachFromInstance, type DeviceProfileDoc, type DeviceStatusDoc, type DeviceT,
   type Documents, type HostView, type NewArq, type OperatorEvent, type RequestMeta, type TransitionRecord,
 } from '../model/index.js';
 import { RemoteDriverControl } from './driver-client.js';
-import {
-  checkedReply, ControlReply, ControlRequest, ViewsBatch, type ArgsOf, type ControlOp, type ControlReplyMsg, type ReplyOf,
-  type SnapshotPageMsg, type ViewsBatchMsg,
-} from './messages.js';
+import { checkedReply, ControlReply, ControlRequest, type ArgsOf, type ControlOp, type ControlReplyMsg, type ReplyOf } from './messages.js';
+import { ReadModel } from './read-model.js';
+import { ViewSync } from './view-sync.js';
 
 /**
  * The ControlPlane of an `api` process that runs apart from the conductors. Reads are served
- * from a read model of committed views: loaded page by page from every conductor at start, then
- * kept current by the views and transitions the conductors publish after each commit (which
- * also feed this process's EventHub). Writes are calls over the bus, sent with the host they are
+ * from a read model of committed views: loaded page by page from every conductor, then kept
+ * current by the numbered views and transitions the conductors publish after each commit (which
+ * also feed this process's EventHub), and rebuilt whenever a number is missed (ViewSync). Writes are calls over the bus, sent with the host they are
  * about so that they reach the conductor holding its lease; each reply updates the read model at
  * once, so a client reads its own writes.
  */
@@ -26,92 +25,116 @@ export class RemoteControlPlane implements ControlPlane {
   readonly documents: Documents;
   /** Driver administration, asked of the conductors (generic-driver spec's commands). */
   readonly driverAdmin = new RemoteDriverControl((op, args, host) => this.call(op, args, host));
-  private hosts = new Map<string, HostView>();
-  private inventories = new Map<string, DeviceT[]>();
-  private accelerators = new Map<string, AcceleratorView>();
-  private byRp = new Map<string, string>();
-  private arqs = new Map<string, ArqView>();
-  private docs = new Map<string, Map<string, object>>();
-  private off: Unsubscribe | undefined;
+  /** Replaced whole by each rebuild (see ViewSync); reads go to the one in place. */
+  private model = new ReadModel();
+  readonly sync: ViewSync;
 
-  constructor(private readonly bus: Bus, private readonly log: Logger, private readonly timeoutMs = 30_000) {
+  constructor(private readonly bus: Bus, private readonly log: Logger, private readonly timeoutMs = 30_000, opts: { beaconMs?: number } = {}) {
     this.documents = new RemoteDocuments(this);
+    this.sync = new ViewSync({
+      bus, log, ...opts,
+      fetchPage: (subject, args) => callConductor(this.bus, subject, 'snapshot', args, { timeoutMs: this.timeoutMs }),
+      current: () => this.model,
+      onModel: (m) => {
+        this.model = m;
+        (this.documents as RemoteDocuments).statusGeneration++;
+      },
+      onTransitions: (ts) => {
+        for (const t of ts) {
+          const { seq: _seq, ...record } = t;
+          this.hub.publish(record);
+        }
+      },
+    });
   }
 
-  /** Subscribes to committed views, then loads every conductor's state (subscribing first loses nothing). */
-  async start(): Promise<void> {
-    this.off = this.bus.subscribe(Subjects.views, ViewsBatch, (b) => this.apply(b));
-    const first = await this.loadFrom(Subjects.conductorApi);
-    for (const id of first.conductors) {
-      if (id !== first.conductorId) await this.loadFrom(Subjects.conductorApiOf(id));
-    }
-    this.log.info({ hosts: this.hosts.size, accelerators: this.accelerators.size, arqs: this.arqs.size, conductors: first.conductors }, 'read model loaded from the conductors');
+  /**
+   * Subscribes to committed views and loads every conductor's state, retrying until one answers
+   * (an api may start before the conductors); resolves once the view is complete.
+   */
+  start(): Promise<void> {
+    return this.sync.start();
   }
 
   stop(): void {
-    this.off?.();
+    this.sync.stop();
+  }
+
+  /** Why reads are not yet (or no longer) complete and current: `/readyz` says it; undefined once they are. */
+  notReady(): string | undefined {
+    return this.sync.notReady();
   }
 
   // --- reads: the read model ----------------------------------------------------------------
 
   listHosts(): HostView[] {
-    return [...this.hosts.values()];
+    return [...this.model.hosts.values()];
   }
 
   getHost(name: string): HostView {
-    const h = this.hosts.get(name);
-    if (!h) throw new NotFoundError('host.not_found', name);
+    const h = this.model.hosts.get(name);
+    if (!h) throw this.missing('host.not_found', name);
     return h;
   }
 
   hostInventory(name: string): DeviceT[] {
     this.getHost(name);
-    return this.inventories.get(name) ?? [];
+    return this.model.inventories.get(name) ?? [];
   }
 
   listAccelerators(filter: AcceleratorFilter = {}): AcceleratorView[] {
-    return [...this.accelerators.values()].filter((v) => (!filter.host || v.host === filter.host)
+    return [...this.model.accelerators.values()].filter((v) => (!filter.host || v.host === filter.host)
       && (!filter.state || v.state === filter.state) && (!filter.type || v.deviceType === filter.type));
   }
 
   getAccelerator(id: string): AcceleratorView {
-    const a = this.accelerators.get(id);
-    if (!a) throw new NotFoundError('accelerator.not_found', id);
+    const a = this.model.accelerators.get(id);
+    if (!a) throw this.missing('accelerator.not_found', id);
     return a;
   }
 
   getAcceleratorByRp(rpUuid: string): AcceleratorView | undefined {
-    const id = this.byRp.get(rpUuid);
-    return id ? this.accelerators.get(id) : undefined;
+    const id = this.model.byRp.get(rpUuid);
+    return id ? this.model.accelerators.get(id) : undefined;
   }
 
   attachHandle(acceleratorId: string, handleUuid: string): AttachHandleT | undefined {
-    const a = this.accelerators.get(acceleratorId);
+    const a = this.model.accelerators.get(acceleratorId);
     if (!a) return undefined;
-    const devices = this.inventories.get(a.host) ?? [];
+    const devices = this.model.inventories.get(a.host) ?? [];
     for (const d of devices) for (const dep of d.deployables) if (dep.uuid === acceleratorId) return dep.attachHandles.find((h) => h.uuid === handleUuid);
     return undefined;
   }
 
   listArqs(filter: ArqFilter = {}): ArqView[] {
-    return [...this.arqs.values()].filter((a) => (filter.instanceUuid === undefined || a.binding?.instanceUuid === filter.instanceUuid)
+    return [...this.model.arqs.values()].filter((a) => (filter.instanceUuid === undefined || a.binding?.instanceUuid === filter.instanceUuid)
       && (filter.projectId === undefined || a.projectId === filter.projectId));
   }
 
   getArq(uuid: string): ArqView {
-    const a = this.arqs.get(uuid);
-    if (!a) throw new NotFoundError('arq.not_found', uuid);
+    const a = this.model.arqs.get(uuid);
+    if (!a) throw this.missing('arq.not_found', uuid);
     return a;
   }
 
   docList<T>(collection: string): T[] {
-    return [...(this.docs.get(collection)?.values() ?? [])] as T[];
+    return [...(this.model.docs.get(collection)?.values() ?? [])] as T[];
+  }
+
+  /** A miss is authoritative once the view is complete; before, it is "not yet" (503), never a 404. */
+  private missing(code: 'host.not_found' | 'accelerator.not_found' | 'arq.not_found', id: string): Error {
+    if (this.sync.state === 'loading') return new CyborgError('bus.no_responder', 'this api is still loading its view from the conductors; retry shortly', { id });
+    return new NotFoundError(code, id);
   }
 
   // --- writes: calls to the conductor ---------------------------------------------------------
 
   history(id: string, limit = 200): Promise<TransitionRecord[]> {
-    return this.call('history', { id, limit }, this.accelerators.get(id)?.host);
+    return this.call('history', { id, limit }, this.model.accelerators.get(id)?.host);
+  }
+
+  audit(q: AuditQuery): Promise<AuditPage> {
+    return this.call('audit', { q });
   }
 
   act(id: string, event: OperatorEvent, meta: RequestMeta = {}): Promise<AcceleratorView> {
@@ -140,7 +163,7 @@ export class RemoteControlPlane implements ControlPlane {
 
   async deleteArq(uuid: string, meta: RequestMeta = {}): Promise<ArqView> {
     const v = await this.arqCall(this.call('deleteArq', { uuid, meta }));
-    if (v.state === 'Deleted') this.arqs.delete(uuid);
+    if (v.state === 'Deleted') this.model.arqs.delete(uuid);
     return v;
   }
 
@@ -152,67 +175,19 @@ export class RemoteControlPlane implements ControlPlane {
   /** Applies a document write's outcome to the read model. */
   putDocument(collection: string, id: string, body: object | null): void {
     if (collection === 'device_status') (this.documents as RemoteDocuments).statusGeneration++;
-    let m = this.docs.get(collection);
-    if (!m) this.docs.set(collection, (m = new Map()));
-    if (body) m.set(id, body);
-    else m.delete(id);
+    this.model.putDocument(collection, id, body);
   }
 
   private async acceleratorCall<O extends 'act' | 'attach' | 'detach'>(op: O, id: string, args: ArgsOf<O>): Promise<AcceleratorView> {
     const v = await this.call(op, args, this.getAccelerator(id).host);
-    this.putAccelerator(v);
+    this.model.putAccelerator(v);
     return v;
   }
 
   private async arqCall(reply: Promise<ArqView>): Promise<ArqView> {
     const v = await reply;
-    if (v.state !== 'Deleted') this.arqs.set(v.uuid, v);
+    if (v.state !== 'Deleted') this.model.arqs.set(v.uuid, v);
     return v;
-  }
-
-  private putAccelerator(v: AcceleratorView): void {
-    const cur = this.accelerators.get(v.id);
-    // Views of one accelerator come from its one conductor in commit order; a reply may race a batch.
-    if (cur && cur.generation > v.generation && cur.updatedAt >= v.updatedAt) return;
-    this.accelerators.set(v.id, v);
-    this.byRp.set(v.rpUuid, v.id);
-  }
-
-  private apply(b: ViewsBatchMsg): void {
-    for (const h of b.hosts) {
-      this.hosts.set(h.view.name, h.view);
-      if (h.inventory) this.inventories.set(h.view.name, h.inventory);
-    }
-    for (const a of b.accelerators) this.putAccelerator(a);
-    for (const a of b.arqs) this.arqs.set(a.uuid, a);
-    for (const id of b.deleted?.arqs ?? []) this.arqs.delete(id);
-    for (const d of b.documents) this.putDocument(d.collection, d.id, d.body);
-    for (const t of b.transitions) {
-      const { seq: _seq, ...record } = t;
-      this.hub.publish(record);
-    }
-  }
-
-  private async loadFrom(subject: string): Promise<SnapshotPageMsg> {
-    let cursor: number | null = 0;
-    let first: SnapshotPageMsg | undefined;
-    while (cursor !== null) {
-      const page: SnapshotPageMsg = await callConductor(this.bus, subject, 'snapshot', { cursor }, { timeoutMs: this.timeoutMs }).catch((err: unknown) => {
-        throw new CyborgError('bus.no_responder', `snapshot failed: ${err instanceof Error ? err.message : String(err)}`);
-      });
-      first ??= page;
-      this.apply({
-        conductorId: page.conductorId,
-        hosts: page.hosts,
-        accelerators: page.accelerators,
-        arqs: page.arqs ?? [],
-        documents: page.documents ?? [],
-        transitions: [],
-      });
-      cursor = page.next;
-      if (cursor !== null) subject = Subjects.conductorApiOf(page.conductorId);
-    }
-    return first!;
   }
 }
 

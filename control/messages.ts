@@ -2,7 +2,7 @@ import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { firstError } from '../bus/schemas.js';
 import { BusError, CyborgError } from '../errors/index.js';
 import {
-  AcceleratorViewSchema, ArqViewSchema, AttachRequestSchema, AttachResultSchema, AttributeDocSchema, BindingSchema, BoundToSchema,
+  AcceleratorViewSchema, ArqViewSchema, AttachRequestSchema, AuditPageSchema, AuditQuerySchema, AttachResultSchema, AttributeDocSchema, BindingSchema, BoundToSchema,
   DetachResultSchema, Device, DeviceProfileDocSchema, DeviceStatusSchema, DiscoverResultSchema, DriverViewSchema, HostViewSchema,
   OperatorEventSchema, RequestMetaSchema, ServiceViewSchema, TransitionEvent, TransitionRecordSchema,
 } from '../model/index.js';
@@ -19,23 +19,42 @@ const Meta = RequestMetaSchema;
 const Id = Type.String({ minLength: 1 });
 const Nothing = Type.Null();
 
-/** One page of a conductor's committed state, by host name order; the first page adds ARQs and documents. */
+/** Where a snapshot page starts: a part of the state, after the last key the previous page held. */
+export const SnapshotCursor = Type.Object({
+  part: Type.Union([Type.Literal('hosts'), Type.Literal('arqs'), Type.Literal('documents')]),
+  after: Type.Union([Type.String(), Type.Null()]),
+});
+
+/**
+ * One page of a conductor's committed state: hosts by name (each with its inventory and
+ * accelerators), then ARQs by uuid, then documents, cut so that a page stays under the bus's
+ * payload limit. Keys, not offsets, mark where the next page starts, so that a host or an ARQ
+ * added meanwhile shifts nothing; what changed meanwhile comes in the views messages numbered
+ * after `seq`, which the reader applies on top.
+ */
 export const SnapshotPage = Type.Object({
   conductorId: Type.String(),
+  /** This conductor process's incarnation: a restarted conductor numbers its views from 1 again. */
+  epoch: Type.String(),
+  /** The last views message this conductor had published when it cut this page. */
+  seq: Type.Integer({ minimum: 0 }),
   conductors: Type.Array(Type.String()),
   hosts: Type.Array(Type.Object({ view: HostViewSchema, inventory: Type.Array(Device) })),
   accelerators: Type.Array(AcceleratorViewSchema),
-  arqs: Type.Optional(Type.Array(ArqViewSchema)),
-  documents: Type.Optional(Type.Array(Type.Object({ collection: Type.String(), id: Type.String(), body: Type.Record(Type.String(), Type.Unknown()) }))),
-  next: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]),
+  arqs: Type.Array(ArqViewSchema),
+  documents: Type.Array(Type.Object({ collection: Type.String(), id: Type.String(), body: Type.Record(Type.String(), Type.Unknown()) })),
+  next: Type.Union([SnapshotCursor, Type.Null()]),
 });
 
 const call = <A extends TSchema, R extends TSchema>(args: A, reply: R): { args: A; reply: R } => ({ args, reply });
 
 /** Every call an api process (or another conductor) may make, by name: its arguments and its reply. */
 export const ControlCalls = {
-  snapshot: call(Type.Object({ cursor: Type.Integer({ minimum: 0 }) }), SnapshotPage),
+  /** `maxBytes`: the reader's own payload limit; the page stays under it and under the conductor's. */
+  snapshot: call(Type.Object({ cursor: Type.Optional(SnapshotCursor), maxBytes: Type.Optional(Type.Integer({ minimum: 16_384 })) }), SnapshotPage),
   history: call(Type.Object({ id: Id, limit: Type.Optional(Type.Integer({ minimum: 1 })) }), Type.Array(TransitionRecordSchema)),
+  /** Any conductor answers: the log is the shared database's. */
+  audit: call(Type.Object({ q: AuditQuerySchema }), AuditPageSchema),
   act: call(Type.Object({ id: Id, event: OperatorEventSchema, meta: Meta }), AcceleratorViewSchema),
   attach: call(Type.Object({ id: Id, req: Type.Object({ instanceUuid: Type.String(), projectId: Type.Optional(Type.String()) }), meta: Meta }), AcceleratorViewSchema),
   detach: call(Type.Object({ id: Id, req: Type.Object({ handleUuid: Type.Optional(Type.String()), instanceUuid: Type.Optional(Type.String()) }), meta: Meta }), AcceleratorViewSchema),
@@ -93,9 +112,16 @@ export const ControlReply = Type.Union([
   Type.Object({ ok: Type.Literal(false), error: ControlError }),
 ]);
 
-/** Committed views in one message (views are replaced whole; `deleted` names what is gone). */
+/**
+ * Committed views in one message (views are replaced whole; `deleted` names what is gone).
+ * Numbered per conductor incarnation: a reader applies message `seq` only right after `seq - 1`
+ * of the same `epoch`, and rebuilds its view from a snapshot on any gap. A conductor with nothing
+ * to say still sends an empty one every few seconds, so that a loss is noticed within that time.
+ */
 export const ViewsBatch = Type.Object({
-  conductorId: Type.String(),
+  conductorId: Type.String({ minLength: 1 }),
+  epoch: Type.String({ minLength: 1 }),
+  seq: Type.Integer({ minimum: 1 }),
   hosts: Type.Array(Type.Object({ view: HostViewSchema, inventory: Type.Optional(Type.Array(Device)) })),
   accelerators: Type.Array(AcceleratorViewSchema),
   arqs: Type.Array(ArqViewSchema),
@@ -109,6 +135,7 @@ export type ControlRequestMsg = Static<typeof ControlRequest>;
 export type ControlReplyMsg = Static<typeof ControlReply>;
 export type ViewsBatchMsg = Static<typeof ViewsBatch>;
 export type SnapshotPageMsg = Static<typeof SnapshotPage>;
+export type SnapshotCursorMsg = Static<typeof SnapshotCursor>;
 
 /** A typed call: one of `ControlCalls` with arguments that match its schema. */
 export type CheckedCall = { [O in ControlOp]: { op: O; args: ArgsOf<O> } }[ControlOp];

@@ -71,7 +71,7 @@ describe('control responder', () => {
 
   it('the client refuses a reply that does not match its call', async () => {
     bus.respond('test.liar', ControlRequest, ControlReply, async () => ({ ok: true as const, result: { conductorId: 'c9' } }));
-    const err = await callConductor(bus, 'test.liar', 'snapshot', { cursor: 0 }, { timeoutMs: 5_000 }).catch((e: unknown) => e);
+    const err = await callConductor(bus, 'test.liar', 'snapshot', {}, { timeoutMs: 5_000 }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(BusError);
     expect((err as BusError).code).toBe('bus.invalid_message');
     expect((err as BusError).message).toMatch(/^reply to control call snapshot does not match its schema/);

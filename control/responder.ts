@@ -1,15 +1,17 @@
 import type { Logger } from 'pino';
 import type { Bus, Unsubscribe } from '../bus/bus.js';
-import { Subjects, type EventKind } from '../bus/subjects.js';
+import { Subjects } from '../bus/subjects.js';
 import { CyborgError, isCyborgError, TransitionInvalidError } from '../errors/index.js';
+import type { AcceleratorView, ArqView, Binding, BoundTo, ControlPlane, DeviceT, Documents, DriverControl, HostView } from '../model/index.js';
 import {
-  TransitionEvent, type AcceleratorView, type ArqView, type Binding, type BoundTo, type CommittedEvent, type ControlPlane, type DeviceT,
-  type Documents, type DriverControl, type HostView,
-} from '../model/index.js';
-import {
-  checkedCall, ControlReply, ControlRequest, ViewsBatch, type ArgsOf, type CheckedCall, type ControlOp, type ControlReplyMsg,
-  type ControlRequestMsg, type ReplyOf, type SnapshotPageMsg, type ViewsBatchMsg,
+  checkedCall, ControlReply, ControlRequest, type ArgsOf, type CheckedCall, type ControlOp, type ControlReplyMsg,
+  type ControlRequestMsg, type ReplyOf, type SnapshotPageMsg,
 } from './messages.js';
+import { checkPayload, maxPayloadOf } from './payload.js';
+import { snapshotPage } from './snapshot.js';
+import type { ViewPublisher } from './view-publisher.js';
+
+export { ViewPublisher } from './view-publisher.js';
 
 /**
  * What the responder needs of the conductor it serves: the control plane itself, its committed
@@ -24,10 +26,6 @@ export interface ServedConductor extends ControlPlane {
   releaseForArq(arqUuid: string, boundTo: BoundTo | null, asOwner?: boolean): Promise<boolean>;
 }
 
-/** Hosts per snapshot page: a page (views + inventories) stays well under NATS's 1 MiB payload. */
-const PAGE_HOSTS = 20;
-/** Items per views message, for the same reason. */
-const BATCH_ITEMS = 200;
 
 export interface ResponderOptions {
   bus: Bus;
@@ -62,7 +60,10 @@ export function serveControlPlane(opts: ResponderOptions): Unsubscribe {
         if (req.forwarded) throw new CyborgError('lease.not_owner', `the call moved on to conductor ${owner} meanwhile; retry it`, { owner });
         return await bus.request(Subjects.conductorApiOf(owner), ControlRequest, ControlReply, { ...req, forwarded: true }, { timeoutMs: opts.timeoutMs });
       }
-      return { ok: true, result: await serve(opts, checked) };
+      const reply = { ok: true as const, result: await serve(opts, checked) };
+      // A reply NATS would refuse is lost without a word (the caller only times out): say why instead.
+      checkPayload(`reply to ${req.op}`, reply, maxPayloadOf(bus));
+      return reply;
     } catch (err) {
       if (!isCyborgError(err)) opts.log.error({ err, op: req.op }, 'control call failed');
       return { ok: false, error: toWire(err) };
@@ -96,8 +97,9 @@ type Handlers = { [O in ControlOp]: (a: ArgsOf<O>, opts: ResponderOptions) => Pr
 
 /** Each call, run on the conductor with its checked arguments; document writes are published to every api process. */
 const HANDLERS: Handlers = {
-  snapshot: (a, o) => snapshotPage(o, a.cursor),
+  snapshot: (a, o) => servePage(o, a),
   history: (a, o) => o.conductor.history(a.id, a.limit),
+  audit: (a, o) => o.conductor.audit(a.q),
   act: (a, o) => o.conductor.act(a.id, a.event, a.meta),
   attach: (a, o) => o.conductor.attach(a.id, a.req, a.meta),
   detach: (a, o) => o.conductor.detach(a.id, a.req, a.meta),
@@ -149,30 +151,18 @@ function serve(opts: ResponderOptions, c: CheckedCall): Promise<unknown> {
   return Promise.resolve(handler(c.args, opts));
 }
 
-/** One page of this conductor's committed state, by host name order; the first page adds ARQs and documents. */
-async function snapshotPage(opts: ResponderOptions, cursor: number): Promise<SnapshotPageMsg> {
-  const c = opts.conductor;
+/** One page of this conductor's committed state, under both the reader's payload limit and ours. */
+async function servePage(opts: ResponderOptions, args: ArgsOf<'snapshot'>): Promise<SnapshotPageMsg> {
   // ARQs and documents come from the ARQ home only (the others' are not kept current), once it
   // has loaded them: an api process starting beside conductors that start too must not read none.
-  const home = cursor !== 0 || !opts.arqHome ? opts.conductorId : await opts.arqHome.where().catch(() => undefined);
-  const shared = cursor === 0 && home === opts.conductorId;
-  const names = [...c.hosts.keys()].sort();
-  const page = names.slice(cursor, cursor + PAGE_HOSTS);
-  const d = c.documents;
-  return {
-    conductorId: opts.conductorId,
-    conductors: opts.liveConductors?.() ?? [opts.conductorId],
-    hosts: page.map((n) => ({ view: c.hosts.get(n)!.view(), inventory: c.hosts.get(n)!.inventory() })),
-    accelerators: page.flatMap((n) => [...c.hosts.get(n)!.accelerators.values()].map((x) => x.view())),
-    ...(cursor === 0 ? {
-      arqs: shared ? c.listArqs() : [],
-      documents: shared ? [
-        ...d.listProfiles().map((x) => ({ collection: 'device_profiles', id: x.uuid, body: x })),
-        ...d.listAttributes().map((x) => ({ collection: 'attributes', id: x.uuid, body: x })),
-      ] : [],
-    } : {}),
-    next: cursor + PAGE_HOSTS < names.length ? cursor + PAGE_HOSTS : null,
-  };
+  const servesArqs = !opts.arqHome || (await opts.arqHome.where().catch(() => undefined)) === opts.conductorId;
+  const limit = Math.min(maxPayloadOf(opts.bus), args.maxBytes ?? Number.POSITIVE_INFINITY);
+  return snapshotPage(opts.conductor, {
+    conductorId: opts.conductorId, epoch: opts.publisher.epoch, seq: opts.publisher.seq,
+    conductors: opts.liveConductors?.() ?? [opts.conductorId], servesArqs,
+    // A quarter of the limit: items are weighed one by one, and a reply's envelope comes on top.
+    budget: Number.isFinite(limit) ? Math.floor(limit * 0.75) : 4 * 1024 * 1024,
+  }, args.cursor);
 }
 
 function toWire(err: unknown): Extract<ControlReplyMsg, { ok: false }>['error'] {
@@ -181,97 +171,4 @@ function toWire(err: unknown): Extract<ControlReplyMsg, { ok: false }>['error'] 
   }
   if (isCyborgError(err)) return { code: err.code, message: err.message, details: err.details };
   return { code: 'internal', message: err instanceof Error ? err.message : String(err), details: {} };
-}
-
-/**
- * Publishes what the conductor committed: each transition on `cyborg.events.<kind>`, and the
- * committed views it changed on `cyborg.views` (batched per turn of the event loop, so a burst
- * becomes a few messages while an idle system adds no delay).
- */
-export class ViewPublisher {
-  private accelerators = new Map<string, string>();
-  private hosts = new Map<string, boolean>();
-  private arqs = new Set<string>();
-  private docs: ViewsBatchMsg['documents'] = [];
-  private transitions: CommittedEvent[] = [];
-  private scheduled = false;
-  private off: () => void;
-
-  constructor(private readonly bus: Bus, private readonly conductor: ServedConductor, private readonly conductorId: string) {
-    this.off = conductor.hub.subscribe((ev) => this.onCommitted(ev));
-  }
-
-  /** A host's view (and its inventory) changed without a transition: adoption, re-registration. */
-  host(name: string, withInventory = true): void {
-    this.hosts.set(name, withInventory || (this.hosts.get(name) ?? false));
-    this.schedule();
-  }
-
-  document(collection: string, id: string, body: object | null): void {
-    this.docs.push({ collection, id, body: body as Record<string, unknown> | null });
-    this.schedule();
-  }
-
-  stop(): void {
-    this.off();
-    this.flush();
-  }
-
-  private onCommitted(ev: CommittedEvent): void {
-    this.bus.publish(Subjects.event(kindOf(ev)), TransitionEvent, ev);
-    this.transitions.push(ev);
-    if (ev.kind === 'accelerator' && ev.host) this.accelerators.set(ev.id, ev.host);
-    if (ev.kind === 'arq') this.arqs.add(ev.id);
-    if (ev.host) this.hosts.set(ev.host, this.hosts.get(ev.host) ?? ev.from === 'none');
-    this.schedule();
-  }
-
-  private schedule(): void {
-    if (this.scheduled) return;
-    this.scheduled = true;
-    setImmediate(() => this.flush());
-  }
-
-  private flush(): void {
-    this.scheduled = false;
-    const c = this.conductor;
-    const hosts = [...this.hosts].flatMap(([name, inv]) => {
-      const h = c.hosts.get(name);
-      return h ? [{ view: h.view(), ...(inv ? { inventory: h.inventory() } : {}) }] : [];
-    });
-    const accelerators = [...this.accelerators].flatMap(([id, host]) => {
-      const a = c.hosts.get(host)?.accelerators.get(id);
-      return a ? [a.view()] : [];
-    });
-    const arqs: ArqView[] = [];
-    const deleted: string[] = [];
-    for (const id of this.arqs) {
-      const a = c.arqs.get(id);
-      if (a && a.state !== 'Deleted') arqs.push(a.view());
-      else deleted.push(id);
-    }
-    const batch = { hosts, accelerators, arqs, documents: this.docs, transitions: this.transitions };
-    this.accelerators = new Map();
-    this.hosts = new Map();
-    this.arqs = new Set();
-    this.docs = [];
-    this.transitions = [];
-    for (const part of chunks(batch)) this.bus.publish(Subjects.views, ViewsBatch, { conductorId: this.conductorId, ...part, deleted: { arqs: deleted } });
-  }
-}
-
-function kindOf(ev: CommittedEvent): EventKind {
-  return ev.kind === 'accelerator' ? 'transition' : ev.kind;
-}
-
-/** Splits a batch so that no message is too large; transitions ride with the last part (after their views). */
-function* chunks(b: Omit<ViewsBatchMsg, 'conductorId' | 'deleted'>): Generator<Omit<ViewsBatchMsg, 'conductorId' | 'deleted'>> {
-  const empty = { hosts: [], accelerators: [], arqs: [], documents: [], transitions: [] };
-  for (let i = 0; i < b.hosts.length; i += BATCH_ITEMS / 10) yield { ...empty, hosts: b.hosts.slice(i, i + BATCH_ITEMS / 10) };
-  for (let i = 0; i < b.accelerators.length; i += BATCH_ITEMS) yield { ...empty, accelerators: b.accelerators.slice(i, i + BATCH_ITEMS) };
-  for (let i = 0; i < b.transitions.length; i += BATCH_ITEMS * 2) {
-    const last = i + BATCH_ITEMS * 2 >= b.transitions.length;
-    yield { ...empty, ...(last ? { arqs: b.arqs, documents: b.documents } : {}), transitions: b.transitions.slice(i, i + BATCH_ITEMS * 2) };
-  }
-  if (b.transitions.length === 0 && (b.arqs.length > 0 || b.documents.length > 0)) yield { ...empty, arqs: b.arqs, documents: b.documents };
 }

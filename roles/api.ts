@@ -28,20 +28,13 @@ export async function startApiRole(config: Config, log: Logger): Promise<Running
   const metrics = new Metrics('api');
   const bus = await roleBus(config, log, `cyborg-api-${config.host}`, metrics);
   const control = new RemoteControlPlane(bus, log, config.distributed.requestTimeoutMs);
-  for (let delay = 250; ; delay = Math.min(delay * 2, 5_000)) {
-    try {
-      await control.start();
-      break;
-    } catch (err) {
-      control.stop();
-      log.warn({ err: (err as Error).message, retryInMs: delay }, 'no conductor answered; retrying');
-      await new Promise((r) => setTimeout(r, delay));
-    }
-  }
+  // Listens at once: `/readyz` answers 503 until the view is complete (the conductors may start
+  // after this process), and the view keeps itself current from then on (ViewSync).
+  void control.start();
   const auth = apiAuthFromConfig(config, log);
   const app = await buildApi({
     control, log, v2: config.v2, auth, limits: config.api,
-    health: { checks: { nats: () => (bus.nc.isClosed() ? 'NATS connection closed' : undefined) } },
+    health: { checks: { nats: () => (bus.nc.isClosed() ? 'NATS connection closed' : undefined), view: () => control.notReady() } },
   });
   app.addHook('onClose', async () => auth.close());
   metricsRoute(app, metrics);

@@ -1,0 +1,162 @@
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { Bus } from '../bus/bus.js';
+import { Subjects, type EventKind } from '../bus/subjects.js';
+import { TransitionEvent, type AcceleratorView, type ArqView, type CommittedEvent, type DeviceT, type EventHub, type HostView } from '../model/index.js';
+import { ViewsBatch, type ViewsBatchMsg } from './messages.js';
+import { checkPayload, maxPayloadOf, packBySize } from './payload.js';
+
+/** What the publisher reads of its conductor: committed actors by host, ARQs, and its commit hub. */
+export interface PublishedConductor {
+  readonly hub: EventHub;
+  readonly hosts: ReadonlyMap<string, { view(): HostView; inventory(): DeviceT[]; readonly accelerators: ReadonlyMap<string, { view(): AcceleratorView }> }>;
+  readonly arqs: ReadonlyMap<string, { readonly state: string; view(): ArqView }>;
+}
+
+/** How often a conductor with nothing to publish says its last number anyway (a loss is noticed within it). */
+export const VIEWS_BEACON_MS = 2_000;
+
+type Body = Omit<ViewsBatchMsg, 'conductorId' | 'epoch' | 'seq'>;
+type Piece =
+  | { k: 'host'; v: ViewsBatchMsg['hosts'][number] }
+  | { k: 'accelerator'; v: AcceleratorView }
+  | { k: 'arq'; v: ArqView }
+  | { k: 'document'; v: ViewsBatchMsg['documents'][number] }
+  | { k: 'deleted'; v: string }
+  | { k: 'transition'; v: CommittedEvent };
+
+/**
+ * Publishes what the conductor committed: each transition on `cyborg.events.<kind>`, and the
+ * committed views it changed on `cyborg.views` (batched per turn of the event loop, so a burst
+ * becomes a few messages while an idle system adds no delay). Every views message is numbered
+ * (`epoch`, `seq`) so that a reader notices a gap and resyncs, and weighs less than the server's
+ * `max_payload` (a burst is cut into as many messages as it takes; transitions go last, after
+ * the views they changed).
+ */
+export class ViewPublisher {
+  /** This incarnation: readers learn it from a snapshot and refuse views of any other. */
+  readonly epoch = randomUUID();
+  private lastSeq = 0;
+  private accelerators = new Map<string, string>();
+  private hosts = new Map<string, boolean>();
+  private arqs = new Set<string>();
+  private docs: ViewsBatchMsg['documents'] = [];
+  private transitions: CommittedEvent[] = [];
+  private scheduled = false;
+  private sentSinceBeacon = false;
+  private readonly off: () => void;
+  private readonly beacon: NodeJS.Timeout;
+
+  constructor(
+    private readonly bus: Bus, private readonly conductor: PublishedConductor, private readonly conductorId: string,
+    private readonly log?: Logger, beaconMs = VIEWS_BEACON_MS,
+  ) {
+    this.off = conductor.hub.subscribe((ev) => this.onCommitted(ev));
+    this.beacon = setInterval(() => this.onBeacon(), beaconMs);
+    this.beacon.unref();
+  }
+
+  /** The number of the last views message sent (a snapshot page carries it). */
+  get seq(): number {
+    return this.lastSeq;
+  }
+
+  /** A host's view (and its inventory) changed without a transition: adoption, re-registration. */
+  host(name: string, withInventory = true): void {
+    this.hosts.set(name, withInventory || (this.hosts.get(name) ?? false));
+    this.schedule();
+  }
+
+  document(collection: string, id: string, body: object | null): void {
+    this.docs.push({ collection, id, body: body as Record<string, unknown> | null });
+    this.schedule();
+  }
+
+  stop(): void {
+    clearInterval(this.beacon);
+    this.off();
+    this.flush();
+  }
+
+  private onCommitted(ev: CommittedEvent): void {
+    this.bus.publish(Subjects.event(kindOf(ev)), TransitionEvent, ev);
+    this.transitions.push(ev);
+    if (ev.kind === 'accelerator' && ev.host) this.accelerators.set(ev.id, ev.host);
+    if (ev.kind === 'arq') this.arqs.add(ev.id);
+    if (ev.host) this.hosts.set(ev.host, this.hosts.get(ev.host) ?? ev.from === 'none');
+    this.schedule();
+  }
+
+  private onBeacon(): void {
+    if (!this.sentSinceBeacon) this.send(emptyBody());
+    this.sentSinceBeacon = false;
+  }
+
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => this.flush());
+  }
+
+  private flush(): void {
+    this.scheduled = false;
+    const c = this.conductor;
+    const pieces: Piece[] = [];
+    for (const [name, inv] of this.hosts) {
+      const h = c.hosts.get(name);
+      if (h) pieces.push({ k: 'host', v: { view: h.view(), ...(inv ? { inventory: h.inventory() } : {}) } });
+    }
+    for (const [id, host] of this.accelerators) {
+      const a = c.hosts.get(host)?.accelerators.get(id);
+      if (a) pieces.push({ k: 'accelerator', v: a.view() });
+    }
+    for (const id of this.arqs) {
+      const a = c.arqs.get(id);
+      pieces.push(a && a.state !== 'Deleted' ? { k: 'arq', v: a.view() } : { k: 'deleted', v: id });
+    }
+    for (const d of this.docs) pieces.push({ k: 'document', v: d });
+    for (const t of this.transitions) pieces.push({ k: 'transition', v: t });
+    this.accelerators = new Map();
+    this.hosts = new Map();
+    this.arqs = new Set();
+    this.docs = [];
+    this.transitions = [];
+    if (pieces.length === 0) return;
+    // Half the limit: a piece's weight is measured alone, the envelope and separators come on top.
+    for (const group of packBySize(pieces, maxPayloadOf(this.bus) / 2)) this.send(bodyOf(group));
+  }
+
+  private send(body: Body): void {
+    const msg: ViewsBatchMsg = { conductorId: this.conductorId, epoch: this.epoch, seq: ++this.lastSeq, ...body };
+    this.sentSinceBeacon = true;
+    try {
+      checkPayload(Subjects.views, msg, maxPayloadOf(this.bus));
+    } catch (err) {
+      // Its number is spent all the same: readers see the gap and rebuild from a snapshot.
+      this.log?.error({ err, seq: msg.seq }, 'a views message is too large to publish; readers will resync');
+      return;
+    }
+    this.bus.publish(Subjects.views, ViewsBatch, msg);
+  }
+}
+
+function emptyBody(): Body {
+  return { hosts: [], accelerators: [], arqs: [], documents: [], transitions: [], deleted: { arqs: [] } };
+}
+
+function bodyOf(group: Piece[]): Body {
+  const b = emptyBody();
+  for (const p of group) {
+    if (p.k === 'host') b.hosts.push(p.v);
+    else if (p.k === 'accelerator') b.accelerators.push(p.v);
+    else if (p.k === 'arq') b.arqs.push(p.v);
+    else if (p.k === 'document') b.documents.push(p.v);
+    else if (p.k === 'deleted') b.deleted!.arqs.push(p.v);
+    else b.transitions.push(p.v);
+  }
+  return b;
+}
+
+function kindOf(ev: CommittedEvent): EventKind {
+  return ev.kind === 'accelerator' ? 'transition' : ev.kind;
+}
