@@ -16,6 +16,8 @@ export const ErrorCodes = {
   'bus.timeout': 504,
   'bus.no_responder': 503,
   'bus.invalid_message': 400,
+  // A message larger than the NATS server's max_payload: refused before it is sent, never dropped silently.
+  'bus.payload_too_large': 502,
   'request.invalid': 400,
   // Limits on what one client may cost the api (config `api`): answered with Retry-After.
   'request.rate_limited': 429,
