@@ -46,6 +46,10 @@ export const ConfigSchema = Type.Object({
     maxBatch: Type.Integer({ minimum: 1, default: 5_000, description: 'most commits in one group-commit flush' }),
     pool: Type.Integer({ minimum: 1, default: 4, description: 'connections to DATABASE_URL (the embedded database always uses one)' }),
     pipeline: Type.Integer({ minimum: 1, maximum: 8, default: 2, description: 'flushes open at once under load, each on its own connection (at most `pool`; the embedded database always uses 1)' }),
+    /** The transition log's retention (db/retention.ts): the oldest rows beyond either limit are deleted, nothing else ever is. */
+    auditMaxAgeMs: Type.Integer({ minimum: 0, default: 90 * 24 * 3_600_000, description: 'transition-log rows older than this are deleted (0: kept whatever their age)' }),
+    auditMaxRows: Type.Integer({ minimum: 0, default: 10_000_000, description: 'only the newest this many transition-log rows are kept (0: no limit)' }),
+    auditPruneIntervalMs: Type.Integer({ minimum: 1_000, default: 600_000, description: 'how often the oldest transition-log rows beyond the retention are deleted' }),
   }, { default: {} }),
   natsUrl: Type.Optional(Type.String({ minLength: 1 })),
   placementUrl: Type.Optional(Type.String({ pattern: '^https?://', description: 'Placement\'s endpoint; unset: no sync (said once in the log)' })),

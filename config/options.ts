@@ -91,6 +91,10 @@ export const OPTIONS: readonly OptionSpec[] = [
   { path: 'persistence.unavailableAfterMs', section: 'database', name: 'unavailable_after_ms', env: 'CYBORG_DB_UNAVAILABLE_AFTER_MS' },
   { path: 'persistence.maxBatch', section: 'database', name: 'max_batch', env: 'CYBORG_DB_MAX_BATCH' },
   { path: 'persistence.pipeline', section: 'database', name: 'pipeline', env: 'CYBORG_DB_PIPELINE' },
+  // [audit]: the transition log's retention.
+  { path: 'persistence.auditMaxAgeMs', section: 'audit', name: 'max_age', scale: 1000, env: 'CYBORG_AUDIT_MAX_AGE_MS', help: 'seconds in the file; milliseconds in the environment' },
+  { path: 'persistence.auditMaxRows', section: 'audit', name: 'max_rows', env: 'CYBORG_AUDIT_MAX_ROWS' },
+  { path: 'persistence.auditPruneIntervalMs', section: 'audit', name: 'prune_interval', scale: 1000, env: 'CYBORG_AUDIT_PRUNE_INTERVAL_MS', help: 'seconds in the file; milliseconds in the environment' },
   // [agent]
   { path: 'agent.enabledDrivers', section: 'agent', name: 'enabled_drivers', env: 'CYBORG_ENABLED_DRIVERS', sampleDefault: 'fake_driver (the agent role: none)' },
   { path: 'agent.autoEnable', section: 'agent', name: 'auto_enable', env: 'CYBORG_AUTO_ENABLE' },

@@ -28,6 +28,7 @@ export async function openJournal(config: Config, log: Logger): Promise<PgJourna
       maxBatch: config.persistence.maxBatch,
       // PGlite serves one connection: a second open flush would only wait for it.
       pipeline: embedded ? 1 : config.persistence.pipeline,
+      retention: { maxAgeMs: config.persistence.auditMaxAgeMs, maxRows: config.persistence.auditMaxRows, everyMs: config.persistence.auditPruneIntervalMs },
       ...(embedded ? { afterClose: () => embedded.stop() } : {}),
     });
   } catch (err) {

@@ -14,8 +14,10 @@ import { inventoryRows } from './inventory-insert.js';
 import { mergeChanges, touchesModel, type MergedBatch } from './merge.js';
 import { writeModel } from './model-writer.js';
 import { checkChanges } from './bounds.js';
+import { queryAudit } from './audit.js';
+import { startRetention, type Retention } from './retention.js';
 import { classifyFailure, isConnectionError, sqlState } from './retry.js';
-import type { DeviceT, TransitionRecord } from '../model/index.js';
+import type { AuditPage, AuditQuery, DeviceT, TransitionRecord } from '../model/index.js';
 
 export interface PgJournalOptions {
   orm: MikroORM;
@@ -47,6 +49,8 @@ export interface PgJournalOptions {
   pipeline?: number;
   /** Runs after the ORM is closed (the embedded database stops here). */
   afterClose?: () => Promise<void>;
+  /** How much of the transition log is kept (db/retention.ts); absent: all of it. */
+  retention?: Retention;
 }
 
 interface Pending {
@@ -145,7 +149,11 @@ export class PgJournal implements Journal {
     const pool = (opts.orm.config.get('pool') as { max?: number } | undefined)?.max ?? 1;
     this.depth = Math.max(1, Math.min(opts.pipeline ?? 2, pool));
     this.downAfterMs = Math.min(opts.downAfterMs ?? 1_000, opts.unavailableAfterMs);
+    this.stopRetention = opts.retention ? startRetention(this.kysely(), opts.retention, opts.log) : async () => {};
   }
+
+  /** Stops the periodic delete of the log's oldest rows (db/retention.ts). */
+  private readonly stopRetention: () => Promise<void>;
 
   /**
    * Queues `changes` as one transaction; resolves once it committed. Refused at once, without
@@ -243,6 +251,11 @@ export class PgJournal implements Journal {
     return loadHistory(this.opts.orm.em.fork(), id, limit);
   }
 
+  /** The audit log's pages (db/audit.ts), read on the pool beside the flushes. */
+  audit(q: AuditQuery): Promise<AuditPage> {
+    return queryAudit(this.kysely(), q);
+  }
+
   /** Commits queued or in flight now (tests and metrics). */
   get pending(): number {
     return this.queue.length + this.open.reduce((n, f) => n + f.batch.length, 0);
@@ -265,6 +278,7 @@ export class PgJournal implements Journal {
     }
     this.answers.flushAll();
     this.stopSweeper();
+    await this.stopRetention();
     await this.opts.orm.close();
     await this.opts.afterClose?.();
   }

@@ -1,4 +1,5 @@
 import type { AcceleratorView, OperatorEvent } from './accelerator.js';
+import type { AuditPage, AuditQuery } from './audit.js';
 import type { ArqView, Binding } from './arq.js';
 import type { AttachHandleT, DeviceT } from './device.js';
 import type { Documents } from './documents.js';
@@ -52,6 +53,8 @@ export interface ControlPlane {
   placementStatus?(id: string): PlacementStatusView | undefined;
   /** The committed transition log of one accelerator, ARQ or host (oldest first). */
   history(id: string, limit?: number): Promise<TransitionRecord[]>;
+  /** The fleet's transition and action log, filtered, newest first, in cursor pages. */
+  audit(q: AuditQuery): Promise<AuditPage>;
   act(id: string, event: OperatorEvent, meta?: RequestMeta): Promise<AcceleratorView>;
   attach(id: string, req: AttachToInstance, meta?: RequestMeta): Promise<AcceleratorView>;
   detach(id: string, req: DetachFromInstance, meta?: RequestMeta): Promise<AcceleratorView>;

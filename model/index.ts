@@ -12,3 +12,4 @@ export * from './events.js';
 export * from './host.js';
 export * from './placement.js';
 export * from './request.js';
+export * from './audit.js';

@@ -1,7 +1,7 @@
 import { CyborgError } from '../../errors/index.js';
 import { ARQ_HOME, HOME_COLLECTIONS } from './arq-home.js';
 import type { Change, Journal, MachineRecord, Recovered } from '../runtime/index.js';
-import type { TransitionRecord } from '../../model/index.js';
+import type { AuditPage, AuditQuery, TransitionRecord } from '../../model/index.js';
 
 /** One host as recorded, with its accelerators' records by id: what a takeover rebuilds. */
 export interface HostState {
@@ -94,6 +94,12 @@ export class FencedJournal implements Journal {
 
   history(id: string, limit: number): Promise<TransitionRecord[]> {
     return this.inner.history(id, limit);
+  }
+
+  /** Reads need no lease: the log is the cluster's, whoever wrote each row. */
+  audit(q: AuditQuery): Promise<AuditPage> {
+    if (!this.inner.audit) throw new CyborgError('persistence.unavailable', 'this conductor keeps no audit log');
+    return this.inner.audit(q);
   }
 
   close(): Promise<void> {

@@ -13,7 +13,7 @@ import { DriverAdmin } from './driver-admin.js';
 import { Passivation } from '../runtime/index.js';
 import { healthPolicyOf, HostActor, hostLogic, type HostActorOptions, type Timing } from './host-actor.js';
 import type { Journal, MachineRecord, Recovered } from '../runtime/index.js';
-import { EventHub, type AcceleratorFilter, type AcceleratorView, type ArqFilter, type ArqView, type AttachHandleT, type ControlPlane, type DeviceT, type HostView, type PlacementStatusView, type RequestMeta, type TransitionRecord } from '../../model/index.js';
+import { EventHub, type AcceleratorFilter, type AcceleratorView, type AuditPage, type AuditQuery, type ArqFilter, type ArqView, type AttachHandleT, type ControlPlane, type DeviceT, type HostView, type PlacementStatusView, type RequestMeta, type TransitionRecord } from '../../model/index.js';
 
 export interface ConductorOptions {
   bus: Bus;
@@ -158,6 +158,12 @@ export class Conductor implements ControlPlane {
 
   history(id: string, limit = 200): Promise<TransitionRecord[]> {
     return this.opts.journal.history(id, limit);
+  }
+
+  /** The fleet's audit log, filtered and paged, from the journal's database. */
+  audit(q: AuditQuery): Promise<AuditPage> {
+    if (!this.opts.journal.audit) throw new CyborgError('persistence.unavailable', 'this conductor keeps no audit log');
+    return this.opts.journal.audit(q);
   }
 
   acceleratorActor(id: string): AcceleratorActor {

@@ -1,4 +1,4 @@
-import type { DeviceT, TransitionRecord } from '../../model/index.js';
+import { decodeCursor, encodeCursor, type AuditEntry, type AuditPage, type AuditQuery, type DeviceT, type TransitionRecord } from '../../model/index.js';
 
 /** The persisted form of a machine: plain state name and context, nothing else. */
 export interface MachineRecord {
@@ -40,6 +40,8 @@ export interface Journal {
   loadDocuments?(): Promise<Recovered['documents']>;
   /** The transition log of one accelerator / ARQ / host, oldest first, at most `limit` (newest kept). */
   history(id: string, limit: number): Promise<TransitionRecord[]>;
+  /** The whole log filtered, newest first, in pages (model/audit.ts); absent where none is kept. */
+  audit?(q: AuditQuery): Promise<AuditPage>;
   /** Flushes what is queued, then releases the connection. */
   close(): Promise<void>;
 }
@@ -121,6 +123,24 @@ export class MemoryJournal implements Journal {
 
   async history(id: string, limit: number): Promise<TransitionRecord[]> {
     return this.transitions.filter((t) => t.id === id).slice(-limit);
+  }
+
+  async audit(q: AuditQuery): Promise<AuditPage> {
+    const c = q.cursor === undefined ? undefined : decodeCursor(q.cursor);
+    const since = q.since === undefined ? -Infinity : Date.parse(q.since);
+    const until = q.until === undefined ? Infinity : Date.parse(q.until);
+    const key = (at: string, seq: number): [number, number] => [Date.parse(at), seq];
+    const before = (a: [number, number], b: [number, number]): boolean => a[0] < b[0] || (a[0] === b[0] && a[1] < b[1]);
+    const rows: AuditEntry[] = this.transitions
+      .map((t, i) => ({ seq: i + 1, ...t }))
+      .filter((e) => (q.host === undefined || e.host === q.host) && (q.id === undefined || e.id === q.id) && (q.kind === undefined || e.kind === q.kind)
+        && (q.actor === undefined || e.actor === q.actor) && (q.projectId === undefined || e.projectId === q.projectId)
+        && (q.event === undefined || e.event.toLowerCase() === q.event.toLowerCase())
+        && Date.parse(e.at) >= since && Date.parse(e.at) < until && (!c || before(key(e.at, e.seq), key(c.at, c.seq))))
+      .sort((a, b) => (before(key(a.at, a.seq), key(b.at, b.seq)) ? 1 : -1));
+    const entries = rows.slice(0, q.limit);
+    const last = entries.at(-1);
+    return rows.length > q.limit && last ? { entries, next: encodeCursor(last.at, last.seq) } : { entries };
   }
 
   async close(): Promise<void> {}
