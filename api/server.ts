@@ -12,6 +12,7 @@ import { acceleratorRoutes } from './routes/accelerators.js';
 import { healthRoutes, type HealthOptions } from './routes/health.js';
 import { hostRoutes } from './routes/hosts.js';
 import { maintenanceRoutes } from './routes/maintenance.js';
+import { auditRoutes } from './routes/audit.js';
 import { eventRoutes, EventStreams } from './routes/events.js';
 import { apiLimits, type ApiLimits } from './limits.js';
 import { limitOperatorWrites } from './rate-limit.js';
@@ -71,6 +72,7 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
     await scope.register(hostRoutes, { control: opts.control, pageMax: limits.pageMax });
     await scope.register(acceleratorRoutes, { control: opts.control, pageMax: limits.pageMax });
     await scope.register(maintenanceRoutes, { control: opts.control });
+    await scope.register(auditRoutes, { control: opts.control, pageMax: limits.pageMax });
     await scope.register(eventRoutes, { control: opts.control, streams, maxClients: limits.sseMaxClients, bufferBytes: limits.sseBufferBytes });
     await scope.register(machineRoutes);
     // Drivers per host, services, instance attach (generic-driver spec): where the control plane offers them.

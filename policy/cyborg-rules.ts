@@ -72,6 +72,7 @@ const OPERATOR_RULES: RuleDefault[] = [
   op('cyborg:operator:host:drain_cancel', 'rule:operator_admin_api', [`DELETE ${P}/hosts/{host}/drain`]),
   op('cyborg:operator:event:snapshot', 'rule:operator_reader_api', [`GET ${P}/snapshot`]),
   op('cyborg:operator:event:history', 'rule:operator_reader_api', [`GET ${P}/history/{id}`]),
+  op('cyborg:operator:audit:get_all', 'rule:operator_reader_api', [`GET ${P}/audit`]),
   op('cyborg:operator:event:stream', 'rule:operator_reader_api', [`GET ${P}/events`]),
   op('cyborg:operator:machine:get', 'rule:operator_reader_api', [`GET ${P}/machines`]),
   op('cyborg:operator:driver:get', 'rule:operator_reader_api', [`GET ${P}/drivers`, `GET ${P}/drivers/{ref}`]),
