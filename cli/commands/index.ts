@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { processIo, type Io } from '../output.js';
 import { addAcceleratorCommands } from './accelerators.js';
+import { addAuditCommands } from './audit.js';
 import { addDriverCommands } from './drivers.js';
 import { addInstanceCommands } from './instances.js';
 import { addMaintenanceCommands } from './maintenance.js';
@@ -19,4 +20,5 @@ export function addOperatorCommands(program: Command, io: Io = processIo): void 
   addAcceleratorCommands(program, io);
   addMaintenanceCommands(program, io);
   addPolicyCommands(program, io);
+  addAuditCommands(program, io);
 }
