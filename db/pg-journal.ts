@@ -15,7 +15,7 @@ import { mergeChanges, touchesModel, type MergedBatch } from './merge.js';
 import { writeModel } from './model-writer.js';
 import { checkChanges } from './bounds.js';
 import { queryAudit } from './audit.js';
-import { startRetention, type Retention } from './retention.js';
+import { pruneLog, startRetention, type Retention } from './retention.js';
 import { classifyFailure, isConnectionError, sqlState } from './retry.js';
 import type { AuditPage, AuditQuery, DeviceT, TransitionRecord } from '../model/index.js';
 
@@ -254,6 +254,11 @@ export class PgJournal implements Journal {
   /** The audit log's pages (db/audit.ts), read on the pool beside the flushes. */
   audit(q: AuditQuery): Promise<AuditPage> {
     return queryAudit(this.kysely(), q);
+  }
+
+  /** One retention pass now (what the periodic one does): deletes the oldest rows beyond `r`, returns how many. */
+  prune(r: Pick<Retention, 'maxAgeMs' | 'maxRows'>): Promise<number> {
+    return pruneLog(this.kysely(), r);
   }
 
   /** Commits queued or in flight now (tests and metrics). */

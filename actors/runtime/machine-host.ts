@@ -149,6 +149,12 @@ export function changeOf(from: string, to: string, context: Record<string, unkno
   return rec;
 }
 
+/**
+ * A driver operation's answer, as the accelerator's actor hands it to the machine: named like
+ * XState's own `done: driver op`; its fields (`seq`, `output`) are bookkeeping, not arguments.
+ */
+const FOLLOW_UPS: Record<string, string> = { OP_DONE: 'done: driver op', OP_FAILED: 'failed: driver op' };
+
 /** `untilStale` → `stale`, `opTimeout` → `op timeout`: a delay's name as words. */
 function words(name: string): string {
   const bare = name.replace(/^until(?=[A-Z])/, '').replace(/(?<=[a-z])After$/, '');
@@ -160,6 +166,8 @@ function words(name: string): string {
  * `HEARTBEAT`) are already words and stay as they are.
  */
 export function readableEvent(type: string): string {
+  const followUp = FOLLOW_UPS[type];
+  if (followUp) return followUp;
   if (!type.startsWith('xstate.')) return type;
   const [, kind, sub, name] = type.split('.');
   if (kind === 'after' && sub) return `timer: ${words(sub)}`;
@@ -181,7 +189,7 @@ const MAX_ARG_LEN = 255;
  * secret.
  */
 export function argsOf(event: { type: string } & Record<string, unknown>): Record<string, string | number | boolean> | undefined {
-  if (event.type.startsWith('xstate.')) return undefined;
+  if (event.type.startsWith('xstate.') || FOLLOW_UPS[event.type]) return undefined;
   let out: Record<string, string | number | boolean> | undefined;
   let n = 0;
   for (const [k, v] of Object.entries(event)) {
