@@ -49,10 +49,26 @@ export class ApiClient {
     return this.call<T>('DELETE', path);
   }
 
+  /**
+   * A POST whose work may outlast the API's own deadline: `accepted` when it answered
+   * `202 Accepted`, with the path (under /cyborg/v1) of the resource to follow until it settles.
+   */
+  async postAccepting<T>(path: string, body: Record<string, unknown> = {}): Promise<{ body: T; accepted?: { location: string } }> {
+    const r = await this.send<T>('POST', path, body);
+    if (r.status !== 202) return { body: r.body };
+    const location = (r.location ?? path.replace(/\/[^/]+$/, '')).replace(/^.*?\/cyborg\/v1/, '');
+    return { body: r.body, accepted: { location } };
+  }
+
   private async call<T>(method: string, path: string, body?: Record<string, unknown>): Promise<T> {
+    return (await this.send<T>(method, path, body)).body;
+  }
+
+  private async send<T>(method: string, path: string, body?: Record<string, unknown>): Promise<{ status: number; body: T; location?: string }> {
     const url = `${this.baseUrl.replace(/\/+$/, '')}/cyborg/v1${path}`;
     let status: number;
     let text: string;
+    let location: string | undefined;
     try {
       const res = await request(url, {
         method: method as 'GET' | 'POST' | 'DELETE',
@@ -61,6 +77,8 @@ export class ApiClient {
         signal: AbortSignal.timeout(this.timeoutMs),
       });
       status = res.statusCode;
+      const loc = res.headers.location;
+      location = Array.isArray(loc) ? loc[0] : loc;
       text = await res.body.text();
     } catch (err) {
       throw new UnreachableError(this.baseUrl, reasonOf(err, this.timeoutMs));
@@ -75,7 +93,7 @@ export class ApiClient {
       const b = json as Record<string, unknown>;
       throw new ApiError(status, String(b.code ?? 'unknown'), String(b.message ?? b.error_message ?? `HTTP ${status}`), b);
     }
-    return json as T;
+    return { status, body: json as T, ...(location ? { location } : {}) };
   }
 }
 

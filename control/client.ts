@@ -1,13 +1,13 @@
 import type { Logger } from 'pino';
 import type { Bus } from '../bus/bus.js';
 import { Subjects } from '../bus/subjects.js';
-import { CyborgError, NotFoundError, TransitionInvalidError, type ErrorCode } from '../errors/index.js';
+import { CyborgError, isCyborgError, NotFoundError, TransitionInvalidError, type ErrorCode } from '../errors/index.js';
 import {
   EventHub, type AcceleratorFilter, type AcceleratorView, type AuditPage, type AuditQuery, type ArqFilter, type ArqView, type AttachHandleT, type AttachToInstance,
   type AttributeDoc, type Binding, type ControlPlane, type DetachFromInstance, type DeviceProfileDoc, type DeviceStatusDoc, type DeviceT,
   type Documents, type HostView, type NewArq, type OperatorEvent, type RequestMeta, type TransitionRecord,
 } from '../model/index.js';
-import { RemoteDriverControl } from './driver-client.js';
+import { isBusy, RemoteDriverControl } from './driver-client.js';
 import { checkedReply, ControlReply, ControlRequest, type ArgsOf, type ControlOp, type ControlReplyMsg, type ReplyOf } from './messages.js';
 import { ReadModel } from './read-model.js';
 import { ViewSync } from './view-sync.js';
@@ -179,9 +179,17 @@ export class RemoteControlPlane implements ControlPlane {
   }
 
   private async acceleratorCall<O extends 'act' | 'attach' | 'detach'>(op: O, id: string, args: ArgsOf<O>): Promise<AcceleratorView> {
-    const v = await this.call(op, args, this.getAccelerator(id).host);
-    this.model.putAccelerator(v);
-    return v;
+    try {
+      const v = await this.call(op, args, this.getAccelerator(id).host);
+      this.model.putAccelerator(v);
+      return v;
+    } catch (err) {
+      // The call outlasted the request timeout while its driver operation goes on (the conductor
+      // committed `programming`, `installing`…): that is an answer, "accepted", not a failure.
+      const now = this.model.accelerators.get(id);
+      if (isCyborgError(err) && err.code === 'bus.timeout' && now && isBusy(now.state)) return now;
+      throw err;
+    }
   }
 
   private async arqCall(reply: Promise<ArqView>): Promise<ArqView> {

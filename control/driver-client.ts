@@ -1,7 +1,16 @@
 import type {
   AttachRequest, AttachResult, DetachResult, DiscoverResult, DriverControl, DriverView, RequestMeta, ServiceView,
 } from '../model/index.js';
+import { isCyborgError } from '../errors/index.js';
 import type { ArgsOf, ControlOp, ReplyOf } from './messages.js';
+
+/**
+ * A state in which a driver operation is under way (`installing`, `programming`, `updating`…): a
+ * call that outlasts the request timeout in one of them is accepted work, not a failure.
+ */
+export function isBusy(state: string): boolean {
+  return /ing$/.test(state);
+}
 
 /** Sends one call to the conductors (to the holder of `host`'s lease when a host is named). */
 export type ControlCall = <O extends ControlOp>(op: O, args: ArgsOf<O>, host?: string) => Promise<ReplyOf<O>>;
@@ -14,6 +23,18 @@ export type ControlCall = <O extends ControlOp>(op: O, args: ArgsOf<O>, host?: s
 export class RemoteDriverControl implements DriverControl {
   constructor(private readonly call: ControlCall) {}
 
+  /** The driver's view when its operation outlasts the request timeout and goes on (the route answers 202). */
+  private async orUnderWay(reply: Promise<DriverView>, ref: string, host: string | undefined): Promise<DriverView> {
+    try {
+      return await reply;
+    } catch (err) {
+      if (!isCyborgError(err) || err.code !== 'bus.timeout') throw err;
+      const now = await this.getDriver(ref, host).catch(() => undefined);
+      if (now && isBusy(now.state)) return now;
+      throw err;
+    }
+  }
+
   listDrivers(filter: { host?: string } = {}): Promise<DriverView[]> {
     return this.call('drivers.list', { filter }, filter.host);
   }
@@ -23,15 +44,15 @@ export class RemoteDriverControl implements DriverControl {
   }
 
   installDriver(ref: string, opts: { host?: string; version?: string }, meta: RequestMeta = {}): Promise<DriverView> {
-    return this.call('drivers.install', { ref, opts, meta }, opts.host ?? hostOf(ref));
+    return this.orUnderWay(this.call('drivers.install', { ref, opts, meta }, opts.host ?? hostOf(ref)), ref, opts.host);
   }
 
   uninstallDriver(ref: string, opts: { host?: string }, meta: RequestMeta = {}): Promise<DriverView> {
-    return this.call('drivers.uninstall', { ref, opts, meta }, opts.host ?? hostOf(ref));
+    return this.orUnderWay(this.call('drivers.uninstall', { ref, opts, meta }, opts.host ?? hostOf(ref)), ref, opts.host);
   }
 
   updateDriver(ref: string, opts: { host?: string; version?: string }, meta: RequestMeta = {}): Promise<DriverView> {
-    return this.call('drivers.update', { ref, opts, meta }, opts.host ?? hostOf(ref));
+    return this.orUnderWay(this.call('drivers.update', { ref, opts, meta }, opts.host ?? hostOf(ref)), ref, opts.host);
   }
 
   listServices(filter: { host?: string; driver?: string } = {}): Promise<ServiceView[]> {

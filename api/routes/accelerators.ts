@@ -8,6 +8,7 @@ import { MAX, Name, Text } from '../bounds.js';
 import { requestMeta } from '../request-meta.js';
 import { policy } from '../auth/index.js';
 import { NextLink, page, pageBody, PageQuery } from '../paging.js';
+import { acceptedIfUnderWay, resourceOf } from './accepted.js';
 import { apiLimits } from '../limits.js';
 
 /** Whether Placement holds what this accelerator is (docs/placement.md). */
@@ -63,7 +64,7 @@ const DetachBody = Type.Object({
   instanceUuid: Type.Optional(Uuid),
 }, { additionalProperties: false });
 
-const actionResponses = { 200: AcceleratorSchema, 400: ErrorSchema, 404: ErrorSchema, 409: ErrorSchema, 502: ErrorSchema, 503: ErrorSchema, 504: ErrorSchema };
+const actionResponses = { 200: AcceleratorSchema, 202: AcceleratorSchema, 400: ErrorSchema, 404: ErrorSchema, 409: ErrorSchema, 502: ErrorSchema, 503: ErrorSchema, 504: ErrorSchema };
 
 /** What each simple action sends, and the driver operation that runs for it. */
 const SIMPLE: Record<string, { event: OperatorEvent; op?: DriverOp; summary: string }> = {
@@ -110,15 +111,15 @@ export const acceleratorRoutes: FastifyPluginAsyncTypebox<{ control: ControlPlan
     app.post(`/accelerators/:id/${action}`, {
       onRequest: policy(`cyborg:operator:accelerator:${action}`),
       schema: { tags: ['operator'], summary: spec.summary, params: Params, body: Empty, response: actionResponses },
-    }, async (req) => failed(await control.act(req.params.id, spec.event, meta(req)), spec.op));
+    }, async (req, reply) => acceptedIfUnderWay(req, reply, failed(await control.act(req.params.id, spec.event, meta(req)), spec.op), resourceOf(req)));
   }
 
   app.post('/accelerators/:id/program', {
     onRequest: policy('cyborg:operator:accelerator:program'),
     schema: { tags: ['operator'], summary: 'Program a bitstream / function: ready/programmed → programming → programmed', params: Params, body: ProgramBody, response: actionResponses },
-  }, async (req) => {
+  }, async (req, reply) => {
     const body = req.body as Static<typeof ProgramBody>;
-    return failed(await control.act(req.params.id, { type: 'PROGRAM', ...body }, meta(req)), 'program');
+    return acceptedIfUnderWay(req, reply, failed(await control.act(req.params.id, { type: 'PROGRAM', ...body }, meta(req)), 'program'), resourceOf(req));
   });
 
   app.post('/accelerators/:id/attach', {

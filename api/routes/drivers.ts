@@ -1,3 +1,4 @@
+import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { meta } from './accelerators.js';
@@ -8,6 +9,7 @@ import type { DriverControl } from '../../model/index.js';
 import { MAX, Name, Text } from '../bounds.js';
 import { policy } from '../auth/index.js';
 import { NextLink, page, pageBody, PageQuery } from '../paging.js';
+import { acceptedIfUnderWay, resourceOf } from './accepted.js';
 import { apiLimits } from '../limits.js';
 
 export const DriverSchema = Type.Object({
@@ -59,18 +61,18 @@ export const driverRoutes: FastifyPluginAsyncTypebox<{ admin: DriverControl; pag
 
   app.post('/drivers/:ref/install', {
     onRequest: policy('cyborg:operator:driver:install'),
-    schema: { tags: ['drivers'], summary: 'Install the driver on its host (optionally at a version)', params: Ref, body: Type.Optional(WithVersion), response: { 200: DriverSchema, ...errors } },
-  }, async (req) => admin.installDriver(req.params.ref, req.body ?? {}, meta(req)));
+    schema: { tags: ['drivers'], summary: 'Install the driver on its host (optionally at a version)', params: Ref, body: Type.Optional(WithVersion), response: { 200: DriverSchema, 202: DriverSchema, ...errors } },
+  }, async (req, reply) => acceptedIfUnderWay(req, reply, await admin.installDriver(req.params.ref, req.body ?? {}, meta(req)), driverLocation(req)));
 
   app.post('/drivers/:ref/uninstall', {
     onRequest: policy('cyborg:operator:driver:uninstall'),
-    schema: { tags: ['drivers'], summary: 'Uninstall the driver from its host (refused while an instance holds one of its accelerators)', params: Ref, body: Type.Optional(Target), response: { 200: DriverSchema, ...errors } },
-  }, async (req) => admin.uninstallDriver(req.params.ref, req.body ?? {}, meta(req)));
+    schema: { tags: ['drivers'], summary: 'Uninstall the driver from its host (refused while an instance holds one of its accelerators)', params: Ref, body: Type.Optional(Target), response: { 200: DriverSchema, 202: DriverSchema, ...errors } },
+  }, async (req, reply) => acceptedIfUnderWay(req, reply, await admin.uninstallDriver(req.params.ref, req.body ?? {}, meta(req)), driverLocation(req)));
 
   app.post('/drivers/:ref/update', {
     onRequest: policy('cyborg:operator:driver:update'),
-    schema: { tags: ['drivers'], summary: 'Update the driver on its host (to a version, or to what the agent ships): only on a drained host, or with force', params: Ref, body: Type.Optional(UpdateBody), response: { 200: DriverSchema, ...errors } },
-  }, async (req) => admin.updateDriver(req.params.ref, req.body ?? {}, meta(req)));
+    schema: { tags: ['drivers'], summary: 'Update the driver on its host (to a version, or to what the agent ships): only on a drained host, or with force', params: Ref, body: Type.Optional(UpdateBody), response: { 200: DriverSchema, 202: DriverSchema, ...errors } },
+  }, async (req, reply) => acceptedIfUnderWay(req, reply, await admin.updateDriver(req.params.ref, req.body ?? {}, meta(req)), driverLocation(req)));
 };
 
 /** Registers the driver, service and instance routes (under the operator prefix). */
@@ -79,3 +81,9 @@ export const genericDriverRoutes: FastifyPluginAsyncTypebox<{ admin: DriverContr
   await app.register(serviceRoutes, opts);
   await app.register(instanceRoutes, opts);
 };
+
+/** Where a driver operation's outcome shows: the driver on its host. */
+function driverLocation(req: FastifyRequest): string {
+  const host = (req.body as { host?: string } | undefined)?.host;
+  return `${resourceOf(req)}${host ? `?host=${encodeURIComponent(host)}` : ''}`;
+}

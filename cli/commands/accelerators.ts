@@ -34,13 +34,37 @@ function show(a: AcceleratorView): string {
   ]);
 }
 
-/** POSTs a transition and prints `name: before → after` (or the view as JSON). */
-async function transition(ctx: Ctx, ref: string, action: string, verb: string, body: Record<string, unknown> = {}): Promise<void> {
+/** How often a command that waits for a long operation looks at its accelerator again. */
+const POLL_MS = 1_000;
+
+/**
+ * POSTs a transition and prints `name: before → after` (or the view as JSON). An operation that
+ * outlasts the API's deadline is answered 202 (it goes on): the command follows the accelerator,
+ * with a spinner showing its state, until the state settles, unless `wait` is false.
+ */
+async function transition(ctx: Ctx, ref: string, action: string, verb: string, body: Record<string, unknown> = {}, wait = true): Promise<void> {
   const id = await resolveAccelerator(ctx, ref);
   const before = ctx.json ? undefined : await ctx.api.get<AcceleratorView>(path(id));
-  const after = await withProgress(ctx.io, ctx.json, `${verb} ${before?.name ?? id}`, ctx.api.post<AcceleratorView>(`${path(id)}/${action}`, body));
+  const text = `${verb} ${before?.name ?? id}`;
+  const r = await withProgress(ctx.io, ctx.json, text, ctx.api.postAccepting<AcceleratorView>(`${path(id)}/${action}`, body));
+  let after = r.body;
+  if (r.accepted && !wait) {
+    if (ctx.json) return printJson(ctx, after);
+    ctx.io.out(`${after.name}: ${before!.state} → ${after.state} (accepted, still running; follow it with: cyborg accelerator show ${id})\n`);
+    return;
+  }
+  if (r.accepted) after = await withProgress(ctx.io, ctx.json, `${text}: ${after.state}`, settle(ctx, r.accepted.location));
   if (ctx.json) return printJson(ctx, after);
-  ctx.io.out(`${after.name}: ${before!.state} → ${after.state}\n`);
+  ctx.io.out(`${after.name}: ${before!.state} → ${after.state}${after.state === 'error' && after.error ? ` (${after.error.op}: ${after.error.reason})` : ''}\n`);
+}
+
+/** Polls an accelerator until its state settles (no longer `…ing`). */
+async function settle(ctx: Ctx, location: string): Promise<AcceleratorView> {
+  for (;;) {
+    await new Promise((r) => setTimeout(r, POLL_MS));
+    const v = await ctx.api.get<AcceleratorView>(location);
+    if (!/ing$/.test(v.state)) return v;
+  }
 }
 
 /** `cyborg accelerator list|show|enable|disable|program|attach|detach|retry|remove`. */
@@ -68,14 +92,17 @@ export function addAcceleratorCommands(program: Command, io: Io): void {
     ['retry', 'retrying', 'Retry the driver operation that failed (from error)'],
     ['remove', 'removing', 'Remove it (never while attached)'],
   ];
+  const noWait = '--no-wait';
+  const noWaitHelp = 'return as soon as the API accepts an operation that goes on (202), without waiting for it to settle';
   for (const [action, verb, description] of simple) {
-    act(apiCommand(acc, `${action} <accelerator>`, description, io), io, (ctx, [id]) => transition(ctx, id!, action, verb));
+    act<{ wait: boolean }>(apiCommand(acc, `${action} <accelerator>`, description, io).option(noWait, noWaitHelp), io,
+      (ctx, [id], o) => transition(ctx, id!, action, verb, {}, o.wait));
   }
 
-  act<{ bitstream?: string; function?: string }>(apiCommand(acc, 'program <accelerator>', 'Load a bitstream or function (ready / programmed → programmed)', io)
-    .option('--bitstream <id>', 'bitstream (image) id').option('--function <id>', 'function id'), io, async (ctx, [id], o) => {
+  act<{ bitstream?: string; function?: string; wait: boolean }>(apiCommand(acc, 'program <accelerator>', 'Load a bitstream or function (ready / programmed → programmed)', io)
+    .option('--bitstream <id>', 'bitstream (image) id').option('--function <id>', 'function id').option(noWait, noWaitHelp), io, async (ctx, [id], o) => {
     if (!o.bitstream && !o.function) throw new UsageError('say what to program: --bitstream <id> or --function <id>');
-    await transition(ctx, id!, 'program', 'programming', { bitstreamId: o.bitstream, functionId: o.function });
+    await transition(ctx, id!, 'program', 'programming', { bitstreamId: o.bitstream, functionId: o.function }, o.wait);
   });
 
   act<{ instance: string; project?: string }>(apiCommand(acc, 'attach <accelerator>', 'Attach an instance to its first free handle, directly (no ARQ; see attach-instance)', io)
