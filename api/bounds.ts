@@ -50,8 +50,9 @@ export function requestIdFrom(header: unknown): string | undefined {
 
 const IDENTITY_HEADERS: [header: string, max: number][] = [
   ['x-project-id', MAX.name], ['x-tenant-id', MAX.name],
-  // Recorded as the transition log's actor (varchar(255)).
-  ['x-user-id', MAX.name],
+  // Recorded as the transition log's actor (varchar(255)); the bound keeps room for a prefix
+  // (`api:` once), as clients have been told.
+  ['x-user-id', MAX.name - 'api:'.length],
 ];
 
 /**

@@ -5,7 +5,7 @@ import type { PgJournal } from '../../db/pg-journal.js';
 import { svc } from '../services.js';
 import { freshDatabase } from '../support/database.js';
 import { PgProxy } from './pg-proxy.js';
-import { act, ready, startStack } from './stack.js';
+import { act, ready, requestIdOf, startStack } from './stack.js';
 import { eventually } from '../support/eventually.js';
 
 describe.skipIf(!svc.postgres)('persistence: acknowledged only after commit (PostgreSQL)', () => {
@@ -38,11 +38,11 @@ describe.skipIf(!svc.postgres)('persistence: acknowledged only after commit (Pos
     let answered = false;
     let r: Awaited<ReturnType<typeof act>>;
     try {
-      const reply = act(run, id, 'enable', 'req-held').then((res) => { answered = true; return res; });
+      const reply = act(run, id, 'enable', requestIdOf('held')).then((res) => { answered = true; return res; });
       // The transition reached the journal and went to the server, but the journal cannot hear
       // that it committed while the server's replies are held: so nobody is answered either.
       await eventually(() => (run.journal as PgJournal).pending > 0, { what: 'the commit to be queued' });
-      await eventually(() => committed('req-held', 'installing'), { what: 'the server to have the row' });
+      await eventually(() => committed(requestIdOf('held'), 'installing'), { what: 'the server to have the row' });
       expect((run.journal as PgJournal).pending).toBeGreaterThan(0);
       expect(answered).toBe(false);
       proxy.release();
@@ -52,15 +52,15 @@ describe.skipIf(!svc.postgres)('persistence: acknowledged only after commit (Pos
     }
     expect(r.status).toBe(200);
     expect(r.body.state).toBe('ready');
-    expect(await committed('req-held', 'ready')).toBe(true);
+    expect(await committed(requestIdOf('held'), 'ready')).toBe(true);
   });
 
   it('under 200 concurrent requests, each reply finds its transition already in the database', async () => {
     const nics = run.conductor.listAccelerators().filter((a) => a.deviceType === 'NIC');
     expect(nics).toHaveLength(200);
     const results = await Promise.all(nics.map(async (a, i) => {
-      const r = await act(run, a.id, 'enable', `req-c${i}`);
-      return { status: r.status, state: r.body.state, inDb: await committed(`req-c${i}`, 'ready') };
+      const r = await act(run, a.id, 'enable', requestIdOf(`c${i}`));
+      return { status: r.status, state: r.body.state, inDb: await committed(requestIdOf(`c${i}`), 'ready') };
     }));
     expect(results.every((r) => r.status === 200 && r.state === 'ready' && r.inDb)).toBe(true);
   });

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { svc } from '../services.js';
 import { freshDatabase, query } from '../support/database.js';
 import { eventually } from '../support/eventually.js';
+import { requestIdOf } from './stack.js';
 
 interface Conductor { child: ChildProcess; url: string; exited: Promise<number | null> }
 
@@ -62,7 +63,7 @@ describe.skipIf(!svc.postgres)('persistence: a conductor killed with SIGKILL und
       while (!killed) {
         const action = allowed.includes('ENABLE') ? 'enable' : allowed.includes('DISABLE') ? 'disable' : allowed.includes('RETRY') ? 'retry' : null;
         if (!action) return;
-        const requestId = `crash-${seq++}`;
+        const requestId = requestIdOf(`crash-${seq++}`);
         try {
           const r = await json<View>(`${first.url}/cyborg/v1/accelerators/${id}/${action}`, {
             method: 'POST', headers: { 'content-type': 'application/json', 'x-openstack-request-id': requestId }, body: '{}',

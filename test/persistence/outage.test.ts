@@ -6,7 +6,7 @@ import type { Running } from '../../roles/all-in-one.js';
 import { svc } from '../services.js';
 import { freshDatabase, openTestJournal, query } from '../support/database.js';
 import { PgProxy } from './pg-proxy.js';
-import { act, ready, startStack } from './stack.js';
+import { act, ready, requestIdOf, startStack } from './stack.js';
 import { eventually } from '../support/eventually.js';
 
 interface Outcome { requestId: string; id: string; status: number; state?: string; code?: string; retryAfter?: string }
@@ -63,7 +63,7 @@ describe.skipIf(!svc.postgres)('persistence: the database goes away under load a
         const allowed = run.conductor.acceleratorActor(id).allowed();
         const action = allowed.includes('ENABLE') ? 'enable' : allowed.includes('DISABLE') ? 'disable' : allowed.includes('RETRY') ? 'retry' : null;
         if (!action) { await new Promise((r) => setTimeout(r, 5)); continue; }
-        const requestId = `op-${outageMs}-${seq++}`;
+        const requestId = requestIdOf(`op-${outageMs}-${seq++}`);
         const r = await act(run, id, action, requestId);
         outcomes.push({ requestId, id, status: r.status, state: r.body.state as string | undefined, code: r.body.code as string | undefined, ...(r.retryAfter ? { retryAfter: r.retryAfter } : {}) });
         if (r.status === 503) await new Promise((res) => setTimeout(res, Number(r.retryAfter ?? 1) * 1000));

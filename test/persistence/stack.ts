@@ -1,5 +1,6 @@
 import { loadConfig, type Config } from '../../config/index.js';
 import { startAllInOne, type Running } from '../../roles/all-in-one.js';
+import { createHash } from 'node:crypto';
 import { quietLogger } from '../support/log.js';
 
 export interface StackOptions {
@@ -27,6 +28,15 @@ export function configFor(o: StackOptions): Config {
 
 export function startStack(o: StackOptions): Promise<Running> {
   return startAllInOne(configFor(o), quietLogger());
+}
+
+/**
+ * A valid OpenStack request id (`req-<uuid>`) named by a test's label: the API keeps a client's
+ * request id only when it is one (api/auth/request-id.ts), and the log records the one it kept.
+ */
+export function requestIdOf(label: string): string {
+  const h = createHash('sha1').update(label).digest('hex');
+  return `req-${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-8${h.slice(17, 20)}-${h.slice(20, 32)}`;
 }
 
 /** POSTs an operator action through the real HTTP stack (Fastify inject). */
