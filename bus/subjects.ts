@@ -17,13 +17,22 @@
  * | cyborg.conductor.<id>.fwd.<kind> | req/publish    | conductor → lease holder  |
  * | cyborg.views                     | publish        | conductor → api processes |
  * | cyborg.svc.<role>.<id>.<VERB>    | request/reply  | operator → any process    |
+ *
+ * Every subject an agent speaks or listens on ends with its host, so that the NATS server can
+ * confine an agent's credentials to its own host (deploy/nats/) and a conductor can check that a
+ * report names the host whose subject it came on (`reportHost`).
  */
 export const Subjects = {
-  register: 'cyborg.agent.register',
-  inventory: 'cyborg.agent.inventory',
-  heartbeat: 'cyborg.agent.heartbeat',
+  /** What the conductors listen on: every host's reports of one kind (an agent sends on `report`). */
+  register: 'cyborg.agent.register.*',
+  inventory: 'cyborg.agent.inventory.*',
+  heartbeat: 'cyborg.agent.heartbeat.*',
   /** Per-device health checks of one host, in one message per poll (HealthMessage). */
-  health: 'cyborg.agent.health',
+  health: 'cyborg.agent.health.*',
+  /** Where the agent of `host` sends a report of `kind`. */
+  report: (kind: ReportKind, host: string) => `cyborg.agent.${kind}.${token(host)}`,
+  /** The reply inbox prefix of the agent of `host` (its credentials may subscribe only there). */
+  agentInbox: (host: string) => `_INBOX.agent.${token(host)}`,
   command: (host: string) => `cyborg.agent.cmd.${token(host)}`,
   commandAll: 'cyborg.agent.cmd.*',
   /** Driver lifecycle (install / uninstall / update) and service discovery on one host. */
@@ -44,6 +53,17 @@ export const Subjects = {
 } as const;
 
 export type EventKind = 'transition' | 'host' | 'arq' | 'driver';
+export type ReportKind = 'register' | 'inventory' | 'heartbeat' | 'health';
+
+const REPORT = /^cyborg\.agent\.(?:register|inventory|heartbeat|health)\.([^.]+)$/;
+
+/**
+ * The host token of an agent report's subject (`cyborg.agent.<kind>.<host>`, without the
+ * deployment prefix); undefined for any other subject (a report forwarded between conductors).
+ */
+export function reportHost(subject: string): string | undefined {
+  return REPORT.exec(subject)?.[1];
+}
 
 /** Host names may hold dots; NATS tokens may not. */
 export function token(host: string): string {

@@ -7,3 +7,4 @@ export type { ConductorOptions } from './conductor.js';
 export { Collections } from './documents.js';
 export { resendEveryMs } from './host-actor.js';
 export { PlacementSync, startPlacementSync } from './placement-sync.js';
+export { reportFromItsHost, type ReportStats } from './report-host.js';
