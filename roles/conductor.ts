@@ -121,6 +121,8 @@ export async function startConductor(config: Config, log: Logger, deps: { journa
   metrics.watchConductor(conductor);
   const offAutoEnable = config.agent.autoEnable ? startAutoEnable(conductor, log.child({ component: 'auto-enable' })) : undefined;
   watchJournal(metrics, inner);
+  // cyborg_conductor_misaddressed_reports: agent reports naming another host than their subject's.
+  metrics.exposeCounters('cyborg_conductor', conductor.reportStats);
   const offs = [
     serveControlPlane({
       bus, conductor, conductorId: id, publisher, timeoutMs: d.requestTimeoutMs, log,

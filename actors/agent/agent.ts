@@ -108,7 +108,7 @@ export class Agent {
   }
 
   async register(): Promise<void> {
-    const reply = await this.opts.bus.request(Subjects.register, RegisterMessage, RegisterReply, {
+    const reply = await this.opts.bus.request(Subjects.report('register', this.opts.host), RegisterMessage, RegisterReply, {
       host: this.opts.host,
       agentId: this.agentId,
       drivers: this.driverStates.info(),
@@ -129,14 +129,14 @@ export class Agent {
     }
     this.setDevices(all);
     await this.opts.memory?.recordInventory(all, this.seq + 1);
-    await this.opts.bus.request(Subjects.inventory, InventoryMessage, InventoryReply, {
+    await this.opts.bus.request(Subjects.report('inventory', this.opts.host), InventoryMessage, InventoryReply, {
       host: this.opts.host, agentId: this.agentId, epoch: this.epoch, seq: ++this.seq, devices: all,
     }, { timeoutMs: this.opts.requestTimeoutMs ?? 10_000 });
     return all;
   }
 
   heartbeat(): void {
-    this.opts.bus.publish(Subjects.heartbeat, HeartbeatMessage, {
+    this.opts.bus.publish(Subjects.report('heartbeat', this.opts.host), HeartbeatMessage, {
       host: this.opts.host, agentId: this.agentId, epoch: this.epoch, seq: ++this.seq, sentAt: Date.now(),
     });
   }
@@ -159,7 +159,7 @@ export class Agent {
       }
     }
     if (checks.length > 0) {
-      this.opts.bus.publish(Subjects.health, HealthMessage, { host: this.opts.host, agentId: this.agentId, at: Date.now(), checks });
+      this.opts.bus.publish(Subjects.report('health', this.opts.host), HealthMessage, { host: this.opts.host, agentId: this.agentId, at: Date.now(), checks });
     }
     return checks;
   }

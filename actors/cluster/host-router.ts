@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { Bus, MessageHandler, RequestHandler, SubscribeOptions, Unsubscribe } from '../../bus/bus.js';
 import { Subjects } from '../../bus/subjects.js';
 import type { Conductor } from '../conductor/index.js';
+import { reportFromItsHost } from '../conductor/index.js';
 import type { FencedJournal } from './fenced-journal.js';
 import type { LeaseTable } from './lease.js';
 
@@ -179,6 +180,8 @@ class RoutedBus implements Bus {
     const kind = KINDS[subject];
     if (!kind) return this.inner.subscribe(subject, schema, handler, opts);
     const routed: MessageHandler<M> = async (msg, subj) => {
+      // Checked where the report enters: once forwarded, its subject no longer names the host.
+      if (!this.fromItsHost(subj, msg)) return;
       const r = await this.router.route(hostOf(msg));
       if (r.mine) return handler(msg, subj);
       if (r.owner) this.inner.publish(Subjects.conductorForward(r.owner, kind), schema, msg);
@@ -196,6 +199,7 @@ class RoutedBus implements Bus {
     const kind = KINDS[subject];
     if (!kind) return this.inner.respond(subject, reqSchema, repSchema, handler, opts);
     const routed: RequestHandler<Req, Rep> = async (msg, subj) => {
+      if (!this.fromItsHost(subj, msg)) throw new Error(`a report for host ${hostOf(msg)} must come on that host's subject, not ${subj}`);
       const r = await this.router.route(hostOf(msg));
       if (r.mine) return handler(msg, subj);
       if (!r.owner) throw new Error(`no conductor holds host ${hostOf(msg)}`);
@@ -211,6 +215,10 @@ class RoutedBus implements Bus {
 
   close(): Promise<void> {
     return this.inner.close();
+  }
+
+  private fromItsHost(subject: string, msg: unknown): boolean {
+    return reportFromItsHost(subject, msg as { host: string }, this.router.conductor.reportStats, this.log);
   }
 }
 

@@ -11,6 +11,7 @@ import { ArqBinder, type RemoteArqOps } from './arq-binder.js';
 import { DocumentStore } from './documents.js';
 import { DriverAdmin } from './driver-admin.js';
 import { Passivation } from '../runtime/index.js';
+import { reportFromItsHost, type ReportStats } from './report-host.js';
 import { healthPolicyOf, HostActor, hostLogic, type HostActorOptions, type Timing } from './host-actor.js';
 import type { Journal, MachineRecord, Recovered } from '../runtime/index.js';
 import { EventHub, type AcceleratorFilter, type AcceleratorView, type AuditPage, type AuditQuery, type ArqFilter, type ArqView, type AttachHandleT, type ControlPlane, type DeviceT, type HostView, type PlacementStatusView, type RequestMeta, type TransitionRecord } from '../../model/index.js';
@@ -47,6 +48,8 @@ export class Conductor implements ControlPlane {
   private readonly binder: ArqBinder;
   private subs: Unsubscribe[] = [];
   private stopping = false;
+  /** Agent reports refused at the door (exposed as metrics by the role). */
+  readonly reportStats: ReportStats = { misaddressedReports: 0 };
 
   /** Provided machines, built once and shared by every actor (providing copies the definition). */
   private readonly logic: HostActorOptions['logic'];
@@ -79,7 +82,8 @@ export class Conductor implements ControlPlane {
     const { bus } = this.opts;
     const queue = { queue: 'cyborg-conductors' };
     this.subs.push(
-      bus.respond(Subjects.register, RegisterMessage, RegisterReply, async (msg) => {
+      bus.respond(Subjects.register, RegisterMessage, RegisterReply, async (msg, subject) => {
+        this.fromItsHost(subject, msg);
         // The recorded driver states (install-driver & co.) win over what a restarted agent ships.
         const { drivers, persisted } = this.driverAdmin.onRegister(msg.host, msg.drivers);
         const registered = this.hostFor(msg.host).register(msg.agentId, msg.epoch ?? 0, drivers.map((d) => ({ name: d.name, version: d.version })));
@@ -87,23 +91,33 @@ export class Conductor implements ControlPlane {
         this.opts.log.info({ host: msg.host, agentId: msg.agentId, drivers: msg.drivers }, 'agent registered');
         return { ok: true, heartbeatIntervalMs: this.opts.timing.heartbeatIntervalMs, drivers };
       }, queue),
-      bus.respond(Subjects.inventory, InventoryMessage, InventoryReply, async (msg) => {
+      bus.respond(Subjects.inventory, InventoryMessage, InventoryReply, async (msg, subject) => {
+        this.fromItsHost(subject, msg);
         const host = this.hostFor(msg.host);
         await host.applyInventory(msg.devices, { actor: `agent:${msg.agentId}` });
         return { ok: true, accelerators: host.accelerators.size };
       }, queue),
-      bus.subscribe(Subjects.heartbeat, HeartbeatMessage, (msg) => {
+      bus.subscribe(Subjects.heartbeat, HeartbeatMessage, (msg, subject) => {
+        if (!reportFromItsHost(subject, msg, this.reportStats, this.opts.log)) return;
         const host = this.hosts.get(msg.host);
         if (host) host.heartbeat(msg.agentId, msg.epoch, msg.seq);
         else this.opts.log.debug({ host: msg.host }, 'heartbeat from a host that has not registered');
       }, queue),
-      bus.subscribe(Subjects.health, HealthMessage, (msg) => {
+      bus.subscribe(Subjects.health, HealthMessage, (msg, subject) => {
+        if (!reportFromItsHost(subject, msg, this.reportStats, this.opts.log)) return;
         const host = this.hosts.get(msg.host);
         if (host) host.applyHealth(msg);
         else this.opts.log.warn({ host: msg.host, agentId: msg.agentId, checks: msg.checks.length }, 'health checks from a host that has not registered: dropped');
       }, queue),
     );
     this.opts.log.info({ hosts: this.hosts.size, arqs: this.arqs.size }, 'conductor started');
+  }
+
+  /** A request naming another host than its subject's is refused: the agent hears why. */
+  private fromItsHost(subject: string, msg: { host: string }): void {
+    if (!reportFromItsHost(subject, msg, this.reportStats, this.opts.log)) {
+      throw new CyborgError('request.forbidden', `a report for host ${msg.host} must come on that host's subject, not ${subject}`, { host: msg.host, subject });
+    }
   }
 
   async stop(): Promise<void> {

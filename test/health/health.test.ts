@@ -103,12 +103,12 @@ describe('device health', () => {
 
   it('drops a health check for a device nobody knows, and a malformed one, without harm', async () => {
     const [gpu] = await enabledGpus();
-    s.bus.publish(Subjects.health, HealthMessage, {
+    s.bus.publish(Subjects.report('health', 'compute-1'), HealthMessage, {
       host: 'compute-1', agentId: 'agent-x', at: Date.now(),
       checks: [{ deployableUuid: 'no-such-deployable', healthy: false, severity: 'fatal', reason: 'ghost' }],
     });
-    s.bus.publish(Subjects.health, HealthMessage, { host: 'compute-1', checks: 'not a list' } as never);
-    s.bus.publish(Subjects.health, HealthMessage, { host: 'nowhere', agentId: 'agent-y', at: Date.now(), checks: [] });
+    s.bus.publish(Subjects.report('health', 'compute-1'), HealthMessage, { host: 'compute-1', checks: 'not a list' } as never);
+    s.bus.publish(Subjects.report('health', 'nowhere'), HealthMessage, { host: 'nowhere', agentId: 'agent-y', at: Date.now(), checks: [] });
     await eventually(() => s.lines.some((l) => l.msg.includes('health checks for deployables this host does not have')), { what: 'the unknown device logged' });
     await eventually(() => s.lines.some((l) => l.msg.includes('health checks from a host that has not registered')), { what: 'the unknown host logged' });
     expect(view(gpu.id)).toMatchObject({ state: 'ready', health: { status: 'ok' } });

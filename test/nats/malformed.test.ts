@@ -31,9 +31,9 @@ describe.skipIf(!svc.nats)('malformed messages on every subject', { timeout: 300
   it('drops them with a log line and keeps serving', async () => {
     dep.logsOnFailure();
     const listeners: [string, RoleProcess | 'api'][] = [
-      [Subjects.register, conductor],
-      [Subjects.inventory, conductor],
-      [Subjects.heartbeat, conductor],
+      [Subjects.report('register', 'node-m'), conductor],
+      [Subjects.report('inventory', 'node-m'), conductor],
+      [Subjects.report('heartbeat', 'node-m'), conductor],
       [Subjects.conductorApi, conductor],
       [Subjects.conductorApiOf('conductor-m'), conductor],
       [Subjects.conductorForward('conductor-m', 'register'), conductor],
