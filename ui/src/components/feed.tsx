@@ -7,7 +7,7 @@ export interface FeedProps {
   onSelect: (id: string) => void;
 }
 
-/** The latest committed transitions, newest first, failures in red: what just happened. */
+/** The latest committed transitions, newest first, failures in red, each with who asked: what just happened. */
 export function Feed({ events, names, onSelect }: FeedProps) {
   const latest = events.slice(-8).reverse();
   return (
@@ -22,7 +22,7 @@ export function Feed({ events, names, onSelect }: FeedProps) {
               ? <button type="button" class="link" onClick={() => onSelect(e.id)}>{names(e.id) ?? e.id.slice(0, 8)}</button>
               : <span>{e.kind} {e.kind === 'host' ? e.id : e.id.slice(0, 8)}</span>}
             <span>{e.from} → <b>{e.to}</b></span>
-            <span class="muted">{eventLabel(e.event)}{e.reason ? ` · ${e.reason}` : ''}</span>
+            <span class="muted">{eventLabel(e.event)}{e.reason ? ` · ${e.reason}` : ''}{e.actor ? ` · by ${e.actor}` : ''}</span>
           </li>
         ))}
       </ol>
