@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, type LoadOptions } from './index.js';
+import { ConfigError, DRIVER_NAMES, loadConfig, type LoadOptions } from './index.js';
 import { configSample } from './sample.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'cyborg-conf-'));
@@ -118,8 +118,8 @@ describe('cyborg.conf, as an OpenStack operator writes it', () => {
     expect(() => loadConfig({}, {}, { configFiles: [path] })).toThrow(new ConfigError(`invalid configuration: ${path} [api] port: Expected integer to be less or equal to 65535`));
     const notInt = conf('[fake_driver]\ngpus = many\n');
     expect(() => loadConfig({}, {}, { configFiles: [notInt] })).toThrow(`${notInt} [fake_driver] gpus: "many" is not an integer`);
-    const driver = conf('[agent]\nenabled_drivers = nvidia_gpu_driver\n');
-    expect(() => loadConfig({}, {}, { configFiles: [driver] })).toThrow(`${driver} [agent] enabled_drivers: Expected union value (one of fake_driver, generic_driver)`);
+    const driver = conf('[agent]\nenabled_drivers = amd_gpu_driver\n');
+    expect(() => loadConfig({}, {}, { configFiles: [driver] })).toThrow(`${driver} [agent] enabled_drivers: Expected union value (one of ${DRIVER_NAMES.join(', ')})`);
     const rabbit = conf('[DEFAULT]\ntransport_url = rabbit://guest:guest@ctl:5672/\n');
     expect(() => loadConfig({}, {}, { configFiles: [rabbit] })).toThrow(/\[DEFAULT\] transport_url: this Cyborg speaks NATS/);
   });

@@ -9,6 +9,14 @@ import { PORTS } from './ports.js';
 
 export { ConfigError };
 
+/**
+ * The names `[agent] enabled_drivers` takes: the keys of drivers/registry.ts's DRIVER_FACTORIES
+ * (a test keeps them equal; config stays free of the drivers' code).
+ */
+export const DRIVER_NAMES = [
+  'fake_driver', 'generic', 'generic_driver', 'nvidia_gpu_driver', 'intel_fpga_driver', 'xilinx_fpga_driver', 'intel_nic_driver', 'intel_qat_driver',
+] as const;
+
 const keystoneAuthOptions = {
   authType: Type.Union([Type.Literal('password'), Type.Literal('v3applicationcredential')], { default: 'password', description: 'keystoneauth auth_type' }),
   authUrl: Type.Optional(Type.String({ description: 'Keystone URL (…/v3); unset: no Keystone, fixed tokens' })),
@@ -119,9 +127,9 @@ export const ConfigSchema = Type.Object({
   }, { default: {} }),
   /** The agent role (Cyborg's `[agent]`). */
   agent: Type.Object({
-    enabledDrivers: Type.Array(Type.Union([Type.Literal('fake_driver'), Type.Literal('generic_driver')]), {
+    enabledDrivers: Type.Array(Type.Union(DRIVER_NAMES.map((n) => Type.Literal(n))), {
       default: ['fake_driver'],
-      description: 'the drivers this agent loads: fake_driver, generic_driver (the all-in-one defaults to fake_driver; the agent role to none)',
+      description: `the drivers this agent loads, as Cyborg names them (docs/drivers.md): ${DRIVER_NAMES.join(', ')} (the all-in-one defaults to fake_driver; the agent role to none)`,
     }),
     autoEnable: Type.Boolean({ default: false, description: 'a newly discovered accelerator is enabled at once (ready for Nova) instead of waiting inactive for an operator' }),
     metricsPort: Type.Integer({ minimum: -1, maximum: 65535, default: PORTS.agentMetrics, description: 'the agent\'s health + /metrics listener; 0: any free port, -1: off' }),
@@ -142,6 +150,29 @@ export const ConfigSchema = Type.Object({
     programCommand: Type.String({ default: '', description: 'sysfs mode: programs a card ({address}, {image})' }),
     vfioDriver: Type.String({ minLength: 1, default: 'vfio-pci' }),
     version: Type.String({ minLength: 1, default: '1.0.0' }),
+  }, { default: {} }),
+  /** The NVIDIA driver (Cyborg's `[gpu_devices]` and its `[vgpu_<type>]` sections; docs/drivers.md). */
+  gpu: Type.Object({
+    enabledVgpuTypes: Type.Array(Type.String({ minLength: 1 }), { default: [], description: 'mdev types (nvidia-35, …) offered as vGPUs; each needs a [vgpu_<type>] section naming its GPUs' }),
+    /** `[vgpu_<type>] device_addresses`, by type: read from the dynamic sections, not from one option. */
+    vgpuDeviceAddresses: Type.Record(Type.String(), Type.Array(Type.String({ minLength: 1 })), { default: {}, description: 'the GPUs (PCI addresses) that offer this vGPU type; one type per GPU' }),
+    filterSriovVfs: Type.Boolean({ default: false, description: 'SR-IOV virtual functions of a GPU are not reported as pGPUs' }),
+    nvidiaSmi: Type.String({ default: '', description: 'argv of nvidia-smi (space-separated) for MIG; empty: MIG is not looked at' }),
+    commandTimeoutMs: Type.Integer({ minimum: 1, default: 30_000, description: 'deadline of each nvidia-smi call' }),
+  }, { default: {} }),
+  /** The FPGA drivers' programming tools (docs/drivers.md). */
+  fpga: Type.Object({
+    programCommand: Type.String({ default: '', description: 'argv template (space-separated) with {address} {bus} {device} {function} {image}; empty: fpgaconf for Intel, xbmgmt program for Xilinx' }),
+    programTimeoutMs: Type.Integer({ minimum: 1, default: 600_000, description: 'deadline of one programming' }),
+  }, { default: {} }),
+  /** The NIC driver (Cyborg's `[nic_devices]` and a section per NIC type; docs/drivers.md). */
+  nic: Type.Object({
+    enabledNicTypes: Type.Array(Type.String({ minLength: 1 }), { default: [], description: 'NIC types whose [<type>] section maps physical networks and functions onto interfaces' }),
+    /** The `[<nic type>]` sections, by type: read from the dynamic sections, not from one option. */
+    types: Type.Record(Type.String(), Type.Object({
+      physicalDeviceMappings: Type.Array(Type.String({ minLength: 1 }), { default: [] }),
+      functionDeviceMappings: Type.Array(Type.String({ minLength: 1 }), { default: [] }),
+    }), { default: {} }),
   }, { default: {} }),
   /** The fake driver (the all-in-one's, and any agent that enables fake_driver). */
   fake: Type.Object({
@@ -227,7 +258,10 @@ export function loadConfig(overrides: DeepPartial<Static<typeof ConfigSchema>> =
     }).filter((l) => !seen.has(l) && seen.add(l));
     throw new ConfigError(`invalid configuration: ${lines.join('; ')}`);
   }
-  return deepFreeze(Value.Clean(ConfigSchema, withDefaults) as Static<typeof ConfigSchema>);
+  const config = Value.Clean(ConfigSchema, withDefaults) as Static<typeof ConfigSchema>;
+  const problems = checkNamedSections(config, source);
+  if (problems.length > 0) throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
+  return deepFreeze(config);
 }
 
 /** The file's options as a config tree; unknown ones are named in a warning. */
@@ -235,6 +269,7 @@ function fromFile(ini: IniFile, file: string, source: Map<string, string>, warn:
   const out: Tree = {};
   for (const [section, options] of ini) {
     const known = OPTIONS.filter((o) => o.section === section);
+    if (known.length === 0 && namedSection(out, section, options, file, source, warn)) continue;
     if (known.length === 0) {
       if (options.size > 0) warn(`${file}: unknown section [${section}] (ignored)`);
       continue;
@@ -251,6 +286,52 @@ function fromFile(ini: IniFile, file: string, source: Map<string, string>, warn:
     }
   }
   return out;
+}
+
+const NIC_TYPE_OPTIONS: Record<string, string> = { physical_device_mappings: 'physicalDeviceMappings', function_device_mappings: 'functionDeviceMappings' };
+
+/**
+ * Sections named after a value of another option, as Cyborg lays them out: `[vgpu_<type>]` for
+ * each of `[gpu_devices] enabled_vgpu_types`, and `[<nic type>]` (any other section holding a
+ * NIC mapping) for each of `[nic_devices] enabled_nic_types`. False when `section` is neither.
+ */
+function namedSection(out: Tree, section: string, options: Map<string, string[]>, file: string, source: Map<string, string>, warn: (m: string) => void): boolean {
+  const vgpu = /^vgpu_(.+)$/.exec(section);
+  const isNic = !vgpu && [...options.keys()].some((n) => n in NIC_TYPE_OPTIONS);
+  if (!vgpu && !isNic) return false;
+  for (const [name, values] of options) {
+    const field = vgpu ? (name === 'device_addresses' ? 'device_addresses' : undefined) : NIC_TYPE_OPTIONS[name];
+    if (!field) {
+      warn(`${file} [${section}]: unknown option ${name} (ignored)`);
+      continue;
+    }
+    const keys = vgpu ? ['gpu', 'vgpuDeviceAddresses', vgpu[1]!] : ['nic', 'types', section, field];
+    let t = out;
+    // Defaults are not filled inside a record's values: a NIC type gets both lists here.
+    for (const k of keys.slice(0, -1)) t = (t[k] ??= k === section ? { physicalDeviceMappings: [], functionDeviceMappings: [] } : {}) as Tree;
+    t[keys.at(-1)!] = values.flatMap((v) => v.split(/[,\n]/)).map((x) => x.trim()).filter(Boolean);
+    source.set(keys.join('.'), `${file} [${section}] ${name}`);
+  }
+  return true;
+}
+
+/** What one option cannot say alone: every enabled vGPU and NIC type has its section, and a GPU offers one vGPU type. */
+function checkNamedSections(c: Static<typeof ConfigSchema>, source: Map<string, string>): string[] {
+  const problems: string[] = [];
+  const owner = new Map<string, string>();
+  for (const t of c.gpu.enabledVgpuTypes) {
+    const addresses = c.gpu.vgpuDeviceAddresses[t] ?? [];
+    if (addresses.length === 0) problems.push(`${source.get('gpu.enabledVgpuTypes') ?? 'gpu.enabledVgpuTypes'}: vGPU type ${t} has no [vgpu_${t}] device_addresses`);
+    for (const a of addresses) {
+      const other = owner.get(a);
+      if (other !== undefined) problems.push(`${source.get(`gpu.vgpuDeviceAddresses.${t}`) ?? `[vgpu_${t}] device_addresses`}: GPU ${a} already offers ${other} (one vGPU type per GPU)`);
+      owner.set(a, t);
+    }
+  }
+  for (const t of c.nic.enabledNicTypes) {
+    if (!c.nic.types[t]) problems.push(`${source.get('nic.enabledNicTypes') ?? 'nic.enabledNicTypes'}: NIC type ${t} has no [${t}] section with physical_device_mappings`);
+  }
+  return problems;
 }
 
 function fromEnv(env: Env, source: Map<string, string>): Tree {

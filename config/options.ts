@@ -160,6 +160,19 @@ export const OPTIONS: readonly OptionSpec[] = [
   { path: 'generic.programCommand', section: 'generic_driver', name: 'program_command', env: 'CYBORG_GENERIC_PROGRAM_COMMAND' },
   { path: 'generic.vfioDriver', section: 'generic_driver', name: 'vfio_driver', env: 'CYBORG_GENERIC_VFIO_DRIVER' },
   { path: 'generic.version', section: 'generic_driver', name: 'version' },
+  // [gpu_devices] and its [vgpu_<type>] sections: the NVIDIA driver, with Cyborg's names (docs/drivers.md).
+  { path: 'gpu.enabledVgpuTypes', section: 'gpu_devices', name: 'enabled_vgpu_types', env: 'CYBORG_ENABLED_VGPU_TYPES' },
+  { path: 'gpu.filterSriovVfs', section: 'gpu_devices', name: 'filter_sriov_vfs', env: 'CYBORG_GPU_FILTER_SRIOV_VFS' },
+  { path: 'gpu.nvidiaSmi', section: 'gpu_devices', name: 'nvidia_smi', env: 'CYBORG_NVIDIA_SMI' },
+  { path: 'gpu.commandTimeoutMs', section: 'gpu_devices', name: 'command_timeout', scale: 1000, env: 'CYBORG_GPU_COMMAND_TIMEOUT_MS', help: 'seconds in the file; milliseconds in the environment' },
+  { path: 'gpu.vgpuDeviceAddresses', section: 'vgpu_<type>', name: 'device_addresses', type: 'list value', help: 'one section per type of [gpu_devices] enabled_vgpu_types ([vgpu_nvidia-35]): the PCI addresses of the GPUs that offer it; one type per GPU' },
+  // [fpga]: the FPGA drivers' programming tool.
+  { path: 'fpga.programCommand', section: 'fpga', name: 'program_command', env: 'CYBORG_FPGA_PROGRAM_COMMAND' },
+  { path: 'fpga.programTimeoutMs', section: 'fpga', name: 'program_timeout', scale: 1000, env: 'CYBORG_FPGA_PROGRAM_TIMEOUT_MS', help: 'seconds in the file; milliseconds in the environment' },
+  // [nic_devices] and a section per NIC type: the NIC driver, with Cyborg's names.
+  { path: 'nic.enabledNicTypes', section: 'nic_devices', name: 'enabled_nic_types', env: 'CYBORG_ENABLED_NIC_TYPES' },
+  { path: 'nic.types', section: '<nic type>', name: 'physical_device_mappings', type: 'list value', help: 'one section per type of [nic_devices] enabled_nic_types ([x710_static]): physnet:ifname|ifname, by the PF\'s interface name; physical_network of the attach info' },
+  { path: 'nic.types', section: '<nic type>', name: 'function_device_mappings', type: 'list value', help: 'FUNCTION:ifname|ifname (GTPV1:ens1f0): the CUSTOM_<FUNCTION> trait of those ports' },
   // [fake_driver]: the committed fake (demos, tests, simulations).
   { path: 'fake.gpus', section: 'fake_driver', name: 'gpus', env: 'CYBORG_FAKE_GPUS' },
   { path: 'fake.nics', section: 'fake_driver', name: 'nics', env: 'CYBORG_FAKE_NICS' },

@@ -18,7 +18,8 @@ function describe(spec: OptionSpec): Described {
   if (spec.sampleDefault) def = spec.sampleDefault;
   else if (Array.isArray(d)) def = d.join(',');
   else if (typeof d === 'number' && spec.scale) def = String(d / spec.scale);
-  else if (d !== undefined) def = String(d);
+  // A record (values of dynamic sections) has no default to write.
+  else if (d !== undefined && typeof d !== 'object') def = String(d);
   const help = (spec.type ? [spec.help] : [s.description, spec.help]).filter(Boolean).join('; ');
   return { spec, type: spec.type ?? typeName(s), help, default: def };
 }

@@ -7,7 +7,7 @@ import type { Config } from '../config/index.js';
 import { DriverRegistry } from '../drivers/registry.js';
 import { startHealthServer, type HealthServer } from '../metrics/http.js';
 import { Metrics } from '../metrics/index.js';
-import { enabledDrivers } from './drivers.js';
+import { enabledDrivers, restoreHostState, type RestoreStep } from './drivers.js';
 import { serveService } from './service.js';
 import { roleBus } from './shared.js';
 
@@ -17,6 +17,8 @@ export interface RunningAgent {
   bus: NatsBus;
   metrics: Metrics;
   health: HealthServer | undefined;
+  /** What was made again on the host after this start (bound handles, MIG layouts, VF counts); a failed step is here, not a crash. */
+  restored: RestoreStep[];
   /** Resolves once the agent has registered and reported its inventory (retried until it has). */
   ready: Promise<void>;
   stop(): Promise<void>;
@@ -33,6 +35,8 @@ export async function startAgentRole(config: Config, log: Logger, deps: { driver
   const metrics = new Metrics('agent');
   const drivers = deps.drivers ?? new DriverRegistry(enabledDrivers(config, log));
   const cache = await AgentCache.open(join(config.dataDir, 'agent'), host, drivers.list().map((d) => ({ name: d.name, version: d.version })), log);
+  // Before the first discovery: what the drivers make again (mdevs, MIG instances, VFs) is then reported as it is.
+  const restored = await restoreHostState(drivers.list(), cache.boundHandles(), log);
   let agent: Agent | undefined;
   let started = false;
   let resyncing = false;
@@ -69,7 +73,7 @@ export async function startAgentRole(config: Config, log: Logger, deps: { driver
     }
   })();
   const off = serveService(bus, 'agent', host, {
-    info: () => ({ host, agentId: a.agentId, epoch: cache.epoch, drivers: drivers.list().map((d) => ({ name: d.name, version: d.version })) }),
+    info: () => ({ host, agentId: a.agentId, epoch: cache.epoch, drivers: drivers.list().map((d) => ({ name: d.name, version: d.version })), restored }),
     stats: () => ({ devices: cache.devices.length, registered: started }),
   });
   const health = config.distributed.metricsPort >= 0 ? await startHealthServer({
@@ -78,7 +82,7 @@ export async function startAgentRole(config: Config, log: Logger, deps: { driver
   }) : undefined;
   let stopped: Promise<void> | undefined;
   return {
-    agent: a, cache, bus, metrics, health, ready,
+    agent: a, cache, bus, metrics, health, ready, restored,
     stop: () => (stopped ??= (async () => {
       stopping = true;
       off();

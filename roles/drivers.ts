@@ -1,22 +1,89 @@
+import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
+import { canManageMig, canRestoreBound, canSetVfCount, type BoundHandle } from '../drivers/abilities.js';
 import type { Driver } from '../drivers/driver.js';
-import { FakeDriver } from '../drivers/fake/index.js';
-import { genericDriverFromConfig } from '../drivers/generic/from-config.js';
+import { createDrivers, type DriverSettings } from '../drivers/registry.js';
+
+const argv = (text: string): string[] | undefined => (text.trim() ? text.trim().split(/\s+/) : undefined);
+
+/**
+ * The drivers' settings from the configuration, as docs/drivers.md maps cyborg.conf onto them:
+ * `[generic_driver]`, `[gpu_devices]` + `[vgpu_<type>]`, `[fpga]`, `[nic_devices]` + `[<nic type>]`,
+ * and a state directory under the agent's data dir (MIG layouts, VF counts, programmed images).
+ */
+export function driverSettings(config: Config): DriverSettings {
+  const g = config.generic;
+  const commands = {
+    ...(argv(g.installCommand) ? { install: argv(g.installCommand) } : {}),
+    ...(argv(g.uninstallCommand) ? { uninstall: argv(g.uninstallCommand) } : {}),
+    ...(argv(g.updateCommand) ? { update: argv(g.updateCommand) } : {}),
+    ...(argv(g.programCommand) ? { program: argv(g.programCommand) } : {}),
+  };
+  const program = argv(config.fpga.programCommand);
+  const nicTypes = config.nic.enabledNicTypes.map((t) => config.nic.types[t]).filter((t) => t !== undefined);
+  return {
+    host: config.host,
+    sysfsRoot: g.sysfsRoot,
+    stateDir: join(config.dataDir, 'agent', 'drivers'),
+    fake: config.fake,
+    generic: { allowList: g.passthroughWhitelist, hostOps: g.hostOps, helper: argv(g.helper) ?? [], commands, vfioDriver: g.vfioDriver, version: g.version },
+    gpu: {
+      vgpuTypes: Object.fromEntries(config.gpu.enabledVgpuTypes.map((t) => [t, [...(config.gpu.vgpuDeviceAddresses[t] ?? [])]])),
+      filterSriovVfs: config.gpu.filterSriovVfs,
+      nvidiaSmi: argv(config.gpu.nvidiaSmi) ?? [],
+      commandTimeoutMs: config.gpu.commandTimeoutMs,
+    },
+    fpga: { ...(program ? { intelProgramCommand: program, xilinxProgramCommand: program } : {}), programTimeoutMs: config.fpga.programTimeoutMs },
+    nic: { physicalDeviceMappings: nicTypes.flatMap((t) => t.physicalDeviceMappings), functionDeviceMappings: nicTypes.flatMap((t) => t.functionDeviceMappings) },
+  };
+}
 
 /**
  * The drivers of this host, as the operator enabled them (`[agent] enabled_drivers`, Cyborg's
- * option; `CYBORG_ENABLED_DRIVERS`). `[generic_driver] enabled` is the older spelling of naming
- * generic_driver there. A production agent enables none by default, so no fake accelerator lands
- * in a real inventory or in Placement.
+ * option and names; `CYBORG_ENABLED_DRIVERS`). `[generic_driver] enabled` is the older spelling of
+ * naming generic_driver there. A production agent enables none by default, so no fake accelerator
+ * lands in a real inventory or in Placement.
  */
 export function enabledDrivers(config: Config, log: Logger): Driver[] {
-  const names = new Set(config.agent.enabledDrivers);
-  if (config.generic.enabled) names.add('generic_driver');
-  const drivers: Driver[] = [];
-  if (names.has('fake_driver')) drivers.push(new FakeDriver({ host: config.host, ...config.fake }));
-  if (names.has('generic_driver')) drivers.push(...genericDriverFromConfig({ ...config, generic: { ...config.generic, enabled: true } }, log));
+  const names = [...config.agent.enabledDrivers, ...(config.generic.enabled ? ['generic_driver'] : [])];
+  const drivers = createDrivers(names, driverSettings(config));
   if (drivers.length === 0) log.warn('no driver is enabled on this host: it reports no accelerators (set [agent] enabled_drivers, e.g. generic_driver)');
-  else log.info({ drivers: drivers.map((d) => d.name) }, 'drivers enabled');
+  else log.info({ drivers: drivers.map((d) => d.name), sysfsRoot: config.generic.sysfsRoot }, 'drivers enabled');
   return drivers;
+}
+
+/** One step of bringing the host back to what it was before a reboot, as `cyborg agent info` shows it. */
+export interface RestoreStep {
+  driver: string;
+  step: 'restoreBound' | 'reapplyMigLayouts' | 'reapplyVfCounts';
+  ok: boolean;
+  detail: unknown;
+}
+
+/**
+ * After a start (a reboot lost mdevs, MIG instances and VF counts): hands each driver the handles
+ * ARQs still hold, then re-applies the remembered MIG layouts and VF counts. A failing step is
+ * logged and reported, never fatal: the agent still registers and reports what it finds.
+ */
+export async function restoreHostState(drivers: readonly Driver[], bound: ReadonlyMap<string, readonly BoundHandle[]>, log: Logger): Promise<RestoreStep[]> {
+  const steps: RestoreStep[] = [];
+  const run = async (driver: string, step: RestoreStep['step'], fn: () => Promise<unknown>): Promise<void> => {
+    try {
+      const detail = await fn();
+      steps.push({ driver, step, ok: true, detail });
+      log.info({ driver, step, detail }, 'host state restored');
+    } catch (err) {
+      const e = err as Error & { code?: string; details?: unknown };
+      steps.push({ driver, step, ok: false, detail: { code: e.code ?? 'driver.failed', reason: e.message, ...(e.details ? { details: e.details } : {}) } });
+      log.error({ driver, step, err }, 'restoring host state after a start failed; the agent goes on without it');
+    }
+  };
+  for (const d of drivers) {
+    const mine = bound.get(d.name) ?? [];
+    if (canRestoreBound(d) && mine.length > 0) await run(d.name, 'restoreBound', () => d.restoreBound(mine));
+    if (canManageMig(d)) await run(d.name, 'reapplyMigLayouts', () => d.reapplyMigLayouts());
+    if (canSetVfCount(d)) await run(d.name, 'reapplyVfCounts', () => d.reapplyVfCounts());
+  }
+  return steps;
 }

@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { CommandReplyMsg } from '../../bus/schemas.js';
 import type { AgentMemory } from './agent.js';
 import type { DeviceT } from '../../model/index.js';
+import type { BoundHandle } from '../../drivers/abilities.js';
 
 /** The on-disk format. Bump `version` on any change; an unknown version is set aside, not trusted. */
 export interface AgentCacheFile {
@@ -16,6 +17,12 @@ export interface AgentCacheFile {
   devices: DeviceT[];
   /** Results of driver commands by idempotency key, oldest first (bounded). */
   commands: [string, { reply: CommandReplyMsg; at: string }][];
+  /**
+   * Attach handles bound by a successful attach and not yet detached: handle uuid → deployable
+   * uuid. What a driver made for them (an mdev) is gone after a reboot; the agent hands them back
+   * (restoreBound). Absent in files written before it existed (read as none), so no version bump.
+   */
+  bound?: [string, string][];
 }
 
 const VERSION = 1;
@@ -30,11 +37,13 @@ const MAX_COMMANDS = 1_000;
 export class AgentCache implements AgentMemory {
   private data: AgentCacheFile;
   private commands: Map<string, { reply: CommandReplyMsg; at: string }>;
+  private bound: Map<string, string>;
   private chain: Promise<void> = Promise.resolve();
 
   private constructor(readonly path: string, data: AgentCacheFile, private readonly log: Logger) {
     this.data = data;
     this.commands = new Map(data.commands);
+    this.bound = new Map(data.bound ?? []);
   }
 
   /**
@@ -72,6 +81,25 @@ export class AgentCache implements AgentMemory {
     return this.save();
   }
 
+  /** An attach handle bound (attach) or given back (detach) on this host. */
+  recordBinding(op: 'attach' | 'detach', deployableUuid: string, handleUuid: string): Promise<void> {
+    if (op === 'attach') this.bound.set(handleUuid, deployableUuid);
+    else this.bound.delete(handleUuid);
+    return this.save();
+  }
+
+  /** The bound handles with their deployables as last reported, by driver name (handles whose deployable is no longer reported are left out). */
+  boundHandles(): Map<string, BoundHandle[]> {
+    const byUuid = new Map(this.data.devices.flatMap((d) => d.deployables.map((dep) => [dep.uuid, { driver: d.driver, dep }] as const)));
+    const out = new Map<string, BoundHandle[]>();
+    for (const [handleUuid, depUuid] of this.bound) {
+      const found = byUuid.get(depUuid);
+      if (!found || !found.dep.attachHandles.some((h) => h.uuid === handleUuid)) continue;
+      out.set(found.driver, [...(out.get(found.driver) ?? []), { deployable: found.dep, handleUuid }]);
+    }
+    return out;
+  }
+
   recordInventory(devices: DeviceT[], seq: number): Promise<void> {
     this.data = { ...this.data, devices, inventorySeq: seq };
     return this.save();
@@ -79,7 +107,7 @@ export class AgentCache implements AgentMemory {
 
   /** Queues a write of the whole file; resolves once it is durable. */
   save(): Promise<void> {
-    const snapshot: AgentCacheFile = { ...this.data, commands: [...this.commands] };
+    const snapshot: AgentCacheFile = { ...this.data, commands: [...this.commands], bound: [...this.bound] };
     const step = this.chain.catch(() => undefined).then(() => writeAtomic(this.path, JSON.stringify(snapshot)));
     this.chain = step;
     return step;

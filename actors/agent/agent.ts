@@ -40,6 +40,8 @@ export interface AgentMemory {
   commandResult(key: string): CommandReplyMsg | undefined;
   recordCommand(key: string, reply: CommandReplyMsg): Promise<void>;
   recordInventory(devices: DeviceT[], seq: number): Promise<void>;
+  /** A handle bound or given back, so that a driver can make its host side again after a reboot. */
+  recordBinding?(op: 'attach' | 'detach', deployableUuid: string, handleUuid: string): Promise<void>;
 }
 
 /**
@@ -210,6 +212,7 @@ export class Agent {
     const about = { host: this.opts.host, driver: driver.name, acceleratorId: deployable.uuid, op: cmd.op };
     try {
       const result = await dispatch(driver, cmd.op, req);
+      if ((cmd.op === 'attach' || cmd.op === 'detach') && typeof cmd.params.handleUuid === 'string') await this.opts.memory?.recordBinding?.(cmd.op, deployable.uuid, cmd.params.handleUuid);
       this.opts.log.info(about, 'driver operation done');
       return { ok: true, result };
     } catch (err) {
