@@ -2,9 +2,10 @@ import type { Logger } from 'pino';
 import { reportHost, token } from '../../bus/subjects.js';
 
 /** Reports refused because their body named another host than their subject. */
-export interface ReportStats {
+// A type, not an interface: the role exposes it as a Record of counters.
+export type ReportStats = {
   misaddressedReports: number;
-}
+};
 
 /**
  * Whether an agent report may be believed about the host it names: it must have come on that
