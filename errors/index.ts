@@ -7,6 +7,8 @@ export const ErrorCodes = {
   'accelerator.not_found': 404,
   'accelerator.transition_invalid': 409,
   'accelerator.no_free_handle': 409,
+  // Placement holds an allocation on the accelerator's provider (a consumer Cyborg may not know): never pulled from under it.
+  'accelerator.allocated': 409,
   'host.not_found': 404,
   'arq.not_found': 404,
   'arq.transition_invalid': 409,

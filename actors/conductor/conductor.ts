@@ -6,6 +6,7 @@ import { Subjects } from '../../bus/subjects.js';
 import { CyborgError, NotFoundError } from '../../errors/index.js';
 import { acceleratorMachine, type AcceleratorEvent, type ArqInput, type Binding, type BoundTo } from '../../machines/index.js';
 import { acceleratorLogic, type AcceleratorActor } from './accelerator-actor.js';
+import { assertNotAllocated, type ProviderAllocations } from './allocation-guard.js';
 import { ArqActor, arqLogic } from './arq-actor.js';
 import { ArqBinder, type RemoteArqOps } from './arq-binder.js';
 import { DocumentStore } from './documents.js';
@@ -38,6 +39,8 @@ export class Conductor implements ControlPlane {
   readonly hub = new EventHub();
   /** Each accelerator's Placement sync state, set by the role that starts a PlacementSync. */
   placementLookup: ((id: string) => PlacementStatusView | undefined) | null = null;
+  /** Each provider's allocations in Placement, set with the Placement sync: operator actions never go below one. */
+  providerAllocations: ProviderAllocations | null = null;
   readonly hosts = new Map<string, HostActor>();
   readonly arqs = new Map<string, ArqActor>();
   private readonly hostOf = new Map<string, HostActor>();
@@ -224,9 +227,11 @@ export class Conductor implements ControlPlane {
 
   // --- writes -------------------------------------------------------------------------------
 
-  act(id: string, event: AcceleratorEvent, meta: RequestMeta = {}): Promise<AcceleratorView> {
+  async act(id: string, event: AcceleratorEvent, meta: RequestMeta = {}): Promise<AcceleratorView> {
     this.assertRunning();
-    return this.acceleratorActor(id).request(event, meta);
+    const actor = this.acceleratorActor(id);
+    await assertNotAllocated(this.providerAllocations, { id, rpUuid: actor.rpUuid }, event.type);
+    return actor.request(event, meta);
   }
 
   /** Attaches an instance to the first free attach handle (the operator's attach, without an ARQ). */

@@ -3,6 +3,7 @@
 
 export { AcceleratorActor, acceleratorLogic } from './accelerator-actor.js';
 export { Conductor } from './conductor.js';
+export { assertNotAllocated, placementAllocations, type ProviderAllocations } from './allocation-guard.js';
 export type { ConductorOptions } from './conductor.js';
 export { Collections } from './documents.js';
 export { resendEveryMs } from './host-actor.js';

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { createActor, fromPromise, type Actor } from 'xstate';
 import { placementSyncMachine, type PassResult, type SyncWork } from '../../machines/placement-sync.js';
 import type { Config } from '../../config/index.js';
+import { placementAllocations, type ProviderAllocations } from './allocation-guard.js';
 import { microversionAtLeast, MIN_MICROVERSION, placementClientFromConfig, type PlacementClient } from '../../openstack/placement/client.js';
 import { desiredOf } from '../../openstack/placement/desired.js';
 import { passCounter, repairCounter, requestCounter, trackDrift, type DriftKind } from '../../openstack/placement/metrics.js';
@@ -202,7 +203,7 @@ export class PlacementSync {
  */
 export function startPlacementSync(
   config: Pick<Config, 'placementUrl' | 'placementToken' | 'placement'>,
-  conductor: PlacementSyncSource & { placementLookup: ((id: string) => PlacementStatusView | undefined) | null },
+  conductor: PlacementSyncSource & { placementLookup: ((id: string) => PlacementStatusView | undefined) | null; providerAllocations?: ProviderAllocations | null },
   log: Logger,
   createRootProvidersByDefault = false,
 ): PlacementSync | null {
@@ -222,6 +223,7 @@ export function startPlacementSync(
     concurrency: config.placement.concurrency,
   });
   conductor.placementLookup = (id) => sync.status(id);
+  conductor.providerAllocations = placementAllocations(client);
   sync.start();
   return sync;
 }

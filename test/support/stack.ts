@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { Agent, type AgentOptions } from '../../actors/agent/index.js';
 import { Conductor, type ConductorOptions } from '../../actors/conductor/index.js';
 import { MemoryJournal, type Journal } from '../../actors/runtime/index.js';
-import { PlacementSync } from '../../actors/conductor/index.js';
+import { placementAllocations, PlacementSync } from '../../actors/conductor/index.js';
 import { buildApi } from '../../api/server.js';
 import { placementAuthFor } from '../keystone/placement-auth.js';
 import type { V2Settings } from '../../api/v2/index.js';
@@ -144,6 +144,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       concurrency: 4,
     });
     stack.conductor.placementLookup = (id) => stack.sync.status(id);
+    stack.conductor.providerAllocations = placementAllocations(stack.placement);
     stack.sync.start();
   }
   if (opts.api) {
