@@ -107,7 +107,8 @@ export class RemoteControlPlane implements ControlPlane {
   }
 
   listArqs(filter: ArqFilter = {}): ArqView[] {
-    return [...this.model.arqs.values()].filter((a) => (filter.instanceUuid === undefined || a.binding?.instanceUuid === filter.instanceUuid)
+    // An ARQ whose delete was acknowledged is not the instance's any more (as the conductor lists).
+    return [...this.model.arqs.values()].filter((a) => (filter.instanceUuid === undefined || (a.binding?.instanceUuid === filter.instanceUuid && a.cyborgState !== 'Deleting'))
       && (filter.projectId === undefined || a.projectId === filter.projectId));
   }
 

@@ -11,7 +11,7 @@ const bound = { type: 'xstate.done.actor.bind', output: { acceleratorId: 'acc-1'
 const bindFailed = { type: 'xstate.error.actor.bind', error: new Error('no free handle') } as unknown as ArqEvent;
 const unbound = { type: 'xstate.done.actor.unbind', output: undefined } as unknown as ArqEvent;
 const unbindFailed = { type: 'xstate.error.actor.unbind', error: new Error('agent gone') } as unknown as ArqEvent;
-const events: ArqEvent[] = [bind, { type: 'UNBIND' }, { type: 'DELETE' }, bound, bindFailed, unbound, unbindFailed];
+const events: ArqEvent[] = [bind, { type: 'UNBIND' }, { type: 'DELETE' }, { type: 'RETRY' }, bound, bindFailed, unbound, unbindFailed];
 
 const paths = getShortestPaths(arqMachine, { input, events, serializeState: ((s: Snap) => `${String(s.value)}|${s.context.error ?? ''}`) as never });
 const snaps = paths.map((p) => p.state as Snap);
@@ -35,10 +35,11 @@ describe('ARQ machine', () => {
     Unbound: { BIND: 'BindStarted', DELETE: 'Deleting' },
     UnbindFailed: { UNBIND: 'Unbinding', DELETE: 'Deleting' },
     Deleting: {},
+    DeletePending: { DELETE: 'Deleting', RETRY: 'Deleting' },
     Deleted: {},
   };
   for (const [state, allowed] of Object.entries(table)) {
-    for (const type of ['BIND', 'UNBIND', 'DELETE'] as const) {
+    for (const type of ['BIND', 'UNBIND', 'DELETE', 'RETRY'] as const) {
       const target = allowed[type];
       it(`${state} ${target ? `--${type}--> ${target}` : `refuses ${type}`}`, () => {
         const s = reach(state);
@@ -70,8 +71,21 @@ describe('ARQ machine', () => {
     expect(reach('BindStarted').hasTag('resolved')).toBe(false);
   });
 
+  it('keeps an acknowledged delete: a release that fails waits in DeletePending for a retry, never goes back', () => {
+    const pending = transition(arqMachine, transition(arqMachine, reach('Bound'), { type: 'DELETE' })[0], unbindFailed)[0];
+    expect(pending.value).toBe('DeletePending');
+    expect(pending.context.error).toBe('agent gone');
+    expect(pending.context.boundTo).toEqual({ acceleratorId: 'acc-1', handleUuid: 'h-1' });
+    expect(pending.can(bind)).toBe(false);
+    expect(pending.can({ type: 'UNBIND' })).toBe(false);
+    const again = transition(arqMachine, pending, { type: 'RETRY' })[0];
+    expect(again.value).toBe('Deleting');
+    expect(transition(arqMachine, again, unbound)[0].value).toBe('Deleted');
+  });
+
   it('shows Cyborg\'s state names to Cyborg clients', () => {
     expect(cyborgState('Unbinding')).toBe('Bound');
+    expect(cyborgState('DeletePending')).toBe('Deleting');
     expect(cyborgState('BindFailed')).toBe('BindFailed');
   });
 });

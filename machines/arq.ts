@@ -5,6 +5,12 @@ import { assign, fromPromise, setup } from 'xstate';
  * then Unbound / UnbindFailed, and Deleting on the way out. `Unbinding` is ours: the driver is
  * releasing the handle; Cyborg clients see it as `Bound` until that has finished (see `cyborgState`).
  *
+ * A delete is a promise kept: once `Deleting` is entered (and committed) the ARQ only ever moves
+ * on to `Deleted`. A release that cannot finish now (agent away, the accelerator's conductor
+ * failing over) parks the ARQ in `DeletePending` — still `Deleting` to Cyborg clients — until the
+ * conductor's reconciliation sends `RETRY`. An unbind that failed (`UnbindFailed`) is retried the
+ * same way with `UNBIND`.
+ *
  * Effects are three invoked actors provided by the conductor: `bind` (pick and attach a handle),
  * `unbind` (detach it) and `release` (unbind if needed before deletion).
  */
@@ -36,7 +42,9 @@ export type ArqInput = Pick<ArqContext, 'uuid' | 'deviceProfileName' | 'devicePr
 export type ArqEvent =
   | { type: 'BIND'; hostname: string; deviceRpUuid: string; instanceUuid: string; projectId?: string | null }
   | { type: 'UNBIND' }
-  | { type: 'DELETE' };
+  | { type: 'DELETE' }
+  /** The conductor's reconciliation: try the release of a pending delete again. */
+  | { type: 'RETRY' };
 
 export const ARQ_EVENTS = ['BIND', 'UNBIND', 'DELETE'] as const;
 
@@ -135,7 +143,16 @@ export const arqMachine = setup({
         src: 'unbind',
         input: ({ context }) => ({ uuid: context.uuid, boundTo: context.boundTo }),
         onDone: { target: 'Deleted', actions: 'clearBinding' },
-        onError: { target: 'UnbindFailed', actions: 'storeError' },
+        // Never back to a state a bind could leave from: the delete was acknowledged.
+        onError: { target: 'DeletePending', actions: 'storeError' },
+      },
+    },
+    DeletePending: {
+      tags: ['resolved'],
+      on: {
+        RETRY: { target: 'Deleting' },
+        // A repeated DELETE (Nova retrying) tries again now.
+        DELETE: { target: 'Deleting' },
       },
     },
     Deleted: { type: 'final' },
@@ -144,7 +161,14 @@ export const arqMachine = setup({
 
 /** The state name Cyborg's API shows for one of ours. */
 export function cyborgState(state: string): string {
-  return state === 'Unbinding' ? 'Bound' : state;
+  return CYBORG_NAMES[state] ?? state;
+}
+
+const CYBORG_NAMES: Record<string, string> = { Unbinding: 'Bound', DeletePending: 'Deleting' };
+
+/** States in which the ARQ is on its way out (a delete was acknowledged). */
+export function isDeleting(state: string): boolean {
+  return state === 'Deleting' || state === 'DeletePending' || state === 'Deleted';
 }
 
 function errorText(event: unknown): string {

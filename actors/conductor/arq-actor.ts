@@ -15,6 +15,8 @@ export interface ArqActorOptions {
   journal: Journal;
   hub: EventHub;
   log: Logger;
+  /** After the ARQ's removal is committed (a delete finished, now or by a later reconciliation). */
+  onDeleted?: (uuid: string) => void;
 }
 
 export type ArqLogic = ReturnType<typeof arqMachine.provide>;
@@ -32,7 +34,14 @@ export function arqLogic(
   });
 }
 
-const BUSY_TO_RESOLVED: Record<string, string> = { BindStarted: 'BindFailed', Unbinding: 'UnbindFailed', Deleting: 'UnbindFailed' };
+// A delete interrupted by a crash stays a delete: reconciliation finishes it (see `retry`).
+const BUSY_TO_RESOLVED: Record<string, string> = { BindStarted: 'BindFailed', Unbinding: 'UnbindFailed', Deleting: 'DeletePending' };
+
+const RETRY_BASE_MS = 2_000;
+const RETRY_MAX_MS = 60_000;
+
+/** An acknowledged intent the release of which has not finished: what reconciliation retries. */
+const RETRY_OF: Record<string, ArqEvent> = { DeletePending: { type: 'RETRY' }, UnbindFailed: { type: 'UNBIND' } };
 
 /**
  * Hosts one accelerator request's machine. Like the accelerator actor, a request resolves with
@@ -44,6 +53,9 @@ export class ArqActor {
   private committed: ArqView;
   private commitChain: Promise<void> = Promise.resolve();
   readonly createdAt: string;
+  /** Reconciliation's backoff (see `retry`). */
+  private failedRetries = 0;
+  private nextRetryAt = 0;
 
   constructor(private readonly opts: ArqActorOptions) {
     this.uuid = opts.input.uuid;
@@ -87,24 +99,56 @@ export class ArqActor {
     return this.onTransition({ event: 'CREATE', from: 'none', to: this.m.value, at: this.createdAt, ...meta }, this.m.record());
   }
 
-  async request(event: ArqEvent, meta: RequestMeta = {}): Promise<ArqView> {
+  /**
+   * Sends `event` and resolves with the committed view once the machine settles — or, with
+   * `settleWithinMs`, once that much time has passed: an unbind or delete is durable intent, and
+   * its committed first step (`Unbinding`, `Deleting`) is the answer while the release goes on.
+   */
+  async request(event: ArqEvent, meta: RequestMeta = {}, opts: { settleWithinMs?: number } = {}): Promise<ArqView> {
     if (!this.m.snapshot.can(event)) {
       throw new TransitionInvalidError('arq', this.uuid, event.type, cyborgState(this.m.value), this.allowed());
     }
     this.m.send(event, meta);
-    await new Promise<void>((resolve, reject) => {
-      const check = (): void => {
-        const s = this.m.snapshot;
-        if (!s.hasTag('busy') || s.status !== 'active') {
-          sub?.unsubscribe();
-          resolve();
-        }
-      };
-      const sub = this.m.actor.subscribe({ next: check, error: (err: unknown) => reject(err) });
-      check();
-    });
+    await this.settled(opts.settleWithinMs);
     await this.commitChain;
     return this.committed;
+  }
+
+  /**
+   * Reconciliation: retries the release of an acknowledged delete or unbind that could not finish
+   * (`DeletePending`, `UnbindFailed`). False when there is nothing to retry.
+   */
+  retry(force = false, now = Date.now()): boolean {
+    const event = RETRY_OF[this.m.value];
+    if (!event || this.m.snapshot.status !== 'active') {
+      this.failedRetries = 0;
+      return false;
+    }
+    // Backs off while nothing changes (each retry writes two transitions); news (an agent back,
+    // a host adopted) retries at once.
+    if (!force && now < this.nextRetryAt) return false;
+    this.nextRetryAt = now + Math.min(RETRY_MAX_MS, RETRY_BASE_MS * 2 ** this.failedRetries);
+    this.failedRetries = Math.min(this.failedRetries + 1, 16);
+    this.m.send(event, { actor: 'conductor:reconcile' });
+    return true;
+  }
+
+  private settled(withinMs?: number): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      let timer: NodeJS.Timeout | undefined;
+      const done = (): void => {
+        clearTimeout(timer);
+        sub?.unsubscribe();
+        resolve();
+      };
+      const check = (): void => {
+        const s = this.m.snapshot;
+        if (!s.hasTag('busy') || s.status !== 'active') done();
+      };
+      const sub = this.m.actor.subscribe({ next: check, error: (err: unknown) => { clearTimeout(timer); reject(err); } });
+      if (withinMs !== undefined) timer = setTimeout(done, withinMs);
+      check();
+    });
   }
 
   flushed(): Promise<void> {
@@ -127,6 +171,7 @@ export class ArqActor {
     const step = this.commitChain.catch(() => undefined).then(() => commit).then(() => {
       this.committed = this.buildView(rec.at, persisted);
       this.opts.hub.publish(full);
+      if (deleted) this.opts.onDeleted?.(this.uuid);
     });
     this.commitChain = step;
     return step.catch((err: unknown) => {

@@ -100,8 +100,18 @@ export class ArqBinder {
     } catch {
       return; // the accelerator is gone: nothing left to release
     }
-    if (!actor.context.allocations.some((a) => a.handleUuid === boundTo.handleUuid)) return;
-    const view = await actor.request({ type: 'DETACH', handleUuid: boundTo.handleUuid }, { actor: `arq:${arqUuid}` }, { awaitCommit: false });
+    const holds = (): boolean => actor.context.allocations.some((a) => a.handleUuid === boundTo.handleUuid);
+    if (!holds()) return;
+    const meta = { actor: `arq:${arqUuid}` };
+    // A detach that failed before (agent away, timed out) left the accelerator in `error` holding
+    // the handle: run that detach again rather than leave it there (it may be another ARQ's handle).
+    if (actor.state === 'error' && actor.context.error?.op === 'detach') {
+      const view = await actor.request({ type: 'RETRY' }, meta, { awaitCommit: false });
+      if (view.state === 'error') throw new Error(view.error?.reason ?? `detach of ${actor.id} failed again`);
+      if (!holds()) return;
+    }
+    if (actor.state === 'offline') throw new Error(`the host of accelerator ${actor.id} is away: released when it is back`);
+    const view = await actor.request({ type: 'DETACH', handleUuid: boundTo.handleUuid }, meta, { awaitCommit: false });
     if (view.state === 'error') throw new Error(view.error?.reason ?? `detach of ${actor.id} failed`);
   }
 }

@@ -4,7 +4,7 @@ import type { Bus, Unsubscribe } from '../../bus/bus.js';
 import { HealthMessage, HeartbeatMessage, InventoryMessage, InventoryReply, RegisterMessage, RegisterReply } from '../../bus/schemas.js';
 import { Subjects } from '../../bus/subjects.js';
 import { CyborgError, NotFoundError } from '../../errors/index.js';
-import { acceleratorMachine, type AcceleratorEvent, type ArqInput, type Binding, type BoundTo } from '../../machines/index.js';
+import { acceleratorMachine, isDeleting, type AcceleratorEvent, type ArqInput, type Binding, type BoundTo } from '../../machines/index.js';
 import { acceleratorLogic, type AcceleratorActor } from './accelerator-actor.js';
 import { assertNotAllocated, type ProviderAllocations } from './allocation-guard.js';
 import { ArqActor, arqLogic } from './arq-actor.js';
@@ -28,7 +28,17 @@ export interface ConductorOptions {
   restAfterMs?: number;
   /** Binds to accelerators that other conductors hold (several conductors; see ArqHome). */
   remoteArqs?: RemoteArqOps;
+  /**
+   * How long an unbind or delete waits for its release before answering with the committed intent
+   * (`Unbinding`, `Deleting`) while reconciliation finishes it; below the api → conductor timeout.
+   */
+  releaseWaitMs?: number;
+  /** How often acknowledged deletes and unbinds whose release could not finish are retried. */
+  reconcileEveryMs?: number;
 }
+
+const RELEASE_WAIT_MS = 2_000;
+const RECONCILE_EVERY_MS = 5_000;
 
 /**
  * The supervisor of the actor tree: one HostActor per compute host (each hosting its
@@ -51,6 +61,8 @@ export class Conductor implements ControlPlane {
   private readonly binder: ArqBinder;
   private subs: Unsubscribe[] = [];
   private stopping = false;
+  private reconcileTimer: NodeJS.Timeout | undefined;
+  private reconcileQueued = false;
   /** Agent reports refused at the door (exposed as metrics by the role). */
   readonly reportStats: ReportStats = { misaddressedReports: 0 };
 
@@ -62,7 +74,10 @@ export class Conductor implements ControlPlane {
   constructor(private readonly opts: ConductorOptions) {
     this.passivation = new Passivation(opts.restAfterMs ?? 30_000);
     this.logic = {
-      host: hostLogic(opts.timing, (h) => this.hosts.get(h)?.broadcast({ type: 'HOST_LOST' }), (h) => this.hosts.get(h)?.broadcast({ type: 'HOST_BACK' }),
+      host: hostLogic(opts.timing, (h) => this.hosts.get(h)?.broadcast({ type: 'HOST_LOST' }), (h) => {
+        this.hosts.get(h)?.broadcast({ type: 'HOST_BACK' });
+        this.reconcileSoon();
+      },
         (h) => this.hosts.get(h)?.lastSignAt),
       accelerator: acceleratorLogic((input) => {
         const host = this.hosts.get(input.host);
@@ -92,6 +107,8 @@ export class Conductor implements ControlPlane {
         const registered = this.hostFor(msg.host).register(msg.agentId, msg.epoch ?? 0, drivers.map((d) => ({ name: d.name, version: d.version })));
         await Promise.all([persisted, registered]);
         this.opts.log.info({ host: msg.host, agentId: msg.agentId, drivers: msg.drivers }, 'agent registered');
+        // An agent back: releases that waited for it can go on.
+        this.reconcileSoon();
         return { ok: true, heartbeatIntervalMs: this.opts.timing.heartbeatIntervalMs, drivers };
       }, queue),
       bus.respond(Subjects.inventory, InventoryMessage, InventoryReply, async (msg, subject) => {
@@ -113,7 +130,33 @@ export class Conductor implements ControlPlane {
         else this.opts.log.warn({ host: msg.host, agentId: msg.agentId, checks: msg.checks.length }, 'health checks from a host that has not registered: dropped');
       }, queue),
     );
+    this.reconcileTimer = setInterval(() => this.reconcile(false), this.opts.reconcileEveryMs ?? RECONCILE_EVERY_MS);
+    this.reconcileTimer.unref();
     this.opts.log.info({ hosts: this.hosts.size, arqs: this.arqs.size }, 'conductor started');
+    // Deletes and unbinds a crash or an earlier failure left unfinished.
+    this.reconcileSoon();
+  }
+
+  /**
+   * Finishes acknowledged deletes and unbinds whose release could not be done when asked (agent
+   * away, the accelerator's conductor failing over, a crash in between): each is retried; one
+   * that fails again waits for the next round (the timer, an agent registering, a host back,
+   * hosts or ARQs adopted; the timer's rounds back off per ARQ). Returns how many were retried.
+   */
+  reconcile(force = true): number {
+    if (force) this.reconcileQueued = false;
+    if (this.stopping) return 0;
+    let n = 0;
+    for (const a of this.arqs.values()) if (a.retry(force)) n++;
+    if (n > 0) this.opts.log.info({ arqs: n }, 'reconciling unfinished ARQ deletes and unbinds');
+    return n;
+  }
+
+  /** A reconciliation round at the next turn (several triggers at once make one round). */
+  private reconcileSoon(): void {
+    if (this.reconcileQueued) return;
+    this.reconcileQueued = true;
+    setImmediate(() => this.reconcile());
   }
 
   /** A request naming another host than its subject's is refused: the agent hears why. */
@@ -125,6 +168,7 @@ export class Conductor implements ControlPlane {
 
   async stop(): Promise<void> {
     this.stopping = true;
+    clearInterval(this.reconcileTimer);
     for (const u of this.subs) u();
     await Promise.all([...this.hosts.values()].flatMap((h) => [...h.accelerators.values()].map((a) => a.flushed().catch(() => undefined))));
     await Promise.all([...this.arqs.values()].map((a) => a.flushed().catch(() => undefined)));
@@ -264,7 +308,8 @@ export class Conductor implements ControlPlane {
     for (const a of this.arqs.values()) {
       const v = a.view();
       if (v.state === 'Deleted') continue;
-      if (filter.instanceUuid !== undefined && v.binding?.instanceUuid !== filter.instanceUuid) continue;
+      // An instance whose ARQs' delete was acknowledged has none left (Nova may bind anew).
+      if (filter.instanceUuid !== undefined && (v.binding?.instanceUuid !== filter.instanceUuid || isDeleting(v.state))) continue;
       if (filter.projectId !== undefined && v.projectId !== filter.projectId) continue;
       out.push(v);
     }
@@ -292,20 +337,34 @@ export class Conductor implements ControlPlane {
     return this.arqActor(uuid).request({ type: 'BIND', ...binding }, meta);
   }
 
+  /** Durable intent: answered once `Unbinding` is committed, if the release takes longer (see `reconcile`). */
   unbindArq(uuid: string, meta: RequestMeta = {}): Promise<ArqView> {
     this.assertRunning();
-    return this.arqActor(uuid).request({ type: 'UNBIND' }, meta);
+    return this.arqActor(uuid).request({ type: 'UNBIND' }, meta, { settleWithinMs: this.releaseWaitMs });
   }
 
+  /**
+   * Durable intent: answered once `Deleting` is committed — `Deleted` if the release finished
+   * meanwhile, else `Deleting` (or `DeletePending`), which reconciliation takes to `Deleted`.
+   * Deleting an ARQ already on its way out tries its release again.
+   */
   async deleteArq(uuid: string, meta: RequestMeta = {}): Promise<ArqView> {
     this.assertRunning();
     const arq = this.arqActor(uuid);
-    const view = await arq.request({ type: 'DELETE' }, meta);
-    if (view.state === 'Deleted') {
-      arq.stop();
-      this.arqs.delete(uuid);
-    }
+    if (arq.state === 'Deleting') return arq.view();
+    const view = await arq.request({ type: 'DELETE' }, meta, { settleWithinMs: this.releaseWaitMs });
+    if (view.state === 'Deleted') this.forgetArq(arq);
     return view;
+  }
+
+  private get releaseWaitMs(): number {
+    return this.opts.releaseWaitMs ?? RELEASE_WAIT_MS;
+  }
+
+  private forgetArq(arq: ArqActor): void {
+    if (this.arqs.get(arq.uuid) !== arq) return;
+    arq.stop();
+    this.arqs.delete(arq.uuid);
   }
 
   /**
@@ -319,6 +378,7 @@ export class Conductor implements ControlPlane {
       record: h.record, drivers: h.drivers, devices: h.devices, acceleratorRecords, logic: this.logic,
     });
     this.hosts.set(h.host, actor);
+    this.reconcileSoon();
     return actor;
   }
 
@@ -363,6 +423,8 @@ export class Conductor implements ControlPlane {
       const ctx = a.record.context as unknown as ArqInput;
       this.spawnArq({ uuid: a.uuid, deviceProfileName: ctx.deviceProfileName, deviceProfileGroupId: ctx.deviceProfileGroupId, projectId: ctx.projectId }, a.record);
     }
+    // Deletes the previous home acknowledged but did not finish are ours to finish now.
+    this.reconcileSoon();
   }
 
   /** Drops every ARQ actor (the ARQ home moved to another conductor). */
@@ -396,13 +458,14 @@ export class Conductor implements ControlPlane {
   }
 
   private spawnArq(input: ArqInput, record?: MachineRecord): ArqActor {
-    const arq = new ArqActor({
+    const arq: ArqActor = new ArqActor({
       input,
       record,
       logic: this.arqLogic,
       journal: this.opts.journal,
       hub: this.hub,
       log: this.opts.log,
+      onDeleted: () => this.forgetArq(arq),
     });
     this.arqs.set(input.uuid, arq);
     return arq;
