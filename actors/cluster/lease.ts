@@ -268,7 +268,9 @@ export class LeaseTable {
       const rec = this.record();
       const started = this.now();
       this.myRevision = await this.opts.kv.update(conductorKey(this.id), enc.encode(JSON.stringify(rec)), this.myRevision);
-      this.lastRenewal = started;
+      // Renewals overlap while NATS is away (each waits for its reply); one sent before the outage
+      // and answered after it must not move our renewal back to when it left.
+      this.lastRenewal = Math.max(this.lastRenewal, started);
     } catch (err) {
       if (this.stopping) return;
       this.opts.log.error({ err, conductorId: this.id, lapsed }, 'could not renew the conductor lease');

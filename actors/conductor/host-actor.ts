@@ -286,15 +286,23 @@ export class HostActor {
         if (attempt > 0) this.opts.log.info({ host: this.name, acceleratorId: input.id, op: input.op, attempts: attempt + 1 }, 'driver command answered after a re-send');
         return reply.result;
       } catch (err) {
-        if (!isCyborgError(err) || err.code !== 'bus.timeout') throw err;
+        // No responder: NATS came back before the agent re-subscribed (or the connection is still
+        // reconnecting). The agent's run, if it started, goes on: wait a little and re-send.
+        const gone = isCyborgError(err) && err.code === 'bus.no_responder';
+        if (!isCyborgError(err) || (err.code !== 'bus.timeout' && !gone)) throw err;
         if (Date.now() >= deadline) {
           throw new DriverError('driver.timeout', `agent on ${this.name} did not answer ${input.op} in time`, { op: input.op, attempts: attempt + 1 }, { cause: err });
         }
-        this.opts.log.warn({ host: this.name, acceleratorId: input.id, op: input.op, key, attempt: attempt + 1 }, 'no answer to a driver command yet: re-sending it with the same idempotency key');
+        this.opts.log.warn({ host: this.name, acceleratorId: input.id, op: input.op, key, attempt: attempt + 1, noResponder: gone },
+          'no answer to a driver command yet: re-sending it with the same idempotency key');
+        if (gone) await new Promise((r) => setTimeout(r, Math.min(NO_RESPONDER_PAUSE_MS, Math.max(1, deadline - Date.now()))));
       }
     }
   }
 }
+
+/** The pause before re-sending a command nobody was subscribed to hear (an agent reconnecting). */
+const NO_RESPONDER_PAUSE_MS = 250;
 
 /** How often an unanswered driver command is re-sent: a third of its deadline, at most 5 s. */
 export function resendEveryMs(timeoutMs: number): number {
