@@ -13,6 +13,7 @@ import { healthRoutes, type HealthOptions } from './routes/health.js';
 import { hostRoutes } from './routes/hosts.js';
 import { maintenanceRoutes } from './routes/maintenance.js';
 import { auditRoutes } from './routes/audit.js';
+import { authRoutes } from './routes/auth.js';
 import { eventRoutes, EventStreams } from './routes/events.js';
 import { apiLimits, type ApiLimits } from './limits.js';
 import { limitOperatorWrites } from './rate-limit.js';
@@ -69,6 +70,7 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
   await app.register(healthRoutes, opts.health ?? {});
   await app.register(async (scope) => {
     await limitOperatorWrites(scope as unknown as FastifyInstance, limits.operatorRateLimit);
+    await scope.register(authRoutes);
     await scope.register(hostRoutes, { control: opts.control, pageMax: limits.pageMax });
     await scope.register(acceleratorRoutes, { control: opts.control, pageMax: limits.pageMax });
     await scope.register(maintenanceRoutes, { control: opts.control });

@@ -55,6 +55,8 @@ export const ErrorCodes = {
   // Keystone (openstack/keystone): it cannot be reached, or it refuses this service's own credentials.
   'keystone.unavailable': 503,
   'keystone.service_auth_failed': 503,
+  /** Signing in through the api (api/routes/auth.ts) where the api authenticates nobody (noauth). */
+  'auth.not_required': 404,
   // Driver lifecycle and instance attach (generic-driver spec; actors/driver-admin.ts).
   'driver.ambiguous': 400,
   'driver.in_use': 409,

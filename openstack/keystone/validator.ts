@@ -33,6 +33,11 @@ export class TokenValidator {
     this.dispatcher = o.dispatcher ?? openstackDispatcher();
   }
 
+  /** Keystone's v3 URL this validator asks (the api's sign-in asks the same Keystone). */
+  get authUrl(): string {
+    return this.o.session.authUrl;
+  }
+
   async validate(token: string): Promise<KeystoneToken | null> {
     const cached = this.cache.get(token);
     if (cached.hit) return cached.token;

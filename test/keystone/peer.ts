@@ -5,7 +5,7 @@ import { svc } from '../services.js';
 /** The Keystone peer's users (../shared/peers/keystone/README.md); passwords from its KEYSTONE_* lines or their defaults. */
 export const KEYSTONE_URL = svc.keystone ?? 'http://127.0.0.1:15001/v3';
 
-const password = (user: string): string => process.env[`KEYSTONE_${user.toUpperCase().replace(/-/g, '_')}_PASSWORD`] ?? `${user}-secret`;
+export const password = (user: string): string => process.env[`KEYSTONE_${user.toUpperCase().replace(/-/g, '_')}_PASSWORD`] ?? `${user}-secret`;
 
 export const users = {
   cyborg: { user: 'cyborg', project: 'service' },
