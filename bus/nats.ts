@@ -1,8 +1,9 @@
 import type { Static, TSchema } from '@sinclair/typebox';
-import { connect, type Msg, type NatsConnection, type Subscription } from '@nats-io/transport-node';
+import { connect, type Msg, type NatsConnection, type NodeConnectionOptions, type Subscription } from '@nats-io/transport-node';
 import type { Logger } from 'pino';
 import { BusError } from '../errors/index.js';
 import { answer, decodeMessage, errorReply, readReply } from './decode.js';
+import { natsAuthError, natsConnectSettings, type NatsAuthSettings } from './nats-auth.js';
 import type { Bus, MessageHandler, RequestHandler, RequestOptions, SubscribeOptions, Unsubscribe } from './bus.js';
 
 /** Counts what the bus drops or fails at, so metrics can expose it (metrics/ provides one). */
@@ -186,6 +187,10 @@ export interface ConnectOptions {
   url: string;
   /** The client name the server shows (`cyborg-agent-<host>`, …). */
   name: string;
+  /** Credentials and TLS files (config `nats`); credentials in the URL work too. */
+  auth?: NatsAuthSettings;
+  /** Where replies to this process's requests arrive: an agent's credentials may subscribe only under its own. */
+  inboxPrefix?: string;
   log: Logger;
   prefix?: string;
   onError?: BusErrorSink;
@@ -198,30 +203,50 @@ export interface ConnectOptions {
  * a NatsBus that owns it. The first connect waits for the server too, so roles can start in any order.
  */
 export async function connectBus(opts: ConnectOptions): Promise<NatsBus> {
-  const nc = await connect({
-    servers: opts.url.split(','),
+  const nc = await connectNats(opts.url, opts.auth, {
     name: opts.name,
-    maxReconnectAttempts: -1,
-    reconnectTimeWait: NATS_RECONNECT_WAIT_MS,
-    waitOnFirstConnect: true,
     pingInterval: 10_000,
-    // Every request would otherwise build two Error objects up front (their stack traces are the
-    // "async trace" of a later failure): CPU and garbage on every request of a fleet's cold start.
-    // Our failures carry the subject (BusError), which says more than that stack.
-    noAsyncTraces: true,
+    ...(opts.inboxPrefix ? { inboxPrefix: opts.inboxPrefix } : {}),
   });
   const log = opts.log.child({ component: 'nats' });
-  log.info({ server: nc.getServer(), name: opts.name }, 'connected to NATS');
+  log.info({ server: nc.getServer(), name: opts.name, tls: nc.info?.tls_required === true || undefined }, 'connected to NATS');
   void (async () => {
     for await (const s of nc.status()) {
       if (s.type === 'reconnect') {
         log.warn({ server: s.server }, 'reconnected to NATS');
         opts.onReconnect?.();
       } else if (s.type === 'disconnect') log.warn({ server: s.server }, 'disconnected from NATS; reconnecting');
+      // A permission violation lands here too: the server refused one publish or subscription
+      // of this process's credentials (deploy/nats/); the connection and the process go on.
       else if (s.type === 'error') log.error({ err: s.error }, 'NATS error');
       else if (s.type === 'slowConsumer') log.error({ subject: s.sub.getSubject(), pending: s.pending }, 'NATS slow consumer: messages may be dropped');
       else if (s.type !== 'ping' && s.type !== 'reconnecting') log.debug({ status: s }, 'NATS status');
     }
   })().catch(() => undefined);
   return new NatsBus(nc, log, { prefix: opts.prefix, onError: opts.onError, ownsConnection: true });
+}
+
+/**
+ * A NATS connection with this project's policy: reconnect forever (0.5 s apart), wait for a
+ * server that is not up yet, credentials and TLS from the config. Credentials the server refuses
+ * stop the start with a ConfigError that says NATS authentication (not an endless retry).
+ */
+export async function connectNats(url: string, auth: NatsAuthSettings | undefined, extra: Partial<NodeConnectionOptions> = {}): Promise<NatsConnection> {
+  const settings = natsConnectSettings(url, auth);
+  try {
+    return await connect({
+      servers: settings.servers,
+      maxReconnectAttempts: -1,
+      reconnectTimeWait: NATS_RECONNECT_WAIT_MS,
+      waitOnFirstConnect: true,
+      // Every request would otherwise build two Error objects up front (their stack traces are the
+      // "async trace" of a later failure): CPU and garbage on every request of a fleet's cold start.
+      // Our failures carry the subject (BusError), which says more than that stack.
+      noAsyncTraces: true,
+      ...settings.options,
+      ...extra,
+    });
+  } catch (err) {
+    throw natsAuthError(err, settings) ?? err;
+  }
 }

@@ -60,6 +60,17 @@ export const ConfigSchema = Type.Object({
     auditPruneIntervalMs: Type.Integer({ minimum: 1_000, default: 600_000, description: 'how often the oldest transition-log rows beyond the retention are deleted' }),
   }, { default: {} }),
   natsUrl: Type.Optional(Type.String({ minLength: 1 })),
+  /** How the distributed roles authenticate to NATS (docs/distributed.md, "An authenticated bus"): one method, and TLS files. */
+  nats: Type.Object({
+    user: Type.Optional(Type.String({ minLength: 1, description: 'NATS user (with password); nats://user:password@host in the URL works too' })),
+    password: Type.Optional(Type.String()),
+    token: Type.Optional(Type.String({ minLength: 1, description: 'NATS authentication token' })),
+    nkeySeedFile: Type.Optional(Type.String({ minLength: 1, description: 'file holding this role\'s nkey seed (SU…)' })),
+    credsFile: Type.Optional(Type.String({ minLength: 1, description: 'a .creds file (user JWT and seed, as nsc writes it)' })),
+    tlsCaFile: Type.Optional(Type.String({ minLength: 1, description: 'CA that signed the server\'s certificate; turns TLS on (as does a tls:// URL)' })),
+    tlsCertFile: Type.Optional(Type.String({ minLength: 1, description: 'client certificate, when the server verifies clients' })),
+    tlsKeyFile: Type.Optional(Type.String({ minLength: 1, description: 'the client certificate\'s key' })),
+  }, { default: {} }),
   placementUrl: Type.Optional(Type.String({ pattern: '^https?://', description: 'Placement\'s endpoint; unset: no sync (said once in the log)' })),
   placementToken: Type.String({ default: 'admin' }),
   /** Placement sync (see docs/placement.md); runs only when `placementUrl` is set. */

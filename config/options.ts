@@ -59,7 +59,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   { path: 'dataDir', section: 'DEFAULT', name: 'state_path', env: 'CYBORG_DATA_DIR', sampleDefault: '.cyborg' },
   {
     path: 'natsUrl', section: 'DEFAULT', name: 'transport_url', env: 'NATS_URL',
-    help: 'the message bus of the distributed roles: NATS with JetStream (nats://host:4222[,nats://…]); unset: in-process bus (all-in-one only)',
+    help: 'the message bus of the distributed roles: NATS with JetStream (nats://[user:password@]host:4222[,nats://…]; tls://… for TLS); unset: in-process bus (all-in-one only)',
     fromFile: (v) => {
       if (/^(rabbit|amqp|kafka)/i.test(v)) throw new Error('this Cyborg speaks NATS, not oslo.messaging\'s AMQP: give nats://host:4222');
       return v;
@@ -117,6 +117,14 @@ export const OPTIONS: readonly OptionSpec[] = [
   // [nats]: the bus between roles.
   { path: 'distributed.subjectPrefix', section: 'nats', name: 'subject_prefix', env: 'CYBORG_SUBJECT_PREFIX' },
   { path: 'distributed.requestTimeoutMs', section: 'nats', name: 'request_timeout_ms', env: 'CYBORG_REQUEST_TIMEOUT_MS' },
+  { path: 'nats.user', section: 'nats', name: 'user', env: 'NATS_USER' },
+  { path: 'nats.password', section: 'nats', name: 'password', env: 'NATS_PASSWORD', secret: true },
+  { path: 'nats.token', section: 'nats', name: 'token', env: 'NATS_TOKEN', secret: true },
+  { path: 'nats.nkeySeedFile', section: 'nats', name: 'nkey_seed_file', env: 'NATS_NKEY_SEED_FILE' },
+  { path: 'nats.credsFile', section: 'nats', name: 'creds_file', env: 'NATS_CREDS_FILE' },
+  { path: 'nats.tlsCaFile', section: 'nats', name: 'tls_ca_file', env: 'NATS_TLS_CA_FILE' },
+  { path: 'nats.tlsCertFile', section: 'nats', name: 'tls_cert_file', env: 'NATS_TLS_CERT_FILE' },
+  { path: 'nats.tlsKeyFile', section: 'nats', name: 'tls_key_file', env: 'NATS_TLS_KEY_FILE' },
   { path: 'distributed.metricsPort', section: 'nats', name: 'metrics_port', env: 'CYBORG_METRICS_PORT', sampleDefault: '[conductor] / [agent] metrics_port', help: 'this process\'s health + /metrics listener, whatever its role' },
   // [placement]: keystoneauth's group, and the sync's own settings.
   { path: 'placementUrl', section: 'placement', name: 'endpoint_override', env: 'PLACEMENT_URL' },

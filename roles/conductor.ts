@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { Kvm } from '@nats-io/kv';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import type { NatsConnection } from '@nats-io/transport-node';
 import type { Static, TSchema } from '@sinclair/typebox';
 import type { Logger } from 'pino';
 import { ARQ_HOME, ArqHome } from '../actors/arq-home.js';
@@ -12,7 +12,7 @@ import { HostRouter } from '../actors/host-router.js';
 import type { Journal } from '../actors/journal.js';
 import { LeaseTable } from '../actors/lease.js';
 import type { Bus, MessageHandler, SubscribeOptions, Unsubscribe } from '../bus/bus.js';
-import { NATS_RECONNECT_WAIT_MS, type NatsBus } from '../bus/nats.js';
+import { connectNats, type NatsBus } from '../bus/nats.js';
 import type { HeartbeatMsg } from '../bus/schemas.js';
 import { Subjects } from '../bus/subjects.js';
 import type { Config } from '../config/index.js';
@@ -61,10 +61,7 @@ export async function startConductor(config: Config, log: Logger, deps: { journa
     // Its own connection: a lease renewal must not wait behind a flood of agent reports in the socket.
     // It reconnects as fast as the main one (nats.js waits 2 s by default): after a NATS outage
     // the main connection must not serve calls for seconds while the lease lapses unrenewed.
-    leaseNc = await connect({
-      servers: config.natsUrl!.split(','), name: `cyborg-conductor-${id}-lease`,
-      maxReconnectAttempts: -1, reconnectTimeWait: NATS_RECONNECT_WAIT_MS, waitOnFirstConnect: true, noAsyncTraces: true,
-    });
+    leaseNc = await connectNats(config.natsUrl!, config.nats, { name: `cyborg-conductor-${id}-lease` });
     const kv = await new Kvm(leaseNc).create(bucket, { history: 1 });
     lease = new LeaseTable({
       kv, conductorId: id, ttlMs: d.leaseTtlMs, renewMs: d.leaseRenewMs, log,

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { MemoryJournal, type Journal } from '../actors/runtime/index.js';
 import { connectBus, type NatsBus } from '../bus/nats.js';
+import { Subjects } from '../bus/subjects.js';
 import { ConfigError, type Config } from '../config/index.js';
 import { openJournal } from '../db/index.js';
 import type { Metrics } from '../metrics/index.js';
@@ -12,6 +13,9 @@ export async function roleBus(config: Config, log: Logger, name: string, metrics
     url: config.natsUrl,
     name,
     log,
+    auth: config.nats,
+    // An agent's replies come under its own host's inbox: its credentials may subscribe nowhere else.
+    ...(name.startsWith('cyborg-agent-') ? { inboxPrefix: Subjects.agentInbox(config.host) } : {}),
     ...(config.distributed.subjectPrefix ? { prefix: config.distributed.subjectPrefix } : {}),
     onError: (reason) => metrics.busErrors.inc({ reason }),
     ...(onReconnect ? { onReconnect } : {}),
