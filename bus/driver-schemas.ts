@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { BoundedName } from '../model/bounds.js';
 import { BackendServiceSchema } from '../model/device.js';
 
 /**
@@ -10,11 +11,11 @@ export const DriverCommandOp = Type.Union([Type.Literal('install'), Type.Literal
 
 export const DriverCommandMessage = Type.Object({
   op: DriverCommandOp,
-  idempotencyKey: Type.String({ minLength: 1 }),
-  host: Type.String(),
-  driver: Type.String({ minLength: 1 }),
+  idempotencyKey: BoundedName({ minLength: 1 }),
+  host: BoundedName(),
+  driver: BoundedName({ minLength: 1 }),
   /** The version to install or update to; absent: the version the agent ships. */
-  version: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+  version: Type.Optional(BoundedName({ minLength: 1, maxLength: 64 })),
 });
 
 export const DriverCommandReply = Type.Union([

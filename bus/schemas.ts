@@ -1,17 +1,31 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
+import { ValueErrorType } from '@sinclair/typebox/errors';
+import { BoundedName, BoundedText, STORABLE_PATTERN } from '../model/bounds.js';
 import { Device } from '../model/device.js';
 
 /**
  * Message schemas of the agent ↔ conductor subjects (see subjects.ts). The device model they
  * carry is model/device.ts; committed transitions (`cyborg.events.*`) are model/events.ts.
+ *
+ * Every string a report carries is one PostgreSQL can store (model/bounds.ts) and every list is
+ * bounded: a message out of bounds is refused on receipt (logged, counted in
+ * cyborg_bus_errors_total), so no report can poison a journal batch or flood the database.
  */
-export const DriverInfo = Type.Object({ name: Type.String(), version: Type.String() });
+
+/** Far above the drivers a registry has: a register naming more is forged or broken. */
+export const MAX_DRIVERS_PER_HOST = 64;
+/** Far above the cards a server holds: an inventory naming more is forged or broken. */
+export const MAX_DEVICES_PER_HOST = 4096;
+
+const Host = () => BoundedName({ minLength: 1 });
+
+export const DriverInfo = Type.Object({ name: BoundedName({ minLength: 1 }), version: BoundedName() });
 
 export const RegisterMessage = Type.Object({
-  host: Type.String({ minLength: 1 }),
-  agentId: Type.String({ description: 'unique per agent process start' }),
-  drivers: Type.Array(DriverInfo),
+  host: Host(),
+  agentId: BoundedName({ description: 'unique per agent process start' }),
+  drivers: Type.Array(DriverInfo, { maxItems: MAX_DRIVERS_PER_HOST }),
   epoch: Type.Optional(Type.Integer({ minimum: 0, description: 'increments on each agent start (its local cache keeps it)' })),
 });
 export const RegisterReply = Type.Object({
@@ -22,17 +36,17 @@ export const RegisterReply = Type.Object({
 });
 
 export const InventoryMessage = Type.Object({
-  host: Type.String({ minLength: 1 }),
-  agentId: Type.String(),
+  host: Host(),
+  agentId: BoundedName(),
   epoch: Type.Integer({ minimum: 0, description: 'increments on each agent start' }),
   seq: Type.Integer({ minimum: 0 }),
-  devices: Type.Array(Device),
+  devices: Type.Array(Device, { maxItems: MAX_DEVICES_PER_HOST }),
 });
 export const InventoryReply = Type.Object({ ok: Type.Boolean(), accelerators: Type.Integer() });
 
 export const HeartbeatMessage = Type.Object({
-  host: Type.String({ minLength: 1 }),
-  agentId: Type.String(),
+  host: Host(),
+  agentId: BoundedName(),
   epoch: Type.Integer({ minimum: 0 }),
   seq: Type.Integer({ minimum: 0 }),
   sentAt: Type.Number(),
@@ -42,11 +56,11 @@ export const CommandOp = Type.Union(['install', 'uninstall', 'program', 'attach'
 
 export const CommandMessage = Type.Object({
   op: CommandOp,
-  idempotencyKey: Type.String({ minLength: 1 }),
-  host: Type.String(),
-  deployableUuid: Type.String(),
-  driver: Type.String(),
-  params: Type.Record(Type.String(), Type.Unknown()),
+  idempotencyKey: BoundedName({ minLength: 1 }),
+  host: BoundedName(),
+  deployableUuid: BoundedName(),
+  driver: BoundedName(),
+  params: Type.Record(BoundedName(), Type.Unknown()),
 });
 export const CommandReply = Type.Union([
   Type.Object({ ok: Type.Literal(true), result: Type.Record(Type.String(), Type.Unknown()) }),
@@ -54,21 +68,21 @@ export const CommandReply = Type.Union([
 ]);
 
 export const TelemetryMessage = Type.Object({
-  host: Type.String(),
+  host: BoundedName(),
   at: Type.Number(),
-  usage: Type.Array(Type.Object({ deployableUuid: Type.String(), utilization: Type.Number(), memoryUsedBytes: Type.Optional(Type.Number()) })),
+  usage: Type.Array(Type.Object({ deployableUuid: BoundedName(), utilization: Type.Number(), memoryUsedBytes: Type.Optional(Type.Number()) }), { maxItems: 100_000 }),
 });
 
 /** One poll of a host's drivers' health: a check per deployable, each classified by its driver. */
 export const HealthMessage = Type.Object({
-  host: Type.String({ minLength: 1 }),
-  agentId: Type.String(),
+  host: Host(),
+  agentId: BoundedName(),
   at: Type.Number({ description: 'when the agent checked (ms since the epoch)' }),
   checks: Type.Array(Type.Object({
-    deployableUuid: Type.String({ minLength: 1 }),
+    deployableUuid: BoundedName({ minLength: 1 }),
     healthy: Type.Boolean(),
     severity: Type.Optional(Type.Union([Type.Literal('transient'), Type.Literal('fatal')])),
-    reason: Type.Optional(Type.String({ maxLength: 1024 })),
+    reason: Type.Optional(BoundedText(1024)),
   }), { maxItems: 100_000 }),
 });
 
@@ -97,5 +111,8 @@ export function firstError(schema: TSchema, value: unknown): string | undefined 
   const c = checker(schema);
   if (c.Check(value)) return undefined;
   const e = c.Errors(value).First();
-  return e ? `${e.path || '/'}: ${e.message}` : 'invalid';
+  if (!e) return 'invalid';
+  // The character rule reads as what it means, not as its expression.
+  const what = e.type === ValueErrorType.StringPattern && e.schema.pattern === STORABLE_PATTERN ? 'must not contain NUL characters or unpaired UTF-16 surrogates' : e.message;
+  return `${e.path || '/'}: ${what}`;
 }

@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { BoundedName } from './bounds.js';
 
 /** An instance's hold on one attach handle of an accelerator. */
 export const AllocationSchema = Type.Object({
@@ -69,12 +70,13 @@ const MaintenanceScopeSchema = Type.Union([Type.Literal('device'), Type.Literal(
 export const OperatorEventSchema = Type.Union([
   Type.Object({ type: Type.Literal('ENABLE') }),
   Type.Object({ type: Type.Literal('DISABLE') }),
-  Type.Object({ type: Type.Literal('PROGRAM'), bitstreamId: Type.Optional(Type.String()), functionId: Type.Optional(Type.String()) }),
+  // Arguments are recorded in the transition log: ids, bounded like the columns they end in.
+  Type.Object({ type: Type.Literal('PROGRAM'), bitstreamId: Type.Optional(BoundedName()), functionId: Type.Optional(BoundedName()) }),
   Type.Object({
-    type: Type.Literal('ATTACH'), handleUuid: Type.String(), instanceUuid: Type.String(),
-    arqUuid: Type.Optional(Type.String()), projectId: Type.Optional(Type.String()),
+    type: Type.Literal('ATTACH'), handleUuid: BoundedName(), instanceUuid: BoundedName(),
+    arqUuid: Type.Optional(BoundedName()), projectId: Type.Optional(BoundedName()),
   }),
-  Type.Object({ type: Type.Literal('DETACH'), handleUuid: Type.String() }),
+  Type.Object({ type: Type.Literal('DETACH'), handleUuid: BoundedName() }),
   Type.Object({ type: Type.Literal('RETRY') }),
   Type.Object({ type: Type.Literal('REMOVE') }),
   Type.Object({ type: Type.Literal('RESET') }),

@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { BOUND, BoundedName, BoundedText, BoundedUuid } from './bounds.js';
 
 /**
  * The device model every room shares, after Cyborg's driver object model: device → deployable →
@@ -7,36 +8,38 @@ import { Type, type Static } from '@sinclair/typebox';
  * schemas validate it wherever it crosses a process boundary.
  */
 export const AttachHandle = Type.Object({
-  uuid: Type.String(),
+  uuid: BoundedUuid(),
   attachType: Type.Union([Type.Literal('PCI'), Type.Literal('MDEV'), Type.Literal('TEST_PCI')]),
-  attachInfo: Type.String({ description: 'JSON text, Cyborg\'s attach_info' }),
+  attachInfo: BoundedName({ description: 'JSON text, Cyborg\'s attach_info' }),
   inUse: Type.Boolean(),
 });
 
-export const Attribute = Type.Object({ key: Type.String(), value: Type.String() });
+export const Attribute = Type.Object({ key: BoundedName(), value: BoundedText(BOUND.text) });
 
+// The item bounds are far above any card (an SR-IOV NIC has at most a few hundred VFs) and keep
+// one forged report from spawning millions of rows.
 export const Deployable = Type.Object({
-  uuid: Type.String(),
-  name: Type.String(),
-  numAccelerators: Type.Integer({ minimum: 0 }),
-  driverName: Type.String(),
-  attributes: Type.Array(Attribute),
-  attachHandles: Type.Array(AttachHandle),
+  uuid: BoundedUuid(),
+  name: BoundedName(),
+  numAccelerators: Type.Integer({ minimum: 0, maximum: 2 ** 31 - 1 }),
+  driverName: BoundedName(),
+  attributes: Type.Array(Attribute, { maxItems: 256 }),
+  attachHandles: Type.Array(AttachHandle, { maxItems: 4096 }),
 });
 
 export const DeviceType = Type.Union(['GPU', 'FPGA', 'AICHIP', 'QAT', 'NIC', 'SSD'].map((t) => Type.Literal(t)));
 
 export const Device = Type.Object({
-  uuid: Type.String(),
+  uuid: BoundedUuid(),
   type: DeviceType,
-  vendor: Type.String(),
-  model: Type.String(),
-  stdBoardInfo: Type.String(),
-  vendorBoardInfo: Type.String(),
+  vendor: BoundedName(),
+  model: BoundedName(),
+  stdBoardInfo: BoundedText(BOUND.text),
+  vendorBoardInfo: BoundedText(BOUND.text),
   stub: Type.Boolean(),
-  controlPath: Type.Object({ type: Type.Literal('PCI'), info: Type.String() }),
-  driver: Type.String(),
-  deployables: Type.Array(Deployable),
+  controlPath: Type.Object({ type: Type.Literal('PCI'), info: BoundedName() }),
+  driver: BoundedName(),
+  deployables: Type.Array(Deployable, { maxItems: 4096 }),
 });
 
 /** One service a backend offers on one device: a virtual function, an mdev type, a programmed function. */

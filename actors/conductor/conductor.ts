@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Bus, Unsubscribe } from '../../bus/bus.js';
-import { HealthMessage, HeartbeatMessage, InventoryMessage, InventoryReply, RegisterMessage, RegisterReply } from '../../bus/schemas.js';
+import { HealthMessage, HeartbeatMessage, InventoryMessage, InventoryReply, RegisterMessage, RegisterReply, type InventoryMsg } from '../../bus/schemas.js';
 import { Subjects } from '../../bus/subjects.js';
 import { CyborgError, NotFoundError } from '../../errors/index.js';
 import { acceleratorMachine, isDeleting, type AcceleratorEvent, type ArqInput, type Binding, type BoundTo } from '../../machines/index.js';
@@ -12,7 +12,7 @@ import { ArqBinder, type RemoteArqOps } from './arq-binder.js';
 import { DocumentStore } from './documents.js';
 import { DriverAdmin } from './driver-admin.js';
 import { Passivation } from '../runtime/index.js';
-import { reportFromItsHost, type ReportStats } from './report-host.js';
+import { inventoryRefusal, reportFromItsHost, type ReportStats } from './report-host.js';
 import { healthPolicyOf, HostActor, hostLogic, type HostActorOptions, type Timing } from './host-actor.js';
 import type { Journal, MachineRecord, Recovered } from '../runtime/index.js';
 import { EventHub, type AcceleratorFilter, type AcceleratorView, type AuditPage, type AuditQuery, type ArqFilter, type ArqView, type AttachHandleT, type ControlPlane, type DeviceT, type HostView, type PlacementStatusView, type RequestMeta, type TransitionRecord } from '../../model/index.js';
@@ -64,7 +64,7 @@ export class Conductor implements ControlPlane {
   private reconcileTimer: NodeJS.Timeout | undefined;
   private reconcileQueued = false;
   /** Agent reports refused at the door (exposed as metrics by the role). */
-  readonly reportStats: ReportStats = { misaddressedReports: 0 };
+  readonly reportStats: ReportStats = { misaddressedReports: 0, refusedReports: 0 };
 
   /** Provided machines, built once and shared by every actor (providing copies the definition). */
   private readonly logic: HostActorOptions['logic'];
@@ -113,6 +113,7 @@ export class Conductor implements ControlPlane {
       }, queue),
       bus.respond(Subjects.inventory, InventoryMessage, InventoryReply, async (msg, subject) => {
         this.fromItsHost(subject, msg);
+        this.believable(msg);
         const host = this.hostFor(msg.host);
         await host.applyInventory(msg.devices, { actor: `agent:${msg.agentId}` });
         return { ok: true, accelerators: host.accelerators.size };
@@ -160,6 +161,15 @@ export class Conductor implements ControlPlane {
   }
 
   /** A request naming another host than its subject's is refused: the agent hears why. */
+  /** Refuses (logged, counted, answered with the reason) an inventory that claims what it may not. */
+  private believable(msg: InventoryMsg): void {
+    const why = inventoryRefusal(msg.host, msg.devices, (h) => this.hosts.has(h), (id) => this.findAccelerator(id)?.host);
+    if (why === undefined) return;
+    this.reportStats.refusedReports++;
+    this.opts.log.warn({ host: msg.host, agentId: msg.agentId, reason: why }, 'refused an inventory');
+    throw new CyborgError('request.invalid', `inventory refused: ${why}`, { host: msg.host });
+  }
+
   private fromItsHost(subject: string, msg: { host: string }): void {
     if (!reportFromItsHost(subject, msg, this.reportStats, this.opts.log)) {
       throw new CyborgError('request.forbidden', `a report for host ${msg.host} must come on that host's subject, not ${subject}`, { host: msg.host, subject });
