@@ -39,8 +39,19 @@ export class HostRouter {
    * create an empty one), then be overwritten by the rebuild.
    */
   private adopting = new Map<string, { done: Promise<void>; fresh: boolean }>();
+  private c!: Conductor;
+
   /** Set once the conductor exists (it is built with the bus this router wraps). */
-  conductor!: Conductor;
+  get conductor(): Conductor {
+    return this.c;
+  }
+
+  set conductor(c: Conductor) {
+    this.c = c;
+    // ARQ releases must not take a host of ours that is still being rebuilt for one whose
+    // accelerators are gone.
+    c.hostPending = (host) => this.opts.lease.ownerOf(host) === this.opts.lease.id && (!c.hosts.has(host) || this.adopting.has(host));
+  }
 
   constructor(private readonly opts: HostRouterOptions) {}
 

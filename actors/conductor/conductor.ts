@@ -49,6 +49,8 @@ export class Conductor implements ControlPlane {
   readonly hub = new EventHub();
   /** Each accelerator's Placement sync state, set by the role that starts a PlacementSync. */
   placementLookup: ((id: string) => PlacementStatusView | undefined) | null = null;
+  /** Whether `host` is ours by its lease but not rebuilt here yet (set by the HostRouter, with several conductors). */
+  hostPending: ((host: string) => boolean) | null = null;
   /** Each provider's allocations in Placement, set with the Placement sync: operator actions never go below one. */
   providerAllocations: ProviderAllocations | null = null;
   readonly hosts = new Map<string, HostActor>();
@@ -88,7 +90,15 @@ export class Conductor implements ControlPlane {
       byRp: (rp) => this.acceleratorByRp(rp), byId: (id) => this.acceleratorActor(id), has: (id) => this.findAccelerator(id) !== undefined, heldBy: (arq) => this.heldBy(arq), log: opts.log,
       ...(opts.remoteArqs ? { remote: opts.remoteArqs } : {}),
     });
-    this.arqLogic = arqLogic((u, b) => this.binder.bind(u, b), (u, boundTo) => this.binder.unbind(u, boundTo));
+    this.arqLogic = arqLogic((u, b) => this.binder.bind(u, b), (u, boundTo) => {
+      // A host whose lease is ours but whose actors are not rebuilt yet (a takeover under way):
+      // its accelerators are not "gone", they are not here yet. Released once it is adopted.
+      const host = this.arqs.get(u)?.view().binding?.hostname;
+      if (host && this.hostPending?.(host)) {
+        return Promise.reject(new CyborgError('lease.not_owner', `host ${host} is being taken over; the release waits for it`, { host }));
+      }
+      return this.binder.unbind(u, boundTo);
+    });
     this.documents = new DocumentStore(opts.journal, opts.log.child({ component: 'documents' }));
     this.driverAdmin = new DriverAdmin({ bus: opts.bus, journal: opts.journal, log: opts.log.child({ component: 'drivers' }), control: this, timeoutMs: opts.timing.driverOpTimeoutMs,
       settle: (id) => this.acceleratorActor(id).flushed(),
