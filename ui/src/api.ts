@@ -1,7 +1,7 @@
+import { BASE, session } from './auth.js';
 import type { AcceleratorView, Machines, Snapshot, TransitionRecord } from './types.js';
 
-/** The operator API, same origin (the api role serves this page). */
-export const BASE = '/cyborg/v1';
+export { BASE };
 
 /** An API error with the server's code and message (409 carries the state and allowed events). */
 export class ApiError extends Error {
@@ -12,7 +12,11 @@ export class ApiError extends Error {
 }
 
 async function call<T>(path: string, init?: RequestInit): Promise<T> {
-  const res = await fetch(`${BASE}${path}`, { ...init, headers: { accept: 'application/json', ...(init?.body ? { 'content-type': 'application/json' } : {}), ...init?.headers } });
+  const res = await fetch(`${BASE}${path}`, {
+    ...init, headers: { accept: 'application/json', ...(init?.body ? { 'content-type': 'application/json' } : {}), ...session.headers(), ...init?.headers },
+  });
+  // The token expired or was revoked mid-session: back to the sign-in form.
+  if (res.status === 401) session.expired();
   const text = await res.text();
   const body = text ? (JSON.parse(text) as Record<string, unknown>) : {};
   if (!res.ok) throw new ApiError(res.status, String(body.code ?? res.status), String(body.message ?? body.error_message ?? res.statusText));

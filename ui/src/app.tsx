@@ -5,6 +5,7 @@ import { Detail } from './components/detail.js';
 import { Feed } from './components/feed.js';
 import { FilterBar, StateChips } from './components/filters.js';
 import { Hosts } from './components/hosts.js';
+import { Who } from './components/signin.js';
 import { baseOrder, NO_FILTERS, projectsOf, select, type Filters } from './select.js';
 import type { Store } from './store.js';
 import type { Machines } from './types.js';
@@ -66,6 +67,7 @@ export function App({ store }: { store: Store }) {
         <h1>cyborg <span class="muted">accelerators</span></h1>
         <span class="muted">{store.accelerators.size} accelerators · {store.hosts.size} hosts · {view.shown} shown</span>
         <Connection store={store} />
+        <Who />
       </header>
       <Hosts hosts={hosts} selected={filters.host} onSelect={(h) => setFilters({ ...filters, host: h })} />
       <main class="center">

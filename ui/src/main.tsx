@@ -1,8 +1,31 @@
 import { render } from 'preact';
+import { useEffect } from 'preact/hooks';
 import { App } from './app.js';
+import { session } from './auth.js';
+import { SignIn, useSession } from './components/signin.js';
 import { store } from './store.js';
 import { follow } from './stream.js';
 import './style.css';
 
-follow(store);
-render(<App store={store} />, document.getElementById('app')!);
+/** The fleet, followed live while it is on screen (a sign-out stops the stream). */
+function Live() {
+  useEffect(() => follow(store), []);
+  return <App store={store} />;
+}
+
+/** In keystone mode the form until signed in (and again after a sign-out or an expired token); in noauth the page as it always was. */
+function Root() {
+  const s = useSession();
+  if (s.mode === 'unknown') return <p class="muted hint" data-testid="starting">{s.error || 'connecting to the api…'}</p>;
+  if (!s.ready) return <SignIn s={s} />;
+  return <Live />;
+}
+
+render(<Root />, document.getElementById('app')!);
+void (async () => {
+  // Until the api answers (it may be starting), ask again.
+  for (let wait = 500; session.mode === 'unknown'; wait = Math.min(wait * 2, 10_000)) {
+    await session.start();
+    if (session.mode === 'unknown') await new Promise((r) => setTimeout(r, wait));
+  }
+})();

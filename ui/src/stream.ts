@@ -1,4 +1,6 @@
 import { api, BASE } from './api.js';
+import { session } from './auth.js';
+import { openSse, SseHttpError, type SseMessage } from './sse.js';
 import type { Store } from './store.js';
 import type { EventBatch } from './types.js';
 
@@ -7,74 +9,85 @@ const SILENCE_MS = 40_000;
 
 /**
  * Keeps the store live: loads the snapshot, then follows `/events` from the snapshot's cursor.
- * The browser's EventSource reconnects by itself with `Last-Event-ID`, so nothing is missed;
- * when the server answers `reset` (our cursor fell out of its ring, or it restarted) the
- * snapshot is loaded again. A connection that fails hard is rebuilt with backoff.
+ * The stream is read with fetch (sse.ts), not EventSource, so that it carries the session's
+ * X-Auth-Token; when it breaks it is opened again with backoff and `Last-Event-ID`, so nothing is
+ * missed. When the server answers `reset` (our cursor fell out of its ring, or it restarted) the
+ * snapshot is loaded again. A 401 ends the session (the page returns to the sign-in form).
  * Returns a function that stops following.
  */
 export function follow(store: Store): () => void {
-  let source: EventSource | null = null;
+  let hangUp: (() => void) | null = null;
+  let open_ = false;
   let stopped = false;
   let retryMs = 500;
   let retryTimer: ReturnType<typeof setTimeout> | undefined;
   let lastMessage = Date.now();
+  let lastEventId = '';
 
   const reload = async (): Promise<void> => {
     store.load(await api.snapshot());
   };
 
+  const onMessage = (m: SseMessage): void => {
+    lastMessage = Date.now();
+    lastEventId = m.lastEventId;
+    if (m.event === 'batch') store.apply(JSON.parse(m.data) as EventBatch);
+    else if (m.event === 'reset') reload().catch((err: unknown) => store.setConnection('lost', String(err)));
+  };
+
   const open = (): void => {
     if (stopped) return;
-    source?.close();
-    const es = new EventSource(`${BASE}/events?cursor=${store.cursor}`);
-    source = es;
-    es.onopen = () => {
-      retryMs = 500;
-      lastMessage = Date.now();
-      store.setConnection('live');
-    };
-    es.addEventListener('batch', (m) => {
-      lastMessage = Date.now();
-      store.apply(JSON.parse((m as MessageEvent<string>).data) as EventBatch);
+    hangUp?.();
+    open_ = false;
+    hangUp = openSse(`${BASE}/events?cursor=${store.cursor}`, {
+      headers: session.headers(),
+      lastEventId: lastEventId || String(store.cursor),
+      onOpen: () => {
+        retryMs = 500;
+        open_ = true;
+        lastMessage = Date.now();
+        store.setConnection('live');
+      },
+      onMessage,
+      onClose: (err) => {
+        open_ = false;
+        if (err instanceof SseHttpError && err.status === 401) {
+          store.setConnection('lost', 'signed out');
+          session.expired();
+          return;
+        }
+        store.setConnection('lost', err instanceof SseHttpError ? err.message : 'connection lost, reconnecting…');
+        restart();
+      },
     });
-    es.addEventListener('reset', () => {
-      lastMessage = Date.now();
-      reload().catch((err: unknown) => store.setConnection('lost', String(err)));
-    });
-    es.addEventListener('ping', () => {
-      lastMessage = Date.now();
-    });
-    es.onerror = () => {
-      // CONNECTING: the browser retries by itself. CLOSED: it gave up (an HTTP error): we retry.
-      store.setConnection('lost', es.readyState === EventSource.CLOSED ? 'the event stream was refused' : 'connection lost, reconnecting…');
-      if (es.readyState === EventSource.CLOSED) restart();
-    };
   };
 
   const restart = (): void => {
-    source?.close();
+    hangUp?.();
+    hangUp = null;
     clearTimeout(retryTimer);
-    retryTimer = setTimeout(() => {
-      // The snapshot is reloaded only if the cursor is no longer served: open() resumes from it.
-      open();
-    }, retryMs);
+    // The snapshot is reloaded only if the cursor is no longer served: open() resumes from it.
+    retryTimer = setTimeout(open, retryMs);
     retryMs = Math.min(retryMs * 2, 10_000);
   };
 
   const watchdog = setInterval(() => {
-    if (source && source.readyState === EventSource.OPEN && Date.now() - lastMessage > SILENCE_MS) {
+    if (open_ && Date.now() - lastMessage > SILENCE_MS) {
       store.setConnection('lost', 'no message from the server, reconnecting…');
       restart();
     }
   }, 5_000);
 
   const start = async (): Promise<void> => {
+    store.setConnection('connecting');
     for (;;) {
       try {
         await reload();
+        lastEventId = '';
         open();
         return;
       } catch (err) {
+        if (stopped) return;
         store.setConnection('lost', `cannot load the state: ${String(err)}`);
         await new Promise((r) => setTimeout(r, retryMs));
         retryMs = Math.min(retryMs * 2, 10_000);
@@ -88,6 +101,6 @@ export function follow(store: Store): () => void {
     stopped = true;
     clearInterval(watchdog);
     clearTimeout(retryTimer);
-    source?.close();
+    hangUp?.();
   };
 }

@@ -1,5 +1,6 @@
 import { useLayoutEffect, useState } from 'preact/hooks';
 import { api, ApiError } from '../api.js';
+import { session } from '../auth.js';
 import type { AcceleratorView } from '../types.js';
 
 /** What an operator event needs asked before it is sent (everything else needs only a yes). */
@@ -41,11 +42,14 @@ export function Actions({ a }: { a: AcceleratorView }) {
       setAsking(null);
     }
   };
+  // What the machine accepts now, less what the policy does not let this user do.
+  const offered = a.allowed.filter((ev) => session.may(`cyborg:operator:accelerator:${ev.toLowerCase()}`));
   return (
     <>
     <div class="actions" data-testid="actions">
       {a.allowed.length === 0 && <span class="muted">{a.tags.includes('busy') ? 'a driver operation is running…' : 'no operator action is allowed in this state'}</span>}
-      {a.allowed.map((ev) => (
+      {a.allowed.length > 0 && offered.length === 0 && <span class="muted" data-testid="actions-not-permitted">your roles allow none of this state's actions</span>}
+      {offered.map((ev) => (
         <button type="button" key={ev} class="action" disabled={busy} data-action={ev} onClick={() => setAsking(ev)}>{ev.toLowerCase()}</button>
       ))}
       {busy && <span class="muted"> working…</span>}
@@ -75,6 +79,7 @@ function Service({ a }: { a: AcceleratorView }) {
     }
   };
   const unhealthy = h && h.status !== 'ok';
+  const may = (action: string): boolean => session.may(`cyborg:operator:accelerator:${action}`);
   return (
     <div class="service" data-testid="service">
       <p>
@@ -83,10 +88,10 @@ function Service({ a }: { a: AcceleratorView }) {
         <span data-testid="mark">{m ? `${m.mark} (${m.scopes.join(' + ')})${m.consumers.length ? `: ${m.consumers.map((c) => c.instanceUuid).join(', ')} left` : ''}` : 'in service'}</span>
       </p>
       {m?.scopes.includes('device')
-        ? <button type="button" class="action" data-service="END_MAINTENANCE" onClick={() => void run('end maintenance of', 'maintenance', 'DELETE')}>end maintenance</button>
-        : <button type="button" class="action" data-service="MAINTAIN" onClick={() => void run('mark for maintenance', 'maintenance')}>maintenance</button>}
-      {unhealthy && <button type="button" class="action" data-service="RESET" onClick={() => void run('reset', 'reset')}>reset</button>}
-      {unhealthy && <button type="button" class="action" data-service="CLEAR_HEALTH" onClick={() => void run('clear health of', 'clear-health')}>clear health</button>}
+        ? may('maintenance_cancel') && <button type="button" class="action" data-service="END_MAINTENANCE" onClick={() => void run('end maintenance of', 'maintenance', 'DELETE')}>end maintenance</button>
+        : may('maintenance') && <button type="button" class="action" data-service="MAINTAIN" onClick={() => void run('mark for maintenance', 'maintenance')}>maintenance</button>}
+      {unhealthy && may('reset') && <button type="button" class="action" data-service="RESET" onClick={() => void run('reset', 'reset')}>reset</button>}
+      {unhealthy && may('clear_health') && <button type="button" class="action" data-service="CLEAR_HEALTH" onClick={() => void run('clear health of', 'clear-health')}>clear health</button>}
       {outcome && <p class={outcome.ok ? 'ok' : 'error'} data-testid="service-outcome">{outcome.text}</p>}
     </div>
   );
