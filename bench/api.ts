@@ -3,7 +3,17 @@
  *
  *   1. ARQ lifecycle (create → bind → wait until resolved → delete by instance), cycles/s and
  *      p50/p99, sequentially and with 10 concurrent clients;
- *   2. `GET /v2/devices` with 1,000 devices, req/s at 10 connections (and at 1).
+ *   2. `GET /v2/devices` with 1,000 devices, req/s at 10 connections (and at 1);
+ *   3. keystone: (1) with 10 clients and (2) again through a second api in keystone mode, tokens
+ *      validated by the real Keystone (KEYSTONE_URL, default http://127.0.0.1:15001/v3), against
+ *      noauth in the same run (target ratio >= 0.8), and Keystone requests per 1,000 API requests
+ *      (bench/api/keystone.ts); skipped with a line when Keystone is unreachable;
+ *   4. sse: the api's RSS with --sse-clients event-stream clients connected (default 1,000;
+ *      api.sseMaxClients raised to --sse-max-clients for it, default 1,200) (bench/api/sse.ts);
+ *   5. fault: the lifecycle with --clients clients on a distributed deployment (NATS, PostgreSQL,
+ *      two conductor processes) while a conductor is killed every --kill-every s (default 20) for
+ *      --fault-seconds (default 60): acknowledged cycles/s, time to recover, lost (bench/api/fault.ts).
+ * BENCH_ONLY=base,keystone,sse,fault (a comma list) runs only those sections.
  *
  * Against PostgreSQL (the db/ journal, a fresh database of its own) when it is reachable at
  * DATABASE_URL (default postgres://postgres@127.0.0.1:5432), else on the memory journal — the
@@ -26,6 +36,10 @@ import { loadConfig } from '../config/index.js';
 import { FakeDriver } from '../drivers/fake/index.js';
 import { NAMESPACE_DNS, uuid3 } from '../drivers/ids.js';
 import { DriverRegistry } from '../drivers/registry.js';
+import { faultRun } from './api/fault.js';
+import { keystoneSection } from './api/keystone.js';
+import { breakdown, call, cycle, lifecycle, NOAUTH } from './api/lifecycle.js';
+import { sseSection } from './api/sse.js';
 
 /** OpenStack Cyborg 9.0.0 (Zed), fake driver, MariaDB, real Placement, on the same kind of machine. */
 const CYBORG = { seqCyclesPerS: 6.45, seqMsPerCycle: 142, concCyclesPerS: 0.07, devicesReqPerS10: 42.5, devicesP99Ms10: 369, devicesReqPerS1: 230 };
@@ -39,8 +53,15 @@ const flag = (name: string, def: number): number => {
 const SECONDS = flag('seconds', 8);
 const HOSTS = flag('hosts', 100);
 const CLIENTS = flag('clients', 10);
-const HEADERS = { 'x-auth-token': 'admin' };
-const JSON_HEADERS = { ...HEADERS, 'content-type': 'application/json' };
+
+/** BENCH_ONLY=base,keystone,sse,fault (a comma list) runs those sections; all of them by default. */
+const SECTIONS = ['base', 'keystone', 'sse', 'fault'] as const;
+const ONLY = new Set(process.env.BENCH_ONLY ? process.env.BENCH_ONLY.split(',') : SECTIONS);
+for (const s of ONLY) if (!(SECTIONS as readonly string[]).includes(s)) throw new Error(`BENCH_ONLY takes ${SECTIONS.join(', ')}, not ${s}`);
+const SSE_CLIENTS = flag('sse-clients', 1_000);
+const SSE_MAX_CLIENTS = flag('sse-max-clients', 1_200);
+const FAULT_SECONDS = flag('fault-seconds', 60);
+const KILL_EVERY_S = flag('kill-every', 20);
 
 const log = pino({ level: process.env.LOG_LEVEL ?? 'silent' });
 
@@ -76,99 +97,22 @@ async function openBenchJournal(): Promise<{ journal: Journal; what: string; cle
   };
 }
 
-function pct(sorted: number[], p: number): number {
-  return sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-}
-
-async function call(pool: Pool, method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, body?: unknown): Promise<{ status: number; json: unknown }> {
-  const res = await pool.request({ method, path, headers: body === undefined ? HEADERS : JSON_HEADERS, body: body === undefined ? undefined : JSON.stringify(body) });
-  const text = await res.body.text();
-  return { status: res.statusCode, json: text ? JSON.parse(text) as unknown : null };
-}
-
-/** Milliseconds per step of the cycles, for the breakdown line. */
-const steps: Record<'create' | 'bind' | 'resolved' | 'delete', number[]> = { create: [], bind: [], resolved: [], delete: [] };
-
-/** One Nova boot and delete, as nova-conductor and nova-compute call Cyborg. */
-async function cycle(pool: Pool, host: string): Promise<void> {
-  const instance = randomUUID();
-  let t = performance.now();
-  const lap = (step: keyof typeof steps): void => {
-    const now = performance.now();
-    steps[step].push(now - t);
-    t = now;
-  };
-  const created = await call(pool, 'POST', '/v2/accelerator_requests', { device_profile_name: 'bench-dp' });
-  lap('create');
-  if (created.status !== 201) throw new Error(`create: ${created.status}`);
-  const uuid = (created.json as { arqs: { uuid: string }[] }).arqs[0]!.uuid;
-  const bound = await call(pool, 'PATCH', '/v2/accelerator_requests', {
-    [uuid]: [
-      { op: 'add', path: '/hostname', value: host },
-      { op: 'add', path: '/device_rp_uuid', value: uuid3(NAMESPACE_DNS, `${host}_FakeDevice`) },
-      { op: 'add', path: '/instance_uuid', value: instance },
-    ],
-  });
-  if (bound.status !== 202) throw new Error(`bind: ${bound.status}`);
-  lap('bind');
-  for (;;) {
-    const r = await call(pool, 'GET', `/v2/accelerator_requests?instance=${instance}&bind_state=resolved`);
-    if (r.status === 200) {
-      const state = (r.json as { arqs: { state: string }[] }).arqs[0]?.state;
-      if (state !== 'Bound') throw new Error(`resolved as ${state}`);
-      break;
-    }
-    if (r.status !== 423) throw new Error(`resolved query: ${r.status}`);
-  }
-  lap('resolved');
-  const deleted = await call(pool, 'DELETE', `/v2/accelerator_requests?instance=${instance}`);
-  if (deleted.status !== 204) throw new Error(`delete: ${deleted.status}`);
-  lap('delete');
-}
-
-function breakdown(): string {
-  const out = Object.entries(steps).map(([k, v]) => `${k} ${pct([...v].sort((a, b) => a - b), 50).toFixed(1)}`).join(', ');
-  for (const v of Object.values(steps)) v.length = 0;
-  return `p50 per step (ms): ${out}`;
-}
-
-async function lifecycle(url: string, clients: number, hosts: string[]): Promise<{ cycles: number; failures: number; perS: number; p50: number; p99: number; firstError?: string }> {
-  const pool = new Pool(url, { connections: clients, pipelining: 1 });
-  const lat: number[] = [];
-  let failures = 0;
-  let firstError: string | undefined;
-  const start = performance.now();
-  const end = start + SECONDS * 1000;
-  await Promise.all(Array.from({ length: clients }, async (_, i) => {
-    const host = hosts[i % hosts.length]!;
-    while (performance.now() < end) {
-      const t = performance.now();
-      try {
-        await cycle(pool, host);
-        lat.push(performance.now() - t);
-      } catch (err) {
-        failures++;
-        firstError ??= String(err);
-      }
-    }
-  }));
-  const elapsed = (performance.now() - start) / 1000;
-  await pool.close();
-  lat.sort((a, b) => a - b);
-  return { cycles: lat.length, failures, perS: lat.length / elapsed, p50: pct(lat, 50), p99: pct(lat, 99), firstError };
-}
-
-async function devices(url: string, connections: number, gzip: boolean): Promise<{ perS: number; p50: number; p99: number; errors: number; bytes: number }> {
+async function devices(url: string, connections: number, gzip: boolean, auth: Record<string, string> = NOAUTH, seconds = SECONDS): Promise<{ perS: number; p50: number; p99: number; errors: number; bytes: number; total: number }> {
   // The load generator runs on a worker thread, so that it does not share the server's event loop.
   // python-requests (Nova, the CLI) sends `Accept-Encoding: gzip, deflate`; gzip=false is a bare client.
-  const headers: Record<string, string> = { 'x-auth-token': 'admin', ...(gzip ? { 'accept-encoding': 'gzip, deflate' } : {}) };
-  const r = await autocannon({ url: `${url}/v2/devices`, connections, duration: SECONDS, headers, workers: 1 });
-  return { perS: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.non2xx, bytes: r.throughput.average };
+  const headers: Record<string, string> = { ...auth, ...(gzip ? { 'accept-encoding': 'gzip, deflate' } : {}) };
+  const r = await autocannon({ url: `${url}/v2/devices`, connections, duration: seconds, headers, workers: 1 });
+  return { perS: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.non2xx, bytes: r.throughput.average, total: r.requests.total };
 }
 
 const x = (ours: number, theirs: number): string => `${(ours / theirs).toFixed(1)}x`;
 
 async function main(): Promise<void> {
+  if (ONLY.has('fault')) {
+    // Its own deployment (NATS, PostgreSQL, conductor processes), before the in-process stack.
+    await faultRun({ seconds: FAULT_SECONDS, killEveryS: KILL_EVERY_S, clients: CLIENTS, log });
+    if (ONLY.size === 1) return;
+  }
   const { journal, what, cleanup } = await openBenchJournal();
   const bus = new InProcessBus(log);
   const timing = { driverOpTimeoutMs: 30_000, staleAfterMs: 3_600_000, lostAfterMs: 7_200_000, heartbeatIntervalMs: 3_600_000 };
@@ -182,7 +126,8 @@ async function main(): Promise<void> {
     await agent.start();
     agents.push(agent);
   }
-  const app = await buildApi({ control: conductor, log });
+  // The SSE section connects more event-stream clients than the default bound allows.
+  const app = await buildApi({ control: conductor, log, limits: ONLY.has('sse') ? { sseMaxClients: SSE_MAX_CLIENTS } : {} });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const addr = app.server.address();
   const url = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
@@ -201,20 +146,11 @@ async function main(): Promise<void> {
   console.log(`cyborg bench:api — ${what}`);
   console.log(`${HOSTS} hosts, ${count} devices, ${SECONDS}s per phase, Node ${process.versions.node}\n`);
   breakdown();
-  const seq = await lifecycle(url, 1, lifecycleHosts);
-  console.log(`ARQ lifecycle, sequential:   ${seq.perS.toFixed(1)} cycles/s  p50 ${seq.p50.toFixed(1)} ms  p99 ${seq.p99.toFixed(1)} ms  (${seq.cycles} cycles, ${seq.failures} failed${seq.firstError ? `: ${seq.firstError}` : ''})`);
-  console.log(`  ${breakdown()}`);
-  console.log(`  vs Cyborg 9.0.0 ${CYBORG.seqCyclesPerS} cycles/s (${CYBORG.seqMsPerCycle} ms): ${x(seq.perS, CYBORG.seqCyclesPerS)}  (target >= ${TARGET.seqRatio}x)`);
-  const conc = await lifecycle(url, CLIENTS, lifecycleHosts);
-  console.log(`ARQ lifecycle, ${CLIENTS} clients:    ${conc.perS.toFixed(1)} cycles/s  p50 ${conc.p50.toFixed(1)} ms  p99 ${conc.p99.toFixed(1)} ms  (${conc.cycles} cycles, ${conc.failures} failed${conc.firstError ? `: ${conc.firstError}` : ''})`);
-  console.log(`  ${breakdown()}`);
-  console.log(`  vs Cyborg 9.0.0 ${CYBORG.concCyclesPerS} cycles/s: ${x(conc.perS, CYBORG.concCyclesPerS)}  (target >= ${TARGET.concCyclesPerS} cycles/s, no failures)`);
-  for (const [conns, gzip] of [[10, true], [10, false], [1, true]] as const) {
-    const d = await devices(url, conns, gzip);
-    const theirs = conns === 10 ? CYBORG.devicesReqPerS10 : CYBORG.devicesReqPerS1;
-    console.log(`GET /v2/devices (${count}), ${conns} conn${conns > 1 ? 's' : ''}, ${gzip ? 'gzip    ' : 'identity'}: ${d.perS.toFixed(1)} req/s  p50 ${d.p50} ms  p99 ${d.p99} ms  (${(d.bytes / 1e6).toFixed(1)} MB/s, ${d.errors} errors)`);
-    console.log(`  vs Cyborg 9.0.0 ${theirs} req/s${conns === 10 ? ` (p99 ${CYBORG.devicesP99Ms10} ms)` : ''}: ${x(d.perS, theirs)}${conns === 10 ? `  (target >= ${TARGET.devicesRatio}x)` : ''}`);
+  if (ONLY.has('base')) await base(url, lifecycleHosts, count);
+  if (ONLY.has('keystone')) {
+    await keystoneSection({ control: conductor, log, noauthUrl: url, hosts: lifecycleHosts, clients: CLIENTS, seconds: SECONDS, devices: (u, h) => devices(u, 10, true, h) });
   }
+  if (ONLY.has('sse')) await sseSection({ url, clients: SSE_CLIENTS, maxClients: SSE_MAX_CLIENTS, control: conductor, hosts: lifecycleHosts });
 
   await app.close();
   for (const a of agents) await a.stop();
@@ -224,4 +160,23 @@ async function main(): Promise<void> {
   await cleanup();
 }
 
+/** The v2 API against Cyborg 9.0.0's figures: lifecycle sequential and with N clients, device list. */
+async function base(url: string, lifecycleHosts: string[], count: number): Promise<void> {
+  const seq = await lifecycle(url, 1, lifecycleHosts, SECONDS);
+  console.log(`ARQ lifecycle, sequential:   ${seq.perS.toFixed(1)} cycles/s  p50 ${seq.p50.toFixed(1)} ms  p99 ${seq.p99.toFixed(1)} ms  (${seq.cycles} cycles, ${seq.failures} failed${seq.firstError ? `: ${seq.firstError}` : ''})`);
+  console.log(`  ${breakdown()}`);
+  console.log(`  vs Cyborg 9.0.0 ${CYBORG.seqCyclesPerS} cycles/s (${CYBORG.seqMsPerCycle} ms): ${x(seq.perS, CYBORG.seqCyclesPerS)}  (target >= ${TARGET.seqRatio}x)`);
+  const conc = await lifecycle(url, CLIENTS, lifecycleHosts, SECONDS);
+  console.log(`ARQ lifecycle, ${CLIENTS} clients:    ${conc.perS.toFixed(1)} cycles/s  p50 ${conc.p50.toFixed(1)} ms  p99 ${conc.p99.toFixed(1)} ms  (${conc.cycles} cycles, ${conc.failures} failed${conc.firstError ? `: ${conc.firstError}` : ''})`);
+  console.log(`  ${breakdown()}`);
+  console.log(`  vs Cyborg 9.0.0 ${CYBORG.concCyclesPerS} cycles/s: ${x(conc.perS, CYBORG.concCyclesPerS)}  (target >= ${TARGET.concCyclesPerS} cycles/s, no failures)`);
+  for (const [conns, gzip] of [[10, true], [10, false], [1, true]] as const) {
+    const d = await devices(url, conns, gzip);
+    const theirs = conns === 10 ? CYBORG.devicesReqPerS10 : CYBORG.devicesReqPerS1;
+    console.log(`GET /v2/devices (${count}), ${conns} conn${conns > 1 ? 's' : ''}, ${gzip ? 'gzip    ' : 'identity'}: ${d.perS.toFixed(1)} req/s  p50 ${d.p50} ms  p99 ${d.p99} ms  (${(d.bytes / 1e6).toFixed(1)} MB/s, ${d.errors} errors)`);
+    console.log(`  vs Cyborg 9.0.0 ${theirs} req/s${conns === 10 ? ` (p99 ${CYBORG.devicesP99Ms10} ms)` : ''}: ${x(d.perS, theirs)}${conns === 10 ? `  (target >= ${TARGET.devicesRatio}x)` : ''}`);
+  }
+}
+
 await main();
+process.exit(0);
