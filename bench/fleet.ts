@@ -12,6 +12,10 @@
  * profile to /tmp/prof, BENCH_HOLD_S=n keeps it running n seconds after the figures (its pid is
  * printed: read /proc/<pid>/smaps). The conductor's log (warnings up) goes to BENCH_CONDUCTOR_LOG
  * (default /tmp/bench-fleet-conductor.log).
+ *
+ * BENCH_ONLY=fleet,discovery (a comma list; both by default) picks the sections: `fleet` is the
+ * above; `discovery` times one discovery pass per host for each driver kind on the vendor
+ * fixtures (bench/fleet/discovery.ts; --passes N, default 50).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -28,6 +32,7 @@ import { connectBus, type NatsBus } from '../bus/nats.js';
 import { Subjects } from '../bus/subjects.js';
 import { FakeDriver } from '../drivers/fake/index.js';
 import { DriverRegistry } from '../drivers/registry.js';
+import { discoverySection } from './fleet/discovery.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -35,6 +40,7 @@ const { values: args } = parseArgs({
     'steady-s': { type: 'string', default: '15' },
     'no-db': { type: 'boolean', default: false },
     concurrency: { type: 'string', default: '200' },
+    passes: { type: 'string', default: '50' },
   },
 });
 const NATS = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
@@ -201,7 +207,13 @@ async function runFleet(hosts: number, useDb: boolean, steadyS: number, concurre
   }
 }
 
-const useDb = !args['no-db'] && await pgReachable();
-console.log(`bench:fleet — NATS ${NATS}, journal: ${useDb ? 'PostgreSQL (fresh database per run)' : 'memory'}`);
-for (const n of args.hosts.split(',').map(Number)) await runFleet(n, useDb, Number(args['steady-s']), Number(args.concurrency));
+const SECTIONS = ['fleet', 'discovery'];
+const ONLY = new Set(process.env.BENCH_ONLY ? process.env.BENCH_ONLY.split(',') : SECTIONS);
+for (const s of ONLY) if (!SECTIONS.includes(s)) throw new Error(`BENCH_ONLY takes ${SECTIONS.join(', ')}, not ${s}`);
+if (ONLY.has('fleet')) {
+  const useDb = !args['no-db'] && await pgReachable();
+  console.log(`bench:fleet — NATS ${NATS}, journal: ${useDb ? 'PostgreSQL (fresh database per run)' : 'memory'}`);
+  for (const n of args.hosts.split(',').map(Number)) await runFleet(n, useDb, Number(args['steady-s']), Number(args.concurrency));
+}
+if (ONLY.has('discovery')) await discoverySection(Number(args.passes));
 process.exit(0);
