@@ -108,8 +108,11 @@ export async function faultRun(o: FaultRunOptions): Promise<void> {
   const control = new RemoteControlPlane(bus, o.log, 5_000);
   let app: Awaited<ReturnType<typeof buildApi>> | undefined;
   try {
-    for (let i = 0; i < 2; i++) startConductor();
-    for (const id of conductors.keys()) await until(`conductor ${id}`, () => owned(id).then(() => true));
+    // One after the other: the first applies the migrations to the fresh database.
+    for (let i = 0; i < 2; i++) {
+      const id = startConductor();
+      await until(`conductor ${id}`, () => owned(id).then(() => true));
+    }
     const hosts = Array.from({ length: o.clients }, (_, i) => `fault-${String(i + 1).padStart(2, '0')}`);
     for (const host of hosts) {
       const agent = new Agent({ host, bus, log: o.log, drivers: new DriverRegistry([new FakeDriver({ host, gpus: 1, nics: 0 })]), heartbeatIntervalMs: 500, discoveryIntervalMs: 3_600_000, requestTimeoutMs: 5_000, telemetryIntervalMs: 0 });
