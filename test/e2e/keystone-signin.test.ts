@@ -72,7 +72,8 @@ describe.skipIf(!svc.browser || !svc.keystone)('the visualizer signs in with Key
     expect(await page.getByTestId('accelerators').count()).toBe(0);
     await signIn('demo-reader', 'demo');
     await expect.poll(() => page.getByTestId('who').textContent(), { timeout: 15_000 }).toContain('demo-reader');
-    const stored = await page.evaluate(() => ({ local: localStorage.length, session: sessionStorage.length, cookie: document.cookie }));
+    // Evaluated in the page (a string: this file is typed for Node, not the DOM).
+    const stored = await page.evaluate('({ local: localStorage.length, session: sessionStorage.length, cookie: document.cookie })');
     expect(stored).toEqual({ local: 0, session: 0, cookie: '' });
   });
 
