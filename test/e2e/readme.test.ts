@@ -72,7 +72,7 @@ describe.skipIf(!svc.browser && !CI)('the README\'s quick start, as written', ()
     } catch {
       dataDir = mkdtempSync(join(tmpdir(), 'cyborg-readme-'));
       env.CYBORG_DATA_DIR = dataDir;
-      console.warn(`readme test: .cyborg/ exists in the checkout (a developer's data); the all-in-one keeps its state in CYBORG_DATA_DIR=${dataDir} instead`);
+      console.warn(`readme test: .cyborg/ exists in the checkout (a developer's data, or another run's); the all-in-one keeps its state in CYBORG_DATA_DIR=${dataDir} instead`);
     }
 
     start = new ProcessGroup('npm', ['start'], { cwd: ROOT, env });
@@ -117,7 +117,7 @@ describe.skipIf(!svc.browser && !CI)('the README\'s quick start, as written', ()
     for (const name of names) {
       await expect.poll(() => page.locator(`[data-testid=accelerators] [data-name="${name}"]`).count(), { timeout: 15_000 }).toBe(1);
     }
-    await expect.poll(() => page.locator('[data-testid=state-counts] [data-state=inactive] b').textContent()).toBe(String(names.length));
+    await expect.poll(() => page.locator('[data-testid=state-counts] [data-state=inactive] b').textContent(), { timeout: 15_000 }).toBe(String(names.length));
   }, 120_000);
 
   it(`runs \`npm run cyborg -- ${quickStart.cli.join(' ')}\` with no flags and lists them`, async () => {
@@ -141,16 +141,16 @@ describe.skipIf(!svc.browser && !CI)('the README\'s quick start, as written', ()
   });
 
   it('reaches the API on a port browsers refuse (Cyborg\'s 6665–6669), as the README promises of the CLI', async (ctx) => {
-    const blocked = await firstFree([6666, 6665, 6667, 6668, 6669]);
-    if (blocked === undefined) return ctx.skip('every port 6665–6669 is taken on this machine');
-    // A plain TCP relay on the refused port: the API answering there is the running all-in-one.
+    // A plain TCP relay on a refused port: the API answering there is the running all-in-one.
     const target = Number(new URL(printed.api).port);
-    const relay = await listen(createServer((c) => {
+    const relay = createServer((c) => {
       const s = connect(target, '127.0.0.1');
       c.pipe(s).pipe(c);
       c.on('error', () => s.destroy());
       s.on('error', () => c.destroy());
-    }), blocked);
+    });
+    const blocked = await listenOnFirst(relay, [6666, 6665, 6667, 6668, 6669]);
+    if (blocked === undefined) return ctx.skip('every port 6665–6669 is taken on this machine');
     try {
       const url = `http://127.0.0.1:${blocked}`;
       // What the CLI must not be: Node's fetch refuses this port outright.
@@ -268,7 +268,15 @@ async function isFree(port: number): Promise<boolean> {
   }
 }
 
-async function firstFree(ports: number[]): Promise<number | undefined> {
-  for (const p of ports) if (await isFree(p)) return p;
+/** The first of `ports` that `server` could listen on, or undefined when all are taken. */
+async function listenOnFirst(server: Server, ports: number[]): Promise<number | undefined> {
+  for (const p of ports) {
+    try {
+      await listen(server, p);
+      return p;
+    } catch {
+      // taken: the next one
+    }
+  }
   return undefined;
 }
