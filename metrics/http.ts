@@ -11,21 +11,24 @@ export interface HealthServer {
 
 /**
  * The small HTTP listener of the agent and conductor roles: `GET /healthz` (200 while `healthy()`
- * says so, else 503, with its details) and `GET /metrics` (Prometheus text). Port 0 picks a free one.
+ * says so, else 503, with its details), `GET /readyz` (the same with `ready()`, which says whether
+ * the role can serve now — its database answers — and defaults to `healthy()`) and `GET /metrics`
+ * (Prometheus text). Port 0 picks a free one.
  */
 export async function startHealthServer(opts: {
   address: string;
   port: number;
   metrics: Metrics;
   healthy: () => { ok: boolean; [k: string]: unknown };
+  ready?: () => { ok: boolean; [k: string]: unknown };
   log: Logger;
 }): Promise<HealthServer | undefined> {
   const server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (req.method !== 'GET') {
       res.writeHead(405).end();
-    } else if (path === '/healthz') {
-      const h = opts.healthy();
+    } else if (path === '/healthz' || path === '/readyz') {
+      const h = path === '/readyz' && opts.ready ? opts.ready() : opts.healthy();
       res.writeHead(h.ok ? 200 : 503, { 'content-type': 'application/json' }).end(JSON.stringify({ status: h.ok ? 'ok' : 'unavailable', ...h }));
     } else if (path === '/metrics') {
       opts.metrics.text().then(

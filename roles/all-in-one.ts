@@ -1,9 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { Agent } from '../actors/agent.js';
-import { Conductor } from '../actors/conductor.js';
-import { startPlacementSync } from '../actors/placement-sync.js';
-import type { Journal } from '../actors/journal.js';
+import { Agent } from '../actors/agent/index.js';
+import { Conductor, startPlacementSync } from '../actors/conductor/index.js';
+import type { Journal } from '../actors/runtime/index.js';
 import { buildApi } from '../api/server.js';
 import { databaseChecks, openJournal } from '../db/index.js';
 import { InProcessBus } from '../bus/in-process.js';

@@ -4,13 +4,9 @@ import { Kvm } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Static, TSchema } from '@sinclair/typebox';
 import type { Logger } from 'pino';
-import { ARQ_HOME, ArqHome } from '../actors/arq-home.js';
-import { Conductor } from '../actors/conductor.js';
-import { startPlacementSync } from '../actors/placement-sync.js';
-import { FencedJournal } from '../actors/fenced-journal.js';
-import { HostRouter } from '../actors/host-router.js';
-import type { Journal } from '../actors/journal.js';
-import { LeaseTable } from '../actors/lease.js';
+import { ARQ_HOME, ArqHome, FencedJournal, HostRouter, LeaseTable } from '../actors/cluster/index.js';
+import { Conductor, startPlacementSync } from '../actors/conductor/index.js';
+import type { Journal } from '../actors/runtime/index.js';
 import type { Bus, MessageHandler, SubscribeOptions, Unsubscribe } from '../bus/bus.js';
 import { connectNats, type NatsBus } from '../bus/nats.js';
 import type { HeartbeatMsg } from '../bus/schemas.js';
@@ -18,6 +14,7 @@ import { Subjects } from '../bus/subjects.js';
 import type { Config } from '../config/index.js';
 import { remoteArqCalls } from '../control/arq-ops.js';
 import { serveControlPlane, ViewPublisher } from '../control/responder.js';
+import { databaseChecks } from '../db/index.js';
 import { startHealthServer, type HealthServer } from '../metrics/http.js';
 import { Metrics, watchFlushes } from '../metrics/index.js';
 import { startNovaNotifier } from '../openstack/nova.js';
@@ -139,6 +136,11 @@ export async function startConductor(config: Config, log: Logger, deps: { journa
   const health = d.metricsPort >= 0 ? await startHealthServer({
     address: config.listen.address, port: d.metricsPort, metrics, log,
     healthy: () => ({ ok: !bus.nc.isClosed() && (lease?.valid() ?? true), conductorId: id, hosts: conductor.hosts.size, leaseValid: lease?.valid() ?? null }),
+    // Not ready while its database is away: it answers 503 then, and recovers by itself.
+    ready: () => {
+      const database = databaseChecks(inner).database?.();
+      return { ok: !bus.nc.isClosed() && (lease?.valid() ?? true) && !database, conductorId: id, database: database ?? 'ok' };
+    },
   }) : undefined;
   log.info({ leases: d.leases, hosts: conductor.hosts.size, metricsPort: health?.port }, 'conductor role up');
   let stopped: Promise<void> | undefined;

@@ -1,14 +1,13 @@
 import { Kvm, type KV } from '@nats-io/kv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ARQ_HOME } from '../../actors/arq-home.js';
-import { hostKey } from '../../actors/lease.js';
+import { ARQ_HOME, hostKey } from '../../actors/cluster/index.js';
 import type { RemoteControlPlane } from '../../control/client.js';
 import { freshDatabase, query } from '../support/database.js';
 import { svc } from '../services.js';
 import { Deployment } from './deployment.js';
 import type { RoleProcess } from './helpers.js';
-import { eventually } from '../support/eventually.js';
 import type { AcceleratorView } from '../../model/index.js';
+import { eventually } from '../support/eventually.js';
 
 /**
  * Two conductors split the hosts; ARQs live with one of them, the ARQ home, whichever conductor
