@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { eventually } from '../support/eventually.js';
 import type { LogLine } from '../support/log.js';
 import { freePort } from '../support/ports.js';
+import { placementEnvFor } from '../keystone/placement-auth.js';
 
 /** Whether a `nats-server` binary is on PATH (tests that restart their own server need one). */
 export const natsServerInstalled = spawnSync('nats-server', ['--version']).status === 0;
@@ -91,7 +92,8 @@ export class RoleProcess {
   static spawn(name: string, args: string[], env: Record<string, string>): RoleProcess {
     const proc = spawn('npx', ['tsx', 'cli/main.ts', ...args], {
       cwd: join(import.meta.dirname, '..', '..'),
-      env: { ...process.env, LOG_PRETTY: 'false', LOG_LEVEL: 'debug', ...env },
+      // A Placement that validates Keystone tokens (.ci/run's) is reached as the service user, as in production.
+      env: { ...process.env, ...(process.env.PLACEMENT_URL ? placementEnvFor(process.env.PLACEMENT_URL) : {}), LOG_PRETTY: 'false', LOG_LEVEL: 'debug', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,
     });

@@ -9,9 +9,11 @@ interface Conductor { child: ChildProcess; url: string; exited: Promise<number |
 
 /** `cyborg all-in-one` in a child process on `databaseUrl`; resolves once its API answers. */
 async function startConductor(databaseUrl: string): Promise<Conductor> {
+  // Placement is not what this story tests: without it no Placement call stands between a request and its commit.
+  const { PLACEMENT_URL: _placement, ...inherited } = process.env;
   const child = spawn(process.execPath, ['--import', 'tsx', 'cli/main.ts', 'all-in-one', '--port', '0', '--host', 'crash-1', '--fake-gpus', '0', '--fake-nics', '2'], {
     cwd: new URL('../..', import.meta.url).pathname,
-    env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', LOG_PRETTY: '0', CYBORG_FAKE_VFS_PER_NIC: '20', CYBORG_FAKE_OP_DELAY_MS: '3' },
+    env: { ...inherited, DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', LOG_PRETTY: '0', CYBORG_FAKE_VFS_PER_NIC: '20', CYBORG_FAKE_OP_DELAY_MS: '3' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
