@@ -74,13 +74,18 @@ function fromHeaders(req: FastifyRequest, auth: AuthSettings): Identity {
   let roles = header(req, 'x-roles');
   let projectId = header(req, 'x-project-id') ?? header(req, 'x-tenant-id') ?? null;
   let userId = header(req, 'x-user-id') ?? null;
-  const token = header(req, 'x-auth-token');
+  // keystoneauth's `none` auth plugin sends the placeholder `notused`: a token that names nobody.
+  const sent = header(req, 'x-auth-token');
+  const token = sent === 'notused' ? undefined : sent;
   if (roles === undefined && token) {
     const t = fromNoauthToken(token);
     roles = t.roles.join(',');
     projectId ??= t.projectId;
     userId ??= t.userId;
   }
+  // A client that sends no identity at all (`openstack --os-auth-type none`) is the operator of an
+  // unauthenticated deployment, as on /cyborg/v1: admin, with no project of its own.
+  if (roles === undefined && !token && userId === null && projectId === null) roles = 'admin';
   let serviceRoles = header(req, 'x-service-roles');
   if (serviceRoles === undefined && header(req, 'x-service-token')) {
     // noauth: a service token is trusted to be one; it carries the first configured service role.
