@@ -126,6 +126,7 @@ export class Conductor implements ControlPlane {
         this.believable(msg);
         const host = this.hostFor(msg.host);
         await host.applyInventory(msg.devices, { actor: `agent:${msg.agentId}` });
+        if (this.holders) for (const id of host.accelerators.keys()) this.holders.set(id, host.name);
         return { ok: true, accelerators: host.accelerators.size };
       }, queue),
       bus.subscribe(Subjects.heartbeat, HeartbeatMessage, (msg, subject) => {
@@ -173,7 +174,7 @@ export class Conductor implements ControlPlane {
   /** A request naming another host than its subject's is refused: the agent hears why. */
   /** Refuses (logged, counted, answered with the reason) an inventory that claims what it may not. */
   private believable(msg: InventoryMsg): void {
-    const why = inventoryRefusal(msg.host, msg.devices, (h) => this.hosts.has(h), (id) => this.findAccelerator(id)?.host);
+    const why = inventoryRefusal(msg.host, msg.devices, (h) => this.hosts.has(h), (id) => this.holderOf(id));
     if (why === undefined) return;
     this.reportStats.refusedReports++;
     this.opts.log.warn({ host: msg.host, agentId: msg.agentId, reason: why }, 'refused an inventory');
@@ -251,6 +252,24 @@ export class Conductor implements ControlPlane {
     const a = this.findAccelerator(id);
     if (!a) throw new NotFoundError('accelerator.not_found', id);
     return a;
+  }
+
+  /**
+   * Which host holds each accelerator, for the inventory check: most deployables an inventory
+   * names are new, and a scan of every host for each of them makes a fleet's registration
+   * quadratic. Built from every host when first needed (and again after hosts are rebuilt or
+   * adopted), then kept by each applied inventory; an entry whose host no longer has the
+   * accelerator counts as none.
+   */
+  private holders: Map<string, string> | undefined;
+
+  private holderOf(id: string): string | undefined {
+    if (!this.holders) {
+      this.holders = new Map();
+      for (const h of this.hosts.values()) for (const a of h.accelerators.keys()) this.holders.set(a, h.name);
+    }
+    const name = this.holders.get(id);
+    return name !== undefined && this.hosts.get(name)?.accelerators.has(id) ? name : undefined;
   }
 
   /** The accelerator's actor if one of this conductor's hosts has it. */
@@ -398,6 +417,7 @@ export class Conductor implements ControlPlane {
       record: h.record, drivers: h.drivers, devices: h.devices, acceleratorRecords, logic: this.logic,
     });
     this.hosts.set(h.host, actor);
+    this.holders = undefined;
     this.reconcileSoon();
     return actor;
   }
@@ -502,6 +522,7 @@ export class Conductor implements ControlPlane {
       records.set(a.host, m);
     }
     for (const h of state.hosts) {
+      this.holders = undefined;
       this.hosts.set(h.host, new HostActor({
         name: h.host, bus: this.opts.bus, journal: this.opts.journal, hub: this.hub, log: this.opts.log, timing: this.opts.timing, passivation: this.passivation,
         record: h.record, drivers: h.drivers, devices: h.devices, acceleratorRecords: records.get(h.host),
