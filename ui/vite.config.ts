@@ -18,6 +18,6 @@ export default defineConfig({
   },
   server: {
     // `npx vite ui` during development: the API runs on its own port (npm start).
-    proxy: { '/cyborg': { target: 'http://127.0.0.1:6666', changeOrigin: false } },
+    proxy: { '/cyborg': { target: 'http://127.0.0.1:6680', changeOrigin: false } },
   },
 });
