@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { svc } from '../services.js';
-import { allInSync, deleteTree, enableInPlacement, reservedBecomes, startSynced, type Synced } from '../placement/harness.js';
+import { allInSync, enableInPlacement, reservedBecomes, startSynced, stopAndTidy, type Synced } from '../placement/harness.js';
 
 /** A maintenance mark as Nova's scheduler sees it: reserved at once, even while an instance holds the device. */
 describe.skipIf(!svc.placement)('maintenance in a real Placement', () => {
@@ -8,9 +8,7 @@ describe.skipIf(!svc.placement)('maintenance in a real Placement', () => {
   let s: Synced | undefined;
 
   afterEach(async () => {
-    if (!s) return;
-    await s.stop();
-    await deleteTree(s.client, s.host);
+    await stopAndTidy(s);
     s = undefined;
   });
 

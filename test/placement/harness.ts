@@ -58,6 +58,13 @@ export async function createComputeNode(client: PlacementClient, host: string): 
 }
 
 /** Deletes a host's provider tree, children first (tests leave the shared Placement tidy). */
+/** A story's teardown: the stack stopped and its host's providers removed from the shared Placement. */
+export async function stopAndTidy(s: Synced | undefined): Promise<void> {
+  if (!s) return;
+  await s.stop();
+  await deleteTree(s.client, s.host);
+}
+
 export async function deleteTree(client: PlacementClient, host: string): Promise<void> {
   const root = (await client.providersByName(host))[0];
   if (!root) return;

@@ -3,7 +3,7 @@ import { register } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { uuid3, NAMESPACE_DNS } from '../../drivers/ids.js';
 import { svc } from '../services.js';
-import { allInSync, allocate, createComputeNode, deleteTree, enableInPlacement, inventory, placementClient, readProvider, reservedBecomes, startSynced, uniqueHost, type Synced } from './harness.js';
+import { allInSync, allocate, createComputeNode, enableInPlacement, inventory, placementClient, readProvider, reservedBecomes, startSynced, stopAndTidy, type Synced, uniqueHost } from './harness.js';
 import { eventually } from '../support/eventually.js';
 
 /**
@@ -16,9 +16,7 @@ describe.skipIf(!svc.placement)('placement sync against a real Placement', () =>
   let s: Synced | undefined;
 
   afterEach(async () => {
-    if (!s) return;
-    await s.stop();
-    await deleteTree(s.client, s.host);
+    await stopAndTidy(s);
     s = undefined;
   });
 
