@@ -13,6 +13,8 @@ import { healthRoutes, type HealthOptions } from './routes/health.js';
 import { hostRoutes } from './routes/hosts.js';
 import { maintenanceRoutes } from './routes/maintenance.js';
 import { auditRoutes } from './routes/audit.js';
+import { usageRoutes } from './routes/usage.js';
+import { layoutRoutes } from './routes/layout.js';
 import { authRoutes } from './routes/auth.js';
 import { eventRoutes, EventStreams } from './routes/events.js';
 import { apiLimits, type ApiLimits } from './limits.js';
@@ -75,6 +77,8 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
     await scope.register(acceleratorRoutes, { control: opts.control, pageMax: limits.pageMax });
     await scope.register(maintenanceRoutes, { control: opts.control });
     await scope.register(auditRoutes, { control: opts.control, pageMax: limits.pageMax });
+    await scope.register(usageRoutes, { control: opts.control });
+    await scope.register(layoutRoutes, { control: opts.control });
     await scope.register(eventRoutes, { control: opts.control, streams, maxClients: limits.sseMaxClients, bufferBytes: limits.sseBufferBytes });
     await scope.register(machineRoutes);
     // Drivers per host, services, instance attach (generic-driver spec): where the control plane offers them.

@@ -13,6 +13,11 @@
  * printed: read /proc/<pid>/smaps). The conductor's log (warnings up) goes to BENCH_CONDUCTOR_LOG
  * (default /tmp/bench-fleet-conductor.log).
  *
+ * `--mix`: the simulated hosts run the real vendor drivers on the fixtures, a kind per host in
+ * turn (bench/fleet/mix.ts), instead of 1 fake FPGA + 9 fake GPUs each.
+ * `--flapping 0.01`: that share of the accelerators flaps (bad, good, bad, … at every check) while
+ * every agent polls health at 1 Hz and the conductor auto-enables the fleet; prints the Placement
+ * writes it causes (bench/fleet/flapping.ts), with the conductor's CPU and heartbeat lag.
  * BENCH_ONLY=fleet,discovery (a comma list; both by default) picks the sections: `fleet` is the
  * above; `discovery` times one discovery pass per host for each driver kind on the vendor
  * fixtures (bench/fleet/discovery.ts; --passes N, default 50).
@@ -33,6 +38,9 @@ import { Subjects } from '../bus/subjects.js';
 import { FakeDriver } from '../drivers/fake/index.js';
 import { DriverRegistry } from '../drivers/registry.js';
 import { discoverySection } from './fleet/discovery.js';
+import { FlappingFleet } from './fleet/flapping.js';
+import { discoveredFirst, MIX_KINDS, mixedDrivers } from './fleet/mix.js';
+import type { Driver } from '../drivers/driver.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -41,6 +49,8 @@ const { values: args } = parseArgs({
     'no-db': { type: 'boolean', default: false },
     concurrency: { type: 'string', default: '200' },
     passes: { type: 'string', default: '50' },
+    mix: { type: 'boolean', default: false },
+    flapping: { type: 'string', default: '0' },
   },
 });
 const NATS = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
@@ -88,7 +98,7 @@ async function freshDb(): Promise<{ url: string; drop: () => Promise<void> }> {
   return { url: u.toString(), drop: () => admin(`drop database if exists "${name}" with (force)`) };
 }
 
-function startConductor(prefix: string, databaseUrl: string | undefined): Promise<ChildProcess> {
+function startConductor(prefix: string, databaseUrl: string | undefined, extraEnv: Record<string, string> = {}): Promise<ChildProcess> {
   // As an operator runs it: the `cyborg` bin (and the V8 flags its first line gives). BENCH_PROF=1
   // writes a CPU profile of the conductor to /tmp/prof instead.
   const [cmd, ...argv] = process.env.BENCH_PROF
@@ -99,7 +109,7 @@ function startConductor(prefix: string, databaseUrl: string | undefined): Promis
     env: {
       ...process.env, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} ${process.env.CONDUCTOR_NODE_OPTIONS ?? ''} --expose-gc`.trim(), NATS_URL: NATS, CYBORG_SUBJECT_PREFIX: prefix, LOG_LEVEL: 'warn', LOG_PRETTY: 'false',
       CYBORG_METRICS_PORT: '-1', CYBORG_HEARTBEAT_INTERVAL_MS: '1000', CYBORG_STALE_AFTER_MS: '15000', CYBORG_LOST_AFTER_MS: '60000',
-      CYBORG_REQUEST_TIMEOUT_MS: '120000', ...(databaseUrl ? { DATABASE_URL: databaseUrl } : { DATABASE_URL: '' }),
+      CYBORG_REQUEST_TIMEOUT_MS: '120000', ...(databaseUrl ? { DATABASE_URL: databaseUrl } : { DATABASE_URL: '' }), ...extraEnv,
     },
     stdio: ['ignore', 'pipe', 'inherit'],
     detached: true,
@@ -129,18 +139,39 @@ async function runFleet(hosts: number, useDb: boolean, steadyS: number, concurre
   const prefix = `bench${randomUUID().slice(0, 6)}`;
   const id = `bench-${prefix}`;
   const db = useDb ? await freshDb() : undefined;
-  const child = await startConductor(prefix, db?.url);
+  const share = Number(args.flapping);
+  if (!(share >= 0 && share <= 1)) throw new Error(`--flapping takes a share of the accelerators between 0 and 1, not ${args.flapping}`);
+  if (share > 0 && args.mix) throw new Error('--flapping runs on the fake driver\'s fleet, not with --mix');
+  // A flapping device only costs Placement writes if it was in service: the fleet is enabled.
+  const child = await startConductor(prefix, db?.url, share > 0 ? { CYBORG_AUTO_ENABLE: 'true' } : {});
   const bus = await connectBus({ url: NATS, name: `bench-fleet-${prefix}`, log, prefix });
   const agents: Agent[] = [];
+  const flapping = share > 0 ? new FlappingFleet(bus, share) : undefined;
   try {
     await waitForConductor(bus, id);
     const idle = await stats(bus, id, { gc: true });
+    const mix = args.mix ? mixedDrivers() : undefined;
+    const hostName = (i: number): string => `sim-${String(i).padStart(5, '0')}`;
+    // With --mix, each host's real drivers discover once before the clock (see discoveredFirst).
+    const prepared: Driver[][] = [];
+    if (mix) {
+      let k = 0;
+      await Promise.all(Array.from({ length: 8 }, async () => {
+        while (k < hosts) {
+          const i = k++;
+          prepared[i] = await discoveredFirst(mix.driversFor(hostName(i), i));
+        }
+      }));
+    }
     for (let i = 0; i < hosts; i++) {
-      const host = `sim-${String(i).padStart(5, '0')}`;
+      const host = hostName(i);
+      const fake = prepared[i] ? undefined : new FakeDriver({ host, gpus: ACCELERATORS_PER_HOST - 1, nics: 0 });
+      if (fake) flapping?.add(fake);
       agents.push(new Agent({
         host, bus, log,
-        drivers: new DriverRegistry([new FakeDriver({ host, gpus: ACCELERATORS_PER_HOST - 1, nics: 0 })]),
+        drivers: new DriverRegistry(prepared[i] ?? [fake!]),
         heartbeatIntervalMs: 1_000, discoveryIntervalMs: 3_600_000, requestTimeoutMs: 120_000, telemetryIntervalMs: 0,
+        ...(flapping ? { healthIntervalMs: 1_000 } : {}),
       }));
     }
     // Cold start: every agent registers and reports; done when each inventory is acknowledged.
@@ -165,11 +196,14 @@ async function runFleet(hosts: number, useDb: boolean, steadyS: number, concurre
     }));
     const coldS = (performance.now() - t0) / 1000;
     const registered = await stats(bus, id);
+    // The faults start once the whole fleet is in service; the steady window then measures them.
+    if (flapping) await flapping.begin(registered.accelerators);
     // Steady state: every host heartbeats at 1 Hz; measure the conductor over the window.
     const before = await stats(bus, id, { resetWindow: true });
     const w0 = performance.now();
     await new Promise((r) => setTimeout(r, steadyS * 1000));
     const after = await stats(bus, id);
+    const writes = flapping?.end();
     const settled = await stats(bus, id, { gc: true });
     const wallUs = (performance.now() - w0) * 1000;
     const cpuPct = ((after.cpu.user + after.cpu.system - before.cpu.user - before.cpu.system) / wallUs) * 100;
@@ -179,9 +213,12 @@ async function runFleet(hosts: number, useDb: boolean, steadyS: number, concurre
     const p99 = after.heartbeatLagMs.p99 ?? Number.NaN;
     const beatsPerS = (after.heartbeats - before.heartbeats) / steadyS;
     const ratio = (v: number, t: number): string => `${(v / t).toFixed(2)}x of target`;
-    console.log(`\n== ${hosts} hosts × ${ACCELERATORS_PER_HOST} accelerators (${useDb ? 'PostgreSQL' : 'memory'} journal, leases on) ==`);
-    console.log(`  registered accelerators  ${registered.accelerators} / ${hosts * ACCELERATORS_PER_HOST} when the last reply came, ${settled.accelerators} after the steady window (${retries} registrations retried)`);
+    console.log(args.mix
+      ? `\n== ${hosts} hosts, a mix of driver kinds on the vendor fixtures (${MIX_KINDS.join(', ')}; ${useDb ? 'PostgreSQL' : 'memory'} journal, leases on) ==`
+      : `\n== ${hosts} hosts × ${ACCELERATORS_PER_HOST} accelerators (${useDb ? 'PostgreSQL' : 'memory'} journal, leases on) ==`);
+    console.log(`  registered accelerators  ${registered.accelerators}${args.mix ? '' : ` / ${hosts * ACCELERATORS_PER_HOST}`} when the last reply came, ${settled.accelerators} after the steady window (${retries} registrations retried)`);
     console.log(`  cold start               ${coldS.toFixed(1)} s  (${(hosts / coldS).toFixed(0)} hosts/s; 10k-host target ${TARGET.coldStart10kS} s → ${hosts === 10_000 ? ratio(coldS, TARGET.coldStart10kS) : `projected ${(10_000 / (hosts / coldS)).toFixed(1)} s = ${ratio(10_000 / (hosts / coldS), TARGET.coldStart10kS)}`})`);
+    if (writes) flapping!.print(writes, steadyS);
     console.log(`  heartbeat lag p50/p99/max ${after.heartbeatLagMs.p50} / ${p99} / ${after.heartbeatLagMs.max} ms over the steady window  (target p99 ≤ ${TARGET.lagP99Ms} ms → ${ratio(p99, TARGET.lagP99Ms)})`);
     console.log(`  heartbeats processed     ${beatsPerS.toFixed(0)}/s (expected ${hosts}/s)`);
     console.log(`  conductor CPU (steady)   ${cpuPct.toFixed(0)} % of one core`);
@@ -193,6 +230,7 @@ async function runFleet(hosts: number, useDb: boolean, steadyS: number, concurre
     console.log(`  conductor heap           ${(settled.heapUsedBytes / 2 ** 20).toFixed(0)} MiB used of ${(settled.heapTotalBytes / 2 ** 20).toFixed(0)} MiB, ${(settled.externalBytes / 2 ** 20).toFixed(0)} MiB external`);
     console.log(`  RSS per accelerator      ${(rssPerAcc / 1024).toFixed(1)} KiB  (target ≤ ${(TARGET.rssPerAcceleratorB / 1024).toFixed(1)} KiB → ${ratio(rssPerAcc, TARGET.rssPerAcceleratorB)}; 100k accelerators ≈ ${((idle.rssBytes + rssPerAcc * 100_000) / 2 ** 30).toFixed(2)} GiB)`);
   } finally {
+    flapping?.stop();
     await Promise.all(agents.map((a) => a.stop().catch(() => undefined)));
     try {
       process.kill(-child.pid!, 'SIGTERM');

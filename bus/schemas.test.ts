@@ -4,7 +4,7 @@ import { inventoryRefusal, reportFromItsHost } from '../actors/conductor/report-
 import { OperatorEventSchema } from '../model/accelerator.js';
 import { DeviceStatusSchema } from '../model/documents.js';
 import type { DeviceT } from '../model/device.js';
-import { firstError, InventoryMessage, MAX_DEVICES_PER_HOST, MAX_DRIVERS_PER_HOST, RegisterMessage } from './schemas.js';
+import { firstError, InventoryMessage, MAX_DEVICES_PER_HOST, MAX_DRIVERS_PER_HOST, MAX_OBSERVED_PER_HOST, RegisterMessage } from './schemas.js';
 
 const register = { host: 'compute-1', agentId: 'agent-1', drivers: [{ name: 'fake', version: '1.0 ✓ 😀' }] };
 const device = (uuid: string): DeviceT => ({
@@ -32,6 +32,15 @@ describe('bus messages the database could not store are refused on receipt', () 
     expect(firstError(InventoryMessage, inv)).toBeUndefined();
     expect(firstError(InventoryMessage, { ...inv, devices: [{ ...device('u1'), vendor: 'nv\u0000' }] })).toContain('/devices/0/vendor');
     expect(firstError(InventoryMessage, { ...inv, devices: Array.from({ length: MAX_DEVICES_PER_HOST + 1 }, (_, i) => device(`u${i}`)) })).toContain(String(MAX_DEVICES_PER_HOST));
+  });
+
+  it('bounds what an inventory says it observes: handles, cards, their layouts', () => {
+    const inv = { host: 'compute-1', agentId: 'a', epoch: 0, seq: 1, devices: [device('u1')] };
+    const observed = { deployables: ['d-u1'], present: ['h-1'], cards: [{ deviceUuid: 'u1', migLayout: ['1g.10gb'] }] };
+    expect(firstError(InventoryMessage, { ...inv, observed })).toBeUndefined();
+    expect(firstError(InventoryMessage, { ...inv, observed: { ...observed, present: Array.from({ length: MAX_OBSERVED_PER_HOST + 1 }, (_, i) => `h-${i}`) } })).toContain('/observed/present');
+    expect(firstError(InventoryMessage, { ...inv, observed: { ...observed, cards: [{ deviceUuid: 'u1', vfCount: -1 }] } })).toContain('/observed/cards/0/vfCount');
+    expect(firstError(InventoryMessage, { ...inv, observed: { ...observed, present: ['h\u0000'] } })).toContain('NUL');
   });
 
   it('a PROGRAM names its bitstream by a string id; a device status is a known value', () => {

@@ -35,12 +35,34 @@ export const RegisterReply = Type.Object({
   drivers: Type.Optional(Type.Array(Type.Object({ name: Type.String(), version: Type.String(), installed: Type.Boolean() }))),
 });
 
+/** Far above a host's attach handles whose host side a driver makes (mdevs, vGPU-typed VFs). */
+export const MAX_OBSERVED_PER_HOST = 16_384;
+
+/**
+ * What the drivers that can tell observe on the host now, beside the inventory: which deployables
+ * they looked at, which of those deployables' attach handles have their host side made (an mdev
+ * exists, a VF carries its vGPU type, a function is bound for passthrough), and each card's MIG
+ * layout or VF count. The conductor compares it with what it recorded when an agent re-joins
+ * (actors/conductor/rejoin.ts). A deployable not listed was not looked at: nothing is inferred.
+ */
+export const HostObservation = Type.Object({
+  deployables: Type.Array(BoundedName({ minLength: 1 }), { maxItems: MAX_OBSERVED_PER_HOST }),
+  present: Type.Array(BoundedName({ minLength: 1 }), { maxItems: MAX_OBSERVED_PER_HOST }),
+  cards: Type.Array(Type.Object({
+    deviceUuid: BoundedName({ minLength: 1 }),
+    migLayout: Type.Optional(Type.Array(BoundedName({ minLength: 1 }), { maxItems: 64 })),
+    vfCount: Type.Optional(Type.Integer({ minimum: 0, maximum: 4096 })),
+  }), { maxItems: MAX_DEVICES_PER_HOST }),
+});
+
 export const InventoryMessage = Type.Object({
   host: Host(),
   agentId: BoundedName(),
   epoch: Type.Integer({ minimum: 0, description: 'increments on each agent start' }),
   seq: Type.Integer({ minimum: 0 }),
   devices: Type.Array(Device, { maxItems: MAX_DEVICES_PER_HOST }),
+  /** Absent from agents older than it, or when no driver observes anything. */
+  observed: Type.Optional(HostObservation),
 });
 export const InventoryReply = Type.Object({ ok: Type.Boolean(), accelerators: Type.Integer() });
 
@@ -52,7 +74,7 @@ export const HeartbeatMessage = Type.Object({
   sentAt: Type.Number(),
 });
 
-export const CommandOp = Type.Union(['install', 'uninstall', 'program', 'attach', 'detach', 'reset'].map((o) => Type.Literal(o)));
+export const CommandOp = Type.Union(['install', 'uninstall', 'program', 'attach', 'detach', 'reset', 'mig_layout', 'vf_count', 'restore'].map((o) => Type.Literal(o)));
 
 export const CommandMessage = Type.Object({
   op: CommandOp,
@@ -64,14 +86,46 @@ export const CommandMessage = Type.Object({
 });
 export const CommandReply = Type.Union([
   Type.Object({ ok: Type.Literal(true), result: Type.Record(Type.String(), Type.Unknown()) }),
-  Type.Object({ ok: Type.Literal(false), code: Type.String(), reason: Type.String() }),
+  Type.Object({
+    ok: Type.Literal(false), code: Type.String(), reason: Type.String(),
+    /** The device is as it was before the command (a programming refused or rolled back): safe to use. */
+    unchanged: Type.Optional(Type.Boolean()),
+  }),
 ]);
 
 export const TelemetryMessage = Type.Object({
   host: BoundedName(),
   at: Type.Number(),
-  usage: Type.Array(Type.Object({ deployableUuid: BoundedName(), utilization: Type.Number(), memoryUsedBytes: Type.Optional(Type.Number()) }), { maxItems: 100_000 }),
+  // Numbers only here: each sample is checked and clamped by the conductor on its own
+  // (usage-window.ts), so one driver's out-of-range value does not cost the host's other samples.
+  usage: Type.Array(Type.Object({
+    deployableUuid: BoundedName(),
+    utilization: Type.Number({ description: 'fraction busy, 0..1' }),
+    memoryUsedBytes: Type.Optional(Type.Number()),
+    memoryTotalBytes: Type.Optional(Type.Number()),
+    temperatureC: Type.Optional(Type.Number()),
+    powerW: Type.Optional(Type.Number()),
+  }), { maxItems: 10_000 }),
 });
+
+/**
+ * One step of a long driver operation under way on a host (an FPGA programming: the download
+ * from Glance, the checksum, the tool's output lines, a rollback), as the agent hears it. Said,
+ * not stored: the conductor holding the host logs it against the accelerator.
+ */
+export const ProgressMessage = Type.Object({
+  host: Host(),
+  deployableUuid: BoundedName({ minLength: 1 }),
+  op: Type.Literal('program'),
+  /** The command's idempotency key: which run this step is of. */
+  key: BoundedName(),
+  phase: Type.Union(['fetch', 'verify', 'program', 'rollback', 'done'].map((p) => Type.Literal(p))),
+  message: Type.String({ maxLength: 500 }),
+  at: Type.Number(),
+});
+
+/** Samples an agent puts in one telemetry message: about 170 bytes each, well under NATS's 1 MB payload. */
+export const USAGE_PER_MESSAGE = 2_000;
 
 /** One poll of a host's drivers' health: a check per deployable, each classified by its driver. */
 export const HealthMessage = Type.Object({
@@ -89,10 +143,12 @@ export const HealthMessage = Type.Object({
 export type HealthMsg = Static<typeof HealthMessage>;
 export type RegisterMsg = Static<typeof RegisterMessage>;
 export type InventoryMsg = Static<typeof InventoryMessage>;
+export type HostObservationMsg = Static<typeof HostObservation>;
 export type HeartbeatMsg = Static<typeof HeartbeatMessage>;
 export type CommandMsg = Static<typeof CommandMessage>;
 export type CommandReplyMsg = Static<typeof CommandReply>;
 export type TelemetryMsg = Static<typeof TelemetryMessage>;
+export type ProgressMsg = Static<typeof ProgressMessage>;
 
 const compiled = new WeakMap<TSchema, TypeCheck<TSchema>>();
 

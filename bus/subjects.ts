@@ -11,6 +11,7 @@
  * | cyborg.agent.cmd.<host>          | request/reply  | conductor → one agent     |
  * | cyborg.agent.driver.<host>       | request/reply  | conductor → one agent     |
  * | cyborg.telemetry.<host>          | publish        | agent → anyone (no store) |
+ * | cyborg.progress.<host>           | publish        | agent → anyone (no store) |
  * | cyborg.events.<kind>             | publish        | conductor → api processes |
  * | cyborg.conductor.api             | request/reply  | api → conductor           |
  * | cyborg.conductor.<id>.api        | request/reply  | api → one conductor       |
@@ -39,13 +40,16 @@ export const Subjects = {
   driverCommand: (host: string) => `cyborg.agent.driver.${token(host)}`,
   telemetry: (host: string) => `cyborg.telemetry.${token(host)}`,
   telemetryAll: 'cyborg.telemetry.*',
+  /** Steps of a programming under way on `host` (ProgressMessage). */
+  progress: (host: string) => `cyborg.progress.${token(host)}`,
+  progressAll: 'cyborg.progress.*',
   event: (kind: EventKind) => `cyborg.events.${kind}`,
   eventsAll: 'cyborg.events.>',
   conductorApi: 'cyborg.conductor.api',
   /** One conductor's own API subject: the api role sends a host's writes to its lease holder. */
   conductorApiOf: (conductorId: string) => `cyborg.conductor.${token(conductorId)}.api`,
   /** Agent reports forwarded by the conductor that heard them to the one holding the host's lease. */
-  conductorForward: (conductorId: string, kind: 'register' | 'inventory' | 'heartbeat') => `cyborg.conductor.${token(conductorId)}.fwd.${kind}`,
+  conductorForward: (conductorId: string, kind: 'register' | 'inventory' | 'heartbeat' | 'health') => `cyborg.conductor.${token(conductorId)}.fwd.${kind}`,
   /** Committed views (accelerators, hosts, ARQs) in batches: the api role's read model. */
   views: 'cyborg.views',
   /** Liveness of a role process: `cyborg.svc.<role>.<id>.PING|INFO|STATS`. */

@@ -105,11 +105,11 @@ describe('cyborg.conf, as an OpenStack operator writes it', () => {
   });
 
   it('names an unknown section or option in a warning and goes on', () => {
-    const { config, warnings } = load('[api]\napi_workers = 4\nport = 7005\n[glance]\nauth_url = x\n');
+    const { config, warnings } = load('[api]\napi_workers = 4\nport = 7005\n[cinder]\nauth_url = x\n');
     expect(config.listen.port).toBe(7005);
     expect(warnings).toEqual([
       expect.stringMatching(/\[api\]: unknown option api_workers \(ignored\)$/),
-      expect.stringMatching(/: unknown section \[glance\] \(ignored\)$/),
+      expect.stringMatching(/: unknown section \[cinder\] \(ignored\)$/),
     ]);
   });
 

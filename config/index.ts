@@ -92,6 +92,21 @@ export const ConfigSchema = Type.Object({
     regionName: Type.Optional(Type.String()),
     validInterfaces: Type.Array(Type.String(), { default: ['internal', 'public'] }),
   }, { default: {} }),
+  /**
+   * [glance]: where agents fetch the FPGA bitstreams a device profile names (`accel:bitstream_id`,
+   * `accel:function_id`). With `authUrl`, Glance is found in the catalog with the service user's
+   * token; `endpointOverride` names it directly (without `authUrl`: no token, for a private one).
+   */
+  glance: Type.Object({
+    ...keystoneAuthOptions,
+    endpointOverride: Type.Optional(Type.String({ pattern: '^https?://', description: 'Glance\'s image endpoint (the catalog\'s image entry when unset)' })),
+    regionName: Type.Optional(Type.String()),
+    validInterfaces: Type.Array(Type.String(), { default: ['internal', 'public'] }),
+    timeoutMs: Type.Integer({ minimum: 1_000, maximum: 3_600_000, default: 300_000, description: 'one image download' }),
+    maxImageBytes: Type.Integer({ minimum: 1, maximum: 2 ** 40, default: 2 * 1024 ** 3, description: 'a bigger image is refused before it fills the disk' }),
+    downloadDir: Type.Optional(Type.String({ description: 'where images are fetched to; default: <state_path>/images' })),
+    numRetries: Type.Integer({ minimum: 0, maximum: 10, default: 2, description: 'retries of a Glance request that got no answer or a 502/503/504 (Cyborg\'s option; its default is 0)' }),
+  }, { default: {} }),
   /** [keystone_authtoken]: validating the tokens of API requests in keystone mode (v2.authStrategy). */
   keystoneAuthtoken: Type.Object({
     ...keystoneAuthOptions,
@@ -144,9 +159,15 @@ export const ConfigSchema = Type.Object({
     }),
     autoEnable: Type.Boolean({ default: false, description: 'a newly discovered accelerator is enabled at once (ready for Nova) instead of waiting inactive for an operator' }),
     metricsPort: Type.Integer({ minimum: -1, maximum: 65535, default: PORTS.agentMetrics, description: 'the agent\'s health + /metrics listener; 0: any free port, -1: off' }),
+    hotplug: Type.Union([Type.Literal('udevadm'), Type.Literal('off')], {
+      default: 'udevadm',
+      description: 'udevadm: kernel uevents (udevadm monitor) start a discovery at once, beside the periodic scan; off: the periodic scan alone. Without udevadm, or with only the fake driver, the periodic scan alone',
+    }),
+    udevadmCommand: Type.String({ minLength: 1, default: 'udevadm', description: 'argv of udevadm (space-separated; e.g. "nsenter -t 1 -n udevadm" in a container); "monitor --kernel --property --subsystem-match=…" is appended' }),
   }, { default: {} }),
   conductor: Type.Object({
     metricsPort: Type.Integer({ minimum: -1, maximum: 65535, default: PORTS.conductorMetrics, description: 'the conductor\'s health + /metrics listener; 0: any free port, -1: off' }),
+    usageWindow: Type.Integer({ minimum: 0, maximum: 10_000, default: 60, description: 'usage samples kept per accelerator, in memory only (about 28 bytes each; 60 is five minutes at the agents\' 5 s telemetry); 0: telemetry is not kept' }),
   }, { default: {} }),
   /** The generic driver (docs/generic-driver.md): PCI accelerators from sysfs, beside the fake driver. */
   generic: Type.Object({
@@ -170,6 +191,7 @@ export const ConfigSchema = Type.Object({
     filterSriovVfs: Type.Boolean({ default: false, description: 'SR-IOV virtual functions of a GPU are not reported as pGPUs' }),
     nvidiaSmi: Type.String({ default: '', description: 'argv of nvidia-smi (space-separated) for MIG; empty: MIG is not looked at' }),
     commandTimeoutMs: Type.Integer({ minimum: 1, default: 30_000, description: 'deadline of each nvidia-smi call' }),
+    xidCommand: Type.String({ default: '', description: 'argv (space-separated) of a command that follows the kernel log, whose NVIDIA Xid lines are health events reported at once (e.g. "dmesg --follow-new" or "journalctl -k -f -n 0 -o cat"); empty: Xid events are not watched' }),
   }, { default: {} }),
   /** The FPGA drivers' programming tools (docs/drivers.md). */
   fpga: Type.Object({
@@ -194,11 +216,13 @@ export const ConfigSchema = Type.Object({
   }),
   timing: Type.Object({
     driverOpTimeoutMs: Type.Integer({ minimum: 1, default: 30_000 }),
+    programTimeoutMs: Type.Integer({ minimum: 1, default: 1_800_000, description: 'deadline of an FPGA programming as the conductor waits for it (the agent\'s download from Glance, the checksum, the tool and a rollback); a bind that programs fails with it' }),
     heartbeatIntervalMs: Type.Integer({ minimum: 1, default: 5_000 }),
     staleAfterMs: Type.Integer({ minimum: 1, default: 15_000 }),
     lostAfterMs: Type.Integer({ minimum: 1, default: 60_000 }),
     discoveryIntervalMs: Type.Integer({ minimum: 1, default: 60_000 }),
     healthIntervalMs: Type.Integer({ minimum: 0, default: 10_000, description: 'how often the agent checks its drivers\' health; 0: never' }),
+    telemetryIntervalMs: Type.Integer({ minimum: 0, default: 5_000, description: 'how often the agent sends its drivers\' usage (utilisation, memory, temperature, power) to the conductor; 0: never' }),
     healthEnterAfter: Type.Integer({ minimum: 1, default: 3, description: 'bad checks (since last healthy) that quarantine a device' }),
     healthLeaveAfter: Type.Integer({ minimum: 1, default: 3, description: 'consecutive good checks that return a transiently faulty device' }),
     healthStableMs: Type.Integer({ minimum: 0, default: 60_000, description: 'and the time those good checks must span' }),

@@ -1,7 +1,7 @@
 import type { Bus } from '../bus/bus.js';
 import { Subjects } from '../bus/subjects.js';
-import { CyborgError, NotFoundError } from '../errors/index.js';
-import type { Binding, BoundTo } from '../model/index.js';
+import { CyborgError, isCyborgError, NotFoundError } from '../errors/index.js';
+import type { ArqHold, Binding, BoundTo } from '../model/index.js';
 import { callConductor } from './client.js';
 
 /** What routing a bind needs of the lease table: who holds a host, who is alive. */
@@ -16,6 +16,8 @@ export interface LeaseView {
 export interface RemoteArqCalls {
   attach(arqUuid: string, b: Binding): Promise<BoundTo>;
   release(arqUuid: string, boundTo: BoundTo | null): Promise<void>;
+  /** The ARQ home's answer: each ARQ's state and held handle, null for one that does not exist. */
+  holds(uuids: readonly string[]): Promise<Record<string, ArqHold | null>>;
 }
 
 /**
@@ -27,34 +29,59 @@ export interface RemoteArqCalls {
  */
 export function remoteArqCalls(
   bus: Bus, lease: LeaseView, self: string, timeoutMs: number, hostOfArq: (uuid: string) => string | undefined,
+  o: {
+    /** Whether a host of ours is still being rebuilt after a claim (Conductor.hostPending). */
+    rebuilding?: (host: string) => boolean;
+    /** How long a bind waits for a host between conductors to find its new one (a lease TTL and a rebuild). */
+    takeoverWaitMs?: number;
+  } = {},
 ): RemoteArqCalls {
   const attachOn = (conductor: string, arqUuid: string, binding: Binding): Promise<BoundTo> =>
-    callConductor(bus, Subjects.conductorApiOf(conductor), 'arqAttach', { arqUuid, binding }, { timeoutMs, forwarded: true });
-  const releaseOn = (conductor: string, arqUuid: string, boundTo: BoundTo | null, asOwner: boolean): Promise<boolean> =>
-    callConductor(bus, Subjects.conductorApiOf(conductor), 'arqRelease', { arqUuid, boundTo, asOwner }, { timeoutMs, forwarded: true });
+    // The host rides along so that a conductor that has just taken it over serves the call only
+    // once the host's actors are rebuilt (the responder's `settled`), not against an empty tree.
+    callConductor(bus, Subjects.conductorApiOf(conductor), 'arqAttach', { arqUuid, binding }, { timeoutMs, forwarded: true, host: binding.hostname });
+  const releaseOn = (conductor: string, arqUuid: string, boundTo: BoundTo | null, asOwner: boolean, host?: string): Promise<boolean> =>
+    callConductor(bus, Subjects.conductorApiOf(conductor), 'arqRelease', { arqUuid, boundTo, asOwner }, { timeoutMs, forwarded: true, ...(host ? { host } : {}) });
+  const attachOnce = async (arqUuid: string, b: Binding): Promise<BoundTo> => {
+    const owner = lease.ownerOf(b.hostname);
+    if (owner && owner !== self) return await attachOn(owner, arqUuid, b);
+    // Ours, yet the binder found no accelerator here: the host is still being rebuilt after a claim.
+    if (owner === self && o.rebuilding?.(b.hostname)) throw new CyborgError('lease.not_owner', `host ${b.hostname} is being taken over here; the bind waits for it`, { host: b.hostname });
+    // Nova's hostname names no host we know (another spelling of it?): ask every other
+    // conductor; only the one holding the deployable can attach it.
+    let last: unknown = new NotFoundError('host.not_found', b.hostname);
+    for (const c of lease.liveConductors().filter((x) => x !== self)) {
+      try {
+        return await attachOn(c, arqUuid, b);
+      } catch (err) {
+        last = err;
+      }
+    }
+    throw last;
+  };
   return {
     attach: async (arqUuid, b) => {
-      const owner = lease.ownerOf(b.hostname);
-      if (owner && owner !== self) return await attachOn(owner, arqUuid, b);
-      // Nova's hostname names no host we know (another spelling of it?): ask every other
-      // conductor; only the one holding the deployable can attach it.
-      let last: unknown = new NotFoundError('host.not_found', b.hostname);
-      for (const c of lease.liveConductors().filter((x) => x !== self)) {
+      // A host between conductors (its holder died, its lease not lapsed or just claimed) is
+      // waited for, as Nova waits for the bind: a failover must not fail the boots under way.
+      const deadline = Date.now() + (o.takeoverWaitMs ?? 4 * timeoutMs);
+      for (let pause = 100; ; pause = Math.min(pause * 2, 1_000)) {
         try {
-          return await attachOn(c, arqUuid, b);
+          return await attachOnce(arqUuid, b);
         } catch (err) {
-          last = err;
+          if (!betweenOwners(err) || Date.now() + pause > deadline) throw err;
+          await new Promise((r) => setTimeout(r, pause));
         }
       }
-      throw last;
     },
+    // On the shared subject: whichever conductor hears it forwards it to the ARQ home.
+    holds: (uuids) => callConductor(bus, Subjects.conductorApi, 'arqHolds', { uuids: [...uuids] }, { timeoutMs }),
     release: async (arqUuid, boundTo) => {
       const host = hostOfArq(arqUuid);
       const owner = host ? lease.ownerOf(host) : undefined;
       // Our own host, yet the accelerator is not here: it is gone, and its handle with it.
       if (owner === self) return;
       if (owner) {
-        await releaseOn(owner, arqUuid, boundTo, true);
+        await releaseOn(owner, arqUuid, boundTo, true, host);
         return;
       }
       const answers = await Promise.all(lease.liveConductors().filter((c) => c !== self).map((c) => releaseOn(c, arqUuid, boundTo, false)));
@@ -67,4 +94,9 @@ export function remoteArqCalls(
       }
     },
   };
+}
+
+/** A failure that says the host is between conductors, not that the bind is wrong: worth waiting out. */
+function betweenOwners(err: unknown): boolean {
+  return isCyborgError(err) && (err.code === 'bus.no_responder' || err.code === 'lease.not_owner' || err.code === 'lease.lost');
 }

@@ -3,7 +3,7 @@ import type { Bus } from '../bus/bus.js';
 import { Subjects } from '../bus/subjects.js';
 import { CyborgError, isCyborgError, NotFoundError, TransitionInvalidError, type ErrorCode } from '../errors/index.js';
 import {
-  EventHub, type AcceleratorFilter, type AcceleratorView, type AuditPage, type AuditQuery, type ArqFilter, type ArqView, type AttachHandleT, type AttachToInstance,
+  type AcceleratorUsage, type HostUsage, type RelayoutRequest, EventHub, type AcceleratorFilter, type AcceleratorView, type AuditPage, type AuditQuery, type ArqFilter, type ArqView, type AttachHandleT, type AttachToInstance,
   type AttributeDoc, type Binding, type ControlPlane, type DetachFromInstance, type DeviceProfileDoc, type DeviceStatusDoc, type DeviceT,
   type Documents, type HostView, type NewArq, type OperatorEvent, type RequestMeta, type TransitionRecord,
 } from '../model/index.js';
@@ -11,6 +11,9 @@ import { isBusy, RemoteDriverControl } from './driver-client.js';
 import { checkedReply, ControlReply, ControlRequest, type ArgsOf, type ControlOp, type ControlReplyMsg, type ReplyOf } from './messages.js';
 import { ReadModel } from './read-model.js';
 import { ViewSync } from './view-sync.js';
+
+/** How long an answer about the conductors' readiness is reused. */
+const READINESS_TTL_MS = 2_000;
 
 /**
  * The ControlPlane of an `api` process that runs apart from the conductors. Reads are served
@@ -63,6 +66,21 @@ export class RemoteControlPlane implements ControlPlane {
   /** Why reads are not yet (or no longer) complete and current: `/readyz` says it; undefined once they are. */
   notReady(): string | undefined {
     return this.sync.notReady();
+  }
+
+  private readiness: { at: number; answer: Promise<string | undefined> } | undefined;
+
+  /**
+   * Why writes would fail now — no conductor answers, or its database is away — for `/readyz`;
+   * undefined when a conductor can write. Asked at most every `READINESS_TTL_MS`, whatever the
+   * number of probes, and within a second: a probe must not hang on a conductor that is gone.
+   */
+  conductorProblem(now = Date.now()): Promise<string | undefined> {
+    if (this.readiness && now - this.readiness.at < READINESS_TTL_MS) return this.readiness.answer;
+    const answer = callConductor(this.bus, Subjects.conductorApi, 'readiness', {}, { timeoutMs: Math.min(1_000, this.timeoutMs) })
+      .then((r) => (r.database === 'ok' ? undefined : `conductor ${r.conductorId}: database ${r.database}`), (err: unknown) => `no conductor answered: ${err instanceof Error ? err.message : String(err)}`);
+    this.readiness = { at: now, answer };
+    return answer;
   }
 
   // --- reads: the read model ----------------------------------------------------------------
@@ -166,6 +184,22 @@ export class RemoteControlPlane implements ControlPlane {
     const v = await this.arqCall(this.call('deleteArq', { uuid, meta }));
     if (v.state === 'Deleted') this.model.arqs.delete(uuid);
     return v;
+  }
+
+  async relayout(host: string, req: RelayoutRequest, meta: RequestMeta = {}): Promise<AcceleratorView[]> {
+    this.getHost(host);
+    // The driver re-lays the card out and the agent reports it again: as long as a driver operation.
+    return callConductor(this.bus, Subjects.conductorApi, 'relayout', { host, req, meta }, { timeoutMs: Math.max(this.timeoutMs, 60_000), host });
+  }
+
+  acceleratorUsage(id: string): Promise<AcceleratorUsage> {
+    // Asked of the conductor that holds its host: only it keeps the host's samples.
+    return this.call('usage.accelerator', { id }, this.getAccelerator(id).host);
+  }
+
+  hostUsage(host: string): Promise<HostUsage> {
+    this.getHost(host);
+    return this.call('usage.host', { host }, host);
   }
 
   /** A call by name; the reply is checked against the call's schema, the conductor's typed errors come back as the same classes. */

@@ -2,8 +2,8 @@ import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { firstError } from '../bus/schemas.js';
 import { BusError, CyborgError } from '../errors/index.js';
 import {
-  AcceleratorViewSchema, ArqViewSchema, AttachRequestSchema, AuditPageSchema, AuditQuerySchema, AttachResultSchema, AttributeDocSchema, BindingSchema, BoundToSchema,
-  DetachResultSchema, Device, DeviceProfileDocSchema, DeviceStatusSchema, DiscoverResultSchema, DriverViewSchema, HostViewSchema,
+  AcceleratorUsageSchema, AcceleratorViewSchema, ArqHoldSchema, ArqViewSchema, AttachRequestSchema, AuditPageSchema, AuditQuerySchema, AttachResultSchema, AttributeDocSchema, BindingSchema, BoundToSchema,
+  DetachResultSchema, Device, DeviceProfileDocSchema, DeviceStatusSchema, DiscoverResultSchema, DriverViewSchema, HostUsageSchema, HostViewSchema, RelayoutRequestSchema,
   OperatorEventSchema, RequestMetaSchema, ServiceViewSchema, TransitionEvent, TransitionRecordSchema,
 } from '../model/index.js';
 
@@ -16,6 +16,10 @@ import {
  */
 
 const Meta = RequestMetaSchema;
+
+/** At most this many ARQs per `arqHolds` call (the sweep asks in pages of it). */
+export const ARQ_HOLDS_MAX = 500;
+
 const Id = Type.String({ minLength: 1 });
 const Nothing = Type.Null();
 
@@ -83,6 +87,15 @@ export const ControlCalls = {
   // Conductor to conductor: the ARQ home's bind effects, run where the accelerator is (control/arq-ops.ts).
   arqAttach: call(Type.Object({ arqUuid: Id, binding: BindingSchema }), BoundToSchema),
   arqRelease: call(Type.Object({ arqUuid: Id, boundTo: Type.Union([BoundToSchema, Type.Null()]), asOwner: Type.Boolean() }), Type.Boolean()),
+  // Conductor to the ARQ home: which of these ARQs exist, in what state and bound where (the sweep
+  // of allocations whose ARQ is gone asks before it releases anything).
+  relayout: call(Type.Object({ host: Id, req: RelayoutRequestSchema, meta: Meta }), Type.Array(AcceleratorViewSchema)),
+  // Usage windows live on the conductor that holds the host (the call is routed there).
+  'usage.accelerator': call(Type.Object({ id: Id }), AcceleratorUsageSchema),
+  'usage.host': call(Type.Object({ host: Id }), HostUsageSchema),
+  // Whether the conductor can write (its database answers): the api's `/readyz` asks it.
+  readiness: call(Type.Object({}), Type.Object({ conductorId: Type.String(), database: Type.String() })),
+  arqHolds: call(Type.Object({ uuids: Type.Array(Id, { maxItems: ARQ_HOLDS_MAX }) }), Type.Record(Type.String(), Type.Union([ArqHoldSchema, Type.Null()]))),
 };
 
 export type ControlOp = keyof typeof ControlCalls;

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { Bus, Unsubscribe } from '../bus/bus.js';
 import { Subjects } from '../bus/subjects.js';
 import { CyborgError, isCyborgError, TransitionInvalidError } from '../errors/index.js';
-import type { AcceleratorView, ArqView, Binding, BoundTo, ControlPlane, DeviceT, Documents, DriverControl, HostView } from '../model/index.js';
+import type { AcceleratorView, ArqHold, ArqView, Binding, BoundTo, ControlPlane, DeviceT, Documents, DriverControl, HostView } from '../model/index.js';
 import {
   checkedCall, ControlReply, ControlRequest, type ArgsOf, type CheckedCall, type ControlOp, type ControlReplyMsg,
   type ControlRequestMsg, type ReplyOf, type SnapshotPageMsg,
@@ -24,6 +24,7 @@ export interface ServedConductor extends ControlPlane {
   readonly driverAdmin: DriverControl;
   attachForArq(arqUuid: string, binding: Binding): Promise<BoundTo>;
   releaseForArq(arqUuid: string, boundTo: BoundTo | null, asOwner?: boolean): Promise<boolean>;
+  arqHolds(uuids: readonly string[]): Record<string, ArqHold | null>;
 }
 
 
@@ -38,6 +39,8 @@ export interface ResponderOptions {
   /** Where ARQ calls are served (several conductors; see ArqHome); absent with a single conductor. */
   arqHome?: { where(): Promise<string> };
   liveConductors?: () => string[];
+  /** Why the conductor's database is not answering now; undefined while it is (`readiness`). */
+  databaseProblem?: () => string | undefined;
   publisher: ViewPublisher;
   timeoutMs: number;
   log: Logger;
@@ -79,7 +82,7 @@ export function serveControlPlane(opts: ResponderOptions): Unsubscribe {
 /** Calls the ARQ home serves: ARQs, and the documents Nova and operators write. */
 const HOME_OPS = new Set<string>([
   'createArq', 'bindArq', 'unbindArq', 'deleteArq',
-  'documents.createProfile', 'documents.deleteProfile', 'documents.createAttribute', 'documents.deleteAttribute', 'documents.setDeviceStatus',
+  'arqHolds', 'documents.createProfile', 'documents.deleteProfile', 'documents.createAttribute', 'documents.deleteAttribute', 'documents.setDeviceStatus',
 ]);
 
 /** The conductor that must serve `req`: the ARQ home for its calls, else its host's lease holder. */
@@ -143,6 +146,11 @@ const HANDLERS: Handlers = {
   'instances.detach': (a, o) => o.conductor.driverAdmin.detachInstance(a.instanceUuid, a.meta),
   arqAttach: (a, o) => o.conductor.attachForArq(a.arqUuid, a.binding),
   arqRelease: (a, o) => o.conductor.releaseForArq(a.arqUuid, a.boundTo, a.asOwner),
+  arqHolds: (a, o) => o.conductor.arqHolds(a.uuids),
+  relayout: (a, o) => o.conductor.relayout(a.host, a.req, a.meta),
+  'usage.accelerator': (a, o) => o.conductor.acceleratorUsage(a.id),
+  'usage.host': (a, o) => o.conductor.hostUsage(a.host),
+  readiness: (_a, o) => ({ conductorId: o.conductorId, database: o.databaseProblem?.() ?? 'ok' }),
 };
 
 function serve(opts: ResponderOptions, c: CheckedCall): Promise<unknown> {

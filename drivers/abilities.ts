@@ -1,4 +1,5 @@
-import type { Driver, OpRequest, OpResult } from './driver.js';
+import type { Logger } from 'pino';
+import type { Driver, DriverDevice, Health, OpRequest, OpResult } from './driver.js';
 
 /**
  * Optional abilities of the vendor drivers, beside those of `driver.ts`, detected at run time the
@@ -19,11 +20,18 @@ export interface BoundRestorer {
   restoreBound(bound: readonly BoundHandle[]): Promise<{ restored: string[]; present: string[] }>;
 }
 
-/** Progress of a long operation (an FPGA programming), as the tool reports it. */
+/** Progress of a long operation (an FPGA programming), as the tool reports it; `fetch` is the agent's download from Glance. */
 export interface Progress {
-  phase: 'verify' | 'program' | 'rollback' | 'done';
+  phase: 'fetch' | 'verify' | 'program' | 'rollback' | 'done';
   message: string;
 }
+
+/** A driver whose cards run image files it must keep on disk (the rollback targets of the FPGA drivers). */
+export interface ImageHolder {
+  imagesInUse(): Promise<string[]>;
+}
+
+export const canHoldImages = (d: Driver): d is Driver & ImageHolder => typeof (d as Partial<ImageHolder>).imagesInUse === 'function';
 
 /** A programmer that reports progress while it works. */
 export interface ProgressProgrammer {
@@ -44,6 +52,42 @@ export interface VfCountManager {
   reapplyVfCounts(): Promise<OpResult[]>;
 }
 
+/** What a driver sees on the host now of the devices it reported (bus/schemas.ts HostObservation). */
+export interface Observation {
+  /** The deployables it looked at. */
+  deployables: string[];
+  /** Their attach handles whose host side exists now (an mdev, a vGPU-typed VF, a made attachment). */
+  present: string[];
+  /** Each card's layout where it has one: MIG profiles of its GPU instances, or its VF count. */
+  cards: { deviceUuid: string; migLayout?: string[]; vfCount?: number }[];
+}
+
+/**
+ * Looks at the host side of the devices it reported, without changing anything: what the
+ * conductor compares with its records when the agent re-joins, to re-make what a reboot lost for
+ * instances that still hold handles (restoreBound), even when the agent's own cache is gone.
+ */
+export interface HostObserver {
+  observe(devices: readonly DriverDevice[]): Promise<Observation>;
+}
+
+export const canObserve = (d: Driver): d is Driver & HostObserver => typeof (d as Partial<HostObserver>).observe === 'function';
 export const canRestoreBound = (d: Driver): d is Driver & BoundRestorer => typeof (d as Partial<BoundRestorer>).restoreBound === 'function';
 export const canManageMig = (d: Driver): d is Driver & MigLayoutManager => typeof (d as Partial<MigLayoutManager>).applyMigLayout === 'function';
 export const canSetVfCount = (d: Driver): d is Driver & VfCountManager => typeof (d as Partial<VfCountManager>).setVfCount === 'function';
+
+/** A watch of health signals under way; stopping it ends its command. */
+export interface HealthWatch {
+  stop(): Promise<void>;
+}
+
+/**
+ * Health signals the driver learns of as they happen (the NVIDIA driver's XID events from the
+ * kernel log), handed to `onSignals` at once instead of waiting for the next `health()` poll.
+ * Undefined when the driver has nothing to watch (not configured).
+ */
+export interface HealthWatcher {
+  watchHealth(onSignals: (signals: Health[]) => void, log: Logger): HealthWatch | undefined;
+}
+
+export const canWatchHealth = (d: Driver): d is Driver & HealthWatcher => typeof (d as Partial<HealthWatcher>).watchHealth === 'function';

@@ -61,10 +61,14 @@ export interface Resetter {
   reset(req: OpRequest): Promise<OpResult>;
 }
 
+/** One measurement of a deployable: utilisation as a fraction (0..1); what the driver cannot measure is left out. */
 export interface Usage {
   deployableUuid: string;
   utilization: number;
   memoryUsedBytes?: number;
+  memoryTotalBytes?: number;
+  temperatureC?: number;
+  powerW?: number;
 }
 
 export interface UsageReporter {

@@ -46,7 +46,7 @@ export interface DriverSettings {
   fake?: Omit<FakeDriverOptions, 'host'>;
   generic?: Omit<GenericDriverOptions, 'host' | 'sysfsRoot'>;
   /** `[gpu_devices]` and its `[vgpu_<type>]` sections. */
-  gpu?: { vgpuTypes?: Record<string, string[]>; filterSriovVfs?: boolean; nvidiaSmi?: string[]; commandTimeoutMs?: number };
+  gpu?: { vgpuTypes?: Record<string, string[]>; filterSriovVfs?: boolean; nvidiaSmi?: string[]; commandTimeoutMs?: number; xidCommand?: string[] };
   /** `[fpga]`: the programming tools (argv templates) and their deadline. */
   fpga?: { intelProgramCommand?: string[]; xilinxProgramCommand?: string[]; programTimeoutMs?: number; intelKnownIds?: string[] };
   /** `[nic_devices]` and its `[<nic type>]` section. */

@@ -1,4 +1,4 @@
-import { assign, setup } from 'xstate';
+import { and, assign, setup } from 'xstate';
 import {
   DEFAULT_HEALTH_POLICY, HEALTHY, nextHealth, nextMark,
   type HealthPolicy, type HealthSignal, type HealthState, type MaintenanceMark, type MaintenanceScope,
@@ -27,7 +27,8 @@ import {
  * new ATTACH, Placement reserved (`conditionTags`) — and neither touches an attached instance.
  */
 
-export type DriverOp = 'install' | 'uninstall' | 'program' | 'attach' | 'detach' | 'reset';
+/** Driver operations; `mig_layout` and `vf_count` re-lay out a whole card (run by the conductor, not the machine). */
+export type DriverOp = 'install' | 'uninstall' | 'program' | 'attach' | 'detach' | 'reset' | 'mig_layout' | 'vf_count' | 'restore';
 
 export interface Allocation {
   handleUuid: string;
@@ -90,7 +91,8 @@ export type AcceleratorEvent =
   | { type: 'END_MAINTENANCE'; scope: MaintenanceScope; at?: number }
   /** A driver operation's outcome, sent back by the `runDriverOp` effect (see `opSeq`). */
   | { type: 'OP_DONE'; seq: number; output?: Record<string, unknown> }
-  | { type: 'OP_FAILED'; seq: number; reason: string };
+  /** `unchanged`: the device is as it was before (a programming refused or rolled back). */
+  | { type: 'OP_FAILED'; seq: number; reason: string; unchanged?: boolean };
 
 /**
  * The questions asked of an accelerator's state outside this file, answered here:
@@ -193,6 +195,8 @@ function operation<const T extends readonly string[], const D extends { target: 
   };
 }
 
+const PROGRAMMING = operation('programming', ['busy', 'transient', 'usable'], { target: 'programmed', actions: ['applyProgram', 'finishOp'] }, 'error');
+
 const afterAttachOrDetach = [
   { guard: 'hasAllocations', target: 'attached' },
   { guard: 'isProgrammed', target: 'programmed' },
@@ -225,6 +229,7 @@ export const acceleratorMachine = setup({
     hasAllocations: ({ context }) => context.allocations.length > 0,
     hasNoAllocations: ({ context }) => context.allocations.length === 0,
     isProgrammed: ({ context }) => context.program !== null,
+    leftUnchanged: ({ event }) => event.type === 'OP_FAILED' && event.unchanged === true,
     failedOpIs: ({ context }, params: { op: DriverOp }) => context.error?.op === params.op,
     resumeIs: ({ context }, params: { state: StableState }) => context.resume === params.state,
     isUnhealthy: ({ context }) => (context.health?.status ?? 'ok') !== 'ok',
@@ -253,9 +258,13 @@ export const acceleratorMachine = setup({
       return { error: { op, reason: `driver operation ${op} timed out` } };
     }),
     finishOp: assign({ pending: null }),
-    applyProgram: assign(({ context }) => ({
-      program: { ...(context.pending?.params as ProgramInfo) },
-    })),
+    // What was asked, completed by what the driver says it programmed: a function id resolves to
+    // the image that provides it (the agent finds it in Glance).
+    applyProgram: assign(({ context, event }) => {
+      const out = event.type === 'OP_DONE' ? event.output : undefined;
+      const said = (k: 'bitstreamId' | 'functionId'): ProgramInfo => (typeof out?.[k] === 'string' ? { [k]: out[k] as string } : {});
+      return { program: { ...(context.pending?.params as ProgramInfo), ...said('bitstreamId'), ...said('functionId') } };
+    }),
     clearProgram: assign({ program: null }),
     addAllocation: assign(({ context }) => {
       const p = context.pending?.params as unknown as Allocation;
@@ -312,7 +321,20 @@ export const acceleratorMachine = setup({
         REMOVE: { target: 'removed' },
       },
     },
-    programming: operation('programming', ['busy', 'transient', 'usable'], { target: 'programmed', actions: ['applyProgram', 'finishOp'] }, 'error'),
+    programming: {
+      ...PROGRAMMING,
+      on: {
+        ...PROGRAMMING.on,
+        // A programming refused before it touched the card (a bad checksum) or rolled back to the
+        // previous image leaves the card in service as it was, its failure recorded; only one
+        // that may have left it half-programmed goes to `error`. A retry never replays it.
+        OP_FAILED: [
+          { guard: and(['isCurrentOp', 'leftUnchanged', 'isProgrammed']), target: 'programmed', actions: 'recordFailure' },
+          { guard: and(['isCurrentOp', 'leftUnchanged']), target: 'ready', actions: 'recordFailure' },
+          { guard: 'isCurrentOp', target: 'error', actions: 'recordFailure' },
+        ],
+      },
+    },
     programmed: {
       tags: ['allocatable', 'usable'],
       on: {

@@ -20,6 +20,8 @@ export interface Binding {
   deviceRpUuid: string;
   instanceUuid: string;
   projectId?: string | null;
+  /** What the device profile asks to program before the bind completes (set by the conductor). */
+  program?: { bitstreamId?: string; functionId?: string };
 }
 
 export interface BoundTo {
@@ -40,7 +42,7 @@ export interface ArqContext {
 export type ArqInput = Pick<ArqContext, 'uuid' | 'deviceProfileName' | 'deviceProfileGroupId' | 'projectId'>;
 
 export type ArqEvent =
-  | { type: 'BIND'; hostname: string; deviceRpUuid: string; instanceUuid: string; projectId?: string | null }
+  | { type: 'BIND'; hostname: string; deviceRpUuid: string; instanceUuid: string; projectId?: string | null; program?: Binding['program'] }
   | { type: 'UNBIND' }
   | { type: 'DELETE' }
   /** The conductor's reconciliation: try the release of a pending delete again. */

@@ -49,14 +49,14 @@ export const AcceleratorViewSchema = Type.Object({
   capacity: Type.Integer(),
   state: Type.String(),
   tags: Type.Array(Type.String()),
-  allowed: Type.Array(Type.String()),
+  allowed: Type.Array(Type.String(), { description: 'operator events the machine accepts now' }),
   allocations: Type.Array(AllocationSchema),
   program: Type.Union([ProgramInfoSchema, Type.Null()]),
   error: Type.Union([Type.Object({ op: Type.String(), reason: Type.String() }), Type.Null()]),
   /** Discovery no longer reports it, but an instance holds it: kept, flagged, never dropped. */
   missing: Type.Boolean(),
   health: Type.Optional(HealthViewSchema),
-  maintenance: Type.Optional(Type.Union([MaintenanceViewSchema, Type.Null()])),
+  maintenance: Type.Optional(Type.Union([MaintenanceViewSchema, Type.Null()], { description: 'draining (consumers listed) until the last one leaves, then maintenance' })),
   generation: Type.Integer(),
   updatedAt: Type.String(),
 });

@@ -6,6 +6,11 @@ export const BindingSchema = Type.Object({
   deviceRpUuid: Type.String(),
   instanceUuid: Type.String(),
   projectId: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+  /**
+   * What the device profile's group asks to be programmed before the bind completes
+   * (`accel:bitstream_id`, `accel:function_id`); set by the conductor, never by the caller.
+   */
+  program: Type.Optional(Type.Object({ bitstreamId: Type.Optional(Type.String({ maxLength: 255 })), functionId: Type.Optional(Type.String({ maxLength: 255 })) })),
 });
 
 /** The attach handle a bound ARQ holds. */
@@ -31,6 +36,10 @@ export const ArqViewSchema = Type.Object({
   updatedAt: Type.String(),
 });
 
+/** An ARQ as the sweep of orphan allocations needs it: its state and the handle it holds. */
+export const ArqHoldSchema = Type.Object({ state: Type.String(), boundTo: Type.Union([BoundToSchema, Type.Null()]) });
+
+export type ArqHold = Static<typeof ArqHoldSchema>;
 export type Binding = Static<typeof BindingSchema>;
 export type BoundTo = Static<typeof BoundToSchema>;
 export type ArqView = Static<typeof ArqViewSchema>;

@@ -5,9 +5,10 @@ import type { AttachHandleT, DeviceT } from './device.js';
 import type { Documents } from './documents.js';
 import type { DriverControl } from './driver.js';
 import type { EventFeed, TransitionRecord } from './events.js';
-import type { HostView } from './host.js';
+import type { HostView, RelayoutRequest } from './host.js';
 import type { PlacementStatusView } from './placement.js';
 import type { RequestMeta } from './request.js';
+import type { AcceleratorUsage, HostUsage } from './usage.js';
 
 /** ARQ filters of the v2 API (both optional; `projectId` scopes a non-admin caller). */
 export interface ArqFilter {
@@ -51,6 +52,16 @@ export interface ControlPlane {
   getAccelerator(id: string): AcceleratorView;
   /** An accelerator's Placement sync state; absent where no Placement sync runs. */
   placementStatus?(id: string): PlacementStatusView | undefined;
+  /**
+   * Re-lays out one card of a host (MIG instances, VF count) through its driver, refused while
+   * any of its accelerators is allocated, in Cyborg's records or in Placement; answers the host's
+   * accelerators once the agent has reported the card anew.
+   */
+  relayout(host: string, req: RelayoutRequest, meta?: RequestMeta): Promise<AcceleratorView[]>;
+  /** An accelerator's recent usage samples, from the conductor's in-memory window. */
+  acceleratorUsage(id: string): AcceleratorUsage | Promise<AcceleratorUsage>;
+  /** A host's accelerators' recent usage (those that reported any). */
+  hostUsage(host: string): HostUsage | Promise<HostUsage>;
   /** The committed transition log of one accelerator, ARQ or host (oldest first). */
   history(id: string, limit?: number): Promise<TransitionRecord[]>;
   /** The fleet's transition and action log, filtered, newest first, in cursor pages. */

@@ -13,3 +13,4 @@ export * from './host.js';
 export * from './placement.js';
 export * from './request.js';
 export * from './audit.js';
+export * from './usage.js';

@@ -61,6 +61,9 @@ const P = '/cyborg/v1';
 const OPERATOR_RULES: RuleDefault[] = [
   op('cyborg:operator:host:get', 'rule:operator_reader_api', [`GET ${P}/hosts`, `GET ${P}/hosts/{name}`, `GET ${P}/hosts/{host}/drain`]),
   op('cyborg:operator:accelerator:get', 'rule:operator_reader_api', [`GET ${P}/accelerators`, `GET ${P}/accelerators/{id}`]),
+  // Usage telemetry and who holds what (api/routes/usage.ts): reads.
+  op('cyborg:operator:usage:get', 'rule:operator_reader_api', [`GET ${P}/accelerators/{id}/usage`, `GET ${P}/hosts/{name}/usage`]),
+  op('cyborg:operator:project:get', 'rule:operator_reader_api', [`GET ${P}/projects`]),
   ...['enable', 'disable', 'retry', 'remove', 'program', 'attach', 'detach'].map((a) =>
     op(`cyborg:operator:accelerator:${a}`, 'rule:operator_admin_api', [`POST ${P}/accelerators/{id}/${a}`])),
   // Health and maintenance (api/routes/maintenance.ts): changes, so admins by default.
@@ -69,6 +72,7 @@ const OPERATOR_RULES: RuleDefault[] = [
   op('cyborg:operator:accelerator:maintenance', 'rule:operator_admin_api', [`POST ${P}/accelerators/{id}/maintenance`]),
   op('cyborg:operator:accelerator:maintenance_cancel', 'rule:operator_admin_api', [`DELETE ${P}/accelerators/{id}/maintenance`]),
   op('cyborg:operator:host:drain', 'rule:operator_admin_api', [`POST ${P}/hosts/{host}/drain`]),
+  op('cyborg:operator:host:relayout', 'rule:operator_admin_api', [`POST ${P}/hosts/{host}/layout`]),
   op('cyborg:operator:host:drain_cancel', 'rule:operator_admin_api', [`DELETE ${P}/hosts/{host}/drain`]),
   // Who the caller is and which operator rules it passes: any valid token may ask about itself.
   { name: 'cyborg:operator:auth:whoami', check: '@', scopeTypes: OPERATOR, operations: [`GET ${P}/auth/whoami`], description: 'Operator API: the caller\'s identity and the operator rules it passes' },

@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { glanceFromConfig } from '../openstack/glance/index.js';
 import type { Logger } from 'pino';
 import { Agent } from '../actors/agent/index.js';
 import { AgentCache } from '../actors/agent/index.js';
@@ -7,7 +8,7 @@ import type { Config } from '../config/index.js';
 import { DriverRegistry } from '../drivers/registry.js';
 import { startHealthServer, type HealthServer } from '../metrics/http.js';
 import { Metrics } from '../metrics/index.js';
-import { enabledDrivers, restoreHostState, type RestoreStep } from './drivers.js';
+import { enabledDrivers, hotplugFor, restoreHostState, type RestoreStep } from './drivers.js';
 import { serveService } from './service.js';
 import { roleBus } from './shared.js';
 
@@ -47,15 +48,17 @@ export async function startAgentRole(config: Config, log: Logger, deps: { driver
       void resync(agent!, log, () => stopping).finally(() => (resyncing = false));
     }
   });
+  const images = glanceFromConfig(config);
   agent = new Agent({
-    host, bus, drivers, log,
+    host, bus, drivers, log, ...(images ? { images } : {}),
     heartbeatIntervalMs: config.timing.heartbeatIntervalMs,
     discoveryIntervalMs: config.timing.discoveryIntervalMs,
     healthIntervalMs: config.timing.healthIntervalMs,
     requestTimeoutMs: config.distributed.requestTimeoutMs,
-    telemetryIntervalMs: 5_000,
+    telemetryIntervalMs: config.timing.telemetryIntervalMs,
     epoch: cache.epoch,
     memory: cache,
+    hotplug: hotplugFor(config, drivers.list()),
   });
   const a = agent;
   const ready = (async () => {

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { glanceFromConfig } from '../openstack/glance/index.js';
 import type { Logger } from 'pino';
 import { Agent } from '../actors/agent/index.js';
 import { Conductor, startPlacementSync } from '../actors/conductor/index.js';
@@ -14,7 +15,7 @@ import { metricsRoute } from '../metrics/http.js';
 import { Metrics, watchFlushes } from '../metrics/index.js';
 import { startNovaNotifier } from '../openstack/nova.js';
 import { startAutoEnable } from './auto-enable.js';
-import { enabledDrivers } from './drivers.js';
+import { enabledDrivers, hotplugFor } from './drivers.js';
 import { apiAuthFromConfig } from '../api/auth/index.js';
 
 export interface Running {
@@ -43,7 +44,7 @@ export async function startAllInOne(config: Config, log: Logger, deps: AllInOneD
   // Without an injected journal: PostgreSQL at DATABASE_URL, or the embedded one under dataDir
   // (migrations applied either way). Tests of the runtime alone inject a MemoryJournal.
   const journal = deps.journal ?? await openJournal(config, log.child({ component: 'persistence' }));
-  const conductor = new Conductor({ bus, journal, log: log.child({ component: 'conductor' }), timing: config.timing });
+  const conductor = new Conductor({ bus, journal, log: log.child({ component: 'conductor' }), timing: config.timing, usageWindow: config.conductor.usageWindow });
   await conductor.start();
   // Nova-less by default here: the host's root provider is created when Placement lacks it.
   const placement = startPlacementSync(config, conductor, log.child({ component: 'placement' }), true);
@@ -52,15 +53,18 @@ export async function startAllInOne(config: Config, log: Logger, deps: AllInOneD
   const fake = deps.fake ?? configured.find((d) => d instanceof FakeDriver);
   const others = deps.drivers ?? configured.filter((d) => !(d instanceof FakeDriver));
   const autoEnable = config.agent.autoEnable ? startAutoEnable(conductor, log.child({ component: 'auto-enable' })) : undefined;
+  const drivers = [...(fake ? [fake] : []), ...others];
+  const images = glanceFromConfig(config);
   const agent = new Agent({
     host: config.host,
-    bus,
-    drivers: new DriverRegistry([...(fake ? [fake] : []), ...others]),
+    bus, ...(images ? { images } : {}),
+    drivers: new DriverRegistry(drivers),
     log: log.child({ component: 'agent' }),
     heartbeatIntervalMs: config.timing.heartbeatIntervalMs,
     discoveryIntervalMs: config.timing.discoveryIntervalMs,
     healthIntervalMs: config.timing.healthIntervalMs,
-    telemetryIntervalMs: 5_000,
+    telemetryIntervalMs: config.timing.telemetryIntervalMs,
+    hotplug: hotplugFor(config, drivers),
   });
   await agent.start();
   const auth = apiAuthFromConfig(config, log);

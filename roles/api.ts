@@ -34,7 +34,7 @@ export async function startApiRole(config: Config, log: Logger): Promise<Running
   const auth = apiAuthFromConfig(config, log);
   const app = await buildApi({
     control, log, v2: config.v2, auth, limits: config.api,
-    health: { checks: { nats: () => (bus.nc.isClosed() ? 'NATS connection closed' : undefined), view: () => control.notReady() } },
+    health: { checks: { nats: () => (bus.nc.isClosed() ? 'NATS connection closed' : undefined), view: () => control.notReady(), conductor: () => control.conductorProblem() } },
   });
   app.addHook('onClose', async () => auth.close());
   metricsRoute(app, metrics);

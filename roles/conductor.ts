@@ -78,13 +78,15 @@ export async function startConductor(config: Config, log: Logger, deps: { journa
     journal = fenced;
     router = new HostRouter({
       bus, lease, journal: fenced, log, forwardTimeoutMs: d.requestTimeoutMs,
+      // A health report for a host whose holder died is kept trying until its lease has expired and been claimed.
+      redeliverForMs: 2 * d.leaseTtlMs + d.requestTimeoutMs,
       onAdopted: (hosts) => hosts.forEach((h) => publisher?.host(h)),
     });
   }
   const conductorBus = observeHeartbeats(router ? router.wrap(bus) : bus, (m) => metrics.observeHeartbeat(m.sentAt));
   // The host an ARQ's binding names (read when its unbind looks for the conductor holding it).
   const hostOfArq = (uuid: string): string | undefined => conductor.arqs.get(uuid)?.view().binding?.hostname;
-  const conductor: Conductor = new Conductor({ bus: conductorBus, journal, log, timing: config.timing, ...(lease ? { remoteArqs: remoteArqCalls(bus, lease, id, d.requestTimeoutMs, hostOfArq) } : {}) });
+  const conductor: Conductor = new Conductor({ bus: conductorBus, journal, log, timing: config.timing, usageWindow: config.conductor.usageWindow, ...(lease ? { remoteArqs: remoteArqCalls(bus, lease, id, d.requestTimeoutMs, hostOfArq, { rebuilding: (h) => conductor.hostPending?.(h) ?? false, takeoverWaitMs: 2 * d.leaseTtlMs + d.requestTimeoutMs }) } : {}) });
   if (router) router.conductor = conductor;
   if (lease) {
     const fenced = journal as FencedJournal;
@@ -123,6 +125,7 @@ export async function startConductor(config: Config, log: Logger, deps: { journa
       ...(lease ? { ownerOf: (h: string) => lease.ownerOf(h), liveConductors: () => lease.liveConductors() } : {}),
       ...(hostRouter ? { settled: (h: string) => hostRouter.settled(h) } : {}),
       ...(home ? { arqHome: home } : {}),
+      databaseProblem: () => databaseChecks(inner).database?.(),
     }),
     serveService(bus, 'conductor', id, {
       info: () => ({ leases: d.leases, subjectPrefix: d.subjectPrefix ?? null, database: config.databaseUrl ? 'postgresql' : 'memory' }),

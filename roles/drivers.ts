@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import type { Logger } from 'pino';
+import type { AgentOptions } from '../actors/agent/index.js';
 import type { Config } from '../config/index.js';
 import { canManageMig, canRestoreBound, canSetVfCount, type BoundHandle } from '../drivers/abilities.js';
 import type { Driver } from '../drivers/driver.js';
@@ -33,6 +34,7 @@ export function driverSettings(config: Config): DriverSettings {
       filterSriovVfs: config.gpu.filterSriovVfs,
       nvidiaSmi: argv(config.gpu.nvidiaSmi) ?? [],
       commandTimeoutMs: config.gpu.commandTimeoutMs,
+      xidCommand: argv(config.gpu.xidCommand) ?? [],
     },
     fpga: { ...(program ? { intelProgramCommand: program, xilinxProgramCommand: program } : {}), programTimeoutMs: config.fpga.programTimeoutMs },
     nic: { physicalDeviceMappings: nicTypes.flatMap((t) => t.physicalDeviceMappings), functionDeviceMappings: nicTypes.flatMap((t) => t.functionDeviceMappings) },
@@ -51,6 +53,28 @@ export function enabledDrivers(config: Config, log: Logger): Driver[] {
   if (drivers.length === 0) log.warn('no driver is enabled on this host: it reports no accelerators (set [agent] enabled_drivers, e.g. generic_driver)');
   else log.info({ drivers: drivers.map((d) => d.name), sysfsRoot: config.generic.sysfsRoot }, 'drivers enabled');
   return drivers;
+}
+
+/**
+ * The kernel subsystems whose uevents change what each driver reports: PCI functions come and
+ * go, bind and unbind (SR-IOV VFs included); mediated devices are made and removed under vGPU
+ * parents. The fake driver's devices do not come from the kernel.
+ */
+const HOTPLUG_SUBSYSTEMS: Readonly<Record<string, readonly string[]>> = {
+  fake: [],
+  generic: ['pci', 'mdev'],
+  nvidia_gpu_driver: ['pci', 'mdev'],
+};
+
+/**
+ * What the agent watches for hot-plug (`[agent] hotplug`, `udevadm_command`): the subsystems its
+ * drivers care about, or nothing when hot-plug is off or no driver reads the kernel's devices.
+ */
+export function hotplugFor(config: Config, drivers: readonly Driver[]): AgentOptions['hotplug'] {
+  if (config.agent.hotplug === 'off') return undefined;
+  const subsystems = [...new Set(drivers.flatMap((d) => HOTPLUG_SUBSYSTEMS[d.name] ?? ['pci']))];
+  const command = argv(config.agent.udevadmCommand);
+  return subsystems.length > 0 && command ? { command, subsystems } : undefined;
 }
 
 /** One step of bringing the host back to what it was before a reboot, as `cyborg agent info` shows it. */

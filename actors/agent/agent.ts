@@ -1,15 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
+import type { BitstreamSource } from '../../openstack/glance/index.js';
 import type { Bus, Unsubscribe } from '../../bus/bus.js';
 import {
-  CommandMessage, CommandReply, HealthMessage, HeartbeatMessage, InventoryMessage, InventoryReply, RegisterMessage, RegisterReply, TelemetryMessage,
-  type CommandMsg, type CommandReplyMsg, type HealthMsg,
+  CommandMessage, CommandReply, HealthMessage, HeartbeatMessage, InventoryMessage, InventoryReply, MAX_OBSERVED_PER_HOST, ProgressMessage, RegisterMessage, RegisterReply, TelemetryMessage, USAGE_PER_MESSAGE,
+  type CommandMsg, type CommandReplyMsg, type HealthMsg, type HostObservationMsg,
 } from '../../bus/schemas.js';
 import { Subjects } from '../../bus/subjects.js';
-import { canAttach, canInstall, canProgram, canReportHealth, canReportUsage, canReset, type Driver, type OpRequest } from '../../drivers/driver.js';
+import { canAttach, canInstall, canProgram, canReportHealth, canReportUsage, canReset, type Driver, type Health, type OpRequest } from '../../drivers/driver.js';
+import { canManageMig, canObserve, canRestoreBound, canSetVfCount, canWatchHealth, type HealthWatch, type Progress, type ProgressProgrammer } from '../../drivers/abilities.js';
+import { BeforeTheCard, programWithImage } from './programming.js';
 import type { DriverRegistry } from '../../drivers/registry.js';
 import { DriverCommandMessage, DriverCommandReply } from '../../bus/driver-schemas.js';
 import { AgentDrivers } from './agent-drivers.js';
+import { UeventSource, type UeventBurst, type UeventSourceOptions } from './uevents.js';
 import type { DeployableT, DeviceT } from '../../model/index.js';
 
 /** The reply of a command that succeeded with nothing to report: kept once for all of them. */
@@ -18,6 +22,8 @@ const DONE_EMPTY: CommandReplyMsg = Object.freeze({ ok: true as const, result: O
 export interface AgentOptions {
   host: string;
   bus: Bus;
+  /** Where FPGA bitstreams named by Glance id or function id are fetched from ([glance]). */
+  images?: BitstreamSource;
   drivers: DriverRegistry;
   log: Logger;
   heartbeatIntervalMs: number;
@@ -32,6 +38,8 @@ export interface AgentOptions {
   epoch?: number;
   /** What survives a restart: last inventory and command results (actors/agent-cache.ts). */
   memory?: AgentMemory;
+  /** Kernel uevents that start a discovery at once (`[agent] hotplug`); absent: the periodic scan alone. */
+  hotplug?: UeventSourceOptions;
 }
 
 /** Where an agent keeps what must survive its restart: the local cache implements it. */
@@ -58,6 +66,8 @@ export class Agent {
   private devices: DeviceT[] = [];
   /** Deployables by uuid, rebuilt with `devices`: a command must not scan the whole inventory. */
   private deployables = new Map<string, DeployableT>();
+  /** Which driver reported each deployable in the last discovery (commands go to it). */
+  private readonly discoveredBy = new Map<string, string>();
   /**
    * Commands by idempotency key, in two generations: when the young one fills, it becomes the old
    * one and the old one is dropped. (Deleting a Map's first key per command instead leaves holes
@@ -70,6 +80,16 @@ export class Agent {
   private readonly epoch: number;
   /** Which loaded drivers are installed on this host, at which version (install-driver & co.). */
   readonly driverStates: AgentDrivers;
+  private uevents: UeventSource | undefined;
+  /** The drivers' pushed health (XID events), watched from the first discovery on. */
+  private healthWatches: HealthWatch[] = [];
+  /** The scheduled discovery under way, and whether another must follow it (a change came meanwhile). */
+  private discovering: Promise<void> | undefined;
+  private discoverAgain = false;
+  private stopped = false;
+  /** A usage round under way, and the drivers whose usage() failed last time (said once). */
+  private telemetryRunning = false;
+  private readonly usageFailing = new Set<string>();
 
   constructor(private readonly opts: AgentOptions) {
     this.epoch = opts.epoch ?? 0;
@@ -86,26 +106,37 @@ export class Agent {
     const { bus, host } = this.opts;
     this.subs.push(bus.respond(Subjects.command(host), CommandMessage, CommandReply, (cmd) => this.execute(cmd)));
     this.subs.push(bus.respond(Subjects.driverCommand(host), DriverCommandMessage, DriverCommandReply, (cmd) => this.driverStates.execute(cmd, () => this.discoverAndReport())));
+    this.stopped = false;
     await this.register();
     // Heartbeats start at once: a large first inventory must not make the host look stale.
     this.timers.push(setInterval(() => this.heartbeat(), this.opts.heartbeatIntervalMs));
+    // Watching starts before the first discovery, so that nothing plugged in during it is missed.
+    if (this.opts.hotplug) {
+      this.uevents = new UeventSource({ ...this.opts.hotplug, log: this.opts.log.child({ host }), onBurst: (b) => this.hotplugged(b) });
+      this.uevents.start();
+    }
     await this.discoverAndReport();
-    this.timers.push(
-      setInterval(() => void this.discoverAndReport().catch((err: unknown) => this.opts.log.warn({ err, host }, 'periodic discovery failed')), this.opts.discoveryIntervalMs),
-    );
+    // After the first report: a pushed fault names deployables the conductor knows by then.
+    this.watchHealth();
+    // The periodic scan stays as the safety net of hot-plug: a lost event, a dead udevadm.
+    this.timers.push(setInterval(() => this.scheduleDiscovery('periodic'), this.opts.discoveryIntervalMs));
     if (this.opts.healthIntervalMs) {
-      this.timers.push(setInterval(() => void this.checkHealth(), this.opts.healthIntervalMs));
+      this.timers.push(setInterval(() => void this.checkHealth().catch((err: unknown) => this.opts.log.warn({ err, host }, 'health report failed; the next one follows')), this.opts.healthIntervalMs));
     }
     if (this.opts.telemetryIntervalMs) {
-      this.timers.push(setInterval(() => void this.telemetry(), this.opts.telemetryIntervalMs));
+      this.timers.push(setInterval(() => void this.telemetry().catch((err: unknown) => this.opts.log.warn({ err, host }, 'usage telemetry failed; the next one follows')), this.opts.telemetryIntervalMs));
     }
     for (const t of this.timers) t.unref();
     this.opts.log.info({ host, agentId: this.agentId, drivers: this.opts.drivers.list().map((d) => d.name) }, 'agent started');
   }
 
   async stop(): Promise<void> {
+    this.stopped = true;
     for (const t of this.timers) clearInterval(t);
     for (const u of this.subs) u();
+    await this.uevents?.stop();
+    this.uevents = undefined;
+    await Promise.all(this.healthWatches.splice(0).map((w) => w.stop()));
     await Promise.allSettled([...this.doneBefore.values(), ...this.done.values()]);
   }
 
@@ -119,22 +150,67 @@ export class Agent {
     this.driverStates.adopt(reply.drivers);
   }
 
-  /** Runs every driver's discovery and sends the full snapshot. */
+  /**
+   * Runs every driver's discovery and sends the full snapshot, with what the drivers that can
+   * tell observe of their devices' host side (mdevs, VFs, MIG layouts): the conductor re-makes
+   * from it what a reboot lost for instances that hold handles, cache or no cache.
+   */
   async discoverAndReport(): Promise<DeviceT[]> {
     const all: DeviceT[] = [];
+    let observed: HostObservationMsg | undefined;
     for (const d of this.driverStates.active()) {
       try {
-        all.push(...await d.discover());
+        const found = await d.discover();
+        for (const dev of found) for (const dep of dev.deployables) this.discoveredBy.set(dep.uuid, d.name);
+        all.push(...found);
+        if (canObserve(d)) observed = merged(observed, await d.observe(found).catch((err: unknown) => {
+          // Its devices are still reported; only the comparison of their host side waits.
+          this.opts.log.warn({ err, host: this.opts.host, driver: d.name }, 'the driver could not observe its devices\' host side; left out of this report');
+          return NOTHING_OBSERVED;
+        }));
       } catch (err) {
         this.opts.log.error({ err, host: this.opts.host, driver: d.name }, 'discovery failed; its devices are left out of this report');
       }
     }
+    if (observed && (observed.deployables.length > MAX_OBSERVED_PER_HOST || observed.present.length > MAX_OBSERVED_PER_HOST)) {
+      // Cut short, it would say "absent" of handles that exist: better none than a wrong one.
+      this.opts.log.warn({ host: this.opts.host, deployables: observed.deployables.length, present: observed.present.length }, 'too much observed to report; the conductor compares nothing this time');
+      observed = undefined;
+    }
     this.setDevices(all);
     await this.opts.memory?.recordInventory(all, this.seq + 1);
     await this.opts.bus.request(Subjects.report('inventory', this.opts.host), InventoryMessage, InventoryReply, {
-      host: this.opts.host, agentId: this.agentId, epoch: this.epoch, seq: ++this.seq, devices: all,
+      host: this.opts.host, agentId: this.agentId, epoch: this.epoch, seq: ++this.seq, devices: all, ...(observed ? { observed } : {}),
     }, { timeoutMs: this.opts.requestTimeoutMs ?? 10_000 });
     return all;
+  }
+
+  /** A burst of kernel events is over: what the host has may have changed. */
+  private hotplugged(burst: UeventBurst): void {
+    const { events, actions, devices, malformed, catchUp } = burst;
+    this.opts.log.info({ host: this.opts.host, events, actions, devices, ...(malformed ? { malformed } : {}), ...(catchUp ? { catchUp } : {}) }, 'hot-plug: kernel events; discovering now');
+    this.scheduleDiscovery('hot-plug');
+  }
+
+  /**
+   * Runs a discovery now, or once more right after the one under way: however many bursts and
+   * periodic ticks come during a discovery, they make one more, never a queue or two at once.
+   */
+  private scheduleDiscovery(why: 'periodic' | 'hot-plug'): void {
+    if (this.discovering) {
+      this.discoverAgain = true;
+      return;
+    }
+    this.discovering = (async () => {
+      do {
+        this.discoverAgain = false;
+        try {
+          await this.discoverAndReport();
+        } catch (err) {
+          this.opts.log.warn({ err, host: this.opts.host }, `${why} discovery failed`);
+        }
+      } while (this.discoverAgain && !this.stopped);
+    })().finally(() => (this.discovering = undefined));
   }
 
   heartbeat(): void {
@@ -149,27 +225,63 @@ export class Agent {
    * its devices (a hung driver shows in its operations, not as a quarantine of every device).
    */
   async checkHealth(): Promise<HealthMsg['checks']> {
-    const checks: HealthMsg['checks'] = [];
+    const found: Health[] = [];
     for (const d of this.driverStates.active()) {
       if (!canReportHealth(d)) continue;
       try {
-        for (const h of await d.health()) {
-          checks.push({ deployableUuid: h.deployableUuid, healthy: h.healthy, ...(h.healthy ? {} : { severity: h.severity ?? 'transient', reason: h.reason ?? 'unhealthy' }) });
-        }
+        found.push(...await d.health());
       } catch (err) {
         this.opts.log.warn({ err, host: this.opts.host, driver: d.name }, 'health check failed; its devices are left out of this report');
       }
     }
-    if (checks.length > 0) {
+    return this.sendHealth(found);
+  }
+
+  /** Drivers that learn of faults as they happen (XID events) push them: sent at once, not at the next poll. */
+  private watchHealth(): void {
+    for (const d of this.driverStates.active()) {
+      if (!canWatchHealth(d)) continue;
+      const watch = d.watchHealth((signals) => void this.sendHealth(signals), this.opts.log.child({ host: this.opts.host }));
+      if (watch) this.healthWatches.push(watch);
+    }
+  }
+
+  /** One health message for the host (none when there is nothing to say). */
+  private sendHealth(found: readonly Health[]): HealthMsg['checks'] {
+    const checks: HealthMsg['checks'] = found.map((h) => ({
+      deployableUuid: h.deployableUuid, healthy: h.healthy, ...(h.healthy ? {} : { severity: h.severity ?? 'transient', reason: h.reason ?? 'unhealthy' }),
+    }));
+    if (checks.length > 0 && !this.stopped) {
       this.opts.bus.publish(Subjects.report('health', this.opts.host), HealthMessage, { host: this.opts.host, agentId: this.agentId, at: Date.now(), checks });
     }
     return checks;
   }
 
   private async telemetry(): Promise<void> {
-    const usage = [];
-    for (const d of this.opts.drivers.list()) if (canReportUsage(d)) usage.push(...await d.usage());
-    this.opts.bus.publish(Subjects.telemetry(this.opts.host), TelemetryMessage, { host: this.opts.host, at: Date.now(), usage });
+    // A driver slower than the interval: the round in flight is not joined by another one.
+    if (this.telemetryRunning) return;
+    this.telemetryRunning = true;
+    try {
+      const usage = [];
+      for (const d of this.opts.drivers.list()) {
+        if (!canReportUsage(d)) continue;
+        try {
+          usage.push(...await d.usage());
+          this.usageFailing.delete(d.name);
+        } catch (err) {
+          // One driver's failure costs only its own samples; said once until it recovers.
+          if (!this.usageFailing.has(d.name)) this.opts.log.warn({ err, host: this.opts.host, driver: d.name }, 'a driver could not report usage; its devices have no samples until it can');
+          this.usageFailing.add(d.name);
+        }
+      }
+      const at = Date.now();
+      // A host with thousands of deployables (VFs, vGPUs) sends them in several messages.
+      for (let i = 0; i < usage.length && !this.stopped; i += USAGE_PER_MESSAGE) {
+        this.opts.bus.publish(Subjects.telemetry(this.opts.host), TelemetryMessage, { host: this.opts.host, at, usage: usage.slice(i, i + USAGE_PER_MESSAGE) });
+      }
+    } finally {
+      this.telemetryRunning = false;
+    }
   }
 
   /** Executes a command once per idempotency key. */
@@ -203,22 +315,48 @@ export class Agent {
   }
 
   private async run(cmd: CommandMsg): Promise<CommandReplyMsg> {
-    const driver = this.opts.drivers.get(cmd.driver);
+    // Cyborg's deployables name their driver as Cyborg does ('intel' for a NIC VF), not always by
+    // the driver's own name: the driver that discovered the deployable is the one to run it.
+    const discoveredBy = this.discoveredBy.get(cmd.deployableUuid);
+    const driver = this.opts.drivers.get(cmd.driver) ?? (discoveredBy ? this.opts.drivers.get(discoveredBy) : undefined);
     if (!driver) return { ok: false, code: 'driver.not_found', reason: `driver ${cmd.driver} is not installed on ${this.opts.host}` };
-    const deployable = this.deployables.get(cmd.deployableUuid);
+    // A card's layout is applied by address: the deployable it is asked for may be one the card
+    // lost with that layout (a reboot), which the conductor asks to bring back.
+    const deployable = this.deployables.get(cmd.deployableUuid) ?? (CARD_OPS.has(cmd.op) ? cardOnly(cmd) : undefined);
     if (!deployable) return { ok: false, code: 'accelerator.not_found', reason: `no deployable ${cmd.deployableUuid} on ${this.opts.host}` };
-    const req: OpRequest = { key: cmd.idempotencyKey, deployable, params: cmd.params };
+    let req: OpRequest = { key: cmd.idempotencyKey, deployable, params: cmd.params };
     // Bindings per line, not a child logger per operation: one is built for every command.
     const about = { host: this.opts.host, driver: driver.name, acceleratorId: deployable.uuid, op: cmd.op };
     try {
-      const result = await dispatch(driver, cmd.op, req);
-      if ((cmd.op === 'attach' || cmd.op === 'detach') && typeof cmd.params.handleUuid === 'string') await this.opts.memory?.recordBinding?.(cmd.op, deployable.uuid, cmd.params.handleUuid);
+      const result = cmd.op === 'program' ? await this.program(driver, cmd, req) : await dispatch(driver, cmd.op, req);
+      // The card's devices changed: the conductor hears the new inventory before the answer.
+      if (cmd.op === 'mig_layout' || cmd.op === 'vf_count') await this.discoverAndReport();
+      if ((cmd.op === 'attach' || cmd.op === 'detach' || cmd.op === 'restore') && typeof cmd.params.handleUuid === 'string') {
+        await this.opts.memory?.recordBinding?.(cmd.op === 'detach' ? 'detach' : 'attach', deployable.uuid, cmd.params.handleUuid);
+      }
       this.opts.log.info(about, 'driver operation done');
       return { ok: true, result };
     } catch (err) {
       this.opts.log.warn({ ...about, err }, 'driver operation failed');
-      return { ok: false, code: 'driver.failed', reason: err instanceof Error ? err.message : String(err) };
+      const reason = err instanceof Error ? err.message : String(err);
+      return { ok: false, code: 'driver.failed', reason, ...(cmd.op === 'program' && (err instanceof BeforeTheCard || cardUnchanged(err)) ? { unchanged: true } : {}) };
     }
+  }
+
+  /** A programming, its image fetched from Glance first when named by id, its steps sent to the conductor as they happen. */
+  private program(driver: Driver, cmd: CommandMsg, req: OpRequest): Promise<Record<string, unknown>> {
+    const onProgress = (p: Progress): void => {
+      this.opts.log.info({ host: this.opts.host, driver: driver.name, acceleratorId: cmd.deployableUuid, phase: p.phase, progress: p.message }, 'programming');
+      if (this.stopped) return;
+      this.opts.bus.publish(Subjects.progress(this.opts.host), ProgressMessage, {
+        host: this.opts.host, deployableUuid: cmd.deployableUuid, op: 'program', key: cmd.idempotencyKey, phase: p.phase, message: p.message.slice(0, 500), at: Date.now(),
+      });
+    };
+    return programWithImage(driver, req, (r, progress) => {
+      if (!canProgram(driver)) throw new Error(`driver ${driver.name} cannot program devices`);
+      // A driver that reports progress takes the callback (ProgressProgrammer); any other ignores it.
+      return (driver.program as ProgressProgrammer['program']).call(driver, r, { onProgress: progress });
+    }, { ...(this.opts.images ? { images: this.opts.images } : {}), drivers: () => this.opts.drivers.list(), onProgress, log: this.opts.log });
   }
 }
 
@@ -226,13 +364,50 @@ async function dispatch(driver: Driver, op: CommandMsg['op'], req: OpRequest): P
   switch (op) {
     case 'install': return canInstall(driver) ? driver.install(req) : {};
     case 'uninstall': return canInstall(driver) ? driver.uninstall(req) : {};
-    case 'program':
-      if (!canProgram(driver)) throw new Error(`driver ${driver.name} cannot program devices`);
-      return driver.program(req);
     case 'attach': return canAttach(driver) ? driver.prepareAttach(req) : {};
     case 'detach': return canAttach(driver) ? driver.releaseAttach(req) : {};
     // A driver without a reset ability has nothing to reset: the conductor clears the health.
     case 'reset': return canReset(driver) ? driver.reset(req) : {};
+    // A card re-laid out (an operator's MIG layout or VF count): its parameters are checked by the driver.
+    case 'mig_layout':
+      if (!canManageMig(driver)) throw new Error(`driver ${driver.name} does not manage MIG layouts`);
+      return driver.applyMigLayout(String(req.params.address), Array.isArray(req.params.profiles) ? req.params.profiles.map(String) : []);
+    case 'vf_count':
+      if (!canSetVfCount(driver)) throw new Error(`driver ${driver.name} does not set VF counts`);
+      return driver.setVfCount(String(req.params.address), Number(req.params.count));
+    // The conductor's re-join reconciliation: a handle an instance holds lost its host side (a reboot).
+    case 'restore':
+      if (!canRestoreBound(driver)) throw new Error(`driver ${driver.name} cannot re-make what a reboot lost`);
+      return driver.restoreBound([{ deployable: req.deployable, handleUuid: String(req.params.handleUuid) }]);
     default: throw new Error(`unknown operation ${String(op)}`);
   }
+}
+
+/** Operations on a whole card, named by the address in their parameters. */
+const CARD_OPS = new Set<CommandMsg['op']>(['mig_layout', 'vf_count']);
+
+/** The deployable a card operation names when the host does not report it now: its uuid, nothing else. */
+function cardOnly(cmd: CommandMsg): DeployableT {
+  return { uuid: cmd.deployableUuid, name: '', numAccelerators: 0, driverName: cmd.driver, attributes: [], attachHandles: [] };
+}
+
+const NOTHING_OBSERVED: HostObservationMsg = Object.freeze({ deployables: [], present: [], cards: [] }) as HostObservationMsg;
+
+/** Several drivers' observations as one. */
+function merged(into: HostObservationMsg | undefined, o: HostObservationMsg): HostObservationMsg {
+  if (!into) return { deployables: [...o.deployables], present: [...o.present], cards: [...o.cards] };
+  into.deployables.push(...o.deployables);
+  into.present.push(...o.present);
+  into.cards.push(...o.cards);
+  return into;
+}
+
+/** Reasons a programming gives when it never touched the card, or put the previous image back. */
+const UNTOUCHED = new Set(['checksum_mismatch', 'checksum_missing', 'checksum_unsupported', 'image_missing']);
+
+/** Whether a failed programming left the card as it was (the driver said so in its error's details). */
+function cardUnchanged(err: unknown): boolean {
+  const e = err as { code?: unknown; details?: { reason?: unknown; rolledBack?: unknown } } | undefined;
+  const d = e?.details;
+  return e?.code === 'driver.busy' || d?.rolledBack === true || (typeof d?.reason === 'string' && UNTOUCHED.has(d.reason));
 }

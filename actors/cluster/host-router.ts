@@ -1,4 +1,4 @@
-import type { Static, TSchema } from '@sinclair/typebox';
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import type { Logger } from 'pino';
 import type { Bus, MessageHandler, RequestHandler, SubscribeOptions, Unsubscribe } from '../../bus/bus.js';
 import { Subjects } from '../../bus/subjects.js';
@@ -7,7 +7,7 @@ import { reportFromItsHost } from '../conductor/index.js';
 import type { FencedJournal } from './fenced-journal.js';
 import type { LeaseTable } from './lease.js';
 
-type Kind = 'register' | 'inventory' | 'heartbeat';
+type Kind = 'register' | 'inventory' | 'heartbeat' | 'health';
 type Route = { mine: true } | { mine: false; owner: string | undefined };
 const MINE: Route = Object.freeze({ mine: true as const });
 
@@ -18,6 +18,11 @@ export interface HostRouterOptions {
   journal: FencedJournal;
   log: Logger;
   forwardTimeoutMs: number;
+  /**
+   * How long a health report is tried again while its host's holder does not take it (dead, its
+   * lease not yet expired, or moving): long enough for the lease to expire and be claimed.
+   */
+  redeliverForMs?: number;
   /** Hosts rebuilt here after a claim (the api read model hears of them). */
   onAdopted?: (hosts: string[]) => void;
 }
@@ -30,6 +35,8 @@ export interface HostRouterOptions {
  */
 export class HostRouter {
   private pending = new Map<string, Promise<Route>>();
+  /** Takeover claims under way (`settled` waits on them as on `pending`). */
+  private claiming = new Map<string, Promise<unknown>>();
   private takingOver = false;
   private queue: { host: string; fresh: boolean; resolve: () => void; reject: (err: unknown) => void }[] = [];
   private draining = false;
@@ -77,7 +84,11 @@ export class HostRouter {
    */
   settled(host: string): Promise<void> {
     const adopting = this.adopting.get(host);
-    return adopting ? adopting.done.catch(() => undefined) : Promise.resolve();
+    if (adopting) return adopting.done.catch(() => undefined);
+    // Claimed, its rebuild not queued yet: others may see the lease move before the claim
+    // returns here, and send calls about the host at once. The claim queues the rebuild.
+    const claiming = this.pending.get(host) ?? this.claiming.get(host);
+    return claiming ? claiming.then(() => this.settled(host), () => undefined) : Promise.resolve();
   }
 
   /** The lease watch saw these hosts move away (or our lease lapse): stop writing them. */
@@ -96,7 +107,10 @@ export class HostRouter {
       // it (see `adopting`); rebuilds queued while one runs still go together in the next load.
       const won: Promise<void>[] = [];
       for (const host of hosts) {
-        const c = await this.opts.lease.claim(host).catch(() => undefined);
+        const claim = this.opts.lease.claim(host).catch(() => undefined);
+        this.claiming.set(host, claim);
+        const c = await claim;
+        this.claiming.delete(host);
         // Already ours (a registration claimed it meanwhile): adopted by that path, not rebuilt again.
         if (c?.mine && c.takeover) won.push(this.adoptSoon(host, true));
       }
@@ -166,17 +180,32 @@ export class HostRouter {
 
   /** The bus the Conductor is given: agent reports pass through route() first. */
   wrap(inner: Bus): Bus {
-    return new RoutedBus(inner, this, this.opts.lease.id, this.opts.forwardTimeoutMs, this.opts.log);
+    return new RoutedBus(inner, this, this.opts.lease.id, this.opts.forwardTimeoutMs, this.opts.redeliverForMs ?? 2 * this.opts.forwardTimeoutMs, this.opts.log);
   }
 }
 
-const KINDS: Record<string, Kind> = { [Subjects.register]: 'register', [Subjects.inventory]: 'inventory', [Subjects.heartbeat]: 'heartbeat' };
+// Health checks too: the conductor of the queue group that hears one may not hold the host, and
+// one dropped there would leave a failing device in service.
+const KINDS: Record<string, Kind> = { [Subjects.register]: 'register', [Subjects.inventory]: 'inventory', [Subjects.heartbeat]: 'heartbeat', [Subjects.health]: 'health' };
+
+/**
+ * Reports that must reach the holder: a health check says once what a poll may not say again (a
+ * pushed Xid, the bad check that completes a quarantine). Heartbeats are not: the next one says
+ * the same. These are forwarded as requests the holder acknowledges, and tried again until one
+ * does; the others are published.
+ */
+const ACKNOWLEDGED = new Set<Kind>(['health']);
+const Ack = Type.Object({ ok: Type.Literal(true) });
+/** First pause before a forward is tried again; doubled up to a second. */
+const REDELIVER_FIRST_MS = 100;
 
 /** A Bus decorator: host-addressed agent reports go to the lease holder; everything else passes. */
 class RoutedBus implements Bus {
+  private closing = false;
+
   constructor(
     private readonly inner: Bus, private readonly router: HostRouter, private readonly me: string,
-    private readonly timeoutMs: number, private readonly log: Logger,
+    private readonly timeoutMs: number, private readonly redeliverForMs: number, private readonly log: Logger,
   ) {}
 
   publish<M extends TSchema>(subject: string, schema: M, msg: Static<M>): void {
@@ -190,6 +219,7 @@ class RoutedBus implements Bus {
   subscribe<M extends TSchema>(subject: string, schema: M, handler: MessageHandler<M>, opts?: SubscribeOptions): Unsubscribe {
     const kind = KINDS[subject];
     if (!kind) return this.inner.subscribe(subject, schema, handler, opts);
+    if (ACKNOWLEDGED.has(kind)) return this.subscribeAcknowledged(kind, subject, schema, handler, opts);
     const routed: MessageHandler<M> = async (msg, subj) => {
       // Checked where the report enters: once forwarded, its subject no longer names the host.
       if (!this.fromItsHost(subj, msg)) return;
@@ -203,6 +233,47 @@ class RoutedBus implements Bus {
       this.log.debug({ host: hostOf(msg), kind }, 'dropped a forwarded report for a host that is not ours');
     };
     const offs = [this.inner.subscribe(subject, schema, routed, opts), this.inner.subscribe(Subjects.conductorForward(this.me, kind), schema, direct)];
+    return () => offs.forEach((o) => o());
+  }
+
+  /**
+   * A report that must not be lost: handled here if ours, else forwarded to the holder, which
+   * acknowledges it once handled; a forward nobody acknowledges (the holder died and its lease has
+   * not expired, the lease moved meanwhile) is routed again after a pause, claiming the host once
+   * its lease has expired, until `redeliverForMs` has passed.
+   */
+  private subscribeAcknowledged<M extends TSchema>(kind: Kind, subject: string, schema: M, handler: MessageHandler<M>, opts?: SubscribeOptions): Unsubscribe {
+    const routed: MessageHandler<M> = async (msg, subj) => {
+      if (!this.fromItsHost(subj, msg)) return;
+      const host = hostOf(msg);
+      const deadline = Date.now() + this.redeliverForMs;
+      for (let pause = REDELIVER_FIRST_MS, tries = 1; ; pause = Math.min(pause * 2, 1_000), tries++) {
+        const r = await this.router.route(host);
+        if (r.mine) return handler(msg, subj);
+        try {
+          if (r.owner) {
+            await this.inner.request(Subjects.conductorForward(r.owner, kind), schema, Ack, msg, { timeoutMs: Math.min(this.timeoutMs, Math.max(1, deadline - Date.now())) });
+            if (tries > 1) this.log.info({ host, kind, owner: r.owner, tries }, 'a forwarded report was taken after retries');
+            return;
+          }
+        } catch (err) {
+          this.log.debug({ host, kind, owner: r.owner, err: (err as Error).message }, 'the host\'s holder did not take a forwarded report; routing it again');
+        }
+        if (this.closing) return;
+        if (Date.now() + pause >= deadline) {
+          this.log.warn({ host, kind, tries, forMs: this.redeliverForMs }, 'no conductor took a report for the host: dropped');
+          return;
+        }
+        await new Promise((resolve) => setTimeout(resolve, pause));
+      }
+    };
+    // Forwarded to us: acknowledged once handled here; not ours (the lease moved) → the sender routes it again.
+    const direct: RequestHandler<M, typeof Ack> = async (msg, subj) => {
+      if (!(await this.router.route(hostOf(msg))).mine) throw new Error(`host ${hostOf(msg)} is not held by conductor ${this.me}`);
+      await handler(msg, subj);
+      return { ok: true as const };
+    };
+    const offs = [this.inner.subscribe(subject, schema, routed, opts), this.inner.respond(Subjects.conductorForward(this.me, kind), schema, Ack, direct)];
     return () => offs.forEach((o) => o());
   }
 
@@ -225,6 +296,7 @@ class RoutedBus implements Bus {
   }
 
   close(): Promise<void> {
+    this.closing = true;
     return this.inner.close();
   }
 

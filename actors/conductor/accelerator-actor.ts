@@ -6,7 +6,7 @@ import {
   type AcceleratorContext, type AcceleratorEvent, type DriverOpInput, type HealthPolicy, type HealthSignal,
 } from '../../machines/index.js';
 import type { Journal, MachineRecord } from '../runtime/index.js';
-import { MachineHost, type MachineOwner, type StepSnapshot } from '../runtime/index.js';
+import { MachineHost, whenDurable, type MachineOwner, type StepSnapshot } from '../runtime/index.js';
 import type { Passivation, Restable } from '../runtime/index.js';
 import type { AcceleratorView, DeployableT, DeviceT, EventHub, RequestMeta, TransitionRecord } from '../../model/index.js';
 
@@ -68,17 +68,18 @@ export function tagsOf(logic: AcceleratorLogic, value: string): readonly string[
  * The accelerator machine with its effects provided: driver operations go to `runOp`, which
  * routes by `input.host`, and its outcome goes back to the machine tagged with the operation's
  * sequence number; the machine gives up on an operation after `opTimeoutMs` (its `opTimeout`
- * delay) and drops whatever it answers later. Build it once per conductor. `base` lets tests
+ * delay, per operation when a function: a programming takes longer) and drops whatever it answers later. Build it once per conductor. `base` lets tests
  * inject a faulty guard or action, as xstate's own tests do.
  */
 export function acceleratorLogic(
   runOp: (input: DriverOpInput) => Promise<Record<string, unknown>>,
-  opTimeoutMs: number,
+  opTimeoutMs: number | ((op: string | undefined) => number),
   base: typeof acceleratorMachine = acceleratorMachine,
   health: HealthPolicy = DEFAULT_HEALTH_POLICY,
 ): AcceleratorLogic {
+  const deadline = typeof opTimeoutMs === 'number' ? () => opTimeoutMs : opTimeoutMs;
   return base.provide({
-    delays: { opTimeout: opTimeoutMs },
+    delays: { opTimeout: ({ context }) => deadline(context.pending?.op) },
     actions: {
       ...healthActions(health),
       runDriverOp: ({ context, self }) => {
@@ -90,7 +91,7 @@ export function acceleratorLogic(
         };
         runOp(input).then(
           (output) => answer({ type: 'OP_DONE', seq, output }),
-          (err: unknown) => answer({ type: 'OP_FAILED', seq, reason: reasonOf(err) }),
+          (err: unknown) => answer({ type: 'OP_FAILED', seq, reason: reasonOf(err), ...(unchangedBy(err) ? { unchanged: true } : {}) }),
         );
       },
     },
@@ -98,6 +99,11 @@ export function acceleratorLogic(
 }
 
 const OPERATOR = new Set<string>(OPERATOR_EVENTS);
+
+/** Whether the agent said the failed operation left the device as it was. */
+function unchangedBy(err: unknown): boolean {
+  return (err as { details?: { unchanged?: unknown } } | undefined)?.details?.unchanged === true;
+}
 
 /**
  * What of an accelerator's health and maintenance an observer sees. A change of it is committed
@@ -387,7 +393,7 @@ export class AcceleratorActor implements MachineOwner, Restable {
     const step = commit.then(() => this.show(seq, persisted, full), (err: unknown) => {
       // Answered 503 while the database is away: the journal keeps the change queued and writes
       // it when the database is back. Show it then, not only at this accelerator's next transition.
-      if (isCyborgError(err) && err.code === 'persistence.unavailable') this.whenDurable(() => this.show(seq, persisted, full));
+      if (isCyborgError(err) && err.code === 'persistence.unavailable') whenDurable(this.rt.journal, () => this.show(seq, persisted, full));
       throw err;
     });
     // Handled here: a system transition has nobody awaiting it (a refusal is logged by the journal).
@@ -404,14 +410,6 @@ export class AcceleratorActor implements MachineOwner, Restable {
     this.generation++;
     this.updatedAt = full.at;
     this.rt.hub.publish(full);
-  }
-
-  /** Applies `apply` once everything submitted so far is durable: an empty commit is a barrier. */
-  private whenDurable(apply: () => void, delayMs = 500): void {
-    const timer = setTimeout(() => {
-      this.rt.journal.commit([]).then(apply, () => this.whenDurable(apply, Math.min(delayMs * 2, 10_000)));
-    }, delayMs);
-    timer.unref();
   }
 
   /** MachineOwner: the machine crashed. */

@@ -1,9 +1,9 @@
 import type { Logger } from 'pino';
 import { fromPromise } from 'xstate';
-import { CyborgError, TransitionInvalidError } from '../../errors/index.js';
+import { CyborgError, isCyborgError, TransitionInvalidError } from '../../errors/index.js';
 import { allowedEvents, arqMachine, cyborgState, type ArqContext, type ArqEvent, type Binding, type BoundTo } from '../../machines/index.js';
 import type { Journal, MachineRecord } from '../runtime/index.js';
-import { MachineHost } from '../runtime/index.js';
+import { MachineHost, whenDurable } from '../runtime/index.js';
 import type { ArqView, EventHub, RequestMeta, TransitionRecord } from '../../model/index.js';
 
 export interface ArqActorOptions {
@@ -52,6 +52,9 @@ export class ArqActor {
   private m: MachineHost<typeof arqMachine>;
   private committed: ArqView;
   private commitChain: Promise<void> = Promise.resolve();
+  /** Transitions handed to the journal, and the last one shown as committed (a late one never overwrites a newer). */
+  private submitted = 0;
+  private shown = 0;
   readonly createdAt: string;
   /** Reconciliation's backoff (see `retry`). */
   private failedRetries = 0;
@@ -70,7 +73,9 @@ export class ArqActor {
       input: opts.input,
       record,
       owner: {
-        onTransition: (rec, persisted) => void this.onTransition(rec, persisted),
+        // A failed commit reaches whoever waits on the change through commitChain; this copy of the
+        // outcome has nobody to tell (left unhandled, a database outage would end the process).
+        onTransition: (rec, persisted) => { this.onTransition(rec, persisted).catch(() => undefined); },
         onCrash: (err) => opts.log.error({ err, arqUuid: this.uuid }, 'arq machine crashed'),
       },
     });
@@ -168,10 +173,19 @@ export class ArqActor {
       { type: 'arq', uuid: this.uuid, record, deleted },
       { type: 'transition', record: full },
     ]);
-    const step = this.commitChain.catch(() => undefined).then(() => commit).then(() => {
+    const seq = ++this.submitted;
+    const show = (): void => {
+      if (seq <= this.shown) return;
+      this.shown = seq;
       this.committed = this.buildView(rec.at, persisted);
       this.opts.hub.publish(full);
       if (deleted) this.opts.onDeleted?.(this.uuid);
+    };
+    const step = this.commitChain.catch(() => undefined).then(() => commit).then(show, (err: unknown) => {
+      // Answered 503 while the database is away: the journal keeps the change and writes it when
+      // the database is back. It is shown then, or the api's view would never hold it.
+      if (isCyborgError(err) && err.code === 'persistence.unavailable') whenDurable(this.opts.journal, show);
+      throw err;
     });
     this.commitChain = step;
     return step.catch((err: unknown) => {

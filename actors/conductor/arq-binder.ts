@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Binding, BoundTo } from '../../machines/index.js';
+import type { AcceleratorView, ArqHold, RequestMeta } from '../../model/index.js';
 import type { AcceleratorActor } from './accelerator-actor.js';
 
 export interface ArqBinderDeps {
@@ -25,6 +26,8 @@ export interface RemoteArqOps {
   attach(arqUuid: string, b: Binding): Promise<BoundTo>;
   /** Releases what `arqUuid` holds (found by the accelerators when `boundTo` is null), committed. */
   release(arqUuid: string, boundTo: BoundTo | null): Promise<void>;
+  /** The ARQ home's answer for these ARQs: state and held handle, null for one that is gone. */
+  holds(uuids: readonly string[]): Promise<Record<string, ArqHold | null>>;
 }
 
 /**
@@ -52,12 +55,12 @@ export class ArqBinder {
    * interrupted after the accelerator took the handle but before the ARQ recorded it), the
    * accelerators are asked whether one of them still holds a handle for this ARQ.
    */
-  unbind(arqUuid: string, boundTo: BoundTo | null, local = false): Promise<void> {
+  unbind(arqUuid: string, boundTo: BoundTo | null, local = false, meta: RequestMeta = { actor: `arq:${arqUuid}` }): Promise<void> {
     const held = boundTo ?? this.deps.heldBy(arqUuid);
     // Not one of ours (or nothing here holds it): the conductor holding the accelerator releases it.
     if ((!held || !this.deps.has(held.acceleratorId)) && this.deps.remote && !local) return this.deps.remote.release(arqUuid, held ?? null);
     if (!held) return Promise.resolve();
-    return this.exclusive(held.acceleratorId, () => this.detachHandle(arqUuid, held));
+    return this.exclusive(held.acceleratorId, () => this.detachHandle(held, meta));
   }
 
   /**
@@ -82,6 +85,7 @@ export class ArqBinder {
     if (actor.host !== b.hostname) {
       this.deps.log.warn({ arqUuid, hostname: b.hostname, host: actor.host }, 'bind hostname differs from the deployable\'s host');
     }
+    if (b.program) await this.programFirst(actor, arqUuid, b.program);
     const handleUuid = actor.freeHandle();
     if (!handleUuid) throw new Error(`deployable ${actor.deployable.name} has no free attach handle`);
     const view = await actor.request({
@@ -93,7 +97,26 @@ export class ArqBinder {
     return { acceleratorId: actor.id, handleUuid };
   }
 
-  private async detachHandle(arqUuid: string, boundTo: BoundTo): Promise<void> {
+  /**
+   * Programs what the device profile asks for before the attach, as Cyborg binds an FPGA: the
+   * bind succeeds only once the card runs the image; a failure (fetch, checksum, the tool) leaves
+   * the driver's rollback in place and fails the bind with the driver's reason. A card already
+   * running that image is not programmed again.
+   */
+  private async programFirst(actor: AcceleratorActor, arqUuid: string, want: NonNullable<Binding['program']>): Promise<void> {
+    if (want.bitstreamId && want.functionId) {
+      throw new Error(`the device profile group sets both accel:bitstream_id (${want.bitstreamId}) and accel:function_id (${want.functionId}): only one may be set`);
+    }
+    const runs = (p: AcceleratorView['program']): boolean => !!p && (!want.bitstreamId || p.bitstreamId === want.bitstreamId) && (!want.functionId || p.functionId === want.functionId);
+    if (runs(actor.view().program)) return;
+    const view = await actor.request({ type: 'PROGRAM', ...want }, { actor: `arq:${arqUuid}` }, { awaitCommit: false });
+    // A failed programming that left the card on its previous image is back in service: not ours.
+    if (view.state !== 'programmed' || !runs(view.program)) {
+      throw new Error(`programming ${want.bitstreamId ? `bitstream ${want.bitstreamId}` : `function ${want.functionId}`} failed: ${view.error?.reason ?? `the accelerator is ${view.state}`}`);
+    }
+  }
+
+  private async detachHandle(boundTo: BoundTo, meta: RequestMeta): Promise<void> {
     let actor: AcceleratorActor;
     try {
       actor = this.deps.byId(boundTo.acceleratorId);
@@ -102,7 +125,6 @@ export class ArqBinder {
     }
     const holds = (): boolean => actor.context.allocations.some((a) => a.handleUuid === boundTo.handleUuid);
     if (!holds()) return;
-    const meta = { actor: `arq:${arqUuid}` };
     // A detach that failed before (agent away, timed out) left the accelerator in `error` holding
     // the handle: run that detach again rather than leave it there (it may be another ARQ's handle).
     if (actor.state === 'error' && actor.context.error?.op === 'detach') {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Bus, Unsubscribe } from '../../bus/bus.js';
-import { HealthMessage, HeartbeatMessage, InventoryMessage, InventoryReply, RegisterMessage, RegisterReply, type InventoryMsg } from '../../bus/schemas.js';
+import { HealthMessage, HeartbeatMessage, InventoryMessage, InventoryReply, ProgressMessage, RegisterMessage, RegisterReply, TelemetryMessage, type InventoryMsg, type TelemetryMsg } from '../../bus/schemas.js';
 import { Subjects } from '../../bus/subjects.js';
 import { CyborgError, NotFoundError } from '../../errors/index.js';
 import { acceleratorMachine, isDeleting, type AcceleratorEvent, type ArqInput, type Binding, type BoundTo } from '../../machines/index.js';
@@ -9,13 +9,17 @@ import { acceleratorLogic, type AcceleratorActor } from './accelerator-actor.js'
 import { assertNotAllocated, type ProviderAllocations } from './allocation-guard.js';
 import { ArqActor, arqLogic } from './arq-actor.js';
 import { ArqBinder, type RemoteArqOps } from './arq-binder.js';
+import { OrphanSweep, type HeldHandle } from './orphan-sweep.js';
+import { Rejoin, type RejoinOutcome } from './rejoin.js';
+import { pciAddressOf } from './rejoin-plan.js';
+import { UsageWindows } from './usage-window.js';
 import { DocumentStore } from './documents.js';
 import { DriverAdmin } from './driver-admin.js';
 import { Passivation } from '../runtime/index.js';
 import { inventoryRefusal, reportFromItsHost, type ReportStats } from './report-host.js';
-import { healthPolicyOf, HostActor, hostLogic, type HostActorOptions, type Timing } from './host-actor.js';
+import { healthPolicyOf, HostActor, hostLogic, opDeadlineMs, type HostActorOptions, type Timing } from './host-actor.js';
 import type { Journal, MachineRecord, Recovered } from '../runtime/index.js';
-import { EventHub, type AcceleratorFilter, type AcceleratorView, type AuditPage, type AuditQuery, type ArqFilter, type ArqView, type AttachHandleT, type ControlPlane, type DeviceT, type HostView, type PlacementStatusView, type RequestMeta, type TransitionRecord } from '../../model/index.js';
+import { EventHub, type AcceleratorFilter, type AcceleratorUsage, type AcceleratorView, type ArqHold, type AuditPage, type HostUsage, type RelayoutRequest, type AuditQuery, type ArqFilter, type ArqView, type AttachHandleT, type ControlPlane, type DeviceT, type HostView, type PlacementStatusView, type RequestMeta, type TransitionRecord } from '../../model/index.js';
 
 export interface ConductorOptions {
   bus: Bus;
@@ -35,10 +39,17 @@ export interface ConductorOptions {
   releaseWaitMs?: number;
   /** How often acknowledged deletes and unbinds whose release could not finish are retried. */
   reconcileEveryMs?: number;
+  /** How long an attach handle stays orphaned (its ARQ gone) before the sweep releases it (OrphanSweep). */
+  orphanGraceMs?: number;
+  /** Usage samples kept per accelerator (in memory only; 0 keeps none). */
+  usageWindow?: number;
 }
 
 const RELEASE_WAIT_MS = 2_000;
 const RECONCILE_EVERY_MS = 5_000;
+const ORPHAN_GRACE_MS = 10_000;
+/** Five minutes of samples at the agents' default 5 s telemetry interval. */
+const USAGE_WINDOW = 60;
 
 /**
  * The supervisor of the actor tree: one HostActor per compute host (each hosting its
@@ -65,8 +76,26 @@ export class Conductor implements ControlPlane {
   private stopping = false;
   private reconcileTimer: NodeJS.Timeout | undefined;
   private reconcileQueued = false;
+  private readonly orphans: OrphanSweep;
+  private readonly respecifiedListeners = new Set<(ids: string[]) => void>();
+  /**
+   * Accelerators an inventory reported with other traits, resource class or size, with no
+   * transition to say so: the Placement sync hears of them at once, not at its next full pass.
+   */
+  readonly respecified = {
+    subscribe: (listener: (ids: string[]) => void): (() => void) => {
+      this.respecifiedListeners.add(listener);
+      return () => this.respecifiedListeners.delete(listener);
+    },
+  };
+  /** Re-applies what a reboot lost for held handles when an agent re-joins (rejoin.ts). */
+  private readonly rejoin: Rejoin;
+  /** The last re-join comparison of each host, while it runs or once done (operators' checks, tests). */
+  readonly rejoins = new Map<string, Promise<RejoinOutcome>>();
   /** Agent reports refused at the door (exposed as metrics by the role). */
   readonly reportStats: ReportStats = { misaddressedReports: 0, refusedReports: 0 };
+  /** Recent usage of the accelerators held here (telemetry; never in the database). */
+  readonly usage: UsageWindows;
 
   /** Provided machines, built once and shared by every actor (providing copies the definition). */
   private readonly logic: HostActorOptions['logic'];
@@ -84,7 +113,7 @@ export class Conductor implements ControlPlane {
       accelerator: acceleratorLogic((input) => {
         const host = this.hosts.get(input.host);
         return host ? host.runOp(input) : Promise.reject(new NotFoundError('host.not_found', input.host));
-      }, opts.timing.driverOpTimeoutMs, opts.acceleratorMachine ?? acceleratorMachine, healthPolicyOf(opts.timing)),
+      }, (op) => opDeadlineMs(opts.timing, op), opts.acceleratorMachine ?? acceleratorMachine, healthPolicyOf(opts.timing)),
     };
     this.binder = new ArqBinder({
       byRp: (rp) => this.acceleratorByRp(rp), byId: (id) => this.acceleratorActor(id), has: (id) => this.findAccelerator(id) !== undefined, heldBy: (arq) => this.heldBy(arq), log: opts.log,
@@ -98,6 +127,18 @@ export class Conductor implements ControlPlane {
         return Promise.reject(new CyborgError('lease.not_owner', `host ${host} is being taken over; the release waits for it`, { host }));
       }
       return this.binder.unbind(u, boundTo);
+    });
+    this.usage = new UsageWindows(opts.usageWindow ?? USAGE_WINDOW);
+    this.orphans = new OrphanSweep({
+      held: () => this.heldHandles(),
+      // With several conductors only the ARQ home knows the ARQs: it is asked, even by itself.
+      holds: (uuids) => (opts.remoteArqs ? opts.remoteArqs.holds(uuids) : Promise.resolve(this.arqHolds(uuids))),
+      release: (h) => this.binder.unbind(h.arqUuid, { acceleratorId: h.acceleratorId, handleUuid: h.handleUuid }, true, { actor: 'conductor' }),
+      graceMs: opts.orphanGraceMs ?? ORPHAN_GRACE_MS, pageSize: 500, log: opts.log,
+    });
+    this.rejoin = new Rejoin({
+      log: opts.log.child({ component: 'rejoin' }), journal: opts.journal, hub: this.hub,
+      holds: (uuids) => (opts.remoteArqs ? opts.remoteArqs.holds(uuids) : Promise.resolve(this.arqHolds(uuids))),
     });
     this.documents = new DocumentStore(opts.journal, opts.log.child({ component: 'documents' }));
     this.driverAdmin = new DriverAdmin({ bus: opts.bus, journal: opts.journal, log: opts.log.child({ component: 'drivers' }), control: this, timeoutMs: opts.timing.driverOpTimeoutMs,
@@ -125,8 +166,12 @@ export class Conductor implements ControlPlane {
         this.fromItsHost(subject, msg);
         this.believable(msg);
         const host = this.hostFor(msg.host);
-        await host.applyInventory(msg.devices, { actor: `agent:${msg.agentId}` });
+        const recorded = host.inventory();
+        const respecified = await host.applyInventory(msg.devices, { actor: `agent:${msg.agentId}` });
+        if (respecified.length > 0) for (const l of this.respecifiedListeners) l(respecified);
         if (this.holders) for (const id of host.accelerators.keys()) this.holders.set(id, host.name);
+        // After the answer: the agent's commands for it are run while its report is acknowledged.
+        if (msg.observed && !this.stopping) this.compareRejoin(host, msg.agentId, recorded, msg.observed);
         return { ok: true, accelerators: host.accelerators.size };
       }, queue),
       bus.subscribe(Subjects.heartbeat, HeartbeatMessage, (msg, subject) => {
@@ -141,8 +186,32 @@ export class Conductor implements ControlPlane {
         if (host) host.applyHealth(msg);
         else this.opts.log.warn({ host: msg.host, agentId: msg.agentId, checks: msg.checks.length }, 'health checks from a host that has not registered: dropped');
       }, queue),
+      // Every conductor hears every host's telemetry (no queue group) and keeps its own hosts'.
+      ...(this.opts.usageWindow === 0 ? [] : [bus.subscribe(Subjects.telemetryAll, TelemetryMessage, (msg, subject) => {
+        // Only the host's own subject may carry its samples (its NATS credentials allow no other).
+        if (subject === Subjects.telemetry(msg.host)) this.recordUsage(msg);
+        else this.reportStats.misaddressedReports++;
+      })]),
+      // Steps of a programming under way, logged by the conductor holding the host against the
+      // accelerator (a bind waiting on it shows why it takes minutes); said, never stored.
+      bus.subscribe(Subjects.progressAll, ProgressMessage, (msg, subject) => {
+        if (subject !== Subjects.progress(msg.host)) {
+          this.reportStats.misaddressedReports++;
+          return;
+        }
+        if (!this.hosts.has(msg.host)) return;
+        this.opts.log.info({ host: msg.host, acceleratorId: msg.deployableUuid, op: msg.op, key: msg.key, phase: msg.phase, progress: msg.message }, 'programming progress');
+      }),
+      // A removed accelerator's window goes at once (the reconcile round's prune catches the rest).
+      this.hub.subscribe((ev) => {
+        if (ev.kind === 'accelerator' && ev.to === 'removed') this.usage.forget(ev.id);
+      }),
     );
-    this.reconcileTimer = setInterval(() => this.reconcile(false), this.opts.reconcileEveryMs ?? RECONCILE_EVERY_MS);
+    this.reconcileTimer = setInterval(() => {
+      this.reconcile(false);
+      this.usage.prune((id) => this.keepsUsageOf(this.findAccelerator(id)));
+      if (!this.stopping) void this.orphans.run().catch((err: unknown) => this.opts.log.warn({ err }, 'the sweep of orphaned attach handles could not ask the ARQ home; next round'));
+    }, this.opts.reconcileEveryMs ?? RECONCILE_EVERY_MS);
     this.reconcileTimer.unref();
     this.opts.log.info({ hosts: this.hosts.size, arqs: this.arqs.size }, 'conductor started');
     // Deletes and unbinds a crash or an earlier failure left unfinished.
@@ -171,7 +240,14 @@ export class Conductor implements ControlPlane {
     setImmediate(() => this.reconcile());
   }
 
-  /** A request naming another host than its subject's is refused: the agent hears why. */
+  /** The first report of an agent session is compared with what instances hold (once per session). */
+  private compareRejoin(host: HostActor, agentId: string, recorded: DeviceT[], observed: NonNullable<InventoryMsg['observed']>): void {
+    const run = this.rejoin.compare(host, agentId, recorded, observed);
+    if (!run) return;
+    run.catch((err: unknown) => this.opts.log.error({ err, host: host.name }, 're-join reconciliation failed; the next agent session compares again'));
+    this.rejoins.set(host.name, run);
+  }
+
   /** Refuses (logged, counted, answered with the reason) an inventory that claims what it may not. */
   private believable(msg: InventoryMsg): void {
     const why = inventoryRefusal(msg.host, msg.devices, (h) => this.hosts.has(h), (id) => this.holderOf(id));
@@ -181,6 +257,7 @@ export class Conductor implements ControlPlane {
     throw new CyborgError('request.invalid', `inventory refused: ${why}`, { host: msg.host });
   }
 
+  /** A request naming another host than its subject's is refused: the agent hears why. */
   private fromItsHost(subject: string, msg: { host: string }): void {
     if (!reportFromItsHost(subject, msg, this.reportStats, this.opts.log)) {
       throw new CyborgError('request.forbidden', `a report for host ${msg.host} must come on that host's subject, not ${subject}`, { host: msg.host, subject });
@@ -289,6 +366,83 @@ export class Conductor implements ControlPlane {
     return undefined;
   }
 
+  async relayout(hostName: string, req: RelayoutRequest, meta: RequestMeta = {}): Promise<AcceleratorView[]> {
+    this.assertRunning();
+    const host = this.hosts.get(hostName);
+    if (!host) throw new NotFoundError('host.not_found', hostName);
+    const card = host.inventory().find((d) => pciAddressOf(d.controlPath.info) === req.address.toLowerCase());
+    if (!card) throw new NotFoundError('accelerator.not_found', `${hostName} has no card at ${req.address}`);
+    const accelerators = card.deployables.map((d) => host.accelerators.get(d.uuid)).filter((a) => a !== undefined);
+    const action = req.kind === 'mig' ? 'APPLY_MIG_LAYOUT' : 'SET_VF_COUNT';
+    // Never below an allocation: Cyborg's own, then Placement's (Nova may hold one not bound yet).
+    for (const a of accelerators) {
+      const consumers = a.context.allocations.map((x) => x.instanceUuid);
+      if (consumers.length > 0) {
+        throw new CyborgError('accelerator.allocated', `accelerator ${a.id} is attached to instance ${consumers.join(', ')}: the re-layout of ${req.address} is refused until it is detached`, { acceleratorId: a.id, action, consumers });
+      }
+      await assertNotAllocated(this.providerAllocations, a, action);
+    }
+    const target = accelerators[0];
+    if (!target) throw new NotFoundError('accelerator.not_found', `no accelerator of ${hostName} is on the card at ${req.address}`);
+    const params = req.kind === 'mig' ? { address: req.address, profiles: req.profiles } : { address: req.address, count: req.count };
+    await host.runOp({ op: req.kind === 'mig' ? 'mig_layout' : 'vf_count', params, id: target.id, host: hostName, seq: Date.now() });
+    const args: Record<string, string | number> = req.kind === 'mig' ? { address: req.address, profiles: req.profiles.join(',') } : { address: req.address, count: req.count };
+    await this.opts.journal.commit([{ type: 'transition', record: {
+      kind: 'host', id: hostName, host: hostName, event: action, from: host.state, to: host.state, at: new Date().toISOString(), args,
+      ...(meta.actor ? { actor: meta.actor } : {}), ...(meta.requestId ? { requestId: meta.requestId } : {}), ...(meta.projectId ? { projectId: meta.projectId } : {}),
+    } }]);
+    return [...host.accelerators.values()].map((a) => a.view());
+  }
+
+  /** Keeps a host's usage samples of the accelerators held here; others are counted and dropped (never thrown). */
+  private recordUsage(msg: TelemetryMsg): void {
+    const host = this.hosts.get(msg.host);
+    if (!host) return;
+    const now = Date.now();
+    for (const u of msg.usage) {
+      if (this.keepsUsageOf(host.accelerators.get(u.deployableUuid))) this.usage.record(u.deployableUuid, msg.at, u, now);
+      else this.usage.unknown();
+    }
+  }
+
+  /** A removed accelerator's window goes with it (its series too: metrics/index.ts). */
+  private keepsUsageOf(a: AcceleratorActor | undefined): a is AcceleratorActor {
+    return a !== undefined && a.state !== 'removed';
+  }
+
+  acceleratorUsage(id: string): AcceleratorUsage {
+    const a = this.findAccelerator(id);
+    if (!a) throw new NotFoundError('accelerator.not_found', id);
+    return { accelerator: id, host: a.host, samples: this.usage.samples(id) };
+  }
+
+  hostUsage(name: string): HostUsage {
+    const h = this.hosts.get(name);
+    if (!h) throw new NotFoundError('host.not_found', name);
+    return { host: name, devices: [...h.accelerators.keys()].map((id) => ({ accelerator: id, samples: this.usage.samples(id) })).filter((d) => d.samples.length > 0) };
+  }
+
+  /** Every attach handle this conductor's accelerators hold for an ARQ (the orphan sweep's input). */
+  private heldHandles(): HeldHandle[] {
+    const out: HeldHandle[] = [];
+    for (const h of this.hosts.values()) {
+      for (const a of h.accelerators.values()) {
+        for (const x of a.context.allocations) if (x.arqUuid) out.push({ acceleratorId: a.id, handleUuid: x.handleUuid, arqUuid: x.arqUuid });
+      }
+    }
+    return out;
+  }
+
+  /** Each ARQ's state and held handle, null for one that does not exist (served by the ARQ home). */
+  arqHolds(uuids: readonly string[]): Record<string, ArqHold | null> {
+    const out: Record<string, ArqHold | null> = {};
+    for (const u of uuids) {
+      const a = this.arqs.get(u);
+      out[u] = a ? { state: a.state, boundTo: a.view().boundTo } : null;
+    }
+    return out;
+  }
+
   /** The handle an ARQ holds, found in the accelerators' allocations (a scan: rare, see ArqBinder.unbind). */
   private heldBy(arqUuid: string): BoundTo | undefined {
     for (const h of this.hosts.values()) {
@@ -373,7 +527,19 @@ export class Conductor implements ControlPlane {
 
   bindArq(uuid: string, binding: Binding, meta: RequestMeta = {}): Promise<ArqView> {
     this.assertRunning();
-    return this.arqActor(uuid).request({ type: 'BIND', ...binding }, meta);
+    const arq = this.arqActor(uuid);
+    const { program: _ignored, ...asked } = binding;
+    const program = this.programOf(arq.view());
+    return arq.request({ type: 'BIND', ...asked, ...(program ? { program } : {}) }, meta);
+  }
+
+  /** What the ARQ's device profile group asks to program before binding (Cyborg's `accel:` keys). */
+  private programOf(arq: ArqView): { bitstreamId?: string; functionId?: string } | undefined {
+    const group = this.documents.profileByName(arq.deviceProfileName)?.groups[arq.deviceProfileGroupId];
+    const bitstreamId = group?.['accel:bitstream_id'];
+    const functionId = group?.['accel:function_id'];
+    if (!bitstreamId && !functionId) return undefined;
+    return { ...(bitstreamId ? { bitstreamId } : {}), ...(functionId ? { functionId } : {}) };
   }
 
   /** Durable intent: answered once `Unbinding` is committed, if the release takes longer (see `reconcile`). */
@@ -412,6 +578,7 @@ export class Conductor implements ControlPlane {
    */
   adoptHost(h: Recovered['hosts'][number], acceleratorRecords?: Map<string, MachineRecord>): HostActor {
     this.hosts.get(h.host)?.stop();
+    this.rejoin.forget(h.host);
     const actor = new HostActor({
       name: h.host, bus: this.opts.bus, journal: this.opts.journal, hub: this.hub, log: this.opts.log, timing: this.opts.timing, passivation: this.passivation,
       record: h.record, drivers: h.drivers, devices: h.devices, acceleratorRecords, logic: this.logic,
@@ -427,6 +594,7 @@ export class Conductor implements ControlPlane {
     const h = this.hosts.get(name);
     if (!h) return false;
     h.stop();
+    this.rejoin.forget(name);
     return this.hosts.delete(name);
   }
 

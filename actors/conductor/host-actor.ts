@@ -9,16 +9,29 @@ import type { Passivation } from '../runtime/index.js';
 import { AcceleratorActor, type AcceleratorLogic, type AcceleratorRuntime, type AcceleratorSpec } from './accelerator-actor.js';
 import type { Journal, MachineRecord } from '../runtime/index.js';
 import { MachineHost } from '../runtime/index.js';
-import type { DeviceT, EventHub, HostView, RequestMeta } from '../../model/index.js';
+import type { DeployableT, DeviceT, EventHub, HostView, RequestMeta } from '../../model/index.js';
 
 export interface Timing {
   driverOpTimeoutMs: number;
+  /** An FPGA programming's deadline (download, checksum, tool, rollback); absent: DEFAULT_PROGRAM_TIMEOUT_MS. */
+  programTimeoutMs?: number;
   staleAfterMs: number;
   lostAfterMs: number;
   /** Health hysteresis (machines/health.ts); absent: DEFAULT_HEALTH_POLICY. */
   healthEnterAfter?: number;
   healthLeaveAfter?: number;
   healthStableMs?: number;
+}
+
+/** `[conductor] program_timeout`'s default: above `[glance] timeout` and two `[fpga] program_timeout`s (a program and its rollback). */
+export const DEFAULT_PROGRAM_TIMEOUT_MS = 1_800_000;
+
+/**
+ * How long the conductor waits for a driver operation: a programming downloads and writes an
+ * image (minutes on a real card), every other operation answers within `driverOpTimeoutMs`.
+ */
+export function opDeadlineMs(timing: Pick<Timing, 'driverOpTimeoutMs' | 'programTimeoutMs'>, op: string | undefined): number {
+  return op === 'program' ? timing.programTimeoutMs ?? DEFAULT_PROGRAM_TIMEOUT_MS : timing.driverOpTimeoutMs;
 }
 
 /** The health hysteresis a conductor's timing configures. */
@@ -167,11 +180,18 @@ export class HostActor {
    * Reconciles a full inventory snapshot with what is recorded: new deployables appear
    * `inactive`, missing unattached ones are `removed`, missing attached ones are flagged (never
    * dropped), returning ones are rediscovered. Ids are stable, so nothing is ever duplicated.
+   * Returns the accelerators reported with other traits, resource class or size than before
+   * (another function programmed out of band, a card re-laid out, a reboot with new firmware).
    */
-  async applyInventory(devices: DeviceT[], meta: RequestMeta = {}): Promise<void> {
+  async applyInventory(devices: DeviceT[], meta: RequestMeta = {}): Promise<string[]> {
     const specs = specsOf(this.name, devices);
+    // Accelerators whose provider must change with no transition to say so (traits, class, size).
+    const respecified: string[] = [];
     const seen = new Set<string>();
     const created: AcceleratorActor[] = [];
+    const returned: AcceleratorActor[] = [];
+    // Asked before the new ones exist: a drain is the marks its present devices carry.
+    const drainedSince = this.drainedSince();
     for (const spec of specs) {
       seen.add(spec.deployable.uuid);
       const existing = this.accelerators.get(spec.deployable.uuid);
@@ -179,9 +199,14 @@ export class HostActor {
         created.push(this.spawn(spec));
         continue;
       }
+      const placed = placementFacts(existing.deployable);
       existing.updateSpec(spec);
+      if (placementFacts(spec.deployable) !== placed) respecified.push(existing.id);
       if (existing.missing) existing.setMissing(false);
-      if (existing.state === 'removed') existing.system({ type: 'REDISCOVERED' }, meta);
+      if (existing.state === 'removed') {
+        existing.system({ type: 'REDISCOVERED' }, meta);
+        returned.push(existing);
+      }
     }
     for (const actor of this.accelerators.values()) {
       if (seen.has(actor.id) || actor.state === 'removed') continue;
@@ -193,15 +218,35 @@ export class HostActor {
     this.devices = devices;
     // The new accelerators' first records follow the inventory at once: the journal keeps the
     // order, and both usually share one flush (a host's registration waits for one, not two).
-    await Promise.all([
-      this.opts.journal.commit([{ type: 'inventory', host: this.name, devices }]),
-      ...created.map((a) => a.announceDiscovered(meta)),
-    ]);
+    const committed = [this.opts.journal.commit([{ type: 'inventory', host: this.name, devices }]), ...created.map((a) => a.announceDiscovered(meta))];
+    // A device that appears on a host being drained (hot-plugged, a new inventory) joins the
+    // drain at once, before anything can enable or bind it: marked and reserved like the others.
+    if (drainedSince !== undefined) {
+      for (const a of [...created, ...returned]) {
+        if (a.context.maintenance?.host) continue;
+        a.system({ type: 'MAINTAIN', scope: 'host', at: Date.now() }, { actor: 'conductor' });
+      }
+    }
+    await Promise.all(committed);
     await Promise.all([...this.accelerators.values()].map((a) => a.flushed().catch(() => undefined)));
+    return respecified;
   }
 
   inventory(): DeviceT[] {
     return this.devices;
+  }
+
+  /**
+   * When the drain of this host began, if it is being drained: its devices carry the host's mark
+   * (api/routes/maintenance.ts sets it on each), so the earliest mark among them is the drain.
+   */
+  drainedSince(): number | undefined {
+    let since: number | undefined;
+    for (const a of this.accelerators.values()) {
+      const m = a.state === 'removed' ? undefined : a.context.maintenance;
+      if (m?.host && (since === undefined || m.since < since)) since = m.since;
+    }
+    return since;
   }
 
   stop(): void {
@@ -264,25 +309,28 @@ export class HostActor {
   }
 
   /**
-   * Sends a driver command to this host's agent and waits for its answer until
-   * `driverOpTimeoutMs`. A command or answer lost on the way (NATS reconnecting, the agent's
+   * Sends a driver command to this host's agent and waits for its answer until its deadline
+   * (`opDeadlineMs`). A command or answer lost on the way (NATS reconnecting, the agent's
    * connection bouncing) is re-sent every `resendEveryMs(timeout)` with the same idempotency key:
    * the agent answers a repeat with the first run's result, or joins the run still going, so the
    * operation runs once and completes as soon as an answer gets through — not after the whole
-   * deadline, as a failure.
+   * deadline, as a failure. `driverName` names the driver when the deployable's own name for it
+   * may not be the agent's (a card's driver, for a layout).
    */
-  async runOp(input: DriverOpInput): Promise<Record<string, unknown>> {
+  async runOp(input: DriverOpInput, driverName?: string): Promise<Record<string, unknown>> {
     const actor = this.accelerators.get(input.id);
-    const driver = actor?.deployable.driverName ?? 'unknown';
+    // A card's layout may be applied for a deployable the host no longer reports: its card's driver is named.
+    const driver = driverName ?? actor?.deployable.driverName ?? 'unknown';
     const key = commandKey(input);
     const msg = { op: input.op, idempotencyKey: key, host: this.name, deployableUuid: input.id, driver, params: input.params };
-    const deadline = Date.now() + this.opts.timing.driverOpTimeoutMs;
+    const deadline = Date.now() + opDeadlineMs(this.opts.timing, input.op);
+    // Re-sent at the pace of an ordinary command: the agent joins the run under way.
     const every = resendEveryMs(this.opts.timing.driverOpTimeoutMs);
     for (let attempt = 0; ; attempt++) {
       const left = deadline - Date.now();
       try {
         const reply = await this.opts.bus.request(Subjects.command(this.name), CommandMessage, CommandReply, msg, { timeoutMs: Math.max(1, Math.min(every, left)) });
-        if (!reply.ok) throw new DriverError('driver.failed', reply.reason, { op: input.op, acceleratorId: input.id, code: reply.code });
+        if (!reply.ok) throw new DriverError('driver.failed', reply.reason, { op: input.op, acceleratorId: input.id, code: reply.code, ...(reply.unchanged ? { unchanged: true } : {}) });
         if (attempt > 0) this.opts.log.info({ host: this.name, acceleratorId: input.id, op: input.op, attempts: attempt + 1 }, 'driver command answered after a re-send');
         return reply.result;
       } catch (err) {
@@ -307,6 +355,12 @@ const NO_RESPONDER_PAUSE_MS = 250;
 /** How often an unanswered driver command is re-sent: a third of its deadline, at most 5 s. */
 export function resendEveryMs(timeoutMs: number): number {
   return Math.min(5_000, Math.max(1, Math.floor(timeoutMs / 3)));
+}
+
+/** What of a deployable its Placement provider shows: its name, resource class, size and traits. */
+function placementFacts(d: DeployableT): string {
+  const attrs = d.attributes.filter((a) => a.key === 'rc' || a.key.startsWith('trait')).map((a) => `${a.key}=${a.value}`).sort();
+  return `${d.name}|${d.attachHandles.length}|${attrs.join(',')}`;
 }
 
 function deviceOf(devices: DeviceT[], deployableUuid: string): Omit<DeviceT, 'deployables'> {

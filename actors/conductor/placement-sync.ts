@@ -16,6 +16,8 @@ import type { AcceleratorView, CommittedEvent, PlacementStatusView } from '../..
 export interface PlacementSyncSource {
   readonly hub: { subscribe(listener: (ev: CommittedEvent) => void): () => void };
   listAccelerators(): AcceleratorView[];
+  /** Accelerators reported with other traits, class or size (no transition says so): synced at once. */
+  readonly respecified?: { subscribe(listener: (ids: string[]) => void): () => void };
 }
 
 export interface PlacementSyncOptions {
@@ -63,11 +65,21 @@ export class PlacementSync {
       delays: { interval: this.opts.intervalMs },
     });
     this.actor = createActor(machine);
-    this.unsubscribe = this.opts.source.hub.subscribe((ev) => {
+    const offHub = this.opts.source.hub.subscribe((ev) => {
       if (ev.kind !== 'accelerator') return;
       this.markPending(ev.id);
       this.actor?.send({ type: 'CHANGED', ids: [ev.id] });
     });
+    // A reboot or an out-of-band change can give a device other traits with no transition: its
+    // provider loses the old ones now, not at the next full pass (Cyborg's bug 1928174 kept them).
+    const offSpec = this.opts.source.respecified?.subscribe((ids) => {
+      for (const id of ids) this.markPending(id);
+      this.actor?.send({ type: 'CHANGED', ids });
+    });
+    this.unsubscribe = () => {
+      offHub();
+      offSpec?.();
+    };
     this.untrack = trackDrift(this);
     this.actor.start();
     void this.checkVersion();

@@ -47,6 +47,18 @@ export interface Journal {
 }
 
 /**
+ * Runs `apply` once everything submitted to `journal` so far is durable (an empty commit is a
+ * barrier): how an actor shows a change whose commit was answered 503 — the journal kept it and
+ * writes it when the database is back — instead of waiting for its next transition.
+ */
+export function whenDurable(journal: Pick<Journal, 'commit'>, apply: () => void, delayMs = 500): void {
+  const timer = setTimeout(() => {
+    journal.commit([]).then(apply, () => whenDurable(journal, apply, Math.min(delayMs * 2, 10_000)));
+  }, delayMs);
+  timer.unref();
+}
+
+/**
  * Keeps everything in memory: the zero-dependency journal for unit tests and benchmarks of the
  * runtime alone. It still defers the commit by a microtask, so callers cannot rely on a
  * synchronous commit that a real database would never give them.

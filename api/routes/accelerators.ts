@@ -3,7 +3,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { DriverError } from '../../errors/index.js';
 import type { DriverOp } from '../../machines/index.js';
 import { ErrorSchema, Uuid } from './shared.js';
-import { HealthViewSchema, MaintenanceViewSchema, type AcceleratorView, type ControlPlane, type OperatorEvent, type PlacementStatusView, type RequestMeta } from '../../model/index.js';
+import { AcceleratorViewSchema, type AcceleratorView, type ControlPlane, type OperatorEvent, type PlacementStatusView, type RequestMeta } from '../../model/index.js';
 import { MAX, Name, Text } from '../bounds.js';
 import { requestMeta } from '../request-meta.js';
 import { policy } from '../auth/index.js';
@@ -20,34 +20,8 @@ const PlacementSyncSchema = Type.Object({
   syncedAt: Type.Union([Type.String(), Type.Null()]),
 });
 
-export const AcceleratorSchema = Type.Object({
-  id: Type.String(),
-  name: Type.String(),
-  host: Type.String(),
-  deviceUuid: Type.String(),
-  deviceType: Type.String(),
-  vendor: Type.String(),
-  model: Type.String(),
-  driver: Type.String(),
-  resourceClass: Type.Union([Type.String(), Type.Null()]),
-  traits: Type.Array(Type.String()),
-  rpUuid: Type.String(),
-  capacity: Type.Integer(),
-  state: Type.String(),
-  tags: Type.Array(Type.String()),
-  allowed: Type.Array(Type.String(), { description: 'operator events the machine accepts now' }),
-  allocations: Type.Array(Type.Object({
-    handleUuid: Type.String(), instanceUuid: Type.String(), arqUuid: Type.Optional(Type.String()), projectId: Type.Optional(Type.String()),
-  })),
-  program: Type.Union([Type.Object({ bitstreamId: Type.Optional(Type.String()), functionId: Type.Optional(Type.String()) }), Type.Null()]),
-  error: Type.Union([Type.Object({ op: Type.String(), reason: Type.String() }), Type.Null()]),
-  missing: Type.Boolean(),
-  health: Type.Optional(HealthViewSchema),
-  maintenance: Type.Optional(Type.Union([MaintenanceViewSchema, Type.Null()], { description: 'draining (consumers listed) until the last one leaves, then maintenance' })),
-  placement: Type.Optional(PlacementSyncSchema),
-  generation: Type.Integer(),
-  updatedAt: Type.String(),
-});
+/** The committed view (model/) with what the conductor adds for operators: Placement's sync state. */
+export const AcceleratorSchema = Type.Composite([AcceleratorViewSchema, Type.Object({ placement: Type.Optional(PlacementSyncSchema) })]);
 
 const Params = Type.Object({ id: Uuid });
 const Empty = Type.Object({}, { additionalProperties: false });

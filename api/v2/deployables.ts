@@ -86,7 +86,9 @@ export const deployableRoutes: FastifyPluginAsyncTypebox<V2Deps> = async (app, d
     const e = find(req.params.uuid);
     const image = req.body[0]!.value[0]!.image_uuid;
     const view = await control.act(e.deployable.uuid, { type: 'PROGRAM', bitstreamId: image }, h.meta(req));
-    if (view.state === 'error' && view.error?.op === 'program') {
+    // A programming that failed is recorded on the accelerator (cleared when one starts): in
+    // `error`, or back in service when it never touched the card or was rolled back.
+    if (view.error?.op === 'program') {
       throw new DriverError('driver.failed', `Programming deployable ${e.deployable.uuid} failed: ${view.error.reason}`, { uuid: e.deployable.uuid });
     }
     return serialize(e, h.base(req));

@@ -5,7 +5,7 @@
  * hosts is SIGKILLed every K seconds and a fresh one started in its place, so the other takes
  * its hosts over. Prints acknowledged cycles/s, the time from each kill until a cycle started
  * after it completes, and lost ARQs: those whose create was acknowledged (201) and delete was
- * not, yet are gone afterwards (must be 0).
+ * never sent, yet are gone afterwards (must be 0).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -153,7 +153,7 @@ export async function faultRun(o: FaultRunOptions): Promise<void> {
     console.log(`\nfault run: ${o.clients} clients for ${o.seconds} s, the conductor holding the most hosts SIGKILLed every ${o.killEveryS} s and a fresh one started (PostgreSQL ${dbUrl.host}/${name}, NATS ${NATS}, lease ttl ${TIMING.CYBORG_LEASE_TTL_MS} ms; conductor logs in ${CONDUCTOR_LOG})`);
     const kills: { at: number; id: string; hosts: number }[] = [];
     const cycles: { startedAt: number; endedAt: number; ok: boolean }[] = [];
-    const acks: CycleAcks = { created: new Set(), deleted: new Set() };
+    const acks: CycleAcks = { created: new Set(), deleted: new Set(), deleteSent: new Set() };
     let running = true;
     const killer = (async () => {
       for (let next = performance.now() + o.killEveryS * 1000; ; next += o.killEveryS * 1000) {
@@ -171,6 +171,7 @@ export async function faultRun(o: FaultRunOptions): Promise<void> {
     await killer;
     console.log(`ARQ lifecycle under kills: ${run.perS.toFixed(1)} acknowledged cycles/s  p50 ${run.p50.toFixed(1)} ms  p99 ${run.p99.toFixed(1)} ms  (${run.cycles} cycles, ${run.failures} failed${run.firstError ? `, first: ${run.firstError}` : ''})`);
     console.log(`  ${breakdown()}`);
+    if (run.errors.length > 0) console.log(`  failures: ${run.errors.slice(0, 4).map(([e, n]) => `${n}× ${e}`).join('; ')}`);
     const recoveries = kills.map((k) => {
       const first = cycles.filter((c) => c.ok && c.startedAt >= k.at).sort((a, b) => a.endedAt - b.endedAt)[0];
       const failed = cycles.filter((c) => !c.ok && c.endedAt >= k.at && (!first || c.endedAt <= first.endedAt)).length;
@@ -180,18 +181,22 @@ export async function faultRun(o: FaultRunOptions): Promise<void> {
     const times = recoveries.map((r) => r.ms).filter((ms) => !Number.isNaN(ms)).sort((a, b) => a - b);
     if (times.length > 0) console.log(`  time to recover: p50 ${(pct(times, 50) / 1000).toFixed(2)} s, max ${(times.at(-1)! / 1000).toFixed(2)} s over ${kills.length} kills`);
 
-    // Lost: acknowledged, never acknowledged deleted, and gone once the deployment settled.
+    // Lost: acknowledged, never asked to be deleted, and gone once the deployment settled. One whose
+    // delete was sent but not answered (the conductor died after committing it) may rightly be gone.
     const kept = [...acks.created].filter((u) => !acks.deleted.has(u));
     let lost = 0;
+    let goneUnanswered = 0;
     for (const uuid of kept) {
       const found = await until(`ARQ ${uuid} answered`, async () => {
         const r = await call(setup, 'GET', `/v2/accelerator_requests/${uuid}`);
         return r.status === 200 ? 'present' : r.status === 404 ? 'gone' : undefined;
       }, 60_000).catch(() => 'no answer');
-      if (found !== 'present') lost++;
+      if (found === 'present') continue;
+      if (found === 'gone' && acks.deleteSent.has(uuid)) goneUnanswered++;
+      else lost++;
     }
     await setup.close();
-    console.log(`  acknowledged ARQs: ${acks.created.size} created, ${acks.deleted.size} deleted, ${kept.length} left by failed cycles; lost ${lost} (target 0)`);
+    console.log(`  acknowledged ARQs: ${acks.created.size} created, ${acks.deleted.size} deleted, ${kept.length} left by failed cycles (${goneUnanswered} of them gone by a delete sent but not answered); lost ${lost} (target 0)`);
   } finally {
     await app?.close();
     control.stop();

@@ -33,6 +33,8 @@ export interface CycleAcks {
   created: Set<string>;
   /** ARQs whose delete was answered 204. */
   deleted: Set<string>;
+  /** ARQs whose delete was sent, answered or not: one of these may be gone without a 204. */
+  deleteSent: Set<string>;
 }
 
 /** One Nova boot and delete, as nova-conductor and nova-compute call Cyborg. */
@@ -68,6 +70,7 @@ export async function cycle(pool: Pool, host: string, headers: Headers = NOAUTH,
     if (r.status !== 423) throw new Error(`resolved query: ${r.status}`);
   }
   lap('resolved');
+  acks?.deleteSent.add(uuid);
   const deleted = await call(pool, 'DELETE', `/v2/accelerator_requests?instance=${instance}`, undefined, headers);
   if (deleted.status !== 204) throw new Error(`delete: ${deleted.status}`);
   acks?.deleted.add(uuid);
@@ -80,7 +83,11 @@ export function breakdown(): string {
   return `p50 per step (ms): ${out}`;
 }
 
-export interface LifecycleResult { cycles: number; failures: number; perS: number; p50: number; p99: number; firstError?: string }
+export interface LifecycleResult {
+  cycles: number; failures: number; perS: number; p50: number; p99: number; firstError?: string;
+  /** Failures by what they said, most frequent first. */
+  errors: [string, number][];
+}
 
 /**
  * `clients` clients each running cycles on its host for `seconds`. `onCycle` hears every cycle's
@@ -91,6 +98,7 @@ export async function lifecycle(url: string, clients: number, hosts: string[], s
   const lat: number[] = [];
   let failures = 0;
   let firstError: string | undefined;
+  const errors = new Map<string, number>();
   const start = performance.now();
   const end = start + seconds * 1000;
   await Promise.all(Array.from({ length: clients }, async (_, i) => {
@@ -104,6 +112,7 @@ export async function lifecycle(url: string, clients: number, hosts: string[], s
       } catch (err) {
         failures++;
         firstError ??= String(err);
+        errors.set(String(err), (errors.get(String(err)) ?? 0) + 1);
         o.onCycle?.(t, performance.now(), false);
       }
     }
@@ -111,5 +120,5 @@ export async function lifecycle(url: string, clients: number, hosts: string[], s
   const elapsed = (performance.now() - start) / 1000;
   await pool.close();
   lat.sort((a, b) => a - b);
-  return { cycles: lat.length, failures, perS: lat.length / elapsed, p50: pct(lat, 50), p99: pct(lat, 99), firstError };
+  return { cycles: lat.length, failures, perS: lat.length / elapsed, p50: pct(lat, 50), p99: pct(lat, 99), firstError, errors: [...errors].sort((a, b) => b[1] - a[1]) };
 }

@@ -7,11 +7,13 @@ import { addInstanceCommands } from './instances.js';
 import { addMaintenanceCommands } from './maintenance.js';
 import { addPolicyCommands } from './policy.js';
 import { addServiceCommands } from './services.js';
+import { addUsageCommands } from './usage.js';
 
 /**
  * The operator commands (docs/cli.md): the generic-driver spec's driver-list, install-driver,
  * uninstall-driver, update-driver, service-list, discover-services, attach-instance,
- * detach-instance, and `accelerator …`. They talk to the API over HTTP (--url / CYBORG_URL).
+ * detach-instance, `accelerator …`, and the operators' own (maintenance, audit, usage, projects).
+ * They talk to the API over HTTP (--url / CYBORG_URL).
  */
 export function addOperatorCommands(program: Command, io: Io = processIo): void {
   addDriverCommands(program, io);
@@ -21,4 +23,5 @@ export function addOperatorCommands(program: Command, io: Io = processIo): void 
   addMaintenanceCommands(program, io);
   addPolicyCommands(program, io);
   addAuditCommands(program, io);
+  addUsageCommands(program, io);
 }

@@ -60,4 +60,17 @@ export function addMaintenanceCommands(program: Command, io: Io): void {
     io.out(`host ${d.host}: ${o.cancel ? 'drain cancelled' : d.state}\n`);
     io.out(table(['ACCELERATOR', 'STATE', 'HEALTH', 'MARK'], d.accelerators.map((a) => [a.name, a.state, healthOf(a), markOf(a)])));
   });
+
+  // Re-lay out one card (api/routes/layout.ts): its MIG instances or its VF count.
+  act<{ mig?: string; vfs?: string }>(apiCommand(host, 'layout <host> <address>', 'Re-lay out a card: --mig 1g.20gb,1g.20gb,… (MIG instances) or --vfs N (SR-IOV VFs); refused while any of its devices is allocated', io)
+    .option('--mig <profiles>', 'MIG profiles, comma-separated, in the order to create them')
+    .option('--vfs <count>', 'the VF count of the physical function'), io, async (ctx, [name, address], o) => {
+    if ((o.mig === undefined) === (o.vfs === undefined)) throw new Error('give exactly one of --mig <profiles> or --vfs <count>');
+    const body = o.mig !== undefined
+      ? { kind: 'mig', address: address!, profiles: o.mig.split(',').map((p) => p.trim()).filter(Boolean) }
+      : { kind: 'vfs', address: address!, count: Number(o.vfs) };
+    const r = await withProgress(io, ctx.json, `re-laying out ${address} on ${name}`, ctx.api.post<{ accelerators: AcceleratorView[] }>(`/hosts/${encodeURIComponent(name!)}/layout`, body));
+    if (ctx.json) return printJson(ctx, r);
+    io.out(table(['ACCELERATOR', 'STATE', 'RESOURCE CLASS', 'TRAITS'], r.accelerators.map((a) => [a.name, a.state, a.resourceClass ?? '', a.traits.join(' ')])));
+  });
 }

@@ -2,6 +2,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type {
   AttachPreparer, Driver, DriverDevice, Health, HealthReporter, Installer, OpRequest, OpResult, Programmer, Resetter, Usage, UsageReporter,
 } from '../driver.js';
+import type { BoundHandle, BoundRestorer, HostObserver, Observation } from '../abilities.js';
 import { sanitizeName, stableId } from '../ids.js';
 import type { AttachHandleT } from '../../model/index.js';
 
@@ -16,7 +17,7 @@ export interface FakeDriverOptions {
   opDelayMs?: number;
 }
 
-type Op = 'install' | 'uninstall' | 'program' | 'attach' | 'detach' | 'reset';
+type Op = 'install' | 'uninstall' | 'program' | 'attach' | 'detach' | 'reset' | 'restore';
 
 /**
  * A scripted health fault of one deployable: `transient` and `fatal` answer unhealthy at every
@@ -42,13 +43,21 @@ function pci(bus: string, device: number, fn: number): string {
  * GPUs and NICs with VFs. Everything is derived from the host name, so ids survive restarts.
  * Tests script it: set health, inject failures, slow operations down, unplug devices.
  */
-export class FakeDriver implements Driver, Installer, Programmer, AttachPreparer, HealthReporter, UsageReporter, Resetter {
+export class FakeDriver implements Driver, Installer, Programmer, AttachPreparer, HealthReporter, UsageReporter, Resetter, HostObserver, BoundRestorer {
   readonly name = 'fake';
   readonly version = '1.0.0';
   private faults = new Map<Op, Fault>();
   private delays = new Map<Op | '*', number>();
   private unhealthy = new Map<string, { fault: HealthFault; reason: string; checks: number }>();
   private unplugged = new Set<string>();
+  /** Attachments per deployable: an attached device is busy in the usage it reports. */
+  private attached = new Map<string, number>();
+  /**
+   * The attach handles whose host side exists (what a real driver's mdev or vfio binding is):
+   * made by an attach or a restore, gone with a detach — and with the process, as a reboot
+   * loses a host's mdevs. A new FakeDriver is a rebooted host.
+   */
+  private readonly made = new Set<string>();
   private devices: DriverDevice[];
   /** The operations the driver ran (the last 1,000 or more), in order: tests assert idempotency with it. */
   readonly calls: { op: Op; key: string; deployableUuid: string }[] = [];
@@ -78,11 +87,48 @@ export class FakeDriver implements Driver, Installer, Programmer, AttachPreparer
   }
 
   prepareAttach(req: OpRequest): Promise<OpResult> {
-    return this.run('attach', req, () => ({ handleUuid: req.params.handleUuid ?? null }));
+    return this.run('attach', req, () => {
+      this.attached.set(req.deployable.uuid, (this.attached.get(req.deployable.uuid) ?? 0) + 1);
+      if (typeof req.params.handleUuid === 'string') this.made.add(req.params.handleUuid);
+      return { handleUuid: req.params.handleUuid ?? null };
+    });
   }
 
   releaseAttach(req: OpRequest): Promise<OpResult> {
-    return this.run('detach', req, () => ({}));
+    return this.run('detach', req, () => {
+      const n = (this.attached.get(req.deployable.uuid) ?? 0) - 1;
+      if (n > 0) this.attached.set(req.deployable.uuid, n);
+      else this.attached.delete(req.deployable.uuid);
+      if (typeof req.params.handleUuid === 'string') this.made.delete(req.params.handleUuid);
+      return {};
+    });
+  }
+
+  /** Every deployable it reports, with the handles made now; no card of its has a layout. */
+  async observe(devices: readonly DriverDevice[]): Promise<Observation> {
+    const deps = devices.flatMap((d) => d.deployables);
+    return { deployables: deps.map((d) => d.uuid), present: deps.flatMap((d) => d.attachHandles.filter((h) => this.made.has(h.uuid)).map((h) => h.uuid)), cards: [] };
+  }
+
+  /** Makes the host side of handles an instance still holds again (fails as scripted with `injectFailure('restore', …)`). */
+  async restoreBound(bound: readonly BoundHandle[]): Promise<{ restored: string[]; present: string[] }> {
+    const restored: string[] = [];
+    const present: string[] = [];
+    for (const b of bound) {
+      await this.run('restore', { key: `restore:${b.handleUuid}`, deployable: b.deployable, params: { handleUuid: b.handleUuid } }, () => ({}));
+      if (this.made.has(b.handleUuid)) present.push(b.handleUuid);
+      else {
+        this.made.add(b.handleUuid);
+        this.attached.set(b.deployable.uuid, (this.attached.get(b.deployable.uuid) ?? 0) + 1);
+        restored.push(b.handleUuid);
+      }
+    }
+    return { restored, present };
+  }
+
+  /** Whether the host side of an attach handle exists now (tests: "was the mdev re-created"). */
+  hasHostSide(handleUuid: string): boolean {
+    return this.made.has(handleUuid);
   }
 
   async health(): Promise<Health[]> {
@@ -104,12 +150,9 @@ export class FakeDriver implements Driver, Installer, Programmer, AttachPreparer
   }
 
   async usage(): Promise<Usage[]> {
-    // Deterministic but moving: utilization follows the clock, so a demo shows live numbers.
-    const t = Date.now() / 10_000;
-    return this.devices.flatMap((d) => d.deployables).map((dep, i) => ({
-      deployableUuid: dep.uuid,
-      utilization: Math.round((Math.sin(t + i) + 1) * 50) / 100,
-    }));
+    const now = Date.now();
+    return this.devices.filter((d) => !this.unplugged.has(d.uuid))
+      .flatMap((d) => d.deployables.map((dep) => fakeUsage(d.type, dep.uuid, this.attached.get(dep.uuid) ?? 0, dep.numAccelerators, now)));
   }
 
   // --- test scripting ---------------------------------------------------------------------
@@ -137,6 +180,19 @@ export class FakeDriver implements Driver, Installer, Programmer, AttachPreparer
   /** Every later check of the deployable answers healthy. */
   recover(deployableUuid: string): void {
     this.unhealthy.delete(deployableUuid);
+  }
+
+  /**
+   * Gives a deployable other traits from the next discovery on (another function programmed out
+   * of band, a firmware that reports itself differently): its `trait*` attributes are replaced.
+   */
+  retrait(deployableUuid: string, traits: readonly string[]): void {
+    for (const d of this.devices) {
+      for (const dep of d.deployables) {
+        if (dep.uuid !== deployableUuid) continue;
+        dep.attributes = [...dep.attributes.filter((a) => !a.key.startsWith('trait')), ...traits.map((t, i) => ({ key: `traits${i + 1}`, value: t }))];
+      }
+    }
   }
 
   /** Makes a device disappear from (or come back to) discovery. */
@@ -221,4 +277,35 @@ function buildDevices(opts: FakeDriverOptions): DriverDevice[] {
     });
   }
   return devices;
+}
+
+/** What each kind of fake device measures: its memory (none for a NIC's VF), idle and full temperature and power. */
+const USAGE_PROFILES: Record<string, { memoryGiB?: number; temperatureC?: [number, number]; powerW?: [number, number] }> = {
+  GPU: { memoryGiB: 16, temperatureC: [32, 82], powerW: [35, 285] },
+  FPGA: { memoryGiB: 8, temperatureC: [40, 71], powerW: [22, 75] },
+};
+
+/**
+ * A plausible, moving measurement of one deployable for demos: idle at a few percent while nothing
+ * is attached, busy (and hotter, hungrier) in proportion to its attachments, wandering on two slow
+ * waves with a phase of its own so that no two devices move together. Deterministic in the clock.
+ */
+function fakeUsage(type: string, uuid: string, attached: number, capacity: number, now: number): Usage {
+  let phase = 0;
+  for (let i = 0; i < uuid.length; i++) phase = (phase * 31 + uuid.charCodeAt(i)) % 6283;
+  const t = now / 1000 + phase;
+  const wave = (Math.sin(t / 17) + Math.sin(t / 5.3) * 0.4 + 1.4) / 2.8; // 0..1
+  const load = Math.min(1, attached / Math.max(1, capacity));
+  const util = load > 0 ? Math.min(1, 0.45 * load + 0.5 * wave + 0.05) : 0.01 + 0.05 * wave;
+  const round = (x: number, digits = 2): number => Math.round(x * 10 ** digits) / 10 ** digits;
+  const u: Usage = { deployableUuid: uuid, utilization: round(util, 3) };
+  const p = USAGE_PROFILES[type];
+  if (p?.memoryGiB !== undefined) {
+    const total = p.memoryGiB * 1024 ** 3;
+    u.memoryTotalBytes = total;
+    u.memoryUsedBytes = Math.round(total * (load > 0 ? 0.2 + 0.7 * util : 0.02));
+  }
+  if (p?.temperatureC) u.temperatureC = round(p.temperatureC[0] + (p.temperatureC[1] - p.temperatureC[0]) * util, 1);
+  if (p?.powerW) u.powerW = round(p.powerW[0] + (p.powerW[1] - p.powerW[0]) * util, 1);
+  return u;
 }

@@ -1,5 +1,5 @@
 import type { Driver, DriverDevice, OpRequest, OpResult } from '../driver.js';
-import type { Progress, ProgressProgrammer } from '../abilities.js';
+import type { ImageHolder, Progress, ProgressProgrammer } from '../abilities.js';
 import { DriverError } from '../../errors/index.js';
 import type { CommandRunner } from '../exec.js';
 import { readPciFunctions } from '../generic/index.js';
@@ -32,11 +32,11 @@ function imageOf(params: Record<string, unknown>): ImageSpec {
   const s = (k: string): string | undefined => (typeof params[k] === 'string' && params[k] !== '' ? (params[k] as string) : undefined);
   const path = s('imagePath');
   if (!path) throw new DriverError('driver.failed', 'program needs imagePath (the bitstream fetched from Glance) and its checksum', { reason: 'image_missing' });
-  return { path, sha256: s('sha256'), md5: s('md5'), bitstreamId: s('bitstreamId'), functionId: s('functionId') };
+  return { path, hashAlgorithm: s('hashAlgorithm'), hash: s('hash'), sha256: s('sha256'), md5: s('md5'), bitstreamId: s('bitstreamId'), functionId: s('functionId') };
 }
 
 /** What both FPGA drivers share: the card of a deployable, and programming through the configured tool. */
-abstract class FpgaDriver implements Driver, ProgressProgrammer {
+abstract class FpgaDriver implements Driver, ProgressProgrammer, ImageHolder {
   abstract readonly name: string;
   readonly version = '1.0.0';
   protected readonly programmer: FpgaProgrammer;
@@ -56,6 +56,10 @@ abstract class FpgaDriver implements Driver, ProgressProgrammer {
       for (const dep of d.deployables) this.cardOf.set(dep.uuid, `${j.domain}:${j.bus}:${j.device}.${j.function}`);
     }
     return devices;
+  }
+
+  imagesInUse(): Promise<string[]> {
+    return this.programmer.imagesInUse();
   }
 
   async program(req: OpRequest, opts: { onProgress?: (p: Progress) => void } = {}): Promise<OpResult> {

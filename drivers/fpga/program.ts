@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, getHashes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import type { Progress } from '../abilities.js';
 import { DriverError } from '../../errors/index.js';
@@ -9,6 +9,9 @@ import { StateFile } from '../state-file.js';
 /** An image to program and how the caller vouches for it (Glance's checksum / os_hash_value). */
 export interface ImageSpec {
   path: string;
+  /** Glance's multihash: `os_hash_algo` (sha512 by default, any algorithm Node's crypto knows) and `os_hash_value`. */
+  hashAlgorithm?: string;
+  hash?: string;
   sha256?: string;
   md5?: string;
   bitstreamId?: string;
@@ -27,7 +30,7 @@ export interface ProgrammerOptions {
 /** What was last programmed on each card: the image a failed programming rolls back to. */
 export type Programmed = Record<string, { image: string; bitstreamId?: string; functionId?: string }>;
 
-async function digest(path: string, algorithm: 'sha256' | 'md5'): Promise<string> {
+async function digest(path: string, algorithm: string): Promise<string> {
   const h = createHash(algorithm);
   for await (const chunk of createReadStream(path)) h.update(chunk as Buffer);
   return h.digest('hex');
@@ -50,6 +53,11 @@ export class FpgaProgrammer {
 
   programmed(): Promise<Partial<Programmed>> {
     return this.state.read();
+  }
+
+  /** The image files the cards run: each one's rollback target, which must stay on disk. */
+  async imagesInUse(): Promise<string[]> {
+    return Object.values(await this.state.read()).flatMap((p) => (p ? [p.image] : []));
   }
 
   async program(address: string, image: ImageSpec, onProgress: (p: Progress) => void = () => undefined): Promise<{ address: string; bitstreamId: string | null; functionId: string | null }> {
@@ -96,18 +104,30 @@ export class FpgaProgrammer {
   }
 }
 
+/**
+ * The checks an image comes with, strongest first: Glance's multihash where this Node knows its
+ * algorithm, else a sha256 the operator gave, else Glance's md5 `checksum`. One is enough (they
+ * vouch for the same bytes); none is refused.
+ */
+function checksOf(address: string, image: ImageSpec): [string, string] {
+  const known = new Set(getHashes());
+  const algo = image.hashAlgorithm?.toLowerCase();
+  if (algo && image.hash && known.has(algo)) return [algo, image.hash];
+  if (image.sha256) return ['sha256', image.sha256];
+  if (image.md5) return ['md5', image.md5];
+  if (algo && image.hash) throw new DriverError('driver.failed', `image ${image.path} for ${address} comes with a ${algo} checksum, which this host cannot compute, and no md5`, { reason: 'checksum_unsupported', address, algorithm: algo });
+  throw new DriverError('driver.failed', `image ${image.path} for ${address} comes with no checksum (Glance's os_hash_value or md5 checksum, or sha256)`, { reason: 'checksum_missing', address });
+}
+
 async function verify(address: string, image: ImageSpec): Promise<void> {
-  const checks = ([['sha256', image.sha256], ['md5', image.md5]] as const).filter(([, v]) => v);
-  if (checks.length === 0) throw new DriverError('driver.failed', `image ${image.path} for ${address} comes with no checksum (sha256 or md5)`, { reason: 'checksum_missing', address });
-  for (const [algorithm, want] of checks) {
-    let got: string;
-    try {
-      got = await digest(image.path, algorithm);
-    } catch (err) {
-      throw new DriverError('driver.failed', `image ${image.path} cannot be read: ${(err as Error).message}`, { reason: 'image_missing', address }, { cause: err });
-    }
-    if (got !== want!.toLowerCase()) {
-      throw new DriverError('driver.failed', `image ${image.path} for ${address}: ${algorithm} is ${got}, expected ${want}; nothing was programmed`, { reason: 'checksum_mismatch', address, algorithm });
-    }
+  const [algorithm, want] = checksOf(address, image);
+  let got: string;
+  try {
+    got = await digest(image.path, algorithm);
+  } catch (err) {
+    throw new DriverError('driver.failed', `image ${image.path} cannot be read: ${(err as Error).message}`, { reason: 'image_missing', address }, { cause: err });
+  }
+  if (got !== want.toLowerCase()) {
+    throw new DriverError('driver.failed', `image ${image.path} for ${address}: ${algorithm} is ${got}, expected ${want}; nothing was programmed`, { reason: 'checksum_mismatch', address, algorithm });
   }
 }

@@ -44,6 +44,20 @@ describe('allow-list (Nova passthrough_whitelist format)', () => {
     expect(a.match(fn('0000:3b:00.1', '8086', '1572', ['ens1f1']))).toBeUndefined();
   });
 
+  it('never admits a bridge or the console display, even when the entry names its vendor, product and address', () => {
+    const nf200 = { ...fn('0000:b1:00.0', '10de', '05b1'), classCode: '060400' };
+    const console = { ...fn('0000:02:00.0', '10de', '1eb8'), classCode: '030000', bootVga: true };
+    const a = AllowList.fromJson(JSON.stringify([
+      { vendor_id: '10de', product_id: '05b1', address: '0000:b1:00.0' }, { vendor_id: '10de', product_id: '1eb8', address: '0000:02:00.0' },
+    ]))!;
+    expect(a.match(nf200)).toBeUndefined();
+    expect(a.match({ ...nf200, classCode: '060000' })).toBeUndefined();
+    expect(a.match(console)).toBeUndefined();
+    // The same functions, as an accelerator and a display that is not the console, are admitted.
+    expect(a.match({ ...nf200, classCode: '120000' })).toBeDefined();
+    expect(a.match({ ...console, bootVga: false })).toBeDefined();
+  });
+
   it('names what is wrong with an entry', () => {
     expect(() => AllowList.fromJson('[1]')).toThrow('whitelist entry 0 is not an object');
     expect(() => AllowList.fromJson('{"vendor_id": "80860"}')).toThrow('vendor_id must be 1-4 hex digits');

@@ -1,14 +1,16 @@
-import type { AttachPreparer, Driver, DriverDevice, OpRequest, OpResult } from '../driver.js';
-import type { BoundHandle, BoundRestorer, MigLayoutManager } from '../abilities.js';
+import type { Logger } from 'pino';
+import type { AttachPreparer, Driver, DriverDevice, Health, HealthReporter, OpRequest, OpResult, Resetter } from '../driver.js';
+import type { BoundHandle, BoundRestorer, HealthWatch, HealthWatcher, HostObserver, MigLayoutManager, Observation } from '../abilities.js';
 import { cyborgDeployable, cyborgDevice, handleOf, mdevJson, pciHandle } from '../cyborg-report.js';
 import { DriverError } from '../../errors/index.js';
 import { runCommand, type CommandRunner } from '../exec.js';
 import { readPciFunctions, type PciFunction } from '../generic/index.js';
 import { StateFile } from '../state-file.js';
+import { XidHealth } from './health.js';
 import { currentIds, replaceLayout, resolveLayout, Smi } from './mig.js';
 import { migResourceClass, migTrait, NVIDIA_DRIVER_NAME, pgpuTrait } from './names.js';
 import type { GpuInstance, SmiGpu } from './smi.js';
-import { createMdev, mdevExists, removeMdev, setVfVgpuType, typeNumber, vgpuOffer } from './vgpu.js';
+import { createMdev, mdevExists, removeMdev, setVfVgpuType, typeNumber, vfVgpuType, vgpuOffer } from './vgpu.js';
 import type { DeployableT } from '../../model/index.js';
 
 export { migResourceClass, migTrait, pgpuTrait, vgpuTrait, vgpuTypeName } from './names.js';
@@ -27,6 +29,12 @@ export interface NvidiaGpuDriverOptions {
   /** Where chosen MIG layouts are remembered for re-application after a reboot. */
   stateDir?: string;
   run?: CommandRunner;
+  /** argv of the kernel log follower whose NVIDIA Xid lines are health events; empty: none watched. */
+  xidCommand?: readonly string[];
+  /** Environment of the follower (a test's stand-in reads its recorded lines from it). */
+  xidEnv?: NodeJS.ProcessEnv;
+  /** First retry after the follower could not start or died (doubled after each failure). */
+  xidRetryMinMs?: number;
 }
 
 const GPU_CLASSES = ['0300', '0302'];
@@ -37,7 +45,7 @@ const GPU_CLASSES = ['0300', '0302'];
  * `CUSTOM_NVIDIA_<PID>_<TYPE>`), plus MIG: a MIG-enabled GPU reports one deployable per profile
  * of its GPU instances. Mdevs are created on attach and removed on detach; docs/drivers.md.
  */
-export class NvidiaGpuDriver implements Driver, AttachPreparer, BoundRestorer, MigLayoutManager {
+export class NvidiaGpuDriver implements Driver, AttachPreparer, BoundRestorer, HostObserver, MigLayoutManager, HealthReporter, HealthWatcher, Resetter {
   readonly name = 'nvidia_gpu_driver';
   readonly version = '1.0.0';
   private readonly smi: Smi;
@@ -45,6 +53,7 @@ export class NvidiaGpuDriver implements Driver, AttachPreparer, BoundRestorer, M
   /** Handle uuid → the deployable it belongs to, for every handle attached now. */
   private readonly bound = new Map<string, DeployableT>();
   private readonly layouts: StateFile<Record<string, string[]>>;
+  private readonly xid: XidHealth;
 
   constructor(private readonly opts: NvidiaGpuDriverOptions) {
     for (const [type, addresses] of Object.entries(opts.vgpuTypes ?? {})) {
@@ -55,6 +64,7 @@ export class NvidiaGpuDriver implements Driver, AttachPreparer, BoundRestorer, M
     }
     this.smi = new Smi(opts.nvidiaSmi ?? [], opts.run ?? runCommand, opts.commandTimeoutMs ?? 30_000);
     this.layouts = new StateFile(opts.stateDir, 'nvidia-mig-layouts.json');
+    this.xid = new XidHealth({ command: opts.xidCommand ?? [], env: opts.xidEnv, retryMinMs: opts.xidRetryMinMs });
   }
 
   async discover(): Promise<DriverDevice[]> {
@@ -63,17 +73,21 @@ export class NvidiaGpuDriver implements Driver, AttachPreparer, BoundRestorer, M
     const gpus = fns.filter((f) => f.vendorId === '10de' && GPU_CLASSES.some((c) => f.classCode.startsWith(c)) && !f.bootVga);
     const mig = await this.migState(gpus);
     const devices: DriverDevice[] = [];
+    const found: { address: string; device: DriverDevice }[] = [];
     for (const fn of gpus) {
       if (fn.physfn !== null && (this.opts.filterSriovVfs || this.typeOf.has(fn.physfn) || mig.gpus.has(fn.physfn))) continue;
       const vfs = fn.virtfns.map((a) => byAddr.get(a)).filter((v): v is PciFunction => v !== undefined);
       const smiGpu = mig.gpus.get(fn.address);
       const deployables = smiGpu ? this.migDeployables(fn, smiGpu, mig.instances, mig.names) : [await this.gpuDeployable(fn, vfs)];
-      devices.push(cyborgDevice({
+      const device = cyborgDevice({
         host: this.opts.host, address: fn.address, type: 'GPU', vendor: fn.vendorId, model: smiGpu?.productName || 'miss model info',
         stdBoardInfo: { product_id: fn.productId, controller: fn.classCode.startsWith('0300') ? 'VGA compatible controller' : '3D controller' },
         vendorBoardInfo: '{"vendor_info": "gpu_vb_info"}', driver: this.name, deployables,
-      }));
+      });
+      devices.push(device);
+      found.push({ address: fn.address, device });
     }
+    this.xid.discovered(found);
     return devices;
   }
 
@@ -154,9 +168,66 @@ export class NvidiaGpuDriver implements Driver, AttachPreparer, BoundRestorer, M
     return { restored, present };
   }
 
+  /**
+   * What exists now of the host side of its devices' handles — an mdev made for a vGPU handle, a
+   * VF carrying its vGPU type — and each MIG card's layout (a profile per GPU instance). Changes
+   * nothing: the conductor compares it with the handles instances hold.
+   */
+  async observe(devices: readonly DriverDevice[]): Promise<Observation> {
+    const out: Observation = { deployables: [], present: [], cards: [] };
+    for (const d of devices) {
+      const layout: string[] = [];
+      for (const dep of d.deployables) {
+        out.deployables.push(dep.uuid);
+        const profile = /_MIG_(.+)$/.exec(dep.name)?.[1];
+        if (profile) layout.push(...dep.attachHandles.map(() => profile));
+        for (const h of dep.attachHandles) if (await this.madeNow(dep, h)) out.present.push(h.uuid);
+      }
+      if (layout.length > 0) out.cards.push({ deviceUuid: d.uuid, migLayout: layout.sort() });
+    }
+    return out;
+  }
+
+  /** Whether what a handle needs on the host exists now; a passthrough GPU or a MIG instance needs nothing made. */
+  private async madeNow(dep: DeployableT, handle: DeployableT['attachHandles'][number]): Promise<boolean> {
+    const info = JSON.parse(handle.attachInfo) as Record<string, string>;
+    const address = `${info.domain}:${info.bus}:${info.device}.${info.function}`;
+    if (handle.attachType === 'MDEV' && info.asked_type && !info.gpu_instance_id) return mdevExists(this.opts.sysfsRoot, address, handle.uuid);
+    const vfType = this.vfType(dep);
+    if (handle.attachType === 'PCI' && vfType !== undefined) return (await vfVgpuType(this.opts.sysfsRoot, address)) === vfType;
+    return true;
+  }
+
   /** Whether an mdev of a bound handle exists now (operators' checks, tests). */
   mdevExists(parent: string, uuid: string): Promise<boolean> {
     return mdevExists(this.opts.sysfsRoot, parent, uuid);
+  }
+
+  /** Health from the XID events seen (a GPU with a fatal one is unhealthy until reset); healthy when none are watched. */
+  health(): Promise<Health[]> {
+    return Promise.resolve(this.xid.health());
+  }
+
+  /** Follows the kernel log for XID events (`[gpu_devices] xid_command`), each reported at once. */
+  watchHealth(onSignals: (signals: Health[]) => void, log: Logger): HealthWatch | undefined {
+    return this.xid.watch(onSignals, log.child({ driver: this.name }));
+  }
+
+  /**
+   * Resets the GPU (`nvidia-smi --gpu-reset -i <address>` where nvidia-smi is configured) and
+   * forgets its fatal XID. The conductor never asks while an instance holds the device.
+   */
+  async reset(req: OpRequest): Promise<OpResult> {
+    const address = /[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]/i.exec(req.deployable.name.slice(this.opts.host.length + 1))?.[0];
+    if (!address) throw new DriverError('driver.failed', `deployable ${req.deployable.name} names no GPU address`, { reason: 'not_found', deployable: req.deployable.name });
+    // A reset takes the whole GPU: none of its deployables (its other MIG profiles) may be in use.
+    const inUse = [...this.bound.entries()].filter(([, d]) => d.name.slice(this.opts.host.length + 1).startsWith(address));
+    if (inUse.length > 0) {
+      throw new DriverError('driver.in_use', `GPU ${address} has ${inUse.length} handle(s) attached: detach them before resetting it`, { address, handles: inUse.map(([u]) => u) });
+    }
+    const output = this.smi.enabled ? await this.smi.reset(address) : undefined;
+    this.xid.cleared(req.deployable.uuid);
+    return { address, ...(output === undefined ? {} : { output: output.trim() }) };
   }
 
   async applyMigLayout(address: string, profiles: readonly string[]): Promise<OpResult> {

@@ -15,6 +15,11 @@ export class Smi {
     return (await this.run(argv, { timeoutMs: this.timeoutMs, what: `nvidia-smi ${args.join(' ')}` })).stdout;
   }
 
+  /** Resets one GPU (`--gpu-reset -i <PCI address>`): nvidia-smi refuses while a process uses it. */
+  reset(address: string): Promise<string> {
+    return this.out(['--gpu-reset', '-i', address]);
+  }
+
   async query(): Promise<SmiGpu[]> {
     return parseQueryXml(await this.out(['-q', '-x']));
   }

@@ -117,6 +117,12 @@ export async function removeMdev(root: string, parent: string, uuid: string): Pr
   }
 }
 
+/** The vGPU type a VF is made now (vGPU 17+ layout; 0: none), undefined where it has no such file. */
+export async function vfVgpuType(root: string, vf: string): Promise<number | undefined> {
+  const text = await read(join(devDir(root, vf), 'nvidia', 'current_vgpu_type'));
+  return text === null ? undefined : Number(text);
+}
+
 /** Makes a VF a vGPU of `type` (vGPU 17+ layout), or gives it back with 0. Idempotent. */
 export async function setVfVgpuType(root: string, vf: string, type: number): Promise<boolean> {
   const file = join(devDir(root, vf), 'nvidia', 'current_vgpu_type');

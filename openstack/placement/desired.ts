@@ -37,14 +37,18 @@ export function functionTrait(driver: string, functionId: string): string {
 /**
  * The provider an accelerator view asks for: one per deployable, named and uuid'd as Cyborg
  * does (`view.rpUuid` = uuid3(DNS, name)), inventory of its resource class sized by its attach
- * handles, traits from its `trait*` attributes plus OWNER_CYBORG plus the function trait.
+ * handles, traits from its `trait*` attributes plus OWNER_CYBORG, the function trait of what it
+ * was programmed with in place of any function trait discovery reported.
  */
 export function desiredOf(view: AcceleratorView): Desired {
   if (!view.resourceClass) {
     return { ok: false, id: view.id, host: view.host, rpUuid: view.rpUuid, reason: `deployable ${view.name} has no "rc" attribute: no resource class to report` };
   }
-  const traits = new Set([...view.traits, OWNER_TRAIT]);
-  if (view.program?.functionId) traits.add(functionTrait(view.driver, view.program.functionId));
+  // A card programmed with a known function says that one only, as Cyborg swaps it after a
+  // programming: every CUSTOM_FPGA_FUNCTION_ID trait goes, the new function's is added.
+  const fn = view.program?.functionId;
+  const traits = new Set([...(fn ? view.traits.filter((t) => !t.startsWith(FUNCTION_TRAIT_PREFIX)) : view.traits), OWNER_TRAIT]);
+  if (fn) traits.add(functionTrait(view.driver, fn));
   return {
     id: view.id,
     host: view.host,

@@ -16,6 +16,7 @@ import { Subjects } from '../../bus/subjects.js';
 import { captureLogger, type LogLine } from '../support/log.js';
 import { RoleProcess } from './helpers.js';
 import { eventually } from '../support/eventually.js';
+import { freePort } from '../support/ports.js';
 
 /** Short timings so that liveness plays out in seconds. */
 export const FAST: Record<string, string> = {
@@ -67,6 +68,15 @@ export class Deployment {
     return p;
   }
 
+  /** The api role as an operator starts it, on a port of its own. */
+  async apiRole(name = 'api'): Promise<{ proc: RoleProcess; url: string }> {
+    const port = await freePort();
+    const proc = RoleProcess.spawn(name, ['api', '--port', String(port), '--listen', '127.0.0.1'], this.env());
+    this.procs.push(proc);
+    await proc.waitLog((l) => l.msg === 'api role up', `${name} listening`, 120_000);
+    return { proc, url: `http://127.0.0.1:${port}` };
+  }
+
   /** The API's view of the deployment: a read model loaded from the conductors, kept by their events. */
   async api(): Promise<RemoteControlPlane> {
     this.bus ??= await connectBus({ url: this.natsUrl, name: 'test-client', log: this.clientLog.log, prefix: this.prefix });
@@ -104,11 +114,13 @@ export class Deployment {
 
   async stop(): Promise<void> {
     this.client?.stop();
+    const crashed = this.procs.filter((p) => p.diedOfUnhandledError).map((p) => `${p.name}: ${p.stderr.slice(-800)}`);
     await Promise.all(this.procs.map((p) => p.kill('SIGKILL')));
     // The conductors' lease bucket would otherwise outlive the test in the shared JetStream.
     if (this.bus) await new Kvm(this.bus.nc).open(`${this.prefix}_cyborg_leases`).then((kv) => kv.destroy()).catch(() => undefined);
     await this.bus?.close();
     rmSync(this.dir, { recursive: true, force: true });
+    if (crashed.length > 0) throw new Error(`a role process died of an unhandled error or promise rejection:\n${crashed.join('\n')}`);
   }
 }
 

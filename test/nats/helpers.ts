@@ -93,11 +93,24 @@ export class RoleProcess {
     const proc = spawn('npx', ['tsx', 'cli/main.ts', ...args], {
       cwd: join(import.meta.dirname, '..', '..'),
       // A Placement that validates Keystone tokens (.ci/run's) is reached as the service user, as in production.
-      env: { ...process.env, ...(process.env.PLACEMENT_URL ? placementEnvFor(process.env.PLACEMENT_URL) : {}), LOG_PRETTY: 'false', LOG_LEVEL: 'debug', ...env },
+      // Strict: a promise rejection nobody handles ends the process at once, and the story says so
+      // (`diedOfUnhandledError`) instead of letting it limp on.
+      env: {
+        ...process.env, ...(process.env.PLACEMENT_URL ? placementEnvFor(process.env.PLACEMENT_URL) : {}), LOG_PRETTY: 'false', LOG_LEVEL: 'debug',
+        NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --unhandled-rejections=strict`.trim(), ...env,
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,
     });
     return new RoleProcess(name, proc);
+  }
+
+  /**
+   * Whether it died of an error nobody handled — in strict mode an unhandled promise rejection is
+   * one — rather than being stopped: Node's fatal report ends with its version line.
+   */
+  get diedOfUnhandledError(): boolean {
+    return this.proc.exitCode !== null && this.proc.exitCode !== 0 && /^Node\.js v\d+/m.test(this.stderr);
   }
 
   get alive(): boolean {

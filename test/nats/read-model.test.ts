@@ -4,18 +4,8 @@ import type { ViewsBatchMsg } from '../../control/messages.js';
 import { Subjects } from '../../bus/subjects.js';
 import type { AcceleratorView } from '../../model/index.js';
 import { eventually } from '../support/eventually.js';
-import { freePort } from '../support/ports.js';
 import { Deployment } from './deployment.js';
-import { natsServerInstalled, PrivateNats, RoleProcess } from './helpers.js';
-
-/** The api role as an operator starts it, on a port of its own. */
-async function apiProcess(dep: Deployment, name: string): Promise<{ proc: RoleProcess; url: string }> {
-  const port = await freePort();
-  const proc = RoleProcess.spawn(name, ['api', '--port', String(port), '--listen', '127.0.0.1'], dep.env());
-  dep.procs.push(proc);
-  await proc.waitLog((l) => l.msg === 'api role up', `${name} listening`, 120_000);
-  return { proc, url: `http://127.0.0.1:${port}` };
-}
+import { natsServerInstalled, PrivateNats, type RoleProcess } from './helpers.js';
 
 /** An operator of the cloud (noauth reads the roles from headers). */
 const ADMIN = { 'x-roles': 'admin,member,reader', 'x-project-id': 'demo-project', 'x-user-id': 'admin-user' };
@@ -49,7 +39,7 @@ describe.skipIf(!natsServerInstalled)('the api\'s read model converges', { timeo
 
   it('an api started before the conductor is not ready, then converges and serves binds', async () => {
     dep.logsOnFailure();
-    api = await apiProcess(dep, 'api-early');
+    api = await dep.apiRole('api-early');
     const early = await get(`${api.url}/readyz`);
     expect(early.status).toBe(503);
     expect(early.body.checks.view).toMatch(/loading/);
@@ -101,7 +91,7 @@ describe.skipIf(!natsServerInstalled)('the api\'s read model converges', { timeo
     // Well over the server's max_payload of 1 MiB all together.
     expect(JSON.stringify(client.listArqs()).length).toBeGreaterThan(1024 * 1024);
 
-    const late = await apiProcess(dep, 'api-late');
+    const late = await dep.apiRole('api-late');
     await eventually(async () => (await get(`${late.url}/readyz`)).status === 200, { what: 'the late api to be ready', timeoutMs: 120_000 });
     const listed = await get(`${late.url}/v2/accelerator_requests`);
     expect(listed.status, JSON.stringify(listed.body)).toBe(200);

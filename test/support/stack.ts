@@ -20,7 +20,7 @@ import { captureLogger, quietLogger, type LogLine } from './log.js';
 /** Liveness slow enough that no host goes stale unless a test makes it; driver calls answer in time. */
 export const fastTiming = { driverOpTimeoutMs: 5_000, staleAfterMs: 60_000, lostAfterMs: 120_000, heartbeatIntervalMs: 60_000 };
 
-export type Timing = typeof fastTiming;
+export type Timing = ConductorOptions['timing'];
 
 export interface StackOptions {
   /** One agent per host; `compute-1` when left out. */
@@ -44,6 +44,8 @@ export interface StackOptions {
   log?: Logger;
   acceleratorMachine?: ConductorOptions['acceleratorMachine'];
   restAfterMs?: number;
+  /** The conductor's reconciliation pace (rounds, the orphan sweep's grace). */
+  reconcile?: Pick<ConductorOptions, 'reconcileEveryMs' | 'orphanGraceMs'>;
 }
 
 export interface Stack {
@@ -84,7 +86,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   const journal: Journal = opts.journal === undefined
     ? new MemoryJournal()
     : 'commit' in opts.journal ? opts.journal : await openTestJournal(opts.journal.databaseUrl, { unavailableAfterMs: opts.journal.unavailableAfterMs });
-  const newConductor = (): Conductor => new Conductor({ bus, journal, log, timing, acceleratorMachine: opts.acceleratorMachine, restAfterMs: opts.restAfterMs });
+  const newConductor = (): Conductor => new Conductor({ bus, journal, log, timing, acceleratorMachine: opts.acceleratorMachine, restAfterMs: opts.restAfterMs, ...opts.reconcile });
   const hosts = opts.hosts ?? ['compute-1'];
   const driversOf = opts.drivers ?? ((host: string) => [new FakeDriver({ host, ...opts.fake })]);
 
