@@ -257,7 +257,8 @@ export class Agent {
     return checks;
   }
 
-  private async telemetry(): Promise<void> {
+  /** One telemetry round: every driver's usage, published (the interval's tick; stories call it too). */
+  async telemetry(): Promise<void> {
     // A driver slower than the interval: the round in flight is not joined by another one.
     if (this.telemetryRunning) return;
     this.telemetryRunning = true;

@@ -18,7 +18,7 @@ export const DrainSchema = Type.Object({
   state: Type.Union([Type.Literal('draining'), Type.Literal('drained'), Type.Literal('none')], { description: 'none: not being drained' }),
   accelerators: Type.Array(AcceleratorSchema),
 });
-type DrainView = { host: string; state: 'draining' | 'drained' | 'none'; accelerators: AcceleratorView[] };
+export type DrainView = { host: string; state: 'draining' | 'drained' | 'none'; accelerators: AcceleratorView[] };
 
 /**
  * Health and maintenance actions.

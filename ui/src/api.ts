@@ -1,5 +1,5 @@
 import { BASE, session } from './auth.js';
-import type { AcceleratorView, Machines, Snapshot, TransitionRecord } from './types.js';
+import type { AcceleratorUsage, AcceleratorView, DrainView, HostUsage, Machines, Snapshot, TransitionRecord } from './types.js';
 
 export { BASE };
 
@@ -31,6 +31,12 @@ export const api = {
   /** Health and maintenance actions (api/routes/maintenance.ts): POST sets, DELETE cancels a mark. */
   service: (id: string, action: 'maintenance' | 'reset' | 'clear-health', method: 'POST' | 'DELETE' = 'POST') =>
     call<AcceleratorView>(`/accelerators/${encodeURIComponent(id)}/${action}`, { method, ...(method === 'POST' ? { body: '{}' } : {}) }),
+  /** A host's drain (api/routes/maintenance.ts): POST starts it, DELETE cancels it. */
+  drain: (host: string, method: 'POST' | 'DELETE') =>
+    call<DrainView>(`/hosts/${encodeURIComponent(host)}/drain`, { method, ...(method === 'POST' ? { body: '{}' } : {}) }),
+  /** The conductor's in-memory usage window (api/routes/usage.ts). */
+  usage: (id: string) => call<AcceleratorUsage>(`/accelerators/${encodeURIComponent(id)}/usage`),
+  hostUsage: (host: string) => call<HostUsage>(`/hosts/${encodeURIComponent(host)}/usage`),
   act: (id: string, event: string, body: Record<string, string> = {}) =>
     call<AcceleratorView>(`/accelerators/${encodeURIComponent(id)}/${event.toLowerCase()}`, { method: 'POST', body: JSON.stringify(body) }),
 };

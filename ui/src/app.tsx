@@ -3,10 +3,11 @@ import { api } from './api.js';
 import { AcceleratorList } from './components/list.js';
 import { Detail } from './components/detail.js';
 import { Feed } from './components/feed.js';
-import { FilterBar, StateChips } from './components/filters.js';
+import { FacetChips, FilterBar, StateChips } from './components/filters.js';
+import { HostPanel } from './components/host-panel.js';
 import { Hosts } from './components/hosts.js';
 import { Who } from './components/signin.js';
-import { baseOrder, NO_FILTERS, projectsOf, select, type Filters } from './select.js';
+import { baseOrder, hostSummaries, NO_FILTERS, projectsOf, select, summaryOf, type Filters } from './select.js';
 import type { Store } from './store.js';
 import type { Machines } from './types.js';
 
@@ -45,6 +46,8 @@ export function App({ store }: { store: Store }) {
   const order = useMemo(() => baseOrder(store.accelerators.values()), [store.membership, store]);
   const view = useMemo(() => select(order, store.accelerators, filters, stateOrder, collapsed), [order, version, filters, stateOrder, collapsed, store]);
   const hosts = useMemo(() => [...store.hosts.values()].sort((x, y) => x.name.localeCompare(y.name)), [version, store]);
+  const summaries = useMemo(() => hostSummaries(store.accelerators.values()), [version, store]);
+  const filteredHost = filters.host ? store.hosts.get(filters.host) : undefined;
   const pickers = useMemo(() => {
     const kinds = new Set<string>();
     const projects = new Set<string>();
@@ -53,7 +56,7 @@ export function App({ store }: { store: Store }) {
       for (const p of projectsOf(a)) projects.add(p);
     }
     return { kinds: [...kinds].sort(), projects: [...projects].sort() };
-  }, [store.membership, Math.floor(version / 50), store]);
+  }, [version, store]); // one pass, as the selection's: a project appears with its first allocation
 
   const current = selected ? store.accelerators.get(selected) : undefined;
   const toggleGroup = (s: string): void => {
@@ -69,9 +72,11 @@ export function App({ store }: { store: Store }) {
         <Connection store={store} />
         <Who />
       </header>
-      <Hosts hosts={hosts} selected={filters.host} onSelect={(h) => setFilters({ ...filters, host: h })} />
+      <Hosts hosts={hosts} summaries={summaries} selected={filters.host} onSelect={(h) => setFilters({ ...filters, host: h })} />
       <main class="center">
+        {filteredHost && <HostPanel key={filteredHost.name} host={filteredHost} summary={summaryOf(summaries, filteredHost.name)} />}
         <StateChips counts={view.counts} order={stateOrder} selected={filters.state} onSelect={(s) => setFilters({ ...filters, state: s })} />
+        <FacetChips healthCounts={view.healthCounts} serviceCounts={view.serviceCounts} filters={filters} onChange={setFilters} />
         <FilterBar filters={filters} hosts={hosts.map((h) => h.name)} kinds={pickers.kinds} projects={pickers.projects} onChange={setFilters} />
         <AcceleratorList rows={view.rows} selected={selected} onSelect={select_} onToggleGroup={toggleGroup} />
         <Feed events={store.recent} names={(id) => store.accelerators.get(id)?.name} onSelect={select_} />

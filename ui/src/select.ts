@@ -6,10 +6,22 @@ export interface Filters {
   state: string;
   kind: string;
   project: string;
+  /** `ok`, `degraded` or `quarantined` (HEALTHS). */
+  health: string;
+  /** `in service`, `draining` or `maintenance` (SERVICES). */
+  service: string;
   q: string;
 }
 
-export const NO_FILTERS: Filters = { host: '', state: '', kind: '', project: '', q: '' };
+export const NO_FILTERS: Filters = { host: '', state: '', kind: '', project: '', health: '', service: '', q: '' };
+
+/** Health as the conductor judges it (model/accelerator.ts HealthView), best first. */
+export const HEALTHS = ['ok', 'degraded', 'quarantined'] as const;
+/** Whether the device takes new binds: in service, or marked (draining while held, then maintenance). */
+export const SERVICES = ['in service', 'draining', 'maintenance'] as const;
+
+export const healthOf = (a: AcceleratorView): string => a.health?.status ?? 'ok';
+export const serviceOf = (a: AcceleratorView): string => a.maintenance?.mark ?? 'in service';
 
 export type Row =
   | { type: 'group'; state: string; count: number; collapsed: boolean }
@@ -19,6 +31,10 @@ export interface Selection {
   rows: Row[];
   /** Per state, how many match every filter but the state one (the state chips). */
   counts: Map<string, number>;
+  /** Per health, how many match every filter but the health one. */
+  healthCounts: Map<string, number>;
+  /** Per maintenance mark (or `in service`), how many match every filter but that one. */
+  serviceCounts: Map<string, number>;
   shown: number;
 }
 
@@ -53,11 +69,24 @@ export function select(order: string[], byId: Map<string, AcceleratorView>, f: F
   const q = f.q.trim().toLowerCase();
   const groups = new Map<string, AcceleratorView[]>();
   const counts = new Map<string, number>();
+  const healthCounts = new Map<string, number>();
+  const serviceCounts = new Map<string, number>();
+  const bump = (m: Map<string, number>, k: string): void => {
+    m.set(k, (m.get(k) ?? 0) + 1);
+  };
   for (const id of order) {
     const a = byId.get(id);
     if (!a || !matchesBut(a, f, q)) continue;
-    counts.set(a.state, (counts.get(a.state) ?? 0) + 1);
-    if (f.state && a.state !== f.state) continue;
+    // Each chip row counts what every other filter lets through, so a count says what a click shows.
+    const health = healthOf(a);
+    const service = serviceOf(a);
+    const byState = !f.state || a.state === f.state;
+    const byHealth = !f.health || health === f.health;
+    const byService = !f.service || service === f.service;
+    if (byHealth && byService) bump(counts, a.state);
+    if (byState && byService) bump(healthCounts, health);
+    if (byState && byHealth) bump(serviceCounts, service);
+    if (!byState || !byHealth || !byService) continue;
     const g = groups.get(a.state);
     if (g) g.push(a);
     else groups.set(a.state, [a]);
@@ -72,5 +101,37 @@ export function select(order: string[], byId: Map<string, AcceleratorView>, f: F
     shown += g.length;
     if (!isCollapsed) for (const a of g) rows.push({ type: 'accelerator', a });
   }
-  return { rows, counts, shown };
+  return { rows, counts, healthCounts, serviceCounts, shown };
 }
+
+/** What the hosts panel shows of a host beyond its liveness: its drain and its unhealthy devices. */
+export interface HostSummary {
+  /** `draining` while a device its drain marked is still held, `drained` once none is. */
+  drain: 'none' | 'draining' | 'drained';
+  /** Devices its drain marked that instances still hold. */
+  held: number;
+  unhealthy: number;
+}
+
+const NO_SUMMARY: HostSummary = { drain: 'none', held: 0, unhealthy: 0 };
+
+/** Per host, its drain and unhealthy devices, from the accelerators' views (one pass). */
+export function hostSummaries(all: Iterable<AcceleratorView>): Map<string, HostSummary> {
+  const out = new Map<string, HostSummary>();
+  for (const a of all) {
+    const drained = a.maintenance?.scopes.includes('host') === true;
+    const unhealthy = healthOf(a) !== 'ok';
+    if (!drained && !unhealthy) continue;
+    const s = out.get(a.host) ?? { ...NO_SUMMARY };
+    if (unhealthy) s.unhealthy++;
+    if (drained) {
+      const held = a.maintenance?.mark === 'draining';
+      if (held) s.held++;
+      s.drain = held || s.drain === 'draining' ? 'draining' : 'drained';
+    }
+    out.set(a.host, s);
+  }
+  return out;
+}
+
+export const summaryOf = (m: Map<string, HostSummary>, host: string): HostSummary => m.get(host) ?? NO_SUMMARY;

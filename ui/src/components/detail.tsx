@@ -5,6 +5,7 @@ import type { Store } from '../store.js';
 import type { AcceleratorView, ArqView, HostView, Machines, TransitionRecord } from '../types.js';
 import { Actions } from './actions.js';
 import { Statechart } from './chart.js';
+import { AcceleratorUsagePanel } from './usage.js';
 
 type Step = Pick<TransitionRecord, 'event' | 'from' | 'to' | 'at' | 'actor' | 'reason' | 'requestId'>;
 
@@ -92,6 +93,7 @@ export function Detail({ store, a, host, arqs, machines }: DetailProps) {
         )}
       <h3>Actions</h3>
       <Actions a={a} />
+      <AcceleratorUsagePanel id={a.id} />
       <h3>Lifecycle</h3>
       {machines
         ? <Statechart graph={machines.accelerator} current={a.state} allowed={a.allowed} last={last ? { from: last.from, to: last.to } : undefined} />

@@ -1,4 +1,4 @@
-import type { Filters } from '../select.js';
+import { HEALTHS, NO_FILTERS, SERVICES, type Filters } from '../select.js';
 
 export interface FilterBarProps {
   filters: Filters;
@@ -11,14 +11,14 @@ export interface FilterBarProps {
 /** Host, kind and project pickers and free-text search (name, uuid, host, instance, handle, ARQ). */
 export function FilterBar({ filters, hosts, kinds, projects, onChange }: FilterBarProps) {
   const set = (k: keyof Filters) => (e: Event) => onChange({ ...filters, [k]: (e.currentTarget as HTMLInputElement | HTMLSelectElement).value });
-  const any = filters.host || filters.state || filters.kind || filters.project || filters.q;
+  const any = Object.values(filters).some((v) => v !== '');
   return (
     <div class="filters">
       <input type="search" placeholder="Search name, uuid, host, instance…" value={filters.q} onInput={set('q')} aria-label="search" data-testid="search" />
       <Picker label="host" value={filters.host} options={hosts} onChange={set('host')} />
       <Picker label="kind" value={filters.kind} options={kinds} onChange={set('kind')} />
       <Picker label="project" value={filters.project} options={projects} onChange={set('project')} />
-      {any && <button type="button" class="link" onClick={() => onChange({ host: '', state: '', kind: '', project: '', q: '' })}>clear filters</button>}
+      {any && <button type="button" class="link" onClick={() => onChange(NO_FILTERS)}>clear filters</button>}
     </div>
   );
 }
@@ -51,6 +51,35 @@ export function StateChips({ counts, order, selected, onSelect }: StateChipsProp
           {s} <b>{counts.get(s)}</b>
         </button>
       ))}
+    </div>
+  );
+}
+
+export interface FacetChipsProps {
+  healthCounts: Map<string, number>;
+  serviceCounts: Map<string, number>;
+  filters: Filters;
+  onChange: (f: Filters) => void;
+}
+
+/**
+ * Health (ok / degraded / quarantined) and maintenance (in service / draining / maintenance) at a
+ * glance, each count what a click on it shows; what is out of service stands out when not zero.
+ */
+export function FacetChips({ healthCounts, serviceCounts, filters, onChange }: FacetChipsProps) {
+  const chip = (facet: 'health' | 'service', value: string, count: number, bad: boolean) => (
+    <button type="button" key={value} data-facet={facet} data-value={value}
+      class={`chip facet ${bad && count > 0 ? 'alarm' : ''} ${filters[facet] === value ? 'selected' : ''}`}
+      onClick={() => onChange({ ...filters, [facet]: filters[facet] === value ? '' : value })}>
+      {value} <b>{count}</b>
+    </button>
+  );
+  return (
+    <div class="chips facets" data-testid="facet-counts">
+      <span class="muted">health</span>
+      {HEALTHS.map((h) => chip('health', h, healthCounts.get(h) ?? 0, h !== 'ok'))}
+      <span class="muted sep">service</span>
+      {SERVICES.map((m) => chip('service', m, serviceCounts.get(m) ?? 0, m !== 'in service'))}
     </div>
   );
 }

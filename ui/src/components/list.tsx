@@ -1,5 +1,5 @@
 import type { Row } from '../select.js';
-import { projectsOf } from '../select.js';
+import { healthOf, projectsOf, serviceOf } from '../select.js';
 import type { AcceleratorView } from '../types.js';
 import { VirtualList } from './virtual-list.js';
 
@@ -33,9 +33,15 @@ export function AcceleratorList({ rows, selected, onSelect, onToggleGroup }: Acc
 function Line({ a, selected, onSelect }: { a: AcceleratorView; selected: boolean; onSelect: (id: string) => void }) {
   const holders = a.allocations.length;
   const projects = projectsOf(a);
+  const health = healthOf(a);
+  const service = serviceOf(a);
   return (
-    <button type="button" class={`acc ${selected ? 'selected' : ''}`} onClick={() => onSelect(a.id)} data-id={a.id} data-name={a.name} data-state={a.state}>
+    <button type="button" class={`acc ${selected ? 'selected' : ''}`} onClick={() => onSelect(a.id)} data-id={a.id} data-name={a.name} data-state={a.state} data-health={health} data-service={service}>
       <span class={`badge state-${a.state}`}>{a.state}</span>
+      <span class="marks">
+        {health !== 'ok' && <span class={`mark health-${health}`} title={a.health?.reason ?? health}>{health === 'quarantined' ? '⛔' : '⚠'}</span>}
+        {service !== 'in service' && <span class={`mark service-${service}`} title={service}>{service === 'draining' ? '⇣' : '🔧'}</span>}
+      </span>
       <span class="name" title={a.id}>{a.name}</span>
       <span class="kind">{a.deviceType}</span>
       <span class="host muted">{a.host}</span>

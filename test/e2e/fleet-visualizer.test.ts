@@ -1,0 +1,161 @@
+import { mkdirSync } from 'node:fs';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AcceleratorView } from '../../model/index.js';
+import { ensureUiBuilt } from '../../ui/build.js';
+import { svc } from '../services.js';
+import { eventually } from '../support/eventually.js';
+import { quietLogger } from '../support/log.js';
+import { startStack, type Stack } from '../support/stack.js';
+import { launchChromium } from './browser.js';
+
+/**
+ * An operator looking after a fleet of 10,000 accelerators in the visualizer, in real Chromium:
+ * counts by state, health and maintenance at a glance; one quarantined GPU found among them in a
+ * click; a host with two attached instances drained from the page, cancelled midway and drained
+ * again until the instances leave; a device's and a host's usage drawn from the conductor's window.
+ */
+const HOSTS = Array.from({ length: 100 }, (_, i) => `rack-${String(i).padStart(3, '0')}`);
+// Per host, as bench:ui: the fake FPGA, 9 GPUs and 10 NICs of 9 VFs each = 100 accelerators.
+const PER_HOST = { gpus: 9, nics: 10, vfsPerNic: 9 };
+const TOTAL = HOSTS.length * 100;
+const vm1 = '2b0a3b4e-1c55-4f3a-9a2c-6b1f0c7d9e11';
+const vm2 = '7c1d2e3f-4a5b-4c6d-8e9f-0a1b2c3d4e5f';
+
+describe.skipIf(!svc.browser)('the visualizer at fleet scale', () => {
+  let s: Stack;
+  let browser: Browser;
+  let page: Page;
+
+  beforeAll(async () => {
+    await ensureUiBuilt();
+    s = await startStack({
+      hosts: HOSTS, fake: PER_HOST, api: true, log: quietLogger(),
+      // One fatal check quarantines; the story drives checks and telemetry itself, one round at a time.
+      agent: { telemetryIntervalMs: 0 }, timing: { healthEnterAfter: 1, healthLeaveAfter: 1, healthStableMs: 0 },
+    });
+    await eventually(() => s.conductor.listAccelerators().length === TOTAL || undefined, { what: `${TOTAL} accelerators registered`, timeoutMs: 120_000 });
+    await s.app.listen({ host: '127.0.0.1', port: 0 });
+    const addr = s.app.server.address();
+    browser = await launchChromium(svc.browser!);
+    page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
+    page.on('dialog', (d) => void d.accept());
+    await page.goto(`http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}/ui/`);
+  }, 240_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await s?.stop();
+  });
+
+  const chip = (facet: 'health' | 'service', value: string) => page.locator(`[data-testid=facet-counts] [data-facet=${facet}][data-value="${value}"]`);
+  const count = (facet: 'health' | 'service', value: string) => chip(facet, value).locator('b').textContent();
+  const rows = () => page.locator('[data-testid=accelerators] .acc');
+  const host = (name: string) => page.locator(`[data-testid=hosts] [data-host="${name}"]`);
+  const post = (url: string, payload: object = {}) => s.app.inject({ method: 'POST', url: `/cyborg/v1${url}`, payload });
+  const gpusOf = (h: string): AcceleratorView[] => s.conductor.listAccelerators({ host: h, type: 'GPU' }).sort((a, b) => a.name.localeCompare(b.name));
+
+  it('shows all 10,000 accelerators with their counts by state, health and maintenance at a glance', async () => {
+    await expect.poll(() => page.getByTestId('connection').getAttribute('data-state'), { timeout: 30_000 }).toBe('live');
+    await expect.poll(() => page.locator('[data-testid=state-counts] .chip').first().locator('b').textContent(), { timeout: 60_000 }).toBe(String(TOTAL));
+    expect(await count('health', 'ok')).toBe(String(TOTAL));
+    expect(await count('health', 'quarantined')).toBe('0');
+    expect(await count('service', 'in service')).toBe(String(TOTAL));
+    expect(await count('service', 'draining')).toBe('0');
+    // Virtualised: the page holds a screenful of rows, not 10,000.
+    expect(await rows().count()).toBeLessThan(200);
+  });
+
+  it('finds the one quarantined GPU among 10,000 with a click on its health count', async () => {
+    const sick = gpusOf('rack-007')[3]!;
+    expect((await post(`/accelerators/${sick.id}/enable`)).statusCode).toBe(200);
+    s.fakes[7]!.injectHealthFault(sick.id, 'fatal', 'Xid 79: GPU has fallen off the bus');
+    await s.agents[7]!.checkHealth();
+    await eventually(() => s.conductor.getAccelerator(sick.id).health?.status === 'quarantined' || undefined, { what: 'the GPU quarantined' });
+
+    await expect.poll(() => count('health', 'quarantined')).toBe('1');
+    expect(await count('health', 'ok')).toBe(String(TOTAL - 1));
+    await chip('health', 'quarantined').click();
+    await expect.poll(() => rows().count()).toBe(1);
+    expect(await rows().first().getAttribute('data-name')).toBe(sick.name);
+    expect(await rows().first().getAttribute('data-health')).toBe('quarantined');
+    // Its host says so; its siblings and every other host stay in service.
+    await expect.poll(() => host('rack-007').locator('.sick').textContent()).toBe('⚠1');
+    expect(await page.locator('[data-testid=hosts] .sick').count()).toBe(1);
+    await chip('health', 'quarantined').click(); // back to every health
+    await expect.poll(() => count('service', 'in service')).toBe(String(TOTAL));
+  });
+
+  it('drains a host with two attached instances from the page, cancels midway, and finishes when the instances leave', async () => {
+    const [g1, g2, g3] = gpusOf('rack-012');
+    for (const [g, vm] of [[g1!, vm1], [g2!, vm2]] as const) {
+      expect((await post(`/accelerators/${g.id}/enable`)).statusCode).toBe(200);
+      expect((await post(`/accelerators/${g.id}/attach`, { instanceUuid: vm, projectId: 'p-blue' })).statusCode).toBe(200);
+    }
+    expect((await post(`/accelerators/${g3!.id}/enable`)).statusCode).toBe(200);
+
+    // The project picker narrows 10,000 to the two its instances hold.
+    await expect.poll(() => page.getByTestId('filter-project').locator('option', { hasText: 'p-blue' }).count()).toBe(1);
+    await page.getByTestId('filter-project').selectOption('p-blue');
+    await expect.poll(() => rows().count()).toBe(2);
+    await page.getByTestId('filter-project').selectOption('');
+
+    await host('rack-012').click();
+    const panel = page.getByTestId('host-panel');
+    await expect.poll(() => panel.getAttribute('data-host')).toBe('rack-012');
+    await panel.locator('[data-host-action=drain]').click();
+    await panel.locator('[data-confirm=yes]').click();
+    // Every device reserved at once; the two held ones draining, the rest straight to maintenance.
+    await expect.poll(() => panel.getAttribute('data-drain')).toBe('draining');
+    await expect.poll(() => count('service', 'draining')).toBe('2');
+    expect(await count('service', 'maintenance')).toBe('98');
+    expect(await host('rack-012').getAttribute('data-drain')).toBe('draining');
+    expect(await page.getByTestId('hosts-draining').textContent()).toContain('1 draining');
+    expect(await panel.getByTestId('drain-state').textContent()).toContain('2 device(s) still held');
+    // Nothing new is bound on the drained host.
+    expect((await post(`/accelerators/${g3!.id}/attach`, { instanceUuid: vm1 })).statusCode).toBe(409);
+    // Attached instances keep running.
+    expect(s.conductor.getAccelerator(g1!.id)).toMatchObject({ state: 'attached', maintenance: { mark: 'draining', consumers: [{ instanceUuid: vm1 }] } });
+
+    expect((await post(`/accelerators/${g1!.id}/detach`, { instanceUuid: vm1 })).statusCode).toBe(200);
+    await expect.poll(() => panel.getByTestId('drain-state').textContent()).toContain('1 device(s) still held');
+
+    // Cancelled midway: back in service, the remaining instance untouched.
+    await panel.locator('[data-host-action=cancel-drain]').click();
+    await panel.locator('[data-confirm=yes]').click();
+    await expect.poll(() => panel.getAttribute('data-drain')).toBe('none');
+    await expect.poll(() => count('service', 'in service')).toBe('100');
+    expect(s.conductor.getAccelerator(g2!.id)).toMatchObject({ state: 'attached', maintenance: null });
+
+    // Drained again; done when the last instance leaves.
+    await panel.locator('[data-host-action=drain]').click();
+    await panel.locator('[data-confirm=yes]').click();
+    await expect.poll(() => count('service', 'draining')).toBe('1');
+    expect((await post(`/accelerators/${g2!.id}/detach`, { instanceUuid: vm2 })).statusCode).toBe(200);
+    await expect.poll(() => panel.getAttribute('data-drain')).toBe('drained');
+    expect(await count('service', 'maintenance')).toBe('100');
+    expect(await page.getByTestId('hosts-draining').count()).toBe(0);
+    mkdirSync('test-results', { recursive: true });
+    await page.screenshot({ path: 'test-results/visualizer-fleet-drain.png' });
+    await host('rack-012').click(); // the host filter off again
+  });
+
+  it('draws a GPU\'s and its host\'s usage from the conductor\'s window', async () => {
+    const gpu = gpusOf('rack-003')[0]!;
+    // Three telemetry rounds, a second apart, so that the host's chart has three ticks too.
+    for (let i = 0; i < 3; i++) {
+      if (i > 0) await new Promise((r) => setTimeout(r, 1_100));
+      await s.agents[3]!.telemetry();
+    }
+    await eventually(async () => (await s.conductor.acceleratorUsage(gpu.id)).samples.length === 3 || undefined, { what: 'three samples in the window' });
+
+    await host('rack-003').click();
+    const hostUsage = page.getByTestId('host-usage');
+    await expect.poll(() => hostUsage.locator('[data-series=utilization]').getAttribute('data-samples'), { timeout: 15_000 }).toBe('3');
+    await page.locator(`[data-testid=accelerators] [data-name="${gpu.name}"]`).click();
+    const usage = page.getByTestId('usage');
+    await expect.poll(() => usage.locator('[data-series=utilization]').getAttribute('data-samples'), { timeout: 15_000 }).toBe('3');
+    expect(await usage.locator('[data-series=utilization] polyline').getAttribute('points')).toMatch(/^[\d.]+,[\d.]+ [\d.]+,[\d.]+ [\d.]+,[\d.]+$/);
+    await page.screenshot({ path: 'test-results/visualizer-fleet-usage.png' });
+  });
+});
