@@ -15,11 +15,15 @@ const held = (acceleratorId: string, handleUuid: string): HeldHandle => ({ accel
 describe('the re-join plan', () => {
   const mig = card('gpu-1', '43', [dep('d-3g', 'h_0000:43:00.0_MIG_3g.40gb', ['h1']), dep('d-1g', 'h_0000:43:00.0_MIG_1g.10gb', ['h2', 'h3'])]);
 
-  it('reads a card\'s recorded layout from its deployables: MIG profiles per instance, or VFs by their trait', () => {
+  it('reads a card\'s recorded layout from its deployables: MIG profiles per instance, or VFs by their trait (or, on QAT, their name)', () => {
     expect(recordedLayout(mig)).toEqual({ kind: 'mig', profiles: ['1g.10gb', '1g.10gb', '3g.40gb'] });
     const nic = card('nic-1', '3b', [dep('vf0', 'h_vf0', ['v0'], ['CUSTOM_VF']), dep('vf1', 'h_vf1', ['v1'], ['CUSTOM_VF'])]);
     expect(recordedLayout(nic)).toEqual({ kind: 'vf', count: 2 });
     expect(recordedLayout(card('gpu-2', '17', [dep('p', 'h_0000:17:00.0', ['x'])]))).toBeUndefined();
+    // Cyborg's QAT driver gives its VFs no trait: every deployable but the PF's own is one.
+    const qat = (deps: DeployableT[]): DeviceT => ({ ...card('qat-1', '3d', deps), type: 'QAT' });
+    expect(recordedLayout(qat([dep('q0', 'h_0000:3d:01.0', ['a']), dep('q1', 'h_0000:3d:01.1', ['b'])]))).toEqual({ kind: 'vf', count: 2 });
+    expect(recordedLayout(qat([dep('pf', 'h_0000:3d:00.0', ['c'])]))).toBeUndefined();
   });
 
   it('restores only held handles observed absent; a handle of a deployable nobody looked at is left alone', () => {

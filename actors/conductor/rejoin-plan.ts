@@ -41,7 +41,7 @@ const MIG_NAME = /_MIG_(.+)$/;
  * The layout a card had when it was recorded, read from the deployables its driver reported: a
  * MIG deployable per profile (`<host>_<address>_MIG_<profile>`, a handle per GPU instance, as
  * Cyborg's NVIDIA driver names them), or a deployable per VF (trait `CUSTOM_VF`, as Intel's NIC
- * driver reports them). Undefined for a card without either.
+ * driver reports them; any but the PF's own on a QAT card). Undefined for a card without either.
  */
 export function recordedLayout(device: DeviceT): CardLayout | undefined {
   const profiles = device.deployables.flatMap((d) => {
@@ -49,8 +49,19 @@ export function recordedLayout(device: DeviceT): CardLayout | undefined {
     return p ? d.attachHandles.map(() => p) : [];
   });
   if (profiles.length > 0) return { kind: 'mig', profiles: profiles.sort() };
-  const vfs = device.deployables.filter((d) => d.attributes.some((a) => a.key.startsWith('trait') && a.value === 'CUSTOM_VF')).length;
+  const vfs = device.deployables.filter((d) => isVf(device, d)).length;
   return vfs > 0 ? { kind: 'vf', count: vfs } : undefined;
+}
+
+/**
+ * A deployable that is one VF of its card: trait `CUSTOM_VF` (Intel's NIC driver), or on a QAT
+ * card any deployable but the PF's own (Cyborg's QAT driver reports no traits; a PF with VFs
+ * reports only its VFs, named `<host>_<VF address>`).
+ */
+function isVf(device: DeviceT, dep: DeviceT['deployables'][number]): boolean {
+  if (dep.attributes.some((a) => a.key.startsWith('trait') && a.value === 'CUSTOM_VF')) return true;
+  const pf = device.type === 'QAT' ? pciAddressOf(device.controlPath.info) : undefined;
+  return pf !== undefined && !dep.name.endsWith(`_${pf}`);
 }
 
 /** Whether the card as observed has the layout it was recorded with. */

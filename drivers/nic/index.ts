@@ -1,12 +1,12 @@
 import type { AttachPreparer, Driver, DriverDevice, OpRequest, OpResult } from '../driver.js';
-import type { BoundHandle, BoundRestorer, VfCountManager } from '../abilities.js';
+import type { BoundHandle, BoundRestorer, HostObserver, Observation, VfCountManager } from '../abilities.js';
 import { cyborgDeployable, cyborgDevice, customName, parseMappings, pciHandle } from '../cyborg-report.js';
 import { DriverError } from '../../errors/index.js';
 import { readPciFunctions, type PciFunction } from '../generic/index.js';
-import { pfsWithVfs, VfCounts } from './pf-vf.js';
+import { observeVfCounts, pfsWithVfs, VfCounts } from './pf-vf.js';
 import type { DeployableT } from '../../model/index.js';
 
-export { pfsWithVfs, VfCounts, type PfWithVfs } from './pf-vf.js';
+export { observeVfCounts, pfsWithVfs, VfCounts, type PfWithVfs } from './pf-vf.js';
 
 export interface IntelNicDriverOptions {
   host: string;
@@ -29,7 +29,7 @@ export const X710_IDS = ['8086:158b', '8086:1572'];
  * `CUSTOM_<FUNCTION>`, `CUSTOM_<PHYSNET>`; the attach info carries `physical_network` so that
  * Nova's `get_arq_pci_device_profile` finds it.
  */
-export class IntelNicDriver implements Driver, AttachPreparer, BoundRestorer, VfCountManager {
+export class IntelNicDriver implements Driver, AttachPreparer, BoundRestorer, HostObserver, VfCountManager {
   readonly name = 'intel_nic_driver';
   readonly version = '1.0.0';
   private readonly physnets: Map<string, Set<string>>;
@@ -79,6 +79,11 @@ export class IntelNicDriver implements Driver, AttachPreparer, BoundRestorer, Vf
 
   async restoreBound(bound: readonly BoundHandle[]): Promise<{ restored: string[]; present: string[] }> {
     return { restored: [], present: this.counts.restore(bound) };
+  }
+
+  /** Each PF's VF count now: the conductor sets a count a reboot lost again for VFs instances hold. */
+  observe(devices: readonly DriverDevice[]): Promise<Observation> {
+    return observeVfCounts(this.opts.sysfsRoot, devices);
   }
 
   setVfCount(address: string, count: number): Promise<OpResult> {

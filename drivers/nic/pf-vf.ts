@@ -1,6 +1,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { BoundHandle } from '../abilities.js';
+import type { BoundHandle, Observation } from '../abilities.js';
+import type { DriverDevice } from '../driver.js';
 import { DriverError } from '../../errors/index.js';
 import type { PciFunction } from '../generic/index.js';
 import { StateFile } from '../state-file.js';
@@ -56,7 +57,7 @@ export class VfCounts {
       throw new DriverError('driver.failed', `${address} takes 0 to ${total} VFs, not ${count}`, { reason: 'vf_count_invalid', address, total });
     }
     // The kernel refuses to change a non-zero count except through 0 (sysfs-bus-pci, sriov_numvfs).
-    const now = Number((await readFile(join(dir, 'sriov_numvfs'), 'utf8')).trim());
+    const now = await numvfs(dir);
     if (now !== count) {
       if (now !== 0 && count !== 0) await writeFile(join(dir, 'sriov_numvfs'), '0');
       await writeFile(join(dir, 'sriov_numvfs'), String(count));
@@ -70,4 +71,26 @@ export class VfCounts {
     for (const [address, count] of Object.entries(await this.state.read())) if (typeof count === 'number') out.push(await this.set(address, count));
     return out;
   }
+}
+
+async function numvfs(pfDir: string): Promise<number> {
+  return Number((await readFile(join(pfDir, 'sriov_numvfs'), 'utf8')).trim());
+}
+
+/**
+ * What a reboot can lose of the PF/VF split: each PF's VF count now (`sriov_numvfs`; a VF count
+ * the kernel was not told again after a boot is 0). A VF discovery found exists, and a PF is
+ * always there, so every handle reported is present: only the count is ever lost.
+ */
+export async function observeVfCounts(sysfsRoot: string, devices: readonly DriverDevice[]): Promise<Observation> {
+  const out: Observation = { deployables: [], present: [], cards: [] };
+  for (const d of devices) {
+    for (const dep of d.deployables) {
+      out.deployables.push(dep.uuid);
+      out.present.push(...dep.attachHandles.map((h) => h.uuid));
+    }
+    const a = JSON.parse(d.controlPath.info) as Record<string, string>;
+    out.cards.push({ deviceUuid: d.uuid, vfCount: await numvfs(join(sysfsRoot, 'bus', 'pci', 'devices', `${a.domain}:${a.bus}:${a.device}.${a.function}`)).catch(() => 0) });
+  }
+  return out;
 }

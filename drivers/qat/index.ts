@@ -1,8 +1,8 @@
 import type { AttachPreparer, Driver, DriverDevice, OpRequest, OpResult } from '../driver.js';
-import type { BoundHandle, BoundRestorer, VfCountManager } from '../abilities.js';
+import type { BoundHandle, BoundRestorer, HostObserver, Observation, VfCountManager } from '../abilities.js';
 import { cyborgDeployable, cyborgDevice, pciHandle } from '../cyborg-report.js';
 import { readPciFunctions, type PciFunction } from '../generic/index.js';
-import { handleIn, pfsWithVfs, VfCounts } from '../nic/index.js';
+import { handleIn, observeVfCounts, pfsWithVfs, VfCounts } from '../nic/index.js';
 import type { DeployableT } from '../../model/index.js';
 
 export interface IntelQatDriverOptions {
@@ -17,7 +17,7 @@ export interface IntelQatDriverOptions {
  * Cyborg's `intel_qat_driver`: the same PF/VF split as its NIC driver, resource class
  * `CUSTOM_QAT` and, as in Cyborg, no traits (a device profile asks `resources:CUSTOM_QAT=1`).
  */
-export class IntelQatDriver implements Driver, AttachPreparer, BoundRestorer, VfCountManager {
+export class IntelQatDriver implements Driver, AttachPreparer, BoundRestorer, HostObserver, VfCountManager {
   readonly name = 'intel_qat_driver';
   readonly version = '1.0.0';
   private readonly pfOf = new Map<string, string>();
@@ -56,6 +56,11 @@ export class IntelQatDriver implements Driver, AttachPreparer, BoundRestorer, Vf
 
   async restoreBound(bound: readonly BoundHandle[]): Promise<{ restored: string[]; present: string[] }> {
     return { restored: [], present: this.counts.restore(bound) };
+  }
+
+  /** Each PF's VF count now: the conductor sets a count a reboot lost again for VFs instances hold. */
+  observe(devices: readonly DriverDevice[]): Promise<Observation> {
+    return observeVfCounts(this.opts.sysfsRoot, devices);
   }
 
   setVfCount(address: string, count: number): Promise<OpResult> {

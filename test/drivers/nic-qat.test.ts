@@ -5,6 +5,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { IntelNicDriver } from '../../drivers/nic/index.js';
 import { IntelQatDriver } from '../../drivers/qat/index.js';
 import { buildHost, NIC_HOST } from '../fixtures/vendors/hosts.js';
+import { SysfsKernel } from '../support/sysfs-kernel.js';
 import type { DeployableT } from '../../model/index.js';
 
 const attrs = (d: DeployableT): Record<string, string> => Object.fromEntries(d.attributes.map((a) => [a.key, a.value]));
@@ -42,6 +43,30 @@ describe('intel_nic_driver on an X710 with VFs', () => {
     await driver.setVfCount('0000:3b:00.0', 8);
     const rebooted = new IntelNicDriver({ host: 'compute1', sysfsRoot: root, stateDir });
     expect(await rebooted.reapplyVfCounts()).toEqual([{ address: '0000:3b:00.0', numvfs: 8 }]);
+  });
+});
+
+describe('what the NIC and QAT drivers observe after a reboot', () => {
+
+  it('reports each PF\'s VF count from sriov_numvfs, every VF it found present, and 0 once a reboot lost them', async () => {
+    const root = join(mkdtempSync(join(tmpdir(), 'cyborg-nic-observe-')), 'sys');
+    const kernel = new SysfsKernel(root, NIC_HOST);
+    const nic = new IntelNicDriver({ host: 'compute1', sysfsRoot: root });
+    const before = await nic.discover();
+    const seen = await nic.observe(before);
+    expect(seen.cards).toEqual([{ deviceUuid: before[0]!.uuid, vfCount: 4 }, { deviceUuid: before[1]!.uuid, vfCount: 0 }]);
+    expect(seen.present).toEqual(before.flatMap((d) => d.deployables.flatMap((x) => x.attachHandles.map((h) => h.uuid))));
+    expect(seen.deployables).toHaveLength(5);
+
+    kernel.reboot(['0000:3b:00.0']);
+    const after = await nic.discover();
+    expect(after[0]!.uuid).toBe(before[0]!.uuid);
+    expect(after[0]!.deployables.map((d) => d.name)).toEqual(['compute1_0000:3b:00.0']);
+    expect((await nic.observe(after)).cards[0]).toEqual({ deviceUuid: before[0]!.uuid, vfCount: 0 });
+
+    const qat = new IntelQatDriver({ host: 'compute1', sysfsRoot: root });
+    const cards = await qat.discover();
+    expect((await qat.observe(cards)).cards).toEqual([{ deviceUuid: cards[0]!.uuid, vfCount: 2 }]);
   });
 });
 

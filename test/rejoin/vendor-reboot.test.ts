@@ -1,10 +1,12 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { IntelNicDriver } from '../../drivers/nic/index.js';
 import { NvidiaGpuDriver } from '../../drivers/nvidia/index.js';
+import { IntelQatDriver } from '../../drivers/qat/index.js';
 import type { AcceleratorView } from '../../model/index.js';
-import { NVIDIA_HOST } from '../fixtures/vendors/hosts.js';
+import { NIC_HOST, NVIDIA_HOST } from '../fixtures/vendors/hosts.js';
 import { startStack, type Stack } from '../support/stack.js';
 import { SysfsKernel } from '../support/sysfs-kernel.js';
 
@@ -72,5 +74,52 @@ describe('nvidia_gpu_driver: a host whose vGPU mdev a reboot lost', () => {
     expect(view(a16.id)).toMatchObject({ state: 'attached', health: { status: 'ok' }, missing: false, allocations: [{ instanceUuid: vm1, handleUuid: handle }] });
     const history = await s.conductor.history(a16.id);
     expect(history.find((r) => r.event === 'RESTORE')).toMatchObject({ actor: 'conductor', args: { handleUuid: handle, instanceUuid: vm1 } });
+  });
+});
+
+describe('intel_nic_driver: a host whose SR-IOV VFs a reboot lost', () => {
+  it('gets the X710\'s recorded VF count set again, the instance\'s VF back and bound, the instance left attached', async () => {
+    const root = sysRoot('nic-reboot');
+    const kernel = new SysfsKernel(root, NIC_HOST);
+    let nic!: IntelNicDriver;
+    s = await startStack({
+      api: true,
+      drivers: (host) => [kernel.drives(nic = new IntelNicDriver({ host, sysfsRoot: root, physicalDeviceMappings: ['physnet1:ens1f0'] }))],
+    });
+    const vf = await attach(named('0000:3b:02.1'), vm1);
+    const handle = vf.allocations[0]!.handleUuid;
+    const numvfs = join(root, 'bus/pci/devices/0000:3b:00.0/sriov_numvfs');
+
+    // The host boots with SR-IOV off on the X710 (nothing told the kernel its 4 VFs again).
+    kernel.reboot(['0000:3b:00.0']);
+    expect(readFileSync(numvfs, 'utf8').trim()).toBe('0');
+    const outcome = await rejoin();
+    expect(outcome).toMatchObject({ relaidOut: ['0000:3b:00.0'], restored: [handle], flagged: [] });
+    expect(readFileSync(numvfs, 'utf8').trim()).toBe('4');
+
+    expect(view(vf.id)).toMatchObject({ state: 'attached', health: { status: 'ok' }, missing: false, allocations: [{ instanceUuid: vm1, handleUuid: handle }] });
+    const others = s.conductor.listAccelerators({}).filter((a) => a.name.startsWith(`${HOST}_0000:3b:02.`));
+    expect(others.map((a) => [a.name, a.missing])).toEqual(['0', '1', '2', '3'].map((f) => [`${HOST}_0000:3b:02.${f}`, false]));
+    const setAgain = (await s.conductor.history(HOST)).find((r) => r.event === 'SET_VF_COUNT');
+    expect(setAgain).toMatchObject({ actor: 'conductor', args: { address: '0000:3b:00.0', count: 4 } });
+    expect((await s.conductor.history(vf.id)).find((r) => r.event === 'RESTORE')).toMatchObject({ actor: 'conductor', args: { handleUuid: handle, instanceUuid: vm1 } });
+    // The restarted driver learned the binding back: it refuses a count that would take the VF away.
+    await expect(nic.setVfCount('0000:3b:00.0', 2)).rejects.toMatchObject({ code: 'driver.in_use' });
+  });
+});
+
+describe('intel_qat_driver: a host whose QAT VFs a reboot lost', () => {
+  it('gets the C62x\'s two VFs enabled again, though Cyborg\'s QAT deployables carry no VF trait', async () => {
+    const root = sysRoot('qat-reboot');
+    const kernel = new SysfsKernel(root, NIC_HOST);
+    s = await startStack({ api: true, drivers: (host) => [kernel.drives(new IntelQatDriver({ host, sysfsRoot: root }))] });
+    const vf = await attach(named('0000:3d:01.1'), vm1);
+    const handle = vf.allocations[0]!.handleUuid;
+
+    kernel.reboot(['0000:3d:00.0']);
+    const outcome = await rejoin();
+    expect(outcome).toMatchObject({ relaidOut: ['0000:3d:00.0'], restored: [handle], flagged: [] });
+    expect(readFileSync(join(root, 'bus/pci/devices/0000:3d:00.0/sriov_numvfs'), 'utf8').trim()).toBe('2');
+    expect(view(vf.id)).toMatchObject({ state: 'attached', health: { status: 'ok' }, missing: false, allocations: [{ instanceUuid: vm1, handleUuid: handle }] });
   });
 });
