@@ -13,7 +13,8 @@ import { launchChromium } from './browser.js';
  * An operator looking after a fleet of 10,000 accelerators in the visualizer, in real Chromium:
  * counts by state, health and maintenance at a glance; one quarantined GPU found among them in a
  * click; a host with two attached instances drained from the page, cancelled midway and drained
- * again until the instances leave; a device's and a host's usage drawn from the conductor's window.
+ * again until the instances leave, and who did it in the audit log; a device's and a host's usage
+ * drawn from the conductor's window.
  */
 const HOSTS = Array.from({ length: 100 }, (_, i) => `rack-${String(i).padStart(3, '0')}`);
 // Per host, as bench:ui: the fake FPGA, 9 GPUs and 10 NICs of 9 VFs each = 100 accelerators.
@@ -137,6 +138,18 @@ describe.skipIf(!svc.browser)('the visualizer at fleet scale', () => {
     expect(await page.getByTestId('hosts-draining').count()).toBe(0);
     mkdirSync('test-results', { recursive: true });
     await page.screenshot({ path: 'test-results/visualizer-fleet-drain.png' });
+
+    // The audit log says who drained it: the host's MAINTAIN rows, newest first, fifty a page.
+    await page.getByTestId('audit-tab').click();
+    await page.getByTestId('audit-action').fill('maintain');
+    const audit = page.locator('[data-testid=audit] li');
+    await expect.poll(() => audit.count()).toBe(50);
+    expect(new Set(await audit.evaluateAll((lis) => lis.map((li) => `${li.getAttribute('data-event')} by ${li.getAttribute('data-actor')}`)))).toEqual(new Set(['MAINTAIN by operator']));
+    await page.getByTestId('audit-older').click();
+    await expect.poll(() => audit.count()).toBe(100);
+    await page.getByTestId('audit-action').fill('end_maintenance');
+    await expect.poll(() => audit.count()).toBe(50);
+    await page.locator('[data-testid=feed] .tab').first().click();
     await host('rack-012').click(); // the host filter off again
   });
 

@@ -1,5 +1,5 @@
 import { BASE, session } from './auth.js';
-import type { AcceleratorUsage, AcceleratorView, DrainView, HostUsage, Machines, Snapshot, TransitionRecord } from './types.js';
+import type { AcceleratorUsage, AcceleratorView, AuditEntry, DrainView, HostUsage, Machines, Snapshot, TransitionRecord } from './types.js';
 
 export { BASE };
 
@@ -37,6 +37,15 @@ export const api = {
   /** The conductor's in-memory usage window (api/routes/usage.ts). */
   usage: (id: string) => call<AcceleratorUsage>(`/accelerators/${encodeURIComponent(id)}/usage`),
   hostUsage: (host: string) => call<HostUsage>(`/hosts/${encodeURIComponent(host)}/usage`),
+  /**
+   * A page of the fleet's audit log, newest first: the filters given, or the previous page's
+   * `next` (a path under the API, as the server wrote it).
+   */
+  audit: (filters: Record<string, string>, next?: string) => {
+    const q = new URLSearchParams(Object.entries(filters).filter(([, v]) => v !== ''));
+    q.set('limit', '50');
+    return call<{ audit: AuditEntry[]; next?: string }>(next ? next.slice(BASE.length) : `/audit?${q.toString()}`);
+  },
   act: (id: string, event: string, body: Record<string, string> = {}) =>
     call<AcceleratorView>(`/accelerators/${encodeURIComponent(id)}/${event.toLowerCase()}`, { method: 'POST', body: JSON.stringify(body) }),
 };

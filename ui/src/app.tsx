@@ -79,7 +79,7 @@ export function App({ store }: { store: Store }) {
         <FacetChips healthCounts={view.healthCounts} serviceCounts={view.serviceCounts} filters={filters} onChange={setFilters} />
         <FilterBar filters={filters} hosts={hosts.map((h) => h.name)} kinds={pickers.kinds} projects={pickers.projects} onChange={setFilters} />
         <AcceleratorList rows={view.rows} selected={selected} onSelect={select_} onToggleGroup={toggleGroup} />
-        <Feed events={store.recent} names={(id) => store.accelerators.get(id)?.name} onSelect={select_} />
+        <Feed events={store.recent} names={(id) => store.accelerators.get(id)?.name} onSelect={select_} host={filters.host} />
       </main>
       <aside class="side">
         {current

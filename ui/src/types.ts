@@ -4,7 +4,7 @@ export type { GraphState, GraphTransition, MachineGraph } from '../../api/routes
 
 import type { MachineGraph } from '../../api/routes/machine-graph.js';
 import type { AcceleratorView, ArqView, HostView } from '../../model/index.js';
-export type { AcceleratorUsage, AcceleratorView, ArqView, HostUsage, HostView, TransitionRecord, UsageSample } from '../../model/index.js';
+export type { AcceleratorUsage, AcceleratorView, AuditEntry, ArqView, HostUsage, HostView, TransitionRecord, UsageSample } from '../../model/index.js';
 export type { DrainView } from '../../api/routes/maintenance.js';
 
 /** `GET /cyborg/v1/snapshot`: everything, with the event cursor it matches. */
