@@ -54,6 +54,8 @@ export class NvidiaGpuDriver implements Driver, AttachPreparer, BoundRestorer, H
   private readonly bound = new Map<string, DeployableT>();
   private readonly layouts: StateFile<Record<string, string[]>>;
   private readonly xid: XidHealth;
+  /** The cards in MIG mode at the last discovery: one without instances has an empty layout, not none. */
+  private migCards = new Set<string>();
 
   constructor(private readonly opts: NvidiaGpuDriverOptions) {
     for (const [type, addresses] of Object.entries(opts.vgpuTypes ?? {})) {
@@ -74,6 +76,7 @@ export class NvidiaGpuDriver implements Driver, AttachPreparer, BoundRestorer, H
     const mig = await this.migState(gpus);
     const devices: DriverDevice[] = [];
     const found: { address: string; device: DriverDevice }[] = [];
+    const migCards = new Set<string>();
     for (const fn of gpus) {
       if (fn.physfn !== null && (this.opts.filterSriovVfs || this.typeOf.has(fn.physfn) || mig.gpus.has(fn.physfn))) continue;
       const vfs = fn.virtfns.map((a) => byAddr.get(a)).filter((v): v is PciFunction => v !== undefined);
@@ -86,7 +89,9 @@ export class NvidiaGpuDriver implements Driver, AttachPreparer, BoundRestorer, H
       });
       devices.push(device);
       found.push({ address: fn.address, device });
+      if (smiGpu) migCards.add(device.uuid);
     }
+    this.migCards = migCards;
     this.xid.discovered(found);
     return devices;
   }
@@ -183,7 +188,9 @@ export class NvidiaGpuDriver implements Driver, AttachPreparer, BoundRestorer, H
         if (profile) layout.push(...dep.attachHandles.map(() => profile));
         for (const h of dep.attachHandles) if (await this.madeNow(dep, h)) out.present.push(h.uuid);
       }
-      if (layout.length > 0) out.cards.push({ deviceUuid: d.uuid, migLayout: layout.sort() });
+      // A reboot that lost every GPU instance leaves a MIG card with no deployables: its empty
+      // layout is what tells the conductor to apply the recorded one again.
+      if (layout.length > 0 || this.migCards.has(d.uuid)) out.cards.push({ deviceUuid: d.uuid, migLayout: layout.sort() });
     }
     return out;
   }

@@ -1,6 +1,7 @@
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { IntelNicDriver } from '../../drivers/nic/index.js';
 import { NvidiaGpuDriver } from '../../drivers/nvidia/index.js';
@@ -121,5 +122,51 @@ describe('intel_qat_driver: a host whose QAT VFs a reboot lost', () => {
     expect(outcome).toMatchObject({ relaidOut: ['0000:3d:00.0'], restored: [handle], flagged: [] });
     expect(readFileSync(join(root, 'bus/pci/devices/0000:3d:00.0/sriov_numvfs'), 'utf8').trim()).toBe('2');
     expect(view(vf.id)).toMatchObject({ state: 'attached', health: { status: 'ok' }, missing: false, allocations: [{ instanceUuid: vm1, handleUuid: handle }] });
+  });
+});
+
+describe('nvidia_gpu_driver: an H100 whose MIG instances a reboot lost', () => {
+  const fixtures = fileURLToPath(new URL('../fixtures/vendors/', import.meta.url));
+
+  /** The H100 host, its nvidia-smi answering from a copy of the fixture that -dgi / -cgi change as the card would. */
+  async function migHost(): Promise<{ smi: string; held: AcceleratorView }> {
+    const root = sysRoot('mig-reboot');
+    const kernel = new SysfsKernel(root, NVIDIA_HOST);
+    const smi = join(mkdtempSync(join(tmpdir(), 'cyborg-smi-')), 'h100');
+    cpSync(join(fixtures, 'nvidia-smi', 'h100'), smi, { recursive: true });
+    // The card gives each profile the place (and the instance id) it has in the fixture.
+    cpSync(join(smi, 'lgi.txt'), join(smi, 'slots.txt'));
+    s = await startStack({
+      api: true,
+      drivers: (host) => [kernel.drives(new NvidiaGpuDriver({ host, sysfsRoot: root, nvidiaSmi: ['sh', join(fixtures, 'bin', 'fake-nvidia-smi.sh'), smi] }))],
+    });
+    const held = await attach(named('0000:1b:00.0_MIG_3g.40gb'), vm1);
+    // The reboot: the GPU keeps MIG mode, but its GPU instances are gone (nvidia-smi lists none).
+    kernel.reboot();
+    writeFileSync(join(smi, 'lgi.txt'), '');
+    return { smi, held };
+  }
+
+  it('gets the recorded layout applied again and the instance\'s GPU instance back, the instance left attached', async () => {
+    const { smi, held } = await migHost();
+    const handle = held.allocations[0]!.handleUuid;
+    const outcome = await rejoin();
+    expect(outcome).toMatchObject({ relaidOut: ['0000:1b:00.0'], restored: [handle], flagged: [] });
+    expect(readFileSync(join(smi, 'calls.log'), 'utf8').trim().split('\n')).toEqual(['mig -i 0 -cgi 19,14,9 -C']);
+
+    expect(view(held.id)).toMatchObject({ state: 'attached', health: { status: 'ok' }, missing: false, allocations: [{ instanceUuid: vm1, handleUuid: handle }] });
+    expect(s.conductor.listAccelerators({}).filter((a) => a.name.includes('_MIG_')).map((a) => [a.name, a.missing]).sort()).toEqual(
+      ['1g.10gb', '2g.20gb', '3g.40gb'].map((p) => [`${HOST}_0000:1b:00.0_MIG_${p}`, false]));
+    const applied = (await s.conductor.history(HOST)).find((r) => r.event === 'APPLY_MIG_LAYOUT');
+    expect(applied).toMatchObject({ actor: 'conductor', args: { address: '0000:1b:00.0', profiles: '1g.10gb,2g.20gb,3g.40gb' } });
+  });
+
+  it('flags the held MIG device with nvidia-smi\'s reason when the card refuses the layout, the instance left attached', async () => {
+    const { smi, held } = await migHost();
+    writeFileSync(join(smi, 'fail-cgi'), '');
+    const outcome = await rejoin();
+    expect(outcome).toMatchObject({ relaidOut: [], restored: [], flagged: [{ acceleratorId: held.id, handleUuid: held.allocations[0]!.handleUuid }] });
+    expect(view(held.id)).toMatchObject({ state: 'attached', health: { status: 'quarantined', fatal: true }, allocations: [{ instanceUuid: vm1 }] });
+    expect(view(held.id).health?.reason).toMatch(/lost its MIG layout after the host re-joined and it could not be applied again: .*Insufficient Resources/);
   });
 });
