@@ -1,4 +1,4 @@
-import type { Driver, DriverDevice, OpRequest, OpResult } from '../driver.js';
+import type { Driver, DriverDevice, OpRequest, OpResult, Resetter } from '../driver.js';
 import type { ImageHolder, Progress, ProgressProgrammer } from '../abilities.js';
 import { DriverError } from '../../errors/index.js';
 import type { CommandRunner } from '../exec.js';
@@ -36,7 +36,7 @@ function imageOf(params: Record<string, unknown>): ImageSpec {
 }
 
 /** What both FPGA drivers share: the card of a deployable, and programming through the configured tool. */
-abstract class FpgaDriver implements Driver, ProgressProgrammer, ImageHolder {
+abstract class FpgaDriver implements Driver, ProgressProgrammer, ImageHolder, Resetter {
   abstract readonly name: string;
   readonly version = '1.0.0';
   protected readonly programmer: FpgaProgrammer;
@@ -64,10 +64,22 @@ abstract class FpgaDriver implements Driver, ProgressProgrammer, ImageHolder {
 
   async program(req: OpRequest, opts: { onProgress?: (p: Progress) => void } = {}): Promise<OpResult> {
     const image = imageOf(req.params);
+    return this.programmer.program(await this.cardFor(req), image, opts.onProgress);
+  }
+
+  /**
+   * Reloads the card's recorded image (`POST /accelerators/{id}/reset`): the FPGA's reset, as
+   * `nvidia-smi --gpu-reset` is the GPU's. The conductor never asks while an instance holds it.
+   */
+  async reset(req: OpRequest): Promise<OpResult> {
+    return this.programmer.reload(await this.cardFor(req));
+  }
+
+  private async cardFor(req: OpRequest): Promise<string> {
     if (!this.cardOf.has(req.deployable.uuid)) await this.discover();
     const address = this.cardOf.get(req.deployable.uuid);
     if (!address) throw new DriverError('driver.failed', `deployable ${req.deployable.name} is no longer on this host`, { reason: 'not_found' });
-    return this.programmer.program(address, image, opts.onProgress);
+    return address;
   }
 }
 

@@ -80,6 +80,26 @@ export class FpgaProgrammer {
     }
   }
 
+  /**
+   * Writes the card's last programmed image again (an operator's reset: a card whose logic hung or
+   * whose configuration a fault corrupted reloads what it is recorded to run). The image was
+   * verified when it was first programmed and is kept on disk as the card's rollback target.
+   */
+  async reload(address: string, onProgress: (p: Progress) => void = () => undefined): Promise<{ address: string; image: string; bitstreamId: string | null; functionId: string | null }> {
+    const current = (await this.state.read())[address];
+    if (!current) throw new DriverError('driver.failed', `FPGA ${address} has no image recorded to reload: program it first`, { reason: 'nothing_to_reload', address });
+    if (this.busy.has(address)) throw new DriverError('driver.busy', `FPGA ${address} is being programmed: try again when it is done`, { address });
+    this.busy.add(address);
+    try {
+      onProgress({ phase: 'program', message: `reloading ${current.image}` });
+      await this.write(address, current.image, onProgress);
+      onProgress({ phase: 'done', message: `${address} reloaded` });
+      return { address, image: current.image, bitstreamId: current.bitstreamId ?? null, functionId: current.functionId ?? null };
+    } finally {
+      this.busy.delete(address);
+    }
+  }
+
   private async write(address: string, image: string, onProgress: (p: Progress) => void): Promise<void> {
     const a = parseAddress(address);
     if (!a) throw new DriverError('driver.failed', `not a PCI address: ${address}`, { reason: 'address_invalid' });

@@ -142,6 +142,15 @@ describe('FPGA programming on bind (intel_fpga_driver, xilinx_fpga_driver, Glanc
     await release(arq.uuid);
   });
 
+  it('resets a free U250 on the operator\'s word by reloading the image it runs, and keeps it in service with it', async () => {
+    const u250 = card('XILINX');
+    expect(u250).toMatchObject({ state: 'programmed', allocations: [], program: { functionId: 'gzip' } });
+    const before = programmed().length;
+    const reset = await rt.conductor.act(u250.id, { type: 'RESET' });
+    expect(reset).toMatchObject({ state: 'programmed', program: { bitstreamId: GZIP, functionId: 'gzip' }, error: null });
+    expect(programmed().slice(before)).toEqual([imageFile(GZIP)]);
+  });
+
   it('refuses a function two images provide (Cyborg wants exactly one)', async () => {
     const { arq, card: u250 } = await bind({ 'accel:function_id': 'aes' }, 'XILINX');
     expect(arq.state).toBe('BindFailed');

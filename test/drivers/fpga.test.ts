@@ -92,6 +92,19 @@ describe('FPGA drivers on a PAC Arria 10 and a U250', () => {
     expect((err as Error).message).toMatch(/flash write failed.*restoring .*bad-previous.gbs failed too/);
   });
 
+  it('resets a card by reloading the image it is recorded to run, and says so when it has none', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cyborg-fpga-'));
+    const driver = new IntelFpgaDriver({ host: 'compute1', sysfsRoot: root, programCommand: fakeTool(dir), stateDir: dir });
+    const dep = (await driver.discover())[0]!.deployables[0]!;
+    await expect(driver.reset({ key: 'r0', deployable: dep, params: {} })).rejects.toMatchObject({ code: 'driver.failed', details: { reason: 'nothing_to_reload' } });
+    const good = image(dir, 'good.gbs');
+    await driver.program({ key: '1', deployable: dep, params: { imagePath: good, sha256: sha256(good), bitstreamId: 'bs-good' } });
+    // A driver started afresh (the agent restarted) reloads what the state file says the card runs.
+    const again = new IntelFpgaDriver({ host: 'compute1', sysfsRoot: root, programCommand: fakeTool(dir), stateDir: dir });
+    expect(await again.reset({ key: 'r1', deployable: dep, params: {} })).toEqual({ address: '0000:5e:00.0', image: good, bitstreamId: 'bs-good', functionId: null });
+    expect(readFileSync(join(dir, 'programmed.log'), 'utf8').trim().split('\n')).toEqual([good, good]);
+  });
+
   it('refuses a second programming of the same card while one runs, and kills one that hangs', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'cyborg-fpga-'));
     const driver = new IntelFpgaDriver({ host: 'compute1', sysfsRoot: root, programCommand: fakeTool(dir), stateDir: dir, programTimeoutMs: 500 });
