@@ -23,7 +23,7 @@ export function HostPanel({ host, summary }: HostPanelProps) {
     setOutcome(null);
     try {
       const d = await api.drain(host.name, method);
-      setOutcome({ ok: true, text: method === 'POST' ? `drain: ${d.state}` : 'drain cancelled' });
+      setOutcome({ ok: true, text: method === 'POST' ? `drain started (${d.state === 'drained' ? 'nothing held: drained at once' : 'instances still hold devices'})` : 'drain cancelled' });
     } catch (err) {
       setOutcome({ ok: false, text: err instanceof ApiError ? `${err.status} ${err.code}: ${err.message}` : String(err) });
     } finally {

@@ -39,8 +39,8 @@ function Line({ a, selected, onSelect }: { a: AcceleratorView; selected: boolean
     <button type="button" class={`acc ${selected ? 'selected' : ''}`} onClick={() => onSelect(a.id)} data-id={a.id} data-name={a.name} data-state={a.state} data-health={health} data-service={service}>
       <span class={`badge state-${a.state}`}>{a.state}</span>
       <span class="marks">
-        {health !== 'ok' && <span class={`mark health-${health}`} title={a.health?.reason ?? health}>{health === 'quarantined' ? '⛔' : '⚠'}</span>}
-        {service !== 'in service' && <span class={`mark service-${service}`} title={service}>{service === 'draining' ? '⇣' : '🔧'}</span>}
+        {health !== 'ok' && <span class={`mark health-${health}`} title={a.health?.reason ?? health}>{health === 'quarantined' ? '✖' : '⚠'}</span>}
+        {service !== 'in service' && <span class={`mark service-${service}`} title={service}>{service === 'draining' ? '⇣' : '⚙'}</span>}
       </span>
       <span class="name" title={a.id}>{a.name}</span>
       <span class="kind">{a.deviceType}</span>
