@@ -156,7 +156,8 @@ export class AcceleratorActor implements MachineOwner, Restable {
     this.committedRecord = this.current;
     this.updatedAt = new Date().toISOString();
     if (recovered) {
-      this.onTransition({ event: 'RECOVER', from: recovered, to: 'error', at: new Date().toISOString(), reason: 'interrupted', actor: 'conductor' }, this.current);
+      // Committed like any transition: the database must not keep the transient state the actor left.
+      this.onTransition({ event: 'RECOVER', from: recovered, to: String(this.current.value), at: new Date().toISOString(), reason: 'interrupted', actor: 'conductor' }, this.current);
     }
   }
 
@@ -491,7 +492,10 @@ function maintenanceView(ctx: AcceleratorContext): AcceleratorView['maintenance'
 /**
  * A record saved in a transient state means its driver operation was interrupted (crash or
  * restart): nobody knows whether it finished, so the accelerator comes back in `error` with
- * reason "interrupted" and RETRY allowed — never left hanging in `installing`.
+ * reason "interrupted" and RETRY allowed — never left hanging in `installing`. An interrupted
+ * attach handed nothing to an instance yet and goes back to where it was. Either way `recovered`
+ * names the state left, so that the change is committed (a RECOVER transition), not only held
+ * in memory while the database still says `attaching`.
  */
 function normalize(logic: AcceleratorLogic, record?: MachineRecord): { record?: MachineRecord; recovered?: string } {
   if (!record || !tagsOf(logic, record.value).includes('transient')) return { record };
@@ -500,7 +504,7 @@ function normalize(logic: AcceleratorLogic, record?: MachineRecord): { record?: 
   if (op === 'attach') {
     // Nothing was handed to an instance yet: go back to where it was.
     const value = ctx.allocations.length > 0 ? 'attached' : ctx.program ? 'programmed' : 'ready';
-    return { record: { value, context: { ...record.context, pending: null, error: { op, reason: 'interrupted' } } } };
+    return { record: { value, context: { ...record.context, pending: null, error: { op, reason: 'interrupted' } } }, recovered: record.value };
   }
   return {
     record: { value: 'error', context: { ...record.context, error: { op, reason: 'interrupted' } } },

@@ -17,7 +17,7 @@ describe.skipIf(!svc.postgres)('persistence: the conductor rebuilds its actors a
     await db?.drop();
   });
 
-  it('states, allocations, ARQs and history survive a restart; an operation cut short comes back as error "interrupted"', async () => {
+  it('states, allocations, ARQs and history survive a restart; an operation cut short comes back as error "interrupted", an attach cut short as it was before, and the database says so', async () => {
     run = await startStack({ databaseUrl: db.url, nics: 1, vfsPerNic: 4, gpus: 2 });
     await ready(run, 7);
     const accs = run.conductor.listAccelerators();
@@ -36,12 +36,14 @@ describe.skipIf(!svc.postgres)('persistence: the conductor rebuilds its actors a
     // A conductor killed while the agent was installing leaves this row behind.
     const victim = vfs[2]!;
     await query(db.url, `update accelerators set state = 'installing', context = jsonb_set(context, '{pending}', '{"op":"install","params":{}}') where id = $1`, [victim.id]);
+    // …and this one, killed while the agent was attaching the second GPU for an instance.
+    await query(db.url, `update accelerators set state = 'attaching', context = jsonb_set(context, '{pending}', '{"op":"attach","params":{}}') where id = $1`, [gpu2!.id]);
 
     run = await startStack({ databaseUrl: db.url, nics: 1, vfsPerNic: 4, gpus: 2 });
     await ready(run, 7);
     const after = new Map(run.conductor.listAccelerators().map((a) => [a.id, a]));
     for (const [id, a] of before) {
-      if (id === victim.id) continue;
+      if (id === victim.id || id === gpu2!.id) continue;
       expect(after.get(id), a.name).toMatchObject({ state: a.state, allocations: a.allocations, program: a.program });
     }
     expect(after.get(gpu1!.id)!.allocations).toEqual([expect.objectContaining({ instanceUuid })]);
@@ -52,7 +54,14 @@ describe.skipIf(!svc.postgres)('persistence: the conductor rebuilds its actors a
     const victimLog = await run.conductor.history(victim.id);
     expect(victimLog.at(-1)).toMatchObject({ event: 'RECOVER', from: 'installing', to: 'error', reason: 'interrupted' });
 
-    // …and the operator can retry it.
+    // The interrupted attach handed nothing to an instance: back to ready, and the database says
+    // so too (not `attaching` under a view that says ready).
+    expect(after.get(gpu2!.id)).toMatchObject({ state: 'ready', allocations: [], error: { op: 'attach', reason: 'interrupted' } });
+    expect((await run.conductor.history(gpu2!.id)).at(-1)).toMatchObject({ event: 'RECOVER', from: 'attaching', to: 'ready', reason: 'interrupted' });
+    const rows = await query<{ state: string }>(db.url, 'select state from accelerators where id = $1', [gpu2!.id]);
+    expect(rows.map((r) => r.state)).toEqual(['ready']);
+
+    // …and the operator can retry the install.
     const retry = await act(run, victim.id, 'retry', 'retry-1');
     expect(retry.status).toBe(200);
     expect(retry.body.state).toBe('ready');
