@@ -8,7 +8,7 @@ import { startAllInOne, type Running } from '../../roles/all-in-one.js';
 import { ensureUiBuilt } from '../../ui/build.js';
 import { svc } from '../services.js';
 
-import { launchChromium } from './browser.js';
+import { explained, launchChromium, pageDiagnostics } from './browser.js';
 import { eventually } from '../support/eventually.js';
 
 const HOST = 'e2e-visual-1';
@@ -25,6 +25,7 @@ describe.skipIf(!svc.browser)('the visualizer in a browser', () => {
   let browser: Browser;
   let page: Page;
   let fpga: { id: string; name: string };
+  let said: () => Promise<string>;
 
   beforeAll(async () => {
     await ensureUiBuilt();
@@ -38,6 +39,7 @@ describe.skipIf(!svc.browser)('the visualizer in a browser', () => {
     fpga = await eventually(() => run.conductor.listAccelerators({ type: 'FPGA' })[0], { what: 'the fake FPGA', timeoutMs: 20_000 });
     browser = await launchChromium(svc.browser!);
     page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
+    said = pageDiagnostics(page);
     await page.goto(`${run.url}/ui/`);
   }, 240_000); // a first build of the page on a busy machine takes a while
 
@@ -50,7 +52,7 @@ describe.skipIf(!svc.browser)('the visualizer in a browser', () => {
   const detailState = () => page.getByTestId('detail-state');
 
   it('lists every fake accelerator with its host and its liveness, live', async () => {
-    await expect.poll(() => page.getByTestId('connection').getAttribute('data-state'), { timeout: 15_000 }).toBe('live');
+    await explained(expect.poll(() => page.getByTestId('connection').getAttribute('data-state'), { timeout: 15_000 }).toBe('live'), said);
     const all = run.conductor.listAccelerators();
     expect(all.length).toBe(1 + 2 + 2); // the FPGA, two GPUs, one NIC with two VFs
     for (const a of all) await expect.poll(() => row(a.name).count(), { timeout: 10_000 }).toBe(1);
