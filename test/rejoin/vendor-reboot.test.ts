@@ -78,6 +78,29 @@ describe('nvidia_gpu_driver: a host whose vGPU mdev a reboot lost', () => {
   });
 });
 
+describe('nvidia_gpu_driver: a host whose vGPU-typed VF a reboot reset (vGPU 17+ on SR-IOV)', () => {
+  it('gets the VF\'s vGPU type written again by the conductor, the instance left attached', async () => {
+    const root = sysRoot('nvidia-vf-reboot');
+    const kernel = new SysfsKernel(root, NVIDIA_HOST);
+    s = await startStack({
+      api: true,
+      drivers: (host) => [kernel.drives(new NvidiaGpuDriver({ host, sysfsRoot: root, vgpuTypes: { 'nvidia-590': ['0000:17:00.0'] } }))],
+    });
+    const a10 = await attach(named('0000:17:00.0'), vm1);
+    const handle = a10.allocations[0]!.handleUuid;
+    // The A10's first VF carries the vGPU type while the instance holds it.
+    const current = join(root, 'bus/pci/devices/0000:17:00.4/nvidia/current_vgpu_type');
+    expect(readFileSync(current, 'utf8').trim()).toBe('590');
+
+    kernel.reboot();
+    expect(readFileSync(current, 'utf8').trim()).toBe('0');
+    const outcome = await rejoin();
+    expect(outcome).toMatchObject({ restored: [handle], relaidOut: [], flagged: [] });
+    expect(readFileSync(current, 'utf8').trim()).toBe('590');
+    expect(view(a10.id)).toMatchObject({ state: 'attached', health: { status: 'ok' }, allocations: [{ instanceUuid: vm1, handleUuid: handle }] });
+  });
+});
+
 describe('intel_nic_driver: a host whose SR-IOV VFs a reboot lost', () => {
   it('gets the X710\'s recorded VF count set again, the instance\'s VF back and bound, the instance left attached', async () => {
     const root = sysRoot('nic-reboot');
