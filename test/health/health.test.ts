@@ -101,6 +101,25 @@ describe('device health', () => {
     expect((await post(`/accelerators/${idle.id}/clear-health`)).statusCode).toBe(409);
   });
 
+  it('takes a device flapping at 10 Hz as one quarantine: two visible changes, not fifty, and a bounded history', async () => {
+    const [flaky, sibling] = await enabledGpus();
+    s.fakes[0]!.injectHealthFault(flaky.id, 'flapping', 'PCIe link flapping');
+    const logBefore = (await s.conductor.history(flaky.id)).length;
+    // The agent's checks as fast as a misconfigured poll or a chatty driver sends them: 10 a second,
+    // none waiting for the conductor's verdict on the one before.
+    const sent: Promise<unknown>[] = [];
+    for (let i = 0; i < 50; i++) {
+      sent.push(s.agents[0]!.checkHealth());
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    await Promise.all(sent);
+    await s.conductor.acceleratorActor(flaky.id).flushed();
+    expect(view(flaky.id)).toMatchObject({ state: 'ready', health: { status: 'quarantined', fatal: false, reason: 'PCIe link flapping' } });
+    expect(await healthChanges(flaky.id)).toEqual(['ready→ready', 'ready→ready']);
+    expect((await s.conductor.history(flaky.id)).length - logBefore).toBe(2);
+    expect(view(sibling.id).health?.status ?? 'ok').toBe('ok');
+  });
+
   it('drops a health check for a device nobody knows, and a malformed one, without harm', async () => {
     const [gpu] = await enabledGpus();
     s.bus.publish(Subjects.report('health', 'compute-1'), HealthMessage, {
