@@ -11,6 +11,11 @@ export class ApiError extends Error {
   }
 }
 
+/** How the page words a failed call: the API's status, code and message, or the error itself. */
+export function describeError(err: unknown): string {
+  return err instanceof ApiError ? `${err.status} ${err.code}: ${err.message}` : String(err);
+}
+
 async function call<T>(path: string, init?: RequestInit): Promise<T> {
   const res = await fetch(`${BASE}${path}`, {
     ...init, headers: { accept: 'application/json', ...(init?.body ? { 'content-type': 'application/json' } : {}), ...session.headers(), ...init?.headers },

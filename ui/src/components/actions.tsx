@@ -1,5 +1,5 @@
 import { useLayoutEffect, useState } from 'preact/hooks';
-import { api, ApiError } from '../api.js';
+import { api, describeError } from '../api.js';
 import { session } from '../auth.js';
 import type { AcceleratorView } from '../types.js';
 
@@ -36,7 +36,7 @@ export function Actions({ a }: { a: AcceleratorView }) {
       const v = await api.act(a.id, event, body);
       setOutcome({ ok: true, text: `${event.toLowerCase()}: now ${v.state}` });
     } catch (err) {
-      setOutcome({ ok: false, text: err instanceof ApiError ? `${err.status} ${err.code}: ${err.message}` : String(err) });
+      setOutcome({ ok: false, text: describeError(err) });
     } finally {
       setBusy(false);
       setAsking(null);
@@ -75,7 +75,7 @@ function Service({ a }: { a: AcceleratorView }) {
       const v = await api.service(a.id, action, method);
       setOutcome({ ok: true, text: `${label}: health ${v.health?.status ?? 'ok'}, ${v.maintenance ? v.maintenance.mark : 'in service'}` });
     } catch (err) {
-      setOutcome({ ok: false, text: err instanceof ApiError ? `${err.status} ${err.code}: ${err.message}` : String(err) });
+      setOutcome({ ok: false, text: describeError(err) });
     }
   };
   const unhealthy = h && h.status !== 'ok';

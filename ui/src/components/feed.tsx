@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { eventLabel } from '../../../api/routes/machine-graph.js';
-import { api, ApiError } from '../api.js';
+import { api, describeError } from '../api.js';
 import { session } from '../auth.js';
 import type { AuditEntry, StreamEvent } from '../types.js';
 
@@ -54,7 +54,7 @@ function Audit({ host, names, onSelect }: { host: string; names: FeedProps['name
       setNext(page.next);
       setError('');
     } catch (err) {
-      setError(err instanceof ApiError ? `${err.status} ${err.code}: ${err.message}` : String(err));
+      setError(describeError(err));
     } finally {
       setLoading(false);
     }

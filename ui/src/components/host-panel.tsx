@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { api, ApiError } from '../api.js';
+import { api, describeError } from '../api.js';
 import { session } from '../auth.js';
 import type { HostSummary } from '../select.js';
 import type { HostView } from '../types.js';
@@ -25,7 +25,7 @@ export function HostPanel({ host, summary }: HostPanelProps) {
       const d = await api.drain(host.name, method);
       setOutcome({ ok: true, text: method === 'POST' ? `drain started (${d.state === 'drained' ? 'nothing held: drained at once' : 'instances still hold devices'})` : 'drain cancelled' });
     } catch (err) {
-      setOutcome({ ok: false, text: err instanceof ApiError ? `${err.status} ${err.code}: ${err.message}` : String(err) });
+      setOutcome({ ok: false, text: describeError(err) });
     } finally {
       setBusy(false);
       setAsking(null);

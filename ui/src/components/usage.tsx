@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { api, ApiError } from '../api.js';
+import { api, ApiError, describeError } from '../api.js';
 import { session } from '../auth.js';
 import type { HostUsage, UsageSample } from '../types.js';
 
@@ -23,7 +23,7 @@ function usePolled<T>(key: string, load: () => Promise<T>): { data: T | null; er
         },
         (err: unknown) => {
           if (!live) return;
-          setError(err instanceof ApiError ? `${err.status} ${err.code}: ${err.message}` : String(err));
+          setError(describeError(err));
           if (!(err instanceof ApiError && err.status === 404)) timer = setTimeout(tick, REFRESH_MS);
         },
       );
