@@ -1,6 +1,6 @@
 import type { Static, TSchema } from '@sinclair/typebox';
 import type { Logger } from 'pino';
-import { BusError } from '../errors/index.js';
+import { BusError, publicMessage } from '../errors/index.js';
 import { firstError } from './schemas.js';
 
 /**
@@ -49,7 +49,8 @@ export async function answer<Rep extends TSchema>(
     return out;
   } catch (e) {
     onFail(e);
-    return errorReply('bus.no_responder', (e as Error).message);
+    // The requester reads our wording, never the database's (onFail logged the whole error).
+    return errorReply('bus.no_responder', publicMessage(e));
   }
 }
 

@@ -44,7 +44,8 @@ export function exitCodeFor(err: unknown): number {
   if (s === 401 || s === 403) return ExitCode.unauthorized;
   if (s === 404) return ExitCode.notFound;
   if (s === 409 || s === 423) return ExitCode.refused;
-  if (s === 502 || s === 504) return ExitCode.driverFailed;
+  // driver.timeout is a 503 (retry later), but to a person it is still "the agent did not answer".
+  if (s === 502 || s === 504 || err.code === 'driver.timeout') return ExitCode.driverFailed;
   if (s === 503) return ExitCode.unavailable;
   return ExitCode.failure;
 }

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { Bus } from '../bus/bus.js';
 import { Subjects } from '../bus/subjects.js';
-import { CyborgError, isCyborgError, NotFoundError, TransitionInvalidError, type ErrorCode } from '../errors/index.js';
+import { CyborgError, ErrorCodes, isCyborgError, NotFoundError, TransitionInvalidError, type ErrorCode } from '../errors/index.js';
 import {
   type AcceleratorUsage, type HostUsage, type RelayoutRequest, EventHub, type AcceleratorFilter, type AcceleratorView, type AuditPage, type AuditQuery, type ArqFilter, type ArqView, type AttachHandleT, type AttachToInstance,
   type AttributeDoc, type Binding, type ControlPlane, type DetachFromInstance, type DeviceProfileDoc, type DeviceStatusDoc, type DeviceT,
@@ -314,5 +314,7 @@ export function resultOf(reply: ControlReplyMsg): unknown {
     throw new TransitionInvalidError(e.code === 'arq.transition_invalid' ? 'arq' : 'accelerator', String(e.details.id ?? ''), String(e.details.event ?? ''), e.state, e.allowed);
   }
   if (e.code === 'internal') throw new Error(e.message);
+  // A code this build does not catalogue (a conductor of another version) still gets a status.
+  if (!(e.code in ErrorCodes)) throw new CyborgError('bus.bad_reply', e.message, { ...e.details, remoteCode: e.code });
   throw new CyborgError(e.code as ErrorCode, e.message, e.details);
 }

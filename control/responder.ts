@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { Bus, Unsubscribe } from '../bus/bus.js';
 import { Subjects } from '../bus/subjects.js';
-import { CyborgError, isCyborgError, TransitionInvalidError } from '../errors/index.js';
+import { CyborgError, isCyborgError, publicMessage, TransitionInvalidError } from '../errors/index.js';
 import type { AcceleratorView, ArqHold, ArqView, Binding, BoundTo, ControlPlane, DeviceT, Documents, DriverControl, HostView } from '../model/index.js';
 import {
   checkedCall, ControlReply, ControlRequest, type ArgsOf, type CheckedCall, type ControlOp, type ControlReplyMsg,
@@ -177,6 +177,7 @@ function toWire(err: unknown): Extract<ControlReplyMsg, { ok: false }>['error'] 
   if (err instanceof TransitionInvalidError) {
     return { code: err.code, message: err.message, details: err.details, state: err.state, allowed: err.allowed };
   }
-  if (isCyborgError(err)) return { code: err.code, message: err.message, details: err.details };
-  return { code: 'internal', message: err instanceof Error ? err.message : String(err), details: {} };
+  // Never the database's own words on the wire (the log above keeps them).
+  if (isCyborgError(err)) return { code: err.code, message: publicMessage(err), details: err.details };
+  return { code: 'internal', message: publicMessage(err), details: {} };
 }

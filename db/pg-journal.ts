@@ -3,8 +3,8 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import { sql, type Kysely } from 'kysely';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
-import type { Change, Journal, Recovered } from '../actors/runtime/index.js';
-import { CyborgError } from '../errors/index.js';
+import type { Change, CommitOptions, Journal, Recovered } from '../actors/runtime/index.js';
+import { CyborgError, refusalText } from '../errors/index.js';
 import { Answers } from './answers.js';
 import { Flight, writePipelined } from './flight.js';
 import { hotPathStatement, writeHotPath } from './hot-path.js';
@@ -51,6 +51,11 @@ export interface PgJournalOptions {
   afterClose?: () => Promise<void>;
   /** How much of the transition log is kept (db/retention.ts); absent: all of it. */
   retention?: Retention;
+  /**
+   * The longest a deferred commit (`commit(changes, { defer: true })`) waits for a commit that
+   * is not deferred to take it along; then it is written on its own. Default 500 ms.
+   */
+  deferMaxMs?: number;
 }
 
 interface Pending {
@@ -62,6 +67,8 @@ interface Pending {
   settled: boolean;
   /** A flush was open when this commit arrived: the journal is busy, worth pipelining. */
   busy: boolean;
+  /** Starts no flush by itself: it rides with the next commit that does (see `CommitOptions`). */
+  deferred: boolean;
 }
 
 /** What a flush did: read by the tests and the bench. */
@@ -117,6 +124,9 @@ export class PgJournal implements Journal {
   /** Wakes the pump when a commit arrives while it waits on an open flush. */
   private arrival: { promise: Promise<void>; resolve: () => void } | null = null;
   private sweeper: NodeJS.Timeout | null = null;
+  /** Writes deferred commits that waited `deferMaxMs` for company (see `promoteDeferred`). */
+  private deferTimer: NodeJS.Timeout | null = null;
+  private readonly deferMaxMs: number;
   private closed = false;
   /** `close()` gave up on an unreachable database: batches are answered, no longer retried. */
   private abandoned = false;
@@ -149,6 +159,7 @@ export class PgJournal implements Journal {
     const pool = (opts.orm.config.get('pool') as { max?: number } | undefined)?.max ?? 1;
     this.depth = Math.max(1, Math.min(opts.pipeline ?? 2, pool));
     this.downAfterMs = Math.min(opts.downAfterMs ?? 1_000, opts.unavailableAfterMs);
+    this.deferMaxMs = opts.deferMaxMs ?? 500;
     this.stopRetention = opts.retention ? startRetention(this.kysely(), opts.retention, opts.log) : async () => {};
   }
 
@@ -159,8 +170,13 @@ export class PgJournal implements Journal {
    * Queues `changes` as one transaction; resolves once it committed. Refused at once, without
    * being queued, when a value cannot be stored (`persistence.invalid_value`, 400) or the journal
    * is closed. While the database is down the commit is queued and answered 503 at once.
+   *
+   * A deferred commit starts no flush: the next commit that does takes it into its transaction
+   * (a Nova bind's `BindStarted`, `attaching` and `attached` ride with its `Bound`: one
+   * transaction, one round trip, instead of two transactions and four round trips), and one that
+   * waits `deferMaxMs` without company is written on its own.
    */
-  commit(changes: Change[]): Promise<void> {
+  commit(changes: Change[], opts?: CommitOptions): Promise<void> {
     let refused: CyborgError | undefined;
     if (this.closed) refused = new CyborgError('service.shutting_down', 'the journal is closed');
     else {
@@ -173,9 +189,11 @@ export class PgJournal implements Journal {
     }
     const answer = refused ? Promise.reject(refused) : new Promise<void>((resolve, reject) => {
       for (const c of changes) if (c.type === 'inventory') this.prepare(c.host, c.devices);
-      this.queue.push({ changes, at: Date.now(), resolve, reject, settled: false, busy: this.open.length > 0 });
+      const deferred = opts?.defer === true;
+      this.queue.push({ changes, at: Date.now(), resolve, reject, settled: false, busy: this.open.length > 0, deferred });
       if (this.down()) this.sweep(0);
-      this.kick();
+      if (deferred) this.armDeferred();
+      else this.kick();
     });
     // Marked handled for callers that drop it (a system transition nobody awaits): a 503 must
     // not become an unhandled rejection that takes the process down. Whoever awaits it still
@@ -274,6 +292,10 @@ export class PgJournal implements Journal {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    // Nothing comes after: what was deferred is written now.
+    for (const p of this.queue) p.deferred = false;
+    this.clearDeferTimer();
+    if (this.queue.length > 0) this.kick();
     const giveUp = setTimeout(() => this.abandon(), this.opts.closeTimeoutMs ?? 10_000);
     giveUp.unref();
     try {
@@ -305,20 +327,20 @@ export class PgJournal implements Journal {
       this.flushing = null;
       // A commit that arrived between the pump's last look at the queue and this callback
       // found a flush still "running" and did not start one: start it now.
-      if (this.queue.length > 0) this.kick();
+      if (this.hasWork()) this.kick();
     });
   }
 
   /**
    * Starts flushes while there is work: a new one once the newest has executed (or ended, or
-   * been redone after a failure) and fewer than `depth` are open; ends when the queue is empty
-   * and every flush is done.
+   * been redone after a failure) and fewer than `depth` are open; ends when the queue holds
+   * nothing but deferred commits and every flush is done.
    */
   private async pump(): Promise<void> {
     for (;;) {
       const newest = this.open.at(-1);
       let wait: Promise<unknown>;
-      if (this.queue.length === 0) {
+      if (!this.hasWork()) {
         if (!newest) break;
         wait = Promise.race([newest.done.promise, this.nextArrival()]);
       } else if (newest && !newest.executed.isSet) {
@@ -334,6 +356,41 @@ export class PgJournal implements Journal {
       await wait;
     }
     this.stopSweeper();
+  }
+
+  /** Whether a commit that is not deferred waits (a flush takes the deferred ones before it along). */
+  private hasWork(): boolean {
+    return this.queue.some((p) => !p.deferred);
+  }
+
+  /** Makes sure a deferred commit is written within `deferMaxMs` even if no other commit comes. */
+  private armDeferred(): void {
+    if (this.deferTimer || this.closed) return;
+    this.deferTimer = setTimeout(() => this.promoteDeferred(), this.deferMaxMs);
+    this.deferTimer.unref();
+  }
+
+  /**
+   * The timer: deferred commits that have waited `deferMaxMs` are written now (with every
+   * deferred one before them: order is kept); the timer is set again for the next one due.
+   */
+  private promoteDeferred(): void {
+    this.deferTimer = null;
+    const due = Date.now() - this.deferMaxMs;
+    let last = -1;
+    this.queue.forEach((p, i) => { if (p.deferred && p.at <= due) last = i; });
+    for (let i = 0; i <= last; i++) this.queue[i]!.deferred = false;
+    if (last >= 0) this.kick();
+    const next = this.queue.find((p) => p.deferred);
+    if (next) {
+      this.deferTimer = setTimeout(() => this.promoteDeferred(), Math.max(1, next.at + this.deferMaxMs - Date.now()));
+      this.deferTimer.unref();
+    }
+  }
+
+  private clearDeferTimer(): void {
+    if (this.deferTimer) clearTimeout(this.deferTimer);
+    this.deferTimer = null;
   }
 
   private nextArrival(): Promise<void> {
@@ -461,11 +518,10 @@ export class PgJournal implements Journal {
    */
   private async isolate(batch: Pending[], err: unknown, kind: 'data' | 'other'): Promise<void> {
     if (batch.length === 1) {
-      const summary = (err as { message?: unknown }).message;
       const state = sqlState(err);
       if (kind === 'data') {
         this.opts.log.warn({ err, sqlState: state }, 'commit refused by the database for its data');
-        this.refuse(batch, new CyborgError('persistence.refused', `the database refused the change: ${String(summary)}`, state ? { sqlState: state } : {}, { cause: err }));
+        this.refuse(batch, new CyborgError('persistence.refused', refusalText(state), state ? { sqlState: state } : {}, { cause: err }));
       } else {
         this.opts.log.error({ err, sqlState: state }, 'commit failed in the database');
         this.refuse(batch, new CyborgError('persistence.failed', 'the database could not write the change', state ? { sqlState: state } : {}, { cause: err }));

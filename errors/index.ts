@@ -13,13 +13,17 @@ export const ErrorCodes = {
   'arq.not_found': 404,
   'arq.transition_invalid': 409,
   'driver.not_found': 404,
-  'driver.timeout': 504,
+  // No answer by its deadline (an agent gone, a driver hung): not done, try again — 503 + Retry-After, never a bare 504.
+  'driver.timeout': 503,
   'driver.failed': 502,
-  'bus.timeout': 504,
+  // A bus call unanswered by its deadline (NATS away, a partition, a conductor gone): 503 + Retry-After.
+  'bus.timeout': 503,
   'bus.no_responder': 503,
   'bus.invalid_message': 400,
   // A message larger than the NATS server's max_payload: refused before it is sent, never dropped silently.
   'bus.payload_too_large': 502,
+  // A reply this process cannot read: out of its schema, or an error code it does not know (a peer of another version).
+  'bus.bad_reply': 502,
   'request.invalid': 400,
   // Limits on what one client may cost the api (config `api`): answered with Retry-After.
   'request.rate_limited': 429,
@@ -134,3 +138,5 @@ export class BusError extends CyborgError {
 export function isCyborgError(err: unknown): err is CyborgError {
   return err instanceof CyborgError;
 }
+
+export { DATABASE_FAILED, publicMessage, refusalText } from './public-message.js';

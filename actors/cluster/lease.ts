@@ -1,5 +1,6 @@
 import type { KV } from '@nats-io/kv';
 import type { Logger } from 'pino';
+import { CyborgError } from '../../errors/index.js';
 
 /**
  * Host ownership among several conductors, held in a JetStream KV bucket (nats-server 2.9 has no
@@ -166,7 +167,8 @@ export class LeaseTable {
    */
   async claim(host: string): Promise<Claim> {
     if (this.owns(host)) return { mine: true, takeover: false };
-    if (!this.valid()) throw Object.assign(new Error('our conductor lease is not valid'), { code: 'lease.lost' });
+    // Catalogued (503 + Retry-After): the caller's retry reaches a conductor whose lease holds.
+    if (!this.valid()) throw new CyborgError('lease.lost', 'this conductor\'s lease is not valid; it may not claim hosts', { host });
     this.claiming.add(host);
     try {
       return await this.claimNow(host);

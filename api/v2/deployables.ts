@@ -95,7 +95,7 @@ export const deployableRoutes: FastifyPluginAsyncTypebox<V2Deps> = async (app, d
   };
   const programSchema = (summary: string, hide?: boolean) => ({
     tags: [TAG], summary, hide, params: Type.Object({ uuid: UuidParam }), body: ProgramBody,
-    response: { 200: DeployableSchema, ...errors(400, 401, 403, 404, 406, 409, 502, 504) },
+    response: { 200: DeployableSchema, ...errors(400, 401, 403, 404, 406, 409, 502, 503, 504) },
   });
   app.patch('/deployables/:uuid/program', { schema: programSchema('Program a deployable (FPGA bitstream by Glance image uuid)', deps.hide) }, program);
   app.patch('/deployables/:uuid', { schema: programSchema('Program a deployable (the form without /program)', true) }, program);

@@ -59,6 +59,8 @@ describe.skipIf(!svc.nats)('host leases in JetStream KV', () => {
     (old as unknown as { timer: NodeJS.Timeout }).timer.close();
     await eventually(() => !old.valid(), { what: 'the old lease to lapse locally', timeoutMs: 10_000 });
     await expect(fenced.commit([{ type: 'inventory', host: 'host-x', devices: [] }])).rejects.toMatchObject({ code: 'lease.lost' });
+    // A claim made on a lapsed lease is the catalogued error a client is told to retry (503), not a bare 500.
+    await expect(old.claim('host-z')).rejects.toMatchObject({ name: 'CyborgError', code: 'lease.lost', status: 503 });
 
     const taken = await eventually(async () => {
       const c = await heir.claim('host-x');
