@@ -82,7 +82,9 @@ async function openBenchJournal(): Promise<{ journal: Journal; what: string; cle
   await admin.end();
   const url = new URL(base);
   url.pathname = `/${name}`;
-  const { openJournal } = await import('../db/index.js');
+  const { migrate, openJournal, openOrm } = await import('../db/index.js');
+  const orm = await openOrm({ url: url.toString(), pool: 1 });
+  await migrate(orm).finally(() => orm.close());
   const config = loadConfig({ databaseUrl: url.toString(), logLevel: 'silent' }, {});
   const journal = await openJournal(config, log);
   return {

@@ -33,6 +33,7 @@ import { Type } from '@sinclair/typebox';
 import pg from 'pg';
 import { pino } from 'pino';
 import { Agent } from '../actors/agent/index.js';
+import { migrate, openOrm } from '../db/index.js';
 import { connectBus, type NatsBus } from '../bus/nats.js';
 import { Subjects } from '../bus/subjects.js';
 import { FakeDriver } from '../drivers/fake/index.js';
@@ -95,6 +96,9 @@ async function freshDb(): Promise<{ url: string; drop: () => Promise<void> }> {
   await admin(`create database "${name}"`);
   const u = new URL(PG);
   u.pathname = `/${name}`;
+  // The conductors refuse a database `cyborg db migrate` has not migrated.
+  const orm = await openOrm({ url: u.toString(), pool: 1 });
+  await migrate(orm).finally(() => orm.close());
   return { url: u.toString(), drop: () => admin(`drop database if exists "${name}" with (force)`) };
 }
 

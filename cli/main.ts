@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import { ConfigError, type DeepPartial } from '../config/index.js';
+import { StartupError } from '../config/errors.js';
 import type { Static } from '@sinclair/typebox';
 import type { ConfigSchema } from '../config/index.js';
 import { browserBlocksPort, PORTS } from '../config/ports.js';
@@ -88,9 +89,9 @@ export function onShutdown(stop: (signal: string) => Promise<void>): void {
 /** Runs the program on a command line (cli/bin.js calls it; so does `tsx cli/main.ts`). */
 export function main(argv: string[]): void {
   buildProgram().parseAsync(argv).catch((err: unknown) => {
-    if (err instanceof ConfigError) process.stderr.write(`cyborg: ${err.message}\n`);
+    if (err instanceof ConfigError || err instanceof StartupError) process.stderr.write(`cyborg: ${err.message}\n`);
     else process.stderr.write(`cyborg: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
-    process.exit(1);
+    process.exit(err instanceof StartupError ? err.exitStatus : 1);
   });
 }
 

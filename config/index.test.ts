@@ -104,7 +104,14 @@ describe('cyborg.conf, as an OpenStack operator writes it', () => {
     expect(loadConfig({}, { CYBORG_CONFIG_FILE: a }).listen.port).toBe(7001);
   });
 
-  it('names an unknown section or option in a warning and goes on', () => {
+  it('refuses a section it does not know, naming the one meant: a misspelt [database] must not leave the conductor on nothing', () => {
+    const path = conf('[databse]\nconnection = postgresql://cyborg@db/cyborg\n');
+    expect(() => loadConfig({}, {}, { configFiles: [path] })).toThrow(new ConfigError(`invalid configuration: ${path}: unknown section [databse] (did you mean [database]?)`));
+    const far = conf('[frobnicate]\nx = 1\n');
+    expect(() => loadConfig({}, {}, { configFiles: [far] })).toThrow(/unknown section \[frobnicate\] \(sections read: DEFAULT, .*database/);
+  });
+
+  it('names an unknown option, or a section of another OpenStack service, in a warning and goes on', () => {
     const { config, warnings } = load('[api]\napi_workers = 4\nport = 7005\n[cinder]\nauth_url = x\n');
     expect(config.listen.port).toBe(7005);
     expect(warnings).toEqual([

@@ -2,12 +2,12 @@ import { hostname } from 'node:os';
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { fromText, schemaAt } from './coerce.js';
-import { ConfigError } from './errors.js';
+import { ConfigError, StartupError, StartupExit } from './errors.js';
 import { readIniFile, type IniFile } from './ini.js';
 import { OPTIONS, type OptionSpec } from './options.js';
 import { PORTS } from './ports.js';
 
-export { ConfigError };
+export { ConfigError, StartupError, StartupExit };
 
 /**
  * The names `[agent] enabled_drivers` takes: the keys of drivers/registry.ts's DRIVER_FACTORIES
@@ -306,6 +306,9 @@ function fromFile(ini: IniFile, file: string, source: Map<string, string>, warn:
     const known = OPTIONS.filter((o) => o.section === section);
     if (known.length === 0 && namedSection(out, section, options, file, source, warn)) continue;
     if (known.length === 0) {
+      // A section Cyborg's own cyborg.conf may carry is named and passed over; any other is a
+      // typo whose options would all be lost ([databse] would leave the conductor in memory).
+      if (!FOREIGN_SECTIONS.has(section) && options.size > 0) throw new ConfigError(`invalid configuration: ${file}: unknown section [${section}]${nearest(section)}`);
       if (options.size > 0) warn(`${file}: unknown section [${section}] (ignored)`);
       continue;
     }
@@ -321,6 +324,34 @@ function fromFile(ini: IniFile, file: string, source: Map<string, string>, warn:
     }
   }
   return out;
+}
+
+/**
+ * Sections of OpenStack's services this implementation does not read, which a cyborg.conf
+ * written for Cyborg may hold: warned about and passed over, not refused.
+ */
+const FOREIGN_SECTIONS = new Set([
+  'cinder', 'cors', 'healthcheck', 'keystone', 'oslo_concurrency', 'oslo_messaging_amqp', 'oslo_messaging_kafka',
+  'oslo_messaging_notifications', 'oslo_messaging_rabbit', 'oslo_middleware', 'oslo_reports', 'profiler',
+  'service_user', 'ssl', 'cache', 'fpga_devices', 'qat_devices', 'matchmaker_redis',
+]);
+
+/** ` (did you mean [x]?)` for a section a letter or two from one this loader reads. */
+function nearest(section: string): string {
+  const names = [...new Set(OPTIONS.map((o) => o.section))].filter((n) => !n.includes('<'));
+  const best = names.map((n) => ({ n, d: distance(section.toLowerCase(), n.toLowerCase()) })).sort((a, b) => a.d - b.d)[0];
+  return best && best.d <= 2 ? ` (did you mean [${best.n}]?)` : ` (sections read: ${names.join(', ')})`;
+}
+
+/** Levenshtein distance: enough for a typo in a section name. */
+function distance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) row[j] = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    prev = row;
+  }
+  return prev[b.length]!;
 }
 
 const NIC_TYPE_OPTIONS: Record<string, string> = { physical_device_mappings: 'physicalDeviceMappings', function_device_mappings: 'functionDeviceMappings' };

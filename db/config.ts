@@ -38,6 +38,9 @@ export function ormConfig(opts: OrmOptions): Options {
       connectionTimeoutMillis: 10_000,
     },
     debug: opts.debug ?? false,
+    // Never create a database on connect: a misspelt name would be created and run on empty.
+    // Only the migrator (`cyborg db migrate`) creates one.
+    ensureDatabase: false,
     // Entities are defined with defineEntity: nothing to discover from files or reflect.
     discovery: { warnWhenNoEntities: true },
     migrations: {

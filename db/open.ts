@@ -1,13 +1,17 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
+import { redact, requireMigrated } from './check.js';
 import { migrate, openOrm } from './config.js';
 import { startEmbedded } from './embedded.js';
 import { PgJournal } from './pg-journal.js';
 
+export { redact } from './check.js';
+
 /**
  * Opens the conductor's journal from the configuration: PostgreSQL at `databaseUrl`, or — with
- * none set — the embedded PGlite under `dataDir` (zero setup for `npm start`). Applies pending
- * migrations first, so a fresh database is usable at once.
+ * none set — the embedded PGlite under `dataDir` (zero setup for `npm start`). Only the embedded
+ * database is migrated here (the all-in-one's default); PostgreSQL must be at this code's schema
+ * already (`cyborg db migrate`), or the role refuses to start in one line (db/check.ts).
  */
 export async function openJournal(config: Config, log: Logger): Promise<PgJournal> {
   const embedded = config.databaseUrl ? null : await startEmbedded(config.dataDir);
@@ -15,8 +19,13 @@ export async function openJournal(config: Config, log: Logger): Promise<PgJourna
   try {
     const orm = await openOrm({ url, pool: embedded ? 1 : config.persistence.pool });
     try {
-      const applied = await migrate(orm);
-      log.info({ database: embedded ? `embedded:${embedded.dataDir}` : redact(url), applied }, 'database ready');
+      if (embedded) {
+        const applied = await migrate(orm);
+        log.info({ database: `embedded:${embedded.dataDir}`, applied }, 'database ready');
+      } else {
+        await requireMigrated(orm, url);
+        log.info({ database: redact(url) }, 'database ready');
+      }
     } catch (err) {
       await orm.close();
       throw err;
@@ -44,15 +53,4 @@ export async function openJournal(config: Config, log: Logger): Promise<PgJourna
  */
 export function databaseChecks(journal: unknown): Record<string, () => string | undefined> {
   return journal instanceof PgJournal ? { database: () => journal.readiness() } : {};
-}
-
-/** A URL fit for a log line: no password. */
-export function redact(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return 'postgres://…';
-  }
 }

@@ -17,6 +17,7 @@ import pg from 'pg';
 import type { Logger } from 'pino';
 import { Pool } from 'undici';
 import { Agent } from '../../actors/agent/index.js';
+import { migrate, openOrm } from '../../db/index.js';
 import { buildApi } from '../../api/server.js';
 import { connectBus } from '../../bus/nats.js';
 import { Subjects } from '../../bus/subjects.js';
@@ -67,6 +68,9 @@ export async function faultRun(o: FaultRunOptions): Promise<void> {
   }
   const dbUrl = new URL(PG);
   dbUrl.pathname = `/${name}`;
+  // The conductors refuse a database `cyborg db migrate` has not migrated.
+  const orm = await openOrm({ url: dbUrl.toString(), pool: 1 });
+  await migrate(orm).finally(() => orm.close());
   const prefix = `bf${randomUUID().slice(0, 6)}`;
   const logFile = createWriteStream(CONDUCTOR_LOG);
   const conductors = new Map<string, ChildProcess>();

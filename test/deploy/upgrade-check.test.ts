@@ -33,7 +33,7 @@ describe.skipIf(!svc.postgres)('an upgrade, checked as cyborg-status checks it',
   let db: Awaited<ReturnType<typeof freshDatabase>>;
   let file: string;
   beforeAll(async () => {
-    db = await freshDatabase('upgrade');
+    db = await freshDatabase('upgrade', { migrated: false });
     file = conf('cyborg.conf', `[database]\nconnection = ${db.url.replace('postgres://', 'postgresql+psycopg2://')}\n`);
   });
   afterAll(async () => db?.drop());

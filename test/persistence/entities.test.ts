@@ -13,7 +13,7 @@ describe.skipIf(!svc.postgres)('persistence: schema and round trips (PostgreSQL)
   let journal: PgJournal;
 
   beforeAll(async () => {
-    db = await freshDatabase('entities');
+    db = await freshDatabase('entities', { migrated: false });
   });
   afterAll(async () => {
     await journal?.close();

@@ -12,13 +12,25 @@ export function urlFor(db: string, base = svc.postgres ?? 'postgres://postgres@1
   return u.toString();
 }
 
-/** Creates a fresh database with a unique name (one per test file or story); returns its URL and a dropper. */
-export async function freshDatabase(prefix: string): Promise<{ name: string; url: string; drop: () => Promise<void> }> {
+/**
+ * Creates a fresh database with a unique name (one per test file or story), migrated as
+ * `cyborg db migrate` leaves it (roles refuse a database that is not); `migrated: false` leaves
+ * it empty. Returns its URL and a dropper.
+ */
+export async function freshDatabase(prefix: string, opts: { migrated?: boolean } = {}): Promise<{ name: string; url: string; drop: () => Promise<void> }> {
   const name = `cyborg_${prefix}_${randomBytes(4).toString('hex')}`;
   const admin = new pg.Client({ connectionString: svc.postgres! });
   await admin.connect();
   await admin.query(`create database "${name}"`);
   await admin.end();
+  if (opts.migrated !== false) {
+    const orm = await openOrm({ url: urlFor(name), pool: 1 });
+    try {
+      await migrate(orm);
+    } finally {
+      await orm.close();
+    }
+  }
   return {
     name,
     url: urlFor(name),

@@ -1,0 +1,45 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { StartupError, StartupExit } from '../config/errors.js';
+import { schemaStatus } from './schema-status.js';
+
+/** Where the URL came from, as the operator wrote it (the file's option, its variable). */
+const OPTION = '[database] connection (DATABASE_URL)';
+
+/** A URL fit for a log line: no password. */
+export function redact(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return 'postgres://…';
+  }
+}
+
+/**
+ * Refuses to run on a database this code did not migrate: one that does not exist (a misspelt
+ * name must not be created and run on empty), one behind the code's schema, one that cannot be
+ * reached or refuses the user. Only `cyborg db migrate` creates and migrates; this changes nothing.
+ */
+export async function requireMigrated(orm: MikroORM, url: string): Promise<void> {
+  const at = `${OPTION} = ${redact(url)}`;
+  let pending: string[];
+  try {
+    ({ pending } = await schemaStatus(orm));
+  } catch (err) {
+    throw startupErrorFor(err, at);
+  }
+  if (pending.length > 0) {
+    throw new StartupError(`${at}: not at this code's schema (pending: ${pending.join(', ')}); run: cyborg db migrate`, StartupExit.schema);
+  }
+}
+
+/** A failed connection or query as one line naming the option and what to do. */
+export function startupErrorFor(err: unknown, at: string): StartupError {
+  const e = err as { code?: string; message?: string };
+  const why = (e.message ?? String(err)).split('\n')[0];
+  if (e.code === '3D000') return new StartupError(`${at}: ${why}; create and migrate it with: cyborg db migrate`, StartupExit.schema);
+  // 28000 no such role / not allowed by pg_hba, 28P01 wrong password.
+  if (e.code === '28000' || e.code === '28P01') return new StartupError(`${at}: the server refuses the user (${why})`, StartupExit.database);
+  return new StartupError(`${at}: cannot reach the database (${why})`, StartupExit.database);
+}
