@@ -131,6 +131,16 @@ describe('cyborg.conf, as an OpenStack operator writes it', () => {
     expect(() => loadConfig({}, {}, { configFiles: [rabbit] })).toThrow(/\[DEFAULT\] transport_url: this Cyborg speaks NATS/);
   });
 
+  it('an Xid policy that names a code outside NVIDIA\'s catalogue, or one code twice, stops the program naming the option', () => {
+    const { config } = load('[gpu_devices]\nxid_ignored = 94\nxid_transient = 13, 31\n');
+    expect(config.gpu).toMatchObject({ xidIgnored: ['94'], xidTransient: ['13', '31'], xidFatal: [] });
+    const typo = conf('[gpu_devices]\nxid_fatal = 79, 790\n');
+    expect(() => loadConfig({}, {}, { configFiles: [typo] })).toThrow(`${typo} [gpu_devices] xid_fatal: 790 is not an Xid code of NVIDIA's catalogue (1 to 199)`);
+    const twice = conf('[gpu_devices]\nxid_fatal = 79\nxid_ignored = 79\n');
+    expect(() => loadConfig({}, {}, { configFiles: [twice] })).toThrow(`${twice} [gpu_devices] xid_ignored: Xid 79 is also in [gpu_devices] xid_fatal`);
+    expect(() => loadConfig({}, { CYBORG_GPU_XID_IGNORED: 'thirteen' })).toThrow(/environment variable CYBORG_GPU_XID_IGNORED/);
+  });
+
   it('a bad secret is refused without being echoed', () => {
     const path = conf('[database]\nconnection = mysql+pymysql://cyborg:hunter2@db/cyborg\n');
     expect(() => loadConfig({}, {}, { configFiles: [path] })).toThrow(`${path} [database] connection: not a valid value`);

@@ -3,6 +3,7 @@ import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { fromText, schemaAt } from './coerce.js';
 import { ConfigError, StartupError, StartupExit } from './errors.js';
+import { checkXidPolicy } from './xid.js';
 import { readIniFile, type IniFile } from './ini.js';
 import { OPTIONS, type OptionSpec } from './options.js';
 import { PORTS } from './ports.js';
@@ -167,6 +168,7 @@ export const ConfigSchema = Type.Object({
   }, { default: {} }),
   conductor: Type.Object({
     metricsPort: Type.Integer({ minimum: -1, maximum: 65535, default: PORTS.conductorMetrics, description: 'the conductor\'s health + /metrics listener; 0: any free port, -1: off' }),
+    metricsConsumerLabels: Type.Boolean({ default: false, description: '/metrics labels each allocation with its instance and project (cyborg_accelerator_allocation); off: only per-device counts, since /metrics answers without a token' }),
     usageWindow: Type.Integer({ minimum: 0, maximum: 10_000, default: 60, description: 'usage samples kept per accelerator, in memory only (about 28 bytes each; 60 is five minutes at the agents\' 5 s telemetry); 0: telemetry is not kept' }),
   }, { default: {} }),
   /** The generic driver (docs/generic-driver.md): PCI accelerators from sysfs, beside the fake driver. */
@@ -191,6 +193,9 @@ export const ConfigSchema = Type.Object({
     filterSriovVfs: Type.Boolean({ default: false, description: 'SR-IOV virtual functions of a GPU are not reported as pGPUs' }),
     nvidiaSmi: Type.String({ default: '', description: 'argv of nvidia-smi (space-separated) for MIG; empty: MIG is not looked at' }),
     commandTimeoutMs: Type.Integer({ minimum: 1, default: 30_000, description: 'deadline of each nvidia-smi call' }),
+    xidFatal: Type.Array(Type.String({ pattern: '^[0-9]{1,4}$' }), { default: [], description: 'Xid codes that quarantine a GPU at once until it is reset; empty: the built-in list (docs/health.md)' }),
+    xidTransient: Type.Array(Type.String({ pattern: '^[0-9]{1,4}$' }), { default: [], description: 'Xid codes that degrade a GPU and count towards quarantine; a code named here leaves the built-in lists' }),
+    xidIgnored: Type.Array(Type.String({ pattern: '^[0-9]{1,4}$' }), { default: [], description: 'Xid codes logged but not counted (the application-level 13, 31, 43, 45 and the informational 63 by default); a code named here leaves the built-in lists' }),
     xidCommand: Type.String({ default: '', description: 'argv (space-separated) of a command that follows the kernel log, whose NVIDIA Xid lines are health events reported at once (e.g. "dmesg --follow-new" or "journalctl -k -f -n 0 -o cat"); empty: Xid events are not watched' }),
   }, { default: {} }),
   /** The FPGA drivers' programming tools (docs/drivers.md). */
@@ -394,6 +399,7 @@ function checkNamedSections(c: Static<typeof ConfigSchema>, source: Map<string, 
       owner.set(a, t);
     }
   }
+  problems.push(...checkXidPolicy(c.gpu, source));
   for (const t of c.nic.enabledNicTypes) {
     if (!c.nic.types[t]) problems.push(`${source.get('nic.enabledNicTypes') ?? 'nic.enabledNicTypes'}: NIC type ${t} has no [${t}] section with physical_device_mappings`);
   }

@@ -112,6 +112,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   { path: 'timing.healthLeaveAfter', section: 'conductor', name: 'health_leave_after', env: 'CYBORG_HEALTH_LEAVE_AFTER' },
   { path: 'timing.healthStableMs', section: 'conductor', name: 'health_stable_ms', env: 'CYBORG_HEALTH_STABLE_MS' },
   { path: 'conductor.metricsPort', section: 'conductor', name: 'metrics_port' },
+  { path: 'conductor.metricsConsumerLabels', section: 'conductor', name: 'metrics_consumer_labels', env: 'CYBORG_METRICS_CONSUMER_LABELS' },
   { path: 'conductor.usageWindow', section: 'conductor', name: 'usage_window', env: 'CYBORG_USAGE_WINDOW' },
   { path: 'distributed.conductorId', section: 'conductor', name: 'conductor_id', env: 'CYBORG_CONDUCTOR_ID' },
   { path: 'distributed.leases', section: 'conductor', name: 'leases', env: 'CYBORG_LEASES' },
@@ -186,6 +187,9 @@ export const OPTIONS: readonly OptionSpec[] = [
   { path: 'gpu.filterSriovVfs', section: 'gpu_devices', name: 'filter_sriov_vfs', env: 'CYBORG_GPU_FILTER_SRIOV_VFS' },
   { path: 'gpu.nvidiaSmi', section: 'gpu_devices', name: 'nvidia_smi', env: 'CYBORG_NVIDIA_SMI' },
   { path: 'gpu.xidCommand', section: 'gpu_devices', name: 'xid_command', env: 'CYBORG_GPU_XID_COMMAND' },
+  { path: 'gpu.xidFatal', section: 'gpu_devices', name: 'xid_fatal', env: 'CYBORG_GPU_XID_FATAL' },
+  { path: 'gpu.xidTransient', section: 'gpu_devices', name: 'xid_transient', env: 'CYBORG_GPU_XID_TRANSIENT' },
+  { path: 'gpu.xidIgnored', section: 'gpu_devices', name: 'xid_ignored', env: 'CYBORG_GPU_XID_IGNORED' },
   { path: 'gpu.commandTimeoutMs', section: 'gpu_devices', name: 'command_timeout', scale: 1000, env: 'CYBORG_GPU_COMMAND_TIMEOUT_MS', help: 'seconds in the file; milliseconds in the environment' },
   { path: 'gpu.vgpuDeviceAddresses', section: 'vgpu_<type>', name: 'device_addresses', type: 'list value', help: 'one section per type of [gpu_devices] enabled_vgpu_types ([vgpu_nvidia-35]): the PCI addresses of the GPUs that offer it; one type per GPU' },
   // [fpga]: the FPGA drivers' programming tool.

@@ -3,7 +3,7 @@ import { FakeDriver, type FakeDriverOptions } from './fake/index.js';
 import { IntelFpgaDriver, XilinxFpgaDriver } from './fpga/index.js';
 import { GenericDriver, type GenericDriverOptions } from './generic/index.js';
 import { IntelNicDriver } from './nic/index.js';
-import { NvidiaGpuDriver } from './nvidia/index.js';
+import { NvidiaGpuDriver, type XidPolicy } from './nvidia/index.js';
 import { IntelQatDriver } from './qat/index.js';
 
 /** The drivers installed on one host, by name. Several backends may run side by side. */
@@ -46,7 +46,7 @@ export interface DriverSettings {
   fake?: Omit<FakeDriverOptions, 'host'>;
   generic?: Omit<GenericDriverOptions, 'host' | 'sysfsRoot'>;
   /** `[gpu_devices]` and its `[vgpu_<type>]` sections. */
-  gpu?: { vgpuTypes?: Record<string, string[]>; filterSriovVfs?: boolean; nvidiaSmi?: string[]; commandTimeoutMs?: number; xidCommand?: string[] };
+  gpu?: { vgpuTypes?: Record<string, string[]>; filterSriovVfs?: boolean; nvidiaSmi?: string[]; commandTimeoutMs?: number; xidCommand?: string[]; xidPolicy?: XidPolicy };
   /** `[fpga]`: the programming tools (argv templates) and their deadline. */
   fpga?: { intelProgramCommand?: string[]; xilinxProgramCommand?: string[]; programTimeoutMs?: number; intelKnownIds?: string[] };
   /** `[nic_devices]` and its `[<nic type>]` section. */

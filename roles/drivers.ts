@@ -5,6 +5,8 @@ import type { Config } from '../config/index.js';
 import { canManageMig, canRestoreBound, canSetVfCount, type BoundHandle } from '../drivers/abilities.js';
 import type { Driver } from '../drivers/driver.js';
 import { createDrivers, type DriverSettings } from '../drivers/registry.js';
+import { warnWhenNothingToDrive } from './empty-drivers.js';
+import { xidPolicy } from '../drivers/nvidia/index.js';
 
 const argv = (text: string): string[] | undefined => (text.trim() ? text.trim().split(/\s+/) : undefined);
 
@@ -35,6 +37,7 @@ export function driverSettings(config: Config): DriverSettings {
       nvidiaSmi: argv(config.gpu.nvidiaSmi) ?? [],
       commandTimeoutMs: config.gpu.commandTimeoutMs,
       xidCommand: argv(config.gpu.xidCommand) ?? [],
+      xidPolicy: xidPolicy({ fatal: config.gpu.xidFatal.map(Number), transient: config.gpu.xidTransient.map(Number), ignored: config.gpu.xidIgnored.map(Number) }),
     },
     fpga: { ...(program ? { intelProgramCommand: program, xilinxProgramCommand: program } : {}), programTimeoutMs: config.fpga.programTimeoutMs },
     nic: { physicalDeviceMappings: nicTypes.flatMap((t) => t.physicalDeviceMappings), functionDeviceMappings: nicTypes.flatMap((t) => t.functionDeviceMappings) },
@@ -52,7 +55,7 @@ export function enabledDrivers(config: Config, log: Logger): Driver[] {
   const drivers = createDrivers(names, driverSettings(config));
   if (drivers.length === 0) log.warn('no driver is enabled on this host: it reports no accelerators (set [agent] enabled_drivers, e.g. generic_driver)');
   else log.info({ drivers: drivers.map((d) => d.name), sysfsRoot: config.generic.sysfsRoot }, 'drivers enabled');
-  return drivers;
+  return warnWhenNothingToDrive(drivers, log, config.generic.sysfsRoot);
 }
 
 /**

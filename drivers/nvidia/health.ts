@@ -2,13 +2,24 @@ import type { Logger } from 'pino';
 import type { DriverDevice, Health } from '../driver.js';
 import type { HealthWatch } from '../abilities.js';
 import { WatchedCommand } from '../watched-command.js';
-import { XidParser, type XidEvent } from './xid.js';
+import { Counter, register } from 'prom-client';
+import { XidParser, type XidEvent, type XidPolicy } from './xid.js';
+
+/**
+ * Xid events this agent read, by code and verdict: on prom-client's global registry, which each
+ * role's /metrics includes (the agent's own; the all-in-one's). A code is a small number from
+ * NVIDIA's catalogue, so the label stays bounded.
+ */
+const xidEvents = (register.getSingleMetric('cyborg_gpu_xid_events_total') as Counter<'code' | 'verdict'> | undefined) ?? new Counter({
+  name: 'cyborg_gpu_xid_events_total', help: 'NVIDIA Xid events read from the kernel log, by code and verdict (fatal, transient, ignored)', labelNames: ['code', 'verdict'] as const,
+});
 
 export interface XidHealthOptions {
   /** argv of the kernel log follower (`[gpu_devices] xid_command`); empty: XIDs are not watched. */
   command: readonly string[];
   env?: NodeJS.ProcessEnv;
   retryMinMs?: number;
+  policy?: XidPolicy;
 }
 
 /** Fatal XIDs remembered per GPU; a few per GPU at most, the first one's reason kept. */
@@ -61,7 +72,7 @@ export class XidHealth {
 
   watch(onSignals: (signals: Health[]) => void, log: Logger): HealthWatch | undefined {
     if (!this.enabled) return undefined;
-    const parser = new XidParser();
+    const parser = new XidParser(this.opts.policy);
     const take = (events: XidEvent[]): void => {
       if (parser.malformed > 0) {
         log.warn({ lines: parser.malformed }, 'xid: kernel log lines that name an Xid but do not read as one; skipped');
@@ -87,6 +98,7 @@ export class XidHealth {
 
   private signalsOf(ev: XidEvent, log: Logger): Health[] {
     const about = { gpu: ev.pciPrefix, xid: ev.code, verdict: ev.verdict, text: ev.text };
+    xidEvents.inc({ code: String(ev.code), verdict: ev.verdict });
     if (ev.verdict === 'ignored') {
       log.info(about, 'xid: informational event; the GPU stays in service');
       return [];

@@ -1,12 +1,13 @@
 import type { Logger } from 'pino';
 import type { AttachPreparer, Driver, DriverDevice, Health, HealthReporter, OpRequest, OpResult, Resetter } from '../driver.js';
-import type { BoundHandle, BoundRestorer, HealthWatch, HealthWatcher, HostObserver, MigLayoutManager, Observation } from '../abilities.js';
+import type { BoundHandle, BoundRestorer, HealthWatch, HealthWatcher, HostObserver, MigLayoutManager, Observation, PartialDiscoverer, PartialDiscovery, UnobservedDevice } from '../abilities.js';
 import { cyborgDeployable, cyborgDevice, handleOf, mdevJson, pciHandle } from '../cyborg-report.js';
 import { DriverError } from '../../errors/index.js';
 import { runCommand, type CommandRunner } from '../exec.js';
 import { readPciFunctions, type PciFunction } from '../generic/index.js';
 import { StateFile } from '../state-file.js';
 import { XidHealth } from './health.js';
+import type { XidPolicy } from './xid.js';
 import { currentIds, replaceLayout, resolveLayout, Smi } from './mig.js';
 import { migResourceClass, migTrait, NVIDIA_DRIVER_NAME, pgpuTrait } from './names.js';
 import type { GpuInstance, SmiGpu } from './smi.js';
@@ -15,6 +16,7 @@ import type { DeployableT } from '../../model/index.js';
 
 export { migResourceClass, migTrait, pgpuTrait, vgpuTrait, vgpuTypeName } from './names.js';
 export { parseLgi, parseLgip, parseQueryXml } from './smi.js';
+export { DEFAULT_XID_POLICY, xidPolicy, type XidPolicy } from './xid.js';
 
 export interface NvidiaGpuDriverOptions {
   host: string;
@@ -35,6 +37,18 @@ export interface NvidiaGpuDriverOptions {
   xidEnv?: NodeJS.ProcessEnv;
   /** First retry after the follower could not start or died (doubled after each failure). */
   xidRetryMinMs?: number;
+  /** Which Xid codes are fatal, transient or ignored (`[gpu_devices] xid_*`); absent: DEFAULT_XID_POLICY. */
+  xidPolicy?: XidPolicy;
+  /** Product id (lower-case hex) → model name, from pci.ids: the model when nvidia-smi does not say. */
+  modelNames?: ReadonlyMap<string, string>;
+}
+
+/** What nvidia-smi said of the host's GPUs: those in MIG mode, their instances, profile names by `<gpu index>:<profile id>`, product names by address. */
+interface MigState {
+  gpus: Map<string, SmiGpu>;
+  instances: GpuInstance[];
+  names: Map<string, string>;
+  products: Map<string, string>;
 }
 
 const GPU_CLASSES = ['0300', '0302'];
@@ -45,7 +59,7 @@ const GPU_CLASSES = ['0300', '0302'];
  * `CUSTOM_NVIDIA_<PID>_<TYPE>`), plus MIG: a MIG-enabled GPU reports one deployable per profile
  * of its GPU instances. Mdevs are created on attach and removed on detach; docs/drivers.md.
  */
-export class NvidiaGpuDriver implements Driver, AttachPreparer, BoundRestorer, HostObserver, MigLayoutManager, HealthReporter, HealthWatcher, Resetter {
+export class NvidiaGpuDriver implements Driver, PartialDiscoverer, AttachPreparer, BoundRestorer, HostObserver, MigLayoutManager, HealthReporter, HealthWatcher, Resetter {
   readonly name = 'nvidia_gpu_driver';
   readonly version = '1.0.0';
   private readonly smi: Smi;
@@ -56,6 +70,8 @@ export class NvidiaGpuDriver implements Driver, AttachPreparer, BoundRestorer, H
   private readonly xid: XidHealth;
   /** The cards in MIG mode at the last discovery: one without instances has an empty layout, not none. */
   private migCards = new Set<string>();
+  /** GPUs nvidia-smi last said are not in MIG mode: sysfs alone tells all of them while it fails. */
+  private plainGpus = new Set<string>();
 
   constructor(private readonly opts: NvidiaGpuDriverOptions) {
     for (const [type, addresses] of Object.entries(opts.vgpuTypes ?? {})) {
@@ -66,34 +82,76 @@ export class NvidiaGpuDriver implements Driver, AttachPreparer, BoundRestorer, H
     }
     this.smi = new Smi(opts.nvidiaSmi ?? [], opts.run ?? runCommand, opts.commandTimeoutMs ?? 30_000);
     this.layouts = new StateFile(opts.stateDir, 'nvidia-mig-layouts.json');
-    this.xid = new XidHealth({ command: opts.xidCommand ?? [], env: opts.xidEnv, retryMinMs: opts.xidRetryMinMs });
+    this.xid = new XidHealth({ command: opts.xidCommand ?? [], env: opts.xidEnv, retryMinMs: opts.xidRetryMinMs, policy: opts.xidPolicy });
   }
 
+  /** Every device, or the first reason one could not be observed (`discoverPartial` says which). */
   async discover(): Promise<DriverDevice[]> {
+    const { devices, unobserved } = await this.discoverPartial();
+    const first = unobserved[0];
+    if (first) throw first.error;
+    return devices;
+  }
+
+  /**
+   * What sysfs and nvidia-smi show now, GPU by GPU. nvidia-smi failing (a driver upgraded without
+   * a reboot: "Failed to initialize NVML: Driver/library version mismatch", a hang, an exit
+   * status, truncated XML) costs only what needs it: each GPU is still reported from sysfs as a
+   * pGPU or vGPU, and one that is, or may be, in MIG mode is named as not observed (its last
+   * observed record stands). A vGPU type its GPU does not offer fails that GPU alone.
+   */
+  async discoverPartial(): Promise<PartialDiscovery & { unobserved: (UnobservedDevice & { error: unknown })[] }> {
     const fns = await readPciFunctions(this.opts.sysfsRoot);
     const byAddr = new Map(fns.map((f) => [f.address, f]));
     const gpus = fns.filter((f) => f.vendorId === '10de' && GPU_CLASSES.some((c) => f.classCode.startsWith(c)) && !f.bootVga);
-    const mig = await this.migState(gpus);
+    let mig: MigState;
+    let smiError: unknown;
+    try {
+      mig = await this.migState(gpus);
+      this.plainGpus = new Set(gpus.map((g) => g.address).filter((a) => !mig.gpus.has(a)));
+    } catch (err) {
+      smiError = err;
+      mig = { gpus: new Map(), instances: [], names: new Map(), products: new Map() };
+    }
     const devices: DriverDevice[] = [];
+    const unobserved: (UnobservedDevice & { error: unknown })[] = [];
     const found: { address: string; device: DriverDevice }[] = [];
     const migCards = new Set<string>();
     for (const fn of gpus) {
       if (fn.physfn !== null && (this.opts.filterSriovVfs || this.typeOf.has(fn.physfn) || mig.gpus.has(fn.physfn))) continue;
       const vfs = fn.virtfns.map((a) => byAddr.get(a)).filter((v): v is PciFunction => v !== undefined);
       const smiGpu = mig.gpus.get(fn.address);
-      const deployables = smiGpu ? this.migDeployables(fn, smiGpu, mig.instances, mig.names) : [await this.gpuDeployable(fn, vfs)];
-      const device = cyborgDevice({
-        host: this.opts.host, address: fn.address, type: 'GPU', vendor: fn.vendorId, model: smiGpu?.productName || 'miss model info',
+      const deviceOf = (deployables: DeployableT[]): DriverDevice => cyborgDevice({
+        host: this.opts.host, address: fn.address, type: 'GPU', vendor: fn.vendorId, model: mig.products.get(fn.address) || this.modelOf(fn),
         stdBoardInfo: { product_id: fn.productId, controller: fn.classCode.startsWith('0300') ? 'VGA compatible controller' : '3D controller' },
         vendorBoardInfo: '{"vendor_info": "gpu_vb_info"}', driver: this.name, deployables,
       });
+      let deployables: DeployableT[];
+      try {
+        deployables = smiGpu ? this.migDeployables(fn, smiGpu, mig.instances, mig.names) : [await this.gpuDeployable(fn, vfs)];
+      } catch (err) {
+        // This GPU's own fault (a vGPU type it does not offer): its siblings are reported as usual.
+        unobserved.push({ deviceUuid: deviceOf([]).uuid, reason: reasonOf(err), error: err });
+        continue;
+      }
+      const device = deviceOf(deployables);
+      // Without nvidia-smi, sysfs cannot tell a MIG GPU: one not known to be out of MIG mode keeps its last record.
+      if (smiError !== undefined && !this.typeOf.has(fn.address) && !this.plainGpus.has(fn.address)) {
+        unobserved.push({ deviceUuid: device.uuid, reason: reasonOf(smiError), partial: device, error: smiError });
+        continue;
+      }
       devices.push(device);
       found.push({ address: fn.address, device });
       if (smiGpu) migCards.add(device.uuid);
     }
-    this.migCards = migCards;
-    this.xid.discovered(found);
-    return devices;
+    if (smiError === undefined) this.migCards = migCards;
+    this.xid.discovered([...found, ...unobserved.filter((u) => u.partial).map((u) => ({ address: addressOf(u.partial!), device: u.partial! }))]);
+    return { devices, unobserved };
+  }
+
+  /** The device model without nvidia-smi: the name pci.ids gives its id ([gpu_devices] pci_ids), else Cyborg's placeholder. */
+  private modelOf(fn: PciFunction): string {
+    return this.opts.modelNames?.get(fn.productId.toLowerCase()) ?? 'miss model info';
   }
 
   private async gpuDeployable(fn: PciFunction, vfs: PciFunction[]): Promise<DeployableT> {
@@ -107,30 +165,39 @@ export class NvidiaGpuDriver implements Driver, AttachPreparer, BoundRestorer, H
     return cyborgDeployable({ host, name, driverName: NVIDIA_DRIVER_NAME, rc: 'VGPU', traits: ['OWNER_CYBORG', `${pgpuTrait(fn.productId)}_${offer.typeName}`], handles: offer.handles });
   }
 
-  /** One deployable per MIG profile among the GPU's instances; its handles name the instances. */
-  private migDeployables(fn: PciFunction, gpu: SmiGpu, instances: GpuInstance[], names: Map<number, string>): DeployableT[] {
+  /**
+   * One deployable per MIG profile among the GPU's instances; its handles name the instances.
+   * Profile ids are per GPU model (id 9 is a 3g.40gb on an H100, a 3g.20gb on an A100 40GB):
+   * each instance's name is looked up among its own GPU's profiles.
+   */
+  private migDeployables(fn: PciFunction, gpu: SmiGpu, instances: GpuInstance[], names: Map<string, string>): DeployableT[] {
     const { host } = this.opts;
     const mine = instances.filter((i) => i.gpu === gpu.index);
-    const profiles = [...new Set(mine.map((i) => names.get(i.profileId) ?? i.name))].sort();
+    const nameOf = (i: GpuInstance): string => names.get(`${i.gpu}:${i.profileId}`) ?? i.name;
+    const profiles = [...new Set(mine.map(nameOf))].sort();
     return profiles.map((profile) => {
       const name = `${host}_${fn.address}_MIG_${profile}`;
-      const handles = mine.filter((i) => (names.get(i.profileId) ?? i.name) === profile)
+      const handles = mine.filter((i) => nameOf(i) === profile)
         .map((i) => handleOf(host, name, 'MDEV', mdevJson(fn.address, `MIG-${profile}`, `MIG-${profile}_${i.instanceId}`, { gpu_instance_id: String(i.instanceId) })));
       return cyborgDeployable({ host, name, driverName: NVIDIA_DRIVER_NAME, rc: migResourceClass(profile), traits: ['OWNER_CYBORG', migTrait(fn.productId, profile)], handles });
     });
   }
 
-  private async migState(gpus: PciFunction[]): Promise<{ gpus: Map<string, SmiGpu>; instances: GpuInstance[]; names: Map<number, string> }> {
-    const none = { gpus: new Map<string, SmiGpu>(), instances: [], names: new Map<number, string>() };
+  private async migState(gpus: PciFunction[]): Promise<MigState> {
+    const none: MigState = { gpus: new Map(), instances: [], names: new Map(), products: new Map() };
     if (!this.smi.enabled || gpus.length === 0) return none;
-    const enabled = (await this.smi.query()).filter((g) => g.migCurrent === 'Enabled');
-    if (enabled.length === 0) return none;
+    const all = await this.smi.query();
+    const products = new Map(all.filter((g) => g.productName && g.productName !== 'N/A').map((g) => [g.address, g.productName]));
+    const enabled = all.filter((g) => g.migCurrent === 'Enabled');
+    if (enabled.length === 0) return { ...none, products };
     const [profiles, instances] = await Promise.all([this.smi.profiles(), this.smi.instances()]);
-    return { gpus: new Map(enabled.map((g) => [g.address, g])), instances, names: new Map(profiles.map((p) => [p.id, p.name])) };
+    return { gpus: new Map(enabled.map((g) => [g.address, g])), instances, names: new Map(profiles.map((p) => [`${p.gpu}:${p.id}`, p.name])), products };
   }
 
   async prepareAttach(req: OpRequest): Promise<OpResult> {
     const handle = handleIn(req.deployable, req.params.handleUuid);
+    // An ARQ's bind is Nova's, for a VM; an operator's attach (a host-side consumer) uses the instance as it is.
+    if (req.params.arqUuid !== undefined) refuseMigHandle(req.deployable, handle);
     await this.make(req.deployable, handle);
     this.bound.set(handle.uuid, req.deployable);
     return { handleUuid: handle.uuid, attachType: handle.attachType, attachInfo: handle.attachInfo };
@@ -276,6 +343,32 @@ export class NvidiaGpuDriver implements Driver, AttachPreparer, BoundRestorer, H
     if (gpu.migCurrent !== 'Enabled') throw new DriverError('driver.failed', `GPU ${address} is not in MIG mode (current ${gpu.migCurrent}, pending ${gpu.migPending})`, { reason: 'mig_disabled', address });
     return gpu;
   }
+}
+
+/**
+ * A GPU instance is no mdev: Nova's libvirt driver would put the handle's uuid in the guest's
+ * `<hostdev type='mdev'>` and the guest could not start. NVIDIA's way to give a MIG slice to a VM
+ * is a MIG-backed vGPU type on the GPU's SR-IOV VFs (vGPU 13+ on A100 / A30 / H100), which is
+ * configured as a vGPU type (`[vgpu_<type>]`), not as a MIG deployable: a bind of a MIG
+ * deployable's ARQ fails with this reason (BindFailed) rather than hand Nova a handle that does not exist.
+ */
+function refuseMigHandle(dep: DeployableT, handle: DeployableT['attachHandles'][number]): void {
+  const info = JSON.parse(handle.attachInfo) as Record<string, string>;
+  if (info.gpu_instance_id === undefined) return;
+  throw new DriverError('driver.failed',
+    `${dep.name}: GPU instance ${info.gpu_instance_id} cannot be attached to a VM as an mdev; give VMs MIG slices through a MIG-backed vGPU type ([gpu_devices] enabled_vgpu_types on the GPU's VFs) instead (docs/drivers.md, MIG)`,
+    { reason: 'mig_not_servable', deployable: dep.name, gpuInstanceId: info.gpu_instance_id });
+}
+
+/** A failure in the tool's own words (the DriverError's message names the command and what it said). */
+function reasonOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** The PCI address of a device, from its control path. */
+function addressOf(d: DriverDevice): string {
+  const i = JSON.parse(d.controlPath.info) as Record<string, string>;
+  return `${i.domain}:${i.bus}:${i.device}.${i.function}`;
 }
 
 function handleIn(dep: DeployableT, uuid: unknown): DeployableT['attachHandles'][number] {

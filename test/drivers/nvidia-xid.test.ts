@@ -2,7 +2,8 @@ import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { NvidiaGpuDriver } from '../../drivers/nvidia/index.js';
+import { register } from 'prom-client';
+import { NvidiaGpuDriver, xidPolicy, type XidPolicy } from '../../drivers/nvidia/index.js';
 import type { AcceleratorView } from '../../model/index.js';
 import { buildHost, NVIDIA_HOST } from '../fixtures/vendors/hosts.js';
 import { eventually } from '../support/eventually.js';
@@ -31,13 +32,13 @@ describe('NVIDIA Xid events pushed from the kernel log', () => {
     s = undefined;
   });
 
-  async function gpuHost(xidCommand: string[], refused?: string): Promise<Stack> {
+  async function gpuHost(xidCommand: string[], refused?: string, policy?: XidPolicy): Promise<Stack> {
     dir = mkdtempSync(join(tmpdir(), 'cyborg-xid-'));
     if (refused) writeFileSync(join(dir, 'fail'), refused);
     const env = { ...process.env, FAKE_KMSG: join(dir, 'kmsg'), FAKE_KMSG_CALLS: join(dir, 'calls'), FAKE_KMSG_FAIL: join(dir, 'fail') };
     s = await startStack({
       api: true, hosts: ['gpu-1'], timing, agent: { healthIntervalMs: 0 },
-      drivers: (host) => [new NvidiaGpuDriver({ host, sysfsRoot: root, filterSriovVfs: true, xidCommand, xidEnv: env, xidRetryMinMs: 200 })],
+      drivers: (host) => [new NvidiaGpuDriver({ host, sysfsRoot: root, filterSriovVfs: true, xidCommand, xidEnv: env, xidRetryMinMs: 200, xidPolicy: policy })],
     });
     return s;
   }
@@ -46,7 +47,9 @@ describe('NVIDIA Xid events pushed from the kernel log', () => {
   const gpu = (st: Stack, address: string): AcceleratorView => st.conductor.listAccelerators().find((a) => a.name === `gpu-1_${address}`)!;
 
   it('quarantines the GPU that fell off the bus at once, degrades the one whose application faulted, and keeps the rest in service', async () => {
-    const st = await gpuHost(['sh', FAKE_DMESG, '--follow-new']);
+    // This site counts its tenants' page faults and engine exceptions against the card
+    // (`[gpu_devices] xid_transient = 13, 31`; by default they are ignored).
+    const st = await gpuHost(['sh', FAKE_DMESG, '--follow-new'], undefined, xidPolicy({ transient: [13, 31] }));
     await following();
     for (const a of st.conductor.listAccelerators()) expect((await st.app.inject({ method: 'POST', url: `${base}/accelerators/${a.id}/enable`, payload: {} })).statusCode).toBe(200);
 
@@ -61,6 +64,10 @@ describe('NVIDIA Xid events pushed from the kernel log', () => {
     await eventually(() => st.conductor.getAccelerator(faulted.id).health?.status === 'degraded', { what: 'Xid 31 degraded the other H100', timeoutMs: 5_000 });
     expect(st.conductor.getAccelerator(faulted.id).health).toMatchObject({ fatal: false });
     for (const a of st.conductor.listAccelerators().filter((x) => x.id !== dead.id && x.id !== faulted.id)) expect(a.health?.status ?? 'ok').toBe('ok');
+    // Every event is counted by code in the agent's /metrics, whatever its verdict.
+    const counted = await register.getSingleMetricAsString('cyborg_gpu_xid_events_total');
+    expect(counted).toMatch(/cyborg_gpu_xid_events_total\{code="79",verdict="fatal"\} [1-9]/);
+    expect(counted).toMatch(/cyborg_gpu_xid_events_total\{code="31",verdict="transient"\} [1-9]/);
 
     // An informational Xid, another host's GPU, garbage: logged, nothing judged, the agent goes on.
     kernelSays(recorded('row-remap.log') + recorded('unknown-gpu.log') + recorded('garbage.log'));
