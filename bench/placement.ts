@@ -16,7 +16,7 @@ import { pino } from 'pino';
 import { Agent } from '../actors/agent/index.js';
 import { Conductor } from '../actors/conductor/index.js';
 import { MemoryJournal } from '../actors/runtime/index.js';
-import { PlacementSync } from '../actors/conductor/index.js';
+import { PlacementSync } from '../actors/services/index.js';
 import { InProcessBus } from '../bus/in-process.js';
 import { FakeDriver } from '../drivers/fake/index.js';
 import { DriverRegistry } from '../drivers/registry.js';

@@ -8,7 +8,7 @@ import { BOUND } from './bounds.js';
  */
 export const UsageSampleSchema = Type.Object({
   at: Type.String({ maxLength: 40, description: 'when the agent measured it (ISO 8601)' }),
-  // The bounds the conductor clamps to on receipt (actors/conductor/usage-window.ts).
+  // The bounds the conductor clamps to on receipt (actors/services/usage-window.ts).
   utilization: Type.Optional(Type.Number({ minimum: 0, maximum: 100, description: 'percent busy' })),
   memoryUsedMiB: Type.Optional(Type.Number({ minimum: 0, maximum: 1024 ** 3 })),
   memoryTotalMiB: Type.Optional(Type.Number({ minimum: 0, maximum: 1024 ** 3 })),

@@ -2,7 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import { glanceFromConfig } from '../openstack/glance/index.js';
 import type { Logger } from 'pino';
 import { Agent } from '../actors/agent/index.js';
-import { Conductor, startPlacementSync } from '../actors/conductor/index.js';
+import { Conductor } from '../actors/conductor/index.js';
+import { placementLink } from '../actors/services/index.js';
 import type { Journal } from '../actors/runtime/index.js';
 import { buildApi } from '../api/server.js';
 import { databaseChecks, openJournal } from '../db/index.js';
@@ -44,10 +45,11 @@ export async function startAllInOne(config: Config, log: Logger, deps: AllInOneD
   // Without an injected journal: PostgreSQL at DATABASE_URL, or the embedded one under dataDir
   // (migrations applied either way). Tests of the runtime alone inject a MemoryJournal.
   const journal = deps.journal ?? await openJournal(config, log.child({ component: 'persistence' }));
-  const conductor = new Conductor({ bus, journal, log: log.child({ component: 'conductor' }), timing: config.timing, usageWindow: config.conductor.usageWindow });
-  await conductor.start();
   // Nova-less by default here: the host's root provider is created when Placement lacks it.
-  const placement = startPlacementSync(config, conductor, log.child({ component: 'placement' }), true);
+  const link = placementLink(config, log.child({ component: 'placement' }), true);
+  const conductor = new Conductor({ bus, journal, log: log.child({ component: 'conductor' }), timing: config.timing, usageWindow: config.conductor.usageWindow, ...(link.port ? { placement: link.port } : {}) });
+  await conductor.start();
+  const placement = link.start(conductor);
   const nova = startNovaNotifier(config, conductor, log.child({ component: 'nova' }));
   const configured = enabledDrivers(config, log.child({ component: 'agent' }));
   const fake = deps.fake ?? configured.find((d) => d instanceof FakeDriver);

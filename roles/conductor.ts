@@ -5,7 +5,8 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import type { Static, TSchema } from '@sinclair/typebox';
 import type { Logger } from 'pino';
 import { ARQ_HOME, ArqHome, FencedJournal, HostRouter, LeaseTable } from '../actors/cluster/index.js';
-import { Conductor, startPlacementSync } from '../actors/conductor/index.js';
+import { Conductor } from '../actors/conductor/index.js';
+import { placementLink } from '../actors/services/index.js';
 import type { Journal } from '../actors/runtime/index.js';
 import type { Bus, MessageHandler, SubscribeOptions, Unsubscribe } from '../bus/bus.js';
 import { connectNats, type NatsBus } from '../bus/nats.js';
@@ -86,8 +87,15 @@ export async function startConductor(config: Config, log: Logger, deps: { journa
   const conductorBus = observeHeartbeats(router ? router.wrap(bus) : bus, (m) => metrics.observeHeartbeat(m.sentAt));
   // The host an ARQ's binding names (read when its unbind looks for the conductor holding it).
   const hostOfArq = (uuid: string): string | undefined => conductor.arqs.get(uuid)?.view().binding?.hostname;
-  const conductor: Conductor = new Conductor({ bus: conductorBus, journal, log, timing: config.timing, usageWindow: config.conductor.usageWindow, ...(lease ? { remoteArqs: remoteArqCalls(bus, lease, id, d.requestTimeoutMs, hostOfArq, { rebuilding: (h) => conductor.hostPending?.(h) ?? false, takeoverWaitMs: 2 * d.leaseTtlMs + d.requestTimeoutMs }) } : {}) });
-  if (router) router.conductor = conductor;
+  // Each conductor keeps Placement in sync for the hosts it owns (PLACEMENT_URL; Nova creates the roots).
+  const link = placementLink(config, log.child({ component: 'placement' }));
+  const hostPending = router ? (h: string): boolean => router.rebuilding(h) : undefined;
+  const conductor: Conductor = new Conductor({
+    bus: conductorBus, journal, log, timing: config.timing, usageWindow: config.conductor.usageWindow,
+    ...(link.port ? { placement: link.port } : {}), ...(hostPending ? { hostPending } : {}),
+    ...(lease ? { remoteArqs: remoteArqCalls(bus, lease, id, d.requestTimeoutMs, hostOfArq, { rebuilding: (h) => hostPending?.(h) ?? false, takeoverWaitMs: 2 * d.leaseTtlMs + d.requestTimeoutMs }) } : {}),
+  });
+  router?.serve(conductor);
   if (lease) {
     const fenced = journal as FencedJournal;
     arqHome = new ArqHome({
@@ -112,8 +120,7 @@ export async function startConductor(config: Config, log: Logger, deps: { journa
   void arqHome?.where().catch((err: unknown) => log.error({ err }, 'could not settle the ARQ home'));
   // The conductor that resolves a bind tells Nova (with several, the ARQ home): one event per bind.
   const nova = startNovaNotifier(config, conductor, log.child({ component: 'nova' }));
-  // Each conductor keeps Placement in sync for the hosts it owns (PLACEMENT_URL; Nova creates the roots).
-  const placement = startPlacementSync(config, conductor, log.child({ component: 'placement' }));
+  const placement = link.start(conductor);
   metrics.watchConductor(conductor);
   const offAutoEnable = config.agent.autoEnable ? startAutoEnable(conductor, log.child({ component: 'auto-enable' })) : undefined;
   watchJournal(metrics, inner);

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Claim } from './lease.js';
-import { Collections } from '../conductor/index.js';
+import { Collections } from '../services/index.js';
 import type { Recovered } from '../runtime/index.js';
 
 /**

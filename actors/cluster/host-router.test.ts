@@ -33,7 +33,7 @@ function setup() {
   } as unknown as FencedJournal;
   const hosts = new Map<string, unknown>();
   const router = new HostRouter({ bus: {} as never, lease, journal, log, forwardTimeoutMs: 1_000 });
-  router.conductor = { hosts, adoptHost: (h: { host: string }) => hosts.set(h.host, h) } as unknown as Conductor;
+  router.serve({ hosts, adoptHost: (h: { host: string }) => hosts.set(h.host, h) } as unknown as Conductor);
   return { router, hosts, release, loadStarted };
 }
 

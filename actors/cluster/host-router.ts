@@ -46,18 +46,24 @@ export class HostRouter {
    * create an empty one), then be overwritten by the rebuild.
    */
   private adopting = new Map<string, { done: Promise<void>; fresh: boolean }>();
-  private c!: Conductor;
+  private c: Conductor | undefined;
 
-  /** Set once the conductor exists (it is built with the bus this router wraps). */
+  /** The conductor whose hosts this router adopts and releases (it is built with the bus this router wraps). */
+  serve(c: Conductor): void {
+    this.c = c;
+  }
+
   get conductor(): Conductor {
+    if (!this.c) throw new Error('the host router serves no conductor yet');
     return this.c;
   }
 
-  set conductor(c: Conductor) {
-    this.c = c;
-    // ARQ releases must not take a host of ours that is still being rebuilt for one whose
-    // accelerators are gone.
-    c.hostPending = (host) => this.opts.lease.ownerOf(host) === this.opts.lease.id && (!c.hosts.has(host) || this.adopting.has(host));
+  /**
+   * Whether `host` is ours by its lease but not rebuilt here yet: ARQ releases must not take a
+   * host still being rebuilt for one whose accelerators are gone.
+   */
+  rebuilding(host: string): boolean {
+    return this.opts.lease.ownerOf(host) === this.opts.lease.id && (!this.c?.hosts.has(host) || this.adopting.has(host));
   }
 
   constructor(private readonly opts: HostRouterOptions) {}

@@ -91,6 +91,15 @@ export class DocumentStore implements Documents {
     return uuid === undefined ? undefined : this.profiles.get(uuid);
   }
 
+  /** What an ARQ's device profile group asks to program before binding (Cyborg's `accel:` keys). */
+  programOf(arq: { deviceProfileName: string; deviceProfileGroupId: number }): { bitstreamId?: string; functionId?: string } | undefined {
+    const group = this.profileByName(arq.deviceProfileName)?.groups[arq.deviceProfileGroupId];
+    const bitstreamId = group?.['accel:bitstream_id'];
+    const functionId = group?.['accel:function_id'];
+    if (!bitstreamId && !functionId) return undefined;
+    return { ...(bitstreamId ? { bitstreamId } : {}), ...(functionId ? { functionId } : {}) };
+  }
+
   async createProfile(doc: DeviceProfileDoc): Promise<DeviceProfileDoc> {
     if (this.byName.has(doc.name) || this.reserved.has(doc.name)) {
       throw new CyborgError('device_profile.conflict', `A device_profile with name ${doc.name} already exists.`, { name: doc.name });

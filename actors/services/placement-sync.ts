@@ -209,24 +209,29 @@ export class PlacementSync {
 }
 
 /**
- * Starts the Placement sync beside a conductor when `placementUrl` is configured, and hooks its
- * per-accelerator state into the conductor's API views; without one it says so once and
- * returns null. `createRootProvidersByDefault`: the all-in-one (no Nova) passes true.
+ * The Placement client a role is configured with (`PLACEMENT_URL` with a fixed token, or a
+ * Keystone session, `[placement] auth_url`, that finds Placement in the catalog); without one it
+ * says so once and returns null.
+ */
+export function placementFromConfig(config: Pick<Config, 'placementUrl' | 'placementToken' | 'placement'>, log: Logger): PlacementClient | null {
+  const client = placementClientFromConfig(config, (method, status) => requestCounter.inc({ method, status: String(status) }));
+  if (!client) log.info('no Placement configured (PLACEMENT_URL or [placement] auth_url): accelerators are not reported to Placement');
+  return client ?? null;
+}
+
+/**
+ * Starts the Placement sync beside a conductor. `createRootProvidersByDefault`: the all-in-one
+ * (no Nova) passes true. The conductor reads the sync's state through its `placement` option.
  */
 export function startPlacementSync(
-  config: Pick<Config, 'placementUrl' | 'placementToken' | 'placement'>,
-  conductor: PlacementSyncSource & { placementLookup: ((id: string) => PlacementStatusView | undefined) | null; providerAllocations?: ProviderAllocations | null },
+  config: Pick<Config, 'placement'>,
+  source: PlacementSyncSource,
+  client: PlacementClient,
   log: Logger,
   createRootProvidersByDefault = false,
-): PlacementSync | null {
-  // A fixed token against PLACEMENT_URL, or a Keystone session ([placement] auth_url) that finds Placement in the catalog.
-  const client = placementClientFromConfig(config, (method, status) => requestCounter.inc({ method, status: String(status) }));
-  if (!client) {
-    log.info('no Placement configured (PLACEMENT_URL or [placement] auth_url): accelerators are not reported to Placement');
-    return null;
-  }
+): PlacementSync {
   const sync = new PlacementSync({
-    source: conductor,
+    source,
     client,
     log,
     resourceProviderName: config.placement.resourceProviderName,
@@ -234,8 +239,29 @@ export function startPlacementSync(
     intervalMs: config.placement.syncIntervalMs,
     concurrency: config.placement.concurrency,
   });
-  conductor.placementLookup = (id) => sync.status(id);
-  conductor.providerAllocations = placementAllocations(client);
   sync.start();
   return sync;
+}
+
+/** What a conductor reads of the Placement sync beside it: each accelerator's sync state, each provider's allocations. */
+export interface PlacementPort {
+  status(id: string): PlacementStatusView | undefined;
+  allocations: ProviderAllocations;
+}
+
+/**
+ * A role's Placement, in the order a role builds things: `port` is the conductor's `placement`
+ * option (absent without Placement), `start` runs the sync once the conductor it reads exists.
+ */
+export function placementLink(config: Pick<Config, 'placementUrl' | 'placementToken' | 'placement'>, log: Logger, createRootProvidersByDefault = false): {
+  port?: PlacementPort;
+  start(source: PlacementSyncSource): PlacementSync | null;
+} {
+  const client = placementFromConfig(config, log);
+  if (!client) return { start: () => null };
+  let sync: PlacementSync | undefined;
+  return {
+    port: { status: (id) => sync?.status(id), allocations: placementAllocations(client) },
+    start: (source) => (sync = startPlacementSync(config, source, client, log, createRootProvidersByDefault)),
+  };
 }

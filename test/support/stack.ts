@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { Agent, type AgentOptions } from '../../actors/agent/index.js';
 import { Conductor, type ConductorOptions } from '../../actors/conductor/index.js';
 import { MemoryJournal, type Journal } from '../../actors/runtime/index.js';
-import { placementAllocations, PlacementSync } from '../../actors/conductor/index.js';
+import { placementAllocations, PlacementSync } from '../../actors/services/index.js';
 import { buildApi } from '../../api/server.js';
 import { placementAuthFor } from '../keystone/placement-auth.js';
 import type { V2Settings } from '../../api/v2/index.js';
@@ -86,7 +86,11 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   const journal: Journal = opts.journal === undefined
     ? new MemoryJournal()
     : 'commit' in opts.journal ? opts.journal : await openTestJournal(opts.journal.databaseUrl, { unavailableAfterMs: opts.journal.unavailableAfterMs });
-  const newConductor = (): Conductor => new Conductor({ bus, journal, log, timing, acceleratorMachine: opts.acceleratorMachine, restAfterMs: opts.restAfterMs, ...opts.reconcile });
+  // The Placement sync is started after the conductor (it reads it): the port reads it when asked.
+  const placementPort = opts.placement ? { status: (id: string) => stack.sync?.status(id), allocations: (rp: string) => placementAllocations(stack.placement)(rp) } : undefined;
+  const newConductor = (): Conductor => new Conductor({
+    bus, journal, log, timing, acceleratorMachine: opts.acceleratorMachine, restAfterMs: opts.restAfterMs, ...opts.reconcile, ...(placementPort ? { placement: placementPort } : {}),
+  });
   const hosts = opts.hosts ?? ['compute-1'];
   const driversOf = opts.drivers ?? ((host: string) => [new FakeDriver({ host, ...opts.fake })]);
 
@@ -145,8 +149,6 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       intervalMs: opts.placement.intervalMs ?? 60_000,
       concurrency: 4,
     });
-    stack.conductor.placementLookup = (id) => stack.sync.status(id);
-    stack.conductor.providerAllocations = placementAllocations(stack.placement);
     stack.sync.start();
   }
   if (opts.api) {

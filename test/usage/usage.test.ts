@@ -3,7 +3,7 @@ import { Metrics } from '../../metrics/index.js';
 import { startHealthServer, type HealthServer } from '../../metrics/http.js';
 import { Subjects } from '../../bus/subjects.js';
 import { TelemetryMessage } from '../../bus/schemas.js';
-import { ringBytes } from '../../actors/conductor/usage-window.js';
+import { ringBytes } from '../../actors/services/index.js';
 import { eventually } from '../support/eventually.js';
 import { startStack, type Stack } from '../support/stack.js';
 import { FakeDriver } from '../../drivers/fake/index.js';
