@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { isCyborgError, TransitionInvalidError } from '../errors/index.js';
+import { isCyborgError, TransitionInvalidError, type CyborgError } from '../errors/index.js';
 import { describeValidation } from './bounds.js';
 
 /** The body of every error on this project's own routes. */
@@ -36,12 +36,26 @@ export function retryAfter(err: unknown): number {
   return typeof s === 'number' && Number.isFinite(s) && s > 0 ? Math.ceil(s) : 1;
 }
 
+/**
+ * What a client is told for a typed error: the message for 4xx and the 502/503/504 a client can
+ * act on, a generic text for other 5xx. Keystone's troubles name the condition only: their
+ * messages carry Keystone's internal URL and this service's user, which the log keeps (with the
+ * cause) and no caller — who may send any token string — should learn.
+ */
+export function publicMessage(err: CyborgError): string {
+  if (err.code === 'keystone.unavailable') return 'Keystone is not answering, so the token could not be checked; retry later.';
+  if (err.code === 'keystone.service_auth_failed') return 'This service cannot check tokens with Keystone now (Keystone refuses its own credentials); retry later.';
+  const hidden = err.status >= 500 && err.status !== 503 && err.status !== 502 && err.status !== 504;
+  return hidden ? 'internal error' : err.message;
+}
+
 export function toHttp(err: unknown): { status: number; body: ErrorBody } {
   if (err instanceof TransitionInvalidError) {
     return { status: 409, body: { code: err.code, message: err.message, state: err.state, allowed: err.allowed, ...err.details } };
   }
   if (isCyborgError(err)) {
-    return { status: err.status, body: { code: err.code, message: err.status >= 500 && err.status !== 503 && err.status !== 502 && err.status !== 504 ? 'internal error' : err.message, ...err.details } };
+    const details = err.code.startsWith('keystone.') ? {} : err.details;
+    return { status: err.status, body: { code: err.code, message: publicMessage(err), ...details } };
   }
   const fe = err as Partial<FastifyError>;
   if (fe.validation) {

@@ -11,12 +11,16 @@ const BASE: RuleDefault[] = [
   { name: 'project_member_api', check: 'role:member and project_id:%(project_id)s', description: 'A member of the target\'s project' },
   { name: 'project_reader_api', check: 'role:reader and project_id:%(project_id)s', description: 'A reader of the target\'s project' },
   { name: 'project_manager_api', check: 'role:manager and project_id:%(project_id)s', description: 'A manager of the target\'s project' },
-  { name: 'service_api', check: 'role:service or service_roles:service', description: 'A service (Nova): the service role in the token or in its service token' },
+  // Cyborg 2026.2 (after CVE-2026-40213): a service token proves that a service forwarded the call;
+  // it is no role of the caller, so it never lets a reader act as a service.
+  { name: 'service_api', check: 'role:service', description: 'A service (Nova): the service role in the caller\'s own token' },
   { name: 'project_member_or_admin', check: 'rule:project_member_api or rule:admin_api', description: 'Project member or admin' },
   { name: 'project_reader_or_admin', check: 'rule:project_reader_api or rule:admin_api', description: 'Project reader or admin' },
   { name: 'project_manager_or_admin', check: 'rule:project_manager_api or rule:admin_api', description: 'Project manager or admin' },
   { name: 'project_member_or_service', check: 'rule:project_member_api or rule:service_api', description: 'Project member or a service' },
-  { name: 'operator_reader_api', check: 'role:reader', description: 'Reads of the operator API (/cyborg/v1): any reader' },
+  { name: 'operator_reader_api', check: 'role:reader', description: 'Reads of the operator API (/cyborg/v1) that are filtered to the caller\'s project: any reader' },
+  // As Cyborg 2026.2's devices and deployables: the whole fleet is the cloud operator's to read.
+  { name: 'operator_fleet_reader_api', check: 'role:admin or (role:reader and system_scope:all)', description: 'Fleet-wide reads of the operator API: an admin, or a system-scoped reader' },
   { name: 'operator_admin_api', check: 'role:admin', description: 'Changes through the operator API (/cyborg/v1): admins' },
 ];
 
@@ -51,19 +55,27 @@ const V2: RuleDefault[] = [
   v2('cyborg:attribute:delete', 'rule:admin_api', ['DELETE /v2/attributes/{uuid}']),
 ];
 
-function op(name: string, check: 'rule:operator_reader_api' | 'rule:operator_admin_api', operations: string[]): RuleDefault {
+function op(name: string, check: 'rule:operator_reader_api' | 'rule:operator_fleet_reader_api' | 'rule:operator_admin_api', operations: string[]): RuleDefault {
   return { name, check, scopeTypes: OPERATOR, operations, description: `Operator API: ${operations.join(', ')}` };
 }
 
 const P = '/cyborg/v1';
 
-/** This project's operator API (`/cyborg/v1`) and its event stream: reads for readers, changes for admins. */
+/**
+ * This project's operator API (`/cyborg/v1`) and its event stream: fleet-wide reads (hosts,
+ * drivers, services, the fleet's accelerators) for admins and system-scoped readers; reads that
+ * api/scope.ts filters to the caller's project (snapshot, events, history, audit, projects, an
+ * accelerator's usage) for any reader; changes for admins.
+ */
 const OPERATOR_RULES: RuleDefault[] = [
-  op('cyborg:operator:host:get', 'rule:operator_reader_api', [`GET ${P}/hosts`, `GET ${P}/hosts/{name}`, `GET ${P}/hosts/{host}/drain`]),
-  op('cyborg:operator:accelerator:get', 'rule:operator_reader_api', [`GET ${P}/accelerators`, `GET ${P}/accelerators/{id}`]),
+  op('cyborg:operator:host:get', 'rule:operator_fleet_reader_api', [`GET ${P}/hosts`, `GET ${P}/hosts/{name}`, `GET ${P}/hosts/{host}/drain`]),
+  op('cyborg:operator:accelerator:get', 'rule:operator_fleet_reader_api', [`GET ${P}/accelerators`, `GET ${P}/accelerators/{id}`]),
   // Usage telemetry and who holds what (api/routes/usage.ts): reads.
   op('cyborg:operator:usage:get', 'rule:operator_reader_api', [`GET ${P}/accelerators/{id}/usage`, `GET ${P}/hosts/{name}/usage`]),
   op('cyborg:operator:project:get', 'rule:operator_reader_api', [`GET ${P}/projects`]),
+  // Not a route: whether a caller reads the whole fleet (unfiltered) or only its own project's
+  // consumers, ARQs, instances, usage and audit rows on the filtered reads (api/scope.ts).
+  { name: 'cyborg:operator:scope:fleet', check: 'rule:operator_fleet_reader_api', scopeTypes: OPERATOR, description: 'Operator API: reads the whole fleet; without it, the filtered reads show only the caller\'s project' },
   ...['enable', 'disable', 'retry', 'remove', 'program', 'attach', 'detach'].map((a) =>
     op(`cyborg:operator:accelerator:${a}`, 'rule:operator_admin_api', [`POST ${P}/accelerators/{id}/${a}`])),
   // Health and maintenance (api/routes/maintenance.ts): changes, so admins by default.
@@ -81,9 +93,9 @@ const OPERATOR_RULES: RuleDefault[] = [
   op('cyborg:operator:audit:get_all', 'rule:operator_reader_api', [`GET ${P}/audit`]),
   op('cyborg:operator:event:stream', 'rule:operator_reader_api', [`GET ${P}/events`]),
   op('cyborg:operator:machine:get', 'rule:operator_reader_api', [`GET ${P}/machines`]),
-  op('cyborg:operator:driver:get', 'rule:operator_reader_api', [`GET ${P}/drivers`, `GET ${P}/drivers/{ref}`]),
+  op('cyborg:operator:driver:get', 'rule:operator_fleet_reader_api', [`GET ${P}/drivers`, `GET ${P}/drivers/{ref}`]),
   ...['install', 'uninstall', 'update'].map((a) => op(`cyborg:operator:driver:${a}`, 'rule:operator_admin_api', [`POST ${P}/drivers/{ref}/${a}`])),
-  op('cyborg:operator:service:get', 'rule:operator_reader_api', [`GET ${P}/services`]),
+  op('cyborg:operator:service:get', 'rule:operator_fleet_reader_api', [`GET ${P}/services`]),
   op('cyborg:operator:service:discover', 'rule:operator_admin_api', [`POST ${P}/services/discover`]),
   op('cyborg:operator:instance:attach', 'rule:operator_admin_api', [`POST ${P}/instances/{uuid}/attach`]),
   op('cyborg:operator:instance:detach', 'rule:operator_admin_api', [`POST ${P}/instances/{uuid}/detach`]),

@@ -29,7 +29,17 @@ describe('Enforcer', () => {
     expect(strict.enforce('cyborg:device_profile:get_all', own(noRoles), noRoles)).toBe(false);
     expect(strict.enforce('cyborg:device_profile:get_all', own(reader), reader)).toBe(true);
     expect(legacy.enforce('cyborg:device:get_all', own(member), member)).toBe(false);
-    expect(legacy.enforce('cyborg:operator:accelerator:get', own(reader), reader)).toBe(true);
+    // The fleet is the operator's: a project's reader reads its project's part (api/scope.ts), a system reader all of it.
+    expect(legacy.enforce('cyborg:operator:accelerator:get', own(reader), reader)).toBe(false);
+    expect(legacy.enforce('cyborg:operator:event:snapshot', own(reader), reader)).toBe(true);
+    const systemReader: Credentials = { roles: ['reader'], system_scope: 'all', user_id: 'sr1' };
+    expect(legacy.enforce('cyborg:operator:accelerator:get', {}, systemReader)).toBe(true);
+    expect(legacy.enforce('cyborg:operator:scope:fleet', {}, systemReader)).toBe(true);
+    expect(legacy.enforce('cyborg:operator:scope:fleet', own(admin), admin)).toBe(true);
+    // A service token is no role of the caller (Cyborg 2026.2): a reader holding one is still a reader.
+    const readerWithServiceToken: Credentials = { ...reader, service_roles: ['service'] };
+    expect(legacy.enforce('cyborg:arq:create', own(readerWithServiceToken), readerWithServiceToken)).toBe(false);
+    expect(strict.enforce('cyborg:arq:update', own(readerWithServiceToken), readerWithServiceToken)).toBe(false);
     expect(legacy.enforce('cyborg:operator:accelerator:enable', own(reader), reader)).toBe(false);
     expect(legacy.enforce('cyborg:operator:accelerator:enable', own(admin), admin)).toBe(true);
   });

@@ -4,6 +4,7 @@ import { ErrorSchema } from './shared.js';
 import { AuditEntrySchema, type AuditQuery, type ControlPlane } from '../../model/index.js';
 import { MAX, Text } from '../bounds.js';
 import { policy } from '../auth/index.js';
+import { scopeOf } from '../scope.js';
 import { NextLink, nextHref } from '../paging.js';
 import { apiLimits } from '../limits.js';
 import { CyborgError } from '../../errors/index.js';
@@ -14,8 +15,8 @@ const Query = Type.Object({
   host: Type.Optional(Text(MAX.name, { minLength: 1 })),
   accelerator: Type.Optional(Text(MAX.name, { minLength: 1, description: 'an accelerator (or ARQ, host, driver) id' })),
   kind: Type.Optional(Type.Union([Type.Literal('accelerator'), Type.Literal('arq'), Type.Literal('host'), Type.Literal('driver')])),
-  user: Type.Optional(Text(MAX.name, { minLength: 1, description: 'who asked: a user id, `agent:<id>` or `conductor`' })),
-  project: Type.Optional(Text(MAX.name, { minLength: 1 })),
+  user: Type.Optional(Text(MAX.name, { minLength: 1, description: 'who asked: a user id or name, `agent:<id>` or `conductor`' })),
+  project: Type.Optional(Text(MAX.name, { minLength: 1, description: 'the caller\'s project: an id or a name' })),
   action: Type.Optional(Text(MAX.name, { minLength: 1, description: 'the event, case-insensitive: enable, program, install, timer: stale, …' })),
   since: Type.Optional(Time),
   until: Type.Optional(Time),
@@ -26,7 +27,8 @@ const Query = Type.Object({
 /**
  * The fleet's audit log: every transition and operator or driver action, with who asked, from →
  * to, why and the request id; newest first, in cursor pages (`next` while more follow), answered
- * from the database by a conductor. `since` is inclusive, `until` exclusive.
+ * from the database by a conductor. `since` is inclusive, `until` exclusive. A caller without the
+ * fleet scope reads only the rows of its own project's callers.
  */
 export const auditRoutes: FastifyPluginAsyncTypebox<{ control: ControlPlane; pageMax?: number }> = async (app, { control, pageMax = apiLimits().pageMax }) => {
   app.get('/audit', {
@@ -47,12 +49,14 @@ export const auditRoutes: FastifyPluginAsyncTypebox<{ control: ControlPlane; pag
     if (q.accelerator !== undefined) query.id = q.accelerator;
     if (q.kind !== undefined) query.kind = q.kind;
     if (q.user !== undefined) query.actor = q.user;
-    if (q.project !== undefined) query.projectId = q.project;
     if (q.action !== undefined) query.event = q.action;
     if (q.since !== undefined) query.since = q.since;
     if (q.until !== undefined) query.until = q.until;
     if (q.marker !== undefined) query.cursor = q.marker;
-    const page = await control.audit(query);
+    // A project-scoped caller reads its own project's rows only (api/scope.ts).
+    const scoped = scopeOf(req).audit(query, q.project);
+    if (!scoped) return { audit: [] };
+    const page = await control.audit(scoped);
     return page.next === undefined ? { audit: page.entries } : { audit: page.entries, next: nextHref(req.url, page.next) };
   });
 };

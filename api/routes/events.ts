@@ -7,6 +7,7 @@ import { HostSchema } from './hosts.js';
 import { TransitionEvent, type AcceleratorView, type ArqView, type CommittedEvent, type ControlPlane, type HostView } from '../../model/index.js';
 import { Name } from '../bounds.js';
 import { policy } from '../auth/index.js';
+import { EventScope, scopeOf } from '../scope.js';
 import { CyborgError } from '../../errors/index.js';
 
 /** A committed event as the stream sends it: stamped with when the API saw its commit. */
@@ -114,7 +115,16 @@ export const eventRoutes: FastifyPluginAsyncTypebox<EventStreamOptions> = async 
         }),
       },
     },
-  }, async () => ({ cursor: control.hub.cursor, hosts: control.listHosts(), accelerators: control.listAccelerators(), arqs: control.listArqs() }));
+  }, async (req) => {
+    const scope = scopeOf(req);
+    if (scope.fleet) return { cursor: control.hub.cursor, hosts: control.listHosts(), accelerators: control.listAccelerators(), arqs: control.listArqs() };
+    return {
+      cursor: control.hub.cursor,
+      hosts: control.listHosts().flatMap((h) => scope.host(h) ?? []),
+      accelerators: control.listAccelerators().flatMap((a) => scope.accelerator(a) ?? []),
+      arqs: control.listArqs().flatMap((a) => scope.arq(a) ?? []),
+    };
+  });
 
   app.get('/history/:id', {
     onRequest: policy('cyborg:operator:event:history'),
@@ -124,7 +134,12 @@ export const eventRoutes: FastifyPluginAsyncTypebox<EventStreamOptions> = async 
       querystring: Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })) }, { additionalProperties: false }),
       response: { 200: Type.Object({ transitions: Type.Array(TransitionSchema) }) },
     },
-  }, async (req) => ({ transitions: await control.history(req.params.id, req.query.limit ?? 200) }));
+  }, async (req) => {
+    // Outside the caller's scope an id has no history, as an unknown one.
+    const scope = scopeOf(req);
+    if (!scope.seesHistoryOf(control, req.params.id)) return { transitions: [] };
+    return { transitions: (await control.history(req.params.id, req.query.limit ?? 200)).map((t) => scope.redact(t)) };
+  });
 
   app.get('/events', {
     onRequest: policy('cyborg:operator:event:stream'),
@@ -149,7 +164,7 @@ export const eventRoutes: FastifyPluginAsyncTypebox<EventStreamOptions> = async 
       'x-accel-buffering': 'no',
     });
     res.write('retry: 1000\n\n');
-    const stream = new BatchedStream(res, control, limits, streams, opts, req.log);
+    const stream = new BatchedStream(res, control, new EventScope(scopeOf(req), control), limits, streams, opts, req.log);
     streams.open.add(stream);
     // Counted until its connection is gone (a dropped client's socket may still hold its last bytes).
     const gone = (): void => {
@@ -192,6 +207,7 @@ class BatchedStream {
   constructor(
     private readonly res: ServerResponse,
     private readonly control: ControlPlane,
+    private readonly scope: EventScope,
     private readonly limits: Limits,
     private readonly streams: EventStreams,
     private readonly opts: EventStreamOptions,
@@ -210,7 +226,10 @@ class BatchedStream {
   start(cursor: number | undefined): void {
     const hub = this.control.hub;
     // Subscribe before reading the backlog; seq numbers drop whatever arrives twice.
-    this.unsubscribe = hub.subscribe((ev) => this.push({ ...ev, committedAt: Date.now() }));
+    this.unsubscribe = hub.subscribe((ev) => {
+      const seen = this.scope.event(ev);
+      if (seen) this.push({ ...seen, committedAt: Date.now() });
+    });
     this.last = hub.cursor;
     // Says the stream is open and where the server is; a client may ignore it.
     this.write(`event: hello\ndata: ${JSON.stringify({ cursor: hub.cursor })}\n\n`);
@@ -224,7 +243,10 @@ class BatchedStream {
         else {
           this.last = cursor;
           const now = Date.now();
-          this.buffer.unshift(...backlog.events.map((e) => ({ ...e, committedAt: now })));
+          this.buffer.unshift(...backlog.events.flatMap((e) => {
+            const seen = this.scope.event(e);
+            return seen ? [{ ...seen, committedAt: now }] : [];
+          }));
           this.flush();
         }
       }
@@ -355,11 +377,13 @@ class BatchedStream {
   private batch(events: StreamEvent[]): EventBatch {
     const b: EventBatch = { cursor: events[events.length - 1]!.seq, events, accelerators: {}, hosts: {}, arqs: {} };
     for (const e of events) {
-      if (e.kind === 'accelerator') b.accelerators[e.id] ??= orNull(() => this.control.getAccelerator(e.id));
-      else if (e.kind === 'host') b.hosts[e.id] ??= orNull(() => this.control.getHost(e.id));
-      else b.arqs[e.id] ??= orNull(() => this.control.getArq(e.id));
+      // Views as the client's scope shows them (api/scope.ts): a project sees its own part only.
+      const s = this.scope;
+      if (e.kind === 'accelerator') b.accelerators[e.id] ??= s.accelerator(orNull(() => this.control.getAccelerator(e.id)));
+      else if (e.kind === 'host') b.hosts[e.id] ??= s.host(orNull(() => this.control.getHost(e.id)));
+      else b.arqs[e.id] ??= s.arq(orNull(() => this.control.getArq(e.id)));
       // A host's first registration is no transition (it starts online): its accelerators bring it.
-      if (e.host && e.kind !== 'host') b.hosts[e.host] ??= orNull(() => this.control.getHost(e.host!));
+      if (e.host && e.kind !== 'host' && s.scope.fleet) b.hosts[e.host] ??= orNull(() => this.control.getHost(e.host!));
     }
     return b;
   }

@@ -4,6 +4,7 @@ import { ErrorSchema, Uuid } from './shared.js';
 import { AcceleratorUsageSchema, HostUsageSchema, type AcceleratorView, type ControlPlane } from '../../model/index.js';
 import { Name } from '../bounds.js';
 import { policy } from '../auth/index.js';
+import { scopeOf } from '../scope.js';
 
 const CountsSchema = Type.Record(Type.String(), Type.Integer());
 
@@ -53,7 +54,10 @@ export const usageRoutes: FastifyPluginAsyncTypebox<{ control: ControlPlane }> =
       params: Type.Object({ id: Uuid }),
       response: { 200: AcceleratorUsageSchema, 400: ErrorSchema, 404: ErrorSchema, 503: ErrorSchema, 504: ErrorSchema },
     },
-  }, async (req) => control.acceleratorUsage(req.params.id));
+  }, async (req) => {
+    scopeOf(req).requireAccelerator(control, req.params.id);
+    return control.acceleratorUsage(req.params.id);
+  });
 
   app.get('/hosts/:name/usage', {
     onRequest: policy('cyborg:operator:usage:get'),
@@ -62,13 +66,16 @@ export const usageRoutes: FastifyPluginAsyncTypebox<{ control: ControlPlane }> =
       params: Type.Object({ name: Name() }),
       response: { 200: HostUsageSchema, 400: ErrorSchema, 404: ErrorSchema, 503: ErrorSchema, 504: ErrorSchema },
     },
-  }, async (req) => control.hostUsage(req.params.name));
+  }, async (req) => scopeOf(req).hostUsage(control, await control.hostUsage(req.params.name)));
 
   app.get('/projects', {
     onRequest: policy('cyborg:operator:project:get'),
     schema: {
-      tags: ['operator'], summary: 'Per project: the accelerators its instances hold, by device type and resource class',
+      tags: ['operator'], summary: 'Per project: the accelerators its instances hold, by device type and resource class (a project-scoped caller: its own project only)',
       response: { 200: Type.Object({ projects: Type.Array(ProjectSummarySchema) }) },
     },
-  }, async () => ({ projects: projectSummaries(control.listAccelerators()) }));
+  }, async (req) => {
+    const scope = scopeOf(req);
+    return { projects: projectSummaries(control.listAccelerators().flatMap((a) => scope.accelerator(a) ?? [])) };
+  });
 };

@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { CyborgError, isCyborgError, TransitionInvalidError, type ErrorCode } from '../../errors/index.js';
 import { describeValidation } from '../bounds.js';
-import { retryAfter } from '../errors.js';
+import { publicMessage, retryAfter } from '../errors.js';
 import { isUuid } from './format.js';
 
 /**
@@ -44,10 +44,7 @@ export function patchError(reason: string): CyborgError {
 /** Maps any error to Cyborg's status and body; never leaks internals on 5xx. */
 export function toV2(err: unknown): { status: number; message: string } {
   if (err instanceof TransitionInvalidError) return { status: 409, message: err.message };
-  if (isCyborgError(err)) {
-    const hidden = err.status >= 500 && err.status !== 503 && err.status !== 502 && err.status !== 504;
-    return { status: err.status, message: hidden ? 'internal error' : err.message };
-  }
+  if (isCyborgError(err)) return { status: err.status, message: publicMessage(err) };
   const fe = err as Partial<FastifyError> & { code?: string };
   if (fe.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || (err instanceof SyntaxError && fe.statusCode === 400)) {
     return { status: 400, message: 'Request is not in valid JSON format' };

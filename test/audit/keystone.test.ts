@@ -11,7 +11,8 @@ import { KEYSTONE_URL, serviceAuth, tokenOf } from '../keystone/peer.js';
 
 /**
  * In keystone mode the audit names the caller as Keystone told it: the admin's user and project
- * ids from its validated token, whatever identity headers it adds. A reader may read the audit.
+ * ids from its validated token, whatever identity headers it adds. A project's reader reads only
+ * its own project's rows.
  */
 describe.skipIf(!svc.keystone)('audit with Keystone identities (real Keystone)', () => {
   let stack: Stack;
@@ -43,9 +44,13 @@ describe.skipIf(!svc.keystone)('audit with Keystone identities (real Keystone)',
     });
     expect(res.statusCode, res.body).toBe(200);
 
-    const page = await app.inject({ url: `/cyborg/v1/audit?accelerator=${fpga}&action=enable`, headers: { 'x-auth-token': reader.token } });
+    const page = await app.inject({ url: `/cyborg/v1/audit?accelerator=${fpga}&action=enable`, headers: { 'x-auth-token': admin.token } });
     expect(page.statusCode, page.body).toBe(200);
     expect((page.json() as { audit: AuditEntry[] }).audit.map((e) => [e.actor, e.projectId, e.requestId])).toEqual([[admin.userId, admin.projectId, requestId]]);
+    // A reader of project demo reads only the rows of demo's callers: not the admin's.
+    const theirs = await app.inject({ url: `/cyborg/v1/audit?accelerator=${fpga}&action=enable`, headers: { 'x-auth-token': reader.token } });
+    expect(theirs.statusCode, theirs.body).toBe(200);
+    expect((theirs.json() as { audit: AuditEntry[] }).audit).toEqual([]);
     expect((await app.inject({ url: '/cyborg/v1/audit' })).statusCode).toBe(401);
   });
 });

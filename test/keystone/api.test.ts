@@ -62,8 +62,11 @@ describe.skipIf(!svc.keystone)('the api in keystone mode, against a real Keyston
     }
   });
 
-  it('a reader may read the operator API but not enable an accelerator', async () => {
-    const list = await app.inject({ url: '/cyborg/v1/accelerators', headers: as('demoReader') });
+  it('a project reader may not read the whole fleet nor enable an accelerator; the admin may', async () => {
+    const refused = await app.inject({ url: '/cyborg/v1/accelerators', headers: as('demoReader') });
+    expect(refused.statusCode).toBe(403);
+    expect(refused.json()).toMatchObject({ code: 'request.forbidden', rule: 'cyborg:operator:accelerator:get' });
+    const list = await app.inject({ url: '/cyborg/v1/accelerators', headers: as('admin') });
     expect(list.statusCode).toBe(200);
     const id = list.json<{ accelerators: { id: string }[] }>().accelerators[0]!.id;
     const enable = await app.inject({ method: 'POST', url: `/cyborg/v1/accelerators/${id}/enable`, headers: as('demoReader') });
@@ -112,10 +115,10 @@ describe.skipIf(!svc.keystone)('the api in keystone mode, against a real Keyston
     const short = await keystoneApi(stack, { ttlMs: 500 });
     try {
       const reader = await tokenOf('demoReader');
-      expect((await short.app.inject({ url: '/cyborg/v1/hosts', headers: { 'x-auth-token': reader.token } })).statusCode).toBe(200);
+      expect((await short.app.inject({ url: '/cyborg/v1/snapshot', headers: { 'x-auth-token': reader.token } })).statusCode).toBe(200);
       await revoke(reader.token);
       await sleep(600);
-      expect((await short.app.inject({ url: '/cyborg/v1/hosts', headers: { 'x-auth-token': reader.token } })).statusCode).toBe(401);
+      expect((await short.app.inject({ url: '/cyborg/v1/snapshot', headers: { 'x-auth-token': reader.token } })).statusCode).toBe(401);
     } finally {
       await short.app.close();
     }
@@ -124,21 +127,24 @@ describe.skipIf(!svc.keystone)('the api in keystone mode, against a real Keyston
   it('asks Keystone once per token, not per request', async () => {
     const fresh = await keystoneApi(stack);
     try {
-      for (let i = 0; i < 20; i++) expect((await fresh.app.inject({ url: '/cyborg/v1/hosts', headers: as('demoReader') })).statusCode).toBe(200);
+      for (let i = 0; i < 20; i++) expect((await fresh.app.inject({ url: '/cyborg/v1/snapshot', headers: as('demoReader') })).statusCode).toBe(200);
       expect(fresh.validator.keystoneRequests).toBe(1);
     } finally {
       await fresh.app.close();
     }
   });
 
-  it('answers 503, not 401, while Keystone is unreachable', async () => {
+  it('answers 503, not 401, while Keystone is unreachable, naming no internal URL to whoever sends a token', async () => {
     const down = await keystoneApi(stack, { authUrl: 'http://127.0.0.1:9/v3' });
     try {
       const v2 = await down.app.inject({ url: '/v2/devices', headers: as('admin') });
       expect(v2.statusCode).toBe(503);
-      const op = await down.app.inject({ url: '/cyborg/v1/accelerators', headers: as('admin') });
+      const op = await down.app.inject({ url: '/cyborg/v1/accelerators', headers: { 'x-auth-token': 'any string at all' } });
       expect(op.statusCode).toBe(503);
-      expect(op.json()).toMatchObject({ code: 'keystone.unavailable' });
+      expect(op.json()).toMatchObject({ code: 'keystone.unavailable', message: expect.stringContaining('Keystone is not answering') });
+      for (const body of [v2.body, op.body]) {
+        expect(body).not.toMatch(/127\.0\.0\.1|http:|\/v3|ECONNREFUSED|cyborg-secret|\bat \w+ \(/);
+      }
     } finally {
       await down.app.close();
     }

@@ -70,14 +70,17 @@ describe.skipIf(!svc.keystone)('signing in through the api, against a real Keyst
     expect(got).toMatchObject({ user: { name: 'demo-reader' }, project: { name: 'demo' } });
     expect(got.roles).toContain('reader');
     expect(Date.parse(got.expires_at)).toBeGreaterThan(Date.now());
-    // The token works on the operator API, as any Keystone token does.
-    expect((await app.inject({ url: '/cyborg/v1/accelerators', headers: { 'x-auth-token': got.token } })).statusCode).toBe(200);
+    // The token works on the operator API, as any Keystone token does (on the reads of its own project).
+    expect((await app.inject({ url: '/cyborg/v1/snapshot', headers: { 'x-auth-token': got.token } })).statusCode).toBe(200);
     const me = await app.inject({ url: '/cyborg/v1/auth/whoami', headers: { 'x-auth-token': got.token } });
     expect(me.statusCode).toBe(200);
     const who = me.json<{ user: { name: string }; project: { name: string }; allowed: string[]; expires_at: string }>();
     expect(who).toMatchObject({ strategy: 'keystone', user: { name: 'demo-reader' }, project: { name: 'demo' }, expires_at: got.expires_at });
-    expect(who.allowed).toContain('cyborg:operator:accelerator:get');
+    expect(who.allowed).toContain('cyborg:operator:event:snapshot');
     expect(who.allowed).toContain('cyborg:operator:event:stream');
+    // A project's reader reads its project's part, not the fleet.
+    expect(who.allowed).not.toContain('cyborg:operator:accelerator:get');
+    expect(who.allowed).not.toContain('cyborg:operator:scope:fleet');
     expect(who.allowed).not.toContain('cyborg:operator:accelerator:enable');
   });
 
