@@ -1,6 +1,6 @@
 import { CyborgError } from '../../errors/index.js';
 import { ARQ_HOME, HOME_COLLECTIONS } from './arq-home.js';
-import type { Change, Journal, MachineRecord, Recovered } from '../runtime/index.js';
+import type { Change, CommitOptions, Journal, MachineRecord, Recovered } from '../runtime/index.js';
 import type { AuditPage, AuditQuery, TransitionRecord } from '../../model/index.js';
 
 /** One host as recorded, with its accelerators' records by id: what a takeover rebuilds. */
@@ -49,7 +49,7 @@ export class FencedJournal implements Journal {
 
   constructor(readonly inner: Journal, private readonly fence: Fence) {}
 
-  async commit(changes: Change[]): Promise<void> {
+  async commit(changes: Change[], opts?: CommitOptions): Promise<void> {
     if (!this.fence.valid()) throw new CyborgError('lease.lost', 'this conductor\'s lease has lapsed; it may not write');
     for (const c of changes) {
       const host = hostOf(c);
@@ -57,7 +57,7 @@ export class FencedJournal implements Journal {
         throw new CyborgError('lease.not_owner', `this conductor does not hold the lease of host ${host}`, { host });
       }
     }
-    return this.inner.commit(changes);
+    return this.inner.commit(changes, opts);
   }
 
   async load(): Promise<Recovered> {

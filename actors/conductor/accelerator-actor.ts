@@ -19,6 +19,7 @@ export interface AcceleratorSpec {
 
 const SETTLED: Promise<void> = Promise.resolve();
 
+const DEFER = { defer: true } as const;
 /** Allowed events by (machine, state facts): see `allowed()`. */
 const ALLOWED_MEMO = new WeakMap<object, Map<string, string[]>>();
 
@@ -142,6 +143,10 @@ export class AcceleratorActor implements MachineOwner, Restable {
   private updatedAt: string;
   private commitChain: Promise<void> = SETTLED;
   private crashed: unknown = null;
+  /** Requests under way for an actor that acknowledges later (`awaitCommit: false`): their commits are deferred. */
+  private deferring = 0;
+  /** The latest commit handed to the journal was deferred: whoever waits for it must ask for it. */
+  private deferredTail = false;
   private waiters: Set<{ resolve: () => void; reject: (err: unknown) => void }> | null = null;
   missing = false;
 
@@ -286,7 +291,17 @@ export class AcceleratorActor implements MachineOwner, Restable {
     }
     this.sendNoting(m, stamped(event), meta);
     await this.settled();
-    if (opts.awaitCommit === false) return this.buildView(this.record());
+    if (opts.awaitCommit === false) {
+      // The ARQ's commit that answers Nova takes these transitions along (one transaction).
+      this.deferring++;
+      try {
+        this.sendNoting(m, stamped(event), meta);
+        await this.settled();
+      } finally {
+        this.deferring--;
+      }
+      return this.buildView(this.record());
+    }
     await this.commitChain;
     return this.buildView();
   }
@@ -326,7 +341,7 @@ export class AcceleratorActor implements MachineOwner, Restable {
     }, m.persisted());
   }
 
-  /** Resolves when every change made so far is committed. */
+  /** Resolves when every change made so far is committed (writing a deferred one now). */
   flushed(): Promise<void> {
     return this.commitChain;
   }
@@ -338,6 +353,10 @@ export class AcceleratorActor implements MachineOwner, Restable {
 
   setMissing(missing: boolean): void {
     this.missing = missing;
+    if (this.deferredTail) {
+      this.deferredTail = false;
+      this.rt.journal.commit([]).catch(() => undefined);
+    }
   }
 
   stop(): void {
@@ -385,7 +404,7 @@ export class AcceleratorActor implements MachineOwner, Restable {
     const commit = this.rt.journal.commit([
       { type: 'accelerator', id: this.id, host: this.spec.host, record: persisted },
       { type: 'transition', record: full },
-    ]);
+    ], this.deferredTail ? DEFER : undefined);
     const seq = ++this.submitted;
     // No chain through the previous step: the journal answers commits in the order they were
     // made, so this one settles after every earlier one. A chain of three promises and closures
@@ -403,6 +422,7 @@ export class AcceleratorActor implements MachineOwner, Restable {
     return step;
   }
 
+    this.deferredTail = this.deferring > 0;
   /** Shows the `seq`th transition as committed, unless a later one already is. */
   private show(seq: number, persisted: MachineRecord, full: TransitionRecord): void {
     if (seq <= this.applied) return;

@@ -21,6 +21,8 @@ export interface ArqActorOptions {
 
 export type ArqLogic = ReturnType<typeof arqMachine.provide>;
 
+const DEFER = { defer: true } as const;
+
 /** The ARQ machine with `bind` / `unbind` provided; build it once per conductor. */
 export function arqLogic(
   bind: (uuid: string, binding: Binding) => Promise<BoundTo>,
@@ -36,6 +38,16 @@ export function arqLogic(
 
 // A delete interrupted by a crash stays a delete: reconciliation finishes it (see `retry`).
 const BUSY_TO_RESOLVED: Record<string, string> = { BindStarted: 'BindFailed', Unbinding: 'UnbindFailed', Deleting: 'DeletePending' };
+
+/**
+ * The ARQ's states in which an effect runs (`BindStarted`, `Unbinding`, `Deleting`): nobody is
+ * answered on entering one (a bind is answered `Bound`, a delete `Deleted` or, once the release
+ * outlasts the request's wait, `Deleting`, and that wait writes it — see `request`), so their
+ * commits are deferred to ride with the one that ends the effect (docs/persistence.md).
+ */
+const EFFECT_STATES: ReadonlySet<string> = new Set(
+  Object.entries(arqMachine.states).filter(([, node]) => node.tags.includes('busy')).map(([name]) => name),
+);
 
 const RETRY_BASE_MS = 2_000;
 const RETRY_MAX_MS = 60_000;
@@ -55,6 +67,8 @@ export class ArqActor {
   /** Transitions handed to the journal, and the last one shown as committed (a late one never overwrites a newer). */
   private submitted = 0;
   private shown = 0;
+  /** The latest commit handed to the journal was deferred: whoever waits for it must ask for it. */
+  private deferredTail = false;
   readonly createdAt: string;
   /** Reconciliation's backoff (see `retry`). */
   private failedRetries = 0;
@@ -115,6 +129,8 @@ export class ArqActor {
     }
     this.m.send(event, meta);
     await this.settled(opts.settleWithinMs);
+    // A release that outlasted the wait is answered with its committed first step: write it now.
+    this.writeDeferred();
     await this.commitChain;
     return this.committed;
   }
@@ -157,7 +173,15 @@ export class ArqActor {
   }
 
   flushed(): Promise<void> {
+    this.writeDeferred();
     return this.commitChain;
+  }
+
+  /** Someone waits for the latest commit: if it was deferred, a barrier writes it now. */
+  private writeDeferred(): void {
+    if (!this.deferredTail) return;
+    this.deferredTail = false;
+    this.opts.journal.commit([]).catch(() => undefined);
   }
 
   stop(): void {
@@ -169,10 +193,12 @@ export class ArqActor {
     this.opts.log.info({ arqUuid: this.uuid, from: rec.from, to: rec.to, event: rec.event, requestId: rec.requestId }, 'arq transition');
     const deleted = rec.to === 'Deleted';
     const record = { value: persisted.value, context: { ...persisted.context, createdAt: this.createdAt } };
+    const defer = EFFECT_STATES.has(persisted.value);
+    this.deferredTail = defer;
     const commit = this.opts.journal.commit([
       { type: 'arq', uuid: this.uuid, record, deleted },
       { type: 'transition', record: full },
-    ]);
+    ], defer ? DEFER : undefined);
     const seq = ++this.submitted;
     const show = (): void => {
       if (seq <= this.shown) return;

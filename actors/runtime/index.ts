@@ -2,7 +2,7 @@
 // and the journal port actors hand their changes to (db/ implements it).
 
 export { MemoryJournal, whenDurable } from './journal.js';
-export type { Change, Journal, MachineRecord, Recovered } from './journal.js';
+export type { Change, CommitOptions, Journal, MachineRecord, Recovered } from './journal.js';
 export { MachineHost } from './machine-host.js';
 export type { MachineOwner, StepSnapshot } from './machine-host.js';
 export { Passivation } from './passivation.js';

@@ -23,6 +23,19 @@ export interface Recovered {
   documents: { collection: string; id: string; body: Record<string, unknown> }[];
 }
 
+/** How a commit may be written. */
+export interface CommitOptions {
+  /**
+   * Nobody is acknowledged on this commit alone: a step on the way to one that will be (a bind's
+   * `BindStarted` and the accelerator's `attaching`, written with the `Bound` that answers Nova).
+   * The journal may keep it queued until the next commit that is not deferred takes it into the
+   * same transaction — or, if none comes, for a short while at most — instead of paying a
+   * transaction for it alone. Order is kept as for any commit. An empty commit (a barrier)
+   * writes whatever is deferred now.
+   */
+  defer?: boolean;
+}
+
 /**
  * The persistence port of the conductor. `commit` resolves only once the changes are durable:
  * nothing downstream of a transition (reply, event, Placement, Nova) may happen before that.
@@ -30,7 +43,7 @@ export interface Recovered {
  * settling means every earlier one has).
  */
 export interface Journal {
-  commit(changes: Change[]): Promise<void>;
+  commit(changes: Change[], opts?: CommitOptions): Promise<void>;
   load(): Promise<Recovered>;
   /** Only these hosts (with their accelerators' records): what a takeover of some hosts reads. */
   loadHosts?(hosts: string[]): Promise<Pick<Recovered, 'hosts' | 'accelerators'>>;
@@ -71,7 +84,7 @@ export class MemoryJournal implements Journal {
   readonly transitions: TransitionRecord[] = [];
   commits = 0;
 
-  async commit(changes: Change[]): Promise<void> {
+  async commit(changes: Change[], _opts?: CommitOptions): Promise<void> {
     await Promise.resolve();
     this.commits++;
     for (const c of changes) this.apply(c);
