@@ -6,6 +6,7 @@ import type { Static } from '@sinclair/typebox';
 import type { ConfigSchema } from '../config/index.js';
 import { browserBlocksPort, PORTS } from '../config/ports.js';
 import { startAllInOne } from '../roles/all-in-one.js';
+import { explainStartupError, listenersOf } from '../roles/startup.js';
 import { dbCommand } from '../db/cli.js';
 import { boot, collect } from './boot.js';
 import { configCommand } from './config.js';
@@ -38,7 +39,7 @@ export function buildProgram(): Command {
         fake: { gpus: flags.fakeGpus, nics: flags.fakeNics },
       };
       const { config, log } = boot(cmd, 'all-in-one', overrides);
-      const running = await startAllInOne(config, log);
+      const running = await startAllInOne(config, log).catch((err: unknown) => { throw explainStartupError(err, listenersOf(config)); });
       log.info({ url: running.url }, 'cyborg all-in-one is up');
       const port = Number(new URL(running.url).port);
       const refused = browserBlocksPort(port) ? `\n  (browsers refuse port ${port}: start with --port ${PORTS.allInOne} to open the visualizer)\n` : '';

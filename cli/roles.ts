@@ -6,6 +6,7 @@ import { boot } from './boot.js';
 import { startAgentRole } from '../roles/agent.js';
 import { startApiRole } from '../roles/api.js';
 import { startConductor } from '../roles/conductor.js';
+import { explainStartupError, listenersOf } from '../roles/startup.js';
 
 interface RoleFlags {
   nats?: string;
@@ -41,7 +42,7 @@ export function addRoleCommands(program: Command, onShutdown: (stop: (signal: st
         fake: { gpus: flags.fakeGpus, nics: flags.fakeNics },
       };
       const { config, log } = boot(command, name, overrides);
-      const running = await start(config, log);
+      const running = await start(config, log).catch((err: unknown) => { throw explainStartupError(err, listenersOf(config)); });
       onShutdown(async (signal) => {
         log.info({ signal }, 'shutting down');
         await running.stop();

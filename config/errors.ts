@@ -12,7 +12,7 @@ export class ConfigError extends Error {
  * the schema, a file) from a peer that may come back (the database).
  */
 export const StartupExit = {
-  /** An invalid configuration: a value, a section, a file or directory of configuration. */
+  /** An invalid configuration: a value, a section, a config file or directory, or a file it names (TLS, credentials) that cannot be read. */
   config: 1,
   /** The database does not exist or is not at this code's schema: `cyborg db migrate`. */
   schema: 3,
@@ -20,10 +20,8 @@ export const StartupExit = {
   database: 4,
   /** A listener cannot bind its address and port (in use, not this machine's). */
   listen: 5,
-  /** A file the configuration names (TLS, credentials) is missing or unreadable. */
-  file: 6,
   /** The embedded data directory is held by another process. */
-  locked: 7,
+  locked: 6,
 } as const;
 
 /**

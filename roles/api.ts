@@ -6,7 +6,7 @@ import type { NatsBus } from '../bus/nats.js';
 import type { Config } from '../config/index.js';
 import { metricsRoute } from '../metrics/http.js';
 import { Metrics } from '../metrics/index.js';
-import { roleBus } from './shared.js';
+import { natsProblem, roleBus, stopNatsWatch } from './shared.js';
 import { apiAuthFromConfig } from '../api/auth/index.js';
 
 export interface RunningApi {
@@ -34,7 +34,7 @@ export async function startApiRole(config: Config, log: Logger): Promise<Running
   const auth = apiAuthFromConfig(config, log);
   const app = await buildApi({
     control, log, v2: config.v2, auth, limits: config.api,
-    health: { checks: { nats: () => (bus.nc.isClosed() ? 'NATS connection closed' : undefined), view: () => control.notReady(), conductor: () => control.conductorProblem() } },
+    health: { checks: { nats: () => natsProblem(bus), view: () => control.notReady(), conductor: () => control.conductorProblem() } },
   });
   app.addHook('onClose', async () => auth.close());
   metricsRoute(app, metrics);
@@ -49,6 +49,7 @@ export async function startApiRole(config: Config, log: Logger): Promise<Running
     stop: () => (stopped ??= (async () => {
       await app.close();
       control.stop();
+      stopNatsWatch(bus);
       await bus.close();
     })()),
   };

@@ -5,11 +5,14 @@ import { Subjects } from '../bus/subjects.js';
 import { ConfigError, type Config } from '../config/index.js';
 import { openJournal } from '../db/index.js';
 import type { Metrics } from '../metrics/index.js';
+import { NatsWatch } from './nats-watch.js';
 
 /** The bus of a distributed role: NATS at `natsUrl` (required), with the configured subject prefix. */
 export async function roleBus(config: Config, log: Logger, name: string, metrics: Metrics, onReconnect?: () => void): Promise<NatsBus> {
   if (!config.natsUrl) throw new ConfigError('this role talks to the others over NATS: set NATS_URL (e.g. nats://127.0.0.1:4222)');
-  return connectBus({
+  // The connection waits for a server that is not up yet: said in the log while it does.
+  const watch = new NatsWatch(config.natsUrl, log);
+  const bus = await connectBus({
     url: config.natsUrl,
     name,
     log,
@@ -19,7 +22,25 @@ export async function roleBus(config: Config, log: Logger, name: string, metrics
     ...(config.distributed.subjectPrefix ? { prefix: config.distributed.subjectPrefix } : {}),
     onError: (reason) => metrics.busErrors.inc({ reason }),
     ...(onReconnect ? { onReconnect } : {}),
+  }).catch((err: unknown) => {
+    watch.stop();
+    throw err;
   });
+  watch.connected(bus.nc);
+  watches.set(bus, watch);
+  return bus;
+}
+
+const watches = new WeakMap<NatsBus, NatsWatch>();
+
+/** The readiness text of a role's bus while NATS is down (a `/readyz` check). */
+export function natsProblem(bus: NatsBus): string | undefined {
+  return bus.nc.isClosed() ? 'NATS connection closed' : watches.get(bus)?.problem();
+}
+
+/** Stops saying that NATS is down (the role is stopping). */
+export function stopNatsWatch(bus: NatsBus): void {
+  watches.get(bus)?.stop();
 }
 
 /**

@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -39,4 +39,52 @@ export async function cyborgProcess(argv: string[], opts: { cwd?: string; env?: 
 /** The lines of a stream a person reads (pino's JSON lines of other levels left out). */
 export function errorLines(text: string): string[] {
   return text.split('\n').filter((l) => l.trim() !== '' && !l.startsWith('{'));
+}
+
+export interface Running {
+  /** Everything written so far, stdout and stderr together. */
+  output(): string;
+  /** Resolves with the first line matching `pattern`; rejects naming what was written when the process ends first or `timeoutMs` passes. */
+  waitFor(pattern: RegExp, timeoutMs?: number): Promise<string>;
+  /** Resolves with the exit status. */
+  exited: Promise<number | null>;
+  kill(): Promise<void>;
+}
+
+/** `cyborg <argv>` left running, for what it says while it waits (a role waiting for NATS). */
+export function startCyborg(argv: string[], opts: { cwd?: string; env?: Record<string, string> } = {}): Running {
+  const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_PRETTY: 'false', ...opts.env };
+  const child = spawn(process.execPath, [BIN, ...argv], { cwd: opts.cwd ?? scratchDir(), env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let text = '';
+  const listeners = new Set<() => void>();
+  const onData = (b: Buffer): void => {
+    text += b.toString();
+    for (const l of listeners) l();
+  };
+  child.stdout.on('data', onData);
+  child.stderr.on('data', onData);
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => { for (const l of listeners) l(); resolve(code); }));
+  return {
+    output: () => text,
+    exited,
+    waitFor: (pattern, timeoutMs = 30_000) => new Promise((resolve, reject) => {
+      const check = (): void => {
+        const line = text.split('\n').find((l) => pattern.test(l));
+        if (line !== undefined) done(() => resolve(line));
+        else if (child.exitCode !== null) done(() => reject(new Error(`exited ${child.exitCode} before ${pattern}; it wrote:\n${text}`)));
+      };
+      const timer = setTimeout(() => done(() => reject(new Error(`no ${pattern} in ${timeoutMs} ms; it wrote:\n${text}`))), timeoutMs);
+      const done = (f: () => void): void => {
+        clearTimeout(timer);
+        listeners.delete(check);
+        f();
+      };
+      listeners.add(check);
+      check();
+    }),
+    kill: async () => {
+      if (child.exitCode === null) child.kill('SIGKILL');
+      await exited;
+    },
+  };
 }

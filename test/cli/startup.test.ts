@@ -1,0 +1,82 @@
+import { mkdtempSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { svc } from '../services.js';
+import { cyborgProcess, startCyborg } from './spawn.js';
+
+/** A port some other program holds. */
+async function taken(): Promise<{ server: Server; port: number }> {
+  const server = createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const addr = server.address();
+  return { server, port: typeof addr === 'object' && addr ? addr.port : 0 };
+}
+
+const prefix = (): string => `su${randomBytes(3).toString('hex')}`;
+
+describe('each start-up mistake is one line and a documented exit status, through the real binary', () => {
+  it('a TLS file the configuration names that is not there: exit 1 naming [nats] tls_ca_file, before anything connects', async () => {
+    const r = await cyborgProcess(['agent', '--nats', 'tls://127.0.0.1:4222', '--metrics-port', '-1'], { env: { NATS_TLS_CA_FILE: '/nonexistent/ca.pem' } });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe('cyborg: invalid configuration: [nats] tls_ca_file (NATS_TLS_CA_FILE): cannot read /nonexistent/ca.pem (ENOENT)\n');
+  });
+
+  it('a port out of range, or not a number: exit 1 naming the flag', async () => {
+    const [high, word] = await Promise.all([
+      cyborgProcess(['api', '--nats', 'nats://127.0.0.1:4222', '--port', '70000']),
+      cyborgProcess(['api', '--nats', 'nats://127.0.0.1:4222'], { env: { CYBORG_PORT: 'http' } }),
+    ]);
+    expect(high.code).toBe(1);
+    expect(high.stderr).toBe('cyborg: invalid configuration: the command line (listen.port): Expected integer to be less or equal to 65535\n');
+    expect(word.code).toBe(1);
+    expect(word.stderr).toMatch(/^cyborg: invalid configuration: environment variable CYBORG_PORT: .*\n$/);
+  });
+
+  it('NATS that does not answer: the role says so with the URL, and keeps waiting for it', async () => {
+    const role = startCyborg(['conductor', '--nats', 'nats://cyborg:s3cret@127.0.0.1:1', '--no-leases', '--metrics-port', '-1']);
+    try {
+      const line = await role.waitFor(/NATS unreachable/);
+      expect(JSON.parse(line)).toMatchObject({ level: 40, nats: 'nats://***@127.0.0.1:1', option: '[DEFAULT] transport_url (NATS_URL, --nats)' });
+      expect(role.output()).not.toContain('s3cret');
+      expect(role.output()).not.toMatch(/\n\s+at /);
+    } finally {
+      await role.kill();
+    }
+  });
+
+  describe.skipIf(!svc.nats)('with NATS', () => {
+    let other: Awaited<ReturnType<typeof taken>>;
+    beforeAll(async () => { other = await taken(); });
+    afterAll(() => { other?.server.close(); });
+
+    it('the api\'s port held by another program: exit 5 naming [api] port', async () => {
+      const r = await cyborgProcess(['api', '--nats', svc.nats!, '--prefix', prefix(), '--port', String(other.port)]);
+      expect(r.code).toBe(5);
+      expect(r.stderr).toBe(`cyborg: [api] port (CYBORG_PORT, --port) = ${other.port}: 127.0.0.1:${other.port} is in use by another process; stop it or set another port\n`);
+    });
+
+    it('an address that is not this machine\'s: exit 5 naming [api] host_ip', async () => {
+      const r = await cyborgProcess(['api', '--nats', svc.nats!, '--prefix', prefix(), '--port', '0', '--listen', '192.0.2.1']);
+      expect(r.code).toBe(5);
+      expect(r.stderr).toBe('cyborg: [api] host_ip (CYBORG_LISTEN_ADDRESS, --listen) = 192.0.2.1: not an address of this machine; set one of its addresses, or 0.0.0.0 for all\n');
+    });
+
+    it('a vendor driver enabled on a host without its hardware: a warn line naming the driver', async () => {
+      const p = prefix();
+      const conductor = startCyborg(['conductor', '--nats', svc.nats!, '--prefix', p, '--no-leases', '--metrics-port', '-1']);
+      const agent = startCyborg(['agent', '--nats', svc.nats!, '--prefix', p, '--host', 'bare-host', '--metrics-port', '-1', '--data-dir', mkdtempSync(join(tmpdir(), 'cyborg-agent-'))], {
+        env: { CYBORG_ENABLED_DRIVERS: 'intel_qat_driver', CYBORG_GENERIC_SYSFS_ROOT: mkdtempSync(join(tmpdir(), 'cyborg-sysfs-')) },
+      });
+      try {
+        const line = await agent.waitFor(/finds nothing to drive/, 60_000);
+        expect(JSON.parse(line)).toMatchObject({ level: 40, driver: 'intel_qat_driver' });
+        expect(JSON.parse(line).msg).toMatch(/^\[agent\] enabled_drivers: intel_qat_driver finds nothing to drive on this host/);
+      } finally {
+        await Promise.all([agent.kill(), conductor.kill()]);
+      }
+    });
+  });
+});
