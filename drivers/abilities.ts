@@ -91,3 +91,28 @@ export interface HealthWatcher {
 }
 
 export const canWatchHealth = (d: Driver): d is Driver & HealthWatcher => typeof (d as Partial<HealthWatcher>).watchHealth === 'function';
+
+/** A device the driver sees but could not observe whole this time, and why, in the tool's own words. */
+export interface UnobservedDevice {
+  deviceUuid: string;
+  reason: string;
+  /** What the driver could still tell of it (sysfs alone): used where the agent has no earlier record. */
+  partial?: DriverDevice;
+}
+
+/** What a discovery observed, and which devices it could not (the rest of the driver's report stands). */
+export interface PartialDiscovery {
+  devices: DriverDevice[];
+  unobserved: UnobservedDevice[];
+}
+
+/**
+ * A driver that can tell, device by device, what it could not observe (one GPU's vGPU type is
+ * wrong, nvidia-smi fails while sysfs answers): the agent keeps those devices' last observed
+ * records, marked, instead of losing the driver's whole report.
+ */
+export interface PartialDiscoverer {
+  discoverPartial(): Promise<PartialDiscovery>;
+}
+
+export const canDiscoverPartially = (d: Driver): d is Driver & PartialDiscoverer => typeof (d as Partial<PartialDiscoverer>).discoverPartial === 'function';

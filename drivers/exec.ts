@@ -76,7 +76,7 @@ export const runCommand: CommandRunner = (argv, opts) => new Promise((resolve, r
     if (opts.onLine && pending.trim() !== '') opts.onLine(pending.trimEnd());
     if (timedOut) return;
     if (code === 0) resolve({ stdout, stderr });
-    else reject(toolError('exit_status', `${what}: exited with ${code ?? signal}: ${lastLine(stderr) || lastLine(stdout)}`, argv, undefined, { exitCode: code, stderr: stderr.slice(-2000) }));
+    else reject(toolError('exit_status', `${what}: exited with ${code ?? signal}: ${lastLines(stderr) || lastLines(stdout)}`, argv, undefined, { exitCode: code, stderr: stderr.slice(-2000) }));
   }));
 });
 
@@ -89,8 +89,13 @@ function killGroup(pid: number | undefined): void {
   }
 }
 
-function lastLine(text: string): string {
-  return text.trim().split('\n').at(-1)?.trim() ?? '';
+/**
+ * The tool's last words, what an operator is shown as the reason: up to three lines, since the
+ * cause often comes before a detail (NVML's "Failed to initialize NVML: Driver/library version
+ * mismatch" is followed by "NVML library version: …").
+ */
+function lastLines(text: string): string {
+  return text.trim().split('\n').map((l) => l.trim()).filter(Boolean).slice(-3).join(' / ').slice(0, 1000);
 }
 
 /** The DriverError of a failed tool: `driver.timeout` for a deadline, `driver.failed` else. */

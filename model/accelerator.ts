@@ -15,9 +15,12 @@ export const ProgramInfoSchema = Type.Object({
   functionId: Type.Optional(Type.String()),
 });
 
-/** An accelerator's health as the conductor judges it from its agent's checks (machines/health.ts). */
+/**
+ * An accelerator's health as the conductor judges it from its agent's checks (machines/health.ts);
+ * `unknown` while its driver could not observe it (the reason says why, in the tool's words).
+ */
 export const HealthViewSchema = Type.Object({
-  status: Type.Union([Type.Literal('ok'), Type.Literal('degraded'), Type.Literal('quarantined')]),
+  status: Type.Union([Type.Literal('ok'), Type.Literal('degraded'), Type.Literal('quarantined'), Type.Literal('unknown')]),
   /** Stays quarantined until an operator resets or clears it. */
   fatal: Type.Boolean(),
   reason: Type.Union([Type.String(), Type.Null()]),

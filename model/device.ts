@@ -40,6 +40,12 @@ export const Device = Type.Object({
   controlPath: Type.Object({ type: Type.Literal('PCI'), info: BoundedName() }),
   driver: BoundedName(),
   deployables: Type.Array(Deployable, { maxItems: 4096 }),
+  /**
+   * Present when the agent could not observe the device this time (its tool failed): the record
+   * is the last one observed, and this is why, in the tool's own words. The conductor keeps the
+   * device and shows its health as `unknown` instead of removing it.
+   */
+  unobserved: Type.Optional(BoundedText(BOUND.text)),
 });
 
 /** One service a backend offers on one device: a virtual function, an mdev type, a programmed function. */

@@ -8,13 +8,16 @@ import {
 } from '../../bus/schemas.js';
 import { Subjects } from '../../bus/subjects.js';
 import { canAttach, canInstall, canProgram, canReportHealth, canReportUsage, canReset, type Driver, type Health, type OpRequest } from '../../drivers/driver.js';
-import { canManageMig, canObserve, canRestoreBound, canSetVfCount, canWatchHealth, type HealthWatch, type Progress, type ProgressProgrammer } from '../../drivers/abilities.js';
+import { canDiscoverPartially, canManageMig, canObserve, canRestoreBound, canSetVfCount, canWatchHealth, type HealthWatch, type Progress, type ProgressProgrammer } from '../../drivers/abilities.js';
 import { BeforeTheCard, programWithImage } from './programming.js';
 import type { DriverRegistry } from '../../drivers/registry.js';
 import { DriverCommandMessage, DriverCommandReply } from '../../bus/driver-schemas.js';
 import { AgentDrivers } from './agent-drivers.js';
 import { UeventSource, type UeventBurst, type UeventSourceOptions } from './uevents.js';
 import type { DeployableT, DeviceT } from '../../model/index.js';
+
+/** A reason is the tool's own words, bounded like every text in a report (model/bounds.ts). */
+const MAX_REASON = 2_000;
 
 /** The reply of a command that succeeded with nothing to report: kept once for all of them. */
 const DONE_EMPTY: CommandReplyMsg = Object.freeze({ ok: true as const, result: Object.freeze({}) });
@@ -158,18 +161,33 @@ export class Agent {
   async discoverAndReport(): Promise<DeviceT[]> {
     const all: DeviceT[] = [];
     let observed: HostObservationMsg | undefined;
+    // The last observed record of each device: what stands in for one its driver cannot observe now.
+    const lastKnown = new Map(this.devices.map((dev) => [dev.uuid, dev]));
     for (const d of this.driverStates.active()) {
       try {
-        const found = await d.discover();
-        for (const dev of found) for (const dep of dev.deployables) this.discoveredBy.set(dep.uuid, d.name);
-        all.push(...found);
+        const { devices: found, unobserved } = canDiscoverPartially(d) ? await d.discoverPartial() : { devices: await d.discover(), unobserved: [] };
+        const kept = unobserved.flatMap((u) => {
+          const last = lastKnown.get(u.deviceUuid) ?? u.partial;
+          return last ? [{ ...last, unobserved: u.reason.slice(0, MAX_REASON) }] : [];
+        });
+        if (unobserved.length > 0) {
+          this.opts.log.warn({ host: this.opts.host, driver: d.name, unobserved: unobserved.map((u) => ({ device: u.deviceUuid, reason: u.reason })) },
+            'discovery could not observe some devices; their last observed records are kept, marked not observed');
+        }
+        for (const dev of [...found, ...kept]) for (const dep of dev.deployables) this.discoveredBy.set(dep.uuid, d.name);
+        all.push(...found, ...kept);
         if (canObserve(d)) observed = merged(observed, await d.observe(found).catch((err: unknown) => {
           // Its devices are still reported; only the comparison of their host side waits.
           this.opts.log.warn({ err, host: this.opts.host, driver: d.name }, 'the driver could not observe its devices\' host side; left out of this report');
           return NOTHING_OBSERVED;
         }));
       } catch (err) {
-        this.opts.log.error({ err, host: this.opts.host, driver: d.name }, 'discovery failed; its devices are left out of this report');
+        // A failed discovery says nothing of the devices: they stay as last observed, marked with
+        // the tool's own words, and are removed only by a discovery that succeeds without them.
+        const reason = (err instanceof Error ? err.message : String(err)).slice(0, MAX_REASON);
+        const kept = this.devices.filter((dev) => this.reportedBy(dev) === d.name).map((dev) => ({ ...dev, unobserved: reason }));
+        all.push(...kept);
+        this.opts.log.error({ err, host: this.opts.host, driver: d.name, kept: kept.length }, 'discovery failed; its devices are kept as last observed, marked not observed');
       }
     }
     if (observed && (observed.deployables.length > MAX_OBSERVED_PER_HOST || observed.present.length > MAX_OBSERVED_PER_HOST)) {
@@ -308,6 +326,12 @@ export class Agent {
     const kept = reply.ok && Object.keys(reply.result).length === 0 ? DONE_EMPTY : reply;
     if (this.done.get(key) === p) this.done.set(key, kept);
     else if (this.doneBefore.get(key) === p) this.doneBefore.set(key, kept);
+  }
+
+  /** The driver that reported a device: its own word, or whoever discovered its deployables. */
+  private reportedBy(dev: DeviceT): string | undefined {
+    const by = dev.deployables.map((dep) => this.discoveredBy.get(dep.uuid)).find((n) => n !== undefined);
+    return by ?? (this.opts.drivers.get(dev.driver) ? dev.driver : undefined);
   }
 
   private setDevices(devices: DeviceT[]): void {

@@ -180,6 +180,8 @@ export class HostActor {
    * Reconciles a full inventory snapshot with what is recorded: new deployables appear
    * `inactive`, missing unattached ones are `removed`, missing attached ones are flagged (never
    * dropped), returning ones are rediscovered. Ids are stable, so nothing is ever duplicated.
+   * A device the agent could not observe this time comes as its last observed record with the
+   * reason (`unobserved`): kept as it was, its health shown `unknown` until it is observed again.
    * Returns the accelerators reported with other traits, resource class or size than before
    * (another function programmed out of band, a card re-laid out, a reboot with new firmware).
    */
@@ -196,11 +198,15 @@ export class HostActor {
       seen.add(spec.deployable.uuid);
       const existing = this.accelerators.get(spec.deployable.uuid);
       if (!existing) {
-        created.push(this.spawn(spec));
+        const made = this.spawn(spec);
+        if (spec.device.unobserved) made.setUnobserved(spec.device.unobserved);
+        created.push(made);
         continue;
       }
       const placed = placementFacts(existing.deployable);
       existing.updateSpec(spec);
+      // The agent's last observed record of a device its driver could not observe now: kept, marked.
+      existing.setUnobserved(spec.device.unobserved ?? null);
       if (placementFacts(spec.deployable) !== placed) respecified.push(existing.id);
       if (existing.missing) existing.setMissing(false);
       if (existing.state === 'removed') {
@@ -305,6 +311,7 @@ export class HostActor {
       crashed.stop();
       const fresh = this.spawn({ host: this.name, device: deviceOf(this.devices, crashed.id), deployable: crashed.deployable }, record);
       if (crashed.missing) fresh.setMissing(true);
+      fresh.unobserved = crashed.unobserved;
     });
   }
 

@@ -39,6 +39,12 @@ export interface NvidiaGpuDriverOptions {
   xidRetryMinMs?: number;
   /** Which Xid codes are fatal, transient or ignored (`[gpu_devices] xid_*`); absent: DEFAULT_XID_POLICY. */
   xidPolicy?: XidPolicy;
+  /**
+   * `[gpu_devices] mig_host_attach`: a MIG deployable's handle is handed out as it is, for
+   * consumers on the host itself (containers, processes given the GPU instance); off, its bind
+   * fails (a VM cannot use a GPU instance as an mdev).
+   */
+  migHostAttach?: boolean;
   /** Product id (lower-case hex) → model name, from pci.ids: the model when nvidia-smi does not say. */
   modelNames?: ReadonlyMap<string, string>;
 }
@@ -196,8 +202,7 @@ export class NvidiaGpuDriver implements Driver, PartialDiscoverer, AttachPrepare
 
   async prepareAttach(req: OpRequest): Promise<OpResult> {
     const handle = handleIn(req.deployable, req.params.handleUuid);
-    // An ARQ's bind is Nova's, for a VM; an operator's attach (a host-side consumer) uses the instance as it is.
-    if (req.params.arqUuid !== undefined) refuseMigHandle(req.deployable, handle);
+    if (!this.opts.migHostAttach) refuseMigHandle(req.deployable, handle);
     await this.make(req.deployable, handle);
     this.bound.set(handle.uuid, req.deployable);
     return { handleUuid: handle.uuid, attachType: handle.attachType, attachInfo: handle.attachInfo };

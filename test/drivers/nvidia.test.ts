@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { NvidiaGpuDriver, parseLgi, parseLgip, parseQueryXml } from '../../drivers/nvidia/index.js';
-import { buildHost, NVIDIA_HOST } from '../fixtures/vendors/hosts.js';
+import { buildHost, NVIDIA_HOST, NVIDIA_MIG_MIXED_HOST } from '../fixtures/vendors/hosts.js';
 import type { DeployableT, DeviceT } from '../../model/index.js';
 
 const fixtures = fileURLToPath(new URL('../fixtures/vendors/', import.meta.url));
@@ -90,9 +90,37 @@ describe('nvidia_gpu_driver on an H100 / A10 / A16 host', () => {
     expect(readFileSync(current, 'utf8')).toBe('0');
   });
 
-  it('refuses a vGPU type the card does not offer, naming it', async () => {
-    const driver = new NvidiaGpuDriver({ host: 'compute1', sysfsRoot: root, vgpuTypes: { 'nvidia-999': ['0000:b1:00.0'] } });
+  it('refuses a vGPU type the card does not offer, naming it, and only for that card', async () => {
+    const driver = new NvidiaGpuDriver({ host: 'compute1', sysfsRoot: root, vgpuTypes: { 'nvidia-999': ['0000:b1:00.0'], 'nvidia-590': ['0000:17:00.0'] } });
     await expect(driver.discover()).rejects.toMatchObject({ code: 'driver.failed', details: { reason: 'vgpu_type_unsupported' } });
+    const { devices, unobserved } = await driver.discoverPartial();
+    expect(devices.flatMap((d) => d.deployables).map((d) => d.name)).toEqual(['compute1_0000:17:00.0', 'compute1_0000:1b:00.0', 'compute1_0000:43:00.0']);
+    expect(unobserved).toEqual([expect.objectContaining({ reason: 'GPU 0000:b1:00.0 offers no vGPU type nvidia-999 (see [vgpu_nvidia-999] device_addresses)' })]);
+    expect(unobserved[0]!.partial).toBeUndefined();
+  });
+
+  it('names the model from pci.ids when nvidia-smi does not run, Cyborg\'s placeholder when nothing knows it', async () => {
+    const driver = new NvidiaGpuDriver({ host: 'compute1', sysfsRoot: root, filterSriovVfs: true, modelNames: new Map([['2331', 'GH100 [H100 PCIe]']]) });
+    const models = (await driver.discover()).map((d) => [d.controlPath.info.slice(9, 11), d.model]);
+    expect(models).toEqual([['17', 'miss model info'], ['1b', 'GH100 [H100 PCIe]'], ['43', 'GH100 [H100 PCIe]'], ['b1', 'miss model info']]);
+  });
+});
+
+describe('MIG on a host with an A100 40GB and an H100: profile ids are per GPU model', () => {
+  it('gives each GPU its own profiles, resource classes and traits', async () => {
+    const root = buildHost(NVIDIA_MIG_MIXED_HOST, 'nvidia-mig-mixed');
+    const dir = join(mkdtempSync(join(tmpdir(), 'cyborg-smi-')), 'a100-h100');
+    cpSync(join(fixtures, 'nvidia-smi', 'a100-h100'), dir, { recursive: true });
+    const driver = new NvidiaGpuDriver({ host: 'compute1', sysfsRoot: root, nvidiaSmi: ['sh', FAKE_SMI, dir] });
+    const devices = await driver.discover();
+    expect(devices.map((d) => d.model)).toEqual(['NVIDIA A100-PCIE-40GB', 'NVIDIA H100 PCIe']);
+    // Profile id 9 is a 3g.20gb on the A100 and a 3g.40gb on the H100.
+    expect(devices.flatMap((d) => d.deployables).map((d) => [d.name, attrs(d).rc, attrs(d).trait1])).toEqual([
+      ['compute1_0000:1b:00.0_MIG_2g.10gb', 'CUSTOM_MIG_2G_10GB', 'CUSTOM_NVIDIA_20F1_MIG_2G_10GB'],
+      ['compute1_0000:1b:00.0_MIG_3g.20gb', 'CUSTOM_MIG_3G_20GB', 'CUSTOM_NVIDIA_20F1_MIG_3G_20GB'],
+      ['compute1_0000:43:00.0_MIG_1g.10gb', 'CUSTOM_MIG_1G_10GB', 'CUSTOM_NVIDIA_2331_MIG_1G_10GB'],
+      ['compute1_0000:43:00.0_MIG_3g.40gb', 'CUSTOM_MIG_3G_40GB', 'CUSTOM_NVIDIA_2331_MIG_3G_40GB'],
+    ]);
   });
 });
 
@@ -159,11 +187,41 @@ describe('MIG on the H100', () => {
   });
 
   it('refuses to change the layout while an instance is attached', async () => {
-    const driver = new NvidiaGpuDriver({ host: 'compute1', sysfsRoot: root, nvidiaSmi: ['sh', FAKE_SMI, smiDir()] });
+    const driver = new NvidiaGpuDriver({ host: 'compute1', sysfsRoot: root, nvidiaSmi: ['sh', FAKE_SMI, smiDir()], migHostAttach: true });
     const d = (await driver.discover()).flatMap((x) => x.deployables).find((x) => x.name.endsWith('MIG_1g.10gb'))!;
     await driver.prepareAttach({ key: 'k', deployable: d, params: { handleUuid: d.attachHandles[0]!.uuid } });
     await expect(driver.applyMigLayout('0000:1b:00.0', ['7g.80gb'])).rejects.toMatchObject({ code: 'driver.in_use' });
     await driver.releaseAttach({ key: 'k', deployable: d, params: { handleUuid: d.attachHandles[0]!.uuid } });
+  });
+
+  it('never hands a VM a GPU instance as an mdev: the bind fails with a reason, nothing is made', async () => {
+    const driver = new NvidiaGpuDriver({ host: 'compute1', sysfsRoot: root, nvidiaSmi: ['sh', FAKE_SMI, smiDir()] });
+    const d = (await driver.discover()).flatMap((x) => x.deployables).find((x) => x.name.endsWith('MIG_3g.40gb'))!;
+    const err = await driver.prepareAttach({ key: 'k', deployable: d, params: { handleUuid: d.attachHandles[0]!.uuid, arqUuid: 'a1' } }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'driver.failed', details: { reason: 'mig_not_servable', gpuInstanceId: '2' } });
+    expect((err as Error).message).toMatch(/GPU instance 2 cannot be attached to a VM as an mdev/);
+  });
+
+  it('reports the GPUs from sysfs when nvidia-smi fails, naming as not observed those that may be in MIG mode', async () => {
+    const mismatch = ['sh', '-c', 'echo "Failed to initialize NVML: Driver/library version mismatch"; echo "NVML library version: 550.127"; exit 18', 'nvidia-smi'];
+    const driver = new NvidiaGpuDriver({ host: 'compute1', sysfsRoot: root, nvidiaSmi: mismatch, vgpuTypes: { 'nvidia-699': ['0000:b1:00.0'] }, filterSriovVfs: true });
+    const { devices, unobserved } = await driver.discoverPartial();
+    // A vGPU card is all in sysfs; the others cannot be told from a MIG GPU without nvidia-smi.
+    expect(devices.flatMap((d) => d.deployables).map((d) => d.name)).toEqual(['compute1_0000:b1:00.0']);
+    expect(unobserved.map((u) => u.partial?.deployables.map((d) => d.name)[0])).toEqual(['compute1_0000:17:00.0', 'compute1_0000:1b:00.0', 'compute1_0000:43:00.0']);
+    for (const u of unobserved) expect(u.reason).toBe('nvidia-smi -q -x: exited with 18: Failed to initialize NVML: Driver/library version mismatch / NVML library version: 550.127');
+  });
+
+  it('after nvidia-smi said which GPUs are out of MIG mode, only the MIG one waits for it', async () => {
+    const dir = smiDir();
+    const driver = new NvidiaGpuDriver({ host: 'compute1', sysfsRoot: root, nvidiaSmi: ['sh', join(fixtures, 'bin', 'failing-nvidia-smi.sh'), dir], filterSriovVfs: true });
+    await driver.discoverPartial();
+    for (const mode of ['exit', 'truncated']) {
+      writeFileSync(join(dir, 'failure'), mode);
+      const { devices, unobserved } = await driver.discoverPartial();
+      expect(unobserved.map((u) => u.partial?.deployables[0]?.name)).toEqual(['compute1_0000:1b:00.0']);
+      expect(devices.map((d) => d.deployables[0]!.name)).toEqual(['compute1_0000:17:00.0', 'compute1_0000:43:00.0', 'compute1_0000:b1:00.0']);
+    }
   });
 
   it('ends a missing binary, malformed output and a hanging nvidia-smi in a DriverError', async () => {

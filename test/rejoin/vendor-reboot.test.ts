@@ -161,7 +161,9 @@ describe('nvidia_gpu_driver: an H100 whose MIG instances a reboot lost', () => {
     cpSync(join(smi, 'lgi.txt'), join(smi, 'slots.txt'));
     s = await startStack({
       api: true,
-      drivers: (host) => [kernel.drives(new NvidiaGpuDriver({ host, sysfsRoot: root, nvidiaSmi: ['sh', join(fixtures, 'bin', 'fake-nvidia-smi.sh'), smi] }))],
+      // A host whose MIG instances serve processes on the host itself ([gpu_devices] mig_host_attach):
+      // a VM could not use a GPU instance handed out as an mdev, and is refused one (docs/drivers.md).
+      drivers: (host) => [kernel.drives(new NvidiaGpuDriver({ host, sysfsRoot: root, nvidiaSmi: ['sh', join(fixtures, 'bin', 'fake-nvidia-smi.sh'), smi], migHostAttach: true }))],
     });
     const held = await attach(named('0000:1b:00.0_MIG_3g.40gb'), vm1);
     // The reboot: the GPU keeps MIG mode, but its GPU instances are gone (nvidia-smi lists none).
