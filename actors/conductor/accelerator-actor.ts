@@ -149,6 +149,8 @@ export class AcceleratorActor implements MachineOwner, Restable {
   private deferredTail = false;
   private waiters: Set<{ resolve: () => void; reject: (err: unknown) => void }> | null = null;
   missing = false;
+  /** Why its driver could not observe it in the last report (its record is the last observed one); null when observed. */
+  unobserved: { reason: string; since: number } | null = null;
 
   constructor(opts: AcceleratorActorOptions) {
     this.rt = opts.runtime;
@@ -359,6 +361,12 @@ export class AcceleratorActor implements MachineOwner, Restable {
     }
   }
 
+  /** Marks it not observed (the reason in the tool's words) or observed again (null). */
+  setUnobserved(reason: string | null): void {
+    if (reason === null) this.unobserved = null;
+    else if (this.unobserved?.reason !== reason) this.unobserved = { reason, since: this.unobserved?.since ?? Date.now() };
+  }
+
   stop(): void {
     this.rt.passivation.forget(this);
     this.m?.stop();
@@ -470,7 +478,7 @@ export class AcceleratorActor implements MachineOwner, Restable {
       ...this.fields,
       state: r.value,
       tags: [...tagsOf(this.rt.logic, r.value), ...conditionTags(ctx)],
-      health: healthView(ctx),
+      health: this.unobserved ? unobservedView(ctx, this.unobserved) : healthView(ctx),
       maintenance: maintenanceView(ctx),
       allowed: settled ? this.allowed() : [],
       allocations: ctx.allocations ?? [],
@@ -495,6 +503,15 @@ function healthView(ctx: AcceleratorContext): NonNullable<AcceleratorView['healt
   const h = ctx.health;
   if (!h) return { status: 'ok', fatal: false, reason: null, since: null };
   return { status: h.status, fatal: h.fatal, reason: h.reason, since: iso(h.since) };
+}
+
+/**
+ * A device its driver could not observe: what is known of its health is the last verdict, which
+ * may be stale, so it reads `unknown` with the driver's reason (a fatal fault stays said).
+ */
+function unobservedView(ctx: AcceleratorContext, u: { reason: string; since: number }): NonNullable<AcceleratorView['health']> {
+  const fatal = ctx.health?.fatal ?? false;
+  return { status: 'unknown', fatal, reason: `not observed: ${u.reason}${fatal && ctx.health?.reason ? ` (last fault: ${ctx.health.reason})` : ''}`, since: iso(u.since) };
 }
 
 /** The mark as an operator reads it: `draining` while instances remain (named), then `maintenance`. */
