@@ -21,8 +21,15 @@ export class UnreachableError extends Error {
   }
 }
 
+/** Where the client gets the `X-Auth-Token` it sends (a Keystone session, or a token as given). */
+export interface TokenSource {
+  token(): Promise<string>;
+  /** The API refused this token (401): forget it; true when asking again may give a fresh one. */
+  invalidate(token: string): boolean;
+}
+
 export class ApiClient {
-  constructor(private readonly baseUrl: string, private readonly timeoutMs: number) {}
+  constructor(private readonly baseUrl: string, private readonly timeoutMs: number, private readonly auth?: TokenSource) {}
 
   get<T>(path: string, query: Record<string, string | undefined> = {}): Promise<T> {
     const q = new URLSearchParams(Object.entries(query).filter((e): e is [string, string] => e[1] !== undefined));
@@ -64,15 +71,16 @@ export class ApiClient {
     return (await this.send<T>(method, path, body)).body;
   }
 
-  private async send<T>(method: string, path: string, body?: Record<string, unknown>): Promise<{ status: number; body: T; location?: string }> {
+  private async send<T>(method: string, path: string, body?: Record<string, unknown>, retried = false): Promise<{ status: number; body: T; location?: string }> {
     const url = `${this.baseUrl.replace(/\/+$/, '')}/cyborg/v1${path}`;
+    const token = this.auth ? await this.auth.token() : undefined;
     let status: number;
     let text: string;
     let location: string | undefined;
     try {
       const res = await request(url, {
         method: method as 'GET' | 'POST' | 'DELETE',
-        headers: { accept: 'application/json', 'x-user-id': 'cli', ...(body ? { 'content-type': 'application/json' } : {}) },
+        headers: { accept: 'application/json', 'x-user-id': 'cli', ...(token ? { 'x-auth-token': token } : {}), ...(body ? { 'content-type': 'application/json' } : {}) },
         ...(body ? { body: JSON.stringify(stripUndefined(body)) } : {}),
         signal: AbortSignal.timeout(this.timeoutMs),
       });
@@ -83,6 +91,8 @@ export class ApiClient {
     } catch (err) {
       throw new UnreachableError(this.baseUrl, reasonOf(err, this.timeoutMs));
     }
+    // A token that expired between two calls: keystoneauth signs in again and repeats the request once.
+    if (status === 401 && token && !retried && this.auth!.invalidate(token)) return this.send<T>(method, path, body, true);
     let json: unknown;
     try {
       json = text ? JSON.parse(text) : {};

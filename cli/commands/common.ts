@@ -1,5 +1,6 @@
 import { Option, type Command } from 'commander';
 import { PORTS } from '../../config/ports.js';
+import { addOpenStackOptions, authFailure, connect, openStackValues, planAuth, type AuthPlan } from '../auth/index.js';
 import { ApiClient } from '../client.js';
 import { describeError, exitCodeFor, ExitCode, type Io } from '../output.js';
 
@@ -25,10 +26,13 @@ function seconds(v: string): number {
   return n;
 }
 
-/** A subcommand that talks to the API: --url / CYBORG_URL, --json, --timeout; usage errors exit 2. */
+/**
+ * A subcommand that talks to the API: --url / CYBORG_URL, --json, --timeout, and the openstack
+ * CLI's --os-* options (cli/auth: clouds.yaml, OS_* variables); usage errors exit 2.
+ */
 export function apiCommand(parent: Command, spec: string, description: string, io: Io): Command {
-  return parent.command(spec).description(description)
-    .addOption(new Option('--url <url>', 'the Cyborg API').env('CYBORG_URL').default(`http://127.0.0.1:${PORTS.allInOne}`))
+  return addOpenStackOptions(parent.command(spec).description(description))
+    .addOption(new Option('--url <url>', 'the Cyborg API (default with --os-* / OS_*: the accelerator endpoint of Keystone\'s catalog)').env('CYBORG_URL').default(`http://127.0.0.1:${PORTS.allInOne}`))
     .option('--json', 'print JSON (for scripts) instead of tables')
     .addOption(new Option('--timeout <seconds>', 'give up waiting for the API after this long').default(300).argParser(seconds))
     .configureOutput({ writeOut: io.out, writeErr: io.err })
@@ -51,12 +55,20 @@ export function act<O>(cmd: Command, io: Io, fn: (ctx: Ctx, args: string[], opts
     const command = all.at(-1) as Command;
     const flags = command.opts<ClientFlags & O>();
     const ctx: Ctx = { api: new ApiClient(flags.url, flags.timeout * 1000), json: Boolean(flags.json), io, url: flags.url, exitCode: ExitCode.ok };
+    let plan: AuthPlan | undefined;
     try {
+      // Signed in as the openstack CLI would be (or not at all: noauth), at --url or the catalog's endpoint.
+      plan = planAuth(openStackValues(command));
+      const explicit = command.getOptionValueSource('url') !== 'default' && flags.url !== '';
+      const conn = await connect(plan, { value: flags.url, explicit }, flags.timeout * 1000);
+      ctx.api = new ApiClient(conn.url, flags.timeout * 1000, conn.auth);
+      ctx.url = conn.url;
       await fn(ctx, all.slice(0, -2) as string[], flags);
       io.setExitCode(ctx.exitCode);
     } catch (err) {
-      io.err(describeError(err, flags.url));
-      io.setExitCode(exitCodeFor(err));
+      const auth = authFailure(err, plan);
+      io.err(auth?.exitCode !== undefined ? auth.text : describeError(err, ctx.url) + (auth?.text ?? ''));
+      io.setExitCode(auth?.exitCode ?? exitCodeFor(err));
     }
   });
 }

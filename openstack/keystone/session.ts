@@ -141,5 +141,6 @@ export class KeystoneSession {
 }
 
 function describe(a: AuthMethod): string {
+  if (a.type === 'token') return 'a token';
   return a.type === 'password' ? `user ${a.username}` : `application credential ${a.id ?? a.name}`;
 }

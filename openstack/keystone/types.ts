@@ -91,7 +91,9 @@ export type AuthMethod =
     /** A system-scoped token instead of a project one. */
     systemScope?: 'all';
   }
-  | { type: 'application_credential'; id?: string; name?: string; secret: string; username?: string; userDomainName?: string };
+  | { type: 'application_credential'; id?: string; name?: string; secret: string; username?: string; userDomainName?: string }
+  /** keystoneauth's `v3token`: a token one already has, exchanged for one scoped to a project (the `openstack --os-token` way). */
+  | { type: 'token'; token: string; projectName?: string; projectId?: string; projectDomainName?: string; projectDomainId?: string; systemScope?: 'all' };
 
 /** The body of `POST /v3/auth/tokens` for an auth method. */
 export function authBody(m: AuthMethod): unknown {
@@ -103,7 +105,9 @@ export function authBody(m: AuthMethod): unknown {
     return { auth: { identity: { methods: ['application_credential'], application_credential: cred } } };
   }
   const domain = (id?: string, name?: string) => (id ? { id } : { name: name ?? 'Default' });
-  const identity = { methods: ['password'], password: { user: { name: m.username, domain: domain(m.userDomainId, m.userDomainName), password: m.password } } };
+  const identity = m.type === 'token'
+    ? { methods: ['token'], token: { id: m.token } }
+    : { methods: ['password'], password: { user: { name: m.username, domain: domain(m.userDomainId, m.userDomainName), password: m.password } } };
   let scope: unknown;
   if (m.systemScope) scope = { system: { all: true } };
   else if (m.projectId) scope = { project: { id: m.projectId } };
