@@ -3,6 +3,7 @@ import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import { lockDataDir } from './data-lock.js';
 
 /** An embedded PostgreSQL (PGlite, WASM) served on a local socket, its data in a directory. */
 export interface EmbeddedDatabase {
@@ -34,16 +35,24 @@ export function freePort(): Promise<number> {
 export async function startEmbedded(dataDir: string): Promise<EmbeddedDatabase> {
   const dir = resolve(join(dataDir, 'pgdata'));
   await mkdir(dir, { recursive: true });
-  const db = await PGlite.create(dir);
-  const port = await freePort();
-  const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port, maxConnections: 1 });
-  await server.start();
-  return {
-    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
-    dataDir: dir,
-    stop: async () => {
-      await server.stop();
-      await db.close();
-    },
-  };
+  // Before PGlite opens it: a second process must not write the same files.
+  const lock = lockDataDir(resolve(dataDir));
+  try {
+    const db = await PGlite.create(dir);
+    const port = await freePort();
+    const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port, maxConnections: 1 });
+    await server.start();
+    return {
+      url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+      dataDir: dir,
+      stop: async () => {
+        await server.stop();
+        await db.close();
+        lock.release();
+      },
+    };
+  } catch (err) {
+    lock.release();
+    throw err;
+  }
 }
