@@ -323,6 +323,8 @@ function fromFile(ini: IniFile, file: string, source: Map<string, string>, warn:
         warn(`${file} [${section}]: unknown option ${name} (ignored)`);
         continue;
       }
+      // As an empty environment variable: an option written with no value keeps its default.
+      if (values.every((v) => v.trim() === '')) continue;
       const where = `${file} [${section}] ${name}`;
       set(out, spec.path, parse(spec, values, where, true));
       source.set(spec.path, where);
@@ -372,6 +374,7 @@ function namedSection(out: Tree, section: string, options: Map<string, string[]>
   if (!vgpu && !isNic) return false;
   for (const [name, values] of options) {
     const field = vgpu ? (name === 'device_addresses' ? 'device_addresses' : undefined) : NIC_TYPE_OPTIONS[name];
+    if (field && values.every((v) => v.trim() === '')) continue;
     if (!field) {
       warn(`${file} [${section}]: unknown option ${name} (ignored)`);
       continue;

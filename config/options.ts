@@ -14,8 +14,14 @@ export interface OptionSpec {
   scale?: number;
   /** A file value that means something else than the schema's value (`debug = true` → `debug`). */
   fromFile?: (raw: string) => unknown;
-  /** Shown in the sample instead of the default (a machine's host name, a secret). */
+  /** Written in the sample instead of the schema's default: a value the loader accepts. */
   sampleDefault?: string;
+  /**
+   * A default that is not one value (it depends on the role, the machine or the terminal), in
+   * words: the README's table shows it, the sample says it in a comment and leaves the value
+   * empty (an empty value leaves the option at its default).
+   */
+  defaultNote?: string;
   /** The file's type when `fromFile` reads something else than the schema's type. */
   type?: string;
   /** Help beside the schema's description (Cyborg's wording, a unit). */
@@ -52,10 +58,10 @@ const sqlaDriver = /^([a-z]+)\+[a-z0-9_]+:\/\//i;
 
 export const OPTIONS: readonly OptionSpec[] = [
   // [DEFAULT]: oslo.service / oslo.messaging / oslo.log names.
-  { path: 'host', section: 'DEFAULT', name: 'host', env: 'CYBORG_HOST', sampleDefault: 'the machine\'s host name', help: 'must match Nova\'s hypervisor node name' },
+  { path: 'host', section: 'DEFAULT', name: 'host', env: 'CYBORG_HOST', defaultNote: 'the machine\'s host name', help: 'must match Nova\'s hypervisor node name' },
   { path: 'logLevel', section: 'DEFAULT', name: 'debug', fromFile: (v) => (bool(v) ? 'debug' : 'info'), type: 'boolean value', sampleDefault: 'false', help: 'oslo.log\'s debug: true logs at debug level, false at info (log_level below wins)' },
   { path: 'logLevel', section: 'DEFAULT', name: 'log_level', env: 'LOG_LEVEL', help: 'pino\'s log level' },
-  { path: 'logPretty', section: 'DEFAULT', name: 'log_pretty', env: 'LOG_PRETTY', sampleDefault: 'on in a terminal', help: 'human-readable logs instead of JSON' },
+  { path: 'logPretty', section: 'DEFAULT', name: 'log_pretty', env: 'LOG_PRETTY', defaultNote: 'on in a terminal', help: 'human-readable logs instead of JSON' },
   { path: 'dataDir', section: 'DEFAULT', name: 'state_path', env: 'CYBORG_DATA_DIR', sampleDefault: '.cyborg' },
   {
     path: 'natsUrl', section: 'DEFAULT', name: 'transport_url', env: 'NATS_URL',
@@ -69,7 +75,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   { path: 'v2.authStrategy', section: 'DEFAULT', name: 'auth_strategy', env: 'CYBORG_AUTH_STRATEGY' },
   // [api]
   { path: 'listen.address', section: 'api', name: 'host_ip', env: 'CYBORG_LISTEN_ADDRESS' },
-  { path: 'listen.port', section: 'api', name: 'port', env: 'CYBORG_PORT', sampleDefault: '6680 (the api role: 6666)' },
+  { path: 'listen.port', section: 'api', name: 'port', env: 'CYBORG_PORT', defaultNote: '6680 (the api role: 6666)' },
   { path: 'v2.publicEndpoint', section: 'api', name: 'public_endpoint', env: 'CYBORG_PUBLIC_ENDPOINT' },
   { path: 'v2.trustedProxies', section: 'api', name: 'trusted_proxies', env: 'CYBORG_TRUSTED_PROXIES' },
   { path: 'api.sseMaxClients', section: 'api', name: 'sse_max_clients', env: 'CYBORG_SSE_MAX_CLIENTS' },
@@ -96,7 +102,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   { path: 'persistence.auditMaxRows', section: 'audit', name: 'max_rows', env: 'CYBORG_AUDIT_MAX_ROWS' },
   { path: 'persistence.auditPruneIntervalMs', section: 'audit', name: 'prune_interval', scale: 1000, env: 'CYBORG_AUDIT_PRUNE_INTERVAL_MS', help: 'seconds in the file; milliseconds in the environment' },
   // [agent]
-  { path: 'agent.enabledDrivers', section: 'agent', name: 'enabled_drivers', env: 'CYBORG_ENABLED_DRIVERS', sampleDefault: 'fake_driver (the agent role: none)' },
+  { path: 'agent.enabledDrivers', section: 'agent', name: 'enabled_drivers', env: 'CYBORG_ENABLED_DRIVERS', defaultNote: 'fake_driver (the agent role: none)' },
   { path: 'agent.autoEnable', section: 'agent', name: 'auto_enable', env: 'CYBORG_AUTO_ENABLE' },
   { path: 'agent.metricsPort', section: 'agent', name: 'metrics_port' },
   { path: 'agent.hotplug', section: 'agent', name: 'hotplug', env: 'CYBORG_HOTPLUG' },
@@ -131,7 +137,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   { path: 'nats.tlsCaFile', section: 'nats', name: 'tls_ca_file', env: 'NATS_TLS_CA_FILE' },
   { path: 'nats.tlsCertFile', section: 'nats', name: 'tls_cert_file', env: 'NATS_TLS_CERT_FILE' },
   { path: 'nats.tlsKeyFile', section: 'nats', name: 'tls_key_file', env: 'NATS_TLS_KEY_FILE' },
-  { path: 'distributed.metricsPort', section: 'nats', name: 'metrics_port', env: 'CYBORG_METRICS_PORT', sampleDefault: '[conductor] / [agent] metrics_port', help: 'this process\'s health + /metrics listener, whatever its role' },
+  { path: 'distributed.metricsPort', section: 'nats', name: 'metrics_port', env: 'CYBORG_METRICS_PORT', defaultNote: '[conductor] / [agent] metrics_port', help: 'this process\'s health + /metrics listener, whatever its role' },
   // [placement]: keystoneauth's group, and the sync's own settings.
   { path: 'placementUrl', section: 'placement', name: 'endpoint_override', env: 'PLACEMENT_URL' },
   { path: 'placementToken', section: 'placement', name: 'token', env: 'PLACEMENT_TOKEN', secret: true },

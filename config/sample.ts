@@ -7,21 +7,24 @@ interface Described {
   spec: OptionSpec;
   type: string;
   help: string;
-  /** As the file would write it; '' when there is none. */
+  /** As the file would write it; '' when there is none (or it is not one value). */
   default: string;
+  /** As the README's table shows it: the value, or the words of a default that is not one. */
+  shown: string;
 }
 
 function describe(spec: OptionSpec): Described {
   const s = schemaAt(ConfigSchema, spec.path) as TSchema;
   const d: unknown = s.default;
   let def = '';
-  if (spec.sampleDefault) def = spec.sampleDefault;
+  if (spec.defaultNote) def = '';
+  else if (spec.sampleDefault) def = spec.sampleDefault;
   else if (Array.isArray(d)) def = d.join(',');
   else if (typeof d === 'number' && spec.scale) def = String(d / spec.scale);
   // A record (values of dynamic sections) has no default to write.
   else if (d !== undefined && typeof d !== 'object') def = String(d);
   const help = (spec.type ? [spec.help] : [s.description, spec.help]).filter(Boolean).join('; ');
-  return { spec, type: spec.type ?? typeName(s), help, default: def };
+  return { spec, type: spec.type ?? typeName(s), help, default: def, shown: spec.defaultNote ?? def };
 }
 
 function sections(): Map<string, Described[]> {
@@ -46,9 +49,19 @@ function wrap(text: string, width = 76): string[] {
 }
 
 /**
+ * Sections named after a value of another option: the sample writes an example name (a header
+ * the loader reads as written), the README's table the pattern.
+ */
+const SECTION_EXAMPLES: Record<string, { name: string; why: string }> = {
+  'vgpu_<type>': { name: 'vgpu_nvidia-35', why: 'One [vgpu_<type>] section per type of [gpu_devices] enabled_vgpu_types (here nvidia-35).' },
+  '<nic type>': { name: 'x710_static', why: 'One section per type of [nic_devices] enabled_nic_types, named after it (here x710_static).' },
+};
+
+/**
  * A commented `cyborg.conf` with every option, its type, default and environment variable, made
- * from the schema (as oslo-config-generator makes Cyborg's sample). Every line is a comment:
- * uncomment what you change.
+ * from the schema (as oslo-config-generator makes Cyborg's sample). Every option is commented
+ * out with a value the loader accepts (config/sample.test.ts uncomments them all): uncomment what
+ * you change.
  */
 export function configSample(): string {
   const out: string[] = [
@@ -57,11 +70,15 @@ export function configSample(): string {
     '# Lists are comma-separated; a value may go on over indented lines.',
   ];
   for (const [section, options] of sections()) {
-    out.push('', `[${section}]`);
+    const example = SECTION_EXAMPLES[section];
+    out.push('');
+    if (example) out.push(`# ${example.why}`);
+    out.push(`[${example?.name ?? section}]`);
     for (const o of options) {
       out.push('');
       for (const l of wrap(o.help ? `${o.help} (${o.type})` : `(${o.type})`)) out.push(`# ${l}`);
       if (o.spec.env) out.push(`# Environment: ${o.spec.env}`);
+      if (o.spec.defaultNote) out.push(`# Default: ${o.spec.defaultNote} (left empty: the default)`);
       out.push(`#${o.spec.name} = ${o.default}`);
     }
   }
@@ -75,7 +92,7 @@ export function configTable(): string {
   const rows = ['| `[section]` option | environment | default | what |', '| --- | --- | --- | --- |'];
   for (const [section, options] of sections()) {
     for (const o of options) {
-      rows.push(`| \`[${section}]\` \`${o.spec.name}\` | ${o.spec.env ? `\`${o.spec.env}\`` : ''} | ${o.default ? cell(`\`${o.default}\``) : ''} | ${cell(o.help)} |`);
+      rows.push(`| \`[${section}]\` \`${o.spec.name}\` | ${o.spec.env ? `\`${o.spec.env}\`` : ''} | ${o.shown ? cell(`\`${o.shown}\``) : ''} | ${cell(o.help)} |`);
     }
   }
   return rows.join('\n');
