@@ -54,3 +54,8 @@ export async function openJournal(config: Config, log: Logger): Promise<PgJourna
 export function databaseChecks(journal: unknown): Record<string, () => string | undefined> {
   return journal instanceof PgJournal ? { database: () => journal.readiness() } : {};
 }
+
+/** Which host the database records each id on, when the journal is PostgreSQL's (the report door asks). */
+export function recordedHoldersOf(journal: unknown): ((ids: string[]) => Promise<Map<string, string>>) | undefined {
+  return journal instanceof PgJournal ? (ids) => journal.recordedHolders(ids) : undefined;
+}

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { sql, type Kysely } from 'kysely';
+import { recordedHolders } from './holders.js';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import type { Change, CommitOptions, Journal, Recovered } from '../actors/runtime/index.js';
@@ -582,6 +583,11 @@ export class PgJournal implements Journal {
     // What write() would have recorded: these reports are what the database holds now.
     for (const [host, devices] of m.inventories) this.inventoryWritten.set(host, devices);
     return true;
+  }
+
+  /** The host each of `ids` is recorded on (db/holders.ts): the report door's question. */
+  recordedHolders(ids: readonly string[]): Promise<Map<string, string>> {
+    return recordedHolders(this.kysely(), ids);
   }
 
   /** The ORM's Kysely on the pool (outside any unit of work), typed loosely for raw statements. */

@@ -4,8 +4,9 @@ import { Kvm } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Static, TSchema } from '@sinclair/typebox';
 import type { Logger } from 'pino';
+import { Gauge } from 'prom-client';
 import { ARQ_HOME, ArqHome, FencedJournal, HostRouter, LeaseTable } from '../actors/cluster/index.js';
-import { Conductor } from '../actors/conductor/index.js';
+import { Conductor, ReportDoor, type ReportStats } from '../actors/conductor/index.js';
 import { placementLink } from '../actors/services/index.js';
 import type { Journal } from '../actors/runtime/index.js';
 import type { Bus, MessageHandler, SubscribeOptions, Unsubscribe } from '../bus/bus.js';
@@ -15,7 +16,7 @@ import { Subjects } from '../bus/subjects.js';
 import type { Config } from '../config/index.js';
 import { remoteArqCalls } from '../control/arq-ops.js';
 import { serveControlPlane, ViewPublisher } from '../control/responder.js';
-import { databaseChecks } from '../db/index.js';
+import { databaseChecks, recordedHoldersOf } from '../db/index.js';
 import { startHealthServer, type HealthServer } from '../metrics/http.js';
 import { Metrics, watchFlushes } from '../metrics/index.js';
 import { startNovaNotifier } from '../openstack/nova.js';
@@ -84,7 +85,13 @@ export async function startConductor(config: Config, log: Logger, deps: { journa
       onAdopted: (hosts) => hosts.forEach((h) => publisher?.host(h)),
     });
   }
-  const conductorBus = observeHeartbeats(router ? router.wrap(bus) : bus, (m) => metrics.observeHeartbeat(m.sentAt));
+  // Agents' inventories pass the report door first: an agent speaks only for its own host's devices,
+  // checked against this conductor's memory and the database's record of every host.
+  const door = new ReportDoor({
+    known: (h) => conductor.hosts.has(h), heldHere: (id) => conductor.findAccelerator(id)?.host,
+    ...(recordedHoldersOf(inner) ? { recorded: recordedHoldersOf(inner)! } : {}), log: log.child({ component: 'report-door' }),
+  });
+  const conductorBus = door.wrap(observeHeartbeats(router ? router.wrap(bus) : bus, (m) => metrics.observeHeartbeat(m.sentAt)));
   // The host an ARQ's binding names (read when its unbind looks for the conductor holding it).
   const hostOfArq = (uuid: string): string | undefined => conductor.arqs.get(uuid)?.view().binding?.hostname;
   // Each conductor keeps Placement in sync for the hosts it owns (PLACEMENT_URL; Nova creates the roots).
@@ -125,7 +132,8 @@ export async function startConductor(config: Config, log: Logger, deps: { journa
   const offAutoEnable = config.agent.autoEnable ? startAutoEnable(conductor, log.child({ component: 'auto-enable' })) : undefined;
   watchJournal(metrics, inner);
   // cyborg_conductor_misaddressed_reports: agent reports naming another host than their subject's.
-  metrics.exposeCounters('cyborg_conductor', conductor.reportStats);
+  metrics.exposeCounters('cyborg_conductor', { get misaddressedReports() { return conductor.reportStats.misaddressedReports; } });
+  exposeRefusals(metrics, door, conductor.reportStats);
   const offs = [
     serveControlPlane({
       bus, conductor, conductorId: id, publisher, timeoutMs: d.requestTimeoutMs, log,
@@ -196,6 +204,20 @@ function watchJournal(metrics: Metrics, journal: Journal): void {
   const s = (journal as { stats?: Record<string, number> }).stats;
   if (!s) return;
   metrics.exposeCounters('cyborg_journal', s);
+}
+
+/**
+ * `cyborg_conductor_refused_reports{reason}`: agent reports refused at the door, by why (report-host.ts);
+ * the conductor's own late inventory check (a race the door could not see) counts as `inventory_check`.
+ */
+function exposeRefusals(metrics: Metrics, door: ReportDoor, stats: ReportStats): void {
+  new Gauge({
+    name: 'cyborg_conductor_refused_reports', help: 'agent reports refused since start, by reason', labelNames: ['reason'], registers: [metrics.registry],
+    collect() {
+      for (const [reason, n] of Object.entries(door.refused)) this.set({ reason }, reason === 'misaddressed' ? n + stats.misaddressedReports : n);
+      this.set({ reason: 'inventory_check' }, stats.refusedReports);
+    },
+  });
 }
 
 /** A Bus decorator that times each heartbeat the conductor actually processes. */

@@ -6,3 +6,4 @@ export { Conductor } from './conductor.js';
 export type { ConductorOptions } from './conductor.js';
 export { resendEveryMs } from './host-actor.js';
 export { reportFromItsHost, type ReportStats } from './report-host.js';
+export { ReportDoor } from './report-door.js';
