@@ -18,8 +18,8 @@ export interface AcceleratorSpec {
 }
 
 const SETTLED: Promise<void> = Promise.resolve();
-
 const DEFER = { defer: true } as const;
+
 /** Allowed events by (machine, state facts): see `allowed()`. */
 const ALLOWED_MEMO = new WeakMap<object, Map<string, string[]>>();
 
@@ -291,8 +291,6 @@ export class AcceleratorActor implements MachineOwner, Restable {
     if (!OPERATOR.has(event.type) || !m.snapshot.can(event)) {
       throw new TransitionInvalidError('accelerator', this.id, event.type, m.value, this.allowed());
     }
-    this.sendNoting(m, stamped(event), meta);
-    await this.settled();
     if (opts.awaitCommit === false) {
       // The ARQ's commit that answers Nova takes these transitions along (one transaction).
       this.deferring++;
@@ -304,6 +302,8 @@ export class AcceleratorActor implements MachineOwner, Restable {
       }
       return this.buildView(this.record());
     }
+    this.sendNoting(m, stamped(event), meta);
+    await this.settled();
     await this.commitChain;
     return this.buildView();
   }
@@ -345,6 +345,10 @@ export class AcceleratorActor implements MachineOwner, Restable {
 
   /** Resolves when every change made so far is committed (writing a deferred one now). */
   flushed(): Promise<void> {
+    if (this.deferredTail) {
+      this.deferredTail = false;
+      this.rt.journal.commit([]).catch(() => undefined);
+    }
     return this.commitChain;
   }
 
@@ -355,10 +359,6 @@ export class AcceleratorActor implements MachineOwner, Restable {
 
   setMissing(missing: boolean): void {
     this.missing = missing;
-    if (this.deferredTail) {
-      this.deferredTail = false;
-      this.rt.journal.commit([]).catch(() => undefined);
-    }
   }
 
   /** Marks it not observed (the reason in the tool's words) or observed again (null). */
@@ -409,6 +409,7 @@ export class AcceleratorActor implements MachineOwner, Restable {
       this.rt.log.info({ acceleratorId: this.id, host: this.spec.host, from: rec.from, to: rec.to, event: rec.event, requestId: rec.requestId }, 'transition');
     }
     // Submitted at once (the journal keeps order); the view moves only after the commit.
+    this.deferredTail = this.deferring > 0;
     const commit = this.rt.journal.commit([
       { type: 'accelerator', id: this.id, host: this.spec.host, record: persisted },
       { type: 'transition', record: full },
@@ -430,7 +431,6 @@ export class AcceleratorActor implements MachineOwner, Restable {
     return step;
   }
 
-    this.deferredTail = this.deferring > 0;
   /** Shows the `seq`th transition as committed, unless a later one already is. */
   private show(seq: number, persisted: MachineRecord, full: TransitionRecord): void {
     if (seq <= this.applied) return;
