@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { Bus, Unsubscribe } from '../bus/bus.js';
 import { Subjects } from '../bus/subjects.js';
 import { CyborgError, isCyborgError, publicMessage, TransitionInvalidError } from '../errors/index.js';
-import type { AcceleratorView, ArqHold, ArqView, Binding, BoundTo, ControlPlane, DeviceT, Documents, DriverControl, HostView } from '../model/index.js';
+import type { ArqHold, Binding, BoundTo, CommittedState, ControlPlane, Documents, DriverControl } from '../model/index.js';
 import {
   checkedCall, ControlReply, ControlRequest, type ArgsOf, type CheckedCall, type ControlOp, type ControlReplyMsg,
   type ControlRequestMsg, type ReplyOf, type SnapshotPageMsg,
@@ -17,9 +17,8 @@ export { ViewPublisher } from './view-publisher.js';
  * What the responder needs of the conductor it serves: the control plane itself, its committed
  * actors by host (for snapshots and view batches), and the ARQ home's remote bind effects.
  */
-export interface ServedConductor extends ControlPlane {
-  readonly hosts: ReadonlyMap<string, { view(): HostView; inventory(): DeviceT[]; readonly accelerators: ReadonlyMap<string, { view(): AcceleratorView }> }>;
-  readonly arqs: ReadonlyMap<string, { readonly state: string; view(): ArqView }>;
+export interface ServedConductor extends ControlPlane, CommittedState {
+  readonly hub: CommittedState['hub'];
   readonly documents: Documents;
   readonly driverAdmin: DriverControl;
   attachForArq(arqUuid: string, binding: Binding): Promise<BoundTo>;

@@ -1,10 +1,10 @@
-import type { AcceleratorView, ArqView, DeviceT, Documents, HostView } from '../model/index.js';
+import type { ArqView, CommittedState, Documents } from '../model/index.js';
 import type { SnapshotCursorMsg, SnapshotPageMsg } from './messages.js';
 import { wireSize } from './payload.js';
 
 /** What a snapshot reads of a conductor: its hosts (with their accelerators), ARQs and documents. */
 export interface SnapshotSource {
-  readonly hosts: ReadonlyMap<string, { view(): HostView; inventory(): DeviceT[]; readonly accelerators: ReadonlyMap<string, { view(): AcceleratorView }> }>;
+  readonly hosts: CommittedState['hosts'];
   listArqs(): ArqView[];
   readonly documents: Documents;
 }

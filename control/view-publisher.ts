@@ -2,16 +2,12 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Bus } from '../bus/bus.js';
 import { Subjects, type EventKind } from '../bus/subjects.js';
-import { TransitionEvent, type AcceleratorView, type ArqView, type CommittedEvent, type DeviceT, type EventHub, type HostView } from '../model/index.js';
+import { TransitionEvent, type AcceleratorView, type ArqView, type CommittedEvent, type CommittedState } from '../model/index.js';
 import { ViewsBatch, type ViewsBatchMsg } from './messages.js';
 import { checkPayload, maxPayloadOf, packBySize } from './payload.js';
 
 /** What the publisher reads of its conductor: committed actors by host, ARQs, and its commit hub. */
-export interface PublishedConductor {
-  readonly hub: EventHub;
-  readonly hosts: ReadonlyMap<string, { view(): HostView; inventory(): DeviceT[]; readonly accelerators: ReadonlyMap<string, { view(): AcceleratorView }> }>;
-  readonly arqs: ReadonlyMap<string, { readonly state: string; view(): ArqView }>;
-}
+export type PublishedConductor = CommittedState;
 
 /** How often a conductor with nothing to publish says its last number anyway (a loss is noticed within it). */
 export const VIEWS_BEACON_MS = 2_000;

@@ -4,7 +4,7 @@ import type { ArqView, Binding } from './arq.js';
 import type { AttachHandleT, DeviceT } from './device.js';
 import type { Documents } from './documents.js';
 import type { DriverControl } from './driver.js';
-import type { EventFeed, TransitionRecord } from './events.js';
+import type { EventFeed, EventHub, TransitionRecord } from './events.js';
 import type { HostView, RelayoutRequest } from './host.js';
 import type { PlacementStatusView } from './placement.js';
 import type { RequestMeta } from './request.js';
@@ -83,4 +83,24 @@ export interface ControlPlane {
   attachHandle(acceleratorId: string, handleUuid: string): AttachHandleT | undefined;
   /** Drivers per host, backend services, instance attach/detach (the generic-driver spec's commands); absent where not served. */
   readonly driverAdmin?: DriverControl;
+}
+
+/** One host as readers outside the actor tree see it: its last committed view, inventory and accelerators. */
+export interface CommittedHost {
+  readonly name: string;
+  readonly state: string;
+  view(): HostView;
+  inventory(): DeviceT[];
+  readonly accelerators: ReadonlyMap<string, { view(): AcceleratorView }>;
+}
+
+/**
+ * A conductor's committed state as its readers take it: snapshots and view batches (control/),
+ * the metrics (metrics/). Every object reached here answers with what is committed, never with
+ * a transition under way.
+ */
+export interface CommittedState {
+  readonly hub: EventHub;
+  readonly hosts: ReadonlyMap<string, CommittedHost>;
+  readonly arqs: ReadonlyMap<string, { readonly state: string; view(): ArqView }>;
 }

@@ -171,6 +171,11 @@ export class Conductor implements ControlPlane {
     return this.tree.acceleratorActor(id);
   }
 
+  /** The accelerator's actor if one of this conductor's hosts has it. */
+  findAccelerator(id: string): AcceleratorActor | undefined {
+    return this.tree.findAccelerator(id);
+  }
+
   get passivation(): Supervisor['passivation'] {
     return this.tree.passivation;
   }
