@@ -41,11 +41,17 @@ export const AttachRequestSchema = Type.Object({
   resourceClass: Type.Optional(Type.String()),
   traits: Type.Optional(Type.Array(Type.String())),
   deviceProfileName: Type.Optional(Type.String()),
+  /** Placement's group_policy for a profile with several request groups: `isolate` (each on another accelerator) or `none` (the default). */
+  groupPolicy: Type.Optional(Type.Union([Type.Literal('isolate'), Type.Literal('none')])),
   host: Type.Optional(Type.String()),
   projectId: Type.Optional(Type.String()),
 });
 
-export const AttachResultSchema = Type.Object({ arq: ArqViewSchema, accelerator: AcceleratorViewSchema });
+/** The first ARQ and accelerator; with several (a profile of several groups, or amounts above 1) all of them too. */
+export const AttachResultSchema = Type.Object({
+  arq: ArqViewSchema, accelerator: AcceleratorViewSchema,
+  arqs: Type.Optional(Type.Array(ArqViewSchema)), accelerators: Type.Optional(Type.Array(AcceleratorViewSchema)),
+});
 
 export const DetachResultSchema = Type.Object({
   instanceUuid: Type.String(),

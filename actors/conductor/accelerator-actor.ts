@@ -6,6 +6,7 @@ import {
   type AcceleratorContext, type AcceleratorEvent, type DriverOpInput, type HealthPolicy, type HealthSignal,
 } from '../../machines/index.js';
 import type { Journal, MachineRecord } from '../runtime/index.js';
+import { conditionChange } from './condition.js';
 import { MachineHost, whenDurable, type MachineOwner, type StepSnapshot } from '../runtime/index.js';
 import type { Passivation, Restable } from '../runtime/index.js';
 import type { AcceleratorView, DeployableT, DeviceT, EventHub, RequestMeta, TransitionRecord } from '../../model/index.js';
@@ -142,11 +143,11 @@ export class AcceleratorActor implements MachineOwner, Restable {
   private applied = 0;
   private updatedAt: string;
   private commitChain: Promise<void> = SETTLED;
-  private crashed: unknown = null;
   /** Requests under way for an actor that acknowledges later (`awaitCommit: false`): their commits are deferred. */
   private deferring = 0;
   /** The latest commit handed to the journal was deferred: whoever waits for it must ask for it. */
   private deferredTail = false;
+  private crashed: unknown = null;
   private waiters: Set<{ resolve: () => void; reject: (err: unknown) => void }> | null = null;
   missing = false;
   /** Why its driver could not observe it in the last report (its record is the last observed one); null when observed. */
@@ -336,10 +337,17 @@ export class AcceleratorActor implements MachineOwner, Restable {
     const after = m.record();
     if (after.value !== before.value || after.context === before.context) return;
     const ctx = after.context as unknown as AcceleratorContext;
-    if (conditionOf(ctx) === conditionOf(before.context as unknown as AcceleratorContext)) return;
+    const was = before.context as unknown as AcceleratorContext;
+    if (conditionOf(ctx) === conditionOf(was)) return;
     const reason = ctx.health && ctx.health.status !== 'ok' ? ctx.health.reason ?? undefined : undefined;
+    // Named for what changed (QUARANTINED, not `ready→ready`), and paged for: one warn line each.
+    const change = conditionChange(was, ctx, event.type);
+    if (change.warn) {
+      const consumers = ctx.allocations.map((a) => a.instanceUuid);
+      this.rt.log.warn({ acceleratorId: this.id, name: this.spec.deployable.name, host: this.spec.host, change: change.event, ...change.args, reason: reason ?? null, consumers, requestId: meta.requestId }, change.message);
+    }
     this.onTransition({
-      event: event.type, from: after.value, to: after.value, at: new Date().toISOString(), ...meta, ...(reason ? { reason } : {}),
+      event: change.event, from: after.value, to: after.value, at: new Date().toISOString(), ...meta, ...(reason ? { reason } : {}), args: change.args,
     }, m.persisted());
   }
 
@@ -407,6 +415,11 @@ export class AcceleratorActor implements MachineOwner, Restable {
     const full: TransitionRecord = { kind: 'accelerator', id: this.id, host: this.spec.host, ...rec };
     if (this.rt.log.isLevelEnabled('info')) {
       this.rt.log.info({ acceleratorId: this.id, host: this.spec.host, from: rec.from, to: rec.to, event: rec.event, requestId: rec.requestId }, 'transition');
+    }
+    const ctx = persisted.context as unknown as AcceleratorContext;
+    if (rec.from === 'detaching' && ctx.maintenance?.host && ctx.allocations.length === 0) {
+      // The drain's end on this card: the alert on a stuck drain is waiting for this line.
+      this.rt.log.warn({ acceleratorId: this.id, name: this.spec.deployable.name, host: this.spec.host, change: 'DRAINED', consumers: [], requestId: rec.requestId }, 'drain done on this accelerator: no instance holds it any more');
     }
     // Submitted at once (the journal keeps order); the view moves only after the commit.
     this.deferredTail = this.deferring > 0;

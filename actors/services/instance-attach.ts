@@ -1,5 +1,6 @@
 import { CyborgError, DriverError } from '../../errors/index.js';
 import type { AcceleratorView, ArqView, AttachRequest, AttachResult, ControlPlane, DetachResult, RequestMeta } from '../../model/index.js';
+import { describe, matchGroups, readGroups, whyNot, type Candidate, type RequestGroup } from '../../placement-query/index.js';
 
 /**
  * The spec's attach-instance, routed as Nova's own flow: an ARQ is created and bound to the
@@ -13,15 +14,29 @@ export type Settle = (acceleratorId: string) => Promise<void>;
 const noWait: Settle = async () => undefined;
 
 export async function attachInstance(control: ControlPlane, instanceUuid: string, req: AttachRequest, meta: RequestMeta = {}, settle: Settle = noWait): Promise<AttachResult> {
-  const { accelerator, profile } = pick(control, req);
-  const arq = await control.createArq({ deviceProfileName: profile ?? `operator:${accelerator.resourceClass ?? accelerator.name}`, deviceProfileGroupId: 0, projectId: req.projectId ?? null }, meta);
-  const bound = await control.bindArq(arq.uuid, { hostname: accelerator.host, deviceRpUuid: accelerator.rpUuid, instanceUuid, projectId: req.projectId ?? null }, meta);
-  if (bound.state !== 'Bound') {
-    await control.deleteArq(arq.uuid, meta).catch(() => undefined);
-    throw new DriverError('driver.failed', `attaching instance ${instanceUuid} to accelerator ${accelerator.name} failed: ${bound.error ?? bound.state}`, { acceleratorId: accelerator.id, instanceUuid });
+  const picks = pick(control, req);
+  const bound: ArqView[] = [];
+  try {
+    // One ARQ per unit each group asks for, as Nova makes them (resources:PGPU=2 is two).
+    for (const p of picks) {
+      const arq = await control.createArq({ deviceProfileName: p.profile ?? `operator:${p.accelerator.resourceClass ?? p.accelerator.name}`, deviceProfileGroupId: p.group, projectId: req.projectId ?? null }, meta);
+      const done = await control.bindArq(arq.uuid, { hostname: p.accelerator.host, deviceRpUuid: p.accelerator.rpUuid, instanceUuid, projectId: req.projectId ?? null }, meta);
+      bound.push(done);
+      if (done.state !== 'Bound') {
+        throw new DriverError('driver.failed', `attaching instance ${instanceUuid} to accelerator ${p.accelerator.name} failed: ${done.error ?? done.state}`, { acceleratorId: p.accelerator.id, instanceUuid });
+      }
+    }
+  } catch (err) {
+    // A failed bind leaves no ARQ behind, the ones bound before it in this request included.
+    for (const a of bound) await control.deleteArq(a.uuid, meta).catch(() => undefined);
+    throw err;
   }
-  await settle(accelerator.id);
-  return { arq: bound, accelerator: control.getAccelerator(accelerator.id) };
+  const ids = [...new Set(picks.map((p) => p.accelerator.id))];
+  await Promise.all(ids.map((id) => settle(id)));
+  return {
+    arq: bound[0]!, accelerator: control.getAccelerator(picks[0]!.accelerator.id),
+    ...(bound.length > 1 ? { arqs: bound, accelerators: ids.map((id) => control.getAccelerator(id)) } : {}),
+  };
 }
 
 /**
@@ -48,35 +63,59 @@ export async function detachInstance(control: ControlPlane, instanceUuid: string
   return { instanceUuid, arqs: arqs.map((a) => a.uuid), accelerators: [...touched].map((id) => control.getAccelerator(id)) };
 }
 
-function pick(control: ControlPlane, req: AttachRequest): { accelerator: AcceleratorView; profile?: string } {
+interface Pick {
+  accelerator: AcceleratorView;
+  /** The profile group it serves (0 without a profile). */
+  group: number;
+  profile?: string;
+}
+
+/**
+ * What to attach: the accelerator named, or what the device profile (every request group, its
+ * required and forbidden traits, every resources: key, `groupPolicy`) or the resource class and
+ * traits select among the accelerators that can take an instance now, with the same semantics
+ * Placement applies to Nova's requests (placement-query/).
+ */
+function pick(control: ControlPlane, req: AttachRequest): Pick[] {
   if (req.acceleratorId) {
     const a = control.getAccelerator(req.acceleratorId);
     if (!a.allowed.includes('ATTACH')) {
       const hint = a.state === 'inactive' ? `enable it first (cyborg accelerator enable ${a.id})` : a.state === 'error' ? `retry or remove it first (cyborg accelerator retry ${a.id})` : 'wait until it is ready or programmed, or pick another';
       throw new CyborgError('accelerator.transition_invalid', `accelerator ${a.name} is ${a.state} and cannot take an instance now: ${hint}`, { id: a.id, state: a.state, allowed: a.allowed });
     }
-    return { accelerator: a, ...(req.deviceProfileName ? { profile: req.deviceProfileName } : {}) };
+    return [{ accelerator: a, group: 0, ...(req.deviceProfileName ? { profile: req.deviceProfileName } : {}) }];
   }
-  let rc = req.resourceClass;
-  let traits = req.traits ?? [];
+  let groups: RequestGroup[];
   if (req.deviceProfileName) {
     const p = control.documents.profileByName(req.deviceProfileName);
     if (!p) throw new CyborgError('device_profile.not_found', `no device profile named ${req.deviceProfileName} (see: openstack accelerator device profile list)`, { name: req.deviceProfileName });
-    const group = p.groups[0] ?? {};
-    rc = Object.keys(group).find((k) => k.startsWith('resources:'))?.slice('resources:'.length) ?? rc;
-    traits = [...traits, ...Object.entries(group).filter(([k, v]) => k.startsWith('trait:') && v === 'required').map(([k]) => k.slice('trait:'.length))];
+    groups = readGroups(p.groups);
+  } else {
+    if (!req.resourceClass) throw new CyborgError('request.invalid', 'name the accelerator to attach: an accelerator id, a resource class, or a device profile');
+    groups = readGroups([{ [`resources:${req.resourceClass}`]: '1', ...Object.fromEntries((req.traits ?? []).map((t) => [`trait:${t}`, 'required'])) }]);
   }
-  if (!rc) throw new CyborgError('request.invalid', 'name the accelerator to attach: an accelerator id, a resource class, or a device profile');
-  const ofClass = control.listAccelerators(req.host ? { host: req.host } : {}).filter((a) => a.resourceClass === rc && traits.every((t) => a.traits.includes(t)));
-  const free = ofClass.filter((a) => a.allowed.includes('ATTACH') && !a.missing)
+  const all = control.listAccelerators(req.host ? { host: req.host } : {});
+  const free = all.filter((a) => a.allowed.includes('ATTACH') && !a.missing)
     .sort((a, b) => a.allocations.length - b.allocations.length || a.host.localeCompare(b.host) || a.name.localeCompare(b.name));
-  if (free.length === 0) {
+  const candidates: Candidate[] = free.filter((a) => a.resourceClass).map((a) => ({ id: a.id, free: new Map([[a.resourceClass!, a.capacity - a.allocations.length]]), traits: a.traits }));
+  const found = matchGroups(groups, candidates, req.groupPolicy ?? 'none');
+  if ('reasons' in found) {
+    const wanted = new Set(groups.flatMap((g) => [...g.resources.keys()]));
+    // Those a group would take if they were free and usable: where the profile's devices are now.
+    const whole = (a: AcceleratorView): Candidate => ({ id: a.id, free: new Map([[a.resourceClass!, Math.max(1, a.capacity)]]), traits: a.traits });
+    const ofClass = all.filter((a) => a.resourceClass && groups.some((g) => whyNot(g, whole(a)) === null));
     const states = Object.entries(ofClass.reduce<Record<string, number>>((m, a) => ({ ...m, [a.state]: (m[a.state] ?? 0) + 1 }), {})).map(([s, n]) => `${n} ${s}`).join(', ');
-    const what = `${rc}${traits.length ? ` with ${traits.join(', ')}` : ''}${req.host ? ` on ${req.host}` : ''}`;
+    const asked = req.deviceProfileName ? `profile ${req.deviceProfileName} (${groups.map(describe).join(' | ')})` : `${req.resourceClass}${req.traits?.length ? ` with ${req.traits.join(', ')}` : ''}`;
+    const what = `${asked}${req.host ? ` on ${req.host}` : ''}`;
     const inactive = ofClass.find((a) => a.state === 'inactive');
     throw new CyborgError('accelerator.none_available',
-      `no accelerator of ${what} can take an instance now (${states || 'none found'})${inactive ? `; enable one first: cyborg accelerator enable ${inactive.id}` : ''}`,
-      { resourceClass: rc, traits });
+      `no accelerator of ${what} can take an instance now (${states || 'none found'})${ofClass.length > 0 ? `: ${found.reasons.join('; ')}` : ''}${inactive ? `; enable one first: cyborg accelerator enable ${inactive.id}` : ''}`,
+      { resourceClass: [...wanted].join(','), traits: [...new Set(groups.flatMap((g) => [...g.required]))] });
   }
-  return { accelerator: free[0]!, ...(req.deviceProfileName ? { profile: req.deviceProfileName } : {}) };
+  const byId = new Map(free.map((a) => [a.id, a]));
+  return groups.flatMap((g, i) => {
+    const accelerator = byId.get(found.assignment[i]!)!;
+    const units = [...g.resources.values()].reduce((n, v) => n + v, 0);
+    return Array.from({ length: units }, () => ({ accelerator, group: g.index, ...(req.deviceProfileName ? { profile: req.deviceProfileName } : {}) }));
+  });
 }

@@ -3,6 +3,7 @@ import { createDrivers } from '../../drivers/registry.js';
 import { GPU_HOST } from '../fixtures/sysfs/build.js';
 import { buildHost, FPGA_VENDOR_HOST, NIC_HOST } from '../fixtures/vendors/hosts.js';
 import type { DeployableT } from '../../model/index.js';
+import { readGroups, whyNot, type Candidate } from '../../placement-query/index.js';
 
 /**
  * Device profile groups as a cloud running OpenStack Cyborg writes them for Cyborg's own drivers
@@ -18,14 +19,15 @@ const PROFILES: { driver: string; group: Record<string, string> }[] = [
   { driver: 'intel_qat_driver', group: { 'resources:CUSTOM_QAT': '1' } },
 ];
 
+/** The deployable as Placement sees its provider: its class with its size, its traits. */
+function candidate(dep: DeployableT): Candidate {
+  const rc = dep.attributes.find((a) => a.key === 'rc')?.value ?? '';
+  return { id: dep.name, free: new Map([[rc, dep.numAccelerators]]), traits: dep.attributes.filter((a) => a.key.startsWith('trait')).map((a) => a.value) };
+}
+
+/** Through the one matcher every place that matches a profile uses (placement-query/). */
 function matches(dep: DeployableT, group: Record<string, string>): boolean {
-  const rc = dep.attributes.find((a) => a.key === 'rc')?.value;
-  const traits = new Set(dep.attributes.filter((a) => a.key.startsWith('trait')).map((a) => a.value));
-  return Object.entries(group).every(([k, v]) => {
-    if (k.startsWith('resources:')) return k.slice('resources:'.length) === rc && dep.numAccelerators >= Number(v);
-    if (k.startsWith('trait:')) return v === 'required' ? traits.has(k.slice('trait:'.length)) : !traits.has(k.slice('trait:'.length));
-    return true;
-  });
+  return whyNot(readGroups([group])[0]!, candidate(dep)) === null;
 }
 
 describe('device profiles written for Cyborg\'s drivers', () => {
