@@ -1,6 +1,10 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, register as globalRegistry, Registry } from 'prom-client';
 import type { Conductor } from '../actors/conductor/index.js';
-import type { UsageSample } from '../model/index.js';
+import { deviceGauges, fleetRows, type DeviceSeriesOptions } from './devices.js';
+import { healthGauges } from './health.js';
+
+export { USAGE_FRESH_MS, type DeviceSeriesOptions } from './devices.js';
+export { healthLabels, reasonClass } from './health.js';
 
 /**
  * Prometheus metrics of one role process (prom-client). Counters and histograms are fed as things
@@ -49,8 +53,11 @@ export class Metrics {
     this.lagWindow.push(lag);
   }
 
-  /** Gauges over a conductor's actor tree, and a transition counter fed by its event hub. */
-  watchConductor(conductor: Conductor): () => void {
+  /**
+   * Gauges over a conductor's actor tree (per device, per host, fleet counts), health-change and
+   * transition counters fed by its event hub. See docs/metrics.md for every series.
+   */
+  watchConductor(conductor: Conductor, opts: DeviceSeriesOptions = {}): () => void {
     const registers = [this.registry];
     new Gauge({
       name: 'cyborg_accelerators', help: 'Accelerators by committed state and host', labelNames: ['state', 'host'], registers,
@@ -75,11 +82,14 @@ export class Metrics {
         for (const [state, n] of counts) this.set({ state }, n);
       },
     });
-    const unwatchDevices = perDeviceGauges(conductor, registers);
+    const fleet = fleetRows(conductor);
+    deviceGauges(conductor, fleet.rows, registers, opts);
+    const unwatchHealth = healthGauges(conductor, fleet.rows, registers);
     const unwatch = conductor.hub.subscribe((ev) => this.transitions.inc({ kind: ev.kind, to: ev.to }));
     return () => {
       unwatch();
-      unwatchDevices();
+      unwatchHealth();
+      fleet.stop();
     };
   }
 
@@ -129,91 +139,4 @@ export function watchFlushes(metrics: Metrics, journal: object): void {
   if ('onFlush' in journal) {
     (journal as { onFlush?: (changes: number, seconds: number) => void }).onFlush = (n, s) => metrics.observeFlush(n, s);
   }
-}
-
-type DeviceLabel = 'host' | 'accelerator' | 'state' | 'instance' | 'project';
-const DEVICE_LABELS: DeviceLabel[] = ['host', 'accelerator', 'state', 'instance', 'project'];
-
-/** A latest sample older than this is not exported: the device stopped reporting, the value is not now. */
-export const USAGE_FRESH_MS = 5 * 60_000;
-
-/**
- * One series per accelerator (and per consumer, when several instances share one), labelled with
- * its host, state and the consumer instance and project ("" when free): the allocation itself and
- * the latest usage sample of the conductor's window. Rebuilt at each scrape, so a removed device,
- * one moved to another conductor or a consumer gone leaves no series behind; the cardinality is
- * bounded by the accelerators' capacity (docs/usage.md).
- */
-function perDeviceGauges(conductor: Conductor, registers: Registry[]): () => void {
-  type Row = { labels: Record<DeviceLabel, string>; id: string };
-  // One walk of the fleet per scrape, shared by the gauges (each collects in turn); a committed
-  // transition (a state, a consumer, a device gone) makes the next scrape walk again.
-  let cached: { at: number; rows: Row[] } | undefined;
-  const unwatch = conductor.hub.subscribe(() => {
-    cached = undefined;
-  });
-  const rows = (now = Date.now()): Row[] => {
-    if (cached && now - cached.at < 1_000) return cached.rows;
-    const out: Row[] = [];
-    for (const h of conductor.hosts.values()) {
-      for (const a of h.accelerators.values()) {
-        const v = a.view();
-        if (v.state === 'removed') continue;
-        const consumers = v.allocations.length > 0 ? v.allocations : [undefined];
-        for (const c of consumers) {
-          out.push({ id: v.id, labels: { host: h.name, accelerator: v.id, state: v.state, instance: c?.instanceUuid ?? '', project: c?.projectId ?? '' } });
-        }
-      }
-    }
-    cached = { at: now, rows: out };
-    return out;
-  };
-  new Gauge<DeviceLabel>({
-    name: 'cyborg_accelerator_allocated', help: '1 for each consumer instance an accelerator is allocated to, 0 for a free one', labelNames: DEVICE_LABELS, registers,
-    collect() {
-      this.reset();
-      for (const r of rows()) this.set(r.labels, r.labels.instance ? 1 : 0);
-    },
-  });
-  const MIB = 1024 * 1024;
-  const sampled: [string, string, (s: UsageSample) => number | undefined][] = [
-    ['cyborg_accelerator_utilization_ratio', 'Latest utilisation (0..1) the driver measured', (s) => (s.utilization === undefined ? undefined : s.utilization / 100)],
-    ['cyborg_accelerator_memory_used_bytes', 'Latest device memory in use', (s) => (s.memoryUsedMiB === undefined ? undefined : s.memoryUsedMiB * MIB)],
-    ['cyborg_accelerator_memory_total_bytes', 'Device memory the driver reports', (s) => (s.memoryTotalMiB === undefined ? undefined : s.memoryTotalMiB * MIB)],
-    ['cyborg_accelerator_temperature_celsius', 'Latest temperature', (s) => s.temperatureC],
-    ['cyborg_accelerator_power_watts', 'Latest power draw', (s) => s.powerW],
-  ];
-  for (const [name, help, pick] of sampled) {
-    new Gauge<DeviceLabel>({
-      name, help, labelNames: DEVICE_LABELS, registers,
-      collect() {
-        this.reset();
-        const now = Date.now();
-        for (const r of rows(now)) {
-          const latest = conductor.usage.latest(r.id);
-          const x = latest && now - Date.parse(latest.at) <= USAGE_FRESH_MS ? pick(latest) : undefined;
-          if (x !== undefined) this.set(r.labels, x);
-        }
-      },
-    });
-  }
-  const { stats } = conductor.usage;
-  // A counter read from the window's running totals at scrape time.
-  new Counter<'outcome'>({
-    name: 'cyborg_usage_samples_total', help: 'Usage samples received since start: recorded (clamped ones included), clamped, unknown_device (not held here, or removed), invalid (unusable or out of order)', labelNames: ['outcome'], registers,
-    collect() {
-      this.reset();
-      this.inc({ outcome: 'recorded' }, stats.recorded);
-      this.inc({ outcome: 'clamped' }, stats.clamped);
-      this.inc({ outcome: 'unknown_device' }, stats.unknownDevice);
-      this.inc({ outcome: 'invalid' }, stats.invalid);
-    },
-  });
-  new Gauge({
-    name: 'cyborg_usage_window_bytes', help: 'Memory the usage windows take: a fixed amount per accelerator with samples', registers,
-    collect() {
-      this.set(conductor.usage.bytes);
-    },
-  });
-  return unwatch;
 }

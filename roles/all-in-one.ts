@@ -73,7 +73,7 @@ export async function startAllInOne(config: Config, log: Logger, deps: AllInOneD
   const app = await buildApi({ control: conductor, log, v2: config.v2, auth, limits: config.api, health: { checks: databaseChecks(journal) } });
   app.addHook('onClose', async () => auth.close());
   const metrics = new Metrics('all-in-one');
-  const unwatch = metrics.watchConductor(conductor);
+  const unwatch = metrics.watchConductor(conductor, { consumerLabels: config.conductor.metricsConsumerLabels });
   watchFlushes(metrics, journal);
   metricsRoute(app, metrics);
   await app.listen({ host: config.listen.address, port: config.listen.port });

@@ -128,7 +128,7 @@ export async function startConductor(config: Config, log: Logger, deps: { journa
   // The conductor that resolves a bind tells Nova (with several, the ARQ home): one event per bind.
   const nova = startNovaNotifier(config, conductor, log.child({ component: 'nova' }));
   const placement = link.start(conductor);
-  metrics.watchConductor(conductor);
+  metrics.watchConductor(conductor, { consumerLabels: config.conductor.metricsConsumerLabels });
   const offAutoEnable = config.agent.autoEnable ? startAutoEnable(conductor, log.child({ component: 'auto-enable' })) : undefined;
   watchJournal(metrics, inner);
   // cyborg_conductor_misaddressed_reports: agent reports naming another host than their subject's.

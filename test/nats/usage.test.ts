@@ -25,7 +25,7 @@ describe.skipIf(!svc.nats || !svc.postgres)('usage telemetry across the distribu
   let api: string;
   let raw: NatsBus;
   const conductors = new Map<string, RoleProcess>();
-  const env = { CYBORG_TELEMETRY_INTERVAL_MS: '200', CYBORG_USAGE_WINDOW: '20' };
+  const env = { CYBORG_TELEMETRY_INTERVAL_MS: '200', CYBORG_USAGE_WINDOW: '20', CYBORG_METRICS_CONSUMER_LABELS: 'true' };
 
   const get = async (path: string): Promise<{ status: number; body: any }> => {
     const res = await fetch(`${api}${path}`, { headers: ADMIN });
@@ -35,7 +35,7 @@ describe.skipIf(!svc.nats || !svc.postgres)('usage telemetry across the distribu
   const scrape = async (p: RoleProcess): Promise<string> => (await fetch(`http://127.0.0.1:${metricsPort(p)}/metrics`)).text();
   /** The conductor whose /metrics has series of the host: the lease holder. */
   const holder = async (): Promise<[string, RoleProcess]> => {
-    for (const [name, p] of conductors) if (p.alive && (await scrape(p)).includes(`cyborg_accelerator_allocated{host="${HOST}"`)) return [name, p];
+    for (const [name, p] of conductors) if (p.alive && (await scrape(p)).includes(`cyborg_accelerator_consumers{host="${HOST}"`)) return [name, p];
     throw new Error('no conductor exports the host');
   };
 
@@ -88,10 +88,10 @@ describe.skipIf(!svc.nats || !svc.postgres)('usage telemetry across the distribu
 
     const text = await eventually(async () => {
       const t = await scrape(conductors.get(holderName)!);
-      return t.includes(`instance="vm-usage-1"`) && /cyborg_accelerator_utilization_ratio\{[^}]*instance="vm-usage-1"/.test(t) ? t : undefined;
+      return t.includes(`instance="vm-usage-1"`) && new RegExp(`cyborg_accelerator_utilization_ratio\\{host="${HOST}",accelerator="${gpu.id}"`).test(t) ? t : undefined;
     }, { what: 'the consumer on the holder\'s series' });
-    expect(text).toContain(`cyborg_accelerator_allocated{host="${HOST}",accelerator="${gpu.id}",state="attached",instance="vm-usage-1",project="p-usage",role="conductor"} 1`);
-    expect(text).toMatch(new RegExp(`cyborg_accelerator_power_watts\\{host="${HOST}",accelerator="${gpu.id}",state="attached",instance="vm-usage-1",project="p-usage",role="conductor"\\} [0-9.]+`));
+    expect(text).toContain(`cyborg_accelerator_allocation{host="${HOST}",accelerator="${gpu.id}",instance="vm-usage-1",project="p-usage",role="conductor"} 1`);
+    expect(text).toMatch(new RegExp(`cyborg_accelerator_power_watts\\{host="${HOST}",accelerator="${gpu.id}",state="attached",role="conductor"\\} [0-9.]+`));
     // The other conductor hears the same telemetry but keeps none of it: no series, no window.
     const elsewhere = await scrape(other);
     expect(elsewhere).not.toContain(`host="${HOST}"`);

@@ -81,7 +81,7 @@ describe('an agent that comes back from a reboot without its cache', () => {
     const historyA = await s.conductor.history(a.id);
     expect(historyA.find((r) => r.event === 'RESTORE')).toMatchObject({ actor: 'conductor', args: { handleUuid: handleA, instanceUuid: vm1 } });
     const historyB = await s.conductor.history(b.id);
-    expect(historyB.find((r) => r.event === 'HEALTH' && r.actor === 'conductor')?.reason).toMatch(/no longer reports this device/);
+    expect(historyB.find((r) => r.event === 'QUARANTINED' && r.actor === 'conductor')?.reason).toMatch(/no longer reports this device/);
     const audited = await s.app.inject({ method: 'GET', url: `${base}/accelerators/${b.id}` });
     expect(audited.json()).toMatchObject({ health: { status: 'quarantined', fatal: true } });
   });

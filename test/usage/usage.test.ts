@@ -25,7 +25,8 @@ describe('usage telemetry and consumers', () => {
   beforeAll(async () => {
     rt = await startStack({ hosts: ['compute-u'], fake: { gpus: 3 }, api: true, agent: { telemetryIntervalMs: 50 } });
     metrics = new Metrics('conductor');
-    metrics.watchConductor(rt.conductor);
+    // This operator's /metrics is behind its own auth: consumers are labelled ([conductor] metrics_consumer_labels).
+    metrics.watchConductor(rt.conductor, { consumerLabels: true });
     scrape = (await startHealthServer({ address: '127.0.0.1', port: 0, metrics, healthy: () => ({ ok: true }), log: rt.log }))!;
   });
   afterAll(async () => {
@@ -117,14 +118,15 @@ describe('usage telemetry and consumers', () => {
     expect(body.projects).toEqual([{ projectId: 'p-blue', accelerators: 2, allocations: 2, instances: ['vm-1', 'vm-2'], byDeviceType: { GPU: 2 }, byResourceClass: { [a!.resourceClass ?? 'none']: 2 } }]);
 
     const text = await prometheus();
-    expect(text).toContain(`cyborg_accelerator_allocated{host="compute-u",accelerator="${a!.id}",state="attached",instance="vm-1",project="p-blue",role="conductor"} 1`);
-    expect(text).toMatch(new RegExp(`cyborg_accelerator_utilization_ratio\\{host="compute-u",accelerator="${b!.id}",state="attached",instance="vm-2",project="p-blue",role="conductor"\\} [0-9.]+`));
+    expect(text).toContain(`cyborg_accelerator_allocation{host="compute-u",accelerator="${a!.id}",instance="vm-1",project="p-blue",role="conductor"} 1`);
+    expect(text).toMatch(new RegExp(`cyborg_accelerator_utilization_ratio\\{host="compute-u",accelerator="${b!.id}",state="attached",role="conductor"\\} [0-9.]+`));
     expect(text).toMatch(new RegExp(`cyborg_accelerator_memory_total_bytes\\{host="compute-u",accelerator="${a!.id}",[^}]*\\} ${16 * 1024 ** 3}`));
     expect(text).toMatch(/cyborg_accelerator_temperature_celsius\{/);
     expect(text).toMatch(/cyborg_accelerator_power_watts\{/);
     // A free device has its series too, with no consumer.
     const free = gpus()[2]!;
-    expect(text).toContain(`cyborg_accelerator_allocated{host="compute-u",accelerator="${free.id}",state="inactive",instance="",project="",role="conductor"} 0`);
+    expect(text).toContain(`cyborg_accelerator_consumers{host="compute-u",accelerator="${free.id}",state="inactive",role="conductor"} 0`);
+    expect(text).not.toMatch(new RegExp(`cyborg_accelerator_allocation\\{[^}]*accelerator="${free.id}"`));
     expect(text).toMatch(/cyborg_usage_window_bytes\{role="conductor"\} [1-9]/);
   });
 

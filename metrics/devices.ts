@@ -1,0 +1,130 @@
+import { Counter, Gauge, type Registry } from 'prom-client';
+import type { Conductor } from '../actors/conductor/index.js';
+import type { AcceleratorView, UsageSample } from '../model/index.js';
+
+/** What the fleet series read: the conductor's hosts, its committed events, its usage windows. */
+export type FleetSource = Pick<Conductor, 'hosts' | 'hub' | 'usage'>;
+
+export interface DeviceSeriesOptions {
+  /**
+   * Label allocations with the consumer's instance and project (`[conductor]
+   * metrics_consumer_labels`). Off by default: `/metrics` answers anyone who can reach it, and
+   * which project runs which instance where is a tenant's business.
+   */
+  consumerLabels?: boolean;
+}
+
+type DeviceLabel = 'host' | 'accelerator' | 'state';
+const DEVICE_LABELS: DeviceLabel[] = ['host', 'accelerator', 'state'];
+type AllocationLabel = 'host' | 'accelerator' | 'instance' | 'project';
+
+/** A latest sample older than this is not exported: the device stopped reporting, the value is not now. */
+export const USAGE_FRESH_MS = 5 * 60_000;
+
+/** One accelerator as the device series see it: its host's liveness beside its committed view. */
+export interface DeviceRow {
+  labels: Record<DeviceLabel, string>;
+  view: AcceleratorView;
+  hostState: string;
+}
+
+/**
+ * One walk of the fleet per scrape, shared by every gauge that collects in it; a committed
+ * transition (a state, a consumer, a device gone) makes the next scrape walk again. Removed
+ * devices are not in it: a card pulled from its host leaves no series behind.
+ */
+export function fleetRows(conductor: FleetSource): { rows: (now?: number) => DeviceRow[]; stop: () => void } {
+  let cached: { at: number; rows: DeviceRow[] } | undefined;
+  const stop = conductor.hub.subscribe(() => {
+    cached = undefined;
+  });
+  const rows = (now = Date.now()): DeviceRow[] => {
+    if (cached && now - cached.at < 1_000) return cached.rows;
+    const out: DeviceRow[] = [];
+    for (const h of conductor.hosts.values()) {
+      for (const a of h.accelerators.values()) {
+        const view = a.view();
+        if (view.state === 'removed') continue;
+        out.push({ view, hostState: h.state, labels: { host: h.name, accelerator: view.id, state: view.state } });
+      }
+    }
+    cached = { at: now, rows: out };
+    return out;
+  };
+  return { rows, stop };
+}
+
+/**
+ * The device-level series: exactly one per accelerator, whatever number of instances share it,
+ * so `sum()` over the fleet counts each card once (a card's power is not tripled by its three
+ * consumers). Who holds it is a series of its own, one per allocation
+ * (`cyborg_accelerator_allocation`), exported only where consumer labels are enabled;
+ * `cyborg_accelerator_consumers` counts them on the device's own series either way.
+ */
+export function deviceGauges(conductor: FleetSource, rows: (now?: number) => DeviceRow[], registers: Registry[], opts: DeviceSeriesOptions): void {
+  new Gauge<DeviceLabel>({
+    name: 'cyborg_accelerator_consumers', help: 'Instances an accelerator is allocated to now (0: free)', labelNames: DEVICE_LABELS, registers,
+    collect() {
+      this.reset();
+      for (const r of rows()) this.set(r.labels, r.view.allocations.length);
+    },
+  });
+  new Gauge<DeviceLabel>({
+    name: 'cyborg_accelerator_capacity', help: 'Instances an accelerator can be allocated to at once (its attach handles)', labelNames: DEVICE_LABELS, registers,
+    collect() {
+      this.reset();
+      for (const r of rows()) this.set(r.labels, r.view.capacity);
+    },
+  });
+  if (opts.consumerLabels) {
+    new Gauge<AllocationLabel>({
+      name: 'cyborg_accelerator_allocation', help: '1 for each instance an accelerator is allocated to, labelled with the instance and its project', labelNames: ['host', 'accelerator', 'instance', 'project'], registers,
+      collect() {
+        this.reset();
+        for (const r of rows()) {
+          for (const c of r.view.allocations) this.set({ host: r.labels.host, accelerator: r.labels.accelerator, instance: c.instanceUuid, project: c.projectId ?? '' }, 1);
+        }
+      },
+    });
+  }
+  const MIB = 1024 * 1024;
+  const sampled: [string, string, (s: UsageSample) => number | undefined][] = [
+    ['cyborg_accelerator_utilization_ratio', 'Latest utilisation (0..1) the driver measured', (s) => (s.utilization === undefined ? undefined : s.utilization / 100)],
+    ['cyborg_accelerator_memory_used_bytes', 'Latest device memory in use', (s) => (s.memoryUsedMiB === undefined ? undefined : s.memoryUsedMiB * MIB)],
+    ['cyborg_accelerator_memory_total_bytes', 'Device memory the driver reports', (s) => (s.memoryTotalMiB === undefined ? undefined : s.memoryTotalMiB * MIB)],
+    ['cyborg_accelerator_temperature_celsius', 'Latest temperature', (s) => s.temperatureC],
+    ['cyborg_accelerator_power_watts', 'Latest power draw', (s) => s.powerW],
+  ];
+  for (const [name, help, pick] of sampled) {
+    new Gauge<DeviceLabel>({
+      name, help, labelNames: DEVICE_LABELS, registers,
+      collect() {
+        this.reset();
+        const now = Date.now();
+        for (const r of rows(now)) {
+          const latest = conductor.usage.latest(r.view.id);
+          const x = latest && now - Date.parse(latest.at) <= USAGE_FRESH_MS ? pick(latest) : undefined;
+          if (x !== undefined) this.set(r.labels, x);
+        }
+      },
+    });
+  }
+  const { stats } = conductor.usage;
+  // A counter read from the window's running totals at scrape time.
+  new Counter<'outcome'>({
+    name: 'cyborg_usage_samples_total', help: 'Usage samples received since start: recorded (clamped ones included), clamped, unknown_device (not held here, or removed), invalid (unusable or out of order)', labelNames: ['outcome'], registers,
+    collect() {
+      this.reset();
+      this.inc({ outcome: 'recorded' }, stats.recorded);
+      this.inc({ outcome: 'clamped' }, stats.clamped);
+      this.inc({ outcome: 'unknown_device' }, stats.unknownDevice);
+      this.inc({ outcome: 'invalid' }, stats.invalid);
+    },
+  });
+  new Gauge({
+    name: 'cyborg_usage_window_bytes', help: 'Memory the usage windows take: a fixed amount per accelerator with samples', registers,
+    collect() {
+      this.set(conductor.usage.bytes);
+    },
+  });
+}
