@@ -34,6 +34,8 @@ export const Subjects = {
   report: (kind: ReportKind, host: string) => `cyborg.agent.${kind}.${token(host)}`,
   /** The reply inbox prefix of the agent of `host` (its credentials may subscribe only there). */
   agentInbox: (host: string) => `_INBOX.agent.${token(host)}`,
+  /** The reply inbox prefix of every api process: its credentials may subscribe there and not to other roles' replies. */
+  apiInbox: '_INBOX.api',
   command: (host: string) => `cyborg.agent.cmd.${token(host)}`,
   commandAll: 'cyborg.agent.cmd.*',
   /** Driver lifecycle (install / uninstall / update) and service discovery on one host. */

@@ -19,6 +19,8 @@ export async function roleBus(config: Config, log: Logger, name: string, metrics
     auth: config.nats,
     // An agent's replies come under its own host's inbox: its credentials may subscribe nowhere else.
     ...(name.startsWith('cyborg-agent-') ? { inboxPrefix: Subjects.agentInbox(config.host) } : {}),
+    // The api's too: its credentials may not listen on other roles' replies (deploy/nats/).
+    ...(name.startsWith('cyborg-api-') ? { inboxPrefix: Subjects.apiInbox } : {}),
     ...(config.distributed.subjectPrefix ? { prefix: config.distributed.subjectPrefix } : {}),
     onError: (reason) => metrics.busErrors.inc({ reason }),
     ...(onReconnect ? { onReconnect } : {}),

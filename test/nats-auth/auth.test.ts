@@ -44,7 +44,7 @@ describe.skipIf(!natsServerPresent)('an authenticated bus', () => {
     // The conductor's credentials in [nats]-style variables; host A's agent in the URL, as transport_url may carry them.
     await dep.conductor('conductor-auth', { NATS_USER: 'conductor', NATS_PASSWORD: PASSWORDS.conductor });
     agentA = await dep.agent('node-a', { NATS_URL: `nats://agent-node-a:${PASSWORDS['node-a']}@127.0.0.1:${nats.port}` });
-    dep.bus = await connectBus({ url: nats.url, name: 'test-api', log: dep.clientLog.log, prefix: dep.prefix, auth: { user: 'api', password: PASSWORDS.api } });
+    dep.bus = await connectBus({ url: nats.url, name: 'test-api', log: dep.clientLog.log, prefix: dep.prefix, auth: { user: 'api', password: PASSWORDS.api }, inboxPrefix: Subjects.apiInbox });
     await dep.api();
     rogue = await connectBus({
       url: nats.url, name: 'rogue-agent-a', log: rogueLog.log, prefix: dep.prefix,
@@ -97,6 +97,25 @@ describe.skipIf(!natsServerPresent)('an authenticated bus', () => {
     expect((await api.act(gpu.id, { type: 'DISABLE' })).state).toBe('inactive');
     expect(answered).toBe(0);
     offs.forEach((o) => o());
+  });
+
+  it('confines the api\'s credentials to its own inbox: it cannot listen to the replies agents and conductors get', async () => {
+    dep.logsOnFailure();
+    const apiLog = captureLogger();
+    const snoop = await connectBus({ url: nats.url, name: 'snooping-api', log: apiLog.log, prefix: dep.prefix, auth: { user: 'api', password: PASSWORDS.api }, inboxPrefix: Subjects.apiInbox });
+    try {
+      let heard = 0;
+      const offs = [snoop.subscribe('_INBOX.>', Anything, () => { heard++; }), snoop.subscribe(`${Subjects.agentInbox('node-a')}.>`, Anything, () => { heard++; })];
+      await eventually(() => apiLog.lines.filter((l) => l.msg === 'subscription error').length >= 2, { what: 'two refused subscriptions' });
+      // Its own calls still come back to it (the api's view answers), and it heard nobody else's.
+      const gpu = dep.client!.listAccelerators({ host: 'node-a' }).find((a) => a.deviceType === 'GPU')!;
+      expect((await dep.client!.act(gpu.id, { type: 'ENABLE' })).state).toBe('ready');
+      expect((await dep.client!.act(gpu.id, { type: 'DISABLE' })).state).toBe('inactive');
+      expect(heard).toBe(0);
+      offs.forEach((o) => o());
+    } finally {
+      await snoop.close();
+    }
   });
 
   it('stops a role whose password is wrong, naming NATS authentication', async () => {

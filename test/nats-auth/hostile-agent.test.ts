@@ -46,7 +46,7 @@ describe.skipIf(!natsServerPresent || !svc.postgres)('a hostile agent with its o
     await dep.conductor('conductor-1', conductor);
     await dep.conductor('conductor-2', conductor);
     await dep.agent('node-b', { NATS_USER: 'agent-node-b', NATS_PASSWORD: PASSWORDS['node-b'] });
-    dep.bus = await connectBus({ url: nats.url, name: 'test-api', log: dep.clientLog.log, prefix: dep.prefix, auth: { user: 'api', password: PASSWORDS.api }, inboxPrefix: '_INBOX.api' });
+    dep.bus = await connectBus({ url: nats.url, name: 'test-api', log: dep.clientLog.log, prefix: dep.prefix, auth: { user: 'api', password: PASSWORDS.api }, inboxPrefix: Subjects.apiInbox });
     await dep.api();
     rogue = await connectBus({
       url: nats.url, name: 'rogue-agent-a', log: rogueLog.log, prefix: dep.prefix,
