@@ -8,14 +8,19 @@ export function collect(value: string, previous: string[] = []): string[] {
   return [...previous, value];
 }
 
+/** `--config-file` and `--config-dir` as given on the command line (the program's or the subcommand's). */
+export function configSources(cmd: Command): { configFiles?: string[]; configDirs?: string[] } {
+  const { configFile, configDir } = cmd.optsWithGlobals<{ configFile?: string[]; configDir?: string[] }>();
+  return { ...(configFile ? { configFiles: configFile } : {}), ...(configDir ? { configDirs: configDir } : {}) };
+}
+
 /**
  * A role's boot: the configuration from flags, environment and config file, validated once, and
  * the logger it asks for; what the file held that nothing reads is said in that log.
  */
 export function boot(cmd: Command, role: Role, overrides: DeepPartial<Static<typeof ConfigSchema>>): { config: Config; log: Logger } {
   const warnings: string[] = [];
-  const configFiles = cmd.optsWithGlobals<{ configFile?: string[] }>().configFile;
-  const config = loadConfig(overrides, process.env, { role, ...(configFiles ? { configFiles } : {}), onWarning: (m) => warnings.push(m) });
+  const config = loadConfig(overrides, process.env, { role, ...configSources(cmd), onWarning: (m) => warnings.push(m) });
   const log = createLogger(config);
   for (const w of warnings) log.warn(w);
   return { config, log };

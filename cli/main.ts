@@ -23,6 +23,7 @@ export function buildProgram(): Command {
     .description('Accelerator manager for OpenStack clouds and GPU / FPGA / SmartNIC fleets')
     .showHelpAfterError()
     .option('--config-file <path>', 'an INI config file, as Cyborg\'s cyborg.conf (repeatable; later files win; env CYBORG_CONFIG_FILE)', collect)
+    .option('--config-dir <dir>', 'a directory of *.conf drop-ins read after the config files, by name (oslo.config\'s cyborg.conf.d; repeatable; env CYBORG_CONFIG_DIR)', collect)
     .version(version(), '-V, --version', 'print the version');
 
   program.command('all-in-one')

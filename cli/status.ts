@@ -1,4 +1,5 @@
 import Table from 'cli-table3';
+import { configSources } from './boot.js';
 import { Command } from 'commander';
 import { request } from 'undici';
 import { ConfigError, loadConfig, type Config } from '../config/index.js';
@@ -77,11 +78,10 @@ export function statusCommand(): Command {
     .description('database at this code\'s schema, configuration valid, Placement and Keystone reachable; exit 0 success, 1 warning, 2 failure, 255 error')
     .action(async (_flags: unknown, cmd: Command) => {
       try {
-        const configFiles = cmd.optsWithGlobals<{ configFile?: string[] }>().configFile;
         const warnings: string[] = [];
         let config: Config;
         try {
-          config = loadConfig({}, process.env, { ...(configFiles ? { configFiles } : {}), onWarning: (m) => warnings.push(m) });
+          config = loadConfig({}, process.env, { ...configSources(cmd), onWarning: (m) => warnings.push(m) });
         } catch (err) {
           if (!(err instanceof ConfigError)) throw err;
           process.stdout.write(render([{ name: 'Configuration', code: Result.failure, details: err.message }]));

@@ -2,6 +2,7 @@ import { hostname } from 'node:os';
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { fromText, schemaAt } from './coerce.js';
+import { confFilesIn } from './config-dir.js';
 import { ConfigError, StartupError, StartupExit } from './errors.js';
 import { checkXidPolicy } from './xid.js';
 import { readIniFile, type IniFile } from './ini.js';
@@ -244,6 +245,8 @@ export interface LoadOptions {
   role?: Role;
   /** `--config-file` (repeatable; later files win); else `CYBORG_CONFIG_FILE`. */
   configFiles?: readonly string[];
+  /** `--config-dir` (repeatable): each one's `*.conf`, by name, after the files; else `CYBORG_CONFIG_DIR`. */
+  configDirs?: readonly string[];
   /** Unknown sections and options in the file; by default written to stderr. */
   onWarning?: (message: string) => void;
 }
@@ -277,7 +280,9 @@ export function loadConfig(overrides: DeepPartial<Static<typeof ConfigSchema>> =
     dataDir: '.cyborg',
     listen: {}, fake: {}, timing: {},
   }, role ? ROLE_DEFAULTS[role] : {});
-  const files = opts.configFiles?.length ? opts.configFiles : env.CYBORG_CONFIG_FILE ? [env.CYBORG_CONFIG_FILE] : [];
+  const files = [...(opts.configFiles?.length ? opts.configFiles : env.CYBORG_CONFIG_FILE ? [env.CYBORG_CONFIG_FILE] : [])];
+  const dirs = opts.configDirs?.length ? opts.configDirs : env.CYBORG_CONFIG_DIR ? [env.CYBORG_CONFIG_DIR] : [];
+  files.push(...dirs.flatMap(confFilesIn));
   const warn = opts.onWarning ?? ((m: string) => process.stderr.write(`cyborg: warning: ${m}\n`));
   for (const file of files) tree = merge(tree, fromFile(readIniFile(file), file, source, warn));
   tree = merge(tree, fromEnv(env, source));

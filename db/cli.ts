@@ -23,8 +23,8 @@ export function dbCommand(): Command {
     .option('--embedded', 'migrate the embedded database under the data directory (what the all-in-one runs on without [database] connection)')
     .option('--check', 'apply nothing: exit 1 when the database is not at this code\'s schema (naming what is pending)')
     .action(async (flags: { databaseUrl?: string; dataDir?: string; check?: boolean; embedded?: boolean }, cmd: Command) => {
-      const configFiles = cmd.optsWithGlobals<{ configFile?: string[] }>().configFile;
-      const config = loadConfig({ databaseUrl: flags.databaseUrl, dataDir: flags.dataDir }, process.env, configFiles ? { configFiles } : {});
+      const { configFile, configDir } = cmd.optsWithGlobals<{ configFile?: string[]; configDir?: string[] }>();
+      const config = loadConfig({ databaseUrl: flags.databaseUrl, dataDir: flags.dataDir }, process.env, { ...(configFile ? { configFiles: configFile } : {}), ...(configDir ? { configDirs: configDir } : {}) });
       const log = createLogger(config);
       if (!config.databaseUrl && !flags.embedded) {
         throw new StartupError('no [database] connection (DATABASE_URL, --database-url) is set: nothing to migrate; for the all-in-one\'s embedded database under the data directory, run: cyborg db migrate --embedded', StartupExit.config);

@@ -1,3 +1,4 @@
+import { configSources } from '../boot.js';
 import { Command } from 'commander';
 import { loadConfig } from '../../config/index.js';
 import { CYBORG_RULES, Enforcer, PolicyFileError } from '../../policy/index.js';
@@ -14,8 +15,7 @@ export function addPolicyCommands(program: Command, io: Io): void {
     .description('print the effective rules: defaults in code, deprecated rules OR-ed in, policy.yaml overrides')
     .option('--json', 'JSON instead of a table')
     .action((o: { json?: boolean }, cmd: Command) => {
-      const configFiles = cmd.optsWithGlobals<{ configFile?: string[] }>().configFile;
-      const config = loadConfig({}, process.env, { role: 'api', ...(configFiles ? { configFiles } : {}) });
+      const config = loadConfig({}, process.env, { role: 'api', ...configSources(cmd) });
       let enforcer: Enforcer;
       try {
         enforcer = new Enforcer(CYBORG_RULES, {

@@ -1,4 +1,4 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -78,5 +78,20 @@ describe('each start-up mistake is one line and a documented exit status, throug
         await Promise.all([agent.kill(), conductor.kill()]);
       }
     });
+  });
+});
+
+describe('configuration that cannot be read: one line each, exit 1, through the real binary', () => {
+  it('a config file that is not a readable file, a --config-dir that is not there, one with a stray file', async () => {
+    const d = mkdtempSync(join(tmpdir(), 'cyborg-conf-'));
+    writeFileSync(join(d, 'nats.cfg'), '[nats]\nuser = agent\n');
+    const [file, missing, stray] = await Promise.all([
+      cyborgProcess(['agent', '--config-file', d]),
+      cyborgProcess(['agent', '--config-dir', join(d, 'agent.conf.d')]),
+      cyborgProcess(['agent', '--config-dir', d]),
+    ]);
+    expect(file).toMatchObject({ code: 1, stderr: `cyborg: cannot read the config file ${d}: EISDIR\n` });
+    expect(missing).toMatchObject({ code: 1, stderr: `cyborg: invalid configuration: --config-dir ${d}/agent.conf.d: no such directory\n` });
+    expect(stray).toMatchObject({ code: 1, stderr: `cyborg: invalid configuration: --config-dir ${d}: nats.cfg is not a *.conf file (only those are read; move it out of the directory)\n` });
   });
 });
