@@ -63,6 +63,17 @@ export class ViewPublisher {
     this.schedule();
   }
 
+  /**
+   * A host this conductor has just adopted (rebuilt from the database after a claim or a
+   * takeover): its view, inventory and every accelerator's view, which no transition will
+   * announce — without them a reader that loaded its view before the adoption would lack them.
+   */
+  adopted(name: string): void {
+    this.hosts.set(name, true);
+    for (const id of this.conductor.hosts.get(name)?.accelerators.keys() ?? []) this.accelerators.set(id, name);
+    this.schedule();
+  }
+
   document(collection: string, id: string, body: object | null): void {
     this.docs.push({ collection, id, body: body as Record<string, unknown> | null });
     this.schedule();

@@ -82,7 +82,7 @@ export async function startConductor(config: Config, log: Logger, deps: { journa
       bus, lease, journal: fenced, log, forwardTimeoutMs: d.requestTimeoutMs,
       // A health report for a host whose holder died is kept trying until its lease has expired and been claimed.
       redeliverForMs: 2 * d.leaseTtlMs + d.requestTimeoutMs,
-      onAdopted: (hosts) => hosts.forEach((h) => publisher?.host(h)),
+      onAdopted: (hosts) => hosts.forEach((h) => publisher?.adopted(h)),
     });
   }
   // Agents' inventories pass the report door first: an agent speaks only for its own host's devices,
