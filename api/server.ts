@@ -16,6 +16,8 @@ import { auditRoutes } from './routes/audit.js';
 import { usageRoutes } from './routes/usage.js';
 import { layoutRoutes } from './routes/layout.js';
 import { authRoutes } from './routes/auth.js';
+import { sessionRoutes } from './routes/session.js';
+import { BrowserSessions, installBrowserSessions } from './auth/browser-session.js';
 import { eventRoutes, EventStreams } from './routes/events.js';
 import { apiLimits, type ApiLimits } from './limits.js';
 import { limitOperatorWrites } from './rate-limit.js';
@@ -72,7 +74,11 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
   await app.register(healthRoutes, opts.health ?? {});
   await app.register(async (scope) => {
     await limitOperatorWrites(scope as unknown as FastifyInstance, limits.operatorRateLimit);
+    // The visualizer's session cookie stands in for X-Auth-Token on every operator route (before them all).
+    const sessions = new BrowserSessions();
+    installBrowserSessions(scope as unknown as FastifyInstance, sessions);
     await scope.register(authRoutes);
+    await scope.register(sessionRoutes, { sessions });
     await scope.register(hostRoutes, { control: opts.control, pageMax: limits.pageMax });
     await scope.register(acceleratorRoutes, { control: opts.control, pageMax: limits.pageMax });
     await scope.register(maintenanceRoutes, { control: opts.control });

@@ -16,7 +16,7 @@ const PASSWORD_MAX = 4096;
 /** Fernet tokens are ~200 characters, JWS ones under 1 KiB: room for both and no more. */
 const TOKEN_MAX = 8192;
 
-const PasswordSignIn = Type.Object({
+export const PasswordSignIn = Type.Object({
   username: Name(),
   password: Text(PASSWORD_MAX, { minLength: 1 }),
   project_name: Name(),
@@ -24,7 +24,7 @@ const PasswordSignIn = Type.Object({
   project_domain_name: Type.Optional(Name()),
 }, { additionalProperties: false });
 
-const TokenSignIn = Type.Object({ token: Text(TOKEN_MAX, { minLength: 1, pattern: '^[\\x21-\\x7e]+$' }) }, { additionalProperties: false });
+export const TokenSignIn = Type.Object({ token: Text(TOKEN_MAX, { minLength: 1, pattern: '^[\\x21-\\x7e]+$' }) }, { additionalProperties: false });
 
 const Ref = Type.Object({ id: Type.Union([Type.String(), Type.Null()]), name: Type.Union([Type.String(), Type.Null()]), domain_id: Type.Union([Type.String(), Type.Null()]) });
 
@@ -64,7 +64,7 @@ function tokenBody(token: string, t: KeystoneToken) {
   };
 }
 
-function keystoneOf(auth: AuthSettings) {
+export function keystoneOf(auth: AuthSettings) {
   if (auth.strategy !== 'keystone') {
     throw new CyborgError('auth.not_required', 'this api runs with auth strategy noauth: there is nothing to sign in to', { strategy: auth.strategy });
   }
