@@ -194,7 +194,7 @@ export const ConfigSchema = Type.Object({
     filterSriovVfs: Type.Boolean({ default: false, description: 'SR-IOV virtual functions of a GPU are not reported as pGPUs' }),
     nvidiaSmi: Type.String({ default: '', description: 'argv of nvidia-smi (space-separated) for MIG; empty: MIG is not looked at' }),
     commandTimeoutMs: Type.Integer({ minimum: 1, default: 30_000, description: 'deadline of each nvidia-smi call' }),
-    xidFatal: Type.Array(Type.String({ pattern: '^[0-9]{1,4}$' }), { default: [], description: 'Xid codes that quarantine a GPU at once until it is reset; empty: the built-in list (docs/health.md)' }),
+    xidFatal: Type.Array(Type.String({ pattern: '^[0-9]{1,4}$' }), { default: [], description: 'Xid codes that quarantine a GPU at once until it is reset; empty: the built-in list (docs/drivers.md, Xid events)' }),
     xidTransient: Type.Array(Type.String({ pattern: '^[0-9]{1,4}$' }), { default: [], description: 'Xid codes that degrade a GPU and count towards quarantine; a code named here leaves the built-in lists' }),
     xidIgnored: Type.Array(Type.String({ pattern: '^[0-9]{1,4}$' }), { default: [], description: 'Xid codes logged but not counted (the application-level 13, 31, 43, 45 and the informational 63 by default); a code named here leaves the built-in lists' }),
     xidCommand: Type.String({ default: '', description: 'argv (space-separated) of a command that follows the kernel log, whose NVIDIA Xid lines are health events reported at once (e.g. "dmesg --follow-new" or "journalctl -k -f -n 0 -o cat"); empty: Xid events are not watched' }),

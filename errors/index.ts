@@ -71,6 +71,8 @@ export const ErrorCodes = {
   'accelerator.none_available': 409,
   /** A maintenance or drain cancel where there is no such mark (a cancel twice). */
   'maintenance.not_marked': 409,
+  /** A fake fault (api/routes/fake-faults.ts) aimed at a device of a real driver. */
+  'fault.not_fake_driver': 400,
   /** update-driver on a host that is not drained, without --force. */
   'host.not_drained': 409,
 } as const;

@@ -5,7 +5,9 @@ import { Agent } from '../actors/agent/index.js';
 import { Conductor } from '../actors/conductor/index.js';
 import { placementLink } from '../actors/services/index.js';
 import type { Journal } from '../actors/runtime/index.js';
-import { buildApi } from '../api/server.js';
+import { buildApi, OPERATOR_PREFIX } from '../api/server.js';
+import { fakeFaultRoutes } from '../api/routes/fake-faults.js';
+import { fakeFaultInjector } from './fake-faults.js';
 import { databaseChecks, openJournal } from '../db/index.js';
 import { InProcessBus } from '../bus/in-process.js';
 import type { Config } from '../config/index.js';
@@ -72,6 +74,8 @@ export async function startAllInOne(config: Config, log: Logger, deps: AllInOneD
   const auth = apiAuthFromConfig(config, log);
   const app = await buildApi({ control: conductor, log, v2: config.v2, auth, limits: config.api, health: { checks: databaseChecks(journal) } });
   app.addHook('onClose', async () => auth.close());
+  // Fault injection exists only where a fake driver runs here (demos, rehearsals: docs/metrics.md).
+  if (fake) await app.register(fakeFaultRoutes, { prefix: OPERATOR_PREFIX, control: conductor, injector: fakeFaultInjector(fake, agent, config.host) });
   const metrics = new Metrics('all-in-one');
   const unwatch = metrics.watchConductor(conductor, { consumerLabels: config.conductor.metricsConsumerLabels });
   watchFlushes(metrics, journal);

@@ -3,6 +3,7 @@ import { processIo, type Io } from '../output.js';
 import { addAcceleratorCommands } from './accelerators.js';
 import { addAuditCommands } from './audit.js';
 import { addDriverCommands } from './drivers.js';
+import { addFakeCommands } from './fake.js';
 import { addInstanceCommands } from './instances.js';
 import { addMaintenanceCommands } from './maintenance.js';
 import { addPolicyCommands } from './policy.js';
@@ -24,4 +25,5 @@ export function addOperatorCommands(program: Command, io: Io = processIo): void 
   addPolicyCommands(program, io);
   addAuditCommands(program, io);
   addUsageCommands(program, io);
+  addFakeCommands(program, io);
 }
