@@ -18,5 +18,10 @@ export function requestMeta(req: Pick<FastifyRequest, 'id'> & { identity?: Fasti
   if (problem) throw new CyborgError('request.invalid', problem, { field: 'headers/x-user-id' });
   const meta: RequestMeta = { requestId: String(req.id), actor: user };
   if (project) meta.projectId = project;
+  // Names beside the ids, for people reading the audit: Keystone's, bounded as the ids are.
+  const userName = req.identity?.userName;
+  const projectName = req.identity?.projectName;
+  if (userName && userName.length <= 255) meta.actorName = userName;
+  if (projectName && projectName.length <= 255) meta.projectName = projectName;
   return meta;
 }

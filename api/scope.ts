@@ -95,7 +95,7 @@ export function projectScope(projectId: string | null, projectName: string | nul
       quietly(() => arq(control.getArq(id))) !== undefined || quietly(() => accelerator(control.getAccelerator(id))) !== undefined,
     redact: (t) => {
       if (t.projectId === projectId) return t;
-      const { actor: _a, projectId: _p, requestId: _r, reason: _why, args: _args, ...rest } = t;
+      const { actor: _a, actorName: _an, projectId: _p, projectName: _pn, requestId: _r, reason: _why, args: _args, ...rest } = t;
       return rest as typeof t;
     },
   };

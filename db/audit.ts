@@ -12,6 +12,8 @@ interface Row {
   to: string;
   actor: string | null;
   project_id: string | null;
+  actor_name: string | null;
+  project_name: string | null;
   request_id: string | null;
   reason: string | null;
   args: Record<string, string | number | boolean> | null;
@@ -38,8 +40,9 @@ export async function queryAudit(db: Kysely<object>, q: AuditQuery): Promise<Aud
   if (q.host !== undefined) where.push(sql`host = ${q.host}`);
   if (q.id !== undefined) where.push(sql`id = ${q.id}`);
   if (q.kind !== undefined) where.push(sql`kind = ${q.kind}`);
-  if (q.actor !== undefined) where.push(sql`actor = ${q.actor}`);
-  if (q.projectId !== undefined) where.push(sql`project_id = ${q.projectId}`);
+  // A user or project is named by its id or its name (rows written before names were kept have ids only).
+  if (q.actor !== undefined) where.push(sql`(actor = ${q.actor} or actor_name = ${q.actor})`);
+  if (q.projectId !== undefined) where.push(sql`(project_id = ${q.projectId} or project_name = ${q.projectId})`);
   if (q.event !== undefined) where.push(sql`lower(event) = lower(${q.event})`);
   const since = time(q.since, 'since');
   const until = time(q.until, 'until');
@@ -52,7 +55,7 @@ export async function queryAudit(db: Kysely<object>, q: AuditQuery): Promise<Aud
   }
   const filter = where.length > 0 ? sql`where ${sql.join(where, sql` and `)}` : sql``;
   const { rows } = await sql<Row>`
-    select seq, kind, id, host, event, "from", "to", actor, project_id, request_id, reason, args, at
+    select seq, kind, id, host, event, "from", "to", actor, project_id, actor_name, project_name, request_id, reason, args, at
       from transition_log ${filter}
      order by at desc, seq desc
      limit ${q.limit + 1}`.execute(db);
@@ -70,6 +73,8 @@ function entryOf(r: Row): AuditEntry {
   if (r.host !== null) e.host = r.host;
   if (r.actor !== null) e.actor = r.actor;
   if (r.project_id !== null) e.projectId = r.project_id;
+  if (r.actor_name !== null) e.actorName = r.actor_name;
+  if (r.project_name !== null) e.projectName = r.project_name;
   if (r.request_id !== null) e.requestId = r.request_id;
   if (r.reason !== null) e.reason = r.reason;
   if (r.args !== null) e.args = r.args;

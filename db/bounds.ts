@@ -74,6 +74,7 @@ function checkChange(c: Change): void {
       name(r.kind, 'transition kind'); name(r.id, 'transition id'); optName(r.host, 'transition host');
       name(r.event, 'event'); name(r.from, 'transition from'); name(r.to, 'transition to');
       optName(r.actor, 'actor'); optName(r.projectId, 'project id'); optName(r.requestId, 'request id');
+      optName(r.actorName, 'actor name'); optName(r.projectName, 'project name');
       if (r.args) for (const [k, v] of Object.entries(r.args)) { name(k, 'argument name'); if (typeof v === 'string') name(v, `argument ${k}`); }
       deep(r, 'transition');
       if (!Number.isFinite(Date.parse(r.at))) invalid(`transition time ${JSON.stringify(r.at)} is not a time`, 'transition time');

@@ -46,11 +46,11 @@ function acceleratorUpsert(m: MergedBatch): Stmt | null {
 function transitionInsert(m: MergedBatch): Stmt | null {
   if (m.transitions.length === 0) return null;
   return sql`
-    insert into transition_log (kind, id, host, event, "from", "to", actor, project_id, request_id, reason, args, at, flush)
-    select kind, id, host, event, "from", "to", actor, project_id, request_id, reason, args, at, case when n = ${m.transitions.length}::int then ${m.stamp ?? null}::text end
+    insert into transition_log (kind, id, host, event, "from", "to", actor, project_id, actor_name, project_name, request_id, reason, args, at, flush)
+    select kind, id, host, event, "from", "to", actor, project_id, actor_name, project_name, request_id, reason, args, at, case when n = ${m.transitions.length}::int then ${m.stamp ?? null}::text end
       from rows from (json_to_recordset(${JSON.stringify(m.transitions)}::json)
-             as (kind text, id text, host text, event text, "from" text, "to" text, actor text, "projectId" text, "requestId" text, reason text, args jsonb, at timestamptz))
-           with ordinality as x(kind, id, host, event, "from", "to", actor, project_id, request_id, reason, args, at, n)
+             as (kind text, id text, host text, event text, "from" text, "to" text, actor text, "projectId" text, "actorName" text, "projectName" text, "requestId" text, reason text, args jsonb, at timestamptz))
+           with ordinality as x(kind, id, host, event, "from", "to", actor, project_id, actor_name, project_name, request_id, reason, args, at, n)
      order by n`;
 }
 

@@ -11,8 +11,9 @@ export const AuditQuerySchema = Type.Object({
   /** The accelerator (or ARQ, host, driver) the row belongs to. */
   id: Type.Optional(Type.String({ minLength: 1 })),
   kind: Type.Optional(Type.String({ minLength: 1 })),
-  /** Who asked: a user id, `agent:<id>`, `conductor`. */
+  /** Who asked: a user id or name, `agent:<id>`, `conductor`. */
   actor: Type.Optional(Type.String({ minLength: 1 })),
+  /** The caller's project: an id or a name. */
   projectId: Type.Optional(Type.String({ minLength: 1 })),
   /** The event, case-insensitive (`enable`, `program`, `timer: stale`). */
   event: Type.Optional(Type.String({ minLength: 1 })),

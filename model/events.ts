@@ -17,6 +17,9 @@ export const TransitionEvent = Type.Object({
   actor: Type.Optional(Type.String()),
   /** The caller's project, as Keystone told it (absent for automatic changes and noauth). */
   projectId: Type.Optional(Type.String()),
+  /** The caller's user and project names as Keystone's token answer gave them, beside the ids (names change; ids do not). */
+  actorName: Type.Optional(Type.String()),
+  projectName: Type.Optional(Type.String()),
   reason: Type.Optional(Type.String()),
   /** The action's arguments that matter to an auditor (a program's image, a driver's version); never secrets. */
   args: Type.Optional(Type.Record(Type.String(), Type.Union([Type.String(), Type.Number(), Type.Boolean()]))),

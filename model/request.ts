@@ -9,6 +9,9 @@ export const RequestMetaSchema = Type.Object({
   requestId: Type.Optional(Type.String()),
   actor: Type.Optional(Type.String()),
   projectId: Type.Optional(Type.String()),
+  /** The user's and project's names as Keystone's token answer gave them, kept beside the ids for people reading the audit. */
+  actorName: Type.Optional(Type.String()),
+  projectName: Type.Optional(Type.String()),
 });
 
 export type RequestMeta = Static<typeof RequestMetaSchema>;

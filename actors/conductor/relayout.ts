@@ -30,6 +30,7 @@ export async function relayout(host: HostActor, req: RelayoutRequest, meta: Requ
   await deps.journal.commit([{ type: 'transition', record: {
     kind: 'host', id: host.name, host: host.name, event: action, from: host.state, to: host.state, at: new Date().toISOString(), args,
     ...(meta.actor ? { actor: meta.actor } : {}), ...(meta.requestId ? { requestId: meta.requestId } : {}), ...(meta.projectId ? { projectId: meta.projectId } : {}),
+    ...(meta.actorName ? { actorName: meta.actorName } : {}), ...(meta.projectName ? { projectName: meta.projectName } : {}),
   } }]);
   return [...host.accelerators.values()].map((a) => a.view());
 }

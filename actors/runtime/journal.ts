@@ -159,7 +159,8 @@ export class MemoryJournal implements Journal {
     const rows: AuditEntry[] = this.transitions
       .map((t, i) => ({ seq: i + 1, ...t }))
       .filter((e) => (q.host === undefined || e.host === q.host) && (q.id === undefined || e.id === q.id) && (q.kind === undefined || e.kind === q.kind)
-        && (q.actor === undefined || e.actor === q.actor) && (q.projectId === undefined || e.projectId === q.projectId)
+        && (q.actor === undefined || e.actor === q.actor || e.actorName === q.actor)
+        && (q.projectId === undefined || e.projectId === q.projectId || e.projectName === q.projectId)
         && (q.event === undefined || e.event.toLowerCase() === q.event.toLowerCase())
         && Date.parse(e.at) >= since && Date.parse(e.at) < until && (!c || before(key(e.at, e.seq), key(c.at, c.seq))))
       .sort((a, b) => (before(key(a.at, a.seq), key(b.at, b.seq)) ? 1 : -1));

@@ -142,6 +142,8 @@ export function changeOf(from: string, to: string, context: Record<string, unkno
     if (meta.requestId) rec.requestId = meta.requestId;
     rec.actor = meta.actor ?? 'conductor';
     if (meta.projectId) rec.projectId = meta.projectId;
+    if (meta.actorName) rec.actorName = meta.actorName;
+    if (meta.projectName) rec.projectName = meta.projectName;
     const args = argsOf(event);
     if (args) rec.args = args;
   }

@@ -25,9 +25,15 @@ function args(e: AuditEntry): string {
   return e.args ? Object.entries(e.args).map(([k, v]) => `${k}=${String(v)}`).join(' ') : '';
 }
 
+/** A user or project as people know it: its name with its id (the id alone where no name was kept). */
+function named(id: string | undefined, name: string | undefined): string {
+  if (!id) return name ?? '';
+  return name && name !== id ? `${name} (${id})` : id;
+}
+
 function rows(entries: AuditEntry[]): string {
   return table(['AT', 'WHO', 'PROJECT', 'KIND', 'ID', 'HOST', 'EVENT', 'FROM → TO', 'ARGS', 'WHY', 'REQUEST'], entries.map((e) => [
-    e.at, e.actor ?? '', e.projectId ?? '', e.kind, e.id, e.host ?? '', e.event, `${e.from} → ${e.to}`, args(e), e.reason ?? '', e.requestId ?? '',
+    e.at, named(e.actor, e.actorName), named(e.projectId, e.projectName), e.kind, e.id, e.host ?? '', e.event, `${e.from} → ${e.to}`, args(e), e.reason ?? '', e.requestId ?? '',
   ]));
 }
 
@@ -39,8 +45,8 @@ export function addAuditCommands(program: Command, io: Io): void {
   act<AuditFlags>(apiCommand(program, 'audit', 'Show the audit log (every transition and operator or driver action, with who asked), newest first', io)
     .option('--host <host>', 'only this host')
     .option('--accelerator <id>', 'only this accelerator (or ARQ, host, driver id)')
-    .option('--user <user>', 'only what this user asked (or agent:<id>, conductor)')
-    .option('--project <project>', 'only what callers of this project asked')
+    .option('--user <user>', 'only what this user asked: a name or an id (or agent:<id>, conductor)')
+    .option('--project <project>', 'only what callers of this project asked: a name or an id')
     .option('--action <action>', 'only this event: enable, program, install, timer: stale, …')
     .option('--since <time>', 'from this time on (ISO 8601)')
     .option('--until <time>', 'before this time (ISO 8601)')

@@ -105,6 +105,9 @@ export const TransitionLog = defineEntity({
     actor: p.string().nullable(),
     /** The caller's project, as Keystone told it (Migration20261123220000_audit). */
     projectId: p.string().nullable(),
+    /** The caller's user and project names from Keystone's token answer, beside the ids (Migration20261127050000_audit_names). */
+    actorName: p.string().nullable(),
+    projectName: p.string().nullable(),
     requestId: p.string().nullable(),
     reason: p.text().nullable(),
     /** The action's arguments that matter to an auditor; never secrets (see changeOf). */

@@ -5,21 +5,25 @@ import { buildApi } from '../../api/server.js';
 import type { AuditEntry } from '../../model/index.js';
 import { KeystoneSession, TokenValidator } from '../../openstack/keystone/index.js';
 import { svc } from '../services.js';
+import { freshDatabase } from '../support/database.js';
 import { quietLogger } from '../support/log.js';
 import { startStack, type Stack } from '../support/stack.js';
 import { KEYSTONE_URL, serviceAuth, tokenOf } from '../keystone/peer.js';
 
 /**
  * In keystone mode the audit names the caller as Keystone told it: the admin's user and project
- * ids from its validated token, whatever identity headers it adds. A project's reader reads only
- * its own project's rows.
+ * ids from its validated token, whatever identity headers it adds, and beside them their names,
+ * so that `?user=admin` finds the admin's actions (the rows come from PostgreSQL, as in
+ * production). A project's reader reads only its own project's rows.
  */
-describe.skipIf(!svc.keystone)('audit with Keystone identities (real Keystone)', () => {
+describe.skipIf(!svc.keystone || !svc.postgres)('audit with Keystone identities (real Keystone, PostgreSQL)', () => {
   let stack: Stack;
   let app: FastifyInstance;
+  let db: Awaited<ReturnType<typeof freshDatabase>>;
 
   beforeAll(async () => {
-    stack = await startStack({ log: quietLogger() });
+    db = await freshDatabase('audit_ks');
+    stack = await startStack({ log: quietLogger(), journal: { databaseUrl: db.url } });
     const session = new KeystoneSession({ authUrl: KEYSTONE_URL, auth: serviceAuth(), timeoutMs: 10_000 });
     const validator = new TokenValidator({ session, cache: { ttlMs: 300_000 }, timeoutMs: 10_000 });
     app = await buildApi({
@@ -31,6 +35,7 @@ describe.skipIf(!svc.keystone)('audit with Keystone identities (real Keystone)',
   afterAll(async () => {
     await app?.close();
     await stack?.stop();
+    await db?.drop();
   });
 
   it('records the admin\'s Keystone user and project ids with the request id; forged headers change nothing', async () => {
@@ -46,7 +51,15 @@ describe.skipIf(!svc.keystone)('audit with Keystone identities (real Keystone)',
 
     const page = await app.inject({ url: `/cyborg/v1/audit?accelerator=${fpga}&action=enable`, headers: { 'x-auth-token': admin.token } });
     expect(page.statusCode, page.body).toBe(200);
-    expect((page.json() as { audit: AuditEntry[] }).audit.map((e) => [e.actor, e.projectId, e.requestId])).toEqual([[admin.userId, admin.projectId, requestId]]);
+    expect((page.json() as { audit: AuditEntry[] }).audit.map((e) => [e.actor, e.actorName, e.projectId, e.projectName, e.requestId]))
+      .toEqual([[admin.userId, 'admin', admin.projectId, 'admin', requestId]]);
+    // A user and a project are found by name as by id.
+    for (const q of ['user=admin', `user=${admin.userId}`, 'project=admin', `project=${admin.projectId}`]) {
+      const found = await app.inject({ url: `/cyborg/v1/audit?${q}&accelerator=${fpga}`, headers: { 'x-auth-token': admin.token } });
+      expect((found.json() as { audit: AuditEntry[] }).audit.map((e) => e.requestId), q).toContain(requestId);
+    }
+    const nobody = await app.inject({ url: `/cyborg/v1/audit?user=demo-reader&accelerator=${fpga}`, headers: { 'x-auth-token': admin.token } });
+    expect((nobody.json() as { audit: AuditEntry[] }).audit).toEqual([]);
     // A reader of project demo reads only the rows of demo's callers: not the admin's.
     const theirs = await app.inject({ url: `/cyborg/v1/audit?accelerator=${fpga}&action=enable`, headers: { 'x-auth-token': reader.token } });
     expect(theirs.statusCode, theirs.body).toBe(200);

@@ -53,6 +53,11 @@ export const EXPECTATIONS: Record<string, Expectation> = {
   // Sign-in takes no token; an empty body is the schema's 400 for anyone.
   [`POST ${P}/auth/tokens`]: open,
   [`GET ${P}/auth/whoami`]: { ok: 200, through: ANY },
+  // The visualizer's session cookie (api/routes/session.ts): signing in and out take no token.
+  [`POST ${P}/auth/session`]: open,
+  [`DELETE ${P}/auth/session`]: open,
+  // Renewing wants a valid identity first; an empty body is then the schema's 400.
+  [`POST ${P}/auth/session/renew`]: { ok: 400, through: ANY },
 
   // Fleet-wide by nature: the admin (or a system-scoped reader) only.
   [`GET ${P}/hosts`]: fleetRead,

@@ -12,7 +12,7 @@ export interface FeedProps {
   host: string;
 }
 
-type Line = Pick<StreamEvent, 'kind' | 'id' | 'event' | 'from' | 'to' | 'at' | 'actor' | 'reason' | 'args' | 'host'> & { key: string | number };
+type Line = Pick<StreamEvent, 'kind' | 'id' | 'event' | 'from' | 'to' | 'at' | 'actor' | 'actorName' | 'projectName' | 'reason' | 'args' | 'host'> & { key: string | number };
 
 /**
  * What happened, two ways: the latest committed transitions live from the event stream ("just
@@ -80,6 +80,12 @@ function Audit({ host, names, onSelect }: { host: string; names: FeedProps['name
   );
 }
 
+/** Who asked, as people know them: Keystone's user and project names where the row kept them, else the id. */
+function who(e: Line): string {
+  const user = e.actorName ?? e.actor ?? '';
+  return e.projectName ? `${user} (${e.projectName})` : user;
+}
+
 function Lines({ lines, names, onSelect, withDate = false }: { lines: Line[]; names: FeedProps['names']; onSelect: FeedProps['onSelect']; withDate?: boolean }) {
   return (
     <ol>
@@ -92,7 +98,7 @@ function Lines({ lines, names, onSelect, withDate = false }: { lines: Line[]; na
           <span>{e.from} → <b>{e.to}</b></span>
           <span class="muted">
             {eventLabel(e.event)}{e.args ? ` ${Object.entries(e.args).map(([k, v]) => `${k}=${String(v)}`).join(' ')}` : ''}
-            {e.reason ? ` · ${e.reason}` : ''}{e.actor ? ` · by ${e.actor}` : ''}
+            {e.reason ? ` · ${e.reason}` : ''}{e.actor ? <> · by <span class="actor" title={e.actor}>{who(e)}</span></> : ''}
           </span>
         </li>
       ))}
