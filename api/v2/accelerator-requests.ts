@@ -10,6 +10,8 @@ import { requireServiceToken } from './policy.js';
 import { errors, Links, NullableTimestamp, TAG, Timestamp, UuidParam } from './schemas.js';
 import type { ArqView, ControlPlane } from '../../model/index.js';
 import { MAX, Text } from '../bounds.js';
+import { NextLink, PageQuery } from '../paging.js';
+import { sendList } from '../stream-list.js';
 
 export const ArqSchema = Type.Object({
   uuid: Type.String(),
@@ -31,6 +33,7 @@ type Arq = Static<typeof ArqSchema>;
 
 const RESOLVED = new Set(['Bound', 'BindFailed', 'Deleting']);
 const Arqs = Type.Object({ arqs: Type.Array(ArqSchema) });
+const ArqPage = Type.Object({ arqs: Type.Array(ArqSchema), next: NextLink });
 
 /** The v2 form of an ARQ; the attach handle shows only while it is Bound (Nova reads it then). */
 export function arqBody(v: ArqView, control: ControlPlane, base: string): Arq {
@@ -97,10 +100,10 @@ export const arqRoutes: FastifyPluginAsyncTypebox<V2Deps> = async (app, deps) =>
   app.get('/accelerator_requests', {
     schema: {
       tags: [TAG], summary: 'List ARQs (Nova: ?instance=<uuid>&bind_state=resolved, 423 while unresolved)', hide: deps.hide,
-      querystring: Type.Object({ instance: Type.Optional(Text(MAX.name)), bind_state: Type.Optional(Text(32)) }),
-      response: { 200: Arqs, ...errors(400, 401, 403, 406) },
+      querystring: Type.Object({ instance: Type.Optional(Text(MAX.name)), bind_state: Type.Optional(Text(32)), ...PageQuery }),
+      response: { 200: ArqPage, ...errors(400, 401, 403, 406) },
     },
-  }, async (req) => {
+  }, async (req, reply) => {
     h.authorize(req, 'cyborg:arq:get_all');
     const { instance, bind_state: bindState } = req.query;
     if (bindState !== undefined && bindState !== 'resolved') {
@@ -112,7 +115,9 @@ export const arqRoutes: FastifyPluginAsyncTypebox<V2Deps> = async (app, deps) =>
       arqs = arqs.filter((a) => RESOLVED.has(a.cyborgState));
     }
     const base = h.base(req);
-    return { arqs: arqs.map((a) => arqBody(a, control, base)) };
+    // Without limit or marker, all of them (as Nova and tempest expect), streamed: bounded memory per reader.
+    const { limit, marker } = req.query;
+    return sendList(reply, 'arqs', arqs, { limit, marker, url: req.url }, { id: (a) => a.uuid, toJson: (a) => arqBody(a, control, base), pageMax: deps.limits.pageMax });
   });
 
   app.get('/accelerator_requests/:uuid', {

@@ -10,6 +10,8 @@ import { intId, selfLink, ts, updated } from './format.js';
 import { errors, Links, NullableTimestamp, TAG, Timestamp, UuidParam } from './schemas.js';
 import type { AttributeDoc } from '../../model/index.js';
 import { MAX, Text } from '../bounds.js';
+import { NextLink, PageQuery } from '../paging.js';
+import { sendList } from '../stream-list.js';
 
 export const AttributeSchema = Type.Object({
   uuid: Type.String(),
@@ -71,14 +73,15 @@ export const attributeRoutes: FastifyPluginAsyncTypebox<V2Deps> = async (app, de
   app.get('/attributes', {
     schema: {
       tags: [TAG], summary: 'List attributes', hide: deps.hide,
-      querystring: Type.Object({ deployable_id: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER })), key: Type.Optional(Text(MAX.name)) }),
-      response: { 200: Type.Object({ attributes: Type.Array(AttributeSchema) }), ...errors(400, 401, 403, 406) },
+      querystring: Type.Object({ deployable_id: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER })), key: Type.Optional(Text(MAX.name)), ...PageQuery }),
+      response: { 200: Type.Object({ attributes: Type.Array(AttributeSchema), next: NextLink }), ...errors(400, 401, 403, 406) },
     },
-  }, async (req) => {
+  }, async (req, reply) => {
     h.authorize(req, 'cyborg:attribute:get_all');
-    const { deployable_id: dep, key } = req.query;
+    const { deployable_id: dep, key, limit, marker } = req.query;
     const base = h.base(req);
-    return { attributes: rows().filter((r) => (dep === undefined || intId(r.deployableUuid) === dep) && (key === undefined || r.key === key)).map((r) => serialize(r, base)) };
+    return sendList(reply, 'attributes', rows().filter((r) => (dep === undefined || intId(r.deployableUuid) === dep) && (key === undefined || r.key === key)),
+      { limit, marker, url: req.url }, { id: (r) => r.uuid, toJson: (r) => serialize(r, base), pageMax: deps.limits.pageMax });
   });
 
   app.get('/attributes/:uuid', {

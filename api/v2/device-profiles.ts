@@ -10,6 +10,8 @@ import { atLeast } from './microversion.js';
 import { errors, Links, NullableTimestamp, ProfileParam, TAG, Timestamp } from './schemas.js';
 import type { DeviceProfileDoc } from '../../model/index.js';
 import { MAX, Text, TEXT_PATTERN } from '../bounds.js';
+import { NextLink, PageQuery } from '../paging.js';
+import { sendList } from '../stream-list.js';
 
 const Groups = Type.Array(Type.Record(Type.String(), Type.String()));
 
@@ -56,14 +58,16 @@ export const deviceProfileRoutes: FastifyPluginAsyncTypebox<V2Deps> = async (app
   app.get('/device_profiles', {
     schema: {
       tags: [TAG], summary: 'List device profiles', hide: deps.hide,
-      querystring: Type.Object({ name: Type.Optional(Text(MAX.list)) }),
-      response: { 200: Type.Object({ device_profiles: Type.Array(DeviceProfileSchema) }), ...errors(400, 401, 403, 406) },
+      querystring: Type.Object({ name: Type.Optional(Text(MAX.list)), ...PageQuery }),
+      response: { 200: Type.Object({ device_profiles: Type.Array(DeviceProfileSchema), next: NextLink }), ...errors(400, 401, 403, 406) },
     },
-  }, async (req) => {
+  }, async (req, reply) => {
     h.authorize(req, 'cyborg:device_profile:get_all');
     const names = req.query.name === undefined ? undefined : new Set(csv(req.query.name));
     const base = h.base(req);
-    return { device_profiles: docs.listProfiles().filter((p) => !names || names.has(p.name)).map((p) => serialize(p, base)) };
+    const { limit, marker } = req.query;
+    return sendList(reply, 'device_profiles', docs.listProfiles().filter((p) => !names || names.has(p.name)), { limit, marker, url: req.url },
+      { id: (p) => p.uuid, toJson: (p) => serialize(p, base), pageMax: deps.limits.pageMax });
   });
 
   app.get('/device_profiles/:id', {

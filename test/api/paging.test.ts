@@ -85,4 +85,50 @@ describe('lists in pages', () => {
     const bad = await app.inject({ method: 'GET', url: '/v2/deployables?marker=00000000-0000-4000-8000-000000000000', headers });
     expect(bad.statusCode).toBe(400);
   });
+
+  it('answers Nova\'s whole ARQ list without a limit (streamed), and pages it, profiles and attributes with limit and marker', async () => {
+    const headers = { 'x-roles': 'admin', 'x-project-id': 'p', 'x-user-id': 'u', 'content-type': 'application/json' };
+    for (const name of ['page-a', 'page-b', 'page-c']) {
+      const res = await app.inject({ method: 'POST', url: '/v2/device_profiles', headers, payload: JSON.stringify([{ name, groups: [{ 'resources:FPGA': '5' }] }]) });
+      expect(res.statusCode).toBe(201);
+      expect((await app.inject({ method: 'POST', url: '/v2/accelerator_requests', headers, payload: JSON.stringify({ device_profile_name: name }) })).statusCode).toBe(201);
+    }
+    const v2 = { 'x-roles': 'admin', 'x-project-id': 'p', 'x-user-id': 'u' };
+    const list = async <T>(url: string): Promise<{ status: number; body: T }> => {
+      const res = await app.inject({ method: 'GET', url, headers: v2 });
+      return { status: res.statusCode, body: res.json<T>() };
+    };
+    const walkV2 = async (first: string, key: string): Promise<string[][]> => {
+      const pages: string[][] = [];
+      let url: string | undefined = first;
+      while (url) {
+        const { status, body } = await list<Record<string, unknown>>(url);
+        expect(status).toBe(200);
+        pages.push((body[key] as { uuid: string }[]).map((x) => x.uuid));
+        url = body.next as string | undefined;
+        expect(pages.length).toBeLessThan(100);
+      }
+      return pages;
+    };
+    // All 15, more than api.pageMax: Nova and tempest read the list without a limit and expect every ARQ.
+    const whole = await list<{ arqs: { uuid: string; state: string }[]; next?: string }>('/v2/accelerator_requests');
+    expect(whole.status).toBe(200);
+    expect(whole.body.arqs).toHaveLength(15);
+    expect(whole.body.next).toBeUndefined();
+    expect(whole.body.arqs.every((a) => a.state === 'Initial')).toBe(true);
+    const arqPages = await walkV2('/v2/accelerator_requests?limit=4', 'arqs');
+    expect(arqPages.map((p) => p.length)).toEqual([4, 4, 4, 3]);
+    expect(arqPages.flat()).toEqual(whole.body.arqs.map((a) => a.uuid));
+    // A limit above api.pageMax is lowered to it.
+    expect((await list<{ arqs: unknown[] }>('/v2/accelerator_requests?limit=1000')).body.arqs).toHaveLength(PAGE_MAX);
+    const profiles = (await list<{ device_profiles: { uuid: string }[] }>('/v2/device_profiles')).body.device_profiles;
+    expect(profiles).toHaveLength(3);
+    expect((await walkV2('/v2/device_profiles?limit=1', 'device_profiles')).flat()).toEqual(profiles.map((p) => p.uuid));
+    const attributes = (await list<{ attributes: { uuid: string }[] }>('/v2/attributes')).body.attributes;
+    expect(attributes.length).toBeGreaterThan(2);
+    expect((await walkV2('/v2/attributes?limit=2', 'attributes')).flat()).toEqual(attributes.map((a) => a.uuid));
+    for (const url of ['/v2/accelerator_requests', '/v2/device_profiles', '/v2/attributes']) {
+      expect((await list(`${url}?marker=00000000-0000-4000-8000-000000000000`)).status).toBe(400);
+    }
+  });
 });
