@@ -14,3 +14,4 @@ export * from './placement.js';
 export * from './request.js';
 export * from './audit.js';
 export * from './usage.js';
+export * from './capacity.js';

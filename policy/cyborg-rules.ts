@@ -73,6 +73,7 @@ const OPERATOR_RULES: RuleDefault[] = [
   // Usage telemetry and who holds what (api/routes/usage.ts): reads.
   op('cyborg:operator:usage:get', 'rule:operator_reader_api', [`GET ${P}/accelerators/{id}/usage`, `GET ${P}/hosts/{name}/usage`]),
   op('cyborg:operator:project:get', 'rule:operator_reader_api', [`GET ${P}/projects`]),
+  op('cyborg:operator:capacity:get', 'rule:operator_fleet_reader_api', [`GET ${P}/capacity`]),
   // Not a route: whether a caller reads the whole fleet (unfiltered) or only its own project's
   // consumers, ARQs, instances, usage and audit rows on the filtered reads (api/scope.ts).
   { name: 'cyborg:operator:scope:fleet', check: 'rule:operator_fleet_reader_api', scopeTypes: OPERATOR, description: 'Operator API: reads the whole fleet; without it, the filtered reads show only the caller\'s project' },

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { processIo, type Io } from '../output.js';
 import { addAcceleratorCommands } from './accelerators.js';
 import { addAuditCommands } from './audit.js';
+import { addCapacityCommands } from './capacity.js';
 import { addDriverCommands } from './drivers.js';
 import { addFakeCommands } from './fake.js';
 import { addInstanceCommands } from './instances.js';
@@ -26,4 +27,5 @@ export function addOperatorCommands(program: Command, io: Io = processIo): void 
   addAuditCommands(program, io);
   addUsageCommands(program, io);
   addFakeCommands(program, io);
+  addCapacityCommands(program, io);
 }

@@ -34,10 +34,12 @@ export async function startSynced(o: {
   intervalMs?: number;
   fake?: Omit<FakeDriverOptions, 'host'>;
   timing?: StackOptions['timing'];
+  /** The operator API on `app` (Fastify's inject). */
+  api?: boolean;
 }): Promise<Synced> {
   const host = o.host ?? uniqueHost();
   const stack = await startStack({
-    hosts: [host], fake: o.fake ?? { gpus: 1, nics: 1, vfsPerNic: 2 }, timing: o.timing,
+    hosts: [host], fake: o.fake ?? { gpus: 1, nics: 1, vfsPerNic: 2 }, timing: o.timing, api: o.api,
     placement: { url: o.url, createRoots: o.createRoots, intervalMs: o.intervalMs },
   });
   return Object.assign(stack, {
