@@ -13,12 +13,13 @@ import { configCommand } from './config.js';
 import { statusCommand } from './status.js';
 import { addRoleCommands } from './roles.js';
 import { addOperatorCommands } from './commands/index.js';
+import type { Io } from './output.js';
 
 /**
  * `cyborg <role|command>`: one program, a subcommand per role. Flags override the environment,
  * which overrides defaults; the result is validated once, here.
  */
-export function buildProgram(): Command {
+export function buildProgram(io?: Io): Command {
   const program = new Command('cyborg')
     .description('Accelerator manager for OpenStack clouds and GPU / FPGA / SmartNIC fleets')
     .showHelpAfterError()
@@ -55,9 +56,22 @@ export function buildProgram(): Command {
   program.addCommand(configCommand());
   program.addCommand(statusCommand());
   addRoleCommands(program, onShutdown);
-  addOperatorCommands(program);
+  addOperatorCommands(program, io);
+  // The program's options only before the subcommand: else `update-driver fake --version 1.1.0`
+  // printed the program's version and did nothing. So every subcommand takes the config options.
+  program.enablePositionalOptions();
+  for (const cmd of program.commands) withConfigOptions(cmd);
 
   return program;
+}
+
+/** `--config-file` / `--config-dir` on a subcommand and its own subcommands (`cyborg db migrate --config-file …`). */
+function withConfigOptions(cmd: Command): void {
+  if (!cmd.options.some((o) => o.long === '--config-file')) {
+    cmd.option('--config-file <path>', 'an INI config file (repeatable; later files win; env CYBORG_CONFIG_FILE)', collect)
+      .option('--config-dir <dir>', 'a directory of *.conf drop-ins, read after the files (repeatable; env CYBORG_CONFIG_DIR)', collect);
+  }
+  for (const sub of cmd.commands) withConfigOptions(sub);
 }
 
 /** This package's version (package.json sits one folder up from cli/ and from dist/cli/). */

@@ -1,4 +1,5 @@
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
+import { acceleratorMachine } from '../../machines/accelerator.js';
 import { ApiError } from '../client.js';
 import { fields, table, UsageError, withProgress, type Io } from '../output.js';
 import { act, apiCommand, group, printJson, type Ctx } from './common.js';
@@ -72,7 +73,7 @@ export function addAcceleratorCommands(program: Command, io: Io): void {
   const acc = group(program, 'accelerator', 'Accelerators and their lifecycle (inactive → ready → programmed → attached); <accelerator> is an id or a name', io);
 
   act<{ host?: string; state?: string; type?: string; driver?: string }>(apiCommand(acc, 'list', 'List accelerators with their state and what they allow now', io)
-    .option('--host <host>', 'only this host').option('--state <state>', 'only in this state').option('--type <type>', 'only this device type (GPU, FPGA, NIC, …)')
+    .option('--host <host>', 'only this host').addOption(new Option('--state <state>', 'only in this state').choices(STATES)).option('--type <type>', 'only this device type (GPU, FPGA, NIC, …)')
     .option('--driver <name>', 'only this driver\'s (backend\'s)'), io, async (ctx, _a, o) => {
     const all = await ctx.api.list<AcceleratorView>('/accelerators', 'accelerators', { host: o.host, state: o.state, type: o.type?.toUpperCase() });
     const accelerators = o.driver ? all.filter((a) => a.driver === o.driver) : all;
@@ -110,6 +111,24 @@ export function addAcceleratorCommands(program: Command, io: Io): void {
     transition(ctx, id!, 'attach', 'attaching', { instanceUuid: o.instance, projectId: o.project }));
 
   act<{ instance?: string; handle?: string }>(apiCommand(acc, 'detach <accelerator>', 'Detach an instance (by instance or handle; the first one if neither)', io)
-    .option('--instance <uuid>', 'the instance').option('--handle <uuid>', 'the attach handle'), io, (ctx, [id], o) =>
-    transition(ctx, id!, 'detach', 'detaching', { instanceUuid: o.instance, handleUuid: o.handle }));
+    .option('--instance <uuid>', 'the instance').option('--handle <uuid>', 'the attach handle'), io, async (ctx, [ref], o) => {
+    const id = await resolveAccelerator(ctx, ref!);
+    if (o.instance || o.handle) await mustHold(ctx, id, o);
+    await transition(ctx, id, 'detach', 'detaching', { instanceUuid: o.instance, handleUuid: o.handle });
+  });
+}
+
+/** The states `--state` takes: the accelerator machine's own (not its momentary settle steps). */
+const STATES = Object.keys(acceleratorMachine.config.states ?? {}).filter((s) => !s.startsWith('settle'));
+
+/**
+ * Refuses a detach of an instance or handle the accelerator does not hold, saying so: the
+ * transition's own refusal read "DETACH is not allowed now (allowed: DETACH)".
+ */
+async function mustHold(ctx: Ctx, id: string, o: { instance?: string; handle?: string }): Promise<void> {
+  const a = await ctx.api.get<AcceleratorView>(path(id));
+  if (a.allocations.some((x) => (!o.instance || x.instanceUuid === o.instance) && (!o.handle || x.handleUuid === o.handle))) return;
+  const what = o.instance ? `instance ${o.instance}` : `handle ${o.handle}`;
+  const held = a.allocations.map((x) => `instance ${x.instanceUuid} (handle ${x.handleUuid})`).join(', ');
+  throw new UsageError(`${what} is not attached to ${a.name}: ${held ? `it holds ${held}` : 'nothing is attached to it'}`);
 }

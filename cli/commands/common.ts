@@ -1,4 +1,4 @@
-import { Option, type Command } from 'commander';
+import { InvalidArgumentError, Option, type Command } from 'commander';
 import { PORTS } from '../../config/ports.js';
 import { addOpenStackOptions, authFailure, connect, openStackValues, planAuth, type AuthPlan } from '../auth/index.js';
 import { ApiClient } from '../client.js';
@@ -22,7 +22,8 @@ interface ClientFlags {
 
 function seconds(v: string): number {
   const n = Number(v);
-  if (!Number.isFinite(n) || n <= 0) throw new Error(`--timeout wants a number of seconds, got "${v}"`);
+  // commander turns this error into one usage line (exit 2); a plain Error was a stack trace.
+  if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError('a number of seconds is wanted');
   return n;
 }
 

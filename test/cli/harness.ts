@@ -1,7 +1,7 @@
-import { Command } from 'commander';
+import { CommanderError } from 'commander';
 import { pino } from 'pino';
 import { MemoryJournal } from '../../actors/runtime/index.js';
-import { addOperatorCommands } from '../../cli/commands/index.js';
+import { buildProgram } from '../../cli/main.js';
 import type { Io } from '../../cli/output.js';
 import { loadConfig } from '../../config/index.js';
 import { GenericDriver, SimulatedOps } from '../../drivers/generic/index.js';
@@ -30,13 +30,14 @@ export async function cyborg(...argv: string[]): Promise<CliResult> {
     setExitCode: (c) => { r.code = c; },
     usageExit: (c) => { throw new UsageExit(c); },
   };
-  const program = new Command('cyborg').exitOverride().configureOutput({ writeOut: io.out, writeErr: io.err });
-  addOperatorCommands(program, io);
+  // The real program (its --version and the roles included): a subcommand's --version must be its own.
+  const program = buildProgram(io).exitOverride().configureOutput({ writeOut: io.out, writeErr: io.err });
   try {
     await program.parseAsync(argv, { from: 'user' });
   } catch (err) {
-    if (!(err instanceof UsageExit)) throw err;
-    r.code = err.code;
+    if (err instanceof CommanderError) r.code = err.exitCode;
+    else if (!(err instanceof UsageExit)) throw err;
+    else r.code = err.code;
   }
   return r;
 }

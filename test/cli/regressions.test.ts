@@ -1,0 +1,50 @@
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cyborg, startCliTarget } from './harness.js';
+
+const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+
+/** Regressions of the CLI, each named after what an operator saw, on the real program (its --version included). */
+describe('cyborg CLI regressions', () => {
+  let target: Awaited<ReturnType<typeof startCliTarget>>;
+  const run = (...argv: string[]) => cyborg(...argv, '--url', target.url);
+  beforeAll(async () => { target = await startCliTarget('reg-host'); });
+  afterAll(async () => { await target.running.stop(); });
+
+  it('update-driver / install-driver --version 1.1.0 set the driver\'s version, not print the program\'s', async () => {
+    expect(await cyborg('--version')).toMatchObject({ code: 0, stdout: `${VERSION}\n` });
+    const up = await run('update-driver', 'generic', '--version', '1.1.0', '--force');
+    expect(up).toMatchObject({ code: 0, stdout: expect.stringContaining('updated to version 1.1.0') });
+    expect(up.stdout).not.toBe(`${VERSION}\n`);
+    await run('uninstall-driver', 'generic');
+    expect(await run('install-driver', 'generic', '--version', '1.2.0')).toMatchObject({ code: 0, stdout: expect.stringContaining('installed, version 1.2.0') });
+  });
+
+  it('--timeout abc is one usage line, exit 2, not a stack trace', async () => {
+    const r = await run('driver-list', '--timeout', 'abc');
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/^error: option '--timeout <seconds>' argument 'abc' is invalid\. a number of seconds is wanted\n/);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it('detach --instance of an instance the accelerator does not hold names that, and what it holds', async () => {
+    const fpga = 'reg-host_FakeDevice';
+    await run('accelerator', 'enable', fpga);
+    await run('accelerator', 'program', fpga, '--function', 'gzip');
+    const vm = randomUUID();
+    await run('accelerator', 'attach', fpga, '--instance', vm);
+    const wrong = randomUUID();
+    const r = await run('accelerator', 'detach', fpga, '--instance', wrong);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(new RegExp(`^cyborg: instance ${wrong} is not attached to ${fpga}: it holds instance ${vm} \\(handle [0-9a-f-]+\\)\\n`));
+    expect((await run('accelerator', 'detach', fpga, '--instance', vm)).stdout).toBe(`${fpga}: attached → programmed\n`);
+  });
+
+  it('--state bogus lists the states there are and exits 2, not "No accelerators." and 0', async () => {
+    const r = await run('accelerator', 'list', '--state', 'bogus');
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/^error: option '--state <state>' argument 'bogus' is invalid\. Allowed choices are inactive, .*ready.*attached.*error.*removed\.\n/);
+    expect((await run('accelerator', 'list', '--state', 'ready')).code).toBe(0);
+  });
+});
