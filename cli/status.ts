@@ -5,7 +5,9 @@ import { request } from 'undici';
 import { ConfigError, loadConfig, type Config } from '../config/index.js';
 import { openOrm } from '../db/config.js';
 import { redact } from '../db/open.js';
+import { loadDocuments, loadInventories } from '../db/load.js';
 import { schemaStatus } from '../db/schema-status.js';
+import { unmatchedProfiles } from './profile-check.js';
 
 /** cyborg-status's (oslo.upgradecheck's) results and exit codes. */
 export const Result = { success: 0, warning: 1, failure: 2 } as const;
@@ -37,6 +39,29 @@ async function database(config: Config): Promise<Check> {
   }
 }
 
+/**
+ * Device profiles that no recorded provider can satisfy: after a switch from another Cyborg
+ * release (other trait spellings, pci_driver), the flavors that would no longer find a host.
+ */
+async function deviceProfiles(config: Config): Promise<Check> {
+  const name = 'Device profiles';
+  if (!config.databaseUrl) return { name, code: Result.success, details: 'no [database] connection: nothing recorded to check' };
+  let orm;
+  try {
+    orm = await openOrm({ url: config.databaseUrl, pool: 1 });
+    const em = orm.em.fork();
+    const [docs, inventories] = await Promise.all([loadDocuments(em), loadInventories(em)]);
+    const profiles = docs.filter((d) => d.collection === 'device_profiles').map((d) => d.body as { name: string; groups: Record<string, string>[] });
+    if (inventories.size === 0) return { name, code: Result.success, details: 'no inventory recorded yet: start the agents, then check again' };
+    const unmatched = unmatchedProfiles(profiles, inventories);
+    return unmatched.length ? { name, code: Result.warning, details: `${unmatched.length} of ${profiles.length} match no recorded provider: ${unmatched.join('; ')}` } : { name, code: Result.success };
+  } catch (err) {
+    return { name, code: Result.warning, details: `could not read the profiles and inventories: ${(err as Error).message}` };
+  } finally {
+    await orm?.close();
+  }
+}
+
 /** Any HTTP answer below 500 means the service is there (Placement and Keystone answer GET / with their versions). */
 async function reachable(name: string, url: string | undefined, what: string): Promise<Check> {
   if (!url) return { name, code: Result.success, details: `not configured (${what})` };
@@ -56,6 +81,7 @@ export async function upgradeChecks(config: Config, configWarnings: string[]): P
   return [
     configWarnings.length ? { name: 'Configuration', code: Result.warning, details: configWarnings.join('; ') } : { name: 'Configuration', code: Result.success },
     await database(config),
+    await deviceProfiles(config),
     await reachable('Placement API', config.placementUrl, 'no [placement] endpoint_override'),
     await reachable('Keystone', keystone, 'no [keystone_authtoken] auth_url'),
   ];

@@ -16,8 +16,11 @@ export { ConfigError, StartupError, StartupExit };
  * (a test keeps them equal; config stays free of the drivers' code).
  */
 export const DRIVER_NAMES = [
-  'fake_driver', 'generic', 'generic_driver', 'nvidia_gpu_driver', 'intel_fpga_driver', 'xilinx_fpga_driver', 'intel_nic_driver', 'intel_qat_driver',
+  'fake_driver', 'generic', 'generic_driver', 'nvidia_gpu_driver', 'intel_fpga_driver', 'xilinx_fpga_driver', 'intel_nic_driver', 'intel_qat_driver', 'pci_driver',
 ] as const;
+
+/** A PCI id as `lspci -n` and docs/drivers.md write it: `vendor:product`, lower-case hex. */
+const PCI_ID = Type.String({ pattern: '^[0-9a-f]{4}:[0-9a-f]{4}$', description: 'vendor:product, lower-case hex (8086:1593)' });
 
 const keystoneAuthOptions = {
   authType: Type.Union([Type.Literal('password'), Type.Literal('v3applicationcredential')], { default: 'password', description: 'keystoneauth auth_type' }),
@@ -198,11 +201,15 @@ export const ConfigSchema = Type.Object({
     xidTransient: Type.Array(Type.String({ pattern: '^[0-9]{1,4}$' }), { default: [], description: 'Xid codes that degrade a GPU and count towards quarantine; a code named here leaves the built-in lists' }),
     xidIgnored: Type.Array(Type.String({ pattern: '^[0-9]{1,4}$' }), { default: [], description: 'Xid codes logged but not counted (the application-level 13, 31, 43, 45 and the informational 63 by default); a code named here leaves the built-in lists' }),
     xidCommand: Type.String({ default: '', description: 'argv (space-separated) of a command that follows the kernel log, whose NVIDIA Xid lines are health events reported at once (e.g. "dmesg --follow-new" or "journalctl -k -f -n 0 -o cat"); empty: Xid events are not watched' }),
+    migHostAttach: Type.Boolean({ default: false, description: 'a MIG deployable is attached as its GPU instance, for consumers on the host itself; off: its bind fails (a VM cannot use a GPU instance as an mdev)' }),
+    pciIds: Type.String({ default: '/usr/share/misc/pci.ids', description: 'the pci.ids file whose names are the GPUs\' model when nvidia-smi does not say; missing: "miss model info", as Cyborg' }),
+    legacyTraits: Type.Boolean({ default: false, description: 'also report the traits Cyborg up to 10.0.0 gave NVIDIA GPUs (CUSTOM_GPU_NVIDIA, CUSTOM_GPU_PRODUCT_ID_<PID>), so that device profiles written for it keep matching' }),
   }, { default: {} }),
   /** The FPGA drivers' programming tools (docs/drivers.md). */
   fpga: Type.Object({
     programCommand: Type.String({ default: '', description: 'argv template (space-separated) with {address} {bus} {device} {function} {image}; empty: fpgaconf for Intel, xbmgmt program for Xilinx' }),
     programTimeoutMs: Type.Integer({ minimum: 1, default: 600_000, description: 'deadline of one programming' }),
+    intelKnownIds: Type.Array(PCI_ID, { default: ['8086:09c4'], description: 'vendor:product of the Intel FPGA PFs the intel_fpga_driver reports (PAC Arria 10 GX by default; 8086:0b2b for a PAC D5005)' }),
   }, { default: {} }),
   /** The NIC driver (Cyborg's `[nic_devices]` and a section per NIC type; docs/drivers.md). */
   nic: Type.Object({
@@ -212,6 +219,11 @@ export const ConfigSchema = Type.Object({
       physicalDeviceMappings: Type.Array(Type.String({ minLength: 1 }), { default: [] }),
       functionDeviceMappings: Type.Array(Type.String({ minLength: 1 }), { default: [] }),
     }), { default: {} }),
+    knownIds: Type.Array(PCI_ID, { default: ['8086:158b', '8086:1572'], description: 'vendor:product of the NIC PFs the intel_nic_driver reports (X710 / XXV710 by default; 8086:1593 for an E810-C)' }),
+  }, { default: {} }),
+  /** The QAT driver (ours: Cyborg's has no settings). */
+  qat: Type.Object({
+    knownIds: Type.Array(PCI_ID, { default: ['8086:37c8'], description: 'vendor:product of the QAT PFs the intel_qat_driver reports (C62x by default; 8086:4940 for a QAT 4xxx)' }),
   }, { default: {} }),
   /** The fake driver (the all-in-one's, and any agent that enables fake_driver). */
   fake: Type.Object({

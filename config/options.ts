@@ -197,14 +197,21 @@ export const OPTIONS: readonly OptionSpec[] = [
   { path: 'gpu.xidTransient', section: 'gpu_devices', name: 'xid_transient', env: 'CYBORG_GPU_XID_TRANSIENT' },
   { path: 'gpu.xidIgnored', section: 'gpu_devices', name: 'xid_ignored', env: 'CYBORG_GPU_XID_IGNORED' },
   { path: 'gpu.commandTimeoutMs', section: 'gpu_devices', name: 'command_timeout', scale: 1000, env: 'CYBORG_GPU_COMMAND_TIMEOUT_MS', help: 'seconds in the file; milliseconds in the environment' },
+  { path: 'gpu.migHostAttach', section: 'gpu_devices', name: 'mig_host_attach', env: 'CYBORG_GPU_MIG_HOST_ATTACH' },
+  { path: 'gpu.pciIds', section: 'gpu_devices', name: 'pci_ids', env: 'CYBORG_GPU_PCI_IDS' },
+  { path: 'gpu.legacyTraits', section: 'gpu_devices', name: 'legacy_traits', env: 'CYBORG_GPU_LEGACY_TRAITS' },
   { path: 'gpu.vgpuDeviceAddresses', section: 'vgpu_<type>', name: 'device_addresses', type: 'list value', help: 'one section per type of [gpu_devices] enabled_vgpu_types ([vgpu_nvidia-35]): the PCI addresses of the GPUs that offer it; one type per GPU' },
   // [fpga]: the FPGA drivers' programming tool.
   { path: 'fpga.programCommand', section: 'fpga', name: 'program_command', env: 'CYBORG_FPGA_PROGRAM_COMMAND' },
   { path: 'fpga.programTimeoutMs', section: 'fpga', name: 'program_timeout', scale: 1000, env: 'CYBORG_FPGA_PROGRAM_TIMEOUT_MS', help: 'seconds in the file; milliseconds in the environment' },
+  { path: 'fpga.intelKnownIds', section: 'fpga', name: 'intel_known_ids', env: 'CYBORG_FPGA_INTEL_KNOWN_IDS' },
   // [nic_devices] and a section per NIC type: the NIC driver, with Cyborg's names.
   { path: 'nic.enabledNicTypes', section: 'nic_devices', name: 'enabled_nic_types', env: 'CYBORG_ENABLED_NIC_TYPES' },
   { path: 'nic.types', section: '<nic type>', name: 'physical_device_mappings', type: 'list value', help: 'one section per type of [nic_devices] enabled_nic_types ([x710_static]): physnet:ifname|ifname, by the PF\'s interface name; physical_network of the attach info' },
   { path: 'nic.types', section: '<nic type>', name: 'function_device_mappings', type: 'list value', help: 'FUNCTION:ifname|ifname (GTPV1:ens1f0): the CUSTOM_<FUNCTION> trait of those ports' },
+  { path: 'nic.knownIds', section: 'nic_devices', name: 'known_ids', env: 'CYBORG_NIC_KNOWN_IDS' },
+  // [qat_devices]: the QAT driver's known PFs (ours).
+  { path: 'qat.knownIds', section: 'qat_devices', name: 'known_ids', env: 'CYBORG_QAT_KNOWN_IDS' },
   // [fake_driver]: the committed fake (demos, tests, simulations).
   { path: 'fake.gpus', section: 'fake_driver', name: 'gpus', env: 'CYBORG_FAKE_GPUS' },
   { path: 'fake.nics', section: 'fake_driver', name: 'nics', env: 'CYBORG_FAKE_NICS' },

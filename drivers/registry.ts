@@ -1,9 +1,11 @@
 import type { Driver } from './driver.js';
+import { productNames } from './pci-ids.js';
 import { FakeDriver, type FakeDriverOptions } from './fake/index.js';
 import { IntelFpgaDriver, XilinxFpgaDriver } from './fpga/index.js';
 import { GenericDriver, type GenericDriverOptions } from './generic/index.js';
 import { IntelNicDriver } from './nic/index.js';
 import { NvidiaGpuDriver, type XidPolicy } from './nvidia/index.js';
+import { PciDriver } from './pci/index.js';
 import { IntelQatDriver } from './qat/index.js';
 
 /** The drivers installed on one host, by name. Several backends may run side by side. */
@@ -46,7 +48,12 @@ export interface DriverSettings {
   fake?: Omit<FakeDriverOptions, 'host'>;
   generic?: Omit<GenericDriverOptions, 'host' | 'sysfsRoot'>;
   /** `[gpu_devices]` and its `[vgpu_<type>]` sections. */
-  gpu?: { vgpuTypes?: Record<string, string[]>; filterSriovVfs?: boolean; nvidiaSmi?: string[]; commandTimeoutMs?: number; xidCommand?: string[]; xidPolicy?: XidPolicy };
+  gpu?: {
+    vgpuTypes?: Record<string, string[]>; filterSriovVfs?: boolean; nvidiaSmi?: string[]; commandTimeoutMs?: number; xidCommand?: string[]; xidPolicy?: XidPolicy;
+    migHostAttach?: boolean; legacyTraits?: boolean;
+    /** The pci.ids file whose names are the GPUs' model when nvidia-smi does not say. */
+    pciIds?: string;
+  };
   /** `[fpga]`: the programming tools (argv templates) and their deadline. */
   fpga?: { intelProgramCommand?: string[]; xilinxProgramCommand?: string[]; programTimeoutMs?: number; intelKnownIds?: string[] };
   /** `[nic_devices]` and its `[<nic type>]` section. */
@@ -64,7 +71,7 @@ export const DRIVER_FACTORIES: Readonly<Record<string, Factory>> = {
   fake_driver: (s) => new FakeDriver({ host: s.host, ...s.fake }),
   generic: (s, root) => new GenericDriver({ ...s.generic, host: s.host, sysfsRoot: root }),
   generic_driver: (s, root) => new GenericDriver({ ...s.generic, host: s.host, sysfsRoot: root }),
-  nvidia_gpu_driver: (s, root) => new NvidiaGpuDriver({ host: s.host, sysfsRoot: root, stateDir: s.stateDir, ...s.gpu }),
+  nvidia_gpu_driver: (s, root) => new NvidiaGpuDriver({ host: s.host, sysfsRoot: root, stateDir: s.stateDir, ...s.gpu, modelNames: productNames(s.gpu?.pciIds, '10de') }),
   intel_fpga_driver: (s, root) => new IntelFpgaDriver({
     host: s.host, sysfsRoot: root, stateDir: s.stateDir, programCommand: s.fpga?.intelProgramCommand, programTimeoutMs: s.fpga?.programTimeoutMs, knownIds: s.fpga?.intelKnownIds,
   }),
@@ -73,6 +80,7 @@ export const DRIVER_FACTORIES: Readonly<Record<string, Factory>> = {
   }),
   intel_nic_driver: (s, root) => new IntelNicDriver({ host: s.host, sysfsRoot: root, stateDir: s.stateDir, ...s.nic }),
   intel_qat_driver: (s, root) => new IntelQatDriver({ host: s.host, sysfsRoot: root, stateDir: s.stateDir, ...s.qat }),
+  pci_driver: (s, root) => new PciDriver({ host: s.host, sysfsRoot: root, allowList: s.generic?.allowList }),
 };
 
 /** Builds the named drivers; an unknown name fails (as Cyborg's agent does), naming the known ones. */

@@ -38,9 +38,13 @@ export function driverSettings(config: Config): DriverSettings {
       commandTimeoutMs: config.gpu.commandTimeoutMs,
       xidCommand: argv(config.gpu.xidCommand) ?? [],
       xidPolicy: xidPolicy({ fatal: config.gpu.xidFatal.map(Number), transient: config.gpu.xidTransient.map(Number), ignored: config.gpu.xidIgnored.map(Number) }),
+      migHostAttach: config.gpu.migHostAttach,
+      pciIds: config.gpu.pciIds,
+      legacyTraits: config.gpu.legacyTraits,
     },
-    fpga: { ...(program ? { intelProgramCommand: program, xilinxProgramCommand: program } : {}), programTimeoutMs: config.fpga.programTimeoutMs },
-    nic: { physicalDeviceMappings: nicTypes.flatMap((t) => t.physicalDeviceMappings), functionDeviceMappings: nicTypes.flatMap((t) => t.functionDeviceMappings) },
+    fpga: { ...(program ? { intelProgramCommand: program, xilinxProgramCommand: program } : {}), programTimeoutMs: config.fpga.programTimeoutMs, intelKnownIds: config.fpga.intelKnownIds },
+    nic: { physicalDeviceMappings: nicTypes.flatMap((t) => t.physicalDeviceMappings), functionDeviceMappings: nicTypes.flatMap((t) => t.functionDeviceMappings), knownIds: config.nic.knownIds },
+    qat: { knownIds: config.qat.knownIds },
   };
 }
 

@@ -9,7 +9,7 @@ import { StateFile } from '../state-file.js';
 import { XidHealth } from './health.js';
 import type { XidPolicy } from './xid.js';
 import { currentIds, replaceLayout, resolveLayout, Smi } from './mig.js';
-import { migResourceClass, migTrait, NVIDIA_DRIVER_NAME, pgpuTrait } from './names.js';
+import { legacyPgpuTraits, migResourceClass, migTrait, NVIDIA_DRIVER_NAME, pgpuTrait } from './names.js';
 import type { GpuInstance, SmiGpu } from './smi.js';
 import { createMdev, mdevExists, removeMdev, setVfVgpuType, typeNumber, vfVgpuType, vgpuOffer } from './vgpu.js';
 import type { DeployableT } from '../../model/index.js';
@@ -45,6 +45,8 @@ export interface NvidiaGpuDriverOptions {
    * fails (a VM cannot use a GPU instance as an mdev).
    */
   migHostAttach?: boolean;
+  /** `[gpu_devices] legacy_traits`: pGPUs also carry Cyborg ≤ 10.0.0's `CUSTOM_GPU_NVIDIA`, `CUSTOM_GPU_PRODUCT_ID_<PID>`. */
+  legacyTraits?: boolean;
   /** Product id (lower-case hex) → model name, from pci.ids: the model when nvidia-smi does not say. */
   modelNames?: ReadonlyMap<string, string>;
 }
@@ -165,7 +167,8 @@ export class NvidiaGpuDriver implements Driver, PartialDiscoverer, AttachPrepare
     const name = `${host}_${fn.address}`;
     const type = this.typeOf.get(fn.address);
     if (!type) {
-      return cyborgDeployable({ host, name, driverName: NVIDIA_DRIVER_NAME, rc: 'PGPU', traits: ['OWNER_CYBORG', pgpuTrait(fn.productId)], handles: [pciHandle(host, name, fn.address)] });
+      const legacy = this.opts.legacyTraits ? legacyPgpuTraits(fn.productId) : [];
+      return cyborgDeployable({ host, name, driverName: NVIDIA_DRIVER_NAME, rc: 'PGPU', traits: ['OWNER_CYBORG', pgpuTrait(fn.productId), ...legacy], handles: [pciHandle(host, name, fn.address)] });
     }
     const offer = await vgpuOffer(this.opts.sysfsRoot, host, name, fn, vfs, type);
     return cyborgDeployable({ host, name, driverName: NVIDIA_DRIVER_NAME, rc: 'VGPU', traits: ['OWNER_CYBORG', `${pgpuTrait(fn.productId)}_${offer.typeName}`], handles: offer.handles });

@@ -14,6 +14,15 @@ export function pgpuTrait(productId: string): string {
 }
 
 /**
+ * What Cyborg up to 10.0.0 named a pGPU (`gpu/utils.py` get_traits: `CUSTOM_GPU_<VENDOR>`,
+ * `CUSTOM_GPU_PRODUCT_ID_<PID>`), reported beside today's name with `[gpu_devices] legacy_traits`
+ * so that device profiles written then still match.
+ */
+export function legacyPgpuTraits(productId: string): string[] {
+  return ['CUSTOM_GPU_NVIDIA', `CUSTOM_GPU_PRODUCT_ID_${productId.toUpperCase()}`];
+}
+
+/**
  * Cyborg's vGPU type name: the second word of the type's `name` file with `-` turned into `_`
  * (`GRID T4-2B` → `T4_2B`, `NVIDIA A10-4Q` → `A10_4Q`).
  */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createDrivers } from '../../drivers/registry.js';
 import { GPU_HOST } from '../fixtures/sysfs/build.js';
-import { buildHost, FPGA_VENDOR_HOST, NIC_HOST } from '../fixtures/vendors/hosts.js';
+import { buildHost, FPGA_VENDOR_HOST, NIC_HOST, NVIDIA_HOST } from '../fixtures/vendors/hosts.js';
 import type { DeployableT } from '../../model/index.js';
 import { readGroups, whyNot, type Candidate } from '../../placement-query/index.js';
 
@@ -45,6 +45,28 @@ describe('device profiles written for Cyborg\'s drivers', () => {
       const deps = (await d!.discover()).flatMap((x) => x.deployables);
       expect(deps.some((dep) => matches(dep, group)), `${driver}: ${JSON.stringify(group)}`).toBe(true);
     }
+  });
+
+  it('written for Cyborg ≤ 10.0.0, for today\'s Cyborg and for 2025.1\'s pci_driver, match the same GPUs with the migration options on', async () => {
+    const root = buildHost(NVIDIA_HOST, 'profiles-migration');
+    const [nvidia, pci] = createDrivers(['nvidia_gpu_driver', 'pci_driver'], {
+      host: 'compute1', sysfsRoot: root, gpu: { filterSriovVfs: true, legacyTraits: true },
+      // pci_driver reads Nova's whitelist, as Cyborg's: here the H100s, which nvidia_gpu_driver reports too.
+      generic: { allowList: '{"vendor_id": "10de", "product_id": "2331"}' },
+    });
+    const nvidiaDeps = (await nvidia!.discover()).flatMap((x) => x.deployables);
+    const pciDeps = (await pci!.discover()).flatMap((x) => x.deployables);
+    const taking = (deps: DeployableT[], group: Record<string, string>): string[] => deps.filter((d) => matches(d, group)).map((d) => d.name);
+    const h100s = ['compute1_0000:1b:00.0', 'compute1_0000:43:00.0'];
+    expect(taking(nvidiaDeps, { 'resources:PGPU': '1', 'trait:CUSTOM_NVIDIA_2331': 'required' })).toEqual(h100s);
+    expect(taking(nvidiaDeps, { 'resources:PGPU': '1', 'trait:CUSTOM_GPU_NVIDIA': 'required', 'trait:CUSTOM_GPU_PRODUCT_ID_2331': 'required' })).toEqual(h100s);
+    expect(taking(pciDeps, { 'resources:CUSTOM_PCI': '1', 'trait:CUSTOM_PCI_NVIDIA': 'required', 'trait:CUSTOM_PCI_PRODUCT_ID_2331': 'required' })).toEqual(h100s);
+    // Both spellings on one provider; pci_driver's report is Cyborg's, field for field.
+    expect(nvidiaDeps[1]!.attributes.map((a) => a.value)).toEqual(['PGPU', 'OWNER_CYBORG', 'CUSTOM_NVIDIA_2331', 'CUSTOM_GPU_NVIDIA', 'CUSTOM_GPU_PRODUCT_ID_2331']);
+    const [dev] = await pci!.discover();
+    expect(dev).toMatchObject({ type: 'GPU', vendor: '10de', model: '2331', stdBoardInfo: '{"product_id": "2331", "controller": null}', vendorBoardInfo: 'miss_vb_info' });
+    expect(dev!.deployables[0]).toMatchObject({ name: 'compute1_0000:1b:00.0', driverName: 'NVIDIA', numAccelerators: 1 });
+    expect(dev!.deployables[0]!.attributes).toEqual([{ key: 'rc', value: 'CUSTOM_PCI' }, { key: 'trait0', value: 'OWNER_CYBORG' }, { key: 'trait1', value: 'CUSTOM_PCI_NVIDIA' }, { key: 'trait2', value: 'CUSTOM_PCI_PRODUCT_ID_2331' }]);
   });
 
   it('refuses a driver name Cyborg does not have', () => {
