@@ -52,7 +52,7 @@ describe('cyborg.conf, as an OpenStack operator writes it', () => {
     expect(config.logLevel).toBe('debug');
     expect(config.host).toBe('compute-7');
     expect(config.natsUrl).toBe('nats://ctl-1:4222,nats://ctl-2:4222');
-    expect(config.listen).toEqual({ address: '0.0.0.0', port: 6666 });
+    expect(config.listen).toEqual({ address: '0.0.0.0', port: 6666, uiPort: -1 });
     expect(config.v2.publicEndpoint).toBe('https://cloud.example/accelerator');
     expect(config.databaseUrl).toBe('postgresql://cyborg:secret@db/cyborg');
     expect(config.agent.enabledDrivers).toEqual(['generic_driver']);
@@ -92,7 +92,7 @@ describe('cyborg.conf, as an OpenStack operator writes it', () => {
   it('flags beat the environment, which beats the file, which beats the defaults', () => {
     const path = conf('[api]\nport = 7001\nhost_ip = 10.0.0.1\n[fake_driver]\ngpus = 5\n');
     const config = loadConfig({ listen: { port: 7003 } }, { CYBORG_PORT: '7002', CYBORG_LISTEN_ADDRESS: '10.0.0.2' }, { configFiles: [path] });
-    expect(config.listen).toEqual({ address: '10.0.0.2', port: 7003 });
+    expect(config.listen).toEqual({ address: '10.0.0.2', port: 7003, uiPort: -1 });
     expect(config.fake.gpus).toBe(5);
     expect(config.fake.nics).toBe(1);
   });

@@ -45,6 +45,7 @@ export const ConfigSchema = Type.Object({
   listen: Type.Object({
     address: Type.String({ default: '127.0.0.1' }),
     port: Type.Integer({ minimum: 0, maximum: 65535, default: PORTS.allInOne, description: 'HTTP API (and visualizer) port; the api role defaults to Cyborg\'s 6666, which browsers refuse' }),
+    uiPort: Type.Integer({ minimum: -1, maximum: 65535, default: -1, description: 'a second listener of the same API on a port browsers open, for the visualizer (on host_ip); -1: none, 0: any free port' }),
   }),
   logLevel: Type.Union([
     Type.Literal('trace'), Type.Literal('debug'), Type.Literal('info'),
@@ -273,7 +274,7 @@ type Tree = Record<string, unknown>;
  */
 const ROLE_DEFAULTS: Record<Role, Tree> = {
   'all-in-one': {},
-  api: { listen: { port: PORTS.api } },
+  api: { listen: { port: PORTS.api, uiPort: PORTS.allInOne } },
   conductor: {},
   agent: { agent: { enabledDrivers: [] } },
 };

@@ -76,6 +76,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   // [api]
   { path: 'listen.address', section: 'api', name: 'host_ip', env: 'CYBORG_LISTEN_ADDRESS' },
   { path: 'listen.port', section: 'api', name: 'port', env: 'CYBORG_PORT', defaultNote: '6680 (the api role: 6666)' },
+  { path: 'listen.uiPort', section: 'api', name: 'ui_port', env: 'CYBORG_UI_PORT', defaultNote: '-1 (the api role: 6680)', help: 'browsers refuse Cyborg\'s 6666: the visualizer is opened here' },
   { path: 'v2.publicEndpoint', section: 'api', name: 'public_endpoint', env: 'CYBORG_PUBLIC_ENDPOINT' },
   { path: 'v2.trustedProxies', section: 'api', name: 'trusted_proxies', env: 'CYBORG_TRUSTED_PROXIES' },
   { path: 'api.sseMaxClients', section: 'api', name: 'sse_max_clients', env: 'CYBORG_SSE_MAX_CLIENTS' },

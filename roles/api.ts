@@ -7,10 +7,13 @@ import type { Config } from '../config/index.js';
 import { metricsRoute } from '../metrics/http.js';
 import { Metrics } from '../metrics/index.js';
 import { natsProblem, roleBus, stopNatsWatch } from './shared.js';
+import { startUiListener } from './ui-listener.js';
 import { apiAuthFromConfig } from '../api/auth/index.js';
 
 export interface RunningApi {
   url: string;
+  /** Where browsers open the visualizer (`[api] ui_port`), when that is another listener. */
+  uiUrl: string | undefined;
   app: FastifyInstance;
   control: RemoteControlPlane;
   bus: NatsBus;
@@ -43,10 +46,18 @@ export async function startApiRole(config: Config, log: Logger): Promise<Running
   const port = typeof addr === 'object' && addr ? addr.port : config.listen.port;
   const url = `http://${config.listen.address.includes(':') ? `[${config.listen.address}]` : config.listen.address}:${port}`;
   log.info({ url }, 'api role up');
+  // A second listener for browsers, unless the API's own port is one they open.
+  const uiPort = config.listen.uiPort;
+  const ui = uiPort >= 0 && uiPort !== port ? await startUiListener(app, config.listen.address, uiPort, log).catch(async (err: unknown) => {
+    await app.close();
+    await bus.close();
+    throw err;
+  }) : undefined;
   let stopped: Promise<void> | undefined;
   return {
-    url, app, control, bus, metrics,
+    url, uiUrl: ui?.url, app, control, bus, metrics,
     stop: () => (stopped ??= (async () => {
+      await ui?.close();
       await app.close();
       control.stop();
       stopNatsWatch(bus);

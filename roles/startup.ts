@@ -13,7 +13,7 @@ export function listenersOf(config: Config): Listeners {
   return {
     ports: [
       { option: '[api] port (CYBORG_PORT, --port)', port: config.listen.port },
-      { option: '[api] ui_port (CYBORG_UI_PORT)', port: (config.listen as { uiPort?: number }).uiPort ?? -1 },
+      { option: '[api] ui_port (CYBORG_UI_PORT)', port: config.listen.uiPort },
       { option: 'metrics_port (CYBORG_METRICS_PORT, --metrics-port)', port: config.distributed.metricsPort },
     ],
     address: { option: '[api] host_ip (CYBORG_LISTEN_ADDRESS, --listen)', value: config.listen.address },

@@ -28,6 +28,8 @@ export const FAST: Record<string, string> = {
   CYBORG_LEASE_RENEW_MS: '500',
   CYBORG_REQUEST_TIMEOUT_MS: '5000',
   CYBORG_METRICS_PORT: '0',
+  // The api role's visualizer listener on any free port: 6680 may be another story's.
+  CYBORG_UI_PORT: '0',
   // The agent role enables no driver unless told; these stories run the fake one.
   CYBORG_ENABLED_DRIVERS: 'fake_driver',
   CYBORG_FAKE_GPUS: '1',
