@@ -129,6 +129,12 @@ function failed(view: AcceleratorView, op?: DriverOp): AcceleratorView {
   return view;
 }
 
+/** How the machine (`recordTimeout`) and the host actor word an agent that did not answer by the deadline. */
+const NO_ANSWER = /timed out$|did not answer .* in time/;
+
 function driverFailed(view: AcceleratorView): DriverError {
-  return new DriverError('driver.failed', `driver ${view.error?.op ?? 'operation'} failed on ${view.host}: ${view.error?.reason ?? 'unknown reason'}`, { accelerator: view });
+  const reason = view.error?.reason ?? 'unknown reason';
+  // No answer by the deadline is "not done, try again" (503 + Retry-After), not a driver's failure.
+  const code = NO_ANSWER.test(reason) ? 'driver.timeout' : 'driver.failed';
+  return new DriverError(code, `driver ${view.error?.op ?? 'operation'} failed on ${view.host}: ${reason}`, { accelerator: view });
 }
