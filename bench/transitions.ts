@@ -6,7 +6,7 @@
  *
  * For scale it also measures, in the same run, bare XState: the same machine in XState's own
  * actors, with no hosting around it. Our runtime runs the machine on XState too (MachineHost,
- * actors/machine-host.ts) and adds its bookkeeping (transition records, commit chain, committed
+ * actors/runtime/machine-host.ts) and adds its bookkeeping (transition records, commit chain, committed
  * views, passivation), so the ratio is what that bookkeeping costs.
  */
 import { createActor } from 'xstate';

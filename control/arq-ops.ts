@@ -12,7 +12,7 @@ export interface LeaseView {
   recorded(host: string): boolean;
 }
 
-/** The ARQ binder's effects on accelerators another conductor holds (actors/arq-binder.ts's RemoteArqOps). */
+/** The ARQ binder's effects on accelerators another conductor holds (actors/conductor/arq-binder.ts's RemoteArqOps). */
 export interface RemoteArqCalls {
   attach(arqUuid: string, b: Binding): Promise<BoundTo>;
   release(arqUuid: string, boundTo: BoundTo | null): Promise<void>;

@@ -61,7 +61,7 @@ export const ErrorCodes = {
   'keystone.service_auth_failed': 503,
   /** Signing in through the api (api/routes/auth.ts) where the api authenticates nobody (noauth). */
   'auth.not_required': 404,
-  // Driver lifecycle and instance attach (generic-driver spec; actors/driver-admin.ts).
+  // Driver lifecycle and instance attach (generic-driver spec; actors/services/driver-admin.ts).
   'driver.ambiguous': 400,
   'driver.in_use': 409,
   'driver.busy': 409,

@@ -137,14 +137,14 @@ export interface DriverOpInput {
   params: Record<string, unknown>;
   id: string;
   host: string;
-  /** The context's `opSeq` when the operation started (see commandKey in actors/command-key.ts). */
+  /** The context's `opSeq` when the operation started (see commandKey in actors/conductor/command-key.ts). */
   seq?: number;
 }
 
 /**
  * Where a new accelerator starts, and with what context. Exported so that a conductor registering
  * a fleet's accelerators can write their first records without running the machine for each
- * (actors/initial-record.test.ts holds it to what XState's initial transition gives).
+ * (actors/conductor/initial-record.test.ts holds it to what XState's initial transition gives).
  */
 export const ACCELERATOR_INITIAL = 'inactive';
 

@@ -7,7 +7,7 @@ import { assign, fromPromise, setup } from 'xstate';
  *   installed --UNINSTALL--> uninstalling --> uninstalled
  *
  * One operation at a time: while one runs (tag `busy`) every other request is refused. The
- * operation is the invoked actor `driverOp`, provided by the hosting actor (actors/driver-admin.ts):
+ * operation is the invoked actor `driverOp`, provided by the hosting actor (actors/services/driver-admin.ts):
  * it asks the agent and answers with what the agent now holds. Where the driver ends up is what
  * the agent says (`installed`), not what was asked; a failed operation leaves the driver where it
  * was, with the failure as `lastError`.

@@ -39,7 +39,7 @@ export interface AgentOptions {
   telemetryIntervalMs?: number;
   /** Increments on each start of the agent on this host (the cache issue persists it). */
   epoch?: number;
-  /** What survives a restart: last inventory and command results (actors/agent-cache.ts). */
+  /** What survives a restart: last inventory and command results (actors/agent/agent-cache.ts). */
   memory?: AgentMemory;
   /** Kernel uevents that start a discovery at once (`[agent] hotplug`); absent: the periodic scan alone. */
   hotplug?: UeventSourceOptions;
