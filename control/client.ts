@@ -222,7 +222,7 @@ export class RemoteControlPlane implements ControlPlane {
       // The call outlasted the request timeout while its driver operation goes on (the conductor
       // committed `programming`, `installing`…): that is an answer, "accepted", not a failure.
       const now = this.model.accelerators.get(id);
-      if (isCyborgError(err) && err.code === 'bus.timeout' && now && isBusy(now.state)) return now;
+      if (isCyborgError(err) && err.code === 'bus.timeout' && now && isBusy(now)) return now;
       throw err;
     }
   }

@@ -5,11 +5,11 @@ import { isCyborgError } from '../errors/index.js';
 import type { ArgsOf, ControlOp, ReplyOf } from './messages.js';
 
 /**
- * A state in which a driver operation is under way (`installing`, `programming`, `updating`…): a
- * call that outlasts the request timeout in one of them is accepted work, not a failure.
+ * A view in which a driver operation is under way (its machine's `busy` tag: installing,
+ * programming, updating…): a call that outlasts the request timeout in one is accepted work, not a failure.
  */
-export function isBusy(state: string): boolean {
-  return /ing$/.test(state);
+export function isBusy(view: { tags: readonly string[] }): boolean {
+  return view.tags.includes('busy');
 }
 
 /** Sends one call to the conductors (to the holder of `host`'s lease when a host is named). */
@@ -30,7 +30,7 @@ export class RemoteDriverControl implements DriverControl {
     } catch (err) {
       if (!isCyborgError(err) || err.code !== 'bus.timeout') throw err;
       const now = await this.getDriver(ref, host).catch(() => undefined);
-      if (now && isBusy(now.state)) return now;
+      if (now && isBusy(now)) return now;
       throw err;
     }
   }

@@ -1,4 +1,5 @@
 import { and, assign, setup } from 'xstate';
+import { namesOf } from './vocabulary.js';
 import {
   DEFAULT_HEALTH_POLICY, HEALTHY, nextHealth, nextMark,
   type HealthPolicy, type HealthSignal, type HealthState, type MaintenanceMark, type MaintenanceScope,
@@ -92,7 +93,17 @@ export type AcceleratorEvent =
   /** A driver operation's outcome, sent back by the `runDriverOp` effect (see `opSeq`). */
   | { type: 'OP_DONE'; seq: number; output?: Record<string, unknown> }
   /** `unchanged`: the device is as it was before (a programming refused or rolled back). */
-  | { type: 'OP_FAILED'; seq: number; reason: string; unchanged?: boolean };
+  | { type: 'OP_FAILED'; seq: number; reason: string; unchanged?: boolean }
+  /** Crash recovery: the record was saved in a transient state; nobody knows how its operation ended. */
+  | { type: 'INTERRUPTED' };
+
+/** Every state of the accelerator machine (checked against its config in vocabulary.test.ts). */
+export const ACCELERATOR_STATES = [
+  'inactive', 'installing', 'ready', 'programming', 'programmed', 'attaching', 'settleAfterFailedAttach', 'attached',
+  'detaching', 'settleAfterDetach', 'resetting', 'settleAfterReset', 'uninstalling', 'error', 'offline', 'removed',
+] as const;
+export type AcceleratorState = (typeof ACCELERATOR_STATES)[number];
+export const AcceleratorStates = namesOf(ACCELERATOR_STATES);
 
 /**
  * The questions asked of an accelerator's state outside this file, answered here:
@@ -188,12 +199,19 @@ function operation<const T extends readonly string[], const D extends { target: 
       OP_DONE: { guard: 'isCurrentOp' as const, ...onDone },
       OP_FAILED: { guard: 'isCurrentOp' as const, target: failTarget, actions: 'recordFailure' as const },
       HOST_LOST: lost(name),
+      INTERRUPTED: INTERRUPTED_OP,
     },
     after: {
       opTimeout: { target: failTarget, actions: 'recordTimeout' as const },
     },
   };
 }
+
+/**
+ * An operation a crash interrupted ends in `error` ("interrupted", RETRY allowed): nobody knows
+ * whether the driver finished it, so it is never left hanging in `installing`.
+ */
+const INTERRUPTED_OP = { target: 'error', actions: 'recordInterruption' } as const;
 
 const PROGRAMMING = operation('programming', ['busy', 'transient', 'usable'], { target: 'programmed', actions: ['applyProgram', 'finishOp'] }, 'error');
 
@@ -202,6 +220,11 @@ const afterAttachOrDetach = [
   { guard: 'isProgrammed', target: 'programmed' },
   { target: 'ready' },
 ] as const;
+
+/** An interrupted attach handed nothing to an instance yet: back to where it was. */
+const INTERRUPTED_ATTACH = afterAttachOrDetach.map((t) => ({ ...t, actions: ['recordInterruption', 'finishOp'] as const }));
+
+const ATTACHING = operation('attaching', ['busy', 'in-use', 'transient', 'usable'], { target: 'attached', actions: ['addAllocation', 'finishOp'] }, 'settleAfterFailedAttach');
 
 export const acceleratorMachine = setup({
   types: {
@@ -253,6 +276,7 @@ export const acceleratorMachine = setup({
     recordFailure: assign(({ context, event }) => ({
       error: { op: context.pending?.op ?? 'install', reason: event.type === 'OP_FAILED' ? event.reason : 'driver operation failed' },
     })),
+    recordInterruption: assign(({ context }) => ({ error: { op: context.pending?.op ?? ('install' as const), reason: 'interrupted' } })),
     recordTimeout: assign(({ context }) => {
       const op = context.pending?.op ?? 'install';
       return { error: { op, reason: `driver operation ${op} timed out` } };
@@ -347,10 +371,11 @@ export const acceleratorMachine = setup({
       },
     },
     // A failed attach leaves the accelerator where it was: the ARQ records the failure.
-    attaching: operation('attaching', ['busy', 'in-use', 'transient', 'usable'], { target: 'attached', actions: ['addAllocation', 'finishOp'] }, 'settleAfterFailedAttach'),
+    attaching: { ...ATTACHING, on: { ...ATTACHING.on, INTERRUPTED: INTERRUPTED_ATTACH } },
     settleAfterFailedAttach: {
       tags: ['transient', 'usable'],
       always: afterAttachOrDetach.map((t) => ({ ...t, actions: 'finishOp' as const })),
+      on: { INTERRUPTED: INTERRUPTED_ATTACH },
     },
     // No PROGRAM, DISABLE or REMOVE here: they would pull the device from under an instance.
     attached: {
@@ -365,12 +390,14 @@ export const acceleratorMachine = setup({
     settleAfterDetach: {
       tags: ['transient', 'usable'],
       always: afterAttachOrDetach.map((t) => ({ ...t, actions: 'finishOp' as const })),
+      on: { INTERRUPTED: INTERRUPTED_OP },
     },
     // Only from ready or programmed: a reset never pulls a device from under an instance.
     resetting: operation('resetting', ['busy', 'transient'], { target: 'settleAfterReset', actions: ['clearHealth', 'finishOp'] }, 'error'),
     settleAfterReset: {
       tags: ['transient'],
       always: afterAttachOrDetach.map((t) => ({ ...t, actions: 'finishOp' as const })),
+      on: { INTERRUPTED: INTERRUPTED_OP },
     },
     uninstalling: operation('uninstalling', ['busy', 'transient'], { target: 'inactive', actions: ['clearProgram', 'finishOp'] }, 'error'),
     error: {

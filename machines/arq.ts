@@ -1,4 +1,6 @@
+import { Type, type Static } from '@sinclair/typebox';
 import { assign, fromPromise, setup } from 'xstate';
+import { namesOf } from './vocabulary.js';
 
 /**
  * An accelerator request (ARQ), with Cyborg's states: Initial → BindStarted → Bound | BindFailed,
@@ -15,19 +17,26 @@ import { assign, fromPromise, setup } from 'xstate';
  * `unbind` (detach it) and `release` (unbind if needed before deletion).
  */
 
-export interface Binding {
-  hostname: string;
-  deviceRpUuid: string;
-  instanceUuid: string;
-  projectId?: string | null;
-  /** What the device profile asks to program before the bind completes (set by the conductor). */
-  program?: { bitstreamId?: string; functionId?: string };
-}
+/** Where Nova binds an ARQ: the host, the deployable's resource provider and the instance. */
+export const BindingSchema = Type.Object({
+  hostname: Type.String(),
+  deviceRpUuid: Type.String(),
+  instanceUuid: Type.String(),
+  projectId: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+  /**
+   * What the device profile's group asks to be programmed before the bind completes
+   * (`accel:bitstream_id`, `accel:function_id`); set by the conductor, never by the caller.
+   */
+  program: Type.Optional(Type.Object({ bitstreamId: Type.Optional(Type.String({ maxLength: 255 })), functionId: Type.Optional(Type.String({ maxLength: 255 })) })),
+});
+export type Binding = Static<typeof BindingSchema>;
 
-export interface BoundTo {
-  acceleratorId: string;
-  handleUuid: string;
-}
+/** The attach handle a bound ARQ holds. */
+export const BoundToSchema = Type.Object({
+  acceleratorId: Type.String(),
+  handleUuid: Type.String(),
+});
+export type BoundTo = Static<typeof BoundToSchema>;
 
 export interface ArqContext {
   uuid: string;
@@ -46,7 +55,23 @@ export type ArqEvent =
   | { type: 'UNBIND' }
   | { type: 'DELETE' }
   /** The conductor's reconciliation: try the release of a pending delete again. */
-  | { type: 'RETRY' };
+  | { type: 'RETRY' }
+  /** Reconciliation of any acknowledged intent whose release has not finished (a pending delete, a failed unbind). */
+  | { type: 'RECONCILE' }
+  /** Crash recovery: the record was saved while an effect ran, and nobody knows how it ended. */
+  | { type: 'INTERRUPTED' };
+
+/** Every state of the ARQ machine (checked against its config in vocabulary.test.ts). */
+export const ARQ_STATES = ['Initial', 'BindStarted', 'Bound', 'BindFailed', 'Unbinding', 'Unbound', 'UnbindFailed', 'Deleting', 'DeletePending', 'Deleted'] as const;
+export type ArqState = (typeof ARQ_STATES)[number];
+export const ArqStates = namesOf(ARQ_STATES);
+
+/**
+ * `busy`: an effect runs. `resolved`: what Nova waits for before it boots (Cyborg's Bound,
+ * BindFailed, Deleting). `in-flight`: the ARQ is taking or giving back a handle, so a handle held
+ * for it is not an orphan.
+ */
+export type ArqTag = 'busy' | 'resolved' | 'in-flight';
 
 export const ARQ_EVENTS = ['BIND', 'UNBIND', 'DELETE'] as const;
 
@@ -55,7 +80,7 @@ export const arqMachine = setup({
     context: {} as ArqContext,
     events: {} as ArqEvent,
     input: {} as ArqInput,
-    tags: {} as 'busy' | 'resolved',
+    tags: {} as ArqTag,
   },
   actors: {
     bind: fromPromise<BoundTo, { uuid: string; binding: Binding }>(async () => {
@@ -78,6 +103,7 @@ export const arqMachine = setup({
     storeBoundTo: assign({ boundTo: ({ event }) => (event as unknown as { output: BoundTo }).output }),
     storeError: assign({ error: ({ event }) => errorText(event) }),
     clearBinding: assign({ binding: null, boundTo: null }),
+    markInterrupted: assign({ error: 'interrupted' }),
   },
 }).createMachine({
   id: 'arq',
@@ -91,7 +117,8 @@ export const arqMachine = setup({
       },
     },
     BindStarted: {
-      tags: ['busy'],
+      tags: ['busy', 'in-flight'],
+      on: { INTERRUPTED: { target: 'BindFailed', actions: 'markInterrupted' } },
       invoke: {
         id: 'bind',
         src: 'bind',
@@ -116,8 +143,10 @@ export const arqMachine = setup({
         DELETE: { target: 'Deleting' },
       },
     },
+    // Still Bound to Cyborg's clients (see `cyborgState`): resolved as Nova reads it.
     Unbinding: {
-      tags: ['busy'],
+      tags: ['busy', 'resolved', 'in-flight'],
+      on: { INTERRUPTED: { target: 'UnbindFailed', actions: 'markInterrupted' } },
       invoke: {
         id: 'unbind',
         src: 'unbind',
@@ -135,11 +164,14 @@ export const arqMachine = setup({
     UnbindFailed: {
       on: {
         UNBIND: { target: 'Unbinding' },
+        RECONCILE: { target: 'Unbinding' },
         DELETE: { target: 'Deleting' },
       },
     },
+    // A delete interrupted by a crash stays a delete: reconciliation finishes it.
     Deleting: {
-      tags: ['busy', 'resolved'],
+      tags: ['busy', 'resolved', 'in-flight'],
+      on: { INTERRUPTED: { target: 'DeletePending', actions: 'markInterrupted' } },
       invoke: {
         id: 'unbind',
         src: 'unbind',
@@ -150,9 +182,10 @@ export const arqMachine = setup({
       },
     },
     DeletePending: {
-      tags: ['resolved'],
+      tags: ['resolved', 'in-flight'],
       on: {
         RETRY: { target: 'Deleting' },
+        RECONCILE: { target: 'Deleting' },
         // A repeated DELETE (Nova retrying) tries again now.
         DELETE: { target: 'Deleting' },
       },
@@ -170,7 +203,12 @@ const CYBORG_NAMES: Record<string, string> = { Unbinding: 'Bound', DeletePending
 
 /** States in which the ARQ is on its way out (a delete was acknowledged). */
 export function isDeleting(state: string): boolean {
-  return state === 'Deleting' || state === 'DeletePending' || state === 'Deleted';
+  return state === ArqStates.Deleting || state === ArqStates.DeletePending || state === ArqStates.Deleted;
+}
+
+/** The tags of an ARQ in `state` (what views carry, so that readers never match state names). */
+export function arqTags(state: string): ArqTag[] {
+  return [...((arqMachine.states as Record<string, { tags: readonly string[] } | undefined>)[state]?.tags ?? [])] as ArqTag[];
 }
 
 function errorText(event: unknown): string {

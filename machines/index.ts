@@ -4,3 +4,4 @@ export * from './host.js';
 export * from './driver.js';
 export { allowedEvents } from './allowed.js';
 export * from './health.js';
+export { namesOf, recoverInterrupted, tagsOfState, type StateRecord } from './vocabulary.js';

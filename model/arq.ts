@@ -1,23 +1,8 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { ARQ_STATES, BindingSchema, BoundToSchema } from '../machines/arq.js';
 
-/** Where Nova binds an ARQ: the host, the deployable's resource provider and the instance. */
-export const BindingSchema = Type.Object({
-  hostname: Type.String(),
-  deviceRpUuid: Type.String(),
-  instanceUuid: Type.String(),
-  projectId: Type.Optional(Type.Union([Type.String(), Type.Null()])),
-  /**
-   * What the device profile's group asks to be programmed before the bind completes
-   * (`accel:bitstream_id`, `accel:function_id`); set by the conductor, never by the caller.
-   */
-  program: Type.Optional(Type.Object({ bitstreamId: Type.Optional(Type.String({ maxLength: 255 })), functionId: Type.Optional(Type.String({ maxLength: 255 })) })),
-});
-
-/** The attach handle a bound ARQ holds. */
-export const BoundToSchema = Type.Object({
-  acceleratorId: Type.String(),
-  handleUuid: Type.String(),
-});
+// Where Nova binds an ARQ and the handle it holds: the ARQ machine's own types (machines/arq.ts).
+export { BindingSchema, BoundToSchema, type Binding, type BoundTo } from '../machines/arq.js';
 
 /** The last committed view of an accelerator request (ARQ). */
 export const ArqViewSchema = Type.Object({
@@ -28,7 +13,9 @@ export const ArqViewSchema = Type.Object({
   binding: Type.Union([BindingSchema, Type.Null()]),
   boundTo: Type.Union([BoundToSchema, Type.Null()]),
   error: Type.Union([Type.String(), Type.Null()]),
-  state: Type.String(),
+  state: Type.Union(ARQ_STATES.map((x) => Type.Literal(x))),
+  /** What the state means to readers (`resolved`, `in-flight`, `busy`): asked instead of comparing names. */
+  tags: Type.Array(Type.String()),
   /** Cyborg's name for the state (what the v2 API shows). */
   cyborgState: Type.String(),
   allowed: Type.Array(Type.String()),
@@ -37,9 +24,7 @@ export const ArqViewSchema = Type.Object({
 });
 
 /** An ARQ as the sweep of orphan allocations needs it: its state and the handle it holds. */
-export const ArqHoldSchema = Type.Object({ state: Type.String(), boundTo: Type.Union([BoundToSchema, Type.Null()]) });
+export const ArqHoldSchema = Type.Object({ state: Type.Union(ARQ_STATES.map((x) => Type.Literal(x))), boundTo: Type.Union([BoundToSchema, Type.Null()]) });
 
 export type ArqHold = Static<typeof ArqHoldSchema>;
-export type Binding = Static<typeof BindingSchema>;
-export type BoundTo = Static<typeof BoundToSchema>;
 export type ArqView = Static<typeof ArqViewSchema>;

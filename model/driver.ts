@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { DRIVER_STATES } from '../machines/driver.js';
 import { AcceleratorViewSchema } from './accelerator.js';
 import { ArqViewSchema } from './arq.js';
 import { BackendServiceSchema } from './device.js';
@@ -12,9 +13,9 @@ export const DriverViewSchema = Type.Object({
   version: Type.String(),
   lastError: Type.Union([Type.Object({ op: Type.String(), reason: Type.String(), at: Type.String() }), Type.Null()]),
   updatedAt: Type.String(),
-  state: Type.Union([
-    Type.Literal('installed'), Type.Literal('uninstalled'), Type.Literal('installing'), Type.Literal('uninstalling'), Type.Literal('updating'),
-  ]),
+  state: Type.Union(DRIVER_STATES.map((x) => Type.Literal(x))),
+  /** What the state means to readers (`busy`: an operation is under way). */
+  tags: Type.Array(Type.String()),
   /** The host's agent loaded it at its last registration. */
   loaded: Type.Boolean(),
   hostState: Type.String(),

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { rpUuidOf } from '../../drivers/ids.js';
 import { CyborgError, isCyborgError, TransitionInvalidError } from '../../errors/index.js';
 import {
-  ACCELERATOR_INITIAL, acceleratorMachine, allowedEvents, conditionTags, DEFAULT_HEALTH_POLICY, healthActions, initialContext, opInput, OPERATOR_EVENTS, reasonOf,
+  ACCELERATOR_INITIAL, acceleratorMachine, allowedEvents, recoverInterrupted, conditionTags, DEFAULT_HEALTH_POLICY, healthActions, initialContext, opInput, OPERATOR_EVENTS, reasonOf,
   type AcceleratorContext, type AcceleratorEvent, type DriverOpInput, type HealthPolicy, type HealthSignal,
 } from '../../machines/index.js';
 import type { Journal, MachineRecord } from '../runtime/index.js';
@@ -158,7 +158,10 @@ export class AcceleratorActor implements MachineOwner, Restable {
     this.spec = opts.spec;
     this.id = opts.spec.deployable.uuid;
     this.fields = this.specFields();
-    const { record, recovered } = normalize(this.rt.logic, opts.record);
+    // A record saved in a transient state: its driver operation was interrupted (crash or
+    // restart). The machine says where that leaves it (its INTERRUPTED event), and the change is
+    // committed as a RECOVER transition, not only held in memory while the database says `attaching`.
+    const { record, interrupted: recovered } = opts.record ? recoverInterrupted(this.rt.logic, opts.record) : { record: undefined, interrupted: undefined };
     // Born at rest: the machine starts only when the first event comes.
     this.current = record ?? this.initialRecord();
     this.committedRecord = this.current;
@@ -536,28 +539,5 @@ function maintenanceView(ctx: AcceleratorContext): AcceleratorView['maintenance'
     scopes: [...(m.device ? ['device' as const] : []), ...(m.host ? ['host' as const] : [])],
     since: iso(m.since),
     consumers: ctx.allocations.map((a) => ({ instanceUuid: a.instanceUuid, ...(a.arqUuid ? { arqUuid: a.arqUuid } : {}), ...(a.projectId ? { projectId: a.projectId } : {}) })),
-  };
-}
-
-/**
- * A record saved in a transient state means its driver operation was interrupted (crash or
- * restart): nobody knows whether it finished, so the accelerator comes back in `error` with
- * reason "interrupted" and RETRY allowed — never left hanging in `installing`. An interrupted
- * attach handed nothing to an instance yet and goes back to where it was. Either way `recovered`
- * names the state left, so that the change is committed (a RECOVER transition), not only held
- * in memory while the database still says `attaching`.
- */
-function normalize(logic: AcceleratorLogic, record?: MachineRecord): { record?: MachineRecord; recovered?: string } {
-  if (!record || !tagsOf(logic, record.value).includes('transient')) return { record };
-  const ctx = record.context as unknown as AcceleratorContext;
-  const op = ctx.pending?.op ?? 'install';
-  if (op === 'attach') {
-    // Nothing was handed to an instance yet: go back to where it was.
-    const value = ctx.allocations.length > 0 ? 'attached' : ctx.program ? 'programmed' : 'ready';
-    return { record: { value, context: { ...record.context, pending: null, error: { op, reason: 'interrupted' } } }, recovered: record.value };
-  }
-  return {
-    record: { value: 'error', context: { ...record.context, error: { op, reason: 'interrupted' } } },
-    recovered: record.value,
   };
 }

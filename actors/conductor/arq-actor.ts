@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { fromPromise } from 'xstate';
 import { CyborgError, isCyborgError, TransitionInvalidError } from '../../errors/index.js';
-import { allowedEvents, arqMachine, cyborgState, type ArqContext, type ArqEvent, type Binding, type BoundTo } from '../../machines/index.js';
+import { allowedEvents, arqMachine, arqTags, cyborgState, recoverInterrupted, type ArqContext, type ArqEvent, type ArqState, type Binding, type BoundTo } from '../../machines/index.js';
 import type { Journal, MachineRecord } from '../runtime/index.js';
 import { MachineHost, whenDurable } from '../runtime/index.js';
 import type { ArqView, EventHub, RequestMeta, TransitionRecord } from '../../model/index.js';
@@ -36,9 +36,6 @@ export function arqLogic(
   });
 }
 
-// A delete interrupted by a crash stays a delete: reconciliation finishes it (see `retry`).
-const BUSY_TO_RESOLVED: Record<string, string> = { BindStarted: 'BindFailed', Unbinding: 'UnbindFailed', Deleting: 'DeletePending' };
-
 /**
  * The ARQ's states in which an effect runs (`BindStarted`, `Unbinding`, `Deleting`): nobody is
  * answered on entering one (a bind is answered `Bound`, a delete `Deleted` or, once the release
@@ -51,9 +48,6 @@ const EFFECT_STATES: ReadonlySet<string> = new Set(
 
 const RETRY_BASE_MS = 2_000;
 const RETRY_MAX_MS = 60_000;
-
-/** An acknowledged intent the release of which has not finished: what reconciliation retries. */
-const RETRY_OF: Record<string, ArqEvent> = { DeletePending: { type: 'RETRY' }, UnbindFailed: { type: 'UNBIND' } };
 
 /**
  * Hosts one accelerator request's machine. Like the accelerator actor, a request resolves with
@@ -77,11 +71,9 @@ export class ArqActor {
   constructor(private readonly opts: ArqActorOptions) {
     this.uuid = opts.input.uuid;
     this.createdAt = opts.createdAt ?? (opts.record?.context.createdAt as string | undefined) ?? new Date().toISOString();
-    let record = opts.record;
-    if (record && BUSY_TO_RESOLVED[record.value]) {
-      // Interrupted mid-bind or mid-unbind: say so rather than hang.
-      record = { value: BUSY_TO_RESOLVED[record.value]!, context: { ...record.context, error: 'interrupted' } };
-    }
+    // Interrupted mid-bind, mid-unbind or mid-delete: the machine's INTERRUPTED says where that
+    // leaves it (a delete stays a delete, finished by reconciliation: see `retry`).
+    const record = opts.record ? recoverInterrupted(opts.logic, opts.record).record : undefined;
     this.m = new MachineHost({
       machine: opts.logic,
       input: opts.input,
@@ -97,8 +89,8 @@ export class ArqActor {
     this.m.start();
   }
 
-  get state(): string {
-    return this.m.value;
+  get state(): ArqState {
+    return this.m.value as ArqState;
   }
 
   view(): ArqView {
@@ -140,8 +132,8 @@ export class ArqActor {
    * (`DeletePending`, `UnbindFailed`). False when there is nothing to retry.
    */
   retry(force = false, now = Date.now()): boolean {
-    const event = RETRY_OF[this.m.value];
-    if (!event || this.m.snapshot.status !== 'active') {
+    const event: ArqEvent = { type: 'RECONCILE' };
+    if (this.m.snapshot.status !== 'active' || !this.m.snapshot.can(event)) {
       this.failedRetries = 0;
       return false;
     }
@@ -229,7 +221,8 @@ export class ArqActor {
       binding: ctx.binding,
       boundTo: ctx.boundTo,
       error: ctx.error,
-      state: persisted.value,
+      state: persisted.value as ArqState,
+      tags: arqTags(persisted.value),
       cyborgState: cyborgState(persisted.value),
       allowed: this.m.value === persisted.value ? this.allowed() : [],
       createdAt: this.createdAt,

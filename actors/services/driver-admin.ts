@@ -9,7 +9,7 @@ import { CyborgError, DriverError, isCyborgError } from '../../errors/index.js';
 import { attachInstance, detachInstance, type Settle } from './instance-attach.js';
 import type { Journal, MachineRecord, Recovered } from '../runtime/index.js';
 import { MachineHost } from '../runtime/index.js';
-import { driverMachine, type DriverContext, type DriverOpOutcome, type DriverOpRequest } from '../../machines/index.js';
+import { driverMachine, DriverStates, tagsOfState, type DriverContext, type DriverOpOutcome, type DriverOpRequest, type DriverState } from '../../machines/index.js';
 import type { AcceleratorView, AttachRequest, AttachResult, BackendService, ControlPlane, DetachResult, DiscoverResult, DriverControl, DriverView, RequestMeta, ServiceView } from '../../model/index.js';
 
 /** The document collections this file writes through the journal. */
@@ -345,9 +345,11 @@ export class DriverAdmin implements DriverControl {
       // a host whose actor is gone (lease moved): shown as unknown
     }
     const accs = this.acceleratorsOf(r);
+    const state = (running ? running.m.value : installed ? DriverStates.installed : DriverStates.uninstalled) as DriverState;
     return {
       ...rest,
-      state: (running ? running.m.value : installed ? 'installed' : 'uninstalled') as DriverView['state'],
+      state,
+      tags: [...tagsOfState(driverMachine, state)],
       loaded, hostState,
       accelerators: accs.length,
       inUse: accs.filter((a) => a.allocations.length > 0).length,

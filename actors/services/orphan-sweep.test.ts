@@ -16,7 +16,7 @@ describe('isOrphan', () => {
 
   it('never on a guess, and never while a bind or a release is under way', () => {
     expect(isOrphan(h('a'), undefined)).toBe(false);
-    for (const state of ['BindStarted', 'Unbinding', 'Deleting', 'DeletePending']) expect(isOrphan(h('a'), { state, boundTo: null })).toBe(false);
+    for (const state of ['BindStarted', 'Unbinding', 'Deleting', 'DeletePending'] as const) expect(isOrphan(h('a'), { state, boundTo: null })).toBe(false);
   });
 });
 

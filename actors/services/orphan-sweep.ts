@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { ArqHold } from '../../model/index.js';
+import { arqTags } from '../../machines/index.js';
 
 /** An attach handle one of this conductor's accelerators holds for an ARQ. */
 export interface HeldHandle {
@@ -22,9 +23,6 @@ export interface OrphanSweepOptions {
   log: Logger;
 }
 
-/** ARQ states in which a handle may rightly be held without being recorded yet, or is being released. */
-const IN_FLIGHT = new Set(['BindStarted', 'Unbinding', 'Deleting', 'DeletePending']);
-
 /**
  * Whether `held` is an orphan by the ARQ home's answer: its ARQ is gone, or holds nothing, or
  * holds another handle. Undefined (no answer) is never an orphan: nothing is released on a guess.
@@ -32,7 +30,8 @@ const IN_FLIGHT = new Set(['BindStarted', 'Unbinding', 'Deleting', 'DeletePendin
 export function isOrphan(held: HeldHandle, arq: ArqHold | null | undefined): boolean {
   if (arq === undefined) return false;
   if (arq === null) return true;
-  if (IN_FLIGHT.has(arq.state)) return false;
+  // Taking or giving back its handle: one may rightly be held without being recorded yet.
+  if (arqTags(arq.state).includes('in-flight')) return false;
   if (!arq.boundTo) return true;
   return arq.boundTo.acceleratorId !== held.acceleratorId || arq.boundTo.handleUuid !== held.handleUuid;
 }

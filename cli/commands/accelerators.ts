@@ -59,12 +59,12 @@ async function transition(ctx: Ctx, ref: string, action: string, verb: string, b
   ctx.io.out(`${after.name}: ${before!.state} → ${after.state}${after.state === 'error' && after.error ? ` (${after.error.op}: ${after.error.reason})` : ''}\n`);
 }
 
-/** Polls an accelerator until its state settles (no longer `…ing`). */
+/** Polls an accelerator until its state settles (its driver operation done: no `busy` tag). */
 async function settle(ctx: Ctx, location: string): Promise<AcceleratorView> {
   for (;;) {
     await new Promise((r) => setTimeout(r, POLL_MS));
     const v = await ctx.api.get<AcceleratorView>(location);
-    if (!/ing$/.test(v.state)) return v;
+    if (!v.tags.includes('busy')) return v;
   }
 }
 

@@ -1,0 +1,35 @@
+import { transition, type AnyStateMachine } from 'xstate';
+
+/**
+ * The names of a machine's states as an object whose keys are its values: code outside
+ * `machines/` compares with `AcceleratorStates.removed`, never with a string of its own, so a
+ * state renamed or removed here fails the type check everywhere it is used.
+ */
+export function namesOf<const T extends string>(names: readonly T[]): { readonly [K in T]: K } {
+  return Object.freeze(Object.fromEntries(names.map((n) => [n, n]))) as { readonly [K in T]: K };
+}
+
+/** The tags a machine's state node declares (no running actor needed). */
+export function tagsOfState(machine: AnyStateMachine, state: string): readonly string[] {
+  return (machine.states as Record<string, { tags: readonly string[] } | undefined>)[state]?.tags ?? [];
+}
+
+/** A record as the journal keeps it: the state's name and the machine's context. */
+export interface StateRecord {
+  value: string;
+  context: Record<string, unknown>;
+}
+
+/**
+ * Crash recovery, as the machine itself says it: a record saved while an effect ran (a driver
+ * operation, a bind, a release) is answered with the machine's `INTERRUPTED` event, computed as
+ * a pure transition (no effect runs). Returns the record to restore from and the state left,
+ * or the record unchanged when its state does not handle `INTERRUPTED` (nothing was under way).
+ */
+export function recoverInterrupted(machine: AnyStateMachine, record: StateRecord): { record: StateRecord; interrupted?: string } {
+  const node = (machine.states as Record<string, { on?: Record<string, unknown> } | undefined>)[record.value];
+  if (!node?.on || !('INTERRUPTED' in node.on)) return { record };
+  const from = machine.resolveState({ value: record.value, context: record.context } as never);
+  const [next] = transition(machine, from, { type: 'INTERRUPTED' } as never);
+  return { record: { value: String(next.value), context: next.context as Record<string, unknown> }, interrupted: record.value };
+}
