@@ -105,6 +105,20 @@ describe.skipIf(!natsServerPresent || !svc.postgres)('a hostile agent with its o
     await refused([twice, { ...fresh(victim), uuid: twice.uuid }], /reported twice/);
   });
 
+  it('cannot forge a reply for a request nobody made: the server refuses it on any inbox but its own', async () => {
+    dep.logsOnFailure();
+    const violations = (): number => rogueLog.lines.filter((l) => /permissions violation/i.test(JSON.stringify(l.err ?? ''))).length;
+    const before = violations();
+    // A conductor's, the api's and another agent's inboxes: a made-up reply to a driver command, a control call, a register.
+    for (const inbox of ['_INBOX.Xq2v9TQ1nRd.abc', `${Subjects.apiInbox}.Xq2v9TQ1nRd.1`, `${Subjects.agentInbox('node-b')}.Xq2v9TQ1nRd.1`]) {
+      rogue.nc.publish(inbox, JSON.stringify({ ok: true, result: { forged: true } }));
+    }
+    await eventually(() => violations() >= before + 3, { what: 'three refused publishes' });
+    // The api still reads its own replies.
+    const gpu = dep.client!.getAccelerator(victim.deployables[0]!.uuid);
+    expect((await dep.client!.call('history', { id: gpu.id, limit: 5 }, gpu.host)).length).toBeGreaterThan(0);
+  });
+
   it('has moved nothing: host B keeps its GPU enabled, in memory and in the database, and no process exited', async () => {
     dep.logsOnFailure();
     const api = dep.client!;
