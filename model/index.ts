@@ -15,3 +15,4 @@ export * from './request.js';
 export * from './audit.js';
 export * from './usage.js';
 export * from './capacity.js';
+export * from './availability.js';

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Binding, BoundTo } from '../../machines/index.js';
-import type { AcceleratorView, ArqHold, RequestMeta } from '../../model/index.js';
+import { whyUnavailable, type AcceleratorView, type ArqHold, type RequestMeta } from '../../model/index.js';
 import type { AcceleratorActor } from './accelerator-actor.js';
 
 export interface ArqBinderDeps {
@@ -85,6 +85,10 @@ export class ArqBinder {
     if (actor.host !== b.hostname) {
       this.deps.log.warn({ arqUuid, hostname: b.hostname, host: actor.host }, 'bind hostname differs from the deployable\'s host');
     }
+    // Nova's BindFailed carries this reason: it names the drain, the mark, the quarantine or the
+    // handles held, and the way out, rather than the machine's "not allowed in state ready".
+    const refused = whyUnavailable(actor.view(), actor.freeHandle() !== undefined);
+    if (refused) throw new Error(refused);
     if (b.program) await this.programFirst(actor, arqUuid, b.program);
     const handleUuid = actor.freeHandle();
     if (!handleUuid) throw new Error(`deployable ${actor.deployable.name} has no free attach handle`);

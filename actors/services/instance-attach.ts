@@ -1,5 +1,5 @@
 import { CyborgError, DriverError } from '../../errors/index.js';
-import type { AcceleratorView, ArqView, AttachRequest, AttachResult, ControlPlane, DetachResult, RequestMeta } from '../../model/index.js';
+import { whyUnavailable, type AcceleratorView, type ArqView, type AttachRequest, type AttachResult, type ControlPlane, type DetachResult, type RequestMeta } from '../../model/index.js';
 import { describe, matchGroups, readGroups, whyNot, type Candidate, type RequestGroup } from '../../placement-query/index.js';
 
 /**
@@ -79,9 +79,10 @@ interface Pick {
 function pick(control: ControlPlane, req: AttachRequest): Pick[] {
   if (req.acceleratorId) {
     const a = control.getAccelerator(req.acceleratorId);
-    if (!a.allowed.includes('ATTACH')) {
-      const hint = a.state === 'inactive' ? `enable it first (cyborg accelerator enable ${a.id})` : a.state === 'error' ? `retry or remove it first (cyborg accelerator retry ${a.id})` : 'wait until it is ready or programmed, or pick another';
-      throw new CyborgError('accelerator.transition_invalid', `accelerator ${a.name} is ${a.state} and cannot take an instance now: ${hint}`, { id: a.id, state: a.state, allowed: a.allowed });
+    const refused = whyUnavailable(a);
+    if (refused || !a.allowed.includes('ATTACH')) {
+      // The cause (drain, mark, quarantine, handles held, state) and the way out, not only the state.
+      throw new CyborgError('accelerator.transition_invalid', refused ?? `accelerator ${a.name} is ${a.state} and cannot take an instance now`, { id: a.id, state: a.state, allowed: a.allowed });
     }
     return [{ accelerator: a, group: 0, ...(req.deviceProfileName ? { profile: req.deviceProfileName } : {}) }];
   }

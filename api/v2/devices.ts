@@ -60,11 +60,15 @@ export const deviceRoutes: FastifyPluginAsyncTypebox<V2Deps> = async (app, deps)
    * Cyborg's `status` is `enabled` or `maintaining`, and Nova takes `enabled` to mean "ready for
    * an ARQ". So a device is `enabled` only when the operator has not disabled it and at least one
    * of its accelerators is usable (installed: not inactive, installing, in error or on a lost
-   * host); a newly discovered device whose accelerators await enabling is `maintaining`.
+   * host) and in service (not reserved: quarantined, marked, or on a drained host); a newly
+   * discovered device whose accelerators await enabling is `maintaining`, as is a drained one.
    */
+  const inService = (uuid: string): boolean => {
+    const tags = catalogue.view(uuid)?.tags;
+    return Boolean(tags?.includes('usable') && !tags.includes('reserved'));
+  };
   const status = (d: DeviceT): 'enabled' | 'maintaining' =>
-    (control.documents.deviceStatus(d.uuid) === 'enabled' && d.deployables.some((dep) => catalogue.view(dep.uuid)?.tags.includes('usable'))
-      ? 'enabled' : 'maintaining');
+    (control.documents.deviceStatus(d.uuid) === 'enabled' && d.deployables.some((dep) => inService(dep.uuid)) ? 'enabled' : 'maintaining');
 
   const serialize = (e: DeviceEntry, base: string, withStatus: boolean): Device => {
     const d = e.device;
@@ -130,17 +134,27 @@ export const deviceRoutes: FastifyPluginAsyncTypebox<V2Deps> = async (app, deps)
     const e = find(req.params.uuid);
     await control.documents.setDeviceStatus(e.device.uuid, 'enabled');
     for (const dep of e.device.deployables) {
-      if (catalogue.view(dep.uuid)?.state === 'inactive') await control.act(dep.uuid, { type: 'ENABLE' }, h.meta(req));
+      const view = catalogue.view(dep.uuid);
+      // Undoes `disable`: its maintenance mark goes, and Placement frees the inventory.
+      if (view?.maintenance?.scopes.includes('device')) await control.act(dep.uuid, { type: 'END_MAINTENANCE', scope: 'device' }, h.meta(req));
+      if (view?.state === 'inactive') await control.act(dep.uuid, { type: 'ENABLE' }, h.meta(req));
     }
     return empty(reply as FastifyReply, 200);
   });
 
   app.post('/devices/:uuid/disable', {
-    schema: { tags: [TAG], summary: 'Disable a device (status maintaining: no new allocations; running instances keep it)', hide: deps.hide, params: Type.Object({ uuid: UuidParam }), response: { ...errors(400, 401, 403, 404, 406) } },
+    schema: { tags: [TAG], summary: 'Disable a device (status maintaining; its accelerators marked for maintenance: reserved in Placement, no new binds; running instances keep it)', hide: deps.hide, params: Type.Object({ uuid: UuidParam }), response: { ...errors(400, 401, 403, 404, 406) } },
   }, async (req, reply) => {
     h.authorize(req, 'cyborg:device:disable');
     const e = find(req.params.uuid);
     await control.documents.setDeviceStatus(e.device.uuid, 'maintaining');
+    // Cyborg's disable takes the device out of service: each accelerator gets the device's
+    // maintenance mark, so its inventory is reserved in Placement and a bind on it fails naming
+    // the mark; the instances on it keep running.
+    for (const dep of e.device.deployables) {
+      const view = catalogue.view(dep.uuid);
+      if (view && view.state !== 'removed' && !view.maintenance?.scopes.includes('device')) await control.act(dep.uuid, { type: 'MAINTAIN', scope: 'device' }, h.meta(req));
+    }
     return empty(reply as FastifyReply, 200);
   });
 };

@@ -90,7 +90,7 @@ describe('host drain', () => {
     for (const g of gpus) expect(view(g.id)).toMatchObject({ state: 'attached', maintenance: { mark: 'draining' } });
     expect((await req('POST', `/accelerators/${fpga.id}/attach`, { instanceUuid: vm3 })).statusCode).toBe(409);
     // Nova binding an ARQ to it (Placement chose it before the mark): the binder refuses too.
-    await expect(s.conductor.attachForArq(randomUUID(), { hostname: 'compute-1', deviceRpUuid: fpga.rpUuid, instanceUuid: vm3 })).rejects.toThrow(/ATTACH/);
+    await expect(s.conductor.attachForArq(randomUUID(), { hostname: 'compute-1', deviceRpUuid: fpga.rpUuid, instanceUuid: vm3 })).rejects.toThrow(/its host compute-1 is being drained.*cyborg host drain compute-1 --cancel/);
     expect(view(fpga.id).allocations).toEqual([]);
 
     // One instance leaves; the drain is still waiting for the other.
