@@ -83,6 +83,8 @@ export const CommandMessage = Type.Object({
   deployableUuid: BoundedName(),
   driver: BoundedName(),
   params: Type.Record(BoundedName(), Type.Unknown()),
+  /** The request the command is run for (OpenStack's global request id): the agent sends it on to Glance. */
+  requestId: Type.Optional(BoundedName()),
 });
 export const CommandReply = Type.Union([
   Type.Object({ ok: Type.Literal(true), result: Type.Record(Type.String(), Type.Unknown()) }),

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
 import type { ArqView, CommittedEvent, EventHub } from '../model/index.js';
 import { authMethod, KeystoneSession } from './keystone/index.js';
+import { globalRequestId, globalRequestIdHeader, withGlobalRequestId } from './request-id.js';
 
 /** One Nova external event (compute API 2.82). */
 export interface NovaEvent {
@@ -38,6 +39,8 @@ const STATUS: Record<string, NovaEvent['status']> = { Bound: 'completed', BindFa
 export class NovaNotifier {
   private unsubscribe: (() => void) | undefined;
   private batch: NovaEvent[] = [];
+  /** The request the batch's binds were made for (the first one's: one PATCH binds them all). */
+  private batchRequestId: string | undefined;
   private scheduled = false;
   private readonly inflight = new Set<Promise<void>>();
   /** Pending retry waits: stop() ends them at once. */
@@ -82,13 +85,17 @@ export class NovaNotifier {
       return;
     }
     this.batch.push({ name: 'accelerator-request-bound', server_uuid: instance, tag: ev.id, status });
+    this.batchRequestId ??= ev.requestId;
     if (!this.scheduled) {
       this.scheduled = true;
       setImmediate(() => {
         this.scheduled = false;
         const events = this.batch;
+        const requestId = this.batchRequestId;
         this.batch = [];
-        this.track(this.deliver(events, 1));
+        this.batchRequestId = undefined;
+        // Nova logs the bind's request id (Nova's own PATCH, usually) beside its own.
+        this.track(withGlobalRequestId(requestId, () => this.deliver(events, 1)));
       });
     }
   }
@@ -103,7 +110,8 @@ export class NovaNotifier {
   }
 
   private async deliver(events: NovaEvent[], attempt: number): Promise<void> {
-    const ids = { arqs: events.map((e) => e.tag), servers: [...new Set(events.map((e) => e.server_uuid))], attempt };
+    const requestId = globalRequestId();
+    const ids = { arqs: events.map((e) => e.tag), servers: [...new Set(events.map((e) => e.server_uuid))], attempt, ...(requestId ? { requestId } : {}) };
     let outcome: { retry: boolean; reason: string } | undefined;
     try {
       const res = await this.post(JSON.stringify({ events }));
@@ -149,11 +157,11 @@ function postWith(o: NovaNotifierOptions): (body: string) => Promise<{ status: n
   };
   if (o.session) {
     const session = o.session;
-    return (body) => session.request('/os-server-external-events', { method: 'POST', headers, body, timeoutMs: 10_000 });
+    return (body) => session.request('/os-server-external-events', { method: 'POST', headers: { ...headers, ...globalRequestIdHeader() }, body, timeoutMs: 10_000 });
   }
   return async (body) => {
     const res = await fetch(`${o.novaUrl!.replace(/\/+$/, '')}/os-server-external-events`, {
-      method: 'POST', headers: { ...headers, 'x-auth-token': o.token }, body, signal: AbortSignal.timeout(10_000),
+      method: 'POST', headers: { ...headers, ...globalRequestIdHeader(), 'x-auth-token': o.token }, body, signal: AbortSignal.timeout(10_000),
     });
     return { status: res.status, text: await res.text() };
   };

@@ -14,6 +14,7 @@ import type { DriverRegistry } from '../../drivers/registry.js';
 import { DriverCommandMessage, DriverCommandReply } from '../../bus/driver-schemas.js';
 import { AgentDrivers } from './agent-drivers.js';
 import { UeventSource, type UeventBurst, type UeventSourceOptions } from './uevents.js';
+import { withGlobalRequestId } from '../../openstack/request-id.js';
 import type { DeployableT, DeviceT } from '../../model/index.js';
 
 /** A reason is the tool's own words, bounded like every text in a report (model/bounds.ts). */
@@ -311,7 +312,9 @@ export class Agent {
     // A result kept from before a restart is the answer: the operation is not repeated.
     const kept = this.opts.memory?.commandResult(key);
     const memory = this.opts.memory;
-    const p = kept ? Promise.resolve(kept) : memory ? this.run(cmd).then(async (r) => (await memory.recordCommand(key, r), r)) : this.run(cmd);
+    // Glance hears of the request the command is run for (openstack/request-id.ts).
+    const run = (): Promise<CommandReplyMsg> => withGlobalRequestId(cmd.requestId, () => this.run(cmd));
+    const p = kept ? Promise.resolve(kept) : memory ? run().then(async (r) => (await memory.recordCommand(key, r), r)) : run();
     this.done.set(key, p);
     p.then((reply) => this.remember(key, p, reply), () => undefined);
     if (this.done.size >= 10_000) {

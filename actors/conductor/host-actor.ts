@@ -9,6 +9,7 @@ import type { Passivation } from '../runtime/index.js';
 import { AcceleratorActor, type AcceleratorLogic, type AcceleratorRuntime, type AcceleratorSpec } from './accelerator-actor.js';
 import type { Journal, MachineRecord } from '../runtime/index.js';
 import { MachineHost } from '../runtime/index.js';
+import { globalRequestId } from '../../openstack/request-id.js';
 import type { DeployableT, DeviceT, EventHub, HostView, RequestMeta } from '../../model/index.js';
 
 export interface Timing {
@@ -329,7 +330,8 @@ export class HostActor {
     // A card's layout may be applied for a deployable the host no longer reports: its card's driver is named.
     const driver = driverName ?? actor?.deployable.driverName ?? 'unknown';
     const key = commandKey(input);
-    const msg = { op: input.op, idempotencyKey: key, host: this.name, deployableUuid: input.id, driver, params: input.params };
+    const requestId = globalRequestId();
+    const msg = { op: input.op, idempotencyKey: key, host: this.name, deployableUuid: input.id, driver, params: input.params, ...(requestId ? { requestId } : {}) };
     const deadline = Date.now() + opDeadlineMs(this.opts.timing, input.op);
     // Re-sent at the pace of an ordinary command: the agent joins the run under way.
     const every = resendEveryMs(this.opts.timing.driverOpTimeoutMs);

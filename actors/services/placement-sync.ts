@@ -10,6 +10,7 @@ import { passCounter, repairCounter, requestCounter, trackDrift, type DriftKind 
 import type { SyncFlag } from '../../openstack/placement/plan.js';
 import { Reconciler, type ProviderOutcome, type StaleOutcome, type SyncState } from '../../openstack/placement/reconciler.js';
 import { RootProviders } from '../../openstack/placement/roots.js';
+import { withGlobalRequestId } from '../../openstack/request-id.js';
 import type { AcceleratorView, CommittedEvent, PlacementStatusView } from '../../model/index.js';
 
 /** What the sync reads from the conductor: committed transitions and the committed views. */
@@ -51,6 +52,8 @@ export class PlacementSync {
   private fullDone = 0;
   private fullWaiters: { until: number; resolve: () => void }[] = [];
   private wasDown = false;
+  /** The request behind each accelerator's latest committed change: its sync goes to Placement under that global request id. */
+  private readonly requestOf = new Map<string, string>();
 
   constructor(private readonly opts: PlacementSyncOptions) {
     const roots = new RootProviders({
@@ -67,6 +70,9 @@ export class PlacementSync {
     this.actor = createActor(machine);
     const offHub = this.opts.source.hub.subscribe((ev) => {
       if (ev.kind !== 'accelerator') return;
+      // Kept until the sync it asks for has run (a later step of the same change, a driver's
+      // answer, carries it too; an automatic one carries none and leaves it).
+      if (ev.requestId) this.requestOf.set(ev.id, ev.requestId);
       this.markPending(ev.id);
       this.actor?.send({ type: 'CHANGED', ids: [ev.id] });
     });
@@ -141,8 +147,13 @@ export class PlacementSync {
     const byHost = new Map<string, AcceleratorView[]>();
     for (const v of scope) byHost.set(v.host, [...(byHost.get(v.host) ?? []), v]);
     const limit = pLimit(this.opts.concurrency);
-    const results = await Promise.all([...byHost].map(([host, vs]) => limit(() =>
-      this.reconciler.syncHost(host, vs.map(desiredOf), { full: work.full, claimed }))));
+    const results = await Promise.all([...byHost].map(([host, vs]) => limit(() => {
+      // A change made for a request is synced under its id, so Placement's log names it too.
+      const requestId = work.full ? undefined : vs.map((v) => this.requestOf.get(v.id)).find(Boolean);
+      for (const v of vs) this.requestOf.delete(v.id);
+      if (requestId) this.opts.log.info({ host, requestId, accelerators: vs.map((v) => v.id) }, 'placement sync for a request');
+      return withGlobalRequestId(requestId, () => this.reconciler.syncHost(host, vs.map(desiredOf), { full: work.full, claimed }));
+    })));
     const outcomes = results.flatMap((r) => r.outcomes);
     for (const o of outcomes) this.record(o);
     if (work.full) this.recordStale(views, results.flatMap((r) => r.stale));

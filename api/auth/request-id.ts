@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { IncomingMessage } from 'node:http';
+import { withGlobalRequestId } from '../../openstack/request-id.js';
 
 const VALID = /^req-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -19,9 +20,14 @@ export function requestId(req: IncomingMessage | FastifyRequest['raw']): string 
   return isRequestId(sent) ? sent.toLowerCase() : `req-${randomUUID()}`;
 }
 
-/** Every response carries its request id, as OpenStack services answer it. */
+/**
+ * Every response carries its request id, as OpenStack services answer it; and every call to
+ * Placement, Nova or Glance made while answering carries it as the global request id
+ * (openstack/request-id.ts): the rest of the request runs inside `done`.
+ */
 export function installRequestIds(app: FastifyInstance): void {
-  app.addHook('onRequest', async (req, reply) => {
+  app.addHook('onRequest', (req, reply, done) => {
     void reply.header('x-openstack-request-id', req.id);
+    withGlobalRequestId(req.id, done);
   });
 }

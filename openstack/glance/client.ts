@@ -1,6 +1,7 @@
 import { request, type Dispatcher } from 'undici';
 import { DriverError } from '../../errors/index.js';
 import { openstackDispatcher } from '../keystone/http.js';
+import { globalRequestIdHeader } from '../request-id.js';
 
 /** What an image's record in Glance says of it (the fields a programming needs). */
 export interface GlanceImage {
@@ -111,7 +112,7 @@ export class GlanceClient {
       let res: Dispatcher.ResponseData;
       try {
         res = await request(`${base}${path}`, {
-          dispatcher: this.dispatcher, headers: { accept: '*/*', ...(token ? { 'x-auth-token': token } : {}) },
+          dispatcher: this.dispatcher, headers: { accept: '*/*', ...(token ? { 'x-auth-token': token } : {}), ...globalRequestIdHeader() },
           signal, headersTimeout: this.o.timeoutMs, bodyTimeout: this.o.timeoutMs,
         });
       } catch (err) {

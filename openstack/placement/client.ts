@@ -2,6 +2,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { Config } from '../../config/index.js';
 import { authMethod, KeystoneSession } from '../keystone/index.js';
 import { PlacementError, type PlacementCode } from './errors.js';
+import { globalRequestIdHeader } from '../request-id.js';
 
 /** The microversion each feature needs (calls send at least MIN_MICROVERSION, see below). */
 export const Microversions = {
@@ -223,6 +224,8 @@ export class PlacementClient {
     const headers: Record<string, string> = {
       'OpenStack-API-Version': `placement ${path === '/' ? o.microversion : atLeastFloor(o.microversion)}`,
       Accept: 'application/json',
+      // The request this call is made for, as Placement logs it beside its own id.
+      ...globalRequestIdHeader(),
     };
     if (o.body !== undefined) headers['Content-Type'] = 'application/json';
     let res: { status: number; text: string };

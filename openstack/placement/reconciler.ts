@@ -4,6 +4,7 @@ import type { Inventories, PlacementClient, Provider } from './client.js';
 import { OWNER_TRAIT, type Desired, type DesiredProvider } from './desired.js';
 import { isPlacementError, PlacementCodes, PlacementError } from './errors.js';
 import { functionTraitsToDelete, needsUsages, planHold, planInventories, planTraits, type SyncFlag } from './plan.js';
+import { globalRequestId } from '../request-id.js';
 import { RootProviderMissingError, type RootProviders } from './roots.js';
 
 export type SyncState = 'in_sync' | 'pending' | 'error';
@@ -295,7 +296,7 @@ export class Reconciler {
     // A trait or class we believed existed was deleted by hand: forget them all and retry soon.
     const missingName = isPlacementError(err) && err.httpStatus === 400 && /trait|resource class/i.test(err.message);
     if (missingName) this.forgetEnsured();
-    this.opts.log.warn({ err, acceleratorId: id, rpUuid }, 'placement sync failed for this provider');
+    this.opts.log.warn({ err, acceleratorId: id, rpUuid, requestId: globalRequestId() }, 'placement sync failed for this provider');
     return { ...base(id, rpUuid), status: 'error', reason: err instanceof Error ? err.message : String(err), retry: missingName };
   }
 }
