@@ -77,8 +77,14 @@ export class RemoteControlPlane implements ControlPlane {
    */
   conductorProblem(now = Date.now()): Promise<string | undefined> {
     if (this.readiness && now - this.readiness.at < READINESS_TTL_MS) return this.readiness.answer;
-    const answer = callConductor(this.bus, Subjects.conductorApi, 'readiness', {}, { timeoutMs: Math.min(1_000, this.timeoutMs) })
-      .then((r) => (r.database === 'ok' ? undefined : `conductor ${r.conductorId}: database ${r.database}`), (err: unknown) => `no conductor answered: ${err instanceof Error ? err.message : String(err)}`);
+    // Every conductor the view holds is asked, each for its own writes (one with nothing to
+    // write must not answer for one whose database hangs), and any one when none is known yet.
+    const ids = this.sync.conductors();
+    const ask = (subject: string, who: string): Promise<string | undefined> =>
+      callConductor(this.bus, subject, 'readiness', {}, { timeoutMs: Math.min(1_000, this.timeoutMs) })
+        .then((r) => (r.database === 'ok' ? undefined : `conductor ${r.conductorId}: database ${r.database}`), (err: unknown) => `${who} did not answer: ${err instanceof Error ? err.message : String(err)}`);
+    const answer = Promise.all(ids.length > 0 ? ids.map((id) => ask(Subjects.conductorApiOf(id), `conductor ${id}`)) : [ask(Subjects.conductorApi, 'no conductor')])
+      .then((problems) => problems.filter((p) => p !== undefined).join('; ') || undefined);
     this.readiness = { at: now, answer };
     return answer;
   }

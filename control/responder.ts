@@ -39,7 +39,7 @@ export interface ResponderOptions {
   arqHome?: { where(): Promise<string> };
   liveConductors?: () => string[];
   /** Why the conductor's database is not answering now; undefined while it is (`readiness`). */
-  databaseProblem?: () => string | undefined;
+  databaseProblem?: () => string | undefined | Promise<string | undefined>;
   publisher: ViewPublisher;
   timeoutMs: number;
   log: Logger;
@@ -149,7 +149,7 @@ const HANDLERS: Handlers = {
   relayout: (a, o) => o.conductor.relayout(a.host, a.req, a.meta),
   'usage.accelerator': (a, o) => o.conductor.acceleratorUsage(a.id),
   'usage.host': (a, o) => o.conductor.hostUsage(a.host),
-  readiness: (_a, o) => ({ conductorId: o.conductorId, database: o.databaseProblem?.() ?? 'ok' }),
+  readiness: async (_a, o) => ({ conductorId: o.conductorId, database: (await o.databaseProblem?.()) ?? 'ok' }),
 };
 
 function serve(opts: ResponderOptions, c: CheckedCall): Promise<unknown> {

@@ -80,6 +80,11 @@ export class ViewSync {
     clearInterval(this.watchdog);
   }
 
+  /** The conductors whose state the view holds (each answers for its own writes). */
+  conductors(): string[] {
+    return [...this.known.keys()];
+  }
+
   /** Why the view is not complete and current, or undefined when it is. */
   notReady(): string | undefined {
     return this.state === 'synced' ? undefined : this.reason;

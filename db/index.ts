@@ -1,5 +1,5 @@
 // What other folders may import from db/.
 export { entities, migrate, openOrm, ormConfig, type OrmOptions } from './config.js';
 export { startEmbedded, type EmbeddedDatabase } from './embedded.js';
-export { databaseChecks, openJournal, recordedHoldersOf, redact } from './open.js';
+export { databaseChecks, databaseProbe, openJournal, recordedHoldersOf, redact } from './open.js';
 export { PgJournal, type JournalStats, type PgJournalOptions } from './pg-journal.js';

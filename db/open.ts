@@ -55,6 +55,14 @@ export function databaseChecks(journal: unknown): Record<string, () => string | 
   return journal instanceof PgJournal ? { database: () => journal.readiness() } : {};
 }
 
+/**
+ * A probe of the journal's database with a deadline, for a conductor's readiness: it sees a
+ * database that hangs as well as one that refuses. Undefined for a journal with no database.
+ */
+export function databaseProbe(journal: unknown, deadlineMs: number): (() => Promise<string | undefined>) | undefined {
+  return journal instanceof PgJournal ? () => journal.probe(deadlineMs) : undefined;
+}
+
 /** Which host the database records each id on, when the journal is PostgreSQL's (the report door asks). */
 export function recordedHoldersOf(journal: unknown): ((ids: string[]) => Promise<Map<string, string>>) | undefined {
   return journal instanceof PgJournal ? (ids) => journal.recordedHolders(ids) : undefined;

@@ -214,6 +214,25 @@ export class PgJournal implements Journal {
     return `database unreachable for ${Math.round((Date.now() - this.failingSince!) / 1000)} s; ${this.pending} commits kept for when it is back`;
   }
 
+  /**
+   * The readiness check that also sees a database that hangs (a partition: no error, no answer):
+   * a round trip that must come back within `deadlineMs`. Undefined when it does.
+   */
+  async probe(deadlineMs: number): Promise<string | undefined> {
+    const known = this.readiness();
+    if (known) return known;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<string>((r) => {
+      timer = setTimeout(() => r(`database did not answer a probe within ${deadlineMs} ms; commits are waiting`), deadlineMs);
+    });
+    const answered = sql`select 1`.execute(this.kysely()).then(() => undefined, (err: unknown) => `database probe failed: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`);
+    try {
+      return await Promise.race([answered, late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   private down(): boolean {
     return this.failingSince !== null && Date.now() - this.failingSince >= this.downAfterMs;
   }

@@ -16,13 +16,16 @@ import { Subjects } from '../bus/subjects.js';
 import type { Config } from '../config/index.js';
 import { remoteArqCalls } from '../control/arq-ops.js';
 import { serveControlPlane, ViewPublisher } from '../control/responder.js';
-import { databaseChecks, recordedHoldersOf } from '../db/index.js';
+import { databaseChecks, databaseProbe, recordedHoldersOf } from '../db/index.js';
 import { startHealthServer, type HealthServer } from '../metrics/http.js';
 import { Metrics, watchFlushes } from '../metrics/index.js';
 import { startNovaNotifier } from '../openstack/nova.js';
 import { startAutoEnable } from './auto-enable.js';
 import { serveService } from './service.js';
 import { roleBus, roleJournal } from './shared.js';
+
+/** How long a readiness probe of the database may take (below the api's readiness call's 1 s). */
+const READINESS_PROBE_MS = 800;
 
 export interface RunningConductor {
   id: string;
@@ -88,7 +91,7 @@ export async function startConductor(config: Config, log: Logger, deps: { journa
   // Agents' inventories pass the report door first: an agent speaks only for its own host's devices,
   // checked against this conductor's memory and the database's record of every host.
   const door = new ReportDoor({
-    known: (h) => conductor.hosts.has(h), heldHere: (id) => conductor.findAccelerator(id)?.host,
+    known: (h) => conductor.hosts.has(h), heldHere: (id) => conductor.findAccelerator(id)?.host, inventoryOf: (h) => conductor.hosts.get(h)?.inventory(),
     ...(recordedHoldersOf(inner) ? { recorded: recordedHoldersOf(inner)! } : {}), log: log.child({ component: 'report-door' }),
   });
   const conductorBus = door.wrap(observeHeartbeats(router ? router.wrap(bus) : bus, (m) => metrics.observeHeartbeat(m.sentAt)));
@@ -140,7 +143,8 @@ export async function startConductor(config: Config, log: Logger, deps: { journa
       ...(lease ? { ownerOf: (h: string) => lease.ownerOf(h), liveConductors: () => lease.liveConductors() } : {}),
       ...(hostRouter ? { settled: (h: string) => hostRouter.settled(h) } : {}),
       ...(home ? { arqHome: home } : {}),
-      databaseProblem: () => databaseChecks(inner).database?.(),
+      // A round trip with a deadline: a partitioned database hangs without an error.
+      databaseProblem: databaseProbe(inner, READINESS_PROBE_MS) ?? (() => undefined),
     }),
     serveService(bus, 'conductor', id, {
       info: () => ({ leases: d.leases, subjectPrefix: d.subjectPrefix ?? null, database: config.databaseUrl ? 'postgresql' : 'memory' }),
