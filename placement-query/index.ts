@@ -5,3 +5,4 @@
  */
 export { readGroups, type GroupPolicy, type RequestGroup } from './groups.js';
 export { describe, matchGroups, whyNot, type Candidate, type Match, type NoMatch } from './match.js';
+export { canonicalFunctionId, FUNCTION_TRAIT_PREFIX, functionTrait } from './traits.js';

@@ -2,6 +2,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { cyborgDeployable, cyborgDevice, customName, pciHandle, pyDumps } from '../cyborg-report.js';
 import type { PciFunction } from '../generic/index.js';
+import { functionTrait } from '../../placement-query/index.js';
 import type { DeviceT } from '../../model/index.js';
 
 /** Cyborg's Intel FPGA product names (`CUSTOM_FPGA_INTEL_<name>`). */
@@ -44,7 +45,7 @@ export async function discoverIntel(root: string, host: string, fns: PciFunction
     const own = await opaeIds(root, pf.address);
     const product = INTEL_PRODUCTS[pf.productId];
     const idTraits = (ids: { afus: string[]; regions: string[] }): string[] => [
-      ...ids.afus.map((a) => customName('FPGA_FUNCTION_ID_INTEL', a)), ...ids.regions.map((r) => customName('FPGA_REGION_INTEL', r))];
+      ...ids.afus.map((a) => functionTrait('INTEL', a)), ...ids.regions.map((r) => customName('FPGA_REGION_INTEL', r))];
     const traits = own.stub ? [] : ['CUSTOM_FPGA_INTEL', product ? `CUSTOM_FPGA_INTEL_${product}` : customName('FPGA_PRODUCT_ID', pf.productId), ...idTraits(own)];
     for (const vf of vfs) traits.push(...idTraits(await opaeIds(root, vf.address)));
     const members = vfs.length > 0 ? vfs : [pf];
@@ -72,7 +73,7 @@ export function discoverXilinx(host: string, fns: PciFunction[], functionOf: (ad
     const first = members[0]!;
     const name = `${host}_${first.address}`;
     const fn = functionOf(first.address);
-    const traits = ['CUSTOM_FPGA_XILINX', `CUSTOM_FPGA_PRODUCT_ID_${first.productId.toUpperCase()}`, ...(fn ? [customName('FPGA_FUNCTION_ID_XILINX', fn)] : [])];
+    const traits = ['CUSTOM_FPGA_XILINX', `CUSTOM_FPGA_PRODUCT_ID_${first.productId.toUpperCase()}`, ...(fn ? [functionTrait('XILINX', fn)] : [])];
     return cyborgDevice({
       host, address: first.address, type: 'FPGA', vendor: first.vendorId, model: 'miss model info',
       stdBoardInfo: { product_id: first.productId, controller: 'Processing accelerators' }, vendorBoardInfo: pyDumps({ vendor_info: 'fpga_vb_info' }), driver,

@@ -29,6 +29,12 @@ export function typeNumber(type: string): number {
   return Number(m[1]);
 }
 
+/** The `max_instance=N` of an mdev type's description (NVIDIA's: `num_heads=4, …, max_instance=8`): how many the whole GPU takes. */
+export function maxInstance(description: string): number | undefined {
+  const m = /(?:^|[,\s])max_instance=(\d+)/.exec(description);
+  return m ? Number(m[1]) : undefined;
+}
+
 /** Reads a `creatable_vgpu_types` file: id → profile name. */
 export function parseCreatable(text: string): Map<number, string> {
   const out = new Map<number, string>();
@@ -57,11 +63,14 @@ export async function vgpuOffer(root: string, host: string, name: string, pf: Pc
   }
   const handles: AttachHandleT[] = [];
   let typeName: string | undefined;
+  // mdevs on VFs (vGPU 13–16): a VF each, but never more than the type's max_instance per GPU;
+  // VFs that hold one already come first, so a capacity cut never drops a handle in use.
+  const onVfs: { vf: PciFunction; t: PciFunction['mdevTypes'][number] }[] = [];
   for (const vf of vfs) {
     const t = vf.mdevTypes.find((m) => m.id === type);
     if (t) {
       typeName ??= vgpuTypeName(t.name);
-      for (let i = 0; i < t.availableInstances + t.devices.length; i++) handles.push(handleOf(host, name, 'MDEV', mdevJson(vf.address, type, `${type}_${i}`)));
+      onVfs.push({ vf, t });
       continue;
     }
     const creatable = await read(join(devDir(root, vf.address), 'nvidia', 'creatable_vgpu_types'));
@@ -72,6 +81,13 @@ export async function vgpuOffer(root: string, host: string, name: string, pf: Pc
     if (names.has(id)) typeName ??= vgpuTypeName(names.get(id)!);
     if (names.has(id) || current === id) handles.push(handleOf(host, name, 'PCI', pciJson(vf.address)));
   }
+  const max = Math.min(...onVfs.map(({ t }) => maxInstance(t.description) ?? Infinity));
+  const ranked = [...onVfs.filter(({ t }) => t.devices.length > 0), ...onVfs.filter(({ t }) => t.devices.length === 0)];
+  let left = max;
+  for (const { vf, t } of ranked) {
+    for (let i = 0; i < t.availableInstances + t.devices.length && left > 0; i++, left--) handles.push(handleOf(host, name, 'MDEV', mdevJson(vf.address, type, `${type}_${i}`)));
+  }
+  handles.sort((a, b) => (a.attachInfo < b.attachInfo ? -1 : a.attachInfo > b.attachInfo ? 1 : 0));
   if (handles.length === 0 || typeName === undefined) {
     throw new DriverError('driver.failed', `GPU ${pf.address} offers no vGPU type ${type} (see [vgpu_${type}] device_addresses)`, { reason: 'vgpu_type_unsupported', address: pf.address, type });
   }

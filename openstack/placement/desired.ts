@@ -1,9 +1,10 @@
 import type { AcceleratorView } from '../../model/index.js';
+import { FUNCTION_TRAIT_PREFIX, functionTrait } from '../../placement-query/index.js';
 
 /** The trait Cyborg puts on every provider it owns (os-traits `OWNER_CYBORG`). */
 export const OWNER_TRAIT = 'OWNER_CYBORG';
 /** Cyborg's prefix for the trait that says which function an FPGA is programmed with. */
-export const FUNCTION_TRAIT_PREFIX = 'CUSTOM_FPGA_FUNCTION_ID';
+export { FUNCTION_TRAIT_PREFIX };
 
 /** What Placement should hold for one accelerator. */
 export interface DesiredProvider {
@@ -24,15 +25,8 @@ export interface DesiredProvider {
 /** An accelerator's desired provider, or why it cannot have one. */
 export type Desired = { id: string; host: string; rpUuid: string } & ({ ok: true; desired: DesiredProvider } | { ok: false; reason: string });
 
-/**
- * Cyborg's function trait for a programmed FPGA: `CUSTOM_FPGA_FUNCTION_ID_<DRIVER>_<FUNCTION>`.
- * Cyborg upper-cases the function id and writes `-` as `_-`, which Placement rejects (a trait
- * is `[A-Z0-9_]` only); here every character outside that set becomes `_`.
- */
-export function functionTrait(driver: string, functionId: string): string {
-  const clean = (s: string): string => s.toUpperCase().replace(/[^A-Z0-9_]/g, '_');
-  return `${FUNCTION_TRAIT_PREFIX}_${clean(driver)}_${clean(functionId)}`;
-}
+/** Cyborg's function trait for a programmed FPGA, in the one spelling discovery uses too (placement-query/traits.ts). */
+export { functionTrait };
 
 /**
  * The provider an accelerator view asks for: one per deployable, named and uuid'd as Cyborg

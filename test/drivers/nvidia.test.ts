@@ -1,4 +1,4 @@
-import { cpSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -65,6 +65,22 @@ describe('nvidia_gpu_driver on an H100 / A10 / A16 host', () => {
     expect(devices.flatMap((d) => d.deployables).map((d) => d.name)).not.toContain('compute1_0000:17:00.4');
   });
 
+  it('offers no more vGPUs on a card\'s VFs than the type\'s max_instance, keeping the VF that holds one', async () => {
+    const own = buildHost(NVIDIA_HOST, 'nvidia-max-instance');
+    for (const fn of ['4', '5']) {
+      const t = join(own, `bus/pci/devices/0000:b1:00.${fn}/mdev_supported_types/nvidia-699`);
+      writeFileSync(join(t, 'description'), 'num_heads=4, frl_config=60, framebuffer=8192M, max_resolution=7680x4320, max_instance=1\n');
+    }
+    // VF 5 holds a vGPU already (its mdev exists): that is the one handle left.
+    const held = '5b0a3b4e-1c55-4f3a-9a2c-6b1f0c7d9e12';
+    mkdirSync(join(own, `bus/pci/devices/0000:b1:00.5/mdev_supported_types/nvidia-699/devices/${held}`), { recursive: true });
+    writeFileSync(join(own, 'bus/pci/devices/0000:b1:00.5/mdev_supported_types/nvidia-699/available_instances'), '0\n');
+    const driver = new NvidiaGpuDriver({ host: 'compute1', sysfsRoot: own, vgpuTypes: { 'nvidia-699': ['0000:b1:00.0'] } });
+    const a16 = dep(await driver.discover(), 'compute1_0000:b1:00.0');
+    expect(a16.attachHandles.map((h) => JSON.parse(h.attachInfo).function)).toEqual(['5']);
+    expect(a16.numAccelerators).toBe(1);
+  });
+
   it('creates the mdev on attach, removes it on detach, and re-creates it for a bound handle after a reboot', async () => {
     const driver = new NvidiaGpuDriver({ host: 'compute1', sysfsRoot: root, vgpuTypes: { 'nvidia-699': ['0000:b1:00.0'] } });
     const a16 = dep(await driver.discover(), 'compute1_0000:b1:00.0');
@@ -97,6 +113,12 @@ describe('nvidia_gpu_driver on an H100 / A10 / A16 host', () => {
     expect(devices.flatMap((d) => d.deployables).map((d) => d.name)).toEqual(['compute1_0000:17:00.0', 'compute1_0000:1b:00.0', 'compute1_0000:43:00.0']);
     expect(unobserved).toEqual([expect.objectContaining({ reason: 'GPU 0000:b1:00.0 offers no vGPU type nvidia-999 (see [vgpu_nvidia-999] device_addresses)' })]);
     expect(unobserved[0]!.partial).toBeUndefined();
+  });
+
+  it('hides a GPU that is the firmware\'s console display (boot_vga = 1): an instance must not take the host\'s screen', async () => {
+    const console = NVIDIA_HOST.filter((f) => f.vendor !== '1a03').map((f) => (f.address === '0000:43:00.0' ? { ...f, cls: '030000', bootVga: true } : f));
+    const driver = new NvidiaGpuDriver({ host: 'compute1', sysfsRoot: buildHost(console, 'nvidia-boot-vga'), filterSriovVfs: true });
+    expect((await driver.discover()).flatMap((d) => d.deployables).map((d) => d.name)).toEqual(['compute1_0000:17:00.0', 'compute1_0000:1b:00.0', 'compute1_0000:b1:00.0']);
   });
 
   it('names the model from pci.ids when nvidia-smi does not run, Cyborg\'s placeholder when nothing knows it', async () => {
