@@ -2,6 +2,7 @@ import type { Static, TSchema } from '@sinclair/typebox';
 import type { Logger } from 'pino';
 import type { Bus, RequestHandler, SubscribeOptions, Unsubscribe } from '../../bus/bus.js';
 import type { InventoryMsg } from '../../bus/schemas.js';
+import type { DeviceT } from '../../model/device.js';
 import { Subjects } from '../../bus/subjects.js';
 import { CyborgError } from '../../errors/index.js';
 import { inventoryIds, inventoryRefusalOf, REFUSAL_REASONS, type Refusal, type RefusalReason } from './report-host.js';
@@ -16,6 +17,8 @@ export interface ReportDoorOptions {
    * one's: with several conductors, no one of them holds the whole fleet in memory.
    */
   recorded?: (ids: string[]) => Promise<Map<string, string>>;
+  /** What this conductor holds of `host` now: ids already its own need no question to the database. */
+  inventoryOf?: (host: string) => readonly DeviceT[] | undefined;
   log: Logger;
 }
 
@@ -34,7 +37,10 @@ export class ReportDoor {
   async admit(msg: InventoryMsg): Promise<void> {
     const local = inventoryRefusalOf(msg.host, msg.devices, this.opts.known, this.opts.heldHere);
     if (local) this.refuse(msg, local);
-    const recorded = await this.recordedHosts(inventoryIds(msg.devices));
+    // Only ids new to this host are asked of the database: an agent re-sends its whole inventory
+    // every discovery round, and a fleet's worth of them must not queue behind the journal's flushes.
+    const own = new Set(inventoryIds(this.opts.inventoryOf?.(msg.host) ?? []));
+    const recorded = await this.recordedHosts(inventoryIds(msg.devices).filter((id) => !own.has(id)));
     const foreign = recorded && inventoryRefusalOf(msg.host, msg.devices, () => true, (id) => recorded.get(id));
     if (foreign) this.refuse(msg, foreign);
   }

@@ -44,6 +44,21 @@ describe.skipIf(!svc.postgres)('the report door (PostgreSQL)', () => {
     expect(d.refused).toMatchObject({ foreign_device: 3, duplicate_device: 0, unregistered_host: 0 });
   });
 
+  it('asks the database only about ids new to the host: a re-sent inventory costs no query, a forged id in it still does', async () => {
+    const own = await new FakeDriver({ host: 'compute-a', gpus: 1, nics: 0 }).discover();
+    const asked: string[][] = [];
+    const d = new ReportDoor({
+      known: (h) => h === 'compute-a', heldHere: () => undefined, inventoryOf: () => own, log: quietLogger(),
+      recorded: (ids) => { asked.push(ids); return journal.recordedHolders(ids); },
+    });
+    await d.admit({ host: 'compute-a', agentId: 'a', epoch: 0, seq: 3, devices: own });
+    expect(asked).toEqual([]);
+    const handle = hostB.find((x) => x.type === 'GPU')!.deployables[0]!.attachHandles[0]!;
+    const forged: DeviceT = { ...own[0]!, deployables: [{ ...own[0]!.deployables[0]!, attachHandles: [handle] }] };
+    await expect(d.admit({ host: 'compute-a', agentId: 'a', epoch: 0, seq: 4, devices: [forged] })).rejects.toThrow(/belongs to host compute-b/);
+    expect(asked).toEqual([[handle.uuid]]);
+  });
+
   it('refuses an unregistered host and one id twice, each under its reason', async () => {
     const d = door();
     const own = await new FakeDriver({ host: 'compute-a', gpus: 1, nics: 0 }).discover();
