@@ -14,6 +14,8 @@ export function reasonClass(reason: string | null): string {
   if (!reason) return 'none';
   if (/^Xid \d+/.test(reason)) return 'xid';
   if (/no longer reports this device/.test(reason)) return 'missing';
+  // Its driver's discovery could not observe it (nvidia-smi failing, say): status `unknown`.
+  if (/^not observed: /.test(reason)) return 'unobserved';
   return 'driver';
 }
 
@@ -25,14 +27,16 @@ export function healthLabels(view: AcceleratorView, hostState: string): { status
   const h = view.health;
   const status = hostState === 'online' ? h?.status ?? 'ok' : 'unknown';
   const bad = h && h.status !== 'ok';
-  return { status, severity: bad ? (h.fatal ? 'fatal' : 'transient') : 'none', reason_class: reasonClass(bad ? h.reason : null) };
+  // Not observed is no fault of the device: a severity only for a fatal fault it had before.
+  const severity = !bad ? 'none' : h.fatal ? 'fatal' : h.status === 'unknown' ? 'none' : 'transient';
+  return { status, severity, reason_class: reasonClass(bad ? h.reason : null) };
 }
 
 export const HEALTH_CHANGES = ['DEGRADED', 'QUARANTINED', 'RECOVERED'] as const;
 
 export function healthGauges(conductor: FleetSource, rows: (now?: number) => DeviceRow[], registers: Registry[]): () => void {
   new Gauge<'host' | 'accelerator' | 'status' | 'severity' | 'reason_class'>({
-    name: 'cyborg_accelerator_health', help: '1 on the series naming each accelerator\'s health: status ok, degraded, quarantined or unknown (host not online), severity, reason_class (xid, driver, missing, none)',
+    name: 'cyborg_accelerator_health', help: '1 on the series naming each accelerator\'s health: status ok, degraded, quarantined or unknown (host not online, or its driver could not observe it: reason_class unobserved), severity, reason_class (xid, driver, missing, unobserved, none)',
     labelNames: ['host', 'accelerator', 'status', 'severity', 'reason_class'], registers,
     collect() {
       this.reset();

@@ -19,7 +19,7 @@ export async function resolveAccelerator(ctx: Ctx, ref: string): Promise<string>
 
 function rows(accs: AcceleratorView[]): string {
   return table(['ID', 'NAME', 'HOST', 'TYPE', 'RESOURCE CLASS', 'STATE', 'IN USE', 'ALLOWED'], accs.map((a) => [
-    a.id, a.name, a.host, a.deviceType, a.resourceClass ?? '', `${a.state}${a.missing ? ' (missing)' : ''}`, `${a.allocations.length}/${a.capacity}`, a.allowed.join(' '),
+    a.id, a.name, a.host, a.deviceType, a.resourceClass ?? '', `${a.state}${a.missing ? ' (missing)' : ''}${a.health?.status === 'unknown' ? ' (not observed)' : ''}`, `${a.allocations.length}/${a.capacity}`, a.allowed.join(' '),
   ]));
 }
 

@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AgentCache } from '../../actors/agent/index.js';
 import { NvidiaGpuDriver } from '../../drivers/nvidia/index.js';
+import { healthLabels } from '../../metrics/index.js';
 import type { AcceleratorView } from '../../model/index.js';
 import { buildHost, NVIDIA_HOST } from '../fixtures/vendors/hosts.js';
 import { svc } from '../services.js';
@@ -88,6 +89,8 @@ describe.skipIf(!svc.nats || !svc.postgres)('nvidia_gpu_driver: discovery failur
     // nvidia-smi said at the last success that this one is not in MIG mode: sysfs tells all of it.
     expect(accs.get('0000:43:00.0')).toMatchObject({ state: 'ready', health: { status: 'ok' } });
     expect(accs.get('0000:b1:00.0')!.health?.status).toBe('ok');
+    // Alerts read it as such: status unknown, the reason's class, never a fault severity.
+    expect(healthLabels(accs.get(MIG[0]!)!, 'online')).toEqual({ status: 'unknown', severity: 'none', reason_class: 'unobserved' });
     // The API shows it as the conductor does.
     const id = accs.get(MIG[2]!)!.id;
     const r = await s.app.inject({ method: 'GET', url: `/cyborg/v1/accelerators/${id}` });
