@@ -1,4 +1,5 @@
-import { mkdir, open, readFile, rename } from 'node:fs/promises';
+import { mkdir, readFile, rename } from 'node:fs/promises';
+import { writeAtomic } from '../../drivers/state-file.js';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { CommandReplyMsg } from '../../bus/schemas.js';
@@ -134,24 +135,5 @@ async function read(path: string, host: string, log: Logger): Promise<AgentCache
     log.warn({ err, path }, 'agent cache is corrupt; starting fresh (kept aside)');
     await rename(path, `${path}.corrupt`).catch(() => undefined);
     return undefined;
-  }
-}
-
-/** Temp file, fsync, rename over the old one, fsync the directory: the file is old or new, never torn. */
-async function writeAtomic(path: string, text: string): Promise<void> {
-  const tmp = `${path}.tmp-${process.pid}`;
-  const fh = await open(tmp, 'w', 0o600);
-  try {
-    await fh.writeFile(text);
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
-  await rename(tmp, path);
-  const dir = await open(join(path, '..'), 'r');
-  try {
-    await dir.sync();
-  } finally {
-    await dir.close();
   }
 }

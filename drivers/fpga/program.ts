@@ -4,6 +4,7 @@ import type { Progress } from '../abilities.js';
 import { DriverError } from '../../errors/index.js';
 import { runCommand, type CommandRunner } from '../exec.js';
 import { parseAddress } from '../generic/pci.js';
+import { Type } from '@sinclair/typebox';
 import { StateFile } from '../state-file.js';
 
 /** An image to program and how the caller vouches for it (Glance's checksum / os_hash_value). */
@@ -41,13 +42,16 @@ async function digest(path: string, algorithm: string): Promise<string> {
  * configured tool under its deadline with its output as progress, and on failure the previous
  * image programmed again. A second programming of a busy card is refused, never queued behind.
  */
+/** The state file's schema: each card's image as recorded (checked on read). */
+const PROGRAMMED = Type.Record(Type.String(), Type.Object({ image: Type.String(), bitstreamId: Type.Optional(Type.String()), functionId: Type.Optional(Type.String()) }));
+
 export class FpgaProgrammer {
   private readonly busy = new Set<string>();
   private readonly state: StateFile<Programmed>;
   private readonly run: CommandRunner;
 
   constructor(private readonly opts: ProgrammerOptions) {
-    this.state = new StateFile(opts.stateDir, opts.stateName);
+    this.state = new StateFile(opts.stateDir, opts.stateName, PROGRAMMED);
     this.run = opts.run ?? runCommand;
   }
 

@@ -4,6 +4,7 @@ import type { BoundHandle, Observation } from '../abilities.js';
 import type { DriverDevice } from '../driver.js';
 import { DriverError } from '../../errors/index.js';
 import type { PciFunction } from '../generic/index.js';
+import { Type } from '@sinclair/typebox';
 import { StateFile } from '../state-file.js';
 import type { DeployableT } from '../../model/index.js';
 
@@ -30,7 +31,7 @@ export class VfCounts {
   private readonly state: StateFile<Record<string, number>>;
 
   constructor(private readonly sysfsRoot: string, stateDir: string | undefined, name: string, private readonly pfOf: (dep: DeployableT) => string | undefined) {
-    this.state = new StateFile(stateDir, name);
+    this.state = new StateFile(stateDir, name, Type.Record(Type.String(), Type.Integer({ minimum: 0, maximum: 4096 })));
   }
 
   attach(uuid: string, dep: DeployableT): void {

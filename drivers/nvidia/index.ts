@@ -5,6 +5,7 @@ import { cyborgDeployable, cyborgDevice, handleOf, mdevJson, pciHandle } from '.
 import { DriverError } from '../../errors/index.js';
 import { runCommand, type CommandRunner } from '../exec.js';
 import { readPciFunctions, type PciFunction } from '../generic/index.js';
+import { Type } from '@sinclair/typebox';
 import { StateFile } from '../state-file.js';
 import { XidHealth } from './health.js';
 import type { XidPolicy } from './xid.js';
@@ -89,7 +90,7 @@ export class NvidiaGpuDriver implements Driver, PartialDiscoverer, AttachPrepare
       }
     }
     this.smi = new Smi(opts.nvidiaSmi ?? [], opts.run ?? runCommand, opts.commandTimeoutMs ?? 30_000);
-    this.layouts = new StateFile(opts.stateDir, 'nvidia-mig-layouts.json');
+    this.layouts = new StateFile(opts.stateDir, 'nvidia-mig-layouts.json', Type.Record(Type.String(), Type.Array(Type.String({ maxLength: 64 }), { maxItems: 64 })));
     this.xid = new XidHealth({ command: opts.xidCommand ?? [], env: opts.xidEnv, retryMinMs: opts.xidRetryMinMs, policy: opts.xidPolicy });
   }
 
