@@ -1,6 +1,6 @@
 #!/usr/bin/env -S node --max-semi-space-size=16
-// The `cyborg` bin. In a production install (`npm run build`, then `npm prune --omit=dev`) it runs
-// the compiled JavaScript under dist/ and needs no dev dependency. Where tsx is installed (a
+// The `cyborg` bin. Installed from the package (`npm pack`, then `npm install -g`; README,
+// "Production install") it runs the compiled JavaScript under dist/ and needs no dev dependency. Where tsx is installed (a
 // checkout) it runs the TypeScript itself, so development needs no build step and never runs a
 // stale dist/ (`node dist/cli/main.js` runs the build there).
 // --max-semi-space-size=16 (MiB): Node 24 lets the young generation grow to 2 x 64 MiB, and after a
@@ -11,7 +11,7 @@ import { existsSync } from 'node:fs';
 
 const [major] = process.versions.node.split('.').map(Number);
 if (major < 22) {
-  process.stderr.write(`cyborg needs Node.js >= 22 (this is ${process.versions.node}); in the checkout, run it through npm/npx, which brings Node 24.\n`);
+  process.stderr.write(`cyborg needs Node.js >= 22 and \`node\` here is ${process.versions.node} (${process.execPath}): put Node.js 22 or later first on the PATH (in a checkout, npm run / npx bring Node 24)\n`);
   process.exit(1);
 }
 const built = new URL('../dist/cli/main.js', import.meta.url);

@@ -5,8 +5,8 @@ import { describe, expect, it } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
-/** What is not the project's own text: dependencies, builds, recorded fixtures, local state. */
-const SKIP = new Set(['node_modules', 'dist', 'fixtures', '.git', '.cyborg']);
+/** What is not the project's own text, or is made by a run: dependencies, builds, recorded fixtures, test output, local state. */
+const SKIP = new Set(['node_modules', 'dist', 'fixtures', 'test-results', 'coverage', '.git', '.cyborg']);
 /** Paths that look like the repository's but are not: sysfs (`<sysfs_root>/bus/pci/…`). */
 const NOT_OURS = [/^bus\/pci\//];
 
