@@ -12,6 +12,12 @@ import { checkedReply, ControlReply, ControlRequest, type ArgsOf, type ControlOp
 import { ReadModel } from './read-model.js';
 import { ViewSync } from './view-sync.js';
 
+/** Calls that only read: repeated once when the conductor that met them was losing its lease (or none answered). */
+const SAFE_TO_REPEAT: ReadonlySet<ControlOp> = new Set<ControlOp>(['history', 'audit', 'usage.accelerator', 'usage.host', 'drivers.list', 'drivers.get', 'services.list', 'arqHolds']);
+/** A lease changing hands, or no conductor there for a moment. */
+const MOVING: ReadonlySet<string> = new Set(['lease.lost', 'lease.not_owner', 'bus.no_responder']);
+const REPEAT_AFTER_MS = 250;
+
 /** How long an answer about the conductors' readiness is reused. */
 const READINESS_TTL_MS = 2_000;
 
@@ -208,9 +214,20 @@ export class RemoteControlPlane implements ControlPlane {
     return this.call('usage.host', { host }, host);
   }
 
-  /** A call by name; the reply is checked against the call's schema, the conductor's typed errors come back as the same classes. */
-  call<O extends ControlOp>(op: O, args: ArgsOf<O>, host?: string): Promise<ReplyOf<O>> {
-    return callConductor(this.bus, Subjects.conductorApi, op, args, { timeoutMs: this.timeoutMs, ...(host ? { host } : {}) });
+  /**
+   * A call by name; the reply is checked against the call's schema, the conductor's typed errors
+   * come back as the same classes. A read that met a conductor losing its lease, or none, is asked
+   * once more: it changes nothing, so asking again is safe, and a lease moves within a moment.
+   */
+  async call<O extends ControlOp>(op: O, args: ArgsOf<O>, host?: string): Promise<ReplyOf<O>> {
+    const ask = (): Promise<ReplyOf<O>> => callConductor(this.bus, Subjects.conductorApi, op, args, { timeoutMs: this.timeoutMs, ...(host ? { host } : {}) });
+    try {
+      return await ask();
+    } catch (err) {
+      if (!SAFE_TO_REPEAT.has(op) || !isCyborgError(err) || !MOVING.has(err.code)) throw err;
+      await new Promise((r) => setTimeout(r, REPEAT_AFTER_MS));
+      return ask();
+    }
   }
 
   /** Applies a document write's outcome to the read model. */
