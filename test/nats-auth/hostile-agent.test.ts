@@ -133,6 +133,17 @@ describe.skipIf(!natsServerPresent || !svc.postgres)('a hostile agent with its o
     const lines = dep.procs.flatMap((p) => p.lines).filter((l) => l.msg === 'refused an inventory');
     expect(new Set(lines.map((l) => l.reason))).toEqual(new Set(['unregistered_host', 'foreign_device', 'duplicate_device']));
     expect(lines.filter((l) => l.reason === 'foreign_device')).toHaveLength(3);
+    // And counted: cyborg_conductor_refused_reports{reason}, summed over both conductors' /metrics.
+    const counted = { unregistered_host: 0, foreign_device: 0, duplicate_device: 0 };
+    for (const p of dep.procs.filter((x) => x.name.startsWith('conductor'))) {
+      const port = p.lines.find((l) => l.msg === 'conductor role up')!.metricsPort as number;
+      const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+      for (const reason of Object.keys(counted) as (keyof typeof counted)[]) {
+        const m = new RegExp(`^cyborg_conductor_refused_reports\\{[^}]*reason="${reason}"[^}]*\\} (\\d+)$`, 'm').exec(text);
+        counted[reason] += Number(m?.[1] ?? 0);
+      }
+    }
+    expect(counted).toEqual({ unregistered_host: 1, foreign_device: 3, duplicate_device: 1 });
     expect(dep.procs.every((p) => p.alive)).toBe(true);
   });
 });
