@@ -24,6 +24,7 @@ import { limitOperatorWrites } from './rate-limit.js';
 import { machineRoutes, uiRoutes } from './routes/ui.js';
 import { genericDriverRoutes } from './routes/drivers.js';
 import { capacityRoutes } from './routes/capacity.js';
+import { releaseRoutes } from './routes/release.js';
 import type { ControlPlane } from '../model/index.js';
 
 export interface ApiOptions {
@@ -86,6 +87,7 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
     await scope.register(auditRoutes, { control: opts.control, pageMax: limits.pageMax });
     await scope.register(usageRoutes, { control: opts.control });
     await scope.register(capacityRoutes, { control: opts.control });
+    await scope.register(releaseRoutes, { control: opts.control });
     await scope.register(layoutRoutes, { control: opts.control });
     await scope.register(eventRoutes, { control: opts.control, streams, maxClients: limits.sseMaxClients, bufferBytes: limits.sseBufferBytes });
     await scope.register(machineRoutes);

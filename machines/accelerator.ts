@@ -76,6 +76,8 @@ export type AcceleratorEvent =
   | { type: 'PROGRAM'; bitstreamId?: string; functionId?: string }
   | { type: 'ATTACH'; handleUuid: string; instanceUuid: string; arqUuid?: string; projectId?: string }
   | { type: 'DETACH'; handleUuid: string }
+  /** Operator: let an instance go from a card whose detach failed, without the driver (the card stays in error). */
+  | { type: 'RELEASE'; instanceUuid: string }
   | { type: 'RETRY' }
   | { type: 'REMOVE' }
   | { type: 'REDISCOVERED' }
@@ -139,7 +141,7 @@ export function inService(ctx: AcceleratorContext): boolean {
 
 /** The events an operator (REST, CLI, UI) may send; the rest come from the system itself. */
 export const OPERATOR_EVENTS = [
-  'ENABLE', 'DISABLE', 'PROGRAM', 'ATTACH', 'DETACH', 'RETRY', 'REMOVE', 'RESET', 'CLEAR_HEALTH', 'MAINTAIN', 'END_MAINTENANCE',
+  'ENABLE', 'DISABLE', 'PROGRAM', 'ATTACH', 'DETACH', 'RETRY', 'REMOVE', 'RESET', 'CLEAR_HEALTH', 'MAINTAIN', 'END_MAINTENANCE', 'RELEASE',
 ] as const;
 export type OperatorEvent = (typeof OPERATOR_EVENTS)[number];
 
@@ -247,6 +249,8 @@ export const acceleratorMachine = setup({
       && inService(context)
       && context.allocations.length < context.capacity
       && !context.allocations.some((a) => a.handleUuid === event.handleUuid),
+    holdsInstance: ({ context, event }) =>
+      event.type === 'RELEASE' && context.allocations.some((a) => a.instanceUuid === event.instanceUuid),
     holdsHandle: ({ context, event }) =>
       event.type === 'DETACH' && context.allocations.some((a) => a.handleUuid === event.handleUuid),
     hasAllocations: ({ context }) => context.allocations.length > 0,
@@ -297,6 +301,10 @@ export const acceleratorMachine = setup({
       if (p.projectId !== undefined) a.projectId = p.projectId;
       return { allocations: [...context.allocations, a] };
     }),
+    // The card could not be detached (dead, or its driver refuses): the operator lets the instance
+    // go in Cyborg's records only. The card keeps its error, so nothing binds it until it is retried or removed.
+    releaseInstance: assign(({ context, event }) => (event.type === 'RELEASE'
+      ? { allocations: context.allocations.filter((a) => a.instanceUuid !== event.instanceUuid) } : {})),
     removeAllocation: assign(({ context }) => {
       const handle = (context.pending?.params as { handleUuid?: string }).handleUuid;
       return { allocations: context.allocations.filter((a) => a.handleUuid !== handle) };
@@ -411,6 +419,7 @@ export const acceleratorMachine = setup({
           { guard: { type: 'failedOpIs', params: { op: 'reset' } }, target: 'resetting', actions: 'restartFailedOp' },
         ],
         REMOVE: { guard: 'hasNoAllocations', target: 'removed' },
+        RELEASE: { guard: 'holdsInstance', actions: 'releaseInstance' },
       },
     },
     offline: {

@@ -80,6 +80,7 @@ export const OperatorEventSchema = Type.Union([
     arqUuid: Type.Optional(BoundedName()), projectId: Type.Optional(BoundedName()),
   }),
   Type.Object({ type: Type.Literal('DETACH'), handleUuid: BoundedName() }),
+  Type.Object({ type: Type.Literal('RELEASE'), instanceUuid: BoundedName() }),
   Type.Object({ type: Type.Literal('RETRY') }),
   Type.Object({ type: Type.Literal('REMOVE') }),
   Type.Object({ type: Type.Literal('RESET') }),

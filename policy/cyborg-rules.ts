@@ -82,6 +82,7 @@ const OPERATOR_RULES: RuleDefault[] = [
   // Health and maintenance (api/routes/maintenance.ts): changes, so admins by default.
   op('cyborg:operator:accelerator:reset', 'rule:operator_admin_api', [`POST ${P}/accelerators/{id}/reset`]),
   op('cyborg:operator:accelerator:clear_health', 'rule:operator_admin_api', [`POST ${P}/accelerators/{id}/clear-health`]),
+  op('cyborg:operator:accelerator:release', 'rule:operator_admin_api', [`POST ${P}/accelerators/{id}/release`]),
   op('cyborg:operator:accelerator:maintenance', 'rule:operator_admin_api', [`POST ${P}/accelerators/{id}/maintenance`]),
   op('cyborg:operator:accelerator:maintenance_cancel', 'rule:operator_admin_api', [`DELETE ${P}/accelerators/{id}/maintenance`]),
   op('cyborg:operator:host:drain', 'rule:operator_admin_api', [`POST ${P}/hosts/{host}/drain`]),

@@ -341,7 +341,8 @@ export class AcceleratorActor implements MachineOwner, Restable {
     if (after.value !== before.value || after.context === before.context) return;
     const ctx = after.context as unknown as AcceleratorContext;
     const was = before.context as unknown as AcceleratorContext;
-    if (conditionOf(ctx) === conditionOf(was)) return;
+    // An operator's RELEASE changes only who holds the card (it stays in error): committed too.
+    if (conditionOf(ctx) === conditionOf(was) && ctx.allocations.length === was.allocations.length) return;
     const reason = ctx.health && ctx.health.status !== 'ok' ? ctx.health.reason ?? undefined : undefined;
     // Named for what changed (QUARANTINED, not `ready→ready`), and paged for: one warn line each.
     const change = conditionChange(was, ctx, event.type);

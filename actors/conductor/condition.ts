@@ -24,6 +24,11 @@ const statusOf = (ctx: AcceleratorContext): Health['status'] => ctx.health?.stat
  * event that made it (`HEALTH`, `CLEAR_HEALTH`, `RESET`, `MAINTAIN`, …).
  */
 export function conditionChange(before: AcceleratorContext, after: AcceleratorContext, cause: string): ConditionChange {
+  if (after.allocations.length < before.allocations.length) {
+    const left = new Set(after.allocations.map((a) => a.handleUuid));
+    const released = before.allocations.filter((a) => !left.has(a.handleUuid)).map((a) => a.instanceUuid);
+    return { event: cause, args: { released: released.join(','), by: cause }, warn: true, message: 'instance released from an accelerator that could not detach it: the card stays in error' };
+  }
   const was = statusOf(before);
   const now = statusOf(after);
   const fatalNow = after.health?.fatal === true && before.health?.fatal !== true;

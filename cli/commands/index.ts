@@ -5,6 +5,7 @@ import { addAuditCommands } from './audit.js';
 import { addCapacityCommands } from './capacity.js';
 import { addDriverCommands } from './drivers.js';
 import { addFakeCommands } from './fake.js';
+import { addLifecycleCommands } from './release.js';
 import { addInstanceCommands } from './instances.js';
 import { addMaintenanceCommands } from './maintenance.js';
 import { addPolicyCommands } from './policy.js';
@@ -28,4 +29,5 @@ export function addOperatorCommands(program: Command, io: Io = processIo): void 
   addUsageCommands(program, io);
   addFakeCommands(program, io);
   addCapacityCommands(program, io);
+  addLifecycleCommands(program, io);
 }

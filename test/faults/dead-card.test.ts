@@ -1,0 +1,81 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MemoryJournal } from '../../actors/runtime/index.js';
+import { loadConfig } from '../../config/index.js';
+import { FakeDriver } from '../../drivers/fake/index.js';
+import { startAllInOne, type Running } from '../../roles/all-in-one.js';
+import { cyborg } from '../cli/harness.js';
+import { quietLogger } from '../support/log.js';
+
+/**
+ * A GPU dies under an instance: its detach fails at the driver, the card sits in `error` holding
+ * the instance. The operator releases the instance from it (`cyborg accelerator release`), which
+ * frees the handle in Cyborg's records and leaves the card flagged in error, then removes the
+ * card. Each step is audited with who asked; releasing an instance that is not there changes
+ * nothing and says so.
+ */
+describe('the end of a card that died under an instance', () => {
+  let r: Running;
+  const fake = new FakeDriver({ host: 'dead-host', gpus: 1, nics: 0 });
+  const run = (...argv: string[]) => cyborg(...argv, '--url', r.url);
+  const vm = '7c1f5a0e-3b2d-4c8e-9f10-aa11bb22cc33';
+  const GPU = 'dead-host_fake_gpu_40';
+
+  beforeAll(async () => {
+    const config = loadConfig({ host: 'dead-host', listen: { address: '127.0.0.1', port: 0 }, logLevel: 'silent', logPretty: false, api: { operatorRateLimit: 0 } }, {});
+    r = await startAllInOne(config, quietLogger(), { journal: new MemoryJournal(), fake });
+  });
+  afterAll(async () => {
+    await r?.stop();
+  });
+
+  const gpu = () => r.conductor.listAccelerators().find((a) => a.name === GPU)!;
+
+  it('releases the instance from the dead card, leaves the card in error, and lets it be removed', async () => {
+    await r.conductor.act(gpu().id, { type: 'ENABLE' });
+    await r.conductor.attach(gpu().id, { instanceUuid: vm });
+    fake.injectFailure('detach', 'GPU has fallen off the bus', 100);
+    const detach = await run('accelerator', 'detach', GPU, '--instance', vm);
+    expect(detach.code).not.toBe(0);
+    expect(gpu()).toMatchObject({ state: 'error', error: { op: 'detach' }, allocations: [expect.objectContaining({ instanceUuid: vm })] });
+    // remove is refused while the instance is on it.
+    expect((await run('accelerator', 'remove', GPU)).code).not.toBe(0);
+
+    const released = await run('accelerator', 'release', GPU, '--instance', vm);
+    expect([released.code, released.stderr]).toEqual([0, '']);
+    expect(released.stdout).toMatch(new RegExp(`^${GPU}: ${vm} released; error \\(detach: .*GPU has fallen off the bus.*\\), 0 instance\\(s\\) left`));
+    expect(gpu()).toMatchObject({ state: 'error', allocations: [] });
+    const history = await r.conductor.history(gpu().id);
+    const row = history.find((h) => h.event === 'RELEASE');
+    // Audited with who asked (the CLI's user under noauth).
+    expect([row?.from, row?.to, row?.actor, row?.args?.released]).toEqual(['error', 'error', 'cli', vm]);
+
+    expect((await run('accelerator', 'remove', GPU)).code).toBe(0);
+    expect(gpu().state).toBe('removed');
+  });
+
+  it('refuses an instance that is not on the card, and a card that can still detach, changing nothing', async () => {
+    const other = r.conductor.listAccelerators().find((a) => a.deviceType === 'FPGA')!;
+    await r.conductor.act(other.id, { type: 'ENABLE' });
+    await r.conductor.attach(other.id, { instanceUuid: vm });
+    const notThere = await r.app.inject({ method: 'POST', url: `/cyborg/v1/accelerators/${other.id}/release`, payload: { instanceUuid: 'vm-elsewhere' } });
+    expect(notThere.statusCode).toBe(400);
+    expect(notThere.json()).toMatchObject({ code: 'request.invalid', field: 'instanceUuid' });
+    expect(notThere.json().message).toContain(`on it: ${vm}`);
+    const healthy = await r.app.inject({ method: 'POST', url: `/cyborg/v1/accelerators/${other.id}/release`, payload: { instanceUuid: vm } });
+    expect(healthy.statusCode).toBe(409);
+    expect(healthy.json().message).toMatch(/detach the instance instead \(cyborg accelerator detach/);
+    expect(r.conductor.getAccelerator(other.id)).toMatchObject({ state: 'attached', allocations: [expect.objectContaining({ instanceUuid: vm })] });
+  });
+
+  it('cyborg host list and show name the host, its state and its accelerators', async () => {
+    const list = await run('host', 'list');
+    expect(list.code).toBe(0);
+    expect(list.stdout).toMatch(/│ dead-host\s+│ online\s+│/);
+    const show = await run('host', 'show', 'dead-host');
+    expect(show.code).toBe(0);
+    expect(show.stdout).toMatch(/^host dead-host: online; agent /);
+    expect(show.stdout).toContain('dead-host_FakeDevice');
+    const unknown = await run('host', 'show', 'nowhere');
+    expect(unknown.code).toBe(3);
+  });
+});
