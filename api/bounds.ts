@@ -40,14 +40,6 @@ export function isStorable(s: string, max: number): boolean {
   return s.length <= max && TEXT_RE.test(s);
 }
 
-/**
- * A client's `X-OpenStack-Request-Id` becomes the request id recorded with each transition
- * (varchar(255)): taken only when it is short, printable ASCII; otherwise a fresh one is made.
- */
-export function requestIdFrom(header: unknown): string | undefined {
-  return typeof header === 'string' && /^[\x21-\x7e]{1,128}$/.test(header) ? header : undefined;
-}
-
 const IDENTITY_HEADERS: [header: string, max: number][] = [
   ['x-project-id', MAX.name], ['x-tenant-id', MAX.name],
   // Recorded as the transition log's actor (varchar(255)); the bound keeps room for a prefix

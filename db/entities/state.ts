@@ -128,8 +128,3 @@ export const Document = defineEntity({
     ...timestamps,
   },
 });
-
-export type IHost = InferEntity<typeof Host>;
-export type IAccelerator = InferEntity<typeof Accelerator>;
-export type IDeviceProfile = InferEntity<typeof DeviceProfile>;
-export type ITransitionLog = InferEntity<typeof TransitionLog>;

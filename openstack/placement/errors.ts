@@ -67,8 +67,3 @@ export class PlacementError extends CyborgError {
 export function isPlacementError(err: unknown): err is PlacementError {
   return err instanceof PlacementError;
 }
-
-/** True when `err` means "Placement is not there right now" rather than "this request is wrong". */
-export function isPlacementUnavailable(err: unknown): boolean {
-  return isPlacementError(err) && err.unavailable;
-}
