@@ -73,7 +73,8 @@ export class ArqActor {
     this.createdAt = opts.createdAt ?? (opts.record?.context.createdAt as string | undefined) ?? new Date().toISOString();
     // Interrupted mid-bind, mid-unbind or mid-delete: the machine's INTERRUPTED says where that
     // leaves it (a delete stays a delete, finished by reconciliation: see `retry`).
-    const record = opts.record ? recoverInterrupted(opts.logic, opts.record).record : undefined;
+    const recovered = opts.record ? recoverInterrupted(opts.logic, opts.record) : undefined;
+    const record = recovered?.record;
     this.m = new MachineHost({
       machine: opts.logic,
       input: opts.input,
@@ -87,6 +88,12 @@ export class ArqActor {
     });
     this.committed = this.buildView(this.createdAt);
     this.m.start();
+    if (recovered?.interrupted) {
+      // Committed like any transition (as an accelerator's RECOVER): the database must not keep
+      // the effect's state the conductor died in while the view shows where it leads.
+      this.onTransition({ event: 'RECOVER', from: recovered.interrupted, to: this.m.value, at: new Date().toISOString(), reason: 'interrupted', actor: 'conductor' }, this.m.record())
+        .catch(() => undefined);
+    }
   }
 
   get state(): ArqState {
