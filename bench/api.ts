@@ -12,8 +12,12 @@
  *      api.sseMaxClients raised to --sse-max-clients for it, default 1,200) (bench/api/sse.ts);
  *   5. fault: the lifecycle with --clients clients on a distributed deployment (NATS, PostgreSQL,
  *      two conductor processes) while a conductor is killed every --kill-every s (default 20) for
- *      --fault-seconds (default 60): acknowledged cycles/s, time to recover, lost (bench/api/fault.ts).
- * BENCH_ONLY=base,keystone,sse,fault (a comma list) runs only those sections.
+ *      --fault-seconds (default 60): acknowledged cycles/s, time to recover, lost (bench/api/fault.ts);
+ *   6. storm: --storm-boots Nova boots at once (default 200; create, bind, poll, delete) on NATS,
+ *      PostgreSQL and a conductor process, --storm-hosts fake hosts (default 20) giving one slot
+ *      each, --storm-rounds times (default 3): p50/p99 per boot and failures, and with
+ *      `--baseline <ref>` the same for that commit in the same run (bench/api/storm.ts).
+ * BENCH_ONLY=base,keystone,sse,fault,storm (a comma list) runs only those sections.
  *
  * Against PostgreSQL (the db/ journal, a fresh database of its own) when it is reachable at
  * DATABASE_URL (default postgres://postgres@127.0.0.1:5432), else on the memory journal — the
@@ -40,6 +44,7 @@ import { faultRun } from './api/fault.js';
 import { keystoneSection } from './api/keystone.js';
 import { breakdown, call, cycle, lifecycle, NOAUTH } from './api/lifecycle.js';
 import { sseSection } from './api/sse.js';
+import { stormSection } from './api/storm.js';
 
 /** OpenStack Cyborg 9.0.0 (Zed), fake driver, MariaDB, real Placement, on the same kind of machine. */
 const CYBORG = { seqCyclesPerS: 6.45, seqMsPerCycle: 142, concCyclesPerS: 0.07, devicesReqPerS10: 42.5, devicesP99Ms10: 369, devicesReqPerS1: 230 };
@@ -54,14 +59,16 @@ const SECONDS = flag('seconds', 8);
 const HOSTS = flag('hosts', 100);
 const CLIENTS = flag('clients', 10);
 
-/** BENCH_ONLY=base,keystone,sse,fault (a comma list) runs those sections; all of them by default. */
-const SECTIONS = ['base', 'keystone', 'sse', 'fault'] as const;
+/** BENCH_ONLY=base,keystone,sse,fault,storm (a comma list) runs those sections; all of them by default. */
+const SECTIONS = ['base', 'keystone', 'sse', 'fault', 'storm'] as const;
 const ONLY = new Set(process.env.BENCH_ONLY ? process.env.BENCH_ONLY.split(',') : SECTIONS);
 for (const s of ONLY) if (!(SECTIONS as readonly string[]).includes(s)) throw new Error(`BENCH_ONLY takes ${SECTIONS.join(', ')}, not ${s}`);
 const SSE_CLIENTS = flag('sse-clients', 1_000);
 const SSE_MAX_CLIENTS = flag('sse-max-clients', 1_200);
 const FAULT_SECONDS = flag('fault-seconds', 60);
 const KILL_EVERY_S = flag('kill-every', 20);
+const baselineAt = args.indexOf('--baseline');
+const STORM = { boots: flag('storm-boots', 200), hosts: flag('storm-hosts', 20), rounds: flag('storm-rounds', 3), ...(baselineAt >= 0 ? { baseline: args[baselineAt + 1]! } : {}) };
 
 const log = pino({ level: process.env.LOG_LEVEL ?? 'silent' });
 
@@ -113,8 +120,10 @@ async function main(): Promise<void> {
   if (ONLY.has('fault')) {
     // Its own deployment (NATS, PostgreSQL, conductor processes), before the in-process stack.
     await faultRun({ seconds: FAULT_SECONDS, killEveryS: KILL_EVERY_S, clients: CLIENTS, log });
-    if (ONLY.size === 1) return;
   }
+  // Its own deployments (one for this tree, one for the baseline), before the in-process stack.
+  if (ONLY.has('storm')) await stormSection(STORM);
+  if (![...ONLY].some((s) => s === 'base' || s === 'keystone' || s === 'sse')) return;
   const { journal, what, cleanup } = await openBenchJournal();
   const bus = new InProcessBus(log);
   const timing = { driverOpTimeoutMs: 30_000, staleAfterMs: 3_600_000, lostAfterMs: 7_200_000, heartbeatIntervalMs: 3_600_000 };
