@@ -10,7 +10,7 @@ import { startHealthServer, type HealthServer } from '../metrics/http.js';
 import { Metrics } from '../metrics/index.js';
 import { enabledDrivers, hotplugFor, restoreHostState, type RestoreStep } from './drivers.js';
 import { serveService } from './service.js';
-import { roleBus } from './shared.js';
+import { natsProblem, roleBus } from './shared.js';
 
 export interface RunningAgent {
   agent: Agent;
@@ -82,6 +82,10 @@ export async function startAgentRole(config: Config, log: Logger, deps: { driver
   const health = config.distributed.metricsPort >= 0 ? await startHealthServer({
     address: config.listen.address, port: config.distributed.metricsPort, metrics, log,
     healthy: () => ({ ok: !bus.nc.isClosed(), registered: started, host, epoch: cache.epoch }),
+    ready: () => {
+      const nats = natsProblem(bus);
+      return { ok: !nats, registered: started, host, epoch: cache.epoch, nats: nats ?? 'ok' };
+    },
   }) : undefined;
   let stopped: Promise<void> | undefined;
   return {

@@ -22,7 +22,7 @@ import { Metrics, watchFlushes } from '../metrics/index.js';
 import { startNovaNotifier } from '../openstack/nova.js';
 import { startAutoEnable } from './auto-enable.js';
 import { serveService } from './service.js';
-import { roleBus, roleJournal } from './shared.js';
+import { natsProblem, roleBus, roleJournal } from './shared.js';
 
 /** How long a readiness probe of the database may take (below the api's readiness call's 1 s). */
 const READINESS_PROBE_MS = 800;
@@ -158,10 +158,11 @@ export async function startConductor(config: Config, log: Logger, deps: { journa
   const health = d.metricsPort >= 0 ? await startHealthServer({
     address: config.listen.address, port: d.metricsPort, metrics, log,
     healthy: () => ({ ok: !bus.nc.isClosed() && (lease?.valid() ?? true), conductorId: id, hosts: conductor.hosts.size, leaseValid: lease?.valid() ?? null }),
-    // Not ready while its database is away: it answers 503 then, and recovers by itself.
+    // Not ready while its database or NATS is away: it answers 503 then, and recovers by itself.
     ready: () => {
       const database = databaseChecks(inner).database?.();
-      return { ok: !bus.nc.isClosed() && (lease?.valid() ?? true) && !database, conductorId: id, database: database ?? 'ok' };
+      const nats = natsProblem(bus);
+      return { ok: !nats && (lease?.valid() ?? true) && !database, conductorId: id, database: database ?? 'ok', nats: nats ?? 'ok' };
     },
   }) : undefined;
   log.info({ leases: d.leases, hosts: conductor.hosts.size, metricsPort: health?.port }, 'conductor role up');

@@ -17,7 +17,7 @@ export function natsUrlForLog(url: string): string {
  */
 export class NatsWatch {
   private timer: NodeJS.Timeout | undefined;
-  private down: string | undefined = 'NATS not connected yet';
+  private down: string | undefined;
   private stopped = false;
   private readonly shown: string;
 
