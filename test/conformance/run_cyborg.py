@@ -1,0 +1,50 @@
+"""Runs one of OpenStack Cyborg's driver discoveries on a fixture sysfs tree and prints its
+report as JSON, in the shape of this project's DeviceT (test/conformance/*.test.ts compares
+them). Paths under /sys are read from CONFORMANCE_SYSFS; lspci answers from CONFORMANCE_LSPCI;
+options come from CONFORMANCE_CONF (stand-ins beside this file).
+Usage: run_cyborg.py <module> <function> [argument...]
+"""
+import builtins
+import importlib
+import json
+import os
+import sys
+
+ROOT = os.environ['CONFORMANCE_SYSFS']
+
+
+def _host(path):
+    p = os.fspath(path)
+    return ROOT + p[len('/sys'):] if isinstance(p, str) and (p == '/sys' or p.startswith('/sys/')) else path
+
+
+_open, _listdir, _exists, _isdir, _readlink = builtins.open, os.listdir, os.path.exists, os.path.isdir, os.readlink
+builtins.open = lambda path, *a, **k: _open(_host(path), *a, **k)
+os.listdir = lambda path='.': _listdir(_host(path))
+os.path.exists = lambda path: _exists(_host(path))
+os.path.isdir = lambda path: _isdir(_host(path))
+os.readlink = lambda path, *a, **k: _readlink(_host(path), *a, **k)
+
+
+def _device(d):
+    return {
+        'type': d.type, 'vendor': d.vendor, 'model': d.model, 'stdBoardInfo': d.std_board_info,
+        'vendorBoardInfo': d.vendor_board_info, 'controlPath': {'type': d.controlpath_id.cpid_type, 'info': d.controlpath_id.cpid_info},
+        'deployables': [{
+            'name': dep.name, 'numAccelerators': dep.num_accelerators, 'driverName': dep.driver_name,
+            'attributes': [{'key': a.key, 'value': a.value} for a in dep.attribute_list],
+            'attachHandles': [{'attachType': h.attach_type, 'attachInfo': h.attach_info} for h in dep.attach_handle_list],
+        } for dep in d.deployable_list],
+    }
+
+
+def main():
+    module = importlib.import_module(sys.argv[1])
+    try:
+        devices = getattr(module, sys.argv[2])(*sys.argv[3:])
+        print(json.dumps({'ok': True, 'devices': [_device(d) for d in devices]}))
+    except Exception as e:  # Cyborg's own failure is a result to compare, not a crash of the suite.
+        print(json.dumps({'ok': False, 'error': '%s: %s' % (type(e).__name__, e)}))
+
+
+main()

@@ -1,0 +1,5 @@
+# Stand-in for Cyborg's versioned driver object: a bag of the fields the driver sets.
+class DriverControlPathID(object):
+    def __init__(self, **kwargs):
+        for k, v in kwargs.items():
+            setattr(self, k, v)

@@ -1,0 +1,4 @@
+# Stand-in for os-resource-classes: the standard classes the drivers name.
+FPGA = 'FPGA'
+PGPU = 'PGPU'
+VGPU = 'VGPU'

@@ -1,0 +1,1 @@
+# Stand-in for oslo.log: the drivers only ask for a logger.

@@ -1,0 +1,5 @@
+import logging
+
+
+def getLogger(name=None):
+    return logging.getLogger(name)

@@ -1,0 +1,1 @@
+string_types = (str,)
