@@ -128,3 +128,5 @@ export const Document = defineEntity({
     ...timestamps,
   },
 });
+
+export type ITransitionLog = InferEntity<typeof TransitionLog>;
