@@ -68,6 +68,7 @@ export const EXPECTATIONS: Record<string, Expectation> = {
   [`GET ${P}/drivers`]: fleetRead,
   [`GET ${P}/drivers/{ref}`]: fleetRead,
   [`GET ${P}/services`]: fleetRead,
+  [`GET ${P}/capacity`]: fleetRead,
 
   // Filtered to the caller's project (api/scope.ts).
   [`GET ${P}/snapshot`]: projectRead,
@@ -84,6 +85,8 @@ export const EXPECTATIONS: Record<string, Expectation> = {
   ...Object.fromEntries(['enable', 'disable', 'retry', 'remove', 'program', 'attach', 'detach', 'reset', 'clear-health', 'maintenance']
     .map((a) => [`POST ${P}/accelerators/{id}/${a}`, adminWrite()])),
   [`DELETE ${P}/accelerators/{id}/maintenance`]: adminWrite(),
+  // Its body names the instance to release: an empty one is the schema's 400.
+  [`POST ${P}/accelerators/{id}/release`]: adminWrite(400),
   [`POST ${P}/hosts/{host}/drain`]: adminWrite(),
   [`DELETE ${P}/hosts/{host}/drain`]: adminWrite(),
   // An empty body is not a layout: the schema's 400, once the policy let the admin through.
