@@ -1,80 +1,30 @@
-import { execFileSync, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { NvidiaGpuDriver } from '../../drivers/nvidia/index.js';
-import type { DeviceT } from '../../model/index.js';
 import { GPU_HOST } from '../fixtures/sysfs/build.js';
 import { buildHost, NVIDIA_HOST } from '../fixtures/vendors/hosts.js';
-import { lspciOf } from './lspci.js';
+import { cyborgTree, facts, runCyborg, skipReason, TAG, type CyborgResult } from './harness.js';
 
 /**
  * Differential conformance: OpenStack Cyborg's own NVIDIA driver code
  * (`cyborg/accelerator/drivers/gpu/nvidia/sysinfo.py` and what it imports, at a pinned tag) and
  * ours, run on the same sysfs trees and lspci output, compared device by device: deployable name
  * (so the provider's uuid3), resource class and count, traits, attach handles, control path and
- * board info. Cyborg's code is read at test time from a clone named by CYBORG_SOURCE (nothing of
- * it is committed here; Debian packages no python3-cyborg) and run by the system's python3 with
- * the small oslo stand-ins of ./standins. Every difference is fixed or listed in DELIBERATE,
- * with why (docs/drivers.md says the same).
+ * board info (./harness.ts: where Cyborg's code comes from, how it runs). Every difference is
+ * fixed or listed in DELIBERATE, with why (docs/drivers.md says the same).
  */
-const SOURCE = process.env.CYBORG_SOURCE;
-const TAG = process.env.CYBORG_TAG ?? '16.0.1';
-const HERE = dirname(fileURLToPath(import.meta.url));
-const FILES = [
-  'cyborg/accelerator/drivers/gpu/nvidia/sysinfo.py', 'cyborg/accelerator/drivers/gpu/utils.py',
-  'cyborg/accelerator/common/utils.py', 'cyborg/common/constants.py',
-];
-
-const python = spawnSync('python3', ['--version']).status === 0;
-const gitDir = SOURCE ? (existsSync(join(SOURCE, '.git')) ? join(SOURCE, '.git') : SOURCE) : undefined;
-const why = !SOURCE
-  ? 'no Cyborg source: set CYBORG_SOURCE to a clone of openstack/cyborg (Debian has no python3-cyborg; none is committed here)'
-  : !python ? 'no python3 to run Cyborg\'s driver code' : undefined;
-
 /** Differences kept on purpose, by case and deployable (or `*`), with why. */
 const DELIBERATE: Record<string, string> = {
   'model': 'the model is nvidia-smi\'s product name or pci.ids\' (lspci\'s device text in Cyborg): both are the card\'s name, worded by different tools',
   'a16-sriov-vgpu:cyborg-error': 'Cyborg lists mdev_supported_types on the PF of an SR-IOV vGPU card (A16, A10: the types live on the VFs) and raises; we offer the vGPUs of its VFs',
 };
 
-interface Row { key: string; value: unknown }
-
-/** The facts compared, deployable by deployable (model left out: see DELIBERATE). */
-function facts(devices: Omit<DeviceT, 'uuid' | 'stub' | 'driver'>[]): Row[] {
-  return devices.flatMap((d) => d.deployables.map((dep) => ({
-    key: dep.name,
-    value: {
-      type: d.type, vendor: d.vendor, controlPath: d.controlPath.info, stdBoardInfo: JSON.parse(d.stdBoardInfo) as unknown, vendorBoardInfo: JSON.parse(d.vendorBoardInfo) as unknown,
-      driverName: dep.driverName, numAccelerators: dep.numAccelerators,
-      attributes: dep.attributes.map((a) => `${a.key}=${a.value}`),
-      handles: dep.attachHandles.map((h) => `${h.attachType} ${h.attachInfo}`),
-    },
-  }))).sort((a, b) => a.key.localeCompare(b.key));
-}
-
-describe.skipIf(why !== undefined)(`conformance with OpenStack Cyborg ${TAG}'s nvidia_gpu_driver`, () => {
+describe.skipIf(skipReason !== undefined)(`conformance with OpenStack Cyborg ${TAG}'s nvidia_gpu_driver`, () => {
   let tree: string;
   beforeAll(() => {
-    tree = mkdtempSync(join(tmpdir(), 'cyborg-conformance-'));
-    cpSync(join(HERE, 'standins'), tree, { recursive: true });
-    for (const f of FILES) {
-      mkdirSync(dirname(join(tree, f)), { recursive: true });
-      writeFileSync(join(tree, f), execFileSync('git', [`--git-dir=${gitDir}`, 'show', `${TAG}:${f}`]));
-    }
+    tree = cyborgTree(['cyborg/accelerator/drivers/gpu/nvidia/sysinfo.py', 'cyborg/accelerator/drivers/gpu/utils.py']);
   });
 
-  async function cyborg(root: string, conf: object): Promise<{ ok: true; devices: DeviceT[] } | { ok: false; error: string }> {
-    const lspci = join(mkdtempSync(join(tmpdir(), 'lspci-')), 'out');
-    writeFileSync(lspci, await lspciOf(root));
-    const out = execFileSync('python3', [join(HERE, 'run_cyborg.py'), 'cyborg.accelerator.drivers.gpu.nvidia.sysinfo', '_discover_gpus', '10de'], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, PYTHONPATH: tree, CONFORMANCE_SYSFS: root, CONFORMANCE_LSPCI: lspci, CONFORMANCE_CONF: JSON.stringify({ host: 'compute1', ...conf }) },
-    });
-    return JSON.parse(out.toString()) as { ok: true; devices: DeviceT[] } | { ok: false; error: string };
-  }
+  const cyborg = (root: string, conf: object): Promise<CyborgResult> => runCyborg(tree, root, conf, 'cyborg.accelerator.drivers.gpu.nvidia.sysinfo', '_discover_gpus', '10de');
 
   const cases: { name: string; spec: typeof NVIDIA_HOST; vgpu: Record<string, string[]>; filter: boolean }[] = [
     { name: 'h100-a10-a16-pgpu', spec: NVIDIA_HOST, vgpu: {}, filter: true },
@@ -103,6 +53,6 @@ describe.skipIf(why !== undefined)(`conformance with OpenStack Cyborg ${TAG}'s n
   });
 });
 
-describe.skipIf(why === undefined)('conformance with OpenStack Cyborg\'s drivers', () => {
-  it.skip(`skipped: ${why ?? ''}`, () => undefined);
+describe.skipIf(skipReason === undefined)('conformance with OpenStack Cyborg\'s NVIDIA driver', () => {
+  it.skip(`skipped: ${skipReason ?? ''}`, () => undefined);
 });

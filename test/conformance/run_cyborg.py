@@ -5,9 +5,11 @@ options come from CONFORMANCE_CONF (stand-ins beside this file).
 Usage: run_cyborg.py <module> <function> [argument...]
 """
 import builtins
+import glob
 import importlib
 import json
 import os
+import socket
 import sys
 
 ROOT = os.environ['CONFORMANCE_SYSFS']
@@ -18,12 +20,21 @@ def _host(path):
     return ROOT + p[len('/sys'):] if isinstance(p, str) and (p == '/sys' or p.startswith('/sys/')) else path
 
 
+def _sys(path):
+    return '/sys' + path[len(ROOT):] if isinstance(path, str) and path.startswith(ROOT) else path
+
+
 _open, _listdir, _exists, _isdir, _readlink = builtins.open, os.listdir, os.path.exists, os.path.isdir, os.readlink
+_glob, _realpath = glob.glob, os.path.realpath
 builtins.open = lambda path, *a, **k: _open(_host(path), *a, **k)
 os.listdir = lambda path='.': _listdir(_host(path))
 os.path.exists = lambda path: _exists(_host(path))
 os.path.isdir = lambda path: _isdir(_host(path))
 os.readlink = lambda path, *a, **k: _readlink(_host(path), *a, **k)
+# Paths come back as the driver wrote them, under /sys.
+glob.glob = lambda pattern, *a, **k: sorted(_sys(p) for p in _glob(_host(pattern), *a, **k))
+os.path.realpath = lambda path, *a, **k: _sys(_realpath(_host(path), *a, **k))
+socket.gethostname = lambda: json.loads(os.environ.get('CONFORMANCE_CONF', '{}')).get('host', 'localhost')
 
 
 def _device(d):

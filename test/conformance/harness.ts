@@ -1,0 +1,70 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { DeviceT } from '../../model/index.js';
+import { lspciOf } from './lspci.js';
+
+/**
+ * Where OpenStack Cyborg's driver code comes from and how it runs: read at test time from the
+ * clone CYBORG_SOURCE names, at the tag CYBORG_TAG (16.0.1 by default), never committed here
+ * (Debian packages no python3-cyborg); run by the system's python3 with the stand-ins of
+ * ./standins for the oslo libraries, privsep and Cyborg's versioned objects.
+ */
+export const SOURCE = process.env.CYBORG_SOURCE;
+export const TAG = process.env.CYBORG_TAG ?? '16.0.1';
+const HERE = dirname(fileURLToPath(import.meta.url));
+
+const python = spawnSync('python3', ['--version']).status === 0;
+const gitDir = SOURCE ? (existsSync(join(SOURCE, '.git')) ? join(SOURCE, '.git') : SOURCE) : undefined;
+
+/** Why the suite cannot run here, or undefined. */
+export const skipReason = !SOURCE
+  ? 'no Cyborg source: set CYBORG_SOURCE to a clone of openstack/cyborg (Debian has no python3-cyborg; none is committed here)'
+  : !python ? 'no python3 to run Cyborg\'s driver code' : undefined;
+
+/** Cyborg's files at TAG under the stand-ins, in a fresh directory: PYTHONPATH for `runCyborg`. */
+export function cyborgTree(files: readonly string[]): string {
+  const tree = mkdtempSync(join(tmpdir(), 'cyborg-conformance-'));
+  cpSync(join(HERE, 'standins'), tree, { recursive: true });
+  for (const f of ['cyborg/accelerator/common/utils.py', 'cyborg/common/constants.py', ...files]) {
+    mkdirSync(dirname(join(tree, f)), { recursive: true });
+    writeFileSync(join(tree, f), execFileSync('git', [`--git-dir=${gitDir}`, 'show', `${TAG}:${f}`]));
+  }
+  return tree;
+}
+
+export type CyborgResult = { ok: true; devices: DeviceT[] } | { ok: false; error: string };
+
+/** Runs `module.func(...args)` of Cyborg's code on the sysfs tree `root` with `conf` (cyborg.conf as JSON). */
+export async function runCyborg(tree: string, root: string, conf: object, module: string, func: string, ...args: string[]): Promise<CyborgResult> {
+  const lspci = join(mkdtempSync(join(tmpdir(), 'lspci-')), 'out');
+  writeFileSync(lspci, await lspciOf(root));
+  const out = execFileSync('python3', [join(HERE, 'run_cyborg.py'), module, func, ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, PYTHONPATH: tree, CONFORMANCE_SYSFS: root, CONFORMANCE_LSPCI: lspci, CONFORMANCE_CONF: JSON.stringify({ host: 'compute1', ...conf }) },
+  });
+  return JSON.parse(out.toString()) as CyborgResult;
+}
+
+/** The facts compared, deployable by deployable: name (so the provider's uuid3), class and count, traits, handles (physnet included), control path, board info. */
+export function facts(devices: Omit<DeviceT, 'uuid' | 'stub' | 'driver'>[]): { key: string; value: unknown }[] {
+  return devices.flatMap((d) => d.deployables.map((dep) => ({
+    key: dep.name,
+    value: {
+      type: d.type, vendor: d.vendor, controlPath: d.controlPath.info, stdBoardInfo: JSON.parse(d.stdBoardInfo) as unknown, vendorBoardInfo: parseOr(d.vendorBoardInfo),
+      driverName: dep.driverName, numAccelerators: dep.numAccelerators,
+      attributes: dep.attributes.map((a) => `${a.key}=${a.value}`),
+      handles: dep.attachHandles.map((h) => `${h.attachType} ${h.attachInfo}`),
+    },
+  }))).sort((a, b) => a.key.localeCompare(b.key));
+}
+
+function parseOr(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
