@@ -334,7 +334,7 @@ export function resultOf(reply: ControlReplyMsg): unknown {
   if (reply.ok) return reply.result;
   const e = reply.error;
   if (e.state !== undefined && e.allowed !== undefined && (e.code === 'accelerator.transition_invalid' || e.code === 'arq.transition_invalid')) {
-    throw new TransitionInvalidError(e.code === 'arq.transition_invalid' ? 'arq' : 'accelerator', String(e.details.id ?? ''), String(e.details.event ?? ''), e.state, e.allowed);
+    throw new TransitionInvalidError(e.code === 'arq.transition_invalid' ? 'arq' : 'accelerator', String(e.details.id ?? ''), String(e.details.event ?? ''), e.state, e.allowed, typeof e.details.why === 'string' ? e.details.why : undefined);
   }
   if (e.code === 'internal') throw new Error(e.message);
   // A code this build does not catalogue (a conductor of another version) still gets a status.

@@ -111,11 +111,12 @@ export class TransitionInvalidError extends CyborgError {
   readonly state: string;
   readonly allowed: string[];
 
-  constructor(kind: 'accelerator' | 'arq', id: string, event: string, state: string, allowed: string[]) {
+  /** `why`: the cause and the way out (model/refusal.ts), said between the refusal and what is allowed. */
+  constructor(kind: 'accelerator' | 'arq', id: string, event: string, state: string, allowed: string[], why?: string) {
     super(
       kind === 'arq' ? 'arq.transition_invalid' : 'accelerator.transition_invalid',
-      `${kind} ${id} is ${state}: ${event} is not allowed now (allowed: ${allowed.join(', ') || 'none'})`,
-      { id, event, state, allowed },
+      `${kind} ${id} is ${state}: ${event} is not allowed now${why ? ` — ${why}` : ''} (allowed: ${allowed.join(', ') || 'none'})`,
+      { id, event, state, allowed, ...(why ? { why } : {}) },
     );
     this.name = 'TransitionInvalidError';
     this.state = state;

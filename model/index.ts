@@ -16,3 +16,4 @@ export * from './audit.js';
 export * from './usage.js';
 export * from './capacity.js';
 export * from './availability.js';
+export * from './refusal.js';

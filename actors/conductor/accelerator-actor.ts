@@ -9,7 +9,7 @@ import type { Journal, MachineRecord } from '../runtime/index.js';
 import { conditionChange } from './condition.js';
 import { MachineHost, whenDurable, type MachineOwner, type StepSnapshot } from '../runtime/index.js';
 import type { Passivation, Restable } from '../runtime/index.js';
-import type { AcceleratorView, DeployableT, DeviceT, EventHub, RequestMeta, TransitionRecord } from '../../model/index.js';
+import { whyRefused, type AcceleratorView, type DeployableT, type DeviceT, type EventHub, type RequestMeta, type TransitionRecord } from '../../model/index.js';
 
 /** What discovery says about one accelerator: its device and its deployable. */
 export interface AcceleratorSpec {
@@ -293,7 +293,8 @@ export class AcceleratorActor implements MachineOwner, Restable {
     const m = this.live();
     // Only operator events: a driver's outcome (OP_DONE …) comes from the effect, never a caller.
     if (!OPERATOR.has(event.type) || !m.snapshot.can(event)) {
-      throw new TransitionInvalidError('accelerator', this.id, event.type, m.value, this.allowed());
+      // The cause and the way out, read from the committed view (a refusal names what to do).
+      throw new TransitionInvalidError('accelerator', this.id, event.type, m.value, this.allowed(), whyRefused(this.buildView(), event.type));
     }
     if (opts.awaitCommit === false) {
       // The ARQ's commit that answers Nova takes these transitions along (one transaction).

@@ -37,8 +37,10 @@ describe('the end of a card that died under an instance', () => {
     const detach = await run('accelerator', 'detach', GPU, '--instance', vm);
     expect(detach.code).not.toBe(0);
     expect(gpu()).toMatchObject({ state: 'error', error: { op: 'detach' }, allocations: [expect.objectContaining({ instanceUuid: vm })] });
-    // remove is refused while the instance is on it.
-    expect((await run('accelerator', 'remove', GPU)).code).not.toBe(0);
+    // remove is refused while the instance is on it, saying why and the way out.
+    const refused = await run('accelerator', 'remove', GPU);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toMatch(new RegExp(`REMOVE is not allowed now — instance\\(s\\) ${vm} hold it: detach them first .*release them \\(cyborg accelerator release ${GPU} --instance <uuid>\\)`));
 
     const released = await run('accelerator', 'release', GPU, '--instance', vm);
     expect([released.code, released.stderr]).toEqual([0, '']);
