@@ -5,6 +5,8 @@ import { FakeDriver } from '../../drivers/fake/index.js';
 import { startAllInOne, type Running } from '../../roles/all-in-one.js';
 import { cyborg } from '../cli/harness.js';
 import { quietLogger } from '../support/log.js';
+import { eventually } from '../support/eventually.js';
+import { startStack, type Stack } from '../support/stack.js';
 
 /**
  * A GPU dies under an instance: its detach fails at the driver, the card sits in `error` holding
@@ -79,5 +81,38 @@ describe('the end of a card that died under an instance', () => {
     expect(show.stdout).toContain('dead-host_FakeDevice');
     const unknown = await run('host', 'show', 'nowhere');
     expect(unknown.code).toBe(3);
+  });
+});
+
+describe('an ARQ whose card died before Nova deleted the server', () => {
+  let s: Stack | undefined;
+  afterAll(async () => {
+    await s?.stop();
+  });
+
+  it('stops retrying its release once the operator has released the instance, and is deleted', async () => {
+    s = await startStack({ timing: { driverOpTimeoutMs: 2_000 } });
+    const c = s.conductor;
+    const fpga = c.listAccelerators({ type: 'FPGA' })[0]!;
+    await c.act(fpga.id, { type: 'ENABLE' });
+    const arq = await c.createArq({ deviceProfileName: 'fpga', deviceProfileGroupId: 0, projectId: 'p1' });
+    expect((await c.bindArq(arq.uuid, { hostname: 'compute-1', deviceRpUuid: fpga.rpUuid, instanceUuid: 'vm-dead' })).state).toBe('Bound');
+    s.fakes[0]!.injectFailure('detach', 'FPGA does not answer on the PCIe bus', 1_000);
+    // Nova deletes the server: the release fails at the driver, and would be retried for ever.
+    await c.deleteArq(arq.uuid).catch(() => undefined);
+    await eventually(() => c.getAccelerator(fpga.id).state === 'error', { what: 'the card in error, still holding the instance' });
+    expect(c.getAccelerator(fpga.id).allocations.map((a) => a.instanceUuid)).toEqual(['vm-dead']);
+
+    await c.act(fpga.id, { type: 'RELEASE', instanceUuid: 'vm-dead' }, { actor: 'ops-alice' });
+    c.reconcile(true);
+    await eventually(() => {
+      try {
+        return c.getArq(arq.uuid).state === 'Deleted';
+      } catch {
+        return true; // gone
+      }
+    }, { what: 'the ARQ deleted' });
+    expect(c.getAccelerator(fpga.id)).toMatchObject({ state: 'error', allocations: [] });
+    expect((await c.history(fpga.id)).find((h) => h.event === 'RELEASE')?.actor).toBe('ops-alice');
   });
 });
