@@ -55,7 +55,11 @@ export function facts(devices: Omit<DeviceT, 'uuid' | 'stub' | 'driver'>[]): { k
     value: {
       type: d.type, vendor: d.vendor, controlPath: d.controlPath.info, stdBoardInfo: JSON.parse(d.stdBoardInfo) as unknown, vendorBoardInfo: parseOr(d.vendorBoardInfo),
       driverName: dep.driverName, numAccelerators: dep.numAccelerators,
-      attributes: dep.attributes.map((a) => `${a.key}=${a.value}`),
+      // What Placement gets: the class and the set of traits (attribute keys and order are not
+      // compared: Cyborg's Intel FPGA driver numbers a VF's traits from the PF's last index, so
+      // two of its attributes share a key; docs/drivers.md lists it).
+      rc: dep.attributes.find((a) => a.key === 'rc')?.value ?? null,
+      traits: [...new Set(dep.attributes.filter((a) => a.key.startsWith('trait')).map((a) => a.value))].sort(),
       handles: dep.attachHandles.map((h) => `${h.attachType} ${h.attachInfo}`),
     },
   }))).sort((a, b) => a.key.localeCompare(b.key));

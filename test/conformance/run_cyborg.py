@@ -34,6 +34,9 @@ os.readlink = lambda path, *a, **k: _readlink(_host(path), *a, **k)
 # Paths come back as the driver wrote them, under /sys.
 glob.glob = lambda pattern, *a, **k: sorted(_sys(p) for p in _glob(_host(pattern), *a, **k))
 os.path.realpath = lambda path, *a, **k: _sys(_realpath(_host(path), *a, **k))
+_walk, _glob1 = os.walk, glob.glob1
+os.walk = lambda top, *a, **k: ((_sys(d), dn, fn) for d, dn, fn in _walk(_host(top), *a, **k))
+glob.glob1 = lambda dirname, pattern: _glob1(_host(dirname), pattern)
 socket.gethostname = lambda: json.loads(os.environ.get('CONFORMANCE_CONF', '{}')).get('host', 'localhost')
 
 
