@@ -14,6 +14,8 @@ import { lspciOf } from './lspci.js';
  */
 export const SOURCE = process.env.CYBORG_SOURCE;
 export const TAG = process.env.CYBORG_TAG ?? '16.0.1';
+/** The last release with the older NVIDIA names (`CUSTOM_GPU_NVIDIA`, `CUSTOM_GPU_PRODUCT_ID_<PID>`). */
+export const OLD_TAG = process.env.CYBORG_OLD_TAG ?? '10.0.0';
 const HERE = dirname(fileURLToPath(import.meta.url));
 
 const python = spawnSync('python3', ['--version']).status === 0;
@@ -25,12 +27,12 @@ export const skipReason = !SOURCE
   : !python ? 'no python3 to run Cyborg\'s driver code' : undefined;
 
 /** Cyborg's files at TAG under the stand-ins, in a fresh directory: PYTHONPATH for `runCyborg`. */
-export function cyborgTree(files: readonly string[]): string {
+export function cyborgTree(files: readonly string[], tag = TAG): string {
   const tree = mkdtempSync(join(tmpdir(), 'cyborg-conformance-'));
   cpSync(join(HERE, 'standins'), tree, { recursive: true });
   for (const f of ['cyborg/accelerator/common/utils.py', 'cyborg/common/constants.py', ...files]) {
     mkdirSync(dirname(join(tree, f)), { recursive: true });
-    writeFileSync(join(tree, f), execFileSync('git', [`--git-dir=${gitDir}`, 'show', `${TAG}:${f}`]));
+    writeFileSync(join(tree, f), execFileSync('git', [`--git-dir=${gitDir}`, 'show', `${tag}:${f}`]));
   }
   return tree;
 }

@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { NvidiaGpuDriver } from '../../drivers/nvidia/index.js';
 import { GPU_HOST } from '../fixtures/sysfs/build.js';
 import { buildHost, NVIDIA_HOST } from '../fixtures/vendors/hosts.js';
-import { cyborgTree, facts, runCyborg, skipReason, TAG, type CyborgResult } from './harness.js';
+import { cyborgTree, facts, OLD_TAG, runCyborg, skipReason, TAG, type CyborgResult } from './harness.js';
 
 /**
  * Differential conformance: OpenStack Cyborg's own NVIDIA driver code
@@ -50,6 +50,25 @@ describe.skipIf(skipReason !== undefined)(`conformance with OpenStack Cyborg ${T
     expect(DELIBERATE['a16-sriov-vgpu:cyborg-error']).toBeDefined();
     const ours = await new NvidiaGpuDriver({ host: 'compute1', sysfsRoot: root, vgpuTypes: vgpu, filterSriovVfs: true }).discover();
     expect(ours.find((d) => d.deployables[0]!.name === 'compute1_0000:b1:00.0')!.deployables[0]!.attachHandles).toHaveLength(2);
+  });
+});
+
+describe.skipIf(skipReason !== undefined)(`conformance with OpenStack Cyborg ${OLD_TAG}'s nvidia_gpu_driver, with [gpu_devices] legacy_traits`, () => {
+  it('same deployables, classes and handles; every trait Cyborg gave is on ours, so its profiles match', async () => {
+    const tree = cyborgTree(['cyborg/accelerator/drivers/gpu/nvidia/sysinfo.py', 'cyborg/accelerator/drivers/gpu/utils.py'], OLD_TAG);
+    const root = buildHost(NVIDIA_HOST, 'conformance-old');
+    const theirs = await runCyborg(tree, root, {}, 'cyborg.accelerator.drivers.gpu.nvidia.sysinfo', 'gpu_tree');
+    if (!theirs.ok) throw new Error(`Cyborg's driver failed: ${theirs.error}`);
+    // Cyborg then reported the VFs of SR-IOV cards as pGPUs too: so does ours without filter_sriov_vfs.
+    const ours = facts(await new NvidiaGpuDriver({ host: 'compute1', sysfsRoot: root, legacyTraits: true }).discover());
+    const old = facts(theirs.devices);
+    expect(ours.map((r) => r.key)).toEqual(old.map((r) => r.key));
+    for (const [i, o] of old.entries()) {
+      const { traits: oldTraits, ...rest } = o.value as { traits: string[] };
+      const { traits: ourTraits, ...mine } = ours[i]!.value as { traits: string[] };
+      expect(mine).toEqual(rest);
+      expect(ourTraits).toEqual(expect.arrayContaining(oldTraits));
+    }
   });
 });
 
