@@ -65,13 +65,14 @@ describe.skipIf(!svc.placement)('Nova binds an FPGA ARQ that programs a Glance b
   });
 
   let arq = '';
+  const BIND_REQUEST = 'req-7d7a1c2e-5b1f-4f6e-9d0a-3c2b1a0f9e8d';
   it('the operator writes a profile naming the bitstream; nova-conductor creates and binds the ARQ', async () => {
     const dp = await call('POST', '/v2/device_profiles', persona.admin, [{ name: 'pac-nlb3', groups: [{ 'resources:FPGA': '1', 'trait:CUSTOM_FPGA_INTEL_PAC_ARRIA10': 'required', 'accel:bitstream_id': NLB3 }] }]);
     expect(dp.statusCode).toBe(201);
     const created = await call('POST', '/accelerator_requests', nova, { device_profile_name: 'pac-nlb3' });
     expect(created.statusCode).toBe(201);
     arq = created.json().arqs[0].uuid;
-    const bind = await call('PATCH', '/accelerator_requests', nova, { [arq]: [
+    const bind = await call('PATCH', '/accelerator_requests', { ...nova, 'x-openstack-request-id': BIND_REQUEST }, { [arq]: [
       { op: 'add', path: '/hostname', value: host }, { op: 'add', path: '/device_rp_uuid', value: pac().rpUuid }, { op: 'add', path: '/instance_uuid', value: SERVER },
     ] });
     expect(bind.statusCode).toBe(202);
@@ -85,6 +86,8 @@ describe.skipIf(!svc.placement)('Nova binds an FPGA ARQ that programs a Glance b
     expect(bound).toMatchObject({ uuid: arq, attach_handle_type: 'PCI', attach_handle_info: { bus: '5e', device: '00', function: '1' } });
     expect(pac()).toMatchObject({ state: 'attached', program: { bitstreamId: NLB3, functionId: 'nlb3' } });
     expect(glance.requests).toEqual([`GET /v2/images/${NLB3}`, `GET /v2/images/${NLB3}/file`]);
+    // Glance was asked for the bind's request (Nova's PATCH), as OpenStack's global request id.
+    expect(glance.requestIds).toEqual([BIND_REQUEST, BIND_REQUEST]);
   });
 
   it('Placement now says the card\'s function is the image\'s, and only that one', async () => {

@@ -27,6 +27,8 @@ export class GlanceDouble {
   readonly requests: string[] = [];
   /** The X-Auth-Token each request carried. */
   readonly tokens: (string | undefined)[] = [];
+  /** The global request id (X-Openstack-Request-Id) each request carried. */
+  readonly requestIds: (string | undefined)[] = [];
   /** Requests still to be answered 503. */
   unavailable = 0;
   /** When set, a request without this token is answered 401. */
@@ -42,6 +44,8 @@ export class GlanceDouble {
       this.requests.push(`${req.method} ${u.pathname}${u.search}`);
       const token = req.headers['x-auth-token'];
       this.tokens.push(typeof token === 'string' ? token : undefined);
+      const requestId = req.headers['x-openstack-request-id'];
+      this.requestIds.push(typeof requestId === 'string' ? requestId : undefined);
       const send = (status: number, body: unknown): void => {
         res.writeHead(status, { 'content-type': 'application/json' });
         res.end(JSON.stringify(body));
