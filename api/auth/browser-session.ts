@@ -121,6 +121,8 @@ export function clearSessionCookie(req: FastifyRequest): string {
 }
 
 const SAFE = new Set(['GET', 'HEAD', 'OPTIONS']);
+/** Operator routes that take no identity. */
+const OPEN = new Set(['mode', 'tokens', 'session'].map((r) => `${SESSION_PATH}/auth/${r}`));
 
 /**
  * The CSRF defence beside SameSite: a write must come from this api's own pages. Its `Origin`
@@ -173,6 +175,8 @@ export function installBrowserSessions(scope: FastifyInstance, sessions: Browser
     const session = sessions.get(id);
     if (!session) {
       void reply.header('set-cookie', clearSessionCookie(req));
+      // Where no identity is needed (the mode, signing in or out), a dead cookie is only cleared.
+      if (OPEN.has(req.routeOptions.url ?? '')) return;
       throw v2Error('request.unauthorized', 'The session cookie is unknown, forged or ended: sign in again.', { reason: 'session_unknown' });
     }
     req.headers['x-auth-token'] = session.token;

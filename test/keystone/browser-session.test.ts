@@ -74,6 +74,10 @@ describe.skipIf(!svc.keystone)('browser sessions against the real Keystone', () 
     expect(res.statusCode).toBe(401);
     expect(res.json<{ message: string }>().message).toContain('unknown, forged or ended');
     expect(String(res.headers['set-cookie'])).toMatch(/^cyborg_session=; .*Max-Age=0/);
+    // Where no identity is needed, a dead cookie is only cleared: the page can still ask the mode and sign in.
+    const mode = await app.inject({ url: '/cyborg/v1/auth/mode', headers: { host, cookie: 'cyborg_session=gone' } });
+    expect(mode.statusCode).toBe(200);
+    expect(String(mode.headers['set-cookie'])).toContain('Max-Age=0');
   });
 
   it('the password renews the token of the same user and project; a wrong one leaves the session as it was', async () => {

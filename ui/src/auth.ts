@@ -37,19 +37,30 @@ async function json<T>(res: Response): Promise<T> {
   return body as T;
 }
 
+/** How long before Keystone's token expires the page asks for the password again (or a quarter of what is left, when less). */
+const RENEW_BEFORE_MS = 5 * 60_000;
+/** setTimeout's longest delay (2^31 - 1 ms); a token that lives longer is looked at again then. */
+const MAX_DELAY_MS = 2_147_483_647;
+
+const clock = (ms: number): string => new Date(ms).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
+
 /**
- * Who uses the page. In keystone mode the token lives here, in this object's memory only: never
- * in localStorage, sessionStorage or a cookie, so closing (or reloading) the tab forgets it and
- * no other page of the origin can read it. Every request to the api adds `headers()`; a 401 on
- * any of them (the token expired or was revoked) calls `expired()`, which signs out and brings
- * the form back with the reason.
+ * Who uses the page. In keystone mode the page never holds the token: signing in gives the
+ * browser an HttpOnly, SameSite=Strict session cookie that page scripts cannot read and other
+ * sites' pages do not send; the api keeps the token behind it (docs/visualizer.md). The cookie
+ * survives a reload: `start()` asks the api who it names. Before Keystone's token expires
+ * (`renewDue`) the page asks for the password again and renews the session in place; if nobody
+ * does, the expiry brings the form back saying why. A 401 on any request (the token was revoked,
+ * the api restarted) calls `expired()`, which does the same.
  */
 export class Session {
   mode: Mode = 'unknown';
   /** Why the mode is still unknown (the api did not answer), or why the user was signed out. */
   error = '';
   who: WhoAmI | null = null;
-  private token: string | null = null;
+  /** Keystone's token of this session expires soon: the page asks for the password to renew it. */
+  renewDue = false;
+  private timers: ReturnType<typeof setTimeout>[] = [];
   private listeners = new Set<Listener>();
 
   subscribe(fn: Listener): () => void {
@@ -59,11 +70,18 @@ export class Session {
 
   /** The page may show the fleet: noauth, or signed in. */
   get ready(): boolean {
-    return this.mode === 'noauth' || (this.mode === 'keystone' && this.token !== null && this.who !== null);
+    return this.mode === 'noauth' || (this.mode === 'keystone' && this.who !== null);
   }
 
+  /** Epoch ms when the session ends (Keystone's token expiry), or null. */
+  get expiresAt(): number | null {
+    const t = Date.parse(this.who?.expires_at ?? '');
+    return Number.isFinite(t) ? t : null;
+  }
+
+  /** Nothing to add: the session cookie travels with every same-origin request by itself. */
   headers(): Record<string, string> {
-    return this.token ? { 'x-auth-token': this.token } : {};
+    return {};
   }
 
   /** Whether the policy lets the caller through `rule` (noauth: the api trusts the page as an admin). */
@@ -72,10 +90,15 @@ export class Session {
     return this.who?.allowed.includes(rule) ?? false;
   }
 
-  /** Asks the api whether it authenticates (GET auth/mode answers without a token). */
+  /** Asks the api whether it authenticates (GET auth/mode answers without a token) and, if so, whether the cookie names a live session. */
   async start(): Promise<void> {
     try {
       const mode = await json<{ strategy: 'noauth' | 'keystone' }>(await fetch(`${BASE}/auth/mode`, { headers: { accept: 'application/json' } }));
+      if (mode.strategy === 'keystone') {
+        // A reload: the session cookie (if any) still names the session; 401 means there is none.
+        const res = await fetch(`${BASE}/auth/whoami`, { headers: { accept: 'application/json' } });
+        if (res.ok) this.adopt(await json<WhoAmI>(res));
+      }
       this.mode = mode.strategy;
       this.error = '';
     } catch (err) {
@@ -85,28 +108,70 @@ export class Session {
   }
 
   async signIn(c: Credentials): Promise<void> {
-    const signed = await json<{ token: string }>(await fetch(`${BASE}/auth/tokens`, {
+    await json(await fetch(`${BASE}/auth/session`, {
       method: 'POST', headers: { accept: 'application/json', 'content-type': 'application/json' }, body: JSON.stringify(c),
     }));
-    const who = await json<WhoAmI>(await fetch(`${BASE}/auth/whoami`, { headers: { accept: 'application/json', 'x-auth-token': signed.token } }));
-    this.token = signed.token;
-    this.who = who;
-    this.error = '';
+    this.adopt(await json<WhoAmI>(await fetch(`${BASE}/auth/whoami`, { headers: { accept: 'application/json' } })));
     this.changed();
   }
 
-  /** Forgets the token; `why` is shown on the form. */
-  signOut(why = ''): void {
-    this.token = null;
+  /** The password again, for a new Keystone token behind the same session (the page stays as it is). */
+  async renew(password: string): Promise<void> {
+    await json(await fetch(`${BASE}/auth/session/renew`, {
+      method: 'POST', headers: { accept: 'application/json', 'content-type': 'application/json' }, body: JSON.stringify({ password }),
+    }));
+    this.adopt(await json<WhoAmI>(await fetch(`${BASE}/auth/whoami`, { headers: { accept: 'application/json' } })));
+    this.changed();
+  }
+
+  /** Ends the session on the api (which revokes its token) and here; `why` is shown on the form. */
+  async signOut(why = ''): Promise<void> {
+    if (this.mode === 'keystone' && this.who) await fetch(`${BASE}/auth/session`, { method: 'DELETE' }).catch(() => undefined);
+    this.end(why);
+  }
+
+  /** A 401 from the api: the session is no longer good. */
+  expired(): void {
+    if (this.mode !== 'keystone' || this.who === null) return;
+    this.end('Your session has ended (the token expired or was revoked): sign in again.');
+  }
+
+  private adopt(who: WhoAmI): void {
+    this.who = who;
+    this.error = '';
+    this.renewDue = false;
+    this.schedule();
+  }
+
+  /** The renewal prompt shortly before the token expires, and the end of the session at its expiry. */
+  private schedule(): void {
+    this.clearTimers();
+    const at = this.expiresAt;
+    if (at === null) return;
+    const left = at - Date.now();
+    if (left > MAX_DELAY_MS) {
+      this.timers.push(setTimeout(() => this.schedule(), MAX_DELAY_MS));
+      return;
+    }
+    const promptIn = Math.max(0, left - Math.min(RENEW_BEFORE_MS, left / 4));
+    this.timers.push(setTimeout(() => {
+      this.renewDue = true;
+      this.changed();
+    }, promptIn));
+    this.timers.push(setTimeout(() => this.end(`Your session ended at ${clock(at)}: Keystone's token for it expired. Sign in again.`), Math.max(0, left)));
+  }
+
+  private end(why: string): void {
+    this.clearTimers();
     this.who = null;
+    this.renewDue = false;
     this.error = why;
     this.changed();
   }
 
-  /** A 401 from the api: the token is no longer good. */
-  expired(): void {
-    if (this.mode !== 'keystone' || this.token === null) return;
-    this.signOut('Your session has ended (the token expired or was revoked): sign in again.');
+  private clearTimers(): void {
+    for (const t of this.timers) clearTimeout(t);
+    this.timers = [];
   }
 
   private changed(): void {

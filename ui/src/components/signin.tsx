@@ -11,7 +11,7 @@ export function useSession(): Session {
 /**
  * The sign-in form of keystone mode: a user, password and project (domains default to
  * `Default`, as the openstack CLI's), or a token pasted from `openstack token issue`. The api
- * asks Keystone; the answer's token is kept in memory only.
+ * asks Keystone and keeps the token; the browser gets only an HttpOnly session cookie.
  */
 export function SignIn({ s }: { s: Session }) {
   const [withToken, setWithToken] = useState(false);
@@ -70,15 +70,55 @@ export function SignIn({ s }: { s: Session }) {
   );
 }
 
-/** Who is signed in, and the way out (keystone mode only). */
+/**
+ * Keystone's token of the session expires soon: the password again keeps the page as it is
+ * (the api trades it for a new token behind the same cookie); "sign out" ends it now.
+ */
+function Renew({ s }: { s: Session }) {
+  const [password, setPassword] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState('');
+  const at = s.expiresAt;
+  const submit = async (e: Event): Promise<void> => {
+    e.preventDefault();
+    setBusy(true);
+    setError('');
+    try {
+      await s.renew(password);
+    } catch (err) {
+      setError(err instanceof SignInError ? `${err.status}: ${err.message}` : `The api did not answer: ${String(err)}`);
+      setBusy(false);
+    }
+  };
+  return (
+    <div class="overlay">
+      <form class="dialog" data-testid="renew" aria-label="renew the session" onSubmit={(e) => void submit(e)}>
+        <h3>Stay signed in</h3>
+        <p class="muted" data-testid="renew-reason">
+          Keystone's token for this session expires at {at ? new Date(at).toLocaleTimeString() : 'any moment'}. Enter the password
+          of {s.who?.user.name ?? 'this user'} again to keep the page open.
+        </p>
+        <label>password<input name="password" type="password" required autoComplete="current-password" value={password} onInput={(e) => setPassword((e.currentTarget as HTMLInputElement).value)} /></label>
+        {error && <p class="error" data-testid="renew-error">{error}</p>}
+        <div class="buttons">
+          <button type="button" onClick={() => void s.signOut()}>sign out</button>
+          <button type="submit" class="primary" disabled={busy} data-testid="renew-submit">{busy ? 'renewing…' : 'renew'}</button>
+        </div>
+      </form>
+    </div>
+  );
+}
+
+/** Who is signed in, and the way out (keystone mode only); the renewal prompt when the token nears its expiry. */
 export function Who() {
   const s = useSession();
   if (s.mode !== 'keystone' || !s.who) return null;
   const w = s.who;
   return (
-    <span class="who" data-testid="who" title={`roles: ${w.roles.join(', ')}${w.expires_at ? ` · token until ${w.expires_at}` : ''}`}>
+    <span class="who" data-testid="who" title={`roles: ${w.roles.join(', ')}${w.expires_at ? ` · session until ${w.expires_at}` : ''}`}>
       {w.user.name ?? w.user.id} <span class="muted">@ {w.project.name ?? w.project.id ?? 'no project'}</span>
-      <button type="button" data-testid="signout" onClick={() => s.signOut()}>sign out</button>
+      <button type="button" data-testid="signout" onClick={() => void s.signOut()}>sign out</button>
+      {s.renewDue && <Renew s={s} />}
     </span>
   );
 }
