@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { IntelFpgaDriver } from '../../drivers/fpga/index.js';
+import { IntelFpgaDriver, XilinxFpgaDriver } from '../../drivers/fpga/index.js';
 import { buildHost, FPGA_VENDOR_HOST } from '../fixtures/vendors/hosts.js';
 import { cyborgTree, facts, runCyborg, skipReason, TAG } from './harness.js';
 
@@ -8,10 +8,10 @@ import { cyborgTree, facts, runCyborg, skipReason, TAG } from './harness.js';
  * nodes: the FME's PR interface id, the ports' AFU ids) with OpenStack Cyborg's own
  * `fpga/intel/sysinfo.py` on the same sysfs tree (./harness.ts).
  */
-describe.skipIf(skipReason !== undefined)(`conformance with OpenStack Cyborg ${TAG}'s intel_fpga_driver`, () => {
+describe.skipIf(skipReason !== undefined)(`conformance with OpenStack Cyborg ${TAG}'s intel_fpga_driver and xilinx_fpga_driver`, () => {
   let tree: string;
   beforeAll(() => {
-    tree = cyborgTree(['cyborg/accelerator/drivers/fpga/intel/sysinfo.py']);
+    tree = cyborgTree(['cyborg/accelerator/drivers/fpga/intel/sysinfo.py', 'cyborg/accelerator/drivers/fpga/xilinx/sysinfo.py']);
   });
 
   it('PAC Arria 10 with a VF: every deployable the same, function and region traits included', async () => {
@@ -19,6 +19,15 @@ describe.skipIf(skipReason !== undefined)(`conformance with OpenStack Cyborg ${T
     const theirs = await runCyborg(tree, root, {}, 'cyborg.accelerator.drivers.fpga.intel.sysinfo', 'fpga_tree');
     if (!theirs.ok) throw new Error(`Cyborg's driver failed: ${theirs.error}`);
     const ours = await new IntelFpgaDriver({ host: 'compute1', sysfsRoot: root }).discover();
+    expect(facts(ours).length).toBeGreaterThan(0);
+    expect(facts(ours)).toEqual(facts(theirs.devices));
+  });
+
+  it('Xilinx U250 (management and user PF, one card): the same deployable, class, traits and both handles', async () => {
+    const root = buildHost(FPGA_VENDOR_HOST, 'conformance-xilinx');
+    const theirs = await runCyborg(tree, root, {}, 'cyborg.accelerator.drivers.fpga.xilinx.sysinfo', 'fpga_tree');
+    if (!theirs.ok) throw new Error(`Cyborg's driver failed: ${theirs.error}`);
+    const ours = await new XilinxFpgaDriver({ host: 'compute1', sysfsRoot: root }).discover();
     expect(facts(ours).length).toBeGreaterThan(0);
     expect(facts(ours)).toEqual(facts(theirs.devices));
   });
