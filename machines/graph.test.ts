@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { acceleratorMachine, ARQ_EVENTS, arqMachine, OPERATOR_EVENTS } from '../../machines/index.js';
-import { eventLabel, machineGraph } from './machine-graph.js';
+import { acceleratorMachine, ARQ_EVENTS, arqMachine, OPERATOR_EVENTS } from './index.js';
+import { eventLabel, machineGraph } from './graph.js';
 
 describe('machine graphs for the visualizer, walked from the machines themselves', () => {
   const g = machineGraph(acceleratorMachine, OPERATOR_EVENTS);

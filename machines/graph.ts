@@ -61,10 +61,11 @@ export function machineGraph(machine: AnyStateMachine, operatorEvents: readonly 
       id: node.key,
       type: node.type,
       tags: [...node.tags],
-      transient: always.length > 0 && node.transitions.size === 0,
+      transient: always.length > 0 && [...node.transitions.keys()].every((e) => RECOVERY.has(e)),
       invokes: [...node.invoke.map((i) => String(i.src)), ...node.entry.map((a) => (typeof a === 'string' ? a : String(a.type))).filter((t) => EFFECTS.has(t))],
     });
     for (const [event, list] of node.transitions) {
+      if (RECOVERY.has(event)) continue;
       for (const t of list) add(transitions, node.key, t, eventLabel(event), ops.has(event));
     }
     for (const t of always) add(transitions, node.key, t, '', false);
@@ -78,6 +79,12 @@ function add(out: GraphTransition[], from: string, t: TransitionLike, event: str
   const g = guardLabel(t.guard);
   out.push(g ? { from, to, event, guard: g, operator } : { from, to, event, operator });
 }
+
+/**
+ * The conductor's own recovery events (a crash's INTERRUPTED, reconciliation's RECONCILE): edges
+ * the machine tests walk, not the lifecycle an operator reads, so the chart leaves them out.
+ */
+const RECOVERY = new Set(['INTERRUPTED', 'RECONCILE']);
 
 /** Entry actions that start an effect whose outcome comes back as an event (machines/accelerator.ts). */
 const EFFECTS = new Set(['runDriverOp']);

@@ -5,3 +5,4 @@ export * from './driver.js';
 export { allowedEvents } from './allowed.js';
 export * from './health.js';
 export { namesOf, recoverInterrupted, tagsOfState, type StateRecord } from './vocabulary.js';
+export { eventLabel, machineGraph, type GraphState, type GraphTransition, type MachineGraph } from './graph.js';

@@ -1,4 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
+import type { AcceleratorView } from './accelerator.js';
+import type { ArqView } from './arq.js';
+import type { HostView } from './host.js';
 
 /**
  * One committed transition of an accelerator, ARQ or host: what the journal stores, the event
@@ -87,4 +90,20 @@ export class EventHub implements EventFeed {
   get cursor(): number {
     return this.seq;
   }
+}
+
+/** A committed event as the event stream sends it: stamped with when the API saw its commit. */
+export type StreamEvent = CommittedEvent & { committedAt: number };
+
+/**
+ * One message of the event stream (SSE): the events committed since the last one, in commit
+ * order, and the current committed view of everything they touched (so the page needs no extra
+ * request per event). A view of `null` means the object is gone (a deleted ARQ, a removed accelerator).
+ */
+export interface EventBatch {
+  cursor: number;
+  events: StreamEvent[];
+  accelerators: Record<string, AcceleratorView | null>;
+  hosts: Record<string, HostView | null>;
+  arqs: Record<string, ArqView | null>;
 }

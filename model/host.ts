@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
+import type { AcceleratorView } from './accelerator.js';
 
 /** The last committed view of a compute host (its agent, its drivers). */
 export const HostViewSchema = Type.Object({
@@ -20,3 +21,6 @@ export const RelayoutRequestSchema = Type.Union([
 ]);
 
 export type RelayoutRequest = Static<typeof RelayoutRequestSchema>;
+
+/** A host's drain as the maintenance routes answer it: in progress while instances still hold devices. */
+export type DrainView = { host: string; state: 'draining' | 'drained' | 'none'; accelerators: AcceleratorView[] };

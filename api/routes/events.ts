@@ -4,27 +4,13 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { ServerResponse } from 'node:http';
 import { AcceleratorSchema } from './accelerators.js';
 import { HostSchema } from './hosts.js';
-import { TransitionEvent, type AcceleratorView, type ArqView, type CommittedEvent, type ControlPlane, type HostView } from '../../model/index.js';
+import { TransitionEvent, type ControlPlane, type EventBatch, type StreamEvent } from '../../model/index.js';
 import { Name } from '../bounds.js';
 import { policy } from '../auth/index.js';
 import { EventScope, scopeOf } from '../scope.js';
 import { CyborgError } from '../../errors/index.js';
 
-/** A committed event as the stream sends it: stamped with when the API saw its commit. */
-export type StreamEvent = CommittedEvent & { committedAt: number };
-
-/**
- * One SSE message: the events committed since the last one, in commit order, and the current
- * committed view of everything they touched (so the page needs no extra request per event).
- * A view of `null` means the object is gone (a deleted ARQ, a removed accelerator).
- */
-export interface EventBatch {
-  cursor: number;
-  events: StreamEvent[];
-  accelerators: Record<string, AcceleratorView | null>;
-  hosts: Record<string, HostView | null>;
-  arqs: Record<string, ArqView | null>;
-}
+export type { EventBatch, StreamEvent } from '../../model/index.js';
 
 export interface EventStreamOptions {
   control: ControlPlane;

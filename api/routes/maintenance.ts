@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { CyborgError, DriverError } from '../../errors/index.js';
-import type { AcceleratorView, ControlPlane, RequestMeta } from '../../model/index.js';
+import type { AcceleratorView, ControlPlane, DrainView, RequestMeta } from '../../model/index.js';
 import { policy } from '../auth/index.js';
 import { Name } from '../bounds.js';
 import { AcceleratorSchema, meta } from './accelerators.js';
@@ -18,7 +18,7 @@ export const DrainSchema = Type.Object({
   state: Type.Union([Type.Literal('draining'), Type.Literal('drained'), Type.Literal('none')], { description: 'none: not being drained' }),
   accelerators: Type.Array(AcceleratorSchema),
 });
-export type DrainView = { host: string; state: 'draining' | 'drained' | 'none'; accelerators: AcceleratorView[] };
+export type { DrainView } from '../../model/index.js';
 
 /**
  * Health and maintenance actions.

@@ -4,7 +4,7 @@ import { Type } from '@sinclair/typebox';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { acceleratorMachine, ARQ_EVENTS, arqMachine, hostMachine, OPERATOR_EVENTS } from '../../machines/index.js';
-import { machineGraph } from './machine-graph.js';
+import { machineGraph } from '../../machines/index.js';
 import { policy } from '../auth/index.js';
 
 /** Where `vite build` puts the page (ui/vite.config.ts); `npm start` builds it when stale. */

@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { eventLabel } from '../../../api/routes/machine-graph.js';
+import { eventLabel } from '../../../machines/graph.js';
 import { api, describeError } from '../api.js';
 import { session } from '../auth.js';
 import type { AuditEntry, StreamEvent } from '../types.js';
