@@ -285,6 +285,19 @@ export class PgJournal implements Journal {
     return state;
   }
 
+  /** Journal.forgetHost: the host's rows go in one transaction once what was queued before is written. */
+  async forgetHost(host: string): Promise<void> {
+    await this.commit([]);
+    await this.opts.orm.em.fork().transactional(async (em) => {
+      // controlpath_ids restrict the delete of their device; attach handles go with them (cascade).
+      await em.execute('delete from controlpath_ids where device_id in (select id from devices where hostname = ?)', [host]);
+      await em.execute('delete from devices where hostname = ?', [host]);
+      await em.execute('delete from accelerators where host = ?', [host]);
+      await em.execute('delete from hosts where name = ?', [host]);
+    });
+    this.inventoryWritten.delete(host);
+  }
+
   async history(id: string, limit: number): Promise<TransitionRecord[]> {
     return loadHistory(this.opts.orm.em.fork(), id, limit);
   }

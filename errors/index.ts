@@ -75,6 +75,8 @@ export const ErrorCodes = {
   'fault.not_fake_driver': 400,
   /** update-driver on a host that is not drained, without --force. */
   'host.not_drained': 409,
+  /** host delete (actors/conductor/host-retire.ts) on a host whose agent is not lost, or that still holds instances. */
+  'host.in_service': 409,
 } as const;
 
 export type ErrorCode = keyof typeof ErrorCodes;

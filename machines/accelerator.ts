@@ -303,8 +303,13 @@ export const acceleratorMachine = setup({
     }),
     // The card could not be detached (dead, or its driver refuses): the operator lets the instance
     // go in Cyborg's records only. The card keeps its error, so nothing binds it until it is retried or removed.
-    releaseInstance: assign(({ context, event }) => (event.type === 'RELEASE'
-      ? { allocations: context.allocations.filter((a) => a.instanceUuid !== event.instanceUuid) } : {})),
+    releaseInstance: assign(({ context, event }) => {
+      if (event.type !== 'RELEASE') return {};
+      const allocations = context.allocations.filter((a) => a.instanceUuid !== event.instanceUuid);
+      // Offline: a host that comes back finds its card held by nobody, not `attached` to no one.
+      const resume = context.resume === 'attached' && allocations.length === 0 ? (context.program ? 'programmed' as const : 'ready' as const) : context.resume;
+      return { allocations, resume };
+    }),
     removeAllocation: assign(({ context }) => {
       const handle = (context.pending?.params as { handleUuid?: string }).handleUuid;
       return { allocations: context.allocations.filter((a) => a.handleUuid !== handle) };
@@ -435,6 +440,8 @@ export const acceleratorMachine = setup({
         ],
         // Gone while its host was away, and nobody holds it: safe to drop.
         REMOVE: { guard: 'hasNoAllocations', target: 'removed', actions: 'forgetResume' },
+        // Its host is gone (for good, perhaps): nothing can detach it there.
+        RELEASE: { guard: 'holdsInstance', actions: 'releaseInstance' },
       },
     },
     removed: {

@@ -86,6 +86,7 @@ const OPERATOR_RULES: RuleDefault[] = [
   op('cyborg:operator:accelerator:maintenance', 'rule:operator_admin_api', [`POST ${P}/accelerators/{id}/maintenance`]),
   op('cyborg:operator:accelerator:maintenance_cancel', 'rule:operator_admin_api', [`DELETE ${P}/accelerators/{id}/maintenance`]),
   op('cyborg:operator:host:drain', 'rule:operator_admin_api', [`POST ${P}/hosts/{host}/drain`]),
+  op('cyborg:operator:host:delete', 'rule:operator_admin_api', [`DELETE ${P}/hosts/{name}`]),
   op('cyborg:operator:host:relayout', 'rule:operator_admin_api', [`POST ${P}/hosts/{host}/layout`]),
   op('cyborg:operator:fake:fault', 'rule:operator_admin_api', [`POST ${P}/accelerators/{id}/fake-fault`]),
   op('cyborg:operator:host:drain_cancel', 'rule:operator_admin_api', [`DELETE ${P}/hosts/{host}/drain`]),

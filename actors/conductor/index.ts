@@ -7,3 +7,4 @@ export type { ConductorOptions } from './conductor.js';
 export { resendEveryMs } from './host-actor.js';
 export { reportFromItsHost, type ReportStats } from './report-host.js';
 export { ReportDoor } from './report-door.js';
+export { retireHost, type ForgettingJournal, type RetiredHost, type RetireTarget } from './host-retire.js';

@@ -55,6 +55,11 @@ export interface Journal {
   history(id: string, limit: number): Promise<TransitionRecord[]>;
   /** The whole log filtered, newest first, in pages (model/audit.ts); absent where none is kept. */
   audit?(q: AuditQuery): Promise<AuditPage>;
+  /**
+   * Forgets a retired host: its record, drivers, inventory and accelerators' records, after
+   * everything committed before is written. Its transition log stays (the audit outlives it).
+   */
+  forgetHost?(host: string): Promise<void>;
   /** Flushes what is queued, then releases the connection. */
   close(): Promise<void>;
 }
@@ -88,6 +93,12 @@ export class MemoryJournal implements Journal {
     await Promise.resolve();
     this.commits++;
     for (const c of changes) this.apply(c);
+  }
+
+  async forgetHost(host: string): Promise<void> {
+    await Promise.resolve();
+    this.hosts.delete(host);
+    for (const [id, a] of this.accelerators) if (a.host === host) this.accelerators.delete(id);
   }
 
   private apply(c: Change): void {

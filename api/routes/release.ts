@@ -10,7 +10,8 @@ const Body = Type.Object({ instanceUuid: Type.String({ minLength: 1, maxLength: 
 
 /**
  * `POST /cyborg/v1/accelerators/{id}/release {instanceUuid}`: the end of a card that died under an
- * instance. Its detach failed (the accelerator is in `error` holding the instance), so the
+ * instance, or one on a host that is lost. Its detach failed (the accelerator is in `error`
+ * holding the instance) or cannot run (`offline`), so the
  * operator lets the instance go in Cyborg's records without the driver: the handle is free, an
  * ARQ waiting to unbind it completes, and the card stays in `error` — flagged, bound to nothing
  * new — until it is retried, reset or removed (`remove` is allowed once nothing holds it).
@@ -30,9 +31,9 @@ export const releaseRoutes: FastifyPluginAsyncTypebox<{ control: ControlPlane }>
       const on = view.allocations.map((a) => a.instanceUuid);
       throw new CyborgError('request.invalid', `instanceUuid ${instanceUuid} is not on accelerator ${view.name} (${on.length ? `on it: ${on.join(', ')}` : 'nothing holds it'}); nothing was changed`, { field: 'instanceUuid', id: view.id, instances: on });
     }
-    if (view.state !== 'error') {
+    if (view.state !== 'error' && view.state !== 'offline') {
       throw new CyborgError('accelerator.transition_invalid',
-        `release is for a card whose detach failed; accelerator ${view.name} is ${view.state}: detach the instance instead (cyborg accelerator detach ${view.name} --instance ${instanceUuid})`,
+        `release is for a card whose detach failed or whose host is lost; accelerator ${view.name} is ${view.state}: detach the instance instead (cyborg accelerator detach ${view.name} --instance ${instanceUuid})`,
         { id: view.id, event: 'RELEASE', state: view.state, allowed: view.allowed });
     }
     return control.act(view.id, { type: 'RELEASE', instanceUuid }, meta(req));

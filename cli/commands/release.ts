@@ -6,7 +6,7 @@ import type { AcceleratorView, HostView } from '../../model/index.js';
 
 /**
  * `cyborg accelerator release <a> --instance uuid` (api/routes/release.ts) and
- * `cyborg host list | show <host>` (api/routes/hosts.ts): the ends of a card's and a host's life.
+ * `cyborg host list | show <host> | delete <host>` (api/routes/hosts.ts, host-delete.ts): the ends of a card's and a host's life.
  */
 export function addLifecycleCommands(program: Command, io: Io): void {
   const acc = program.commands.find((c) => c.name() === 'accelerator') ?? group(program, 'accelerator', 'Accelerators', io);
@@ -23,6 +23,11 @@ export function addLifecycleCommands(program: Command, io: Io): void {
     const r = await withProgress(ctx.io, ctx.json, 'listing hosts', ctx.api.get<{ hosts: HostView[] }>('/hosts', { limit: '1000' }));
     if (ctx.json) return printJson(ctx, r.hosts);
     ctx.io.out(table(['HOST', 'STATE', 'ACCELERATORS', 'DRIVERS', 'LAST HEARTBEAT'], r.hosts.map((h) => [h.name, h.state, String(h.accelerators), h.drivers.map((d) => `${d.name}@${d.version}`).join(' '), h.lastHeartbeatAt ?? ''])));
+  });
+  act(apiCommand(host, 'delete <host>', 'Delete a host gone for good (lost, holding no instance): its accelerators removed with their Placement providers, its records forgotten', io), io, async (ctx, [name]) => {
+    const r = await withProgress(ctx.io, ctx.json, `deleting ${name}`, ctx.api.delete<{ host: string; accelerators: string[] }>(`/hosts/${encodeURIComponent(name!)}`));
+    if (ctx.json) return printJson(ctx, r);
+    ctx.io.out(`host ${r.host} deleted; ${r.accelerators.length} accelerator(s) removed\n`);
   });
   act(apiCommand(host, 'show <host>', 'One compute host: its agent, drivers and accelerators', io), io, async (ctx, [name]) => {
     const h = await withProgress(ctx.io, ctx.json, `reading ${name}`, ctx.api.get<HostView>(`/hosts/${encodeURIComponent(name!)}`));

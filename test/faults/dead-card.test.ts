@@ -116,3 +116,46 @@ describe('an ARQ whose card died before Nova deleted the server', () => {
     expect((await c.history(fpga.id)).find((h) => h.event === 'RELEASE')?.actor).toBe('ops-alice');
   });
 });
+
+describe('a host gone for good', () => {
+  let r: Running | undefined;
+  const fake = new FakeDriver({ host: 'gone-host', gpus: 1, nics: 0 });
+  afterAll(async () => {
+    await r?.stop();
+  });
+
+  it('is deleted only once lost and empty: gone from the API and the metrics, audited with who', async () => {
+    const config = loadConfig({
+      host: 'gone-host', listen: { address: '127.0.0.1', port: 0 }, logLevel: 'silent', logPretty: false, api: { operatorRateLimit: 0 },
+      timing: { heartbeatIntervalMs: 50, staleAfterMs: 300, lostAfterMs: 600 },
+    }, {});
+    const journal = new MemoryJournal();
+    r = await startAllInOne(config, quietLogger(), { journal, fake });
+    const run = (...argv: string[]) => cyborg(...argv, '--url', r!.url);
+    const gpu = r.conductor.listAccelerators().find((a) => a.deviceType === 'GPU')!;
+    await r.conductor.act(gpu.id, { type: 'ENABLE' });
+    await r.conductor.attach(gpu.id, { instanceUuid: 'vm-stuck' });
+
+    const online = await run('host', 'delete', 'gone-host');
+    expect(online.code).not.toBe(0);
+    expect(online.stderr).toMatch(/host gone-host is online: only a host whose agent is lost can be deleted.*\[host\.in_service\]/);
+
+    // The agent dies for good; the conductor's liveness machine calls the host lost.
+    await r.agent.stop();
+    await eventually(() => r!.conductor.getHost('gone-host').state === 'lost', { what: 'the host lost' });
+    const holding = await run('host', 'delete', 'gone-host');
+    expect(holding.stderr).toMatch(/still holds instances \(gone-host_fake_gpu_40: vm-stuck\): release them/);
+    expect(r.conductor.listHosts().map((h) => h.name)).toContain('gone-host');
+
+    expect(r.conductor.getAccelerator(gpu.id).state).toBe('offline');
+    expect((await run('accelerator', 'release', gpu.name, '--instance', 'vm-stuck')).code).toBe(0);
+    expect(r.conductor.getAccelerator(gpu.id).allocations).toEqual([]);
+    const deleted = await run('host', 'delete', 'gone-host');
+    expect([deleted.code, deleted.stdout]).toEqual([0, 'host gone-host deleted; 2 accelerator(s) removed\n']);
+    expect(r.conductor.listHosts().map((h) => h.name)).not.toContain('gone-host');
+    expect((await r.app.inject({ method: 'GET', url: '/cyborg/v1/hosts/gone-host' })).statusCode).toBe(404);
+    expect((await (await fetch(`${r.url}/metrics`)).text())).not.toContain('host="gone-host"');
+    expect(journal.hosts.has('gone-host')).toBe(false);
+    expect(journal.transitions.find((t) => t.kind === 'host' && t.event === 'DELETE')).toMatchObject({ id: 'gone-host', from: 'lost', to: 'deleted', actor: 'cli' });
+  });
+});
