@@ -7,9 +7,15 @@
 // registration burst a conductor keeps that and a fragmented old space resident. Capped, a large
 // conductor's RSS stays well under its memory target, for a little more steady CPU in scavenges.
 // Run `node cli/bin.js …` to choose other V8 flags.
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 
 const [major] = process.versions.node.split('.').map(Number);
+// The version is read before the Node check: it needs nothing of the program, and an operator
+// asking which cyborg is installed should get the answer on any Node.
+if (process.argv.length === 3 && ['--version', '-V'].includes(process.argv[2])) {
+  process.stdout.write(`${JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version}\n`);
+  process.exit(0);
+}
 if (major < 22) {
   process.stderr.write(`cyborg needs Node.js >= 22 and \`node\` here is ${process.versions.node} (${process.execPath}): put Node.js 22 or later first on the PATH (in a checkout, npm run / npx bring Node 24)\n`);
   process.exit(1);

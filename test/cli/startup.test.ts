@@ -1,11 +1,12 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { execFile, execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { svc } from '../services.js';
-import { cyborgProcess, startCyborg } from './spawn.js';
+import { BIN, cyborgProcess, startCyborg } from './spawn.js';
 
 /** A port some other program holds. */
 async function taken(): Promise<{ server: Server; port: number }> {
@@ -93,5 +94,28 @@ describe('configuration that cannot be read: one line each, exit 1, through the 
     expect(file).toMatchObject({ code: 1, stderr: `cyborg: cannot read the config file ${d}: EISDIR\n` });
     expect(missing).toMatchObject({ code: 1, stderr: `cyborg: invalid configuration: --config-dir ${d}/agent.conf.d: no such directory\n` });
     expect(stray).toMatchObject({ code: 1, stderr: `cyborg: invalid configuration: --config-dir ${d}: nats.cfg is not a *.conf file (only those are read; move it out of the directory)\n` });
+  });
+});
+
+/** The machine's own Node when it is older than cyborg runs on (Debian 12's is 18, this image's 20). */
+const OLD_NODE = (() => {
+  try {
+    const v = execFileSync('/usr/bin/node', ['-p', 'process.versions.node'], { encoding: 'utf8' }).trim();
+    return Number(v.split('.')[0]) < 22 ? v : undefined;
+  } catch {
+    return undefined;
+  }
+})();
+
+describe.skipIf(!OLD_NODE)('on a Node older than 22 (/usr/bin/node here)', () => {
+  it('--version answers; anything else is refused in one line naming the Node and what to do', async () => {
+    const run = (args: string[]) => new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+      execFile('/usr/bin/node', [BIN, ...args], { env: { PATH: '/usr/bin:/bin' } }, (err, stdout, stderr) => resolve({ code: err ? Number(err.code) : 0, stdout, stderr }));
+    });
+    const version = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version as string;
+    expect(await run(['--version'])).toMatchObject({ code: 0, stdout: `${version}\n` });
+    const refused = await run(['agent']);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toBe(`cyborg needs Node.js >= 22 and \`node\` here is ${OLD_NODE} (/usr/bin/node): put Node.js 22 or later first on the PATH (in a checkout, npm run / npx bring Node 24)\n`);
   });
 });
