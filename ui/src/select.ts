@@ -6,7 +6,7 @@ export interface Filters {
   state: string;
   kind: string;
   project: string;
-  /** `ok`, `degraded` or `quarantined` (HEALTHS). */
+  /** `ok`, `degraded`, `quarantined` or `unknown` (not observed by its driver) (HEALTHS). */
   health: string;
   /** `in service`, `draining` or `maintenance` (SERVICES). */
   service: string;
@@ -16,7 +16,7 @@ export interface Filters {
 export const NO_FILTERS: Filters = { host: '', state: '', kind: '', project: '', health: '', service: '', q: '' };
 
 /** Health as the conductor judges it (model/accelerator.ts HealthView), best first. */
-export const HEALTHS = ['ok', 'degraded', 'quarantined'] as const;
+export const HEALTHS = ['ok', 'degraded', 'quarantined', 'unknown'] as const;
 /** Whether the device takes new binds: in service, or marked (draining while held, then maintenance). */
 export const SERVICES = ['in service', 'draining', 'maintenance'] as const;
 
