@@ -354,7 +354,7 @@ export class Agent {
     if (!deployable) return { ok: false, code: 'accelerator.not_found', reason: `no deployable ${cmd.deployableUuid} on ${this.opts.host}` };
     let req: OpRequest = { key: cmd.idempotencyKey, deployable, params: cmd.params };
     // Bindings per line, not a child logger per operation: one is built for every command.
-    const about = { host: this.opts.host, driver: driver.name, acceleratorId: deployable.uuid, op: cmd.op };
+    const about = { host: this.opts.host, driver: driver.name, acceleratorId: deployable.uuid, op: cmd.op, ...(cmd.requestId ? { requestId: cmd.requestId } : {}) };
     try {
       const result = cmd.op === 'program' ? await this.program(driver, cmd, req) : await dispatch(driver, cmd.op, req);
       // The card's devices changed: the conductor hears the new inventory before the answer.
