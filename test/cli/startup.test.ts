@@ -31,7 +31,7 @@ describe('each start-up mistake is one line and a documented exit status, throug
       cyborgProcess(['api', '--nats', 'nats://127.0.0.1:4222'], { env: { CYBORG_PORT: 'http' } }),
     ]);
     expect(high.code).toBe(1);
-    expect(high.stderr).toBe('cyborg: invalid configuration: the command line (listen.port): Expected integer to be less or equal to 65535\n');
+    expect(high.stderr).toBe('cyborg: invalid configuration: --port: Expected integer to be less or equal to 65535\n');
     expect(word.code).toBe(1);
     expect(word.stderr).toMatch(/^cyborg: invalid configuration: environment variable CYBORG_PORT: .*\n$/);
   });
