@@ -216,6 +216,13 @@ describe('MIG on the H100', () => {
     await driver.releaseAttach({ key: 'k', deployable: d, params: { handleUuid: d.attachHandles[0]!.uuid } });
   });
 
+  it('reads an N/A product name as no name: the model falls back to pci.ids', async () => {
+    const dir = smiDir();
+    writeFileSync(join(dir, 'query.xml'), readFileSync(join(dir, 'query.xml'), 'utf8').replaceAll('<product_name>NVIDIA H100 PCIe</product_name>', '<product_name>N/A</product_name>'));
+    const driver = new NvidiaGpuDriver({ host: 'compute1', sysfsRoot: root, nvidiaSmi: ['sh', FAKE_SMI, dir], filterSriovVfs: true, modelNames: new Map([['2331', 'GH100 [H100 PCIe]']]) });
+    expect((await driver.discover()).filter((d) => d.stdBoardInfo.includes('2331')).map((d) => d.model)).toEqual(['GH100 [H100 PCIe]', 'GH100 [H100 PCIe]']);
+  });
+
   it('never hands a VM a GPU instance as an mdev: the bind fails with a reason, nothing is made', async () => {
     const driver = new NvidiaGpuDriver({ host: 'compute1', sysfsRoot: root, nvidiaSmi: ['sh', FAKE_SMI, smiDir()] });
     const d = (await driver.discover()).flatMap((x) => x.deployables).find((x) => x.name.endsWith('MIG_3g.40gb'))!;
@@ -249,6 +256,8 @@ describe('MIG on the H100', () => {
   it('ends a missing binary, malformed output and a hanging nvidia-smi in a DriverError', async () => {
     const missing = new NvidiaGpuDriver({ host: 'h', sysfsRoot: root, nvidiaSmi: ['/nonexistent/nvidia-smi'] });
     await expect(missing.discover()).rejects.toMatchObject({ name: 'DriverError', code: 'driver.failed', details: { reason: 'binary_missing' } });
+    const empty = new NvidiaGpuDriver({ host: 'h', sysfsRoot: root, nvidiaSmi: ['true'] });
+    await expect(empty.discover()).rejects.toMatchObject({ details: { reason: 'malformed_output' } });
     const garbage = new NvidiaGpuDriver({ host: 'h', sysfsRoot: root, nvidiaSmi: ['echo', '<nvidia_smi_log><gpu>'] });
     await expect(garbage.discover()).rejects.toMatchObject({ details: { reason: 'malformed_output' } });
     const hang = new NvidiaGpuDriver({ host: 'h', sysfsRoot: root, nvidiaSmi: ['sh', '-c', 'sleep 30', 'nvidia-smi'], commandTimeoutMs: 300 });
