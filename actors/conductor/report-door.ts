@@ -22,6 +22,9 @@ export interface ReportDoorOptions {
   log: Logger;
 }
 
+/** Inventories whose new ids go to the database in one question (each a few dozen ids). */
+const ASK_AT_ONCE = 200;
+
 /**
  * The door agents' inventories come through: the conductor owns which host each device is on,
  * and an agent speaks only for its own. A refused inventory is answered with its reason (our
@@ -62,15 +65,38 @@ export class ReportDoor {
     };
   }
 
+  /** Questions waiting for the one in flight: asked together when it is answered (see `ask`). */
+  private waiting: { ids: string[]; done: (answer: Map<string, string> | Error) => void }[] = [];
+  private asking = false;
+
   private async recordedHosts(ids: string[]): Promise<Map<string, string> | undefined> {
     if (!this.opts.recorded || ids.length === 0) return undefined;
+    const answer = await new Promise<Map<string, string> | Error>((done) => {
+      this.waiting.push({ ids, done });
+      if (!this.asking) void this.ask(this.opts.recorded!);
+    });
+    if (!(answer instanceof Error)) return answer;
+    // The database away: the conductor's own check (its memory) still stands, and nothing of
+    // the inventory is stored before the database is back to refuse a duplicate.
+    this.opts.log.warn({ err: answer }, 'could not read which hosts hold an inventory\'s ids; checked against memory only');
+    return undefined;
+  }
+
+  /**
+   * One query at a time, for every inventory that arrived meanwhile (group-commit style): a
+   * fleet registering at once costs a few round trips to the database, not one per host, and
+   * leaves the journal's flushes their connections.
+   */
+  private async ask(recorded: (ids: string[]) => Promise<Map<string, string>>): Promise<void> {
+    this.asking = true;
     try {
-      return await this.opts.recorded(ids);
-    } catch (err) {
-      // The database away: the conductor's own check (its memory) still stands, and nothing of
-      // the inventory is stored before the database is back to refuse a duplicate.
-      this.opts.log.warn({ err }, 'could not read which hosts hold an inventory\'s ids; checked against memory only');
-      return undefined;
+      while (this.waiting.length > 0) {
+        const batch = this.waiting.splice(0, ASK_AT_ONCE);
+        const answer = await recorded(batch.flatMap((b) => b.ids)).catch((err: unknown) => (err instanceof Error ? err : new Error(String(err))));
+        for (const b of batch) b.done(answer);
+      }
+    } finally {
+      this.asking = false;
     }
   }
 
