@@ -26,9 +26,11 @@ export const processIo: Io = {
  * Exit codes scripts can trust (docs/cli.md):
  * 0 done · 1 unexpected error · 2 bad usage or request · 3 not found · 4 refused (conflict:
  * the state does not allow it, in use, busy) · 5 a driver or agent failed or timed out ·
- * 6 the API is unreachable or unavailable · 7 not authorized.
+ * 6 the API (or Keystone, signing in) is unreachable or unavailable · 7 not authorized (the API's
+ * 401 / 403, or Keystone refused the credentials) · 8 the OpenStack client configuration cannot
+ * be used (unknown cloud, clouds.yaml not YAML, missing auth options; cli/auth).
  */
-export const ExitCode = { ok: 0, failure: 1, usage: 2, notFound: 3, refused: 4, driverFailed: 5, unavailable: 6, unauthorized: 7 } as const;
+export const ExitCode = { ok: 0, failure: 1, usage: 2, notFound: 3, refused: 4, driverFailed: 5, unavailable: 6, unauthorized: 7, config: 8 } as const;
 
 /** The command line asks for something that cannot be: exit 2, with what to write instead. */
 export class UsageError extends Error {

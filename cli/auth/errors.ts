@@ -1,3 +1,5 @@
+import { ExitCode } from '../output.js';
+
 /**
  * Why the CLI could not sign in, each with the exit code docs/cli.md promises: the client's
  * OpenStack configuration is wrong (8), Keystone refused the credentials (7), or Keystone did
@@ -13,7 +15,7 @@ export class SignInError extends Error {
 /** Unknown cloud, unreadable or malformed clouds.yaml / secure.yaml, missing auth options, no endpoint. */
 export class ClientConfigError extends SignInError {
   constructor(message: string) {
-    super(message, 8);
+    super(message, ExitCode.config);
     this.name = 'ClientConfigError';
   }
 }
@@ -21,7 +23,7 @@ export class ClientConfigError extends SignInError {
 /** Keystone said no: wrong password, unknown user, no role on the project, a bad token or credential. */
 export class CredentialsRefusedError extends SignInError {
   constructor(message: string) {
-    super(message, 7);
+    super(message, ExitCode.unauthorized);
     this.name = 'CredentialsRefusedError';
   }
 }
@@ -29,7 +31,7 @@ export class CredentialsRefusedError extends SignInError {
 /** Keystone could not be asked (refused connection, timeout, 5xx). */
 export class KeystoneUnreachableError extends SignInError {
   constructor(message: string) {
-    super(message, 6);
+    super(message, ExitCode.unavailable);
     this.name = 'KeystoneUnreachableError';
   }
 }
