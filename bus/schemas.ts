@@ -63,6 +63,11 @@ export const InventoryMessage = Type.Object({
   devices: Type.Array(Device, { maxItems: MAX_DEVICES_PER_HOST }),
   /** Absent from agents older than it, or when no driver observes anything. */
   observed: Type.Optional(HostObservation),
+  /**
+   * Drivers whose discovery failed this time, with the reason: the devices recorded for them that
+   * the report lacks (an agent without its cache has no record to send) are kept, marked.
+   */
+  unobservedDrivers: Type.Optional(Type.Array(Type.Object({ driver: BoundedName(), reason: BoundedText(4096) }), { maxItems: 64 })),
 });
 export const InventoryReply = Type.Object({ ok: Type.Boolean(), accelerators: Type.Integer() });
 

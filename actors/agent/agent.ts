@@ -161,6 +161,7 @@ export class Agent {
    */
   async discoverAndReport(): Promise<DeviceT[]> {
     const all: DeviceT[] = [];
+    const failed: { driver: string; reason: string }[] = [];
     let observed: HostObservationMsg | undefined;
     // The last observed record of each device: what stands in for one its driver cannot observe now.
     const lastKnown = new Map(this.devices.map((dev) => [dev.uuid, dev]));
@@ -188,6 +189,7 @@ export class Agent {
         const reason = (err instanceof Error ? err.message : String(err)).slice(0, MAX_REASON);
         const kept = this.devices.filter((dev) => this.reportedBy(dev) === d.name).map((dev) => ({ ...dev, unobserved: reason }));
         all.push(...kept);
+        failed.push({ driver: d.name, reason });
         this.opts.log.error({ err, host: this.opts.host, driver: d.name, kept: kept.length }, 'discovery failed; its devices are kept as last observed, marked not observed');
       }
     }
@@ -200,6 +202,7 @@ export class Agent {
     await this.opts.memory?.recordInventory(all, this.seq + 1);
     await this.opts.bus.request(Subjects.report('inventory', this.opts.host), InventoryMessage, InventoryReply, {
       host: this.opts.host, agentId: this.agentId, epoch: this.epoch, seq: ++this.seq, devices: all, ...(observed ? { observed } : {}),
+      ...(failed.length > 0 ? { unobservedDrivers: failed.slice(0, 64) } : {}),
     }, { timeoutMs: this.opts.requestTimeoutMs ?? 10_000 });
     return all;
   }

@@ -186,7 +186,11 @@ export class HostActor {
    * Returns the accelerators reported with other traits, resource class or size than before
    * (another function programmed out of band, a card re-laid out, a reboot with new firmware).
    */
-  async applyInventory(devices: DeviceT[], meta: RequestMeta = {}): Promise<string[]> {
+  async applyInventory(devices: DeviceT[], meta: RequestMeta = {}, failedDrivers: readonly { driver: string; reason: string }[] = []): Promise<string[]> {
+    // A driver whose discovery failed and whose devices the agent could not send (its cache is
+    // gone): those recorded for it stay as they are, marked, instead of being removed.
+    const kept = failedDrivers.length > 0 ? this.keptFor(devices, failedDrivers) : [];
+    if (kept.length > 0) devices = [...devices, ...kept];
     const specs = specsOf(this.name, devices);
     // Accelerators whose provider must change with no transition to say so (traits, class, size).
     const respecified: string[] = [];
@@ -241,6 +245,13 @@ export class HostActor {
 
   inventory(): DeviceT[] {
     return this.devices;
+  }
+
+  /** The recorded devices of the failed drivers that `devices` lacks, marked with their driver's reason. */
+  private keptFor(devices: readonly DeviceT[], failed: readonly { driver: string; reason: string }[]): DeviceT[] {
+    const why = new Map(failed.map((f) => [f.driver, f.reason]));
+    const reported = new Set(devices.map((d) => d.uuid));
+    return this.devices.filter((d) => why.has(d.driver) && !reported.has(d.uuid)).map((d) => ({ ...d, unobserved: why.get(d.driver)! }));
   }
 
   /**

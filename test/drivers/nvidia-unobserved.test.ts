@@ -125,6 +125,17 @@ describe.skipIf(!svc.nats || !svc.postgres)('nvidia_gpu_driver: discovery failur
     expect(accs.get('0000:43:00.0')!.state).toBe('ready');
   });
 
+  it('a report without a failed driver\'s devices (an agent whose cache is gone) removes none of them', async () => {
+    const host = s.conductor.hosts.get(HOST)!;
+    const before = host.inventory().filter((d) => d.driver === 'nvidia_gpu_driver').length;
+    await host.applyInventory([], { actor: 'agent:test' }, [{ driver: 'nvidia_gpu_driver', reason: 'sysfs: EIO' }]);
+    const accs = byName();
+    expect([...accs.keys()].sort()).toEqual(ALL);
+    for (const a of accs.values()) expect(a.health).toMatchObject({ status: 'unknown', reason: 'not observed: sysfs: EIO' });
+    expect(accs.get('0000:43:00.0')!.state).toBe('ready');
+    expect(host.inventory().filter((d) => d.driver === 'nvidia_gpu_driver')).toHaveLength(before);
+  });
+
   it('observed again once nvidia-smi answers; a GPU a successful discovery no longer sees is removed', async () => {
     fail('');
     let accs = await rediscover();
