@@ -7,7 +7,8 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EventHub } from '../../model/index.js';
 import { NovaNotifier } from '../../openstack/nova.js';
-import { placementAuthFor } from '../keystone/placement-auth.js';
+import { KeystoneSession } from '../../openstack/keystone/index.js';
+import { KEYSTONE_URL, serviceAuth } from '../keystone/peer.js';
 import { svc } from '../services.js';
 import { eventually } from '../support/eventually.js';
 import { startSynced, stopAndTidy, type Synced } from './harness.js';
@@ -26,12 +27,20 @@ function body(req: IncomingMessage): Promise<Buffer> {
   });
 }
 
+/** Whether the Placement validates Keystone tokens (noauth2's `admin` is then 401); patient, as a busy Keystone is slow. */
+async function validatesTokens(target: string): Promise<boolean> {
+  const res = await request(`${target}/resource_providers`, { headers: { 'x-auth-token': 'admin' }, signal: AbortSignal.timeout(30_000) });
+  await res.body.dump();
+  return res.statusCode === 401;
+}
+
 /**
  * A recording proxy in front of the real Placement: it notes each call's `X-Openstack-Request-Id`
- * and forwards it (with the token the shared Placement wants, when it validates Keystone tokens).
+ * and forwards it (with the `cyborg` service user's token when that Placement validates Keystone
+ * tokens; the client's own, noauth2's `admin`, otherwise).
  */
 async function recordingPlacement(target: string): Promise<{ url: string; seen: Seen[]; close: () => Promise<void> }> {
-  const auth = placementAuthFor(target);
+  const session = svc.keystone && await validatesTokens(target) ? new KeystoneSession({ authUrl: KEYSTONE_URL, auth: serviceAuth(), endpointOverride: target }) : undefined;
   const seen: Seen[] = [];
   const server = createServer((req, res) => {
     void (async () => {
@@ -39,7 +48,7 @@ async function recordingPlacement(target: string): Promise<{ url: string; seen: 
       seen.push({ method: req.method ?? '', path: req.url ?? '', requestId: typeof requestId === 'string' ? requestId : undefined });
       const headers: Record<string, string> = {};
       for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string' && k !== 'host' && k !== 'connection' && k !== 'content-length') headers[k] = v;
-      if ('session' in auth) headers['x-auth-token'] = await auth.session.token();
+      if (session) headers['x-auth-token'] = await session.token();
       const payload = await body(req);
       const up = await request(`${target}${req.url ?? '/'}`, { method: req.method as 'GET', headers, ...(payload.length ? { body: payload } : {}) });
       const out = Buffer.from(await up.body.arrayBuffer());
