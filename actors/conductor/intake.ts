@@ -70,7 +70,7 @@ export class BusIntake {
         this.believable(msg);
         const host = tree.hostFor(msg.host);
         const recorded = host.inventory();
-        const respecified = await host.applyInventory(msg.devices, { actor: `agent:${msg.agentId}` });
+        const respecified = await host.applyInventory(msg.devices, { actor: `agent:${msg.agentId}` }, msg.unobservedDrivers);
         if (respecified.length > 0) for (const l of this.respecifiedListeners) l(respecified);
         tree.indexHost(host);
         // After the answer: the agent's commands for it are run while its report is acknowledged.

@@ -153,3 +153,38 @@ describe.skipIf(!svc.nats || !svc.postgres)('nvidia_gpu_driver: discovery failur
     }
   });
 });
+
+describe.skipIf(!svc.nats || !svc.postgres)('a driver failing whole on an agent that lost its cache (NATS, PostgreSQL)', () => {
+  const host = 'gpu-unobserved-2';
+  let s: Stack;
+  let db: Awaited<ReturnType<typeof freshDatabase>>;
+  let broken: string | undefined;
+  afterAll(async () => {
+    await s?.stop();
+    await db?.drop();
+  });
+
+  it('names the driver and its error; the conductor keeps every device it recorded for it', async () => {
+    const root = buildHost(NVIDIA_HOST, 'nvidia-no-cache');
+    db = await freshDatabase('nvidia_no_cache', { migrated: true });
+    s = await startStack({
+      hosts: [host], log, bus: { natsUrl: svc.nats!, prefix: `t${process.pid}nocache` }, journal: { databaseUrl: db.url },
+      drivers: (h) => {
+        const gpu = new NvidiaGpuDriver({ host: h, sysfsRoot: root, filterSriovVfs: true });
+        // The host's sysfs unreadable this time (an I/O error): the whole driver fails.
+        return [Object.assign(Object.create(gpu) as NvidiaGpuDriver, {
+          discoverPartial: () => (broken ? Promise.reject(new Error(broken)) : gpu.discoverPartial()),
+        })];
+      },
+    });
+    const names = (): string[] => s.conductor.listAccelerators({}).filter((a) => a.state !== 'removed').map((a) => a.name).sort();
+    const before = names();
+    expect(before).toHaveLength(4);
+    broken = 'readdir /sys/bus/pci/devices: EIO: i/o error';
+    // A new agent process with no cache: it has no record of the GPUs to send.
+    await s.restartAgent();
+    await eventually(() => s.conductor.listAccelerators({}).every((a) => a.health?.status === 'unknown'), { what: 'the GPUs marked unknown' });
+    expect(names()).toEqual(before);
+    expect(s.conductor.listAccelerators({})[0]!.health?.reason).toBe('not observed: readdir /sys/bus/pci/devices: EIO: i/o error');
+  });
+});
