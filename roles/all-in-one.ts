@@ -5,7 +5,7 @@ import { Agent } from '../actors/agent/index.js';
 import { Conductor, retireHost, type ForgettingJournal } from '../actors/conductor/index.js';
 import type { RequestMeta } from '../model/index.js';
 import { hostDeleteRoutes } from '../api/routes/host-delete.js';
-import { placementLink } from '../actors/services/index.js';
+import { placementFromConfig } from './placement.js';
 import type { Journal } from '../actors/runtime/index.js';
 import { buildApi, OPERATOR_PREFIX } from '../api/server.js';
 import { fakeFaultRoutes } from '../api/routes/fake-faults.js';
@@ -50,7 +50,7 @@ export async function startAllInOne(config: Config, log: Logger, deps: AllInOneD
   // (migrations applied either way). Tests of the runtime alone inject a MemoryJournal.
   const journal = deps.journal ?? await openJournal(config, log.child({ component: 'persistence' }));
   // Nova-less by default here: the host's root provider is created when Placement lacks it.
-  const link = placementLink(config, log.child({ component: 'placement' }), true);
+  const link = placementFromConfig(config, log.child({ component: 'placement' }), true);
   const conductor = new Conductor({ bus, journal, log: log.child({ component: 'conductor' }), timing: config.timing, usageWindow: config.conductor.usageWindow, ...(link.port ? { placement: link.port } : {}) });
   await conductor.start();
   const placement = link.start(conductor);

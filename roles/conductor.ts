@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import { Gauge } from 'prom-client';
 import { ARQ_HOME, ArqHome, FencedJournal, HostRouter, LeaseTable } from '../actors/cluster/index.js';
 import { Conductor, ReportDoor, type ReportStats } from '../actors/conductor/index.js';
-import { placementLink } from '../actors/services/index.js';
+import { placementFromConfig } from './placement.js';
 import type { Journal } from '../actors/runtime/index.js';
 import type { Bus, MessageHandler, SubscribeOptions, Unsubscribe } from '../bus/bus.js';
 import { connectNats, type NatsBus } from '../bus/nats.js';
@@ -91,14 +91,14 @@ export async function startConductor(config: Config, log: Logger, deps: { journa
   // Agents' inventories pass the report door first: an agent speaks only for its own host's devices,
   // checked against this conductor's memory and the database's record of every host.
   const door = new ReportDoor({
-    known: (h) => conductor.hosts.has(h), heldHere: (id) => conductor.findAccelerator(id)?.host, inventoryOf: (h) => conductor.hosts.get(h)?.inventory(),
+    known: (h) => conductor.hosts.has(h), heldHere: (id) => conductor.holderOf(id), inventoryOf: (h) => conductor.hosts.get(h)?.inventory(),
     ...(recordedHoldersOf(inner) ? { recorded: recordedHoldersOf(inner)! } : {}), log: log.child({ component: 'report-door' }),
   });
   const conductorBus = door.wrap(observeHeartbeats(router ? router.wrap(bus) : bus, (m) => metrics.observeHeartbeat(m.sentAt)));
   // The host an ARQ's binding names (read when its unbind looks for the conductor holding it).
   const hostOfArq = (uuid: string): string | undefined => conductor.arqs.get(uuid)?.view().binding?.hostname;
   // Each conductor keeps Placement in sync for the hosts it owns (PLACEMENT_URL; Nova creates the roots).
-  const link = placementLink(config, log.child({ component: 'placement' }));
+  const link = placementFromConfig(config, log.child({ component: 'placement' }));
   const hostPending = router ? (h: string): boolean => router.rebuilding(h) : undefined;
   const conductor: Conductor = new Conductor({
     bus: conductorBus, journal, log, timing: config.timing, usageWindow: config.conductor.usageWindow,

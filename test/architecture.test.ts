@@ -55,6 +55,20 @@ const RULES: IForbiddenRuleType[] = [
     to: { path: '^(actors|api|bus|db|control|roles|cli)/' },
   },
   {
+    name: 'ui-reads-contracts-only',
+    comment: 'The browser bundle takes the shared contracts (model/, machines/), never a server room: a route, the bus or the database would be bundled or drift.',
+    severity: 'error',
+    from: { path: '^ui/' },
+    to: { path: '^(actors|api|bus|cli|config|control|db|drivers|metrics|openstack|policy|roles)/' },
+  },
+  {
+    name: 'actors-take-options-not-config',
+    comment: 'Configuration is read and validated once, by roles/, which build each actor and service from plain options.',
+    severity: 'error',
+    from: { path: '^actors/' },
+    to: { path: '^config/' },
+  },
+  {
     name: 'machines-stay-pure',
     comment: 'Machines are pure: effects are provided by the hosting actor, not imported.',
     severity: 'error',

@@ -21,12 +21,34 @@ export class AcceleratorIndex {
     }
   }
 
-  /** The host that holds accelerator `id`, if any of ours does. */
+  /**
+   * The host that holds accelerator `id`, if any of ours does. An accelerator spawned since its
+   * host was last indexed (its inventory's transitions are heard before the inventory's answer)
+   * is found by a walk of the hosts, and indexed.
+   */
   hostOf(id: string): string | undefined {
     const name = this.hostOfId.get(id);
     if (name !== undefined && this.hosts.get(name)?.accelerators.has(id)) return name;
     if (name !== undefined) this.hostOfId.delete(id);
+    for (const h of this.hosts.values()) {
+      const a = h.accelerators.get(id);
+      if (a) {
+        this.hostOfId.set(id, h.name);
+        this.idOfRp.set(a.rpUuid, id);
+        return h.name;
+      }
+    }
     return undefined;
+  }
+
+  /**
+   * The host holding `id` by the index alone, never a walk: the inventory check asks it for every
+   * deployable a report names, most of them new, and a walk each would make a fleet's
+   * registration quadratic. Complete because every host is indexed once its inventory is applied.
+   */
+  indexedHostOf(id: string): string | undefined {
+    const name = this.hostOfId.get(id);
+    return name !== undefined && this.hosts.get(name)?.accelerators.has(id) ? name : undefined;
   }
 
   byId(id: string): AcceleratorActor | undefined {
@@ -39,6 +61,15 @@ export class AcceleratorIndex {
     const a = id === undefined ? undefined : this.byId(id);
     if (a && a.rpUuid === rpUuid) return a;
     if (id !== undefined) this.idOfRp.delete(rpUuid);
+    // Not indexed yet (or never ours): a walk, as for an id.
+    for (const h of this.hosts.values()) {
+      for (const x of h.accelerators.values()) {
+        if (x.rpUuid !== rpUuid) continue;
+        this.hostOfId.set(x.id, h.name);
+        this.idOfRp.set(rpUuid, x.id);
+        return x;
+      }
+    }
     return undefined;
   }
 

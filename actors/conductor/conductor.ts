@@ -176,6 +176,11 @@ export class Conductor implements ControlPlane {
     return this.tree.findAccelerator(id);
   }
 
+  /** Which of this conductor's hosts holds accelerator `id` (the report door asks for each id a report names: no walk). */
+  holderOf(id: string): string | undefined {
+    return this.tree.holderOf(id);
+  }
+
   get passivation(): Supervisor['passivation'] {
     return this.tree.passivation;
   }

@@ -172,7 +172,7 @@ export class Supervisor {
 
   /** The host holding accelerator `id` (the inventory check: a device is one host's only). */
   holderOf(id: string): string | undefined {
-    return this.index.hostOf(id);
+    return this.index.indexedHostOf(id);
   }
 
   /** The accelerator whose Placement resource provider is `rpUuid` (how Nova names a deployable). */

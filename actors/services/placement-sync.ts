@@ -2,11 +2,10 @@ import pLimit from 'p-limit';
 import type { Logger } from 'pino';
 import { createActor, fromPromise, type Actor } from 'xstate';
 import { placementSyncMachine, type PassResult, type SyncWork } from '../../machines/placement-sync.js';
-import type { Config } from '../../config/index.js';
 import { placementAllocations, type ProviderAllocations } from './allocation-guard.js';
-import { microversionAtLeast, MIN_MICROVERSION, placementClientFromConfig, type PlacementClient } from '../../openstack/placement/client.js';
+import { microversionAtLeast, MIN_MICROVERSION, type PlacementClient } from '../../openstack/placement/client.js';
 import { desiredOf } from '../../openstack/placement/desired.js';
-import { passCounter, repairCounter, requestCounter, trackDrift, type DriftKind } from '../../openstack/placement/metrics.js';
+import { passCounter, repairCounter, trackDrift, type DriftKind } from '../../openstack/placement/metrics.js';
 import type { SyncFlag } from '../../openstack/placement/plan.js';
 import { Reconciler, type ProviderOutcome, type StaleOutcome, type SyncState } from '../../openstack/placement/reconciler.js';
 import { RootProviders } from '../../openstack/placement/roots.js';
@@ -219,37 +218,12 @@ export class PlacementSync {
   }
 }
 
-/**
- * The Placement client a role is configured with (`PLACEMENT_URL` with a fixed token, or a
- * Keystone session, `[placement] auth_url`, that finds Placement in the catalog); without one it
- * says so once and returns null.
- */
-export function placementFromConfig(config: Pick<Config, 'placementUrl' | 'placementToken' | 'placement'>, log: Logger): PlacementClient | null {
-  const client = placementClientFromConfig(config, (method, status) => requestCounter.inc({ method, status: String(status) }));
-  if (!client) log.info('no Placement configured (PLACEMENT_URL or [placement] auth_url): accelerators are not reported to Placement');
-  return client ?? null;
-}
+/** How a role runs the sync (from `[placement]`: roles/placement.ts). */
+export type PlacementSyncSettings = Pick<PlacementSyncOptions, 'resourceProviderName' | 'createRootProviders' | 'intervalMs' | 'concurrency'>;
 
-/**
- * Starts the Placement sync beside a conductor. `createRootProvidersByDefault`: the all-in-one
- * (no Nova) passes true. The conductor reads the sync's state through its `placement` option.
- */
-export function startPlacementSync(
-  config: Pick<Config, 'placement'>,
-  source: PlacementSyncSource,
-  client: PlacementClient,
-  log: Logger,
-  createRootProvidersByDefault = false,
-): PlacementSync {
-  const sync = new PlacementSync({
-    source,
-    client,
-    log,
-    resourceProviderName: config.placement.resourceProviderName,
-    createRootProviders: config.placement.createRootProviders ?? createRootProvidersByDefault,
-    intervalMs: config.placement.syncIntervalMs,
-    concurrency: config.placement.concurrency,
-  });
+/** Starts the Placement sync beside a conductor; the conductor reads its state through its `placement` option. */
+export function startPlacementSync(source: PlacementSyncSource, client: PlacementClient, settings: PlacementSyncSettings, log: Logger): PlacementSync {
+  const sync = new PlacementSync({ source, client, log, ...settings });
   sync.start();
   return sync;
 }
@@ -260,19 +234,18 @@ export interface PlacementPort {
   allocations: ProviderAllocations;
 }
 
-/**
- * A role's Placement, in the order a role builds things: `port` is the conductor's `placement`
- * option (absent without Placement), `start` runs the sync once the conductor it reads exists.
- */
-export function placementLink(config: Pick<Config, 'placementUrl' | 'placementToken' | 'placement'>, log: Logger, createRootProvidersByDefault = false): {
+/** A role's Placement: the conductor's `placement` option now (`port`), the sync once the conductor it reads exists (`start`). */
+export interface PlacementLink {
   port?: PlacementPort;
   start(source: PlacementSyncSource): PlacementSync | null;
-} {
-  const client = placementFromConfig(config, log);
+}
+
+/** The link for `client` (null: no Placement configured, nothing to start). */
+export function placementLink(client: PlacementClient | null, settings: PlacementSyncSettings, log: Logger): PlacementLink {
   if (!client) return { start: () => null };
   let sync: PlacementSync | undefined;
   return {
     port: { status: (id) => sync?.status(id), allocations: placementAllocations(client) },
-    start: (source) => (sync = startPlacementSync(config, source, client, log, createRootProvidersByDefault)),
+    start: (source) => (sync = startPlacementSync(source, client, settings, log)),
   };
 }
