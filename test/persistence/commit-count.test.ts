@@ -72,8 +72,11 @@ describe.skipIf(!svc.postgres)('persistence: a Nova boot costs one commit per st
     for (let i = 0; i < cycles; i++) await novaCycle(run);
     const seen = proxy.since(from);
     const story = seen.trips.map((t) => `${t.status} ${t.sql.map((s) => s.replace(/\s+/g, ' ').slice(0, 60)).join(' | ') || '(prepared)'}`).join('\n');
-    expect(seen.transactions, story).toBe(3 * cycles);
-    expect(seen.roundTrips, story).toBe(3 * cycles);
+    // A read some periodic round might make meanwhile is not the boots' (none is expected: the
+    // story shows it if one comes).
+    const boots = seen.trips.filter((t) => !t.sql.every((q) => /^\s*select\b/i.test(q)) || t.sql.length === 0);
+    expect(boots.filter((t) => t.statements > 0 && t.status === 'I'), story).toHaveLength(3 * cycles);
+    expect(boots, story).toHaveLength(3 * cycles);
     // …and what they wrote is there: the log holds every step of every cycle.
     const history = await run.conductor.history(fpga.id);
     expect(history.slice(-4).map((h) => `${h.from}→${h.to}`)).toEqual(['ready→attaching', 'attaching→attached', 'attached→detaching', 'detaching→ready']);
