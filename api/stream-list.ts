@@ -5,30 +5,65 @@ import { nextHref, page, type PageRequest } from './paging.js';
 /** Items serialized per read of the stream: small enough that a slow reader holds little. */
 const BATCH = 64;
 
+/** One member of a streamed JSON object: a plain value, or a list serialized item by item. */
+export type StreamedPart = { value: unknown } | { items: readonly unknown[]; toJson: (item: never) => unknown }
+  /** Items serialized by the caller (a route's own schema serializer): its text goes as it is. */
+  | { items: readonly unknown[]; toText: (item: never) => string };
+
 /**
- * `{"<key>": [ ... ]}` as a stream that serializes `items` a batch at a time, only as fast as
- * the client reads: a client that reads slowly (or never) holds this request's list of
- * references and one batch, not the whole answer as text. 150 slow readers of 20,000 ARQs would
- * otherwise hold 150 copies of a 14 MB body (bench/slow-readers.ts measures it).
+ * A JSON object whose lists are serialized a batch at a time, only as fast as the client reads:
+ * a client that reads slowly (or never) holds this request's lists of references and one batch,
+ * not the whole answer as text. 150 slow readers of 20,000 ARQs would otherwise hold 150 copies
+ * of a 9 MB body (bench/slow-readers.ts measures it).
  *
- * `toJson` runs when its batch is read, so an item shows as it is then; `items` is the list as it
- * was when the request came (its membership does not change under the stream).
+ * `toJson` runs when its batch is read, so an item shows as it is then; the lists are as they
+ * were when the request came (their membership does not change under the stream).
  */
-export function jsonListStream<T>(key: string, items: readonly T[], toJson: (item: T) => unknown): Readable {
-  let at = 0;
+export function jsonObjectStream(parts: Record<string, StreamedPart>): Readable {
+  const keys = Object.keys(parts);
+  let k = 0;
+  let at = -1;
   return new Readable({
     // One batch of text at most waits in the stream, whatever the client's pace.
     highWaterMark: 16 * 1024,
     read() {
-      let chunk = at === 0 ? `{${JSON.stringify(key)}:[` : '';
-      const end = Math.min(items.length, at + BATCH);
-      for (; at < end; at++) chunk += (at === 0 ? '' : ',') + JSON.stringify(toJson(items[at]!));
-      if (at >= items.length) {
-        this.push(`${chunk}]}`);
-        this.push(null);
-      } else this.push(chunk);
+      let chunk = '';
+      // Plain values and a list's opening go with the next batch of items: one batch per read.
+      for (;;) {
+        if (k >= keys.length) {
+          this.push(`${chunk}${k === 0 ? '{' : ''}}`);
+          this.push(null);
+          return;
+        }
+        const part = parts[keys[k]!]!;
+        if (at < 0) chunk += `${k === 0 ? '{' : ','}${JSON.stringify(keys[k])}:`;
+        if ('value' in part) {
+          chunk += JSON.stringify(part.value);
+          k++;
+          continue;
+        }
+        if (at < 0) {
+          chunk += '[';
+          at = 0;
+        }
+        const end = Math.min(part.items.length, at + BATCH);
+        const text = 'toText' in part ? part.toText : (x: never): string => JSON.stringify(part.toJson(x));
+        for (; at < end; at++) chunk += (at === 0 ? '' : ',') + text(part.items[at] as never);
+        if (at >= part.items.length) {
+          chunk += ']';
+          k++;
+          at = -1;
+        }
+        this.push(chunk);
+        return;
+      }
     },
   });
+}
+
+/** `{"<key>": [ ... ]}`, streamed (see jsonObjectStream). */
+export function jsonListStream<T>(key: string, items: readonly T[], toJson: (item: T) => unknown): Readable {
+  return jsonObjectStream({ [key]: { items, toJson: toJson as (item: never) => unknown } });
 }
 
 /**

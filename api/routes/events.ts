@@ -1,11 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from '@sinclair/typebox';
+import { Type, type TSchema } from '@sinclair/typebox';
 import type { FastifyBaseLogger } from 'fastify';
 import type { ServerResponse } from 'node:http';
 import { AcceleratorSchema } from './accelerators.js';
 import { HostSchema } from './hosts.js';
 import { TransitionEvent, type ControlPlane, type EventBatch, type StreamEvent } from '../../model/index.js';
 import { Name } from '../bounds.js';
+import { jsonObjectStream } from '../stream-list.js';
 import { policy } from '../auth/index.js';
 import { EventScope, scopeOf } from '../scope.js';
 import { CyborgError } from '../../errors/index.js';
@@ -101,15 +102,23 @@ export const eventRoutes: FastifyPluginAsyncTypebox<EventStreamOptions> = async 
         }),
       },
     },
-  }, async (req) => {
+  }, async (req, reply) => {
     const scope = scopeOf(req);
-    if (scope.fleet) return { cursor: control.hub.cursor, hosts: control.listHosts(), accelerators: control.listAccelerators(), arqs: control.listArqs() };
-    return {
-      cursor: control.hub.cursor,
-      hosts: control.listHosts().flatMap((h) => scope.host(h) ?? []),
-      accelerators: control.listAccelerators().flatMap((a) => scope.accelerator(a) ?? []),
-      arqs: control.listArqs().flatMap((a) => scope.arq(a) ?? []),
-    };
+    const cursor = control.hub.cursor;
+    const [hosts, accelerators, arqs] = scope.fleet ? [control.listHosts(), control.listAccelerators(), control.listArqs()] : [
+      control.listHosts().flatMap((h) => scope.host(h) ?? []),
+      control.listAccelerators().flatMap((a) => scope.accelerator(a) ?? []),
+      control.listArqs().flatMap((a) => scope.arq(a) ?? []),
+    ];
+    // The whole fleet's state, streamed as the client reads it (api/stream-list.ts): a slow or
+    // stuck visualizer holds references, not a copy of the text. Each item as its schema says.
+    const as = (schema: TSchema): ((x: never) => string) => reply.compileSerializationSchema(schema) as (x: never) => string;
+    return reply.type('application/json; charset=utf-8').send(jsonObjectStream({
+      cursor: { value: cursor },
+      hosts: { items: hosts, toText: as(HostSchema) },
+      accelerators: { items: accelerators, toText: as(AcceleratorSchema) },
+      arqs: { items: arqs, toText: as(ArqSchema) },
+    }) as never); // a stream of the schema's JSON, serialized item by item above
   });
 
   app.get('/history/:id', {
