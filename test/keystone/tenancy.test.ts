@@ -76,8 +76,9 @@ describe.skipIf(!svc.keystone)('tenancy: every route × every persona against a 
 
   beforeAll(async () => {
     stack = await startStack({ hosts: [HOST], log: quietLogger() });
-    const session = new KeystoneSession({ authUrl: KEYSTONE_URL, auth: serviceAuth(), timeoutMs: 10_000 });
-    const validator = new TokenValidator({ session, cache: { ttlMs: 300_000 }, timeoutMs: 10_000 });
+    // Patient with Keystone (its cache is off, and a busy machine makes it slow): a 503 here is no tenancy answer.
+    const session = new KeystoneSession({ authUrl: KEYSTONE_URL, auth: serviceAuth(), timeoutMs: 30_000 });
+    const validator = new TokenValidator({ session, cache: { ttlMs: 300_000 }, timeoutMs: 30_000 });
     app = await buildApi({ control: stack.conductor, log: quietLogger(), v2: { authStrategy: 'keystone' }, auth: { keystone: { validator, wwwAuthenticateUri: 'http://127.0.0.1:15001' } } });
     await app.listen({ host: '127.0.0.1', port: 0 });
     base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
@@ -219,6 +220,26 @@ describe.skipIf(!svc.keystone)('tenancy: every route × every persona against a 
       .filter((id) => body.includes(id) && !asked.includes(id)).map((id) => `${id} in ${asked}: ${body.slice(0, 300)}`));
     expect(leaks).toEqual([]);
   }, 60_000);
+
+  it('with the new defaults too, a reader holding Nova\'s service token neither creates nor binds ARQs (Cyborg 2026.2)', async () => {
+    const session = new KeystoneSession({ authUrl: KEYSTONE_URL, auth: serviceAuth(), timeoutMs: 30_000 });
+    const validator = new TokenValidator({ session, cache: { ttlMs: 300_000 }, timeoutMs: 30_000 });
+    const strict = await buildApi({
+      control: stack.conductor, log: quietLogger(), v2: { authStrategy: 'keystone', enforceNewDefaults: true }, auth: { keystone: { validator, wwwAuthenticateUri: 'http://127.0.0.1:15001' } },
+    });
+    try {
+      const ops = (arq: string) => ({ [arq]: [{ op: 'add', path: '/hostname', value: HOST }, { op: 'add', path: '/device_rp_uuid', value: fpga.rpUuid }, { op: 'add', path: '/instance_uuid', value: randomUUID() }] });
+      const as = async (who: Persona, method: 'POST' | 'PATCH', url: string, body: unknown): Promise<number> =>
+        (await strict.inject({ method, url, headers: { ...headers[who], 'content-type': 'application/json' }, payload: JSON.stringify(body) })).statusCode;
+      expect(await as('readerWithServiceToken', 'POST', '/v2/accelerator_requests', { device_profile_name: PROFILE })).toBe(403);
+      expect(await as('readerWithServiceToken', 'PATCH', '/v2/accelerator_requests', ops(randomUUID()))).toBe(403);
+      // The member with Nova's service token is who binds: through, to an ARQ that does not exist.
+      expect(await as('memberA', 'PATCH', '/v2/accelerator_requests', ops(randomUUID()))).toBe(403);
+      expect(await strict.inject({ method: 'PATCH', url: '/v2/accelerator_requests', headers: { ...headers.memberA, 'x-service-token': headers.service['x-auth-token']!, 'content-type': 'application/json' }, payload: JSON.stringify(ops(randomUUID())) }).then((r) => r.statusCode)).toBe(404);
+    } finally {
+      await strict.close();
+    }
+  });
 
   it('B cannot read, bind or delete A\'s ARQ: it does not exist for B, and it is still there', async () => {
     const withNova = { ...headers.memberB, 'x-service-token': headers.service['x-auth-token']! };
