@@ -12,7 +12,7 @@
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { copyFileSync, existsSync, symlinkSync } from 'node:fs';
+import { copyFileSync, existsSync, readFileSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { Type } from '@sinclair/typebox';
 import pg from 'pg';
@@ -35,7 +35,15 @@ const ROOT = join(import.meta.dirname, '..', '..');
 export interface StormOptions { boots: number; hosts: number; rounds: number; baseline?: string }
 
 /** What one deployment's storms measured (the child's `STORM` line). */
-export interface StormResult { boots: number; failures: number; p50: number; p99: number; max: number; wallS: number; firstError?: string }
+export interface StormResult {
+  boots: number; failures: number; p50: number; p99: number; max: number; wallS: number; firstError?: string;
+  /** p50 of each request of a boot, ms. */
+  steps?: Record<Step, number>;
+  /** CPU seconds spent during the storms by the conductor process and by the api + agents + clients process. */
+  cpuS?: { conductor: number; api: number };
+}
+
+type Step = 'create' | 'bind' | 'resolved' | 'delete';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -57,13 +65,26 @@ async function admin(sql: string): Promise<void> {
   }
 }
 
+/** CPU seconds a process has used, from /proc (Linux; 0 elsewhere). */
+function cpuOf(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return 0;
+  }
+}
+
 /** One boot and delete on `slot`, as nova-conductor and nova-compute call Cyborg; its milliseconds. */
-async function boot(pool: Pool, slot: { host: string; rpUuid: string }): Promise<number> {
+async function boot(pool: Pool, slot: { host: string; rpUuid: string }, steps?: Record<Step, number[]>): Promise<number> {
   const t = performance.now();
+  let last = t;
+  const lap = (s: Step): void => { const now = performance.now(); steps?.[s].push(now - last); last = now; };
   const instance = randomUUID();
   const created = await call(pool, 'POST', '/v2/accelerator_requests', { device_profile_name: 'storm-dp' });
   if (created.status !== 201) throw new Error(`create: ${created.status}`);
   const uuid = (created.json as { arqs: { uuid: string }[] }).arqs[0]!.uuid;
+  lap('create');
   const bound = await call(pool, 'PATCH', '/v2/accelerator_requests', {
     [uuid]: [
       { op: 'add', path: '/hostname', value: slot.host },
@@ -72,18 +93,23 @@ async function boot(pool: Pool, slot: { host: string; rpUuid: string }): Promise
     ],
   });
   if (bound.status !== 202) throw new Error(`bind: ${bound.status} ${JSON.stringify(bound.json)}`);
+  lap('bind');
   for (;;) {
     const r = await call(pool, 'GET', `/v2/accelerator_requests?instance=${instance}&bind_state=resolved`);
     if (r.status === 200) {
-      const state = (r.json as { arqs: { state: string }[] }).arqs[0]?.state;
-      if (state !== 'Bound') throw new Error(`resolved as ${state}`);
+      // What Nova starts the VM with: a resolved ARQ that names its attach handle (bound), not
+      // one that failed. Asked of the wire, not by state name, so that older commits run it too.
+      const arq = (r.json as { arqs: { state: string; attach_handle_uuid: string | null }[] }).arqs[0];
+      if (!arq?.attach_handle_uuid) throw new Error(`resolved as ${arq?.state} without an attach handle`);
       break;
     }
     if (r.status !== 423) throw new Error(`resolved query: ${r.status}`);
     await sleep(5); // Nova waits for its external event; a poller that spins would only measure itself
   }
+  lap('resolved');
   const deleted = await call(pool, 'DELETE', `/v2/accelerator_requests?instance=${instance}`);
   if (deleted.status !== 204) throw new Error(`delete: ${deleted.status}`);
+  lap('delete');
   return performance.now() - t;
 }
 
@@ -152,17 +178,22 @@ export async function runStorm(o: StormOptions): Promise<StormResult> {
     const lat: number[] = [];
     let failures = 0;
     let firstError: string | undefined;
+    const steps: Record<Step, number[]> = { create: [], bind: [], resolved: [], delete: [] };
+    const cpu0 = { conductor: cpuOf(conductor.pid!), api: cpuOf(process.pid) };
     const started = performance.now();
     for (let r = 0; r < o.rounds; r++) {
-      await Promise.all(slots.map((s) => boot(pool, s).then((ms) => { lat.push(ms); }, (err: unknown) => {
+      await Promise.all(slots.map((s) => boot(pool, s, steps).then((ms) => { lat.push(ms); }, (err: unknown) => {
         failures++;
         firstError ??= String(err);
       })));
     }
     const wallS = (performance.now() - started) / 1000;
+    const cpuS = { conductor: cpuOf(conductor.pid!) - cpu0.conductor, api: cpuOf(process.pid) - cpu0.api };
     await pool.close();
     lat.sort((a, b) => a - b);
-    return { boots: lat.length + failures, failures, p50: pct(lat, 50), p99: pct(lat, 99), max: lat.at(-1) ?? NaN, wallS, ...(firstError ? { firstError } : {}) };
+    const p50Of = (v: number[]): number => pct([...v].sort((a, b) => a - b), 50);
+    const stepP50 = { create: p50Of(steps.create), bind: p50Of(steps.bind), resolved: p50Of(steps.resolved), delete: p50Of(steps.delete) };
+    return { boots: lat.length + failures, failures, p50: pct(lat, 50), p99: pct(lat, 99), max: lat.at(-1) ?? NaN, wallS, steps: stepP50, cpuS, ...(firstError ? { firstError } : {}) };
   } finally {
     await app?.close();
     control.stop();
@@ -207,7 +238,9 @@ function worktreeOf(ref: string): { root: string; sha: string } {
 }
 
 const line = (what: string, r: StormResult): string =>
-  `${what}: p50 ${r.p50.toFixed(0)} ms  p99 ${r.p99.toFixed(0)} ms  max ${r.max.toFixed(0)} ms per boot, ${r.boots} boots in ${r.wallS.toFixed(1)} s, ${r.failures} failed${r.firstError ? ` (first: ${r.firstError})` : ''}`;
+  `${what}: p50 ${r.p50.toFixed(0)} ms  p99 ${r.p99.toFixed(0)} ms  max ${r.max.toFixed(0)} ms per boot, ${r.boots} boots in ${r.wallS.toFixed(1)} s, ${r.failures} failed${r.firstError ? ` (first: ${r.firstError})` : ''}`
+  + (r.steps ? `\n    p50 per request (ms): ${Object.entries(r.steps).map(([k, v]) => `${k} ${v.toFixed(0)}`).join(', ')}` : '')
+  + (r.cpuS ? `; CPU during the storms: conductor ${r.cpuS.conductor.toFixed(1)} s, api + agents + clients ${r.cpuS.api.toFixed(1)} s` : '');
 
 /** The `storm` section of bench:api: this tree, and the baseline commit in the same run. */
 export async function stormSection(o: StormOptions): Promise<void> {
