@@ -3,8 +3,9 @@
  * conductor in this process, memory journal) holds --arqs ARQs (default 20,000); --clients
  * clients (default 150, in a child process of their own) each ask `GET /v2/accelerator_requests`
  * — the whole list, as Nova and tempest ask it — and never read the answer. Measured in the same
- * run: the api's RSS and `/healthz` latency (p50, p99, max of --probes sequential requests)
- * idle, then with the readers connected, then after they left.
+ * run: the api's RSS and `/healthz` latency (p50, p99, max of sequential requests: --probes
+ * idle; for 5 s from the moment the readers ask) idle, then with the readers, then after they
+ * left — for the streamed list, and for the same list answered as one buffered body.
  *
  * Before the list was streamed (api/stream-list.ts), each such reader held the whole answer as
  * text: 150 of them raised the api by 1.2 GiB and made `/healthz` take 20.7 s (issue 26).
@@ -36,10 +37,11 @@ function rss(): number {
   return process.memoryUsage().rss;
 }
 
-/** `/healthz` asked PROBES times one after another: p50, p99 and max in ms. */
-async function healthz(url: string): Promise<{ p50: number; p99: number; max: number }> {
+/** `/healthz` asked one after another, PROBES times or for `forMs`: p50, p99 and max in ms. */
+async function healthz(url: string, forMs = 0): Promise<{ p50: number; p99: number; max: number }> {
   const ms: number[] = [];
-  for (let i = 0; i < PROBES; i++) {
+  const until = performance.now() + forMs;
+  for (let i = 0; i < PROBES || performance.now() < until; i++) {
     const t0 = performance.now();
     const res = await request(`${url}/healthz`);
     await res.body.dump();
@@ -57,11 +59,10 @@ async function readers(url: string, path: string, what: string, idleRss: number)
     child.stdout.on('data', (b: Buffer) => (b.toString().includes('sent') ? resolve() : undefined));
     child.once('exit', (code) => reject(new Error(`slow readers exited (${code})`)));
   });
-  // Let the api write what the sockets take, then measure while they hold the rest.
+  // Probed from the moment they asked, through the api writing what their sockets take, for 5 s.
   let peak = 0;
   const sampler = setInterval(() => { peak = Math.max(peak, process.memoryUsage().rss); }, 100);
-  await new Promise((r) => setTimeout(r, 3_000));
-  const busy = await healthz(url);
+  const busy = await healthz(url, 5_000);
   const held = rss();
   clearInterval(sampler);
   peak = Math.max(peak, held);
