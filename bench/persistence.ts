@@ -25,6 +25,7 @@ import { migrate, openOrm } from '../db/config.js';
 import { PgJournal } from '../db/pg-journal.js';
 import { FakeDriver } from '../drivers/fake/index.js';
 import { DriverRegistry } from '../drivers/registry.js';
+import { AcceleratorStates } from '../machines/index.js';
 
 const BASE = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const PHASE_MS = Number(process.env.BENCH_PHASE_MS ?? 4_000);
@@ -234,7 +235,7 @@ async function ours(journal: Counted, hosts: number, perHost: number, callers: n
   const toggle = async (id: string): Promise<number> => {
     const actor = conductor.acceleratorActor(id);
     const t = performance.now();
-    await actor.request(actor.state === 'inactive' ? { type: 'ENABLE' } : { type: 'DISABLE' });
+    await actor.request(actor.state === AcceleratorStates.inactive ? { type: 'ENABLE' } : { type: 'DISABLE' });
     return performance.now() - t;
   };
 

@@ -15,7 +15,7 @@ import { AcceleratorActor, acceleratorLogic } from '../actors/conductor/index.js
 import type { Change, Journal, Recovered } from '../actors/runtime/index.js';
 import { silentLogger } from '../config/logger.js';
 import { FakeDriver } from '../drivers/fake/index.js';
-import { acceleratorMachine } from '../machines/index.js';
+import { acceleratorMachine, AcceleratorStates } from '../machines/index.js';
 import { EventHub, type TransitionRecord } from '../model/index.js';
 
 const ACTORS = Number(process.env.ACTORS ?? 10_000);
@@ -69,7 +69,7 @@ async function runtime(): Promise<{ perSecond: number; bytesPerActor: number }> 
   const start = Date.now();
   await Promise.all(actors.map(async (a) => {
     while (Date.now() < deadline) {
-      await a.request({ type: a.state === 'inactive' ? 'ENABLE' : 'DISABLE' });
+      await a.request({ type: a.state === AcceleratorStates.inactive ? 'ENABLE' : 'DISABLE' });
     }
   }));
   const elapsed = (Date.now() - start) / 1000;
@@ -88,7 +88,7 @@ async function bareXState(): Promise<number> {
   const start = Date.now();
   await Promise.all(actors.map(async (a) => {
     while (Date.now() < deadline) {
-      const target = a.getSnapshot().value === 'inactive' ? 'ready' : 'inactive';
+      const target = a.getSnapshot().value === AcceleratorStates.inactive ? 'ready' : 'inactive';
       a.send({ type: target === 'ready' ? 'ENABLE' : 'DISABLE' });
       await new Promise<void>((resolve) => {
         const sub = a.subscribe((s) => {

@@ -11,6 +11,7 @@ import { isBusy, RemoteDriverControl } from './driver-client.js';
 import { checkedReply, ControlReply, ControlRequest, type ArgsOf, type ControlOp, type ControlReplyMsg, type ReplyOf } from './messages.js';
 import { ReadModel } from './read-model.js';
 import { ViewSync } from './view-sync.js';
+import { ArqStates } from '../machines/index.js';
 
 /** Calls that only read: repeated once when the conductor that met them was losing its lease (or none answered). */
 const SAFE_TO_REPEAT: ReadonlySet<ControlOp> = new Set<ControlOp>(['history', 'audit', 'usage.accelerator', 'usage.host', 'drivers.list', 'drivers.get', 'services.list', 'arqHolds']);
@@ -138,7 +139,7 @@ export class RemoteControlPlane implements ControlPlane {
 
   listArqs(filter: ArqFilter = {}): ArqView[] {
     // An ARQ whose delete was acknowledged is not the instance's any more (as the conductor lists).
-    return [...this.model.arqs.values()].filter((a) => (filter.instanceUuid === undefined || (a.binding?.instanceUuid === filter.instanceUuid && a.cyborgState !== 'Deleting'))
+    return [...this.model.arqs.values()].filter((a) => (filter.instanceUuid === undefined || (a.binding?.instanceUuid === filter.instanceUuid && a.cyborgState !== ArqStates.Deleting))
       && (filter.projectId === undefined || a.projectId === filter.projectId));
   }
 
@@ -194,7 +195,7 @@ export class RemoteControlPlane implements ControlPlane {
 
   async deleteArq(uuid: string, meta: RequestMeta = {}): Promise<ArqView> {
     const v = await this.arqCall(this.call('deleteArq', { uuid, meta }));
-    if (v.state === 'Deleted') this.model.arqs.delete(uuid);
+    if (v.state === ArqStates.Deleted) this.model.arqs.delete(uuid);
     return v;
   }
 
@@ -252,7 +253,7 @@ export class RemoteControlPlane implements ControlPlane {
 
   private async arqCall(reply: Promise<ArqView>): Promise<ArqView> {
     const v = await reply;
-    if (v.state !== 'Deleted') this.model.arqs.set(v.uuid, v);
+    if (v.state !== ArqStates.Deleted) this.model.arqs.set(v.uuid, v);
     return v;
   }
 }

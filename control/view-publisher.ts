@@ -5,6 +5,7 @@ import { Subjects, type EventKind } from '../bus/subjects.js';
 import { TransitionEvent, type AcceleratorView, type ArqView, type CommittedEvent, type CommittedState } from '../model/index.js';
 import { ViewsBatch, type ViewsBatchMsg } from './messages.js';
 import { checkPayload, maxPayloadOf, packBySize } from './payload.js';
+import { ArqStates } from '../machines/index.js';
 
 /** What the publisher reads of its conductor: committed actors by host, ARQs, and its commit hub. */
 export type PublishedConductor = CommittedState;
@@ -119,7 +120,7 @@ export class ViewPublisher {
     }
     for (const id of this.arqs) {
       const a = c.arqs.get(id);
-      pieces.push(a && a.state !== 'Deleted' ? { k: 'arq', v: a.view() } : { k: 'deleted', v: id });
+      pieces.push(a && a.state !== ArqStates.Deleted ? { k: 'arq', v: a.view() } : { k: 'deleted', v: id });
     }
     for (const d of this.docs) pieces.push({ k: 'document', v: d });
     for (const t of this.transitions) pieces.push({ k: 'transition', v: t });

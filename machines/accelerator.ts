@@ -1,5 +1,4 @@
 import { and, assign, setup } from 'xstate';
-import { namesOf } from './vocabulary.js';
 import {
   DEFAULT_HEALTH_POLICY, HEALTHY, nextHealth, nextMark,
   type HealthPolicy, type HealthSignal, type HealthState, type MaintenanceMark, type MaintenanceScope,
@@ -99,13 +98,7 @@ export type AcceleratorEvent =
   /** Crash recovery: the record was saved in a transient state; nobody knows how its operation ended. */
   | { type: 'INTERRUPTED' };
 
-/** Every state of the accelerator machine (checked against its config in vocabulary.test.ts). */
-export const ACCELERATOR_STATES = [
-  'inactive', 'installing', 'ready', 'programming', 'programmed', 'attaching', 'settleAfterFailedAttach', 'attached',
-  'detaching', 'settleAfterDetach', 'resetting', 'settleAfterReset', 'uninstalling', 'error', 'offline', 'removed',
-] as const;
-export type AcceleratorState = (typeof ACCELERATOR_STATES)[number];
-export const AcceleratorStates = namesOf(ACCELERATOR_STATES);
+export { ACCELERATOR_STATES, AcceleratorStates, type AcceleratorState } from './states.js';
 
 /**
  * The questions asked of an accelerator's state outside this file, answered here:

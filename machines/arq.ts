@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { assign, fromPromise, setup } from 'xstate';
-import { namesOf } from './vocabulary.js';
+import { ArqStates } from './states.js';
 
 /**
  * An accelerator request (ARQ), with Cyborg's states: Initial → BindStarted → Bound | BindFailed,
@@ -61,10 +61,7 @@ export type ArqEvent =
   /** Crash recovery: the record was saved while an effect ran, and nobody knows how it ended. */
   | { type: 'INTERRUPTED' };
 
-/** Every state of the ARQ machine (checked against its config in vocabulary.test.ts). */
-export const ARQ_STATES = ['Initial', 'BindStarted', 'Bound', 'BindFailed', 'Unbinding', 'Unbound', 'UnbindFailed', 'Deleting', 'DeletePending', 'Deleted'] as const;
-export type ArqState = (typeof ARQ_STATES)[number];
-export const ArqStates = namesOf(ARQ_STATES);
+export { ARQ_STATES, ArqStates, type ArqState } from './states.js';
 
 /**
  * `busy`: an effect runs. `resolved`: what Nova waits for before it boots (Cyborg's Bound,

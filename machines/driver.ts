@@ -1,10 +1,6 @@
 import { assign, fromPromise, setup } from 'xstate';
-import { namesOf } from './vocabulary.js';
 
-/** Every state of a host driver's lifecycle (checked against the machine's config in vocabulary.test.ts). */
-export const DRIVER_STATES = ['uninstalled', 'installing', 'installed', 'updating', 'uninstalling'] as const;
-export type DriverState = (typeof DRIVER_STATES)[number];
-export const DriverStates = namesOf(DRIVER_STATES);
+export { DRIVER_STATES, DriverStates, type DriverState } from './states.js';
 
 /**
  * The lifecycle of one driver on one host, as the conductor runs it on the host's agent:

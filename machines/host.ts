@@ -1,10 +1,6 @@
 import { assign, setup } from 'xstate';
-import { namesOf } from './vocabulary.js';
 
-/** Every state of a compute host's agent session (checked against the machine's config in vocabulary.test.ts). */
-export const HOST_STATES = ['online', 'stale', 'lost'] as const;
-export type HostState = (typeof HOST_STATES)[number];
-export const HostStates = namesOf(HOST_STATES);
+export { HOST_STATES, HostStates, type HostState } from './states.js';
 
 /**
  * An agent session's liveness, driven by heartbeats: `online` while they arrive, `stale` after

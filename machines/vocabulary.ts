@@ -1,14 +1,5 @@
 import { transition, type AnyStateMachine } from 'xstate';
 
-/**
- * The names of a machine's states as an object whose keys are its values: code outside
- * `machines/` compares with `AcceleratorStates.removed`, never with a string of its own, so a
- * state renamed or removed here fails the type check everywhere it is used.
- */
-export function namesOf<const T extends string>(names: readonly T[]): { readonly [K in T]: K } {
-  return Object.freeze(Object.fromEntries(names.map((n) => [n, n]))) as { readonly [K in T]: K };
-}
-
 /** The tags a machine's state node declares (no running actor needed). */
 export function tagsOfState(machine: AnyStateMachine, state: string): readonly string[] {
   return (machine.states as Record<string, { tags: readonly string[] } | undefined>)[state]?.tags ?? [];
@@ -33,3 +24,5 @@ export function recoverInterrupted(machine: AnyStateMachine, record: StateRecord
   const [next] = transition(machine, from, { type: 'INTERRUPTED' } as never);
   return { record: { value: String(next.value), context: next.context as Record<string, unknown> }, interrupted: record.value };
 }
+
+export { namesOf } from './states.js';

@@ -1,6 +1,7 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Conductor } from '../actors/conductor/index.js';
 import type { AcceleratorView, UsageSample } from '../model/index.js';
+import { AcceleratorStates } from '../machines/index.js';
 
 /** What the fleet series read: the conductor's hosts, its committed events, its usage windows. */
 export type FleetSource = Pick<Conductor, 'hosts' | 'hub' | 'usage'>;
@@ -44,7 +45,7 @@ export function fleetRows(conductor: FleetSource): { rows: (now?: number) => Dev
     for (const h of conductor.hosts.values()) {
       for (const a of h.accelerators.values()) {
         const view = a.view();
-        if (view.state === 'removed') continue;
+        if (view.state === AcceleratorStates.removed) continue;
         out.push({ view, hostState: h.state, labels: { host: h.name, accelerator: view.id, state: view.state } });
       }
     }

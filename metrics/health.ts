@@ -1,6 +1,7 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { AcceleratorView } from '../model/index.js';
 import type { DeviceRow, FleetSource } from './devices.js';
+import { HostStates } from '../machines/index.js';
 
 /**
  * The series an operator alerts on (deploy/prometheus/cyborg-alerts.yml): each device's health
@@ -25,7 +26,7 @@ export function reasonClass(reason: string | null): string {
  */
 export function healthLabels(view: AcceleratorView, hostState: string): { status: string; severity: string; reason_class: string } {
   const h = view.health;
-  const status = hostState === 'online' ? h?.status ?? 'ok' : 'unknown';
+  const status = hostState === HostStates.online ? h?.status ?? 'ok' : 'unknown';
   const bad = h && h.status !== 'ok';
   // Not observed is no fault of the device: a severity only for a fatal fault it had before.
   const severity = !bad ? 'none' : h.fatal ? 'fatal' : h.status === 'unknown' ? 'none' : 'transient';

@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { AcceleratorView } from './accelerator.js';
+import { AcceleratorStates } from '../machines/index.js';
 
 /**
  * Free capacity at a glance: attach slots (Placement's units) by resource class, per host and for
@@ -62,7 +63,7 @@ export function capacityOf(accelerators: Iterable<AcceleratorView>): Capacity {
   const hosts = new Map<string, Map<string, CapacityCounts>>();
   const traits = new Map<string, CapacityCounts & { trait: string }>();
   for (const a of accelerators) {
-    if (a.state === 'removed' || !a.resourceClass) continue;
+    if (a.state === AcceleratorStates.removed || !a.resourceClass) continue;
     const rc = a.resourceClass;
     add(fleet, rc, rc, a);
     let h = hosts.get(a.host);

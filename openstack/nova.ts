@@ -3,6 +3,7 @@ import type { Config } from '../config/index.js';
 import type { ArqView, CommittedEvent, EventHub } from '../model/index.js';
 import { authMethod, KeystoneSession } from './keystone/index.js';
 import { globalRequestId, globalRequestIdHeader, withGlobalRequestId } from './request-id.js';
+import { ArqStates } from '../machines/index.js';
 
 /** One Nova external event (compute API 2.82). */
 export interface NovaEvent {
@@ -71,7 +72,7 @@ export class NovaNotifier {
   }
 
   private onEvent(ev: CommittedEvent): void {
-    if (ev.kind !== 'arq' || ev.from !== 'BindStarted') return;
+    if (ev.kind !== 'arq' || ev.from !== ArqStates.BindStarted) return;
     const status = STATUS[ev.to];
     if (!status) return;
     let instance: string | undefined;

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { AcceleratorStates } from '../machines/index.js';
 
 /** What auto-enable needs of a conductor: its committed transitions, and the operator's ENABLE. */
 export interface Enabler {
@@ -14,7 +15,7 @@ export interface Enabler {
  */
 export function startAutoEnable(conductor: Enabler, log: Logger): () => void {
   return conductor.hub.subscribe((ev) => {
-    if (ev.kind !== 'accelerator' || ev.to !== 'inactive' || (ev.event !== 'DISCOVERED' && ev.event !== 'REDISCOVERED')) return;
+    if (ev.kind !== 'accelerator' || ev.to !== AcceleratorStates.inactive || (ev.event !== 'DISCOVERED' && ev.event !== 'REDISCOVERED')) return;
     // After this transition's commit: the ENABLE is a change of its own.
     queueMicrotask(() => {
       conductor.act(ev.id, { type: 'ENABLE' }, { actor: 'auto-enable' }).then(

@@ -2,8 +2,8 @@ import type { Logger } from 'pino';
 import { rpUuidOf } from '../../drivers/ids.js';
 import { CyborgError, isCyborgError, TransitionInvalidError } from '../../errors/index.js';
 import {
-  ACCELERATOR_INITIAL, acceleratorMachine, allowedEvents, recoverInterrupted, conditionTags, DEFAULT_HEALTH_POLICY, healthActions, initialContext, opInput, OPERATOR_EVENTS, reasonOf,
-  type AcceleratorContext, type AcceleratorEvent, type DriverOpInput, type HealthPolicy, type HealthSignal,
+  ACCELERATOR_INITIAL, acceleratorMachine, AcceleratorStates, allowedEvents, conditionTags, DEFAULT_HEALTH_POLICY, healthActions, initialContext, opInput, OPERATOR_EVENTS, reasonOf,
+  recoverInterrupted, type AcceleratorContext, type AcceleratorEvent, type DriverOpInput, type HealthPolicy, type HealthSignal,
 } from '../../machines/index.js';
 import type { Journal, MachineRecord } from '../runtime/index.js';
 import { conditionChange } from './condition.js';
@@ -422,7 +422,7 @@ export class AcceleratorActor implements MachineOwner, Restable {
       this.rt.log.info({ acceleratorId: this.id, host: this.spec.host, from: rec.from, to: rec.to, event: rec.event, requestId: rec.requestId }, 'transition');
     }
     const ctx = persisted.context as unknown as AcceleratorContext;
-    if (rec.from === 'detaching' && ctx.maintenance?.host && ctx.allocations.length === 0) {
+    if (rec.from === AcceleratorStates.detaching && ctx.maintenance?.host && ctx.allocations.length === 0) {
       // The drain's end on this card: the alert on a stuck drain is waiting for this line.
       this.rt.log.warn({ acceleratorId: this.id, name: this.spec.deployable.name, host: this.spec.host, change: 'DRAINED', consumers: [], requestId: rec.requestId }, 'drain done on this accelerator: no instance holds it any more');
     }

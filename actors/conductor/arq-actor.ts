@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { fromPromise } from 'xstate';
 import { CyborgError, isCyborgError, TransitionInvalidError } from '../../errors/index.js';
-import { allowedEvents, arqMachine, arqTags, cyborgState, recoverInterrupted, type ArqContext, type ArqEvent, type ArqState, type Binding, type BoundTo } from '../../machines/index.js';
+import { allowedEvents, type ArqContext, type ArqEvent, arqMachine, type ArqState, ArqStates, arqTags, type Binding, type BoundTo, cyborgState, recoverInterrupted } from '../../machines/index.js';
 import type { Journal, MachineRecord } from '../runtime/index.js';
 import { MachineHost, whenDurable } from '../runtime/index.js';
 import type { ArqView, EventHub, RequestMeta, TransitionRecord } from '../../model/index.js';
@@ -190,7 +190,7 @@ export class ArqActor {
   private onTransition(rec: Omit<TransitionRecord, 'kind' | 'id' | 'host'>, persisted: MachineRecord): Promise<void> {
     const full: TransitionRecord = { kind: 'arq', id: this.uuid, ...rec };
     this.opts.log.info({ arqUuid: this.uuid, from: rec.from, to: rec.to, event: rec.event, requestId: rec.requestId }, 'arq transition');
-    const deleted = rec.to === 'Deleted';
+    const deleted = rec.to === ArqStates.Deleted;
     const record = { value: persisted.value, context: { ...persisted.context, createdAt: this.createdAt } };
     const defer = EFFECT_STATES.has(persisted.value);
     this.deferredTail = defer;

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Binding, BoundTo } from '../../machines/index.js';
 import { whyUnavailable, type AcceleratorView, type ArqHold, type RequestMeta } from '../../model/index.js';
 import type { AcceleratorActor } from './accelerator-actor.js';
+import { AcceleratorStates } from '../../machines/index.js';
 
 export interface ArqBinderDeps {
   /** The accelerator whose Placement resource provider is `rpUuid`. */
@@ -115,7 +116,7 @@ export class ArqBinder {
     if (runs(actor.view().program)) return;
     const view = await actor.request({ type: 'PROGRAM', ...want }, { actor: `arq:${arqUuid}` }, { awaitCommit: false });
     // A failed programming that left the card on its previous image is back in service: not ours.
-    if (view.state !== 'programmed' || !runs(view.program)) {
+    if (view.state !== AcceleratorStates.programmed || !runs(view.program)) {
       throw new Error(`programming ${want.bitstreamId ? `bitstream ${want.bitstreamId}` : `function ${want.functionId}`} failed: ${view.error?.reason ?? `the accelerator is ${view.state}`}`);
     }
   }
@@ -131,13 +132,13 @@ export class ArqBinder {
     if (!holds()) return;
     // A detach that failed before (agent away, timed out) left the accelerator in `error` holding
     // the handle: run that detach again rather than leave it there (it may be another ARQ's handle).
-    if (actor.state === 'error' && actor.context.error?.op === 'detach') {
+    if (actor.state === AcceleratorStates.error && actor.context.error?.op === 'detach') {
       const view = await actor.request({ type: 'RETRY' }, meta, { awaitCommit: false });
-      if (view.state === 'error') throw new Error(view.error?.reason ?? `detach of ${actor.id} failed again`);
+      if (view.state === AcceleratorStates.error) throw new Error(view.error?.reason ?? `detach of ${actor.id} failed again`);
       if (!holds()) return;
     }
-    if (actor.state === 'offline') throw new Error(`the host of accelerator ${actor.id} is away: released when it is back`);
+    if (actor.state === AcceleratorStates.offline) throw new Error(`the host of accelerator ${actor.id} is away: released when it is back`);
     const view = await actor.request({ type: 'DETACH', handleUuid: boundTo.handleUuid }, meta, { awaitCommit: false });
-    if (view.state === 'error') throw new Error(view.error?.reason ?? `detach of ${actor.id} failed`);
+    if (view.state === AcceleratorStates.error) throw new Error(view.error?.reason ?? `detach of ${actor.id} failed`);
   }
 }

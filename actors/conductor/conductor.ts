@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Bus } from '../../bus/bus.js';
 import { CyborgError, NotFoundError } from '../../errors/index.js';
-import { acceleratorMachine, isDeleting, type AcceleratorEvent, type Binding, type BoundTo } from '../../machines/index.js';
+import { type AcceleratorEvent, acceleratorMachine, ArqStates, type Binding, type BoundTo, isDeleting } from '../../machines/index.js';
 import {
   EventHub, type AcceleratorFilter, type AcceleratorUsage, type AcceleratorView, type ArqFilter, type ArqHold, type ArqView, type AttachHandleT, type AuditPage,
   type AuditQuery, type ControlPlane, type DeviceT, type HostUsage, type HostView, type PlacementStatusView, type RelayoutRequest, type RequestMeta, type TransitionRecord,
@@ -257,7 +257,7 @@ export class Conductor implements ControlPlane {
     const out: ArqView[] = [];
     for (const a of this.arqs.values()) {
       const v = a.view();
-      if (v.state === 'Deleted') continue;
+      if (v.state === ArqStates.Deleted) continue;
       // An instance whose ARQs' delete was acknowledged has none left (Nova may bind anew).
       if (filter.instanceUuid !== undefined && (v.binding?.instanceUuid !== filter.instanceUuid || isDeleting(v.state))) continue;
       if (filter.projectId !== undefined && v.projectId !== filter.projectId) continue;
@@ -331,9 +331,9 @@ export class Conductor implements ControlPlane {
   async deleteArq(uuid: string, meta: RequestMeta = {}): Promise<ArqView> {
     this.assertRunning();
     const arq = this.tree.arqActor(uuid);
-    if (arq.state === 'Deleting') return arq.view();
+    if (arq.state === ArqStates.Deleting) return arq.view();
     const view = await arq.request({ type: 'DELETE' }, meta, { settleWithinMs: this.releaseWaitMs });
-    if (view.state === 'Deleted') this.tree.forgetArq(arq);
+    if (view.state === ArqStates.Deleted) this.tree.forgetArq(arq);
     return view;
   }
 

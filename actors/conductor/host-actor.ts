@@ -4,7 +4,7 @@ import type { Bus } from '../../bus/bus.js';
 import { CommandMessage, CommandReply, type HealthMsg } from '../../bus/schemas.js';
 import { Subjects } from '../../bus/subjects.js';
 import { DriverError, isCyborgError } from '../../errors/index.js';
-import { DEFAULT_HEALTH_POLICY, hostMachine, type DriverOpInput, type HealthPolicy } from '../../machines/index.js';
+import { AcceleratorStates, DEFAULT_HEALTH_POLICY, type DriverOpInput, type HealthPolicy, hostMachine, HostStates } from '../../machines/index.js';
 import type { Passivation } from '../runtime/index.js';
 import { AcceleratorActor, type AcceleratorLogic, type AcceleratorRuntime, type AcceleratorSpec } from './accelerator-actor.js';
 import type { Journal, MachineRecord } from '../runtime/index.js';
@@ -173,7 +173,7 @@ export class HostActor {
   heartbeat(agentId: string, epoch: number, seq: number): void {
     this.lastBeatAt = Date.now();
     const ctx = this.m.snapshot.context;
-    if (this.m.value === 'online' && ctx.agentId === agentId && ctx.epoch === epoch) return;
+    if (this.m.value === HostStates.online && ctx.agentId === agentId && ctx.epoch === epoch) return;
     this.m.send({ type: 'HEARTBEAT', agentId, epoch, seq }, { actor: `agent:${agentId}` });
   }
 
@@ -214,13 +214,13 @@ export class HostActor {
       existing.setUnobserved(spec.device.unobserved ?? null);
       if (placementFacts(spec.deployable) !== placed) respecified.push(existing.id);
       if (existing.missing) existing.setMissing(false);
-      if (existing.state === 'removed') {
+      if (existing.state === AcceleratorStates.removed) {
         existing.system({ type: 'REDISCOVERED' }, meta);
         returned.push(existing);
       }
     }
     for (const actor of this.accelerators.values()) {
-      if (seen.has(actor.id) || actor.state === 'removed') continue;
+      if (seen.has(actor.id) || actor.state === AcceleratorStates.removed) continue;
       if (!actor.system({ type: 'REMOVE' }, meta)) {
         actor.setMissing(true);
         this.opts.log.warn({ host: this.name, acceleratorId: actor.id, state: actor.state }, 'accelerator missing from discovery but held: kept and flagged');
@@ -261,7 +261,7 @@ export class HostActor {
   drainedSince(): number | undefined {
     let since: number | undefined;
     for (const a of this.accelerators.values()) {
-      const m = a.state === 'removed' ? undefined : a.context.maintenance;
+      const m = a.state === AcceleratorStates.removed ? undefined : a.context.maintenance;
       if (m?.host && (since === undefined || m.since < since)) since = m.since;
     }
     return since;

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { CyborgError } from '../../errors/index.js';
 import type { AcceleratorView, EventHub, HostView, OperatorEvent, PlacementStatusView, RequestMeta, TransitionRecord } from '../../model/index.js';
 import type { Journal } from '../runtime/index.js';
+import { AcceleratorStates, HostStates } from '../../machines/index.js';
 
 /** What retiring a host needs of the conductor (the all-in-one passes the Conductor itself). */
 export interface RetireTarget {
@@ -36,7 +37,7 @@ export interface RetiredHost {
  */
 export async function retireHost(target: RetireTarget, journal: ForgettingJournal, name: string, meta: RequestMeta, log: Logger): Promise<RetiredHost> {
   const host = target.getHost(name); // 404 for a host nobody knows
-  if (host.state !== 'lost') {
+  if (host.state !== HostStates.lost) {
     throw new CyborgError('host.in_service', `host ${name} is ${host.state}: only a host whose agent is lost can be deleted; stop its agent (systemctl stop cyborg-agent) and wait until it is lost, or drain it instead`, { host: name, state: host.state, field: 'host' });
   }
   const accs = target.listAccelerators({ host: name });
@@ -48,7 +49,7 @@ export async function retireHost(target: RetireTarget, journal: ForgettingJourna
   const removed: string[] = [];
   const since = Date.now();
   for (const a of accs) {
-    if (a.state !== 'removed') await target.act(a.id, { type: 'REMOVE' }, meta);
+    if (a.state !== AcceleratorStates.removed) await target.act(a.id, { type: 'REMOVE' }, meta);
     removed.push(a.id);
   }
   // The sync deletes each removed accelerator's provider; once the actors are released it no

@@ -10,6 +10,7 @@ import type { HostActor } from './host-actor.js';
 import { inventoryRefusal, reportFromItsHost, type ReportStats } from './report-host.js';
 import type { Rejoin, RejoinOutcome } from './rejoin.js';
 import type { Supervisor } from './supervisor.js';
+import { AcceleratorStates } from '../../machines/index.js';
 
 export interface IntakeOptions {
   bus: Bus;
@@ -107,7 +108,7 @@ export class BusIntake {
       }),
       // A removed accelerator's window goes at once (the rounds' prune catches the rest).
       this.opts.hub.subscribe((ev) => {
-        if (ev.kind === 'accelerator' && ev.to === 'removed') this.opts.usage?.forget(ev.id);
+        if (ev.kind === 'accelerator' && ev.to === AcceleratorStates.removed) this.opts.usage?.forget(ev.id);
       }),
     );
   }
@@ -125,7 +126,7 @@ export class BusIntake {
 
   /** Whether a usage window is kept for this accelerator (a removed one's goes with it: metrics/index.ts). */
   static keepsUsageOf(a: AcceleratorActor | undefined): a is AcceleratorActor {
-    return a !== undefined && a.state !== 'removed';
+    return a !== undefined && a.state !== AcceleratorStates.removed;
   }
 
   /** The first report of an agent session is compared with what instances hold (once per session). */

@@ -4,6 +4,7 @@ import type { Journal } from '../runtime/index.js';
 import type { HostActor } from './host-actor.js';
 import { planRejoin, type HeldHandle, type RejoinStep } from './rejoin-plan.js';
 import type { ArqHold, DeviceT, EventHub, TransitionRecord } from '../../model/index.js';
+import { AcceleratorStates, ArqStates } from '../../machines/index.js';
 
 export interface RejoinOptions {
   log: Logger;
@@ -78,7 +79,7 @@ export class Rejoin {
   private async held(host: HostActor): Promise<HeldHandle[]> {
     const all: HeldHandle[] = [];
     for (const a of host.accelerators.values()) {
-      if (a.state !== 'attached') continue;
+      if (a.state !== AcceleratorStates.attached) continue;
       for (const x of a.context.allocations) all.push({ acceleratorId: a.id, handleUuid: x.handleUuid, instanceUuid: x.instanceUuid, ...(x.arqUuid ? { arqUuid: x.arqUuid } : {}) });
     }
     const arqs = all.flatMap((h) => (h.arqUuid ? [h.arqUuid] : []));
@@ -86,7 +87,7 @@ export class Rejoin {
     try {
       const states = await this.opts.holds(arqs);
       // An ARQ that is gone or on its way out is the orphan sweep's and the unbind's business.
-      return all.filter((h) => !h.arqUuid || states[h.arqUuid]?.state === 'Bound');
+      return all.filter((h) => !h.arqUuid || states[h.arqUuid]?.state === ArqStates.Bound);
     } catch (err) {
       // The ARQ home does not answer: re-making a handle an unbinding ARQ then releases costs
       // nothing; leaving a running instance without its device does.

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { Bus } from '../../bus/bus.js';
 import { CyborgError, NotFoundError } from '../../errors/index.js';
-import { acceleratorMachine, type ArqInput, type BoundTo } from '../../machines/index.js';
+import { acceleratorMachine, type ArqInput, ArqStates, type BoundTo } from '../../machines/index.js';
 import type { ArqHold, EventHub } from '../../model/index.js';
 import { Passivation, type Journal, type MachineRecord, type Recovered } from '../runtime/index.js';
 import type { HeldHandle } from '../services/index.js';
@@ -155,7 +155,7 @@ export class Supervisor {
 
   arqActor(uuid: string): ArqActor {
     const a = this.arqs.get(uuid);
-    if (!a || a.state === 'Deleted') throw new NotFoundError('arq.not_found', uuid);
+    if (!a || a.state === ArqStates.Deleted) throw new NotFoundError('arq.not_found', uuid);
     return a;
   }
 

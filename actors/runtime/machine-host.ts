@@ -1,6 +1,7 @@
 import { createActor, type Actor, type AnyStateMachine, type InspectionEvent, type SnapshotFrom } from 'xstate';
 import type { MachineRecord } from './journal.js';
 import type { RequestMeta, TransitionRecord } from '../../model/index.js';
+import { isFailureState } from '../../machines/index.js';
 
 /** Called once per state change, with the event that caused it. */
 export type TransitionSink = (record: Omit<TransitionRecord, 'kind' | 'id' | 'host'>, persisted: MachineRecord) => void;
@@ -147,7 +148,7 @@ export function changeOf(from: string, to: string, context: Record<string, unkno
     const args = argsOf(event);
     if (args) rec.args = args;
   }
-  if (reason && (to === 'error' || /Failed$/.test(to))) rec.reason = reason;
+  if (reason && isFailureState(to)) rec.reason = reason;
   return rec;
 }
 

@@ -9,7 +9,7 @@ import { CyborgError, DriverError, isCyborgError } from '../../errors/index.js';
 import { attachInstance, detachInstance, type Settle } from './instance-attach.js';
 import type { Journal, MachineRecord, Recovered } from '../runtime/index.js';
 import { MachineHost } from '../runtime/index.js';
-import { driverMachine, DriverStates, tagsOfState, type DriverContext, type DriverOpOutcome, type DriverOpRequest, type DriverState } from '../../machines/index.js';
+import { AcceleratorStates, type DriverContext, driverMachine, type DriverOpOutcome, type DriverOpRequest, type DriverState, DriverStates, HostStates, tagsOfState } from '../../machines/index.js';
 import type { AcceleratorView, AttachRequest, AttachResult, BackendService, ControlPlane, DetachResult, DiscoverResult, DriverControl, DriverView, RequestMeta, ServiceView } from '../../model/index.js';
 
 /** The document collections this file writes through the journal. */
@@ -136,7 +136,7 @@ export class DriverAdmin implements DriverControl {
 
   /** Asks the agents (one host, or every online host) for the services of their installed drivers, and records them. */
   async discoverServices(o: { host?: string }, meta: RequestMeta = {}): Promise<DiscoverResult> {
-    const hosts = o.host ? [this.opts.control.getHost(o.host)] : this.opts.control.listHosts().filter((h) => h.state === 'online');
+    const hosts = o.host ? [this.opts.control.getHost(o.host)] : this.opts.control.listHosts().filter((h) => h.state === HostStates.online);
     const failures: DiscoverResult['failures'] = [];
     const docs: ServiceDoc[] = [];
     await Promise.all(hosts.map(async (h) => {
@@ -214,7 +214,7 @@ export class DriverAdmin implements DriverControl {
             // Every step of a driver's install / uninstall / update is in the audit log, with who asked.
             this.opts.journal.commit([{ type: 'transition', record: { kind: 'driver', id: rec.id, host: rec.host, ...change } }])
               .catch((err: unknown) => this.opts.log.warn({ err, host: rec.host, driver: rec.name }, 'driver transition not logged'));
-            if (change.to !== 'installed' && change.to !== 'uninstalled') return;
+            if (change.to !== DriverStates.installed && change.to !== DriverStates.uninstalled) return;
             const written = this.persist([driverRecordOf(persisted, change.at)]);
             run.finish(run.error !== undefined ? written.catch(() => undefined) : written);
           },
@@ -243,7 +243,7 @@ export class DriverAdmin implements DriverControl {
 
   /** A host is drained when every device of it is marked for maintenance and none has a consumer left. */
   private requireDrained(rec: DriverRecord): void {
-    const accs = this.opts.control.listAccelerators({ host: rec.host }).filter((a) => a.state !== 'removed');
+    const accs = this.opts.control.listAccelerators({ host: rec.host }).filter((a) => a.state !== AcceleratorStates.removed);
     const notDrained = accs.filter((a) => a.maintenance?.mark !== 'maintenance');
     if (notDrained.length === 0) return;
     const draining = notDrained.filter((a) => a.maintenance?.mark === 'draining').length;
@@ -256,7 +256,7 @@ export class DriverAdmin implements DriverControl {
   /** Refuses what would hurt a running instance or cannot work now, saying why and what to do. */
   private preflight(op: DriverOp, rec: DriverRecord, version: string | undefined): void {
     const host = this.opts.control.getHost(rec.host);
-    if (host.state !== 'online') {
+    if (host.state !== HostStates.online) {
       throw new CyborgError('host.offline', `host ${rec.host} is ${host.state}: its agent must be online to change driver ${rec.name}`, { host: rec.host, state: host.state });
     }
     if (op === 'install' && rec.installed && version !== undefined && version !== rec.version) {
@@ -286,12 +286,12 @@ export class DriverAdmin implements DriverControl {
     for (const a of this.acceleratorsOf(rec)) {
       if (!a.allowed.includes('DISABLE')) continue;
       const v = await this.opts.control.act(a.id, { type: 'DISABLE' }, meta);
-      if (v.state === 'error') throw new DriverError('driver.failed', `could not disable accelerator ${a.name} before uninstalling ${rec.name}: ${v.error?.reason ?? 'unknown reason'}`, { acceleratorId: a.id });
+      if (v.state === AcceleratorStates.error) throw new DriverError('driver.failed', `could not disable accelerator ${a.name} before uninstalling ${rec.name}: ${v.error?.reason ?? 'unknown reason'}`, { acceleratorId: a.id });
     }
   }
 
   private acceleratorsOf(rec: DriverRecord): AcceleratorView[] {
-    return this.opts.control.listAccelerators({ host: rec.host }).filter((a) => a.driver === rec.name && a.state !== 'removed');
+    return this.opts.control.listAccelerators({ host: rec.host }).filter((a) => a.driver === rec.name && a.state !== AcceleratorStates.removed);
   }
 
   private async ask(cmd: Omit<DriverCommandMsg, 'idempotencyKey'>): Promise<{ installed: boolean; version: string; services?: BackendService[] }> {
@@ -374,7 +374,7 @@ function machineRecordOf(r: DriverRecord): MachineRecord {
 function driverRecordOf(m: MachineRecord, at: string): DriverRecord {
   const c = m.context as unknown as DriverContext;
   return {
-    id: c.id, host: c.host, name: c.name, version: c.version, installed: m.value === 'installed',
+    id: c.id, host: c.host, name: c.name, version: c.version, installed: m.value === DriverStates.installed,
     lastError: c.lastError ? { op: c.lastError.op, reason: c.lastError.reason, at: c.lastError.at ?? at } : null,
     updatedAt: at,
   };

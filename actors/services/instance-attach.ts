@@ -1,6 +1,7 @@
 import { CyborgError, DriverError } from '../../errors/index.js';
 import { whyUnavailable, type AcceleratorView, type ArqView, type AttachRequest, type AttachResult, type ControlPlane, type DetachResult, type RequestMeta } from '../../model/index.js';
 import { describe, matchGroups, readGroups, whyNot, type Candidate, type RequestGroup } from '../../placement-query/index.js';
+import { AcceleratorStates, ArqStates } from '../../machines/index.js';
 
 /**
  * The spec's attach-instance, routed as Nova's own flow: an ARQ is created and bound to the
@@ -22,7 +23,7 @@ export async function attachInstance(control: ControlPlane, instanceUuid: string
       const arq = await control.createArq({ deviceProfileName: p.profile ?? `operator:${p.accelerator.resourceClass ?? p.accelerator.name}`, deviceProfileGroupId: p.group, projectId: req.projectId ?? null }, meta);
       const done = await control.bindArq(arq.uuid, { hostname: p.accelerator.host, deviceRpUuid: p.accelerator.rpUuid, instanceUuid, projectId: req.projectId ?? null }, meta);
       bound.push(done);
-      if (done.state !== 'Bound') {
+      if (done.state !== ArqStates.Bound) {
         throw new DriverError('driver.failed', `attaching instance ${instanceUuid} to accelerator ${p.accelerator.name} failed: ${done.error ?? done.state}`, { acceleratorId: p.accelerator.id, instanceUuid });
       }
     }
@@ -50,12 +51,12 @@ export async function detachInstance(control: ControlPlane, instanceUuid: string
   for (const a of arqs) {
     if (a.boundTo) touched.add(a.boundTo.acceleratorId);
     const v = await control.deleteArq(a.uuid, meta);
-    if (v.state !== 'Deleted') throw new DriverError('driver.failed', `detaching instance ${instanceUuid}: ARQ ${a.uuid} is ${v.state}: ${v.error ?? 'unbind failed'}`, { arqUuid: a.uuid });
+    if (v.state !== ArqStates.Deleted) throw new DriverError('driver.failed', `detaching instance ${instanceUuid}: ARQ ${a.uuid} is ${v.state}: ${v.error ?? 'unbind failed'}`, { arqUuid: a.uuid });
   }
   for (const acc of control.listAccelerators()) {
     for (const alloc of acc.allocations.filter((x) => x.instanceUuid === instanceUuid && !x.arqUuid)) {
       const v = await control.detach(acc.id, { handleUuid: alloc.handleUuid }, meta);
-      if (v.state === 'error') throw new DriverError('driver.failed', `detaching instance ${instanceUuid} from ${acc.name} failed: ${v.error?.reason ?? 'unknown reason'}`, { acceleratorId: acc.id });
+      if (v.state === AcceleratorStates.error) throw new DriverError('driver.failed', `detaching instance ${instanceUuid} from ${acc.name} failed: ${v.error?.reason ?? 'unknown reason'}`, { acceleratorId: acc.id });
       touched.add(acc.id);
     }
   }
@@ -108,7 +109,7 @@ function pick(control: ControlPlane, req: AttachRequest): Pick[] {
     const states = Object.entries(ofClass.reduce<Record<string, number>>((m, a) => ({ ...m, [a.state]: (m[a.state] ?? 0) + 1 }), {})).map(([s, n]) => `${n} ${s}`).join(', ');
     const asked = req.deviceProfileName ? `profile ${req.deviceProfileName} (${groups.map(describe).join(' | ')})` : `${req.resourceClass}${req.traits?.length ? ` with ${req.traits.join(', ')}` : ''}`;
     const what = `${asked}${req.host ? ` on ${req.host}` : ''}`;
-    const inactive = ofClass.find((a) => a.state === 'inactive');
+    const inactive = ofClass.find((a) => a.state === AcceleratorStates.inactive);
     throw new CyborgError('accelerator.none_available',
       `no accelerator of ${what} can take an instance now (${states || 'none found'})${ofClass.length > 0 ? `: ${found.reasons.join('; ')}` : ''}${inactive ? `; enable one first: cyborg accelerator enable ${inactive.id}` : ''}`,
       { resourceClass: [...wanted].join(','), traits: [...new Set(groups.flatMap((g) => [...g.required]))] });

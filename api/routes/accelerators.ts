@@ -10,6 +10,7 @@ import { policy } from '../auth/index.js';
 import { NextLink, page, pageBody, PageQuery } from '../paging.js';
 import { acceptedIfUnderWay, resourceOf } from './accepted.js';
 import { apiLimits } from '../limits.js';
+import { AcceleratorStates } from '../../machines/index.js';
 
 /** Whether Placement holds what this accelerator is (docs/placement.md). */
 const PlacementSyncSchema = Type.Object({
@@ -125,7 +126,7 @@ export function meta(req: Parameters<typeof requestMeta>[0]): RequestMeta {
 }
 
 function failed(view: AcceleratorView, op?: DriverOp): AcceleratorView {
-  if (op && view.state === 'error' && view.error?.op === op) throw driverFailed(view);
+  if (op && view.state === AcceleratorStates.error && view.error?.op === op) throw driverFailed(view);
   return view;
 }
 

@@ -5,6 +5,7 @@ import { capacityOf, CapacitySchema, type AcceleratorView, type ControlPlane } f
 import { policy } from '../auth/index.js';
 import { Name } from '../bounds.js';
 import { ErrorSchema } from './shared.js';
+import { AcceleratorStates } from '../../machines/index.js';
 
 // Placement's own patterns: a resource class and a trait are upper-case names.
 const Query = Type.Object({
@@ -26,7 +27,7 @@ export const capacityRoutes: FastifyPluginAsyncTypebox<{ control: ControlPlane }
   }, async (req) => {
     const q = req.query;
     if (q.host !== undefined) control.getHost(q.host); // 404 naming the host
-    let views: AcceleratorView[] = control.listAccelerators(q.host ? { host: q.host } : {}).filter((a) => a.state !== 'removed' && a.resourceClass);
+    let views: AcceleratorView[] = control.listAccelerators(q.host ? { host: q.host } : {}).filter((a) => a.state !== AcceleratorStates.removed && a.resourceClass);
     if (q.resourceClass !== undefined) {
       const known = [...new Set(views.map((a) => a.resourceClass!))].sort();
       if (!known.includes(q.resourceClass)) {

@@ -6,6 +6,7 @@ import { policy } from '../auth/index.js';
 import { Name } from '../bounds.js';
 import { AcceleratorSchema, meta } from './accelerators.js';
 import { ErrorSchema, Uuid } from './shared.js';
+import { AcceleratorStates } from '../../machines/index.js';
 
 const Params = Type.Object({ id: Uuid });
 const HostParams = Type.Object({ host: Name() });
@@ -37,7 +38,7 @@ export const maintenanceRoutes: FastifyPluginAsyncTypebox<{ control: ControlPlan
     schema: { tags: ['operator'], summary: 'Reset the device (driver reset where it has one) and clear its health: ready/programmed only', params: Params, body: Empty, response: responses },
   }, async (req) => {
     const view = await control.act(req.params.id, { type: 'RESET' }, meta(req));
-    if (view.state === 'error' && view.error?.op === 'reset') {
+    if (view.state === AcceleratorStates.error && view.error?.op === 'reset') {
       throw new DriverError('driver.failed', `driver reset failed on ${view.host}: ${view.error.reason}`, { accelerator: view });
     }
     return view;
@@ -86,7 +87,7 @@ export const maintenanceRoutes: FastifyPluginAsyncTypebox<{ control: ControlPlan
 /** Sets (or cancels) the host scope of every device of `host`: all marks are sent before any is awaited. */
 async function drain(control: ControlPlane, host: string, on: boolean, m: RequestMeta): Promise<DrainView> {
   control.getHost(host); // 404 for a host nobody knows
-  const accs = control.listAccelerators({ host }).filter((a) => a.state !== 'removed');
+  const accs = control.listAccelerators({ host }).filter((a) => a.state !== AcceleratorStates.removed);
   const todo = accs.filter((a) => (a.maintenance?.scopes.includes('host') ?? false) !== on);
   if (!on && todo.length === 0) {
     throw new CyborgError('maintenance.not_marked', `host ${host} is not being drained`, { host });

@@ -5,6 +5,7 @@ import type { ControlPlane } from '../../model/index.js';
 import { policy } from '../auth/index.js';
 import { AcceleratorSchema, meta } from './accelerators.js';
 import { ErrorSchema, Uuid } from './shared.js';
+import { AcceleratorStates } from '../../machines/index.js';
 
 const Body = Type.Object({ instanceUuid: Type.String({ minLength: 1, maxLength: 255 }) }, { additionalProperties: false });
 
@@ -31,7 +32,7 @@ export const releaseRoutes: FastifyPluginAsyncTypebox<{ control: ControlPlane }>
       const on = view.allocations.map((a) => a.instanceUuid);
       throw new CyborgError('request.invalid', `instanceUuid ${instanceUuid} is not on accelerator ${view.name} (${on.length ? `on it: ${on.join(', ')}` : 'nothing holds it'}); nothing was changed`, { field: 'instanceUuid', id: view.id, instances: on });
     }
-    if (view.state !== 'error' && view.state !== 'offline') {
+    if (view.state !== AcceleratorStates.error && view.state !== AcceleratorStates.offline) {
       throw new CyborgError('accelerator.transition_invalid',
         `release is for a card whose detach failed or whose host is lost; accelerator ${view.name} is ${view.state}: detach the instance instead (cyborg accelerator detach ${view.name} --instance ${instanceUuid})`,
         { id: view.id, event: 'RELEASE', state: view.state, allowed: view.allowed });

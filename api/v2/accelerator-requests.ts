@@ -12,6 +12,7 @@ import type { ArqView, ControlPlane } from '../../model/index.js';
 import { MAX, Text } from '../bounds.js';
 import { NextLink, PageQuery } from '../paging.js';
 import { sendList } from '../stream-list.js';
+import { ArqStates } from '../../machines/index.js';
 
 export const ArqSchema = Type.Object({
   uuid: Type.String(),
@@ -37,7 +38,7 @@ const ArqPage = Type.Object({ arqs: Type.Array(ArqSchema), next: NextLink });
 
 /** The v2 form of an ARQ; the attach handle shows only while it is Bound (Nova reads it then). */
 export function arqBody(v: ArqView, control: ControlPlane, base: string): Arq {
-  const handle = v.cyborgState === 'Bound' && v.boundTo ? control.attachHandle(v.boundTo.acceleratorId, v.boundTo.handleUuid) : undefined;
+  const handle = v.cyborgState === ArqStates.Bound && v.boundTo ? control.attachHandle(v.boundTo.acceleratorId, v.boundTo.handleUuid) : undefined;
   let info: Record<string, string | null> = {};
   if (handle) {
     try {
@@ -143,7 +144,7 @@ export const arqRoutes: FastifyPluginAsyncTypebox<V2Deps> = async (app, deps) =>
     const meta = h.meta(req);
     if (parsed.kind === 'unbind') {
       // Unbinding what is not bound is a no-op, as in Cyborg.
-      await Promise.all(arqs.filter((a) => a.state === 'Bound' || a.state === 'BindFailed').map((a) => control.unbindArq(a.uuid, meta)));
+      await Promise.all(arqs.filter((a) => a.state === ArqStates.Bound || a.state === ArqStates.BindFailed).map((a) => control.unbindArq(a.uuid, meta)));
       return;
     }
     const instance = parsed.items[0]!.binding.instanceUuid;
@@ -151,7 +152,7 @@ export const arqRoutes: FastifyPluginAsyncTypebox<V2Deps> = async (app, deps) =>
       throw v2Error('request.invalid', `Couldn't apply patch. Reason: Instance ${instance} already has accelerator requests. Cannot bind additional ARQs.`);
     }
     for (const [i, a] of arqs.entries()) {
-      if (a.state !== 'Initial' && a.state !== 'Unbound') {
+      if (a.state !== ArqStates.Initial && a.state !== ArqStates.Unbound) {
         throw v2Error('arq.bad_state', `Bad state: ${a.cyborgState} for ARQ: ${a.uuid}. Expected state(s): ['Initial', 'Unbound']`);
       }
       const rp = parsed.items[i]!.binding.deviceRpUuid;

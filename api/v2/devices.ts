@@ -10,6 +10,7 @@ import { atLeast } from './microversion.js';
 import { errors, IgnoredFilters, Links, NullableTimestamp, TAG, Timestamp, UuidParam } from './schemas.js';
 import type { DeviceT } from '../../model/index.js';
 import { MAX, Text } from '../bounds.js';
+import { AcceleratorStates } from '../../machines/index.js';
 
 export const DeviceSchema = Type.Object({
   uuid: Type.String(),
@@ -137,7 +138,7 @@ export const deviceRoutes: FastifyPluginAsyncTypebox<V2Deps> = async (app, deps)
       const view = catalogue.view(dep.uuid);
       // Undoes `disable`: its maintenance mark goes, and Placement frees the inventory.
       if (view?.maintenance?.scopes.includes('device')) await control.act(dep.uuid, { type: 'END_MAINTENANCE', scope: 'device' }, h.meta(req));
-      if (view?.state === 'inactive') await control.act(dep.uuid, { type: 'ENABLE' }, h.meta(req));
+      if (view?.state === AcceleratorStates.inactive) await control.act(dep.uuid, { type: 'ENABLE' }, h.meta(req));
     }
     return empty(reply as FastifyReply, 200);
   });
@@ -153,7 +154,7 @@ export const deviceRoutes: FastifyPluginAsyncTypebox<V2Deps> = async (app, deps)
     // the mark; the instances on it keep running.
     for (const dep of e.device.deployables) {
       const view = catalogue.view(dep.uuid);
-      if (view && view.state !== 'removed' && !view.maintenance?.scopes.includes('device')) await control.act(dep.uuid, { type: 'MAINTAIN', scope: 'device' }, h.meta(req));
+      if (view && view.state !== AcceleratorStates.removed && !view.maintenance?.scopes.includes('device')) await control.act(dep.uuid, { type: 'MAINTAIN', scope: 'device' }, h.meta(req));
     }
     return empty(reply as FastifyReply, 200);
   });

@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { Pool } from 'undici';
 import { NAMESPACE_DNS, uuid3 } from '../../drivers/ids.js';
+import { ArqStates } from '../../machines/index.js';
 
 export type Headers = Record<string, string>;
 export const NOAUTH: Headers = { 'x-auth-token': 'admin' };
@@ -64,7 +65,7 @@ export async function cycle(pool: Pool, host: string, headers: Headers = NOAUTH,
     const r = await call(pool, 'GET', `/v2/accelerator_requests?instance=${instance}&bind_state=resolved`, undefined, headers);
     if (r.status === 200) {
       const state = (r.json as { arqs: { state: string }[] }).arqs[0]?.state;
-      if (state !== 'Bound') throw new Error(`resolved as ${state}`);
+      if (state !== ArqStates.Bound) throw new Error(`resolved as ${state}`);
       break;
     }
     if (r.status !== 423) throw new Error(`resolved query: ${r.status}`);

@@ -9,6 +9,7 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import type { ControlPlane } from '../../model/index.js';
 import { NAMESPACE_DNS, uuid3 } from '../../drivers/ids.js';
+import { AcceleratorStates } from '../../machines/index.js';
 
 export interface SseSectionOptions {
   url: string;
@@ -51,11 +52,11 @@ export async function sseSection(o: SseSectionOptions): Promise<void> {
   for (let round = 0; round < 5; round++) {
     for (const id of ids) {
       const a = o.control.getAccelerator(id);
-      if (a?.state === 'ready') await o.control.act(id, { type: 'DISABLE' }).then(() => transitions++, () => undefined);
-      else if (a?.state === 'inactive') await o.control.act(id, { type: 'ENABLE' }).then(() => transitions++, () => undefined);
+      if (a?.state === AcceleratorStates.ready) await o.control.act(id, { type: 'DISABLE' }).then(() => transitions++, () => undefined);
+      else if (a?.state === AcceleratorStates.inactive) await o.control.act(id, { type: 'ENABLE' }).then(() => transitions++, () => undefined);
     }
   }
-  for (const id of ids) if (o.control.getAccelerator(id)?.state === 'inactive') await o.control.act(id, { type: 'ENABLE' }).catch(() => undefined);
+  for (const id of ids) if (o.control.getAccelerator(id)?.state === AcceleratorStates.inactive) await o.control.act(id, { type: 'ENABLE' }).catch(() => undefined);
   const busyS = (performance.now() - t0) / 1000;
   const withClients = rss();
   child.kill('SIGTERM');

@@ -4,6 +4,7 @@ import { ApiError } from '../client.js';
 import { fields, table, UsageError, withProgress, type Io } from '../output.js';
 import { act, apiCommand, group, printJson, type Ctx } from './common.js';
 import type { AcceleratorView } from '../../model/index.js';
+import { AcceleratorStates } from '../../machines/index.js';
 
 const path = (id: string): string => `/accelerators/${encodeURIComponent(id)}`;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -56,7 +57,7 @@ async function transition(ctx: Ctx, ref: string, action: string, verb: string, b
   }
   if (r.accepted) after = await withProgress(ctx.io, ctx.json, `${text}: ${after.state}`, settle(ctx, r.accepted.location));
   if (ctx.json) return printJson(ctx, after);
-  ctx.io.out(`${after.name}: ${before!.state} → ${after.state}${after.state === 'error' && after.error ? ` (${after.error.op}: ${after.error.reason})` : ''}\n`);
+  ctx.io.out(`${after.name}: ${before!.state} → ${after.state}${after.state === AcceleratorStates.error && after.error ? ` (${after.error.op}: ${after.error.reason})` : ''}\n`);
 }
 
 /** Polls an accelerator until its state settles (its driver operation done: no `busy` tag). */

@@ -1,5 +1,6 @@
 import type { AcceleratorView } from '../../model/index.js';
 import { FUNCTION_TRAIT_PREFIX, functionTrait } from '../../placement-query/index.js';
+import { AcceleratorStates } from '../../machines/index.js';
 
 /** The trait Cyborg puts on every provider it owns (os-traits `OWNER_CYBORG`). */
 export const OWNER_TRAIT = 'OWNER_CYBORG';
@@ -53,7 +54,7 @@ export function desiredOf(view: AcceleratorView): Desired {
       host: view.host,
       rpUuid: view.rpUuid,
       name: view.name,
-      present: view.state !== 'removed',
+      present: view.state !== AcceleratorStates.removed,
       resourceClass: view.resourceClass,
       total: Math.max(1, view.capacity),
       // The machine's `usable` tag: enabled (or being reprogrammed, attached, detached from an

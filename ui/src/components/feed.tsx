@@ -3,6 +3,7 @@ import { eventLabel } from '../../../machines/graph.js';
 import { api, describeError } from '../api.js';
 import { session } from '../auth.js';
 import type { AuditEntry, StreamEvent } from '../types.js';
+import { isFailureState } from '../../../machines/states.js';
 
 export interface FeedProps {
   events: StreamEvent[];
@@ -90,7 +91,7 @@ function Lines({ lines, names, onSelect, withDate = false }: { lines: Line[]; na
   return (
     <ol>
       {lines.map((e) => (
-        <li key={e.key} class={e.to === 'error' || /Failed$/.test(e.to) ? 'bad' : ''} data-event={e.event} data-actor={e.actor ?? ''}>
+        <li key={e.key} class={isFailureState(e.to) ? 'bad' : ''} data-event={e.event} data-actor={e.actor ?? ''}>
           <time title={e.at}>{withDate ? e.at.slice(5, 19).replace('T', ' ') : e.at.slice(11, 19)}</time>
           {e.kind === 'accelerator'
             ? <button type="button" class="link" onClick={() => onSelect(e.id)}>{names(e.id) ?? e.id.slice(0, 8)}</button>

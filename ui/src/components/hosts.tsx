@@ -1,6 +1,7 @@
 import { summaryOf, type HostSummary } from '../select.js';
 import type { HostView } from '../types.js';
 import { VirtualList } from './virtual-list.js';
+import { HostStates } from '../../../machines/states.js';
 
 export interface HostsProps {
   hosts: HostView[];
@@ -15,7 +16,7 @@ export interface HostsProps {
  * and how many of their devices are unhealthy; a click filters by host.
  */
 export function Hosts({ hosts, summaries, selected, onSelect }: HostsProps) {
-  const lost = hosts.filter((h) => h.state !== 'online').length;
+  const lost = hosts.filter((h) => h.state !== HostStates.online).length;
   const draining = [...summaries.values()].filter((s) => s.drain === 'draining').length;
   return (
     <section class="hosts" data-testid="hosts">

@@ -1,0 +1,40 @@
+/**
+ * The lifecycle's words: every state of each machine, as views, the journal and the page name
+ * them. Code outside `machines/` compares with these (`AcceleratorStates.removed`), never with a
+ * string of its own, so a state renamed or removed here fails the type check everywhere it is
+ * used. No XState here: the browser bundle takes this file alone. Each list is checked against
+ * its machine's config in vocabulary.test.ts.
+ */
+
+/** The names of a machine's states as an object whose keys are its values. */
+export function namesOf<const T extends string>(names: readonly T[]): { readonly [K in T]: K } {
+  return Object.freeze(Object.fromEntries(names.map((n) => [n, n]))) as { readonly [K in T]: K };
+}
+
+export const ACCELERATOR_STATES = [
+  'inactive', 'installing', 'ready', 'programming', 'programmed', 'attaching', 'settleAfterFailedAttach', 'attached',
+  'detaching', 'settleAfterDetach', 'resetting', 'settleAfterReset', 'uninstalling', 'error', 'offline', 'removed',
+] as const;
+export type AcceleratorState = (typeof ACCELERATOR_STATES)[number];
+export const AcceleratorStates = namesOf(ACCELERATOR_STATES);
+
+export const ARQ_STATES = ['Initial', 'BindStarted', 'Bound', 'BindFailed', 'Unbinding', 'Unbound', 'UnbindFailed', 'Deleting', 'DeletePending', 'Deleted'] as const;
+export type ArqState = (typeof ARQ_STATES)[number];
+export const ArqStates = namesOf(ARQ_STATES);
+
+/** A compute host's agent session. */
+export const HOST_STATES = ['online', 'stale', 'lost'] as const;
+export type HostState = (typeof HOST_STATES)[number];
+export const HostStates = namesOf(HOST_STATES);
+
+/** A host driver's lifecycle. */
+export const DRIVER_STATES = ['uninstalled', 'installing', 'installed', 'updating', 'uninstalling'] as const;
+export type DriverState = (typeof DRIVER_STATES)[number];
+export const DriverStates = namesOf(DRIVER_STATES);
+
+/** The states that record a failure (the log keeps its reason, the page marks it). */
+const FAILURES: ReadonlySet<string> = new Set([AcceleratorStates.error, ArqStates.BindFailed, ArqStates.UnbindFailed]);
+
+export function isFailureState(state: string): boolean {
+  return FAILURES.has(state);
+}
