@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Bus, Unsubscribe } from '../bus/bus.js';
 import { Subjects } from '../bus/subjects.js';
+import { withGlobalRequestId } from '../openstack/request-id.js';
 import { CyborgError, isCyborgError, publicMessage, TransitionInvalidError } from '../errors/index.js';
 import type { ArqHold, Binding, BoundTo, CommittedState, ControlPlane, Documents, DriverControl } from '../model/index.js';
 import {
@@ -62,7 +63,10 @@ export function serveControlPlane(opts: ResponderOptions): Unsubscribe {
         if (req.forwarded) throw new CyborgError('lease.not_owner', `the call moved on to conductor ${owner} meanwhile; retry it`, { owner });
         return await bus.request(Subjects.conductorApiOf(owner), ControlRequest, ControlReply, { ...req, forwarded: true }, { timeoutMs: opts.timeoutMs });
       }
-      const reply = { ok: true as const, result: await serve(opts, checked) };
+      // The request's global id goes with the work it starts (a Glance download for a bind's
+      // programming, Placement, Nova), as it does in the all-in-one.
+      const requestId = (checked.args as { meta?: { requestId?: string } }).meta?.requestId;
+      const reply = { ok: true as const, result: await withGlobalRequestId(requestId, () => serve(opts, checked)) };
       // A reply NATS would refuse is lost without a word (the caller only times out): say why instead.
       checkPayload(`reply to ${req.op}`, reply, maxPayloadOf(bus));
       return reply;
