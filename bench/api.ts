@@ -35,7 +35,7 @@ import { Agent } from '../actors/agent/index.js';
 import { Conductor } from '../actors/conductor/index.js';
 import { MemoryJournal, type Journal } from '../actors/runtime/index.js';
 import { buildApi } from '../api/server.js';
-import { InProcessBus } from '../bus/in-process.js';
+import { InProcessBus } from '../bus/index.js';
 import { loadConfig } from '../config/index.js';
 import { FakeDriver } from '../drivers/fake/index.js';
 import { NAMESPACE_DNS, uuid3 } from '../drivers/ids.js';

@@ -20,7 +20,7 @@ import pino from 'pino';
 import { Agent } from '../actors/agent/index.js';
 import { Conductor } from '../actors/conductor/index.js';
 import { MemoryJournal, type Journal } from '../actors/runtime/index.js';
-import { InProcessBus } from '../bus/in-process.js';
+import { InProcessBus } from '../bus/index.js';
 import { migrate, openOrm } from '../db/config.js';
 import { PgJournal } from '../db/pg-journal.js';
 import { FakeDriver } from '../drivers/fake/index.js';

@@ -17,11 +17,11 @@ import { Agent } from '../actors/agent/index.js';
 import { Conductor } from '../actors/conductor/index.js';
 import { MemoryJournal } from '../actors/runtime/index.js';
 import { PlacementSync } from '../actors/services/index.js';
-import { InProcessBus } from '../bus/in-process.js';
+import { InProcessBus } from '../bus/index.js';
 import { FakeDriver } from '../drivers/fake/index.js';
 import { DriverRegistry } from '../drivers/registry.js';
 import { NAMESPACE_DNS, uuid3 } from '../drivers/ids.js';
-import { PlacementClient } from '../openstack/placement/client.js';
+import { PlacementClient } from '../openstack/placement/index.js';
 import { PrivatePlacement } from '../test/placement/harness.js';
 import type { AcceleratorView } from '../model/index.js';
 

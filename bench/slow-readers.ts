@@ -18,7 +18,7 @@ import { Conductor } from '../actors/conductor/index.js';
 import { MemoryJournal } from '../actors/runtime/index.js';
 import { buildApi } from '../api/server.js';
 import { arqBody } from '../api/v2/accelerator-requests.js';
-import { InProcessBus } from '../bus/in-process.js';
+import { InProcessBus } from '../bus/index.js';
 import { silentLogger } from '../config/logger.js';
 import { pct } from './api/lifecycle.js';
 

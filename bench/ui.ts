@@ -11,7 +11,7 @@
  * "shows up live".
  */
 import { mkdirSync } from 'node:fs';
-import { InProcessBus } from '../bus/in-process.js';
+import { InProcessBus } from '../bus/index.js';
 import { Agent } from '../actors/agent/index.js';
 import { Conductor } from '../actors/conductor/index.js';
 import { MemoryJournal } from '../actors/runtime/index.js';

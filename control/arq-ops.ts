@@ -1,5 +1,5 @@
-import type { Bus } from '../bus/bus.js';
-import { Subjects } from '../bus/subjects.js';
+import type { Bus } from '../bus/index.js';
+import { Subjects } from '../bus/index.js';
 import { CyborgError, isCyborgError, NotFoundError } from '../errors/index.js';
 import type { ArqHold, Binding, BoundTo } from '../model/index.js';
 import { callConductor } from './client.js';

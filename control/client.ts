@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
-import type { Bus } from '../bus/bus.js';
-import { Subjects } from '../bus/subjects.js';
+import type { Bus } from '../bus/index.js';
+import { Subjects } from '../bus/index.js';
 import { CyborgError, ErrorCodes, isCyborgError, NotFoundError, TransitionInvalidError, type ErrorCode } from '../errors/index.js';
 import {
   type AcceleratorUsage, type HostUsage, type RelayoutRequest, EventHub, type AcceleratorFilter, type AcceleratorView, type AuditPage, type AuditQuery, type ArqFilter, type ArqView, type AttachHandleT, type AttachToInstance,

@@ -1,5 +1,5 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { firstError } from '../bus/schemas.js';
+import { firstError } from '../bus/index.js';
 import { BusError, CyborgError } from '../errors/index.js';
 import {
   AcceleratorUsageSchema, AcceleratorViewSchema, ArqHoldSchema, ArqViewSchema, AttachRequestSchema, AuditPageSchema, AuditQuerySchema, AttachResultSchema, AttributeDocSchema, BindingSchema, BoundToSchema,

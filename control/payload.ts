@@ -1,5 +1,5 @@
-import type { Bus } from '../bus/bus.js';
-import { NatsBus } from '../bus/nats.js';
+import type { Bus } from '../bus/index.js';
+import { NatsBus } from '../bus/index.js';
 import { CyborgError } from '../errors/index.js';
 
 /** NATS's default `max_payload`: what we assume until the server has told us its own. */

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
-import type { Bus, Unsubscribe } from '../bus/bus.js';
-import { Subjects } from '../bus/subjects.js';
+import type { Bus, Unsubscribe } from '../bus/index.js';
+import { Subjects } from '../bus/index.js';
 import { withGlobalRequestId } from '../openstack/request-id.js';
 import { CyborgError, isCyborgError, publicMessage, TransitionInvalidError } from '../errors/index.js';
 import type { ArqHold, Binding, BoundTo, CommittedState, ControlPlane, Documents, DriverControl } from '../model/index.js';

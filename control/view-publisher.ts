@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { Bus } from '../bus/bus.js';
-import { Subjects, type EventKind } from '../bus/subjects.js';
+import type { Bus } from '../bus/index.js';
+import { Subjects, type EventKind } from '../bus/index.js';
 import { TransitionEvent, type AcceleratorView, type ArqView, type CommittedEvent, type CommittedState } from '../model/index.js';
 import { ViewsBatch, type ViewsBatchMsg } from './messages.js';
 import { checkPayload, maxPayloadOf, packBySize } from './payload.js';

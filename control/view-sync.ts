@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
-import type { Bus, Unsubscribe } from '../bus/bus.js';
-import { Subjects } from '../bus/subjects.js';
+import type { Bus, Unsubscribe } from '../bus/index.js';
+import { Subjects } from '../bus/index.js';
 import { CyborgError } from '../errors/index.js';
 import type { TransitionEventMsg } from '../model/index.js';
 import { ViewsBatch, type SnapshotPageMsg, type ViewsBatchMsg } from './messages.js';

@@ -3,7 +3,7 @@ import { glanceFromConfig } from '../openstack/glance/index.js';
 import type { Logger } from 'pino';
 import { Agent } from '../actors/agent/index.js';
 import { AgentCache } from '../actors/agent/index.js';
-import type { NatsBus } from '../bus/nats.js';
+import type { NatsBus } from '../bus/index.js';
 import type { Config } from '../config/index.js';
 import { DriverRegistry } from '../drivers/registry.js';
 import { startHealthServer, type HealthServer } from '../metrics/http.js';

@@ -11,7 +11,7 @@ import { buildApi, OPERATOR_PREFIX } from '../api/server.js';
 import { fakeFaultRoutes } from '../api/routes/fake-faults.js';
 import { fakeFaultInjector } from './fake-faults.js';
 import { databaseChecks, openJournal } from '../db/index.js';
-import { InProcessBus } from '../bus/in-process.js';
+import { InProcessBus } from '../bus/index.js';
 import type { Config } from '../config/index.js';
 import { FakeDriver } from '../drivers/fake/index.js';
 import { DriverRegistry } from '../drivers/registry.js';

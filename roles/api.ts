@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { RemoteControlPlane } from '../control/client.js';
+import { RemoteControlPlane } from '../control/index.js';
 import { buildApi } from '../api/server.js';
-import type { NatsBus } from '../bus/nats.js';
+import type { NatsBus } from '../bus/index.js';
 import type { Config } from '../config/index.js';
 import { metricsRoute } from '../metrics/http.js';
 import { Metrics } from '../metrics/index.js';

@@ -1,8 +1,8 @@
 import type { Logger } from 'pino';
 import { placementLink, type PlacementLink } from '../actors/services/index.js';
 import type { Config } from '../config/index.js';
-import { placementClientFromConfig } from '../openstack/placement/client.js';
-import { requestCounter } from '../openstack/placement/metrics.js';
+import { placementClientFromConfig } from '../openstack/placement/index.js';
+import { requestCounter } from '../openstack/placement/index.js';
 
 /**
  * A conductor's Placement as configured: `PLACEMENT_URL` with a fixed token, or a Keystone

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
-import type { Bus, Unsubscribe } from '../bus/bus.js';
-import { Subjects } from '../bus/subjects.js';
+import type { Bus, Unsubscribe } from '../bus/index.js';
+import { Subjects } from '../bus/index.js';
 
 const Empty = Type.Object({}, { additionalProperties: false });
 /** STATS may ask to collect garbage first (measuring memory) and to start a fresh lag window. */

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { MemoryJournal, type Journal } from '../actors/runtime/index.js';
-import { connectBus, type NatsBus } from '../bus/nats.js';
-import { Subjects } from '../bus/subjects.js';
+import { connectBus, type NatsBus } from '../bus/index.js';
+import { Subjects } from '../bus/index.js';
 import { ConfigError, type Config } from '../config/index.js';
 import { openJournal } from '../db/index.js';
 import type { Metrics } from '../metrics/index.js';

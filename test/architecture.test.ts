@@ -41,6 +41,13 @@ const RULES: IForbiddenRuleType[] = [
     to: { path: '^actors/', pathNot: ['^actors/$1/', '^actors/[^/]+/index\\.ts$'] },
   },
   {
+    name: 'doors-of-bus-control-placement',
+    comment: 'bus/, control/ and openstack/placement/ are reached from another room only through their index.ts.',
+    severity: 'error',
+    from: { path: '^', pathNot: '^(bus|control|openstack/placement|test)/' },
+    to: { path: '^(bus|control|openstack/placement)/', pathNot: '^(bus|control|openstack/placement)/index\\.ts$' },
+  },
+  {
     name: 'no-actor-internals',
     comment: 'Edges of the system reach actors only through a subroom\'s public index.ts.',
     severity: 'error',

@@ -2,7 +2,7 @@ import { mkdir, readFile, rename } from 'node:fs/promises';
 import { writeAtomic } from '../../drivers/state-file.js';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import type { CommandReplyMsg } from '../../bus/schemas.js';
+import type { CommandReplyMsg } from '../../bus/index.js';
 import type { AgentMemory } from './agent.js';
 import type { DeviceT } from '../../model/index.js';
 import type { BoundHandle } from '../../drivers/abilities.js';

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { DriverCommandMsg, DriverCommandReplyMsg, DriverStateMsg } from '../../bus/driver-schemas.js';
+import type { DriverCommandMsg, DriverCommandReplyMsg, DriverStateMsg } from '../../bus/index.js';
 import { canManageLifecycle, canReportServices, type Driver } from '../../drivers/driver.js';
 import type { DriverRegistry } from '../../drivers/registry.js';
 

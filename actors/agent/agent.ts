@@ -1,17 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { BitstreamSource } from '../../openstack/glance/index.js';
-import type { Bus, Unsubscribe } from '../../bus/bus.js';
+import type { Bus, Unsubscribe } from '../../bus/index.js';
 import {
   CommandMessage, CommandReply, HealthMessage, HeartbeatMessage, InventoryMessage, InventoryReply, MAX_OBSERVED_PER_HOST, ProgressMessage, RegisterMessage, RegisterReply, TelemetryMessage, USAGE_PER_MESSAGE,
   type CommandMsg, type CommandReplyMsg, type HealthMsg, type HostObservationMsg,
-} from '../../bus/schemas.js';
-import { Subjects } from '../../bus/subjects.js';
+} from '../../bus/index.js';
+import { Subjects } from '../../bus/index.js';
 import { canAttach, canInstall, canProgram, canReportHealth, canReportUsage, canReset, type Driver, type Health, type OpRequest } from '../../drivers/driver.js';
 import { canDiscoverPartially, canManageMig, canObserve, canRestoreBound, canSetVfCount, canWatchHealth, type HealthWatch, type Progress, type ProgressProgrammer } from '../../drivers/abilities.js';
 import { BeforeTheCard, programWithImage } from './programming.js';
 import type { DriverRegistry } from '../../drivers/registry.js';
-import { DriverCommandMessage, DriverCommandReply } from '../../bus/driver-schemas.js';
+import { DriverCommandMessage, DriverCommandReply } from '../../bus/index.js';
 import { AgentDrivers } from './agent-drivers.js';
 import { UeventSource, type UeventBurst, type UeventSourceOptions } from './uevents.js';
 import { withGlobalRequestId } from '../../openstack/request-id.js';

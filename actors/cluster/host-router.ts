@@ -1,7 +1,7 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import type { Logger } from 'pino';
-import type { Bus, MessageHandler, RequestHandler, SubscribeOptions, Unsubscribe } from '../../bus/bus.js';
-import { Subjects } from '../../bus/subjects.js';
+import type { Bus, MessageHandler, RequestHandler, SubscribeOptions, Unsubscribe } from '../../bus/index.js';
+import { Subjects } from '../../bus/index.js';
 import type { Conductor } from '../conductor/index.js';
 import { reportFromItsHost } from '../conductor/index.js';
 import type { FencedJournal } from './fenced-journal.js';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { Bus } from '../../bus/bus.js';
+import type { Bus } from '../../bus/index.js';
 import { CyborgError, NotFoundError } from '../../errors/index.js';
 import { type AcceleratorEvent, acceleratorMachine, ArqStates, type Binding, type BoundTo, isDeleting } from '../../machines/index.js';
 import {

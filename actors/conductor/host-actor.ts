@@ -1,8 +1,8 @@
 import { commandKey } from './command-key.js';
 import type { Logger } from 'pino';
-import type { Bus } from '../../bus/bus.js';
-import { CommandMessage, CommandReply, type HealthMsg } from '../../bus/schemas.js';
-import { Subjects } from '../../bus/subjects.js';
+import type { Bus } from '../../bus/index.js';
+import { CommandMessage, CommandReply, type HealthMsg } from '../../bus/index.js';
+import { Subjects } from '../../bus/index.js';
 import { DriverError, isCyborgError } from '../../errors/index.js';
 import { AcceleratorStates, DEFAULT_HEALTH_POLICY, type DriverOpInput, type HealthPolicy, hostMachine, HostStates } from '../../machines/index.js';
 import type { Passivation } from '../runtime/index.js';

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
-import type { Bus, Unsubscribe } from '../../bus/bus.js';
-import { HealthMessage, HeartbeatMessage, InventoryMessage, InventoryReply, ProgressMessage, RegisterMessage, RegisterReply, TelemetryMessage, type InventoryMsg, type TelemetryMsg } from '../../bus/schemas.js';
-import { Subjects } from '../../bus/subjects.js';
+import type { Bus, Unsubscribe } from '../../bus/index.js';
+import { HealthMessage, HeartbeatMessage, InventoryMessage, InventoryReply, ProgressMessage, RegisterMessage, RegisterReply, TelemetryMessage, type InventoryMsg, type TelemetryMsg } from '../../bus/index.js';
+import { Subjects } from '../../bus/index.js';
 import { CyborgError } from '../../errors/index.js';
 import type { DeviceT, EventHub } from '../../model/index.js';
 import type { DriverAdmin, UsageWindows } from '../services/index.js';

@@ -1,4 +1,4 @@
-import type { HostObservationMsg } from '../../bus/schemas.js';
+import type { HostObservationMsg } from '../../bus/index.js';
 import type { DeviceT } from '../../model/index.js';
 
 /**

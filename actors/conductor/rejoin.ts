@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { HostObservationMsg } from '../../bus/schemas.js';
+import type { HostObservationMsg } from '../../bus/index.js';
 import type { Journal } from '../runtime/index.js';
 import type { HostActor } from './host-actor.js';
 import { planRejoin, type HeldHandle, type RejoinStep } from './rejoin-plan.js';

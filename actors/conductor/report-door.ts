@@ -1,9 +1,9 @@
 import type { Static, TSchema } from '@sinclair/typebox';
 import type { Logger } from 'pino';
-import type { Bus, RequestHandler, SubscribeOptions, Unsubscribe } from '../../bus/bus.js';
-import type { InventoryMsg } from '../../bus/schemas.js';
+import type { Bus, RequestHandler, SubscribeOptions, Unsubscribe } from '../../bus/index.js';
+import type { InventoryMsg } from '../../bus/index.js';
 import type { DeviceT } from '../../model/device.js';
-import { Subjects } from '../../bus/subjects.js';
+import { Subjects } from '../../bus/index.js';
 import { CyborgError } from '../../errors/index.js';
 import { inventoryIds, inventoryRefusalOf, REFUSAL_REASONS, type Refusal, type RefusalReason } from './report-host.js';
 

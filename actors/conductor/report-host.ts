@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { reportHost, token } from '../../bus/subjects.js';
+import { reportHost, token } from '../../bus/index.js';
 import type { DeviceT } from '../../model/device.js';
 
 /** Reports refused because their body named another host than their subject. */

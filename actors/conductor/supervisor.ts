@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { Bus } from '../../bus/bus.js';
+import type { Bus } from '../../bus/index.js';
 import { CyborgError, NotFoundError } from '../../errors/index.js';
 import { acceleratorMachine, type ArqInput, ArqStates, type BoundTo } from '../../machines/index.js';
 import type { ArqHold, EventHub } from '../../model/index.js';

@@ -1,5 +1,5 @@
 import { CyborgError } from '../../errors/index.js';
-import { Microversions, type PlacementClient } from '../../openstack/placement/client.js';
+import { Microversions, type PlacementClient } from '../../openstack/placement/index.js';
 
 /** Consumer uuid → resource class → amount, of one resource provider, as Placement holds them. */
 export type ProviderAllocations = (rpUuid: string) => Promise<Record<string, Record<string, number>>>;

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { fromPromise } from 'xstate';
-import type { Bus } from '../../bus/bus.js';
-import { DriverCommandMessage, DriverCommandReply, type DriverCommandMsg, type DriverStateMsg } from '../../bus/driver-schemas.js';
-import { Subjects } from '../../bus/subjects.js';
+import type { Bus } from '../../bus/index.js';
+import { DriverCommandMessage, DriverCommandReply, type DriverCommandMsg, type DriverStateMsg } from '../../bus/index.js';
+import { Subjects } from '../../bus/index.js';
 import { stableId } from '../../drivers/ids.js';
 import { CyborgError, DriverError, isCyborgError } from '../../errors/index.js';
 import { attachInstance, detachInstance, type Settle } from './instance-attach.js';

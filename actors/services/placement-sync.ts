@@ -3,12 +3,12 @@ import type { Logger } from 'pino';
 import { createActor, fromPromise, type Actor } from 'xstate';
 import { placementSyncMachine, type PassResult, type SyncWork } from '../../machines/placement-sync.js';
 import { placementAllocations, type ProviderAllocations } from './allocation-guard.js';
-import { microversionAtLeast, MIN_MICROVERSION, type PlacementClient } from '../../openstack/placement/client.js';
-import { desiredOf } from '../../openstack/placement/desired.js';
-import { passCounter, repairCounter, trackDrift, type DriftKind } from '../../openstack/placement/metrics.js';
-import type { SyncFlag } from '../../openstack/placement/plan.js';
-import { Reconciler, type ProviderOutcome, type StaleOutcome, type SyncState } from '../../openstack/placement/reconciler.js';
-import { RootProviders } from '../../openstack/placement/roots.js';
+import { microversionAtLeast, MIN_MICROVERSION, type PlacementClient } from '../../openstack/placement/index.js';
+import { desiredOf } from '../../openstack/placement/index.js';
+import { passCounter, repairCounter, trackDrift, type DriftKind } from '../../openstack/placement/index.js';
+import type { SyncFlag } from '../../openstack/placement/index.js';
+import { Reconciler, type ProviderOutcome, type StaleOutcome, type SyncState } from '../../openstack/placement/index.js';
+import { RootProviders } from '../../openstack/placement/index.js';
 import { withGlobalRequestId } from '../../openstack/request-id.js';
 import type { AcceleratorView, CommittedEvent, PlacementStatusView } from '../../model/index.js';
 

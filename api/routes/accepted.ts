@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { isBusy } from '../../control/driver-client.js';
+import { isBusy } from '../../control/index.js';
 
 /**
  * A write whose driver operation outlasted the api → conductor timeout and goes on comes back in

@@ -6,12 +6,12 @@
  * `desiredOf` asks of a provider (usable or reserved, inventory, traits) being one write the sync
  * would send — before the sync's own coalescing, so an upper bound of what a real Placement gets.
  */
-import type { Unsubscribe } from '../../bus/bus.js';
-import type { NatsBus } from '../../bus/nats.js';
-import { Subjects } from '../../bus/subjects.js';
-import { ViewsBatch, type ViewsBatchMsg } from '../../control/messages.js';
+import type { Unsubscribe } from '../../bus/index.js';
+import type { NatsBus } from '../../bus/index.js';
+import { Subjects } from '../../bus/index.js';
+import { ViewsBatch, type ViewsBatchMsg } from '../../control/index.js';
 import type { FakeDriver } from '../../drivers/fake/index.js';
-import { desiredOf } from '../../openstack/placement/desired.js';
+import { desiredOf } from '../../openstack/placement/index.js';
 
 /** Each flapping device should be reserved once (quarantined), not at every flap: ≤ 1 write each. */
 const TARGET_WRITES_PER_FLAPPING_DEVICE = 1;
