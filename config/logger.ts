@@ -3,15 +3,19 @@ import type { Config } from './index.js';
 
 export type { Logger };
 
-/** The root logger: JSON by default, pretty when a person is watching a terminal. */
-export function createLogger(config: Pick<Config, 'logLevel' | 'logPretty'>, name = 'cyborg'): Logger {
-  return pino({
-    name,
-    level: config.logLevel,
-    transport: config.logPretty
-      ? { target: 'pino-pretty', options: { colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' } }
-      : undefined,
-  });
+/**
+ * The root logger: JSON by default, pretty when a person is watching a terminal. A command whose
+ * standard output is its answer (`db migrate`, read by scripts) logs to standard error.
+ */
+export function createLogger(config: Pick<Config, 'logLevel' | 'logPretty'>, name = 'cyborg', opts: { toStderr?: boolean } = {}): Logger {
+  const fd = opts.toStderr ? 2 : 1;
+  if (config.logPretty) {
+    return pino({
+      name, level: config.logLevel,
+      transport: { target: 'pino-pretty', options: { colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname', destination: fd } },
+    });
+  }
+  return pino({ name, level: config.logLevel }, pino.destination(fd));
 }
 
 /** A logger that drops everything: tests and benchmarks that do not want output. */

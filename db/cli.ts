@@ -25,7 +25,8 @@ export function dbCommand(): Command {
     .action(async (flags: { databaseUrl?: string; dataDir?: string; check?: boolean; embedded?: boolean }, cmd: Command) => {
       const { configFile, configDir } = cmd.optsWithGlobals<{ configFile?: string[]; configDir?: string[] }>();
       const config = loadConfig({ databaseUrl: flags.databaseUrl, dataDir: flags.dataDir }, process.env, { ...(configFile ? { configFiles: configFile } : {}), ...(configDir ? { configDirs: configDir } : {}) });
-      const log = createLogger(config);
+      // Its answer is on stdout (scripts read `applied: …`); the log goes to stderr.
+      const log = createLogger(config, 'cyborg', { toStderr: true });
       if (!config.databaseUrl && !flags.embedded) {
         throw new StartupError('no [database] connection (DATABASE_URL, --database-url) is set: nothing to migrate; for the all-in-one\'s embedded database under the data directory, run: cyborg db migrate --embedded', StartupExit.config);
       }
