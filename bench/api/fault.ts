@@ -26,6 +26,7 @@ import { FakeDriver } from '../../drivers/fake/index.js';
 import { NAMESPACE_DNS, uuid3 } from '../../drivers/ids.js';
 import { DriverRegistry } from '../../drivers/registry.js';
 import { breakdown, call, lifecycle, pct, type CycleAcks } from './lifecycle.js';
+import { startedWhenReady, until } from './until.js';
 
 const NATS = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 const PG = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -49,14 +50,6 @@ async function admin(sql: string): Promise<void> {
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-async function until<T>(what: string, check: () => Promise<T | undefined> | T | undefined, timeoutMs = 120_000): Promise<T> {
-  for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; await sleep(200)) {
-    const v = await Promise.resolve().then(check).catch(() => undefined);
-    if (v !== undefined && v !== false) return v;
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 export async function faultRun(o: FaultRunOptions): Promise<void> {
   const name = `cyborg_bench_fault_${randomUUID().slice(0, 8)}`;
@@ -120,26 +113,10 @@ export async function faultRun(o: FaultRunOptions): Promise<void> {
     const hosts = Array.from({ length: o.clients }, (_, i) => `fault-${String(i + 1).padStart(2, '0')}`);
     for (const host of hosts) {
       const agent = new Agent({ host, bus, log: o.log, drivers: new DriverRegistry([new FakeDriver({ host, gpus: 1, nics: 0 })]), heartbeatIntervalMs: 500, discoveryIntervalMs: 3_600_000, requestTimeoutMs: 5_000, telemetryIntervalMs: 0 });
-      await until(`agent ${host} registered`, async () => {
-        try {
-          await agent.start();
-          return true;
-        } catch {
-          await agent.stop();
-          return undefined;
-        }
-      });
+      await startedWhenReady(`agent ${host} registered`, agent);
       agents.push(agent);
     }
-    await until('the api to load every conductor', async () => {
-      try {
-        await control.start();
-        return true;
-      } catch {
-        control.stop();
-        return undefined;
-      }
-    });
+    await startedWhenReady('the api to load every conductor', control);
     for (const host of hosts) {
       const acc = await until(`${host}'s FPGA`, () => control.getAcceleratorByRp(uuid3(NAMESPACE_DNS, `${host}_FakeDevice`)));
       await control.act(acc.id, { type: 'ENABLE' });

@@ -27,6 +27,7 @@ import { migrate, openOrm } from '../../db/config.js';
 import { FakeDriver } from '../../drivers/fake/index.js';
 import { DriverRegistry } from '../../drivers/registry.js';
 import { call, pct } from './lifecycle.js';
+import { startedWhenReady, until } from './until.js';
 
 const NATS = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 const PG = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -46,14 +47,6 @@ export interface StormResult {
 type Step = 'create' | 'bind' | 'resolved' | 'delete';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-async function until<T>(what: string, check: () => Promise<T | undefined> | T | undefined, timeoutMs = 120_000): Promise<T> {
-  for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; await sleep(200)) {
-    const v = await Promise.resolve().then(check).catch(() => undefined);
-    if (v !== undefined && v !== false) return v;
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 async function admin(sql: string): Promise<void> {
   const c = new pg.Client({ connectionString: PG, connectionTimeoutMillis: 2_000 });
@@ -140,26 +133,10 @@ export async function runStorm(o: StormOptions): Promise<StormResult> {
     const perHost = Math.ceil(o.boots / o.hosts);
     for (const host of hosts) {
       const agent = new Agent({ host, bus, log, drivers: new DriverRegistry([new FakeDriver({ host, gpus: perHost, nics: 0 })]), heartbeatIntervalMs: 5_000, discoveryIntervalMs: 3_600_000, requestTimeoutMs: 30_000, telemetryIntervalMs: 0 });
-      await until(`agent ${host} registered`, async () => {
-        try {
-          await agent.start();
-          return true;
-        } catch {
-          await agent.stop();
-          return undefined;
-        }
-      });
+      await startedWhenReady(`agent ${host} registered`, agent);
       agents.push(agent);
     }
-    await until('the api to load the conductor', async () => {
-      try {
-        await control.start();
-        return true;
-      } catch {
-        control.stop();
-        return undefined;
-      }
-    });
+    await startedWhenReady('the api to load the conductor', control);
     // The slots: every GPU of every host, enabled as an operator would, one boot each.
     const gpus = await until('every GPU registered', () => {
       const found = control.listAccelerators().filter((a) => a.deviceType === 'GPU');
@@ -227,13 +204,13 @@ function stormIn(root: string, o: StormOptions): Promise<StormResult> {
   });
 }
 
-/** A worktree of `ref` under /tmp (made once per commit), with this tree's dependencies and storm file. */
+/** A worktree of `ref` under /tmp (made once per commit), with this tree's dependencies and storm files. */
 function worktreeOf(ref: string): { root: string; sha: string } {
   const sha = execFileSync('git', ['rev-parse', '--short', ref], { cwd: ROOT, encoding: 'utf8' }).trim();
   const root = `/tmp/cyborg-bench-${sha}`;
   if (!existsSync(root)) execFileSync('git', ['worktree', 'add', '--detach', root, sha], { cwd: ROOT, stdio: 'ignore' });
   if (!existsSync(join(root, 'node_modules'))) symlinkSync(join(ROOT, 'node_modules'), join(root, 'node_modules'));
-  copyFileSync(join(ROOT, 'bench', 'api', 'storm.ts'), join(root, 'bench', 'api', 'storm.ts'));
+  for (const f of ['storm.ts', 'until.ts']) copyFileSync(join(ROOT, 'bench', 'api', f), join(root, 'bench', 'api', f));
   return { root, sha };
 }
 
