@@ -13,7 +13,6 @@ import { createWriteStream } from 'node:fs';
 import { join } from 'node:path';
 import { Kvm } from '@nats-io/kv';
 import { Type } from '@sinclair/typebox';
-import pg from 'pg';
 import type { Logger } from 'pino';
 import { Pool } from 'undici';
 import { Agent } from '../../actors/agent/index.js';
@@ -26,10 +25,9 @@ import { FakeDriver } from '../../drivers/fake/index.js';
 import { NAMESPACE_DNS, uuid3 } from '../../drivers/ids.js';
 import { DriverRegistry } from '../../drivers/registry.js';
 import { breakdown, call, lifecycle, pct, type CycleAcks } from './lifecycle.js';
-import { startedWhenReady, until } from './until.js';
+import { admin, PG, startedWhenReady, until } from './setup.js';
 
 const NATS = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
-const PG = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const CONDUCTOR_LOG = process.env.BENCH_CONDUCTOR_LOG ?? '/tmp/bench-api-fault-conductors.log';
 /** Liveness in seconds, as the distributed tests run it: a dead conductor's lease lapses after 4 s. */
 const TIMING = {
@@ -38,16 +36,6 @@ const TIMING = {
 };
 
 export interface FaultRunOptions { seconds: number; killEveryS: number; clients: number; log: Logger }
-
-async function admin(sql: string): Promise<void> {
-  const c = new pg.Client({ connectionString: PG, connectionTimeoutMillis: 2_000 });
-  await c.connect();
-  try {
-    await c.query(sql);
-  } finally {
-    await c.end();
-  }
-}
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 

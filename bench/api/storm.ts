@@ -15,7 +15,6 @@ import { randomUUID } from 'node:crypto';
 import { copyFileSync, existsSync, readFileSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { Type } from '@sinclair/typebox';
-import pg from 'pg';
 import { pino } from 'pino';
 import { Pool } from 'undici';
 import { Agent } from '../../actors/agent/index.js';
@@ -27,10 +26,9 @@ import { migrate, openOrm } from '../../db/config.js';
 import { FakeDriver } from '../../drivers/fake/index.js';
 import { DriverRegistry } from '../../drivers/registry.js';
 import { call, pct } from './lifecycle.js';
-import { startedWhenReady, until } from './until.js';
+import { admin, PG, startedWhenReady, until } from './setup.js';
 
 const NATS = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
-const PG = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const ROOT = join(import.meta.dirname, '..', '..');
 
 export interface StormOptions { boots: number; hosts: number; rounds: number; baseline?: string }
@@ -47,16 +45,6 @@ export interface StormResult {
 type Step = 'create' | 'bind' | 'resolved' | 'delete';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-async function admin(sql: string): Promise<void> {
-  const c = new pg.Client({ connectionString: PG, connectionTimeoutMillis: 2_000 });
-  await c.connect();
-  try {
-    await c.query(sql);
-  } finally {
-    await c.end();
-  }
-}
 
 /** CPU seconds a process has used, from /proc (Linux; 0 elsewhere). */
 function cpuOf(pid: number): number {
@@ -210,7 +198,7 @@ function worktreeOf(ref: string): { root: string; sha: string } {
   const root = `/tmp/cyborg-bench-${sha}`;
   if (!existsSync(root)) execFileSync('git', ['worktree', 'add', '--detach', root, sha], { cwd: ROOT, stdio: 'ignore' });
   if (!existsSync(join(root, 'node_modules'))) symlinkSync(join(ROOT, 'node_modules'), join(root, 'node_modules'));
-  for (const f of ['storm.ts', 'until.ts']) copyFileSync(join(ROOT, 'bench', 'api', f), join(root, 'bench', 'api', f));
+  for (const f of ['storm.ts', 'setup.ts']) copyFileSync(join(ROOT, 'bench', 'api', f), join(root, 'bench', 'api', f));
   return { root, sha };
 }
 

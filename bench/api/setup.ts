@@ -1,4 +1,19 @@
-/** Waiting for a bench's pieces to come up: the same loop for every bench that starts processes. */
+/** What the benches that start a deployment share: the admin database, waiting for pieces to come up. */
+import pg from 'pg';
+
+/** The PostgreSQL server's admin database, where a bench creates and drops its own. */
+export const PG = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+/** One statement on the admin database (create or drop a bench's database). */
+export async function admin(sql: string): Promise<void> {
+  const c = new pg.Client({ connectionString: PG, connectionTimeoutMillis: 2_000 });
+  await c.connect();
+  try {
+    await c.query(sql);
+  } finally {
+    await c.end();
+  }
+}
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
