@@ -56,7 +56,7 @@ export const ConfigSchema = Type.Object({
   databaseUrl: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
   /** The conductor's journal (see docs/persistence.md). */
   persistence: Type.Object({
-    unavailableAfterMs: Type.Integer({ minimum: 1, default: 10_000, description: 'a commit waiting this long for an unreachable database is answered 503 (the change stays queued)' }),
+    unavailableAfterMs: Type.Integer({ minimum: 1, default: 10_000, description: 'a commit waiting this long for an unreachable database is answered 503, and the change is not made' }),
     maxBatch: Type.Integer({ minimum: 1, default: 5_000, description: 'most commits in one group-commit flush' }),
     pool: Type.Integer({ minimum: 1, default: 4, description: 'connections to DATABASE_URL (the embedded database always uses one)' }),
     pipeline: Type.Integer({ minimum: 1, maximum: 8, default: 2, description: 'flushes open at once under load, each on its own connection (at most `pool`; the embedded database always uses 1)' }),

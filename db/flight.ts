@@ -1,5 +1,6 @@
 import type { CompiledQuery } from 'kysely';
 import type { Pool } from 'pg';
+import { sqlState as sqlStateOf } from './retry.js';
 
 /** A one-shot signal: a promise whose resolver is called by whoever reaches the milestone. */
 export class Signal<T = void> {
@@ -50,6 +51,15 @@ export class Flight<P> {
   }
 }
 
+/** A pipelined flush failed; `commitSent`: its COMMIT had gone out, so it may have committed. */
+export class PipelineFailure extends Error {
+  override name = 'PipelineFailure';
+
+  constructor(cause: unknown, readonly commitSent: boolean) {
+    super(cause instanceof Error ? cause.message : String(cause), { cause });
+  }
+}
+
 /** The predecessor failed after this flush executed: roll back and redo after it. */
 export class PredecessorFailed extends Error {
   override name = 'PredecessorFailed';
@@ -74,7 +84,13 @@ export async function writePipelined(pool: Pool, query: CompiledQuery | null, ex
     if (!(await before)) throw new PredecessorFailed('an earlier flush failed');
     return;
   }
-  const client = await pool.connect();
+  let commitSent = false;
+  let client;
+  try {
+    client = await pool.connect();
+  } catch (err) {
+    throw new PipelineFailure(err, false);
+  }
   let broken: Error | undefined;
   try {
     // BEGIN fails only with its connection, and then the statement fails too: it never runs
@@ -82,12 +98,13 @@ export async function writePipelined(pool: Pool, query: CompiledQuery | null, ex
     await Promise.all([client.query('begin'), client.query(query.sql, query.parameters as unknown[])]);
     executed();
     if (!(await before)) throw new PredecessorFailed('an earlier flush failed after this one executed');
+    commitSent = true;
     await client.query('commit');
   } catch (err) {
     // A live connection is rolled back and reused; a dead one is thrown away (the server rolls
     // back on its side).
     await client.query('rollback').catch((e: unknown) => { broken = e instanceof Error ? e : new Error(String(e)); });
-    throw err;
+    throw new PipelineFailure(err, commitSent && !(sqlStateOf(err)));
   } finally {
     client.release(broken);
   }

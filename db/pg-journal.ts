@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import type { Change, CommitOptions, Journal, Recovered } from '../actors/runtime/index.js';
 import { CyborgError, refusalText } from '../errors/index.js';
 import { Answers } from './answers.js';
-import { Flight, writePipelined } from './flight.js';
+import { Flight, PipelineFailure, writePipelined } from './flight.js';
 import { hotPathStatement, writeHotPath } from './hot-path.js';
 import { loadArqs, loadDocuments, loadHistory, loadHostsState, loadRecovered } from './load.js';
 import { changedDevices, fingerprint, type Fingerprint } from './inventory-memo.js';
@@ -17,7 +17,7 @@ import { writeModel } from './model-writer.js';
 import { checkChanges } from './bounds.js';
 import { queryAudit } from './audit.js';
 import { pruneLog, startRetention, type Retention } from './retention.js';
-import { classifyFailure, isConnectionError, sqlState } from './retry.js';
+import { classifyFailure, isConnectionError, mayHaveCommitted, sqlState } from './retry.js';
 import type { AuditPage, AuditQuery, DeviceT, TransitionRecord } from '../model/index.js';
 
 export interface PgJournalOptions {
@@ -27,8 +27,8 @@ export interface PgJournalOptions {
   unavailableAfterMs: number;
   /**
    * How long the database must have been unreachable before the journal says so: from then on
-   * every waiting commit and every new one is answered 503 at once (and kept: it is written when
-   * the database is back), and `available` is false. Default: 1 s, at most `unavailableAfterMs`.
+   * every waiting commit and every new one is answered 503 at once and dropped (never written),
+   * and `available` is false. Default: 1 s, at most `unavailableAfterMs`.
    */
   downAfterMs?: number;
   /**
@@ -64,8 +64,19 @@ interface Pending {
   at: number;
   resolve: () => void;
   reject: (err: unknown) => void;
-  /** Already answered with 503: still written when the database is back, but nobody waits. */
+  /** Answered (acknowledged, refused, or 503). */
   settled: boolean;
+  /**
+   * Answered 503 while the database was away: never written. Taken out of the queue at once; in
+   * a flush that was under way it is left out when that flush is redone (see `flushWithRetry`).
+   */
+  dropped: boolean;
+  /**
+   * It may be in the database: its flush is being written, or failed in a way that leaves the
+   * outcome open (the connection broke after the COMMIT or the statement went out). Never answered
+   * 503 — its fate is known only from the database — until a look at it says it is not there.
+   */
+  unsure: boolean;
   /** A flush was open when this commit arrived: the journal is busy, worth pipelining. */
   busy: boolean;
   /** Starts no flush by itself: it rides with the next commit that does (see `CommitOptions`). */
@@ -84,6 +95,13 @@ export interface JournalStats {
   /** Flushes committed on the pipelined path (BEGIN / statement / COMMIT, beside their predecessor). */
   pipelined: number;
   retries: number;
+  /** Commits answered 503 and left out: not written (docs/persistence.md, "503 means not done"). */
+  dropped: number;
+  /**
+   * Commits answered 503 that had committed after all: their flush's COMMIT went out before the
+   * connection broke and its answer was lost. The conductor is told (`onLanded`) and takes them.
+   */
+  landedAfterRefusal: number;
 }
 
 /**
@@ -106,11 +124,12 @@ export interface JournalStats {
  * Acks are handed out in commit order, a few dozen per turn of the event loop (answers.ts),
  * so the callers' next commits reach the next flush while later callers still work.
  *
- * While the database is unreachable a flush retries with backoff, for as long as it takes, and
- * keeps its batch and the queue; once it has been unreachable for `downAfterMs` (or a commit has
- * waited `unavailableAfterMs`), waiting and new commits are answered `persistence.unavailable`
- * (503) at once but stay queued and are written once the database is back, so nothing is dropped
- * and nothing is acknowledged before it is committed. Only outages are retried (retry.ts): a
+ * While the database is unreachable a flush retries with backoff, for as long as it takes; once
+ * it has been unreachable for `downAfterMs` (or a commit has waited `unavailableAfterMs`), waiting
+ * and new commits are answered `persistence.unavailable` (503) at once and dropped: 503 means not
+ * done (see `sweep`). A commit that may already be in the database (its flush was on the wire
+ * when the connection broke) is never answered 503: it waits for the database to say whether it
+ * landed. Nothing is acknowledged before it is committed. Only outages are retried (retry.ts): a
  * batch the database refuses for its data is split until the bad commits fail alone (`isolate`),
  * and a change it could never store is refused before it is queued (bounds.ts).
  *
@@ -151,9 +170,13 @@ export class PgJournal implements Journal {
   /** This journal's flushes' ids: `<instance>:<n>`, stamped on each flush's last transition row. */
   private readonly instance = randomUUID();
   private flushSeq = 0;
-  readonly stats: JournalStats = { flushes: 0, commits: 0, transitions: 0, statements: 0, modelFlushes: 0, pipelined: 0, retries: 0 };
+  readonly stats: JournalStats = { flushes: 0, commits: 0, transitions: 0, statements: 0, modelFlushes: 0, pipelined: 0, retries: 0, dropped: 0, landedAfterRefusal: 0 };
   /** Called after each committed flush with its size and duration: the metrics hook. */
   onFlush: ((changes: number, seconds: number) => void) | undefined = undefined;
+  /** Journal.onLanded: changes answered 503 that turned out committed (set by the conductor). */
+  onLanded: ((changes: Change[]) => void) | undefined = undefined;
+  /** Looks for the database while it is away and nothing is being retried (see `watchForReturn`). */
+  private returnWatch: NodeJS.Timeout | null = null;
 
   constructor(private readonly opts: PgJournalOptions) {
     // Each open flush holds a connection until it commits: more than the pool would only queue.
@@ -191,7 +214,7 @@ export class PgJournal implements Journal {
     const answer = refused ? Promise.reject(refused) : new Promise<void>((resolve, reject) => {
       for (const c of changes) if (c.type === 'inventory') this.prepare(c.host, c.devices);
       const deferred = opts?.defer === true;
-      this.queue.push({ changes, at: Date.now(), resolve, reject, settled: false, busy: this.open.length > 0, deferred });
+      this.queue.push({ changes, at: Date.now(), resolve, reject, settled: false, dropped: false, unsure: false, busy: this.open.length > 0, deferred });
       if (this.down()) this.sweep(0);
       if (deferred) this.armDeferred();
       else this.kick();
@@ -211,7 +234,7 @@ export class PgJournal implements Journal {
   /** The readiness check's text: undefined when the database answers. */
   readiness(): string | undefined {
     if (!this.down()) return undefined;
-    return `database unreachable for ${Math.round((Date.now() - this.failingSince!) / 1000)} s; ${this.pending} commits kept for when it is back`;
+    return `database unreachable for ${Math.round((Date.now() - this.failingSince!) / 1000)} s; changes are refused (503, not made) until it is back`;
   }
 
   /**
@@ -338,6 +361,7 @@ export class PgJournal implements Journal {
     }
     this.answers.flushAll();
     this.stopSweeper();
+    this.stopReturnWatch();
     await this.stopRetention();
     await this.opts.orm.close();
     await this.opts.afterClose?.();
@@ -463,9 +487,12 @@ export class PgJournal implements Journal {
    */
   private async runPipelined(flight: Flight<Pending>, prev: Flight<Pending> | null, m: MergedBatch): Promise<void> {
     const started = performance.now();
+    let maybeCommitted = false;
     try {
       const query = hotPathStatement(m)?.compile(this.kysely()) ?? null;
-      const before = prev ? prev.committed.promise : Promise.resolve(true);
+      // A commit answered 503 while this flush waited must not be committed with it.
+      const before = (prev ? prev.committed.promise : Promise.resolve(true)).then((ok) => ok && !flight.batch.some((p) => p.dropped));
+      for (const p of flight.batch) p.unsure = true;
       await writePipelined(await this.pool(), query, () => flight.executed.set(), before);
       // Set before the acks below: the successor's COMMIT goes out first, the acks cannot be
       // overtaken by it (its answer needs a round trip; these are answered now, in order).
@@ -476,11 +503,14 @@ export class PgJournal implements Journal {
     } catch (err) {
       flight.failed = true;
       flight.committed.set(false);
+      // Only a COMMIT that went out leaves the outcome open: anything earlier was rolled back.
+      maybeCommitted = err instanceof PipelineFailure && err.commitSent;
+      for (const p of flight.batch) p.unsure = maybeCommitted;
       if (isConnectionError(err)) this.opts.log.warn({ err, commits: flight.batch.length }, 'pipelined flush failed on the connection: redoing it alone');
     }
     await prev?.done.promise;
     // Its COMMIT may have gone out before the failure: look before writing it again.
-    await this.flushWithRetry(flight.batch, m, true);
+    await this.flushWithRetry(flight.batch, m, maybeCommitted);
   }
 
   /** The `pg` pool under the ORM (the pipelined flush holds a connection across its predecessor's commit). */
@@ -503,23 +533,47 @@ export class PgJournal implements Journal {
    */
   private async flushWithRetry(batch: Pending[], m: MergedBatch = this.merged(batch), maybeCommitted = false): Promise<void> {
     let delay = this.opts.retryMinMs ?? 50;
+    // Whether the batch is known not to be in the database. Not after a pipelined failure whose
+    // COMMIT went out, nor after an attempt that broke once its statement was sent; known again
+    // once the stamp is looked for and not found.
+    let absent = !maybeCommitted;
     for (let attempt = 0; ; attempt++) {
+      // An attempt that fails before it could write (no connection) leaves what was known.
+      let sent = false;
       try {
         const started = performance.now();
-        if ((attempt > 0 || maybeCommitted) && await this.alreadyCommitted(m)) {
-          this.opts.log.warn({ commits: batch.length, flush: m.stamp }, 'a flush whose answer was lost had committed: not writing it again');
-          this.committedFlush(batch, m, 1, started, attempt);
-          return;
+        if (!absent) {
+          if (await this.alreadyCommitted(m)) {
+            this.opts.log.warn({ commits: batch.length, flush: m.stamp }, 'a flush whose answer was lost had committed: not writing it again');
+            this.committedFlush(batch, m, 1, started, attempt);
+            return;
+          }
+          // Known not to be there. A flush with no transition carries no stamp to look for: it
+          // is only upserts, so writing it again is harmless, and it stays unsure until written.
+          if (m.transitions.length > 0) absent = true;
         }
+        // Not in the database: what was answered 503 meanwhile is left out (503 means not done).
+        if (batch.some((p) => p.dropped)) {
+          batch = batch.filter((p) => !p.dropped);
+          if (batch.length === 0) return;
+          m = this.merged(batch);
+        }
+        for (const p of batch) p.unsure = true;
+        sent = true;
         const statements = await this.write(m);
         this.committedFlush(batch, m, statements, started, attempt);
         return;
       } catch (err) {
+        // Refused at the door (no connection) or by the server (an error answer rolls back): not
+        // in the database. A connection broken once the statement was out: maybe.
+        if (sent && mayHaveCommitted(err)) absent = false;
+        for (const p of batch) p.unsure = !absent;
         const kind = classifyFailure(err);
         if (kind !== 'outage') return this.isolate(batch, err, kind);
         if (this.abandoned) return this.refuse(batch, new CyborgError('service.shutting_down', 'the journal closed while the database was unreachable; the change was not written', {}, { cause: err }));
         this.stats.retries++;
         this.failingSince ??= Date.now();
+        this.watchForReturn();
         if (attempt === 0) this.opts.log.error({ err, commits: batch.length, queued: this.queue.length }, 'database unreachable: flush will be retried');
         await this.sleep(delay);
         delay = Math.min(delay * 2, this.opts.retryMaxMs ?? 2_000);
@@ -541,6 +595,14 @@ export class PgJournal implements Journal {
     const acks: (() => void)[] = [];
     for (const p of batch) if (!p.settled) { p.settled = true; acks.push(p.resolve); }
     this.answers.add(acks);
+    const landed = batch.filter((p) => p.dropped);
+    if (landed.length > 0) {
+      // The one case where a 503 was not "not done": the connection broke after the COMMIT went
+      // out, and the database had taken it. Memory follows the database (the conductor re-takes these).
+      this.stats.landedAfterRefusal += landed.length;
+      this.opts.log.error({ commits: landed.length, flush: m.stamp }, 'commits answered 503 had committed before the connection broke: the conductor takes them back');
+      this.onLanded?.(landed.flatMap((p) => p.changes));
+    }
   }
 
   /**
@@ -629,7 +691,7 @@ export class PgJournal implements Journal {
 
   /**
    * Answers commits that waited too long with 503 while the database is unreachable (a flush
-   * failed on the connection and none has succeeded since); they stay queued. A database that is
+   * failed on the connection and none has succeeded since), and drops them. A database that is
    * merely slow is waited for: its answers come, and a 503 would only hide a commit that will land.
    */
   private startSweeper(): void {
@@ -643,24 +705,58 @@ export class PgJournal implements Journal {
   }
 
   /**
-   * Answers 503 to every commit that still waits and arrived more than `olderThanMs` ago, oldest
-   * first, through `answers`: behind the acks already due, so that commits are still answered in
-   * the order they were made (a caller that chains its commits relies on it).
+   * Once a commit has waited `olderThanMs` while the database is unreachable, answers 503 to
+   * every commit that still waits, and drops them: 503 means "not done". Those queued are taken
+   * out; those in a flush under way are left out when it is redone (`flushWithRetry`). All of
+   * them, not only the oldest: a later commit may build on an earlier one (an actor's next
+   * transition), and the database must never hold the one without the other. Answered through
+   * `answers`, behind the acks already due, so commits are still answered in the order made.
    */
   private sweep(olderThanMs: number): void {
     if (this.failingSince === null) return;
+    // Not one that may be in the database: its answer waits for the database to say.
+    const waiting = [...this.open.flatMap((f) => f.batch), ...this.queue].filter((p) => !p.settled && !p.unsure);
     const limit = Date.now() - olderThanMs;
+    if (!waiting.some((p) => p.at <= limit)) return;
     const downS = Math.round((Date.now() - this.failingSince) / 1000);
     const err = new CyborgError('persistence.unavailable',
-      `the database has been unreachable for ${downS} s; the change is kept and will be written when it is back`,
+      `the database has been unreachable for ${downS} s; the change was not made: send it again once the service is ready`,
       { retryAfterS: Math.max(1, Math.ceil((this.opts.retryMaxMs ?? 2_000) / 1000)) });
     const answers: (() => void)[] = [];
-    for (const p of [...this.open.flatMap((f) => f.batch), ...this.queue]) {
-      if (p.settled || p.at > limit) continue;
+    for (const p of waiting) {
       p.settled = true;
+      p.dropped = true;
       answers.push(() => p.reject(err));
     }
+    this.stats.dropped += waiting.length;
+    this.queue = this.queue.filter((p) => !p.dropped);
     this.answers.add(answers);
+  }
+
+  /**
+   * While the database is away and no flush is being retried (everything was answered 503 and
+   * dropped), nothing else would notice its return: a round trip every half second does.
+   */
+  private watchForReturn(): void {
+    if (this.returnWatch || this.closed) return;
+    let probing = false;
+    this.returnWatch = setInterval(() => {
+      if (this.failingSince === null || this.closed) { this.stopReturnWatch(); return; }
+      if (probing || this.open.length > 0) return; // a flush's own retries will tell
+      probing = true;
+      sql`select 1`.execute(this.kysely()).then(() => {
+        if (this.failingSince === null || this.open.length > 0) return;
+        this.opts.log.info({ downMs: Date.now() - this.failingSince }, 'database reachable again');
+        this.failingSince = null;
+        this.stopReturnWatch();
+      }, () => undefined).finally(() => { probing = false; });
+    }, Math.min(500, this.opts.retryMaxMs ?? 2_000));
+    this.returnWatch.unref();
+  }
+
+  private stopReturnWatch(): void {
+    if (this.returnWatch) clearInterval(this.returnWatch);
+    this.returnWatch = null;
   }
 
   private stopSweeper(): void {

@@ -51,3 +51,24 @@ export function classifyFailure(err: unknown): 'outage' | 'data' | 'other' {
   if (/^(22|23|54)/.test(state)) return 'data';
   return 'other';
 }
+
+/**
+ * Whether a failed write may still have committed: the connection broke (reset, closed, timed
+ * out) once it was established, so the statement or its COMMIT may have reached the server and
+ * its answer been lost. A server's error answer (a SQLSTATE) rolls the transaction back, and a
+ * connection that was never made (refused, unresolvable, the pool's connect timeout) sent nothing.
+ */
+export function mayHaveCommitted(err: unknown): boolean {
+  if (sqlState(err) !== undefined) return false;
+  for (let e: unknown = err, depth = 0; e && depth < 5; depth++) {
+    const x = e as { code?: unknown; message?: unknown; cause?: unknown; commitSent?: unknown; syscall?: unknown };
+    if (typeof x.commitSent === 'boolean') return x.commitSent;
+    if (x.syscall === 'connect') return false;
+    const code = typeof x.code === 'string' ? x.code : '';
+    if (/^(ECONNREFUSED|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH)$/.test(code)) return false;
+    const msg = typeof x.message === 'string' ? x.message : '';
+    if (/timeout exceeded when trying to connect|ECONNREFUSED|connect ETIMEDOUT/i.test(msg)) return false;
+    e = x.cause;
+  }
+  return true;
+}

@@ -42,6 +42,7 @@ const NOT_FOR_CLIENTS: Record<string, string> = {
   NoAnswerError: 'Keystone gave no answer: rethrown as keystone.unavailable (keystoneDown)',
   RootProviderMissingError: 'the Placement sync skips the host and retries its next pass',
   PredecessorFailed: 'inside the journal\'s flush pipeline: the flush is retried',
+  PipelineFailure: 'inside the journal\'s flush pipeline: the flush is redone alone (retried on an outage)',
   BeforeTheCard: 'the agent answers it as driver.failed with `unchanged`',
   HostOpError: 'the agent answers it as driver.failed with its reason',
   AllowListError: 'a passthrough whitelist that does not parse: stops the agent\'s start',

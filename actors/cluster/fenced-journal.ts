@@ -49,7 +49,23 @@ export class FencedJournal implements Journal {
 
   constructor(readonly inner: Journal, private readonly fence: Fence) {}
 
-  async commit(changes: Change[], opts?: CommitOptions): Promise<void> {
+  get onLanded(): Journal['onLanded'] {
+    return this.inner.onLanded;
+  }
+
+  set onLanded(take: Journal['onLanded']) {
+    this.inner.onLanded = take;
+  }
+
+  commit(changes: Change[], opts?: CommitOptions): Promise<void> {
+    const answer = this.fenced(changes, opts);
+    // Marked handled, as the inner journal's own answer is: a caller that drops its commit's
+    // promise (a system transition nobody awaits) must not end the process on a 503.
+    answer.catch(() => undefined);
+    return answer;
+  }
+
+  private async fenced(changes: Change[], opts?: CommitOptions): Promise<void> {
     if (!this.fence.valid()) throw new CyborgError('lease.lost', 'this conductor\'s lease has lapsed; it may not write');
     for (const c of changes) {
       const host = hostOf(c);

@@ -1,13 +1,13 @@
 import type { Logger } from 'pino';
 import { rpUuidOf } from '../../drivers/ids.js';
-import { CyborgError, isCyborgError, TransitionInvalidError } from '../../errors/index.js';
+import { CyborgError, TransitionInvalidError } from '../../errors/index.js';
 import {
   ACCELERATOR_INITIAL, acceleratorMachine, AcceleratorStates, allowedEvents, conditionTags, DEFAULT_HEALTH_POLICY, healthActions, initialContext, opInput, OPERATOR_EVENTS, reasonOf,
   recoverInterrupted, type AcceleratorContext, type AcceleratorEvent, type DriverOpInput, type HealthPolicy, type HealthSignal,
 } from '../../machines/index.js';
 import type { Journal, MachineRecord } from '../runtime/index.js';
 import { conditionChange } from './condition.js';
-import { MachineHost, whenDurable, type MachineOwner, type StepSnapshot } from '../runtime/index.js';
+import { MachineHost, type MachineOwner, type StepSnapshot } from '../runtime/index.js';
 import type { Passivation, Restable } from '../runtime/index.js';
 import { whyRefused, type AcceleratorView, type DeployableT, type DeviceT, type EventHub, type RequestMeta, type TransitionRecord } from '../../model/index.js';
 
@@ -147,6 +147,8 @@ export class AcceleratorActor implements MachineOwner, Restable {
   private deferring = 0;
   /** The latest commit handed to the journal was deferred: whoever waits for it must ask for it. */
   private deferredTail = false;
+  /** Times memory went back to the committed record (see `revert`): a commit made before one is judged by it. */
+  private resets = 0;
   private crashed: unknown = null;
   private waiters: Set<{ resolve: () => void; reject: (err: unknown) => void }> | null = null;
   missing = false;
@@ -426,21 +428,25 @@ export class AcceleratorActor implements MachineOwner, Restable {
       // The drain's end on this card: the alert on a stuck drain is waiting for this line.
       this.rt.log.warn({ acceleratorId: this.id, name: this.spec.deployable.name, host: this.spec.host, change: 'DRAINED', consumers: [], requestId: rec.requestId }, 'drain done on this accelerator: no instance holds it any more');
     }
-    // Submitted at once (the journal keeps order); the view moves only after the commit.
-    this.deferredTail = this.deferring > 0;
+    // Submitted at once (the journal keeps order); the view moves only after the commit. Entering
+    // a busy state (`installing`, `programming`) answers nobody: it rides with the commit that
+    // ends the operation, so a request is one transaction — all of it written, or (a 503) none —
+    // unless the operation outlasts the journal's `deferMaxMs` and the step is written alone.
+    this.deferredTail = this.deferring > 0 || tagsOf(this.rt.logic, persisted.value).includes('busy');
     const commit = this.rt.journal.commit([
       { type: 'accelerator', id: this.id, host: this.spec.host, record: persisted },
       { type: 'transition', record: full },
     ], this.deferredTail ? DEFER : undefined);
     const seq = ++this.submitted;
+    const epoch = this.resets;
     // No chain through the previous step: the journal answers commits in the order they were
     // made, so this one settles after every earlier one. A chain of three promises and closures
     // per transition lived as long as the commit, long enough under load to be promoted to the
     // old generation (bench:persistence's sampling heap profile: a fifth of what major GCs took).
-    const step = commit.then(() => this.show(seq, persisted, full), (err: unknown) => {
-      // Answered 503 while the database is away: the journal keeps the change queued and writes
-      // it when the database is back. Show it then, not only at this accelerator's next transition.
-      if (isCyborgError(err) && err.code === 'persistence.unavailable') whenDurable(this.rt.journal, () => this.show(seq, persisted, full));
+    const step = commit.then(() => this.show(seq, persisted, full, epoch), (err: unknown) => {
+      // Not written (503 while the database is away, a refusal, a stop): memory goes back to
+      // what is committed, so that memory and database agree after every refusal.
+      this.revert(err);
       throw err;
     });
     // Handled here: a system transition has nobody awaiting it (a refusal is logged by the journal).
@@ -449,14 +455,56 @@ export class AcceleratorActor implements MachineOwner, Restable {
     return step;
   }
 
-  /** Shows the `seq`th transition as committed, unless a later one already is. */
-  private show(seq: number, persisted: MachineRecord, full: TransitionRecord): void {
+  /**
+   * Shows the `seq`th transition as committed, unless a later one already is. One made before
+   * memory was reverted (`epoch`) is what the database now holds, later than what memory went
+   * back to: memory takes it too.
+   */
+  private show(seq: number, persisted: MachineRecord, full: TransitionRecord, epoch = this.resets): void {
     if (seq <= this.applied) return;
     this.applied = seq;
     this.committedRecord = persisted;
     this.generation++;
     this.updatedAt = full.at;
     this.rt.hub.publish(full);
+    if (epoch < this.resets) this.resetTo(persisted);
+  }
+
+  /**
+   * A commit of this accelerator was not made: the machine goes back to its committed record
+   * (an enable answered 503 leaves the card `inactive`, as the database has it). Waiters are
+   * told; a driver operation under way is dropped with the machine (its answer finds it stopped).
+   */
+  private revert(err: unknown): void {
+    const now = this.record();
+    // A committed transient state (`programming`, its `ready` refused) comes back as its
+    // INTERRUPTED outcome, as after a restart: no driver operation runs for it any more.
+    const { record: target } = recoverInterrupted(this.rt.logic, this.committedRecord);
+    if (now.value === target.value && now.context === target.context) return;
+    this.rt.log.warn({ acceleratorId: this.id, host: this.spec.host, state: now.value, committed: this.committedRecord.value }, 'change not committed: back to the committed state');
+    this.resetTo(target, err);
+  }
+
+  /** Memory takes `record` (the committed one): the live machine, if any, is stopped. */
+  private resetTo(record: MachineRecord, err: unknown = new CyborgError('persistence.unavailable', `accelerator ${this.id} went back to its committed state`)): void {
+    this.resets++;
+    this.deferredTail = false;
+    const m = this.m;
+    this.m = null;
+    this.current = record;
+    m?.stop();
+    this.wake(err);
+  }
+
+  /**
+   * A change answered 503 that the database had taken after all (the journal found its flush
+   * committed when the database came back): it is the committed record now, shown and live.
+   */
+  landed(record: MachineRecord): void {
+    this.committedRecord = record;
+    this.generation++;
+    this.updatedAt = new Date().toISOString();
+    this.resetTo(record);
   }
 
   /** MachineOwner: the machine crashed. */

@@ -1,9 +1,9 @@
 import type { Logger } from 'pino';
 import { fromPromise } from 'xstate';
-import { CyborgError, isCyborgError, TransitionInvalidError } from '../../errors/index.js';
+import { CyborgError, TransitionInvalidError } from '../../errors/index.js';
 import { allowedEvents, type ArqContext, type ArqEvent, arqMachine, type ArqState, ArqStates, arqTags, type Binding, type BoundTo, cyborgState, recoverInterrupted } from '../../machines/index.js';
 import type { Journal, MachineRecord } from '../runtime/index.js';
-import { MachineHost, whenDurable } from '../runtime/index.js';
+import { MachineHost } from '../runtime/index.js';
 import type { ArqView, EventHub, RequestMeta, TransitionRecord } from '../../model/index.js';
 
 export interface ArqActorOptions {
@@ -17,6 +17,8 @@ export interface ArqActorOptions {
   log: Logger;
   /** After the ARQ's removal is committed (a delete finished, now or by a later reconciliation). */
   onDeleted?: (uuid: string) => void;
+  /** Its creation was not committed (answered 503, refused): it does not exist. */
+  onDropped?: (uuid: string) => void;
 }
 
 export type ArqLogic = ReturnType<typeof arqMachine.provide>;
@@ -55,7 +57,7 @@ const RETRY_MAX_MS = 60_000;
  */
 export class ArqActor {
   readonly uuid: string;
-  private m: MachineHost<typeof arqMachine>;
+  private m!: MachineHost<ArqLogic>;
   private committed: ArqView;
   private commitChain: Promise<void> = Promise.resolve();
   /** Transitions handed to the journal, and the last one shown as committed (a late one never overwrites a newer). */
@@ -63,6 +65,10 @@ export class ArqActor {
   private shown = 0;
   /** The latest commit handed to the journal was deferred: whoever waits for it must ask for it. */
   private deferredTail = false;
+  /** What the database holds of it (null: its creation is not committed yet). */
+  private committedRecord: MachineRecord | null;
+  /** Times memory went back to the committed record (see `revert`). */
+  private resets = 0;
   readonly createdAt: string;
   /** Reconciliation's backoff (see `retry`). */
   private failedRetries = 0;
@@ -71,29 +77,38 @@ export class ArqActor {
   constructor(private readonly opts: ArqActorOptions) {
     this.uuid = opts.input.uuid;
     this.createdAt = opts.createdAt ?? (opts.record?.context.createdAt as string | undefined) ?? new Date().toISOString();
-    // Interrupted mid-bind, mid-unbind or mid-delete: the machine's INTERRUPTED says where that
-    // leaves it (a delete stays a delete, finished by reconciliation: see `retry`).
-    const recovered = opts.record ? recoverInterrupted(opts.logic, opts.record) : undefined;
-    const record = recovered?.record;
-    this.m = new MachineHost({
-      machine: opts.logic,
-      input: opts.input,
-      record,
+    this.committedRecord = opts.record ?? null;
+    this.m = this.boot(opts.record);
+    this.committed = this.buildView(this.createdAt);
+  }
+
+  /**
+   * Starts the machine from `record` (fresh without one). Interrupted mid-bind, mid-unbind or
+   * mid-delete — a restart, or memory sent back to a committed effect state — the machine's
+   * INTERRUPTED says where that leaves it (a delete stays a delete, finished by reconciliation:
+   * see `retry`), committed as a RECOVER transition like an accelerator's: the database must not
+   * keep the effect's state while the view shows where it leads.
+   */
+  private boot(from: MachineRecord | undefined): MachineHost<ArqLogic> {
+    const recovered = from ? recoverInterrupted(this.opts.logic, from) : undefined;
+    const m = new MachineHost({
+      machine: this.opts.logic,
+      input: this.opts.input,
+      record: recovered?.record,
       owner: {
         // A failed commit reaches whoever waits on the change through commitChain; this copy of the
         // outcome has nobody to tell (left unhandled, a database outage would end the process).
         onTransition: (rec, persisted) => { this.onTransition(rec, persisted).catch(() => undefined); },
-        onCrash: (err) => opts.log.error({ err, arqUuid: this.uuid }, 'arq machine crashed'),
+        onCrash: (err) => this.opts.log.error({ err, arqUuid: this.uuid }, 'arq machine crashed'),
       },
     });
-    this.committed = this.buildView(this.createdAt);
-    this.m.start();
+    m.start();
     if (recovered?.interrupted) {
-      // Committed like any transition (as an accelerator's RECOVER): the database must not keep
-      // the effect's state the conductor died in while the view shows where it leads.
-      this.onTransition({ event: 'RECOVER', from: recovered.interrupted, to: this.m.value, at: new Date().toISOString(), reason: 'interrupted', actor: 'conductor' }, this.m.record())
+      this.m = m;
+      this.onTransition({ event: 'RECOVER', from: recovered.interrupted, to: m.value, at: new Date().toISOString(), reason: 'interrupted', actor: 'conductor' }, m.record())
         .catch(() => undefined);
     }
+    return m;
   }
 
   get state(): ArqState {
@@ -165,7 +180,8 @@ export class ArqActor {
         const s = this.m.snapshot;
         if (!s.hasTag('busy') || s.status !== 'active') done();
       };
-      const sub = this.m.actor.subscribe({ next: check, error: (err: unknown) => { clearTimeout(timer); reject(err); } });
+      // `complete`: the machine was replaced (memory went back to the committed record).
+      const sub = this.m.actor.subscribe({ next: check, complete: done, error: (err: unknown) => { clearTimeout(timer); reject(err); } });
       if (withinMs !== undefined) timer = setTimeout(done, withinMs);
       check();
     });
@@ -198,24 +214,67 @@ export class ArqActor {
       { type: 'arq', uuid: this.uuid, record, deleted },
       { type: 'transition', record: full },
     ], defer ? DEFER : undefined);
+    // Its outcome is read through the chain below, perhaps only once earlier commits settle.
+    commit.catch(() => undefined);
     const seq = ++this.submitted;
+    const epoch = this.resets;
     const show = (): void => {
       if (seq <= this.shown) return;
       this.shown = seq;
+      this.committedRecord = record;
       this.committed = this.buildView(rec.at, persisted);
       this.opts.hub.publish(full);
       if (deleted) this.opts.onDeleted?.(this.uuid);
+      // Made before memory went back (a later commit was refused): the database holds it now.
+      else if (epoch < this.resets) this.resetTo(record);
     };
     const step = this.commitChain.catch(() => undefined).then(() => commit).then(show, (err: unknown) => {
-      // Answered 503 while the database is away: the journal keeps the change and writes it when
-      // the database is back. It is shown then, or the api's view would never hold it.
-      if (isCyborgError(err) && err.code === 'persistence.unavailable') whenDurable(this.opts.journal, show);
+      // Not written (503 while the database is away, a refusal, a stop): memory goes back to what
+      // is committed — an ARQ whose creation was not committed does not exist.
+      this.revert(err);
       throw err;
     });
     this.commitChain = step;
     return step.catch((err: unknown) => {
       throw err instanceof CyborgError ? err : new CyborgError('persistence.unavailable', 'could not persist the ARQ change', { uuid: this.uuid }, { cause: err });
     });
+  }
+
+  private revert(err: unknown): void {
+    const committed = this.committedRecord;
+    if (!committed) {
+      this.opts.onDropped?.(this.uuid);
+      return;
+    }
+    // A committed effect state comes back as its INTERRUPTED outcome (see `boot`): already there
+    // after an earlier revert, whose RECOVER may itself have been refused.
+    const now = this.m.record();
+    if (now.value === recoverInterrupted(this.opts.logic, committed).record.value) return;
+    this.opts.log.warn({ arqUuid: this.uuid, state: now.value, committed: committed.value, err: (err as Error | undefined)?.message }, 'ARQ change not committed: back to the committed state');
+    this.resetTo(committed);
+  }
+
+  /** Memory takes `record`: a new machine from it; whoever waited on the old one is answered. */
+  private resetTo(record: MachineRecord): void {
+    this.resets++;
+    this.deferredTail = false;
+    const old = this.m;
+    this.m = this.boot(record);
+    old.stop();
+  }
+
+  /**
+   * A change answered 503 that the database had taken after all (its flush had committed when
+   * the connection broke): memory and the view take it.
+   */
+  landed(record: MachineRecord, deleted: boolean): void {
+    this.committedRecord = record;
+    if (deleted) {
+      this.opts.onDeleted?.(this.uuid);
+      return;
+    }
+    this.resetTo(record);
+    this.committed = this.buildView(new Date().toISOString(), record);
   }
 
   private buildView(at: string, persisted: MachineRecord = this.m.record()): ArqView {

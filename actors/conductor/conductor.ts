@@ -76,6 +76,8 @@ export class Conductor implements ControlPlane {
       ...(opts.remoteArqs ? { remoteArqs: opts.remoteArqs } : {}), ...(opts.hostPending ? { hostPending: opts.hostPending } : {}),
     });
     this.usage = new UsageWindows(opts.usageWindow ?? USAGE_WINDOW);
+    // A change answered 503 that the database had taken after all: memory follows the database.
+    opts.journal.onLanded = (changes) => { this.tree.landed(changes); this.documents.landed(changes); };
     // With several conductors only the ARQ home knows the ARQs: it is asked, even by itself.
     const holds = (uuids: readonly string[]): Promise<Record<string, ArqHold | null>> => (opts.remoteArqs ? opts.remoteArqs.holds(uuids) : Promise.resolve(this.tree.arqHolds(uuids)));
     this.documents = new DocumentStore(opts.journal, opts.log.child({ component: 'documents' }));

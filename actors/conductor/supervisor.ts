@@ -3,7 +3,7 @@ import type { Bus } from '../../bus/index.js';
 import { CyborgError, NotFoundError } from '../../errors/index.js';
 import { acceleratorMachine, type ArqInput, ArqStates, type BoundTo } from '../../machines/index.js';
 import type { ArqHold, EventHub } from '../../model/index.js';
-import { Passivation, type Journal, type MachineRecord, type Recovered } from '../runtime/index.js';
+import { Passivation, type Change, type Journal, type MachineRecord, type Recovered } from '../runtime/index.js';
 import type { HeldHandle } from '../services/index.js';
 import { AcceleratorIndex } from './accelerator-index.js';
 import { acceleratorLogic, type AcceleratorActor } from './accelerator-actor.js';
@@ -125,6 +125,7 @@ export class Supervisor {
     const arq: ArqActor = new ArqActor({
       input, record, logic: this.arqLogic, journal: this.opts.journal, hub: this.opts.hub, log: this.opts.log,
       onDeleted: () => this.forgetArq(arq),
+      onDropped: () => this.forgetArq(arq),
     });
     this.arqs.set(input.uuid, arq);
     return arq;
@@ -139,6 +140,23 @@ export class Supervisor {
     }
     // Deletes the previous home acknowledged but did not finish are ours to finish now.
     this.opts.onChange();
+  }
+
+  /**
+   * Changes answered 503 that had committed after all (the journal's `onLanded`): the ARQs and
+   * accelerators they name take the records the database holds.
+   */
+  landed(changes: readonly Change[]): void {
+    for (const c of changes) {
+      if (c.type === 'accelerator') this.findAccelerator(c.id)?.landed(c.record);
+      if (c.type !== 'arq') continue;
+      const actor = this.arqs.get(c.uuid);
+      if (actor) actor.landed(c.record, c.deleted);
+      else if (!c.deleted) {
+        const ctx = c.record.context as unknown as ArqInput;
+        this.spawnArq({ uuid: c.uuid, deviceProfileName: ctx.deviceProfileName, deviceProfileGroupId: ctx.deviceProfileGroupId, projectId: ctx.projectId }, c.record);
+      }
+    }
   }
 
   /** Drops every ARQ actor (the ARQ home moved to another conductor). */

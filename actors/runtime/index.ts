@@ -1,7 +1,7 @@
 // The machine runtime: the one host every XState machine runs on, passivation of idle machines,
 // and the journal port actors hand their changes to (db/ implements it).
 
-export { MemoryJournal, whenDurable } from './journal.js';
+export { MemoryJournal } from './journal.js';
 export type { Change, CommitOptions, Journal, MachineRecord, Recovered } from './journal.js';
 export { MachineHost } from './machine-host.js';
 export type { MachineOwner, StepSnapshot } from './machine-host.js';

@@ -62,18 +62,12 @@ export interface Journal {
   forgetHost?(host: string): Promise<void>;
   /** Flushes what is queued, then releases the connection. */
   close(): Promise<void>;
-}
-
-/**
- * Runs `apply` once everything submitted to `journal` so far is durable (an empty commit is a
- * barrier): how an actor shows a change whose commit was answered 503 — the journal kept it and
- * writes it when the database is back — instead of waiting for its next transition.
- */
-export function whenDurable(journal: Pick<Journal, 'commit'>, apply: () => void, delayMs = 500): void {
-  const timer = setTimeout(() => {
-    journal.commit([]).then(apply, () => whenDurable(journal, apply, Math.min(delayMs * 2, 10_000)));
-  }, delayMs);
-  timer.unref();
+  /**
+   * Set by the conductor: changes whose commit was answered `persistence.unavailable` (503, "not
+   * made") but that the database had taken after all — a connection broken after the COMMIT went
+   * out, found committed when the database came back. Memory takes them from here.
+   */
+  onLanded?: ((changes: Change[]) => void) | undefined;
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { CyborgError } from '../../errors/index.js';
-import type { Journal, Recovered } from '../runtime/index.js';
+import type { Change, Journal, Recovered } from '../runtime/index.js';
 import type { AttributeDoc, DeviceProfileDoc, DeviceStatusDoc, Documents } from '../../model/index.js';
 
 export const Collections = {
@@ -35,6 +35,13 @@ export class DocumentCollection<T extends { uuid: string }> {
     return [...this.items.values()];
   }
 
+  /** Takes a change the database holds (see `DocumentStore.landed`). */
+  apply(id: string, body: T | null): void {
+    if (body === null) this.items.delete(id);
+    else this.items.set(id, body);
+    this.generation++;
+  }
+
   async put(doc: T): Promise<T> {
     await this.journal.commit([{ type: 'document', collection: this.name, id: doc.uuid, body: { ...doc } as Record<string, unknown> }]);
     this.items.set(doc.uuid, doc);
@@ -66,6 +73,17 @@ export class DocumentStore implements Documents {
     this.profiles = new DocumentCollection(Collections.deviceProfiles, journal);
     this.attributes = new DocumentCollection(Collections.attributes, journal);
     this.statuses = new DocumentCollection(Collections.deviceStatus, journal);
+  }
+
+  /** Document changes answered 503 that the database had taken after all (Journal.onLanded). */
+  landed(changes: readonly Change[]): void {
+    for (const c of changes) {
+      if (c.type !== 'document') continue;
+      const target = [this.profiles, this.attributes, this.statuses].find((x) => x.name === c.collection) as DocumentCollection<{ uuid: string }> | undefined;
+      target?.apply(c.id, c.body as { uuid: string } | null);
+    }
+    this.byName.clear();
+    for (const p of this.profiles.list()) this.byName.set(p.name, p.uuid);
   }
 
   /** Rebuilds every collection from what the journal recovered. */

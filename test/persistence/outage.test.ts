@@ -9,6 +9,8 @@ import { PgProxy } from './pg-proxy.js';
 import { act, ready, requestIdOf, startStack } from './stack.js';
 import { eventually } from '../support/eventually.js';
 
+const NOVA = { 'x-auth-token': 'admin', 'content-type': 'application/json' };
+
 interface Outcome { requestId: string; id: string; status: number; state?: string; code?: string; retryAfter?: string }
 
 /**
@@ -34,6 +36,8 @@ describe.skipIf(!svc.postgres)('persistence: the database goes away under load a
     // 503 within about a second of it going away (before any client or bus times out).
     run = await startStack({ databaseUrl: proxy.rewrite(db.url), nics: 2, vfsPerNic: 20, gpus: 0 });
     await ready(run, 41);
+    const dp = await run.app.inject({ method: 'POST', url: '/v2/device_profiles', headers: NOVA, payload: JSON.stringify([{ name: 'outage-dp', groups: [{ 'resources:CUSTOM_NIC': '1' }] }]) });
+    expect(dp.statusCode).toBe(201);
   });
   afterAll(async () => {
     process.off('unhandledRejection', onUnhandled);
@@ -54,10 +58,11 @@ describe.skipIf(!svc.postgres)('persistence: the database goes away under load a
    */
   async function outage(outageMs: number): Promise<void> {
     const ids = run.conductor.listAccelerators().filter((a) => a.deviceType === 'NIC').map((a) => a.id);
+    const arqsBefore = Number((await query<{ n: string }>(db.url, 'select count(*) as n from extended_accelerator_requests'))[0]!.n);
     const outcomes: Outcome[] = [];
     let stop = false;
     let seq = 0;
-    const workers = ids.map(async (id) => {
+    const workers: Promise<void>[] = ids.map(async (id) => {
       while (!stop) {
         // The live machine decides (a commit answered 503 leaves the committed view behind).
         const allowed = run.conductor.acceleratorActor(id).allowed();
@@ -70,6 +75,22 @@ describe.skipIf(!svc.postgres)('persistence: the database goes away under load a
       }
     });
     const acked = (): number => outcomes.filter((o) => o.status === 200).length;
+    // Nova creating ARQs and an operator creating device profiles, as fast as answers come.
+    const creates: { kind: 'arq' | 'profile'; name: string; status: number; code?: string }[] = [];
+    const create = async (kind: 'arq' | 'profile'): Promise<number> => {
+      const name = `dp-${outageMs}-${seq++}`;
+      const res = kind === 'arq'
+        ? await run.app.inject({ method: 'POST', url: '/v2/accelerator_requests', headers: NOVA, payload: JSON.stringify({ device_profile_name: 'outage-dp' }) })
+        : await run.app.inject({ method: 'POST', url: '/v2/device_profiles', headers: NOVA, payload: JSON.stringify([{ name, groups: [{ 'resources:CUSTOM_NIC': '1' }] }]) });
+      creates.push({ kind, name, status: res.statusCode, ...(res.statusCode >= 400 ? { code: (res.json() as { code?: string }).code } : {}) });
+      return res.statusCode;
+    };
+    const creator = async (kind: 'arq' | 'profile'): Promise<void> => {
+      while (!stop) {
+        if (await create(kind) === 503) await new Promise((r) => setTimeout(r, 200));
+      }
+    };
+    workers.push(creator('arq'), creator('profile'));
 
     await eventually(() => acked() >= 100, { what: '100 acknowledged transitions before the outage' });
     expect((await readyz()).status).toBe(200);
@@ -80,6 +101,10 @@ describe.skipIf(!svc.postgres)('persistence: the database goes away under load a
     expect((await run.app.inject({ method: 'GET', url: '/cyborg/v1/accelerators' })).statusCode).toBe(200);
     const away = await eventually(async () => { const r = await readyz(); return r.status === 503 ? r : null; }, { what: '/readyz to say the database is away' });
     expect(away.database).toMatch(/database unreachable/);
+    // What Nova and the operator send now is refused at once, and never made (checked below).
+    // (The background creators' requests on the wire at the cut may wait for the database: their
+    // fate is known only from it.)
+    for (const kind of ['arq', 'profile', 'arq', 'profile'] as const) expect(await create(kind)).toBe(503);
     await new Promise((r) => setTimeout(r, Math.max(0, outageMs - (Date.now() - cutAt))));
     proxy.restore();
     await eventually(async () => (await readyz()).status === 200, { what: '/readyz to recover by itself', timeoutMs: 30_000 });
@@ -88,6 +113,22 @@ describe.skipIf(!svc.postgres)('persistence: the database goes away under load a
     stop = true;
     await Promise.all(workers);
     await eventually(() => (run.journal as PgJournal).pending === 0, { what: 'the queue to drain' });
+
+    // 503 means not done: no refused action left a trace, no refused create exists — in the
+    // database or in what the API shows.
+    const refusedActions = outcomes.filter((o) => o.status === 503).map((o) => o.requestId);
+    expect(await query(db.url, 'select request_id from transition_log where request_id = any($1)', [refusedActions])).toEqual([]);
+    expect(creates.some((c) => c.status === 503)).toBe(true);
+    expect(creates.every((c) => c.status === 201 || c.status === 503)).toBe(true);
+    const arqsMade = creates.filter((c) => c.kind === 'arq' && c.status === 201).length;
+    const arqRows = await query<{ n: string }>(db.url, 'select count(*) as n from extended_accelerator_requests');
+    expect(Number(arqRows[0]!.n)).toBe(arqsMade + arqsBefore);
+    const shown = await run.app.inject({ method: 'GET', url: '/v2/accelerator_requests', headers: NOVA });
+    expect((shown.json() as { arqs: unknown[] }).arqs.length).toBe(arqsMade + arqsBefore);
+    const profiles = new Set((await query<{ name: string }>(db.url, 'select name from device_profiles')).map((r) => r.name));
+    for (const c of creates.filter((x) => x.kind === 'profile')) expect(profiles.has(c.name), `${c.name} answered ${c.status}`).toBe(c.status === 201);
+    const listed = new Set(((await run.app.inject({ method: 'GET', url: '/v2/device_profiles', headers: NOVA })).json() as { device_profiles: { name: string }[] }).device_profiles.map((d) => d.name));
+    expect([...listed].sort()).toEqual([...profiles].sort());
 
     const unavailable = outcomes.filter((o) => o.status === 503);
     expect(unavailable.length).toBeGreaterThan(0);
@@ -110,7 +151,7 @@ describe.skipIf(!svc.postgres)('persistence: the database goes away under load a
     expect(unhandled).toEqual([]);
   }
 
-  it('a 2 s outage: callers get 503 with Retry-After, /readyz says so, the process stays up, and nothing acknowledged is lost', async () => {
+  it('a 2 s outage: callers get 503 with Retry-After, /readyz says so, the process stays up, nothing acknowledged is lost and nothing answered 503 is made', async () => {
     await outage(2_000);
   });
 
@@ -150,5 +191,68 @@ describe.skipIf(!svc.postgres)('persistence: a stop while the database is away (
     await expect(journal.commit(change(4))).rejects.toMatchObject({ code: 'service.shutting_down' });
     expect(await query(db.url, `select id from accelerators where id like 'stop-%' order by id`)).toEqual([{ id: 'stop-0' }]);
     expect(unhandled).toEqual([]);
+  });
+});
+
+describe.skipIf(!svc.postgres)('persistence: 503 means "not done" (PostgreSQL)', () => {
+  let db: Awaited<ReturnType<typeof freshDatabase>>;
+  let proxy: PgProxy;
+  let journal: PgJournal;
+
+  beforeEach(async () => {
+    db = await freshDatabase('outage_not_done');
+    proxy = await PgProxy.forUrl(db.url).start();
+    journal = await openTestJournal(proxy.rewrite(db.url), { unavailableAfterMs: 300, closeTimeoutMs: 500 });
+  });
+  afterEach(async () => {
+    proxy.release();
+    proxy.restore();
+    await journal?.close().catch(() => undefined);
+    await proxy?.stop();
+    await db?.drop();
+  });
+
+  /** One accelerator's transition: a row and a log line, as an actor commits it. */
+  const step = (id: string): Change[] => [
+    { type: 'accelerator', id, host: 'h1', record: { value: 'ready', context: {} } },
+    { type: 'transition', record: { kind: 'accelerator', id, host: 'h1', event: 'ENABLE', from: 'inactive', to: 'ready', at: new Date().toISOString() } },
+  ];
+  const outcome = (p: Promise<void>): Promise<string> => p.then(() => 'ok', (e: unknown) => (e as CyborgError).code);
+  const inDatabase = async (): Promise<string[]> => (await query<{ id: string }>(db.url, 'select id from accelerators order by id')).map((r) => r.id);
+
+  it('a commit answered 503 is never written, not even once the database is back', async () => {
+    expect(await outcome(journal.commit(step('before')))).toBe('ok');
+    proxy.cut();
+    const during = [outcome(journal.commit(step('during-1'))), outcome(journal.commit(step('during-2'), { defer: true })), outcome(journal.commit(step('during-3')))];
+    expect(await Promise.all(during)).toEqual(['persistence.unavailable', 'persistence.unavailable', 'persistence.unavailable']);
+    expect(journal.stats.dropped).toBe(3);
+    proxy.restore();
+    await eventually(() => journal.available, { what: 'the journal to see the database back by itself' });
+    expect(await outcome(journal.commit(step('after')))).toBe('ok');
+    expect(await inDatabase()).toEqual(['after', 'before']);
+    expect(journal.pending).toBe(0);
+  });
+
+  it('a commit whose COMMIT went out before the connection broke is not answered 503: it is acknowledged once the database shows it landed', async () => {
+    expect(await outcome(journal.commit(step('warm')))).toBe('ok');
+    // The journal idle again: the next flush goes alone, one statement that commits by itself.
+    await new Promise((r) => setTimeout(r, 100));
+    // The server runs the statement and commits, but its answer never comes back...
+    proxy.hold();
+    const landed = outcome(journal.commit(step('landed')));
+    await eventually(async () => (await inDatabase()).includes('landed'), { what: 'the server to commit it' });
+    // ...and then the connection breaks: whether it was written is not known here.
+    proxy.cut();
+    const refused = outcome(journal.commit(step('refused')));
+    expect(await refused).toBe('persistence.unavailable');
+    let answer: string | undefined;
+    void landed.then((a) => { answer = a; });
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(answer).toBeUndefined();
+    proxy.release();
+    proxy.restore();
+    expect(await landed).toBe('ok');
+    expect(await inDatabase()).toEqual(['landed', 'warm']);
+    expect(journal.stats.landedAfterRefusal).toBe(0);
   });
 });

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { CyborgError, TransitionInvalidError } from '../../errors/index.js';
-import { MemoryJournal, type Change } from '../../actors/runtime/index.js';
+import { MemoryJournal, type Change, type CommitOptions } from '../../actors/runtime/index.js';
 import { acceleratorMachine } from '../../machines/index.js';
 import { type Stack, startStack } from '../support/stack.js';
 import { eventually } from '../support/eventually.js';
@@ -80,14 +80,39 @@ describe('the actor runtime, as an operator drives it', () => {
     expect(acked).toBe(true);
   });
 
-  it('shows a change answered 503 once the journal has written it, without waiting for the next transition', async () => {
+  it('an enable answered 503 is not made: memory goes back to what is committed, and the enable can be sent again', async () => {
     const journal = new AwayJournal();
     rt = await startStack({ journal });
     const id = fpgaOf(rt).id;
-    journal.away = 2; // both commits of the enable (→ installing, → ready)
+    journal.away = 2; // the enable's commits (→ installing, and → ready if it gets that far)
     await expect(rt.conductor.act(id, { type: 'ENABLE' })).rejects.toMatchObject({ code: 'persistence.unavailable' });
-    await eventually(() => rt!.conductor.getAccelerator(id).state === 'ready', { what: 'the view to catch up', timeoutMs: 10_000 });
+    await eventually(() => rt!.conductor.acceleratorActor(id).state === 'inactive', { what: 'memory back to the committed state' });
+    expect(rt.conductor.getAccelerator(id)).toMatchObject({ state: 'inactive', allowed: expect.arrayContaining(['ENABLE']) });
+    expect(journal.accelerators.get(id)?.record.value).toBe('inactive');
+    expect((await rt.conductor.history(id)).map((t) => t.to)).toEqual(['inactive']);
+    journal.away = 0; // the database is back
+    expect((await rt.conductor.act(id, { type: 'ENABLE' })).state).toBe('ready');
     expect((await rt.conductor.history(id)).map((t) => t.to)).toEqual(['inactive', 'installing', 'ready']);
+  });
+
+  it('an ARQ whose creation is answered 503 does not exist, and a bind answered 503 leaves it unbound', async () => {
+    const journal = new AwayJournal();
+    rt = await startStack({ journal });
+    const c = rt.conductor;
+    journal.away = 1;
+    await expect(c.createArq({ deviceProfileName: 'none', deviceProfileGroupId: 0, projectId: null })).rejects.toMatchObject({ code: 'persistence.unavailable' });
+    expect(c.arqs.size).toBe(0);
+    expect(journal.arqs.size).toBe(0);
+    const arq = await c.createArq({ deviceProfileName: 'none', deviceProfileGroupId: 0, projectId: null });
+    expect(c.arqs.size).toBe(1);
+    const fpga = fpgaOf(rt);
+    await c.act(fpga.id, { type: 'ENABLE' });
+    journal.away = 1; // the bind is one transaction: BindStarted, attaching, attached, Bound
+    await expect(c.bindArq(arq.uuid, { hostname: 'compute-1', deviceRpUuid: fpga.rpUuid, instanceUuid: 'vm-1' })).rejects.toMatchObject({ code: 'persistence.unavailable' });
+    await eventually(() => c.arqs.get(arq.uuid)?.state === 'Initial' && c.acceleratorActor(fpga.id).context.allocations.length === 0, { what: 'ARQ and card back to their committed state' });
+    expect(journal.arqs.get(arq.uuid)?.record.value).toBe('Initial');
+    expect(journal.accelerators.get(fpga.id)?.record.context.allocations).toEqual([]);
+    expect((await c.bindArq(arq.uuid, { hostname: 'compute-1', deviceRpUuid: fpga.rpUuid, instanceUuid: 'vm-1' })).state).toBe('Bound');
   });
 
   it('restarts a crashed accelerator actor from its last committed snapshot, and logs why', async () => {
@@ -129,18 +154,25 @@ describe('the actor runtime, as an operator drives it', () => {
 });
 
 /**
- * A journal whose database is away for the next `n` commits: they are answered 503 but kept and
- * written later, as the PostgreSQL journal does.
+ * A journal whose database is away for the next `n` commits that change something: they are
+ * answered 503 and not written, as the PostgreSQL journal does ("503 means not done"), and so is
+ * every commit deferred before them (the PostgreSQL journal drops everything that waits).
  */
 class AwayJournal extends MemoryJournal {
   away = 0;
+  private held: { changes: Change[]; resolve: () => void; reject: (e: unknown) => void }[] = [];
 
-  override async commit(changes: Change[]): Promise<void> {
+  override async commit(changes: Change[], opts?: CommitOptions): Promise<void> {
+    if (opts?.defer) return new Promise((resolve, reject) => { this.held.push({ changes, resolve, reject }); });
+    const held = this.held;
+    this.held = [];
     if (this.away > 0 && changes.length > 0) {
       this.away--;
-      void super.commit(changes);
-      throw new CyborgError('persistence.unavailable', 'the database is unreachable');
+      const err = new CyborgError('persistence.unavailable', 'the database is unreachable; the change was not made');
+      for (const h of held) h.reject(err);
+      throw err;
     }
+    for (const h of held) { await super.commit(h.changes); h.resolve(); }
     return super.commit(changes);
   }
 }
