@@ -116,9 +116,14 @@ export function parseLgip(text: string): GpuInstanceProfile[] {
   });
 }
 
-/** Reads `nvidia-smi mig -lgi`: `GPU  Name  Profile-ID  Instance-ID  Start:Size`. "No GPU instances found" is an empty list. */
+/**
+ * Reads `nvidia-smi mig -lgi`: `GPU  Name  Profile-ID  Instance-ID  Start:Size`. An empty list
+ * when there is none: "No GPU instances found" (a MIG GPU without instances), and "No MIG-enabled
+ * devices found." — what driver 580 prints, exit status 0, on a host whose GPUs are all out of MIG
+ * mode (captured on an H100: test/fixtures/captures/h100-vm/).
+ */
 export function parseLgi(text: string): GpuInstance[] {
-  if (/No GPU instances found/i.test(text)) return [];
+  if (/No GPU instances found|No MIG-enabled devices found/i.test(text)) return [];
   const rows = tableRows(text, 'nvidia-smi mig -lgi');
   return rows.map((c) => {
     const [gpu, , name, profileId, instanceId, placement] = c;
