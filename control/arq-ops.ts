@@ -1,7 +1,7 @@
 import type { Bus } from '../bus/index.js';
 import { Subjects } from '../bus/index.js';
 import { CyborgError, isCyborgError, NotFoundError } from '../errors/index.js';
-import type { ArqHold, Binding, BoundTo } from '../model/index.js';
+import type { ArqHold, Binding, BoundTo, RequestMeta } from '../model/index.js';
 import { callConductor } from './client.js';
 
 /** What routing a bind needs of the lease table: who holds a host, who is alive. */
@@ -18,6 +18,8 @@ export interface RemoteArqCalls {
   release(arqUuid: string, boundTo: BoundTo | null): Promise<void>;
   /** The ARQ home's answer: each ARQ's state and held handle, null for one that does not exist. */
   holds(uuids: readonly string[]): Promise<Record<string, ArqHold | null>>;
+  /** Tells the ARQ home that an operator released `arqUuid`'s instance from its card (RELEASE). */
+  released(arqUuid: string, reason: string, meta: RequestMeta): Promise<boolean>;
 }
 
 /**
@@ -75,6 +77,7 @@ export function remoteArqCalls(
     },
     // On the shared subject: whichever conductor hears it forwards it to the ARQ home.
     holds: (uuids) => callConductor(bus, Subjects.conductorApi, 'arqHolds', { uuids: [...uuids] }, { timeoutMs }),
+    released: (arqUuid, reason, meta) => callConductor(bus, Subjects.conductorApi, 'arqReleased', { arqUuid, reason, meta }, { timeoutMs }),
     release: async (arqUuid, boundTo) => {
       const host = hostOfArq(arqUuid);
       const owner = host ? lease.ownerOf(host) : undefined;

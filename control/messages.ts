@@ -96,6 +96,8 @@ export const ControlCalls = {
   // Whether the conductor can write (its database answers): the api's `/readyz` asks it.
   readiness: call(Type.Object({}), Type.Object({ conductorId: Type.String(), database: Type.String() })),
   arqHolds: call(Type.Object({ uuids: Type.Array(Id, { maxItems: ARQ_HOLDS_MAX }) }), Type.Record(Type.String(), Type.Union([ArqHoldSchema, Type.Null()]))),
+  // Conductor to the ARQ home: an operator released this ARQ's instance from its card (RELEASE).
+  arqReleased: call(Type.Object({ arqUuid: Id, reason: Type.String({ maxLength: 1024 }), meta: Meta }), Type.Boolean()),
 };
 
 export type ControlOp = keyof typeof ControlCalls;

@@ -3,7 +3,7 @@ import type { Bus, Unsubscribe } from '../bus/index.js';
 import { Subjects } from '../bus/index.js';
 import { withGlobalRequestId } from '../openstack/request-id.js';
 import { CyborgError, isCyborgError, publicMessage, TransitionInvalidError } from '../errors/index.js';
-import type { ArqHold, Binding, BoundTo, CommittedState, ControlPlane, Documents, DriverControl } from '../model/index.js';
+import type { ArqHold, Binding, BoundTo, CommittedState, ControlPlane, Documents, DriverControl, RequestMeta } from '../model/index.js';
 import {
   checkedCall, ControlReply, ControlRequest, type ArgsOf, type CheckedCall, type ControlOp, type ControlReplyMsg,
   type ControlRequestMsg, type ReplyOf, type SnapshotPageMsg,
@@ -25,6 +25,7 @@ export interface ServedConductor extends ControlPlane, CommittedState {
   attachForArq(arqUuid: string, binding: Binding): Promise<BoundTo>;
   releaseForArq(arqUuid: string, boundTo: BoundTo | null, asOwner?: boolean): Promise<boolean>;
   arqHolds(uuids: readonly string[]): Record<string, ArqHold | null>;
+  arqReleased(arqUuid: string, reason: string, meta: RequestMeta): Promise<boolean>;
 }
 
 
@@ -85,7 +86,7 @@ export function serveControlPlane(opts: ResponderOptions): Unsubscribe {
 /** Calls the ARQ home serves: ARQs, and the documents Nova and operators write. */
 const HOME_OPS = new Set<string>([
   'createArq', 'bindArq', 'unbindArq', 'deleteArq',
-  'arqHolds', 'documents.createProfile', 'documents.deleteProfile', 'documents.createAttribute', 'documents.deleteAttribute', 'documents.setDeviceStatus',
+  'arqHolds', 'arqReleased', 'documents.createProfile', 'documents.deleteProfile', 'documents.createAttribute', 'documents.deleteAttribute', 'documents.setDeviceStatus',
 ]);
 
 /** The conductor that must serve `req`: the ARQ home for its calls, else its host's lease holder. */
@@ -150,6 +151,7 @@ const HANDLERS: Handlers = {
   arqAttach: (a, o) => o.conductor.attachForArq(a.arqUuid, a.binding),
   arqRelease: (a, o) => o.conductor.releaseForArq(a.arqUuid, a.boundTo, a.asOwner),
   arqHolds: (a, o) => o.conductor.arqHolds(a.uuids),
+  arqReleased: (a, o) => o.conductor.arqReleased(a.arqUuid, a.reason, a.meta),
   relayout: (a, o) => o.conductor.relayout(a.host, a.req, a.meta),
   'usage.accelerator': (a, o) => o.conductor.acceleratorUsage(a.id),
   'usage.host': (a, o) => o.conductor.hostUsage(a.host),

@@ -83,6 +83,18 @@ describe('ARQ machine', () => {
     expect(transition(arqMachine, again, unbound)[0].value).toBe('Deleted');
   });
 
+  it('a release from a dead card makes a bound ARQ a failed bind Nova can delete by instance; nothing else takes RELEASED', () => {
+    const released: ArqEvent = { type: 'RELEASED', reason: 'card dead; released by admin' };
+    const f = transition(arqMachine, reach('Bound'), released)[0];
+    expect(f.value).toBe('BindFailed');
+    expect(f.context.boundTo).toBeNull();
+    expect(f.context.binding).toMatchObject({ instanceUuid: 'vm-1' });
+    expect(f.context.error).toBe('released: card dead; released by admin');
+    expect(f.hasTag('resolved')).toBe(true);
+    expect(transition(arqMachine, f, { type: 'DELETE' })[0].value).toBe('Deleting');
+    for (const state of Object.keys(arqMachine.root.states).filter((x) => x !== 'Bound' && x !== 'Deleted')) expect(reach(state).can(released), state).toBe(false);
+  });
+
   it('shows Cyborg\'s state names to Cyborg clients', () => {
     expect(cyborgState('Unbinding')).toBe('Bound');
     expect(cyborgState('DeletePending')).toBe('Deleting');

@@ -59,7 +59,12 @@ export type ArqEvent =
   /** Reconciliation of any acknowledged intent whose release has not finished (a pending delete, a failed unbind). */
   | { type: 'RECONCILE' }
   /** Crash recovery: the record was saved while an effect ran, and nobody knows how it ended. */
-  | { type: 'INTERRUPTED' };
+  | { type: 'INTERRUPTED' }
+  /**
+   * An operator released the instance from the card it was bound to (the card died under it, or
+   * its host is lost): the handle is gone, so the ARQ is a failed bind, as Nova reads one.
+   */
+  | { type: 'RELEASED'; reason: string };
 
 export { ARQ_STATES, ArqStates, type ArqState } from './states.js';
 
@@ -101,6 +106,8 @@ export const arqMachine = setup({
     storeError: assign({ error: ({ event }) => errorText(event) }),
     clearBinding: assign({ binding: null, boundTo: null }),
     markInterrupted: assign({ error: 'interrupted' }),
+    // The binding stays (Nova finds and deletes the ARQ by its instance); the handle is gone.
+    markReleased: assign(({ event }) => (event.type === 'RELEASED' ? { boundTo: null, error: `released: ${event.reason}` } : {})),
   },
 }).createMachine({
   id: 'arq',
@@ -129,6 +136,7 @@ export const arqMachine = setup({
       on: {
         UNBIND: { target: 'Unbinding' },
         DELETE: { target: 'Deleting' },
+        RELEASED: { target: 'BindFailed', actions: 'markReleased' },
       },
     },
     BindFailed: {

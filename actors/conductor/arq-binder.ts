@@ -29,6 +29,8 @@ export interface RemoteArqOps {
   release(arqUuid: string, boundTo: BoundTo | null): Promise<void>;
   /** The ARQ home's answer for these ARQs: state and held handle, null for one that is gone. */
   holds(uuids: readonly string[]): Promise<Record<string, ArqHold | null>>;
+  /** The ARQ home marks a bound ARQ failed: its instance was released from a dead card. */
+  released(arqUuid: string, reason: string, meta: RequestMeta): Promise<boolean>;
 }
 
 /**

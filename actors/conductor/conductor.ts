@@ -278,7 +278,24 @@ export class Conductor implements ControlPlane {
     this.assertRunning();
     const actor = this.tree.acceleratorActor(id);
     await assertNotAllocated(this.opts.placement?.allocations ?? null, { id, rpUuid: actor.rpUuid }, event.type);
-    return actor.request(event, meta);
+    if (event.type !== 'RELEASE') return actor.request(event, meta);
+    // The ARQ the instance was bound through, if any, becomes a failed bind once the card let it go.
+    const arqUuid = actor.context.allocations.find((a) => a.instanceUuid === event.instanceUuid)?.arqUuid;
+    const state = actor.state;
+    const view = await actor.request(event, meta);
+    if (arqUuid) {
+      const reason = `accelerator ${view.name} (${state}) released instance ${event.instanceUuid} by ${meta.actorName ?? meta.actor ?? 'an operator'}`;
+      await (this.opts.remoteArqs ? this.opts.remoteArqs.released(arqUuid, reason, meta) : this.arqReleased(arqUuid, reason, meta));
+    }
+    return view;
+  }
+
+  /** A bound ARQ whose instance an operator released from its card: BindFailed, as Nova reads it (false: not bound here). */
+  async arqReleased(arqUuid: string, reason: string, meta: RequestMeta = {}): Promise<boolean> {
+    const arq = this.tree.arqs.get(arqUuid);
+    if (arq?.state !== ArqStates.Bound) return false;
+    await arq.request({ type: 'RELEASED', reason }, meta);
+    return true;
   }
 
   /** Attaches an instance to the first free attach handle (the operator's attach, without an ARQ). */

@@ -14,7 +14,8 @@ const Body = Type.Object({ instanceUuid: Type.String({ minLength: 1, maxLength: 
  * instance, or one on a host that is lost. Its detach failed (the accelerator is in `error`
  * holding the instance) or cannot run (`offline`), so the
  * operator lets the instance go in Cyborg's records without the driver: the handle is free, an
- * ARQ waiting to unbind it completes, and the card stays in `error` — flagged, bound to nothing
+ * ARQ waiting to unbind it completes, a `Bound` ARQ becomes `BindFailed` (`released: …`), as Nova
+ * reads a failed bind, and the card stays in `error` — flagged, bound to nothing
  * new — until it is retried, reset or removed (`remove` is allowed once nothing holds it).
  * Audited as a `RELEASE` row with who asked.
  */

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryJournal } from '../../actors/runtime/index.js';
+import { remoteArqCalls, serveControlPlane, ViewPublisher } from '../../control/index.js';
 import { loadConfig } from '../../config/index.js';
 import { FakeDriver } from '../../drivers/fake/index.js';
 import { startAllInOne, type Running } from '../../roles/all-in-one.js';
@@ -114,6 +115,52 @@ describe('an ARQ whose card died before Nova deleted the server', () => {
     }, { what: 'the ARQ deleted' });
     expect(c.getAccelerator(fpga.id)).toMatchObject({ state: 'error', allocations: [] });
     expect((await c.history(fpga.id)).find((h) => h.event === 'RELEASE')?.actor).toBe('ops-alice');
+  });
+
+  it('a card that died under a running server: the release makes its ARQ a failed bind, which Nova deletes with the server', async () => {
+    await s?.stop();
+    s = await startStack({ timing: { driverOpTimeoutMs: 2_000 } });
+    const c = s.conductor;
+    const fpga = c.listAccelerators({ type: 'FPGA' })[0]!;
+    await c.act(fpga.id, { type: 'ENABLE' });
+    const arq = await c.createArq({ deviceProfileName: 'fpga', deviceProfileGroupId: 0, projectId: 'p1' });
+    await c.bindArq(arq.uuid, { hostname: 'compute-1', deviceRpUuid: fpga.rpUuid, instanceUuid: 'vm-live' });
+    // The card falls off the bus; the operator's detach fails at the driver and leaves it in error.
+    s.fakes[0]!.injectFailure('detach', 'GPU has fallen off the bus', 1_000);
+    await c.detach(fpga.id, { instanceUuid: 'vm-live' }).catch(() => undefined);
+    await eventually(() => c.getAccelerator(fpga.id).state === 'error', { what: 'the card in error' });
+    expect(c.getArq(arq.uuid).state).toBe('Bound');
+
+    await c.act(fpga.id, { type: 'RELEASE', instanceUuid: 'vm-live' }, { actor: 'ops-bob', actorName: 'bob' });
+    const failed = c.getArq(arq.uuid);
+    expect(failed).toMatchObject({ state: 'BindFailed', cyborgState: 'BindFailed', boundTo: null, binding: { instanceUuid: 'vm-live' } });
+    expect(failed.error).toMatch(/^released: accelerator .* \(error\) released instance vm-live by bob$/);
+    const logged = (await c.history(arq.uuid)).at(-1);
+    expect([logged?.from, logged?.to, logged?.event, logged?.actor]).toEqual(['Bound', 'BindFailed', 'RELEASED', 'ops-bob']);
+    // Nova deletes the server: the ARQ goes, and the dead card is not touched again.
+    expect((await c.deleteArq(arq.uuid)).state).toBe('Deleted');
+    expect(c.getAccelerator(fpga.id)).toMatchObject({ state: 'error', allocations: [] });
+  });
+
+  it('with several conductors the ARQ home is told over the control protocol (arqReleased), and only a bound ARQ takes it', async () => {
+    await s?.stop();
+    s = await startStack();
+    const c = s.conductor;
+    const publisher = new ViewPublisher(s.bus, c, 'c1');
+    const stopServing = serveControlPlane({ bus: s.bus, conductor: c, conductorId: 'c1', publisher, timeoutMs: 5_000, log: quietLogger() });
+    try {
+      const arq = await c.createArq({ deviceProfileName: 'fpga', deviceProfileGroupId: 0, projectId: 'p1' });
+      const remote = remoteArqCalls(s.bus, { ownerOf: () => undefined, liveConductors: () => ['c1'] } as never, 'c2', 5_000, () => undefined);
+      expect(await remote.released(arq.uuid, 'card dead', { actor: 'ops-bob' })).toBe(false); // Initial: nothing to fail
+      const gpu = c.listAccelerators({ type: 'FPGA' })[0]!;
+      await c.act(gpu.id, { type: 'ENABLE' });
+      await c.bindArq(arq.uuid, { hostname: 'compute-1', deviceRpUuid: gpu.rpUuid, instanceUuid: 'vm-2' });
+      expect(await remote.released(arq.uuid, 'card dead', { actor: 'ops-bob' })).toBe(true);
+      expect(c.getArq(arq.uuid)).toMatchObject({ state: 'BindFailed', error: 'released: card dead' });
+    } finally {
+      stopServing();
+      publisher.stop();
+    }
   });
 });
 
