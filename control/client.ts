@@ -205,6 +205,14 @@ export class RemoteControlPlane implements ControlPlane {
     return callConductor(this.bus, Subjects.conductorApi, 'relayout', { host, req, meta }, { timeoutMs: Math.max(this.timeoutMs, 60_000), host });
   }
 
+  /** Retires a lost, empty host where its lease is held (DELETE /cyborg/v1/hosts/{name}). */
+  async retireHost(name: string, meta: RequestMeta = {}): Promise<{ host: string; accelerators: string[] }> {
+    this.getHost(name);
+    const retired = await this.call('hosts.retire', { host: name, meta }, name);
+    this.model.forgetHost(name);
+    return retired;
+  }
+
   acceleratorUsage(id: string): Promise<AcceleratorUsage> {
     // Asked of the conductor that holds its host: only it keeps the host's samples.
     return this.call('usage.accelerator', { id }, this.getAccelerator(id).host);

@@ -95,6 +95,8 @@ export const ControlCalls = {
   'usage.host': call(Type.Object({ host: Id }), HostUsageSchema),
   // Whether the conductor can write (its database answers): the api's `/readyz` asks it.
   readiness: call(Type.Object({}), Type.Object({ conductorId: Type.String(), database: Type.String() })),
+  // An operator retires a lost, empty host: served by its lease holder (actors/conductor/host-retire.ts).
+  'hosts.retire': call(Type.Object({ host: Id, meta: Meta }), Type.Object({ host: Type.String(), accelerators: Type.Array(Type.String()) })),
   arqHolds: call(Type.Object({ uuids: Type.Array(Id, { maxItems: ARQ_HOLDS_MAX }) }), Type.Record(Type.String(), Type.Union([ArqHoldSchema, Type.Null()]))),
   // Conductor to the ARQ home: an operator released this ARQ's instance from its card (RELEASE).
   arqReleased: call(Type.Object({ arqUuid: Id, reason: Type.String({ maxLength: 1024 }), meta: Meta }), Type.Boolean()),
@@ -143,7 +145,7 @@ export const ViewsBatch = Type.Object({
   documents: Type.Array(Type.Object({ collection: Type.String(), id: Type.String(), body: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]) })),
   /** Transitions committed with these views, applied after them (so a reader never sees an event before its view). */
   transitions: Type.Array(TransitionEvent),
-  deleted: Type.Optional(Type.Object({ arqs: Type.Array(Type.String()) })),
+  deleted: Type.Optional(Type.Object({ arqs: Type.Array(Type.String()), hosts: Type.Optional(Type.Array(Type.String())) })),
 });
 
 export type ControlRequestMsg = Static<typeof ControlRequest>;

@@ -23,6 +23,7 @@ export class ReadModel {
     for (const a of b.accelerators) this.putAccelerator(a);
     for (const a of b.arqs) this.arqs.set(a.uuid, a);
     for (const id of b.deleted?.arqs ?? []) this.arqs.delete(id);
+    for (const name of b.deleted?.hosts ?? []) this.forgetHost(name);
     for (const d of b.documents) this.putDocument(d.collection, d.id, d.body);
   }
 
@@ -36,6 +37,17 @@ export class ReadModel {
     if (cur && cur.generation > v.generation && cur.updatedAt >= v.updatedAt) return;
     this.accelerators.set(v.id, v);
     this.byRp.set(v.rpUuid, v.id);
+  }
+
+  /** A retired host: its view, inventory and accelerators leave the API. */
+  forgetHost(name: string): void {
+    this.hosts.delete(name);
+    this.inventories.delete(name);
+    for (const [id, a] of this.accelerators) {
+      if (a.host !== name) continue;
+      this.accelerators.delete(id);
+      if (this.byRp.get(a.rpUuid) === id) this.byRp.delete(a.rpUuid);
+    }
   }
 
   putDocument(collection: string, id: string, body: object | null): void {

@@ -26,6 +26,7 @@ export interface ServedConductor extends ControlPlane, CommittedState {
   releaseForArq(arqUuid: string, boundTo: BoundTo | null, asOwner?: boolean): Promise<boolean>;
   arqHolds(uuids: readonly string[]): Record<string, ArqHold | null>;
   arqReleased(arqUuid: string, reason: string, meta: RequestMeta): Promise<boolean>;
+  retireHost(name: string, meta: RequestMeta): Promise<{ host: string; accelerators: string[] }>;
 }
 
 
@@ -152,6 +153,11 @@ const HANDLERS: Handlers = {
   arqRelease: (a, o) => o.conductor.releaseForArq(a.arqUuid, a.boundTo, a.asOwner),
   arqHolds: (a, o) => o.conductor.arqHolds(a.uuids),
   arqReleased: (a, o) => o.conductor.arqReleased(a.arqUuid, a.reason, a.meta),
+  'hosts.retire': async (a, o) => {
+    const retired = await o.conductor.retireHost(a.host, a.meta);
+    o.publisher.retired(a.host);
+    return retired;
+  },
   relayout: (a, o) => o.conductor.relayout(a.host, a.req, a.meta),
   'usage.accelerator': (a, o) => o.conductor.acceleratorUsage(a.id),
   'usage.host': (a, o) => o.conductor.hostUsage(a.host),

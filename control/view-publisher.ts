@@ -20,6 +20,7 @@ type Piece =
   | { k: 'arq'; v: ArqView }
   | { k: 'document'; v: ViewsBatchMsg['documents'][number] }
   | { k: 'deleted'; v: string }
+  | { k: 'hostDeleted'; v: string }
   | { k: 'transition'; v: CommittedEvent };
 
 /**
@@ -36,6 +37,7 @@ export class ViewPublisher {
   private lastSeq = 0;
   private accelerators = new Map<string, string>();
   private hosts = new Map<string, boolean>();
+  private retiredHosts: string[] = [];
   private arqs = new Set<string>();
   private docs: ViewsBatchMsg['documents'] = [];
   private transitions: CommittedEvent[] = [];
@@ -72,6 +74,14 @@ export class ViewPublisher {
   adopted(name: string): void {
     this.hosts.set(name, true);
     for (const id of this.conductor.hosts.get(name)?.accelerators.keys() ?? []) this.accelerators.set(id, name);
+    this.schedule();
+  }
+
+  /** A host this conductor retired: readers forget it (its accelerators' removals came before). */
+  retired(name: string): void {
+    this.hosts.delete(name);
+    for (const [id, host] of this.accelerators) if (host === name) this.accelerators.delete(id);
+    this.retiredHosts.push(name);
     this.schedule();
   }
 
@@ -123,6 +133,8 @@ export class ViewPublisher {
       pieces.push(a && a.state !== ArqStates.Deleted ? { k: 'arq', v: a.view() } : { k: 'deleted', v: id });
     }
     for (const d of this.docs) pieces.push({ k: 'document', v: d });
+    for (const name of this.retiredHosts) pieces.push({ k: 'hostDeleted', v: name });
+    this.retiredHosts = [];
     for (const t of this.transitions) pieces.push({ k: 'transition', v: t });
     this.accelerators = new Map();
     this.hosts = new Map();
@@ -160,6 +172,7 @@ function bodyOf(group: Piece[]): Body {
     else if (p.k === 'arq') b.arqs.push(p.v);
     else if (p.k === 'document') b.documents.push(p.v);
     else if (p.k === 'deleted') b.deleted!.arqs.push(p.v);
+    else if (p.k === 'hostDeleted') (b.deleted!.hosts ??= []).push(p.v);
     else b.transitions.push(p.v);
   }
   return b;

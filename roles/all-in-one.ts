@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { glanceFromConfig } from '../openstack/glance/index.js';
 import type { Logger } from 'pino';
 import { Agent } from '../actors/agent/index.js';
-import { Conductor, retireHost, type ForgettingJournal } from '../actors/conductor/index.js';
+import { Conductor } from '../actors/conductor/index.js';
 import type { RequestMeta } from '../model/index.js';
 import { hostDeleteRoutes } from '../api/routes/host-delete.js';
 import { placementFromConfig } from './placement.js';
@@ -78,11 +78,7 @@ export async function startAllInOne(config: Config, log: Logger, deps: AllInOneD
   app.addHook('onClose', async () => auth.close());
   // Fault injection exists only where a fake driver runs here (demos, rehearsals: docs/metrics.md).
   // Retiring a host needs the conductor and the journal in this process (the api role has neither).
-  const forgetting = journal.forgetHost ? (journal as ForgettingJournal) : undefined;
-  if (forgetting) {
-    const retirer = { retire: (name: string, m: RequestMeta) => retireHost(conductor, forgetting, name, m, log.child({ component: 'conductor' })) };
-    await app.register(hostDeleteRoutes, { prefix: OPERATOR_PREFIX, retirer });
-  }
+  if (journal.forgetHost) await app.register(hostDeleteRoutes, { prefix: OPERATOR_PREFIX, retirer: { retire: (name: string, m: RequestMeta) => conductor.retireHost(name, m) } });
   if (fake) await app.register(fakeFaultRoutes, { prefix: OPERATOR_PREFIX, control: conductor, injector: fakeFaultInjector(fake, agent, config.host) });
   const metrics = new Metrics('all-in-one');
   const unwatch = metrics.watchConductor(conductor, { consumerLabels: config.conductor.metricsConsumerLabels });

@@ -76,6 +76,14 @@ export class FencedJournal implements Journal {
     return this.inner.commit(changes, opts);
   }
 
+  /** Only the holder of the host's lease forgets it (a retired host: actors/conductor/host-retire.ts). */
+  async forgetHost(host: string): Promise<void> {
+    if (!this.fence.valid()) throw new CyborgError('lease.lost', 'this conductor\'s lease has lapsed; it may not write');
+    if (!this.fence.owns(host)) throw new CyborgError('lease.not_owner', `this conductor does not hold the lease of host ${host}`, { host });
+    if (!this.inner.forgetHost) throw new CyborgError('persistence.unavailable', 'this journal cannot forget a host');
+    return this.inner.forgetHost(host);
+  }
+
   async load(): Promise<Recovered> {
     const all = await this.inner.load();
     this.startup = index(all);

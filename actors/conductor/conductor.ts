@@ -15,6 +15,7 @@ import type { HostActor, Timing } from './host-actor.js';
 import { BusIntake } from './intake.js';
 import { Rejoin } from './rejoin.js';
 import { relayout } from './relayout.js';
+import { retireHost, type ForgettingJournal, type RetiredHost } from './host-retire.js';
 import { Rounds } from './rounds.js';
 import { Supervisor } from './supervisor.js';
 
@@ -288,6 +289,14 @@ export class Conductor implements ControlPlane {
       await (this.opts.remoteArqs ? this.opts.remoteArqs.released(arqUuid, reason, meta) : this.arqReleased(arqUuid, reason, meta));
     }
     return view;
+  }
+
+  /** Retires a lost host that holds nothing (host-retire.ts); the journal must forget hosts. */
+  retireHost(name: string, meta: RequestMeta = {}): Promise<RetiredHost> {
+    this.assertRunning();
+    const journal = this.opts.journal;
+    if (!journal.forgetHost) throw new CyborgError('persistence.unavailable', 'this conductor\'s journal cannot forget a host');
+    return retireHost(this, journal as ForgettingJournal, name, meta, this.opts.log);
   }
 
   /** A bound ARQ whose instance an operator released from its card: BindFailed, as Nova reads it (false: not bound here). */

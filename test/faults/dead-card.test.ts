@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryJournal } from '../../actors/runtime/index.js';
-import { remoteArqCalls, serveControlPlane, ViewPublisher } from '../../control/index.js';
+import { RemoteControlPlane, remoteArqCalls, serveControlPlane, ViewPublisher } from '../../control/index.js';
 import { loadConfig } from '../../config/index.js';
 import { FakeDriver } from '../../drivers/fake/index.js';
 import { startAllInOne, type Running } from '../../roles/all-in-one.js';
@@ -204,5 +204,36 @@ describe('a host gone for good', () => {
     expect((await (await fetch(`${r.url}/metrics`)).text())).not.toContain('host="gone-host"');
     expect(journal.hosts.has('gone-host')).toBe(false);
     expect(journal.transitions.find((t) => t.kind === 'host' && t.event === 'DELETE')).toMatchObject({ id: 'gone-host', from: 'lost', to: 'deleted', actor: 'cli' });
+  });
+
+  it('with the api apart from the conductor: retired by the host\'s conductor over the control protocol, and gone from every api\'s view', async () => {
+    await r?.stop();
+    const config = loadConfig({
+      host: 'gone-2', listen: { address: '127.0.0.1', port: 0 }, logLevel: 'silent', logPretty: false, api: { operatorRateLimit: 0 },
+      timing: { heartbeatIntervalMs: 50, staleAfterMs: 300, lostAfterMs: 600 },
+    }, {});
+    const journal = new MemoryJournal();
+    r = await startAllInOne(config, quietLogger(), { journal, fake: new FakeDriver({ host: 'gone-2', gpus: 1, nics: 0 }) });
+    const publisher = new ViewPublisher(r.bus, r.conductor, 'c1');
+    const stopServing = serveControlPlane({ bus: r.bus, conductor: r.conductor, conductorId: 'c1', publisher, timeoutMs: 5_000, log: quietLogger() });
+    const apis = [new RemoteControlPlane(r.bus, quietLogger(), 5_000), new RemoteControlPlane(r.bus, quietLogger(), 5_000)];
+    try {
+      for (const api of apis) await api.start();
+      await eventually(() => apis.every((api) => api.listAccelerators({ host: 'gone-2' }).length === 2), { what: 'both apis to see the host' });
+      await r.agent.stop();
+      await eventually(() => apis.every((api) => api.getHost('gone-2').state === 'lost'), { what: 'the host lost in both views' });
+      const retired = await apis[0]!.retireHost('gone-2', { actor: 'ops-carol' });
+      expect(retired).toMatchObject({ host: 'gone-2' });
+      expect(retired.accelerators).toHaveLength(2);
+      // The other api learns it from the published views alone.
+      await eventually(() => apis.every((api) => !api.listHosts().some((h) => h.name === 'gone-2') && api.listAccelerators({ host: 'gone-2' }).length === 0), { what: 'the host gone from both views' });
+      expect(journal.hosts.has('gone-2')).toBe(false);
+      expect(journal.transitions.find((t) => t.kind === 'host' && t.event === 'DELETE')).toMatchObject({ id: 'gone-2', actor: 'ops-carol' });
+      await expect(apis[1]!.retireHost('gone-2')).rejects.toMatchObject({ code: 'host.not_found' });
+    } finally {
+      for (const api of apis) api.stop();
+      stopServing();
+      publisher.stop();
+    }
   });
 });
