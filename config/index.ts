@@ -155,6 +155,7 @@ export const ConfigSchema = Type.Object({
     leaseTtlMs: Type.Integer({ minimum: 100, default: 10_000 }),
     leaseRenewMs: Type.Integer({ minimum: 50, default: 2_000 }),
     requestTimeoutMs: Type.Integer({ minimum: 1, default: 10_000 }),
+    viewCheckMs: Type.Integer({ minimum: 0, maximum: 86_400_000, default: 60_000, description: 'how often the api role compares its view with the database\'s digest and rebuilds it on a lasting difference; 0: never' }),
     metricsPort: Type.Integer({ minimum: -1, maximum: 65535, default: PORTS.conductorMetrics, description: 'this process\'s health + /metrics listener; default: its role\'s (agent.metricsPort, conductor.metricsPort); 0: any free port, -1: off' }),
   }, { default: {} }),
   /** The agent role (Cyborg's `[agent]`). */

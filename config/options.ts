@@ -130,6 +130,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   // [nats]: the bus between roles.
   { path: 'distributed.subjectPrefix', section: 'nats', name: 'subject_prefix', env: 'CYBORG_SUBJECT_PREFIX' },
   { path: 'distributed.requestTimeoutMs', section: 'nats', name: 'request_timeout_ms', env: 'CYBORG_REQUEST_TIMEOUT_MS' },
+  { path: 'distributed.viewCheckMs', section: 'nats', name: 'view_check_ms', env: 'CYBORG_VIEW_CHECK_MS' },
   { path: 'nats.user', section: 'nats', name: 'user', env: 'NATS_USER' },
   { path: 'nats.password', section: 'nats', name: 'password', env: 'NATS_PASSWORD', secret: true },
   { path: 'nats.token', section: 'nats', name: 'token', env: 'NATS_TOKEN', secret: true },

@@ -11,10 +11,11 @@ import { isBusy, RemoteDriverControl } from './driver-client.js';
 import { checkedReply, ControlReply, ControlRequest, type ArgsOf, type ControlOp, type ControlReplyMsg, type ReplyOf } from './messages.js';
 import { ReadModel } from './read-model.js';
 import { ViewSync } from './view-sync.js';
+import { ViewCheck } from './view-check.js';
 import { ArqStates } from '../machines/index.js';
 
 /** Calls that only read: repeated once when the conductor that met them was losing its lease (or none answered). */
-const SAFE_TO_REPEAT: ReadonlySet<ControlOp> = new Set<ControlOp>(['history', 'audit', 'usage.accelerator', 'usage.host', 'drivers.list', 'drivers.get', 'services.list', 'arqHolds']);
+const SAFE_TO_REPEAT: ReadonlySet<ControlOp> = new Set<ControlOp>(['history', 'audit', 'usage.accelerator', 'usage.host', 'drivers.list', 'drivers.get', 'services.list', 'arqHolds', 'digest']);
 /** A lease changing hands, or no conductor there for a moment. */
 const MOVING: ReadonlySet<string> = new Set(['lease.lost', 'lease.not_owner', 'bus.no_responder']);
 const REPEAT_AFTER_MS = 250;
@@ -38,9 +39,16 @@ export class RemoteControlPlane implements ControlPlane {
   /** Replaced whole by each rebuild (see ViewSync); reads go to the one in place. */
   private model = new ReadModel();
   readonly sync: ViewSync;
+  /** The background comparison of the view with the database (control/view-check.ts). */
+  readonly viewCheck: ViewCheck;
+  private viewCheckTimer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly bus: Bus, private readonly log: Logger, private readonly timeoutMs = 30_000, opts: { beaconMs?: number } = {}) {
+  constructor(private readonly bus: Bus, private readonly log: Logger, private readonly timeoutMs = 30_000, private readonly opts: { beaconMs?: number; viewCheckMs?: number } = {}) {
     this.documents = new RemoteDocuments(this);
+    this.viewCheck = new ViewCheck({
+      fetch: () => this.call('digest', {}), view: () => this.model, synced: () => this.sync.state === 'synced',
+      resync: (why) => this.sync.resync(why), log,
+    });
     this.sync = new ViewSync({
       bus, log, ...opts,
       fetchPage: (subject, args) => callConductor(this.bus, subject, 'snapshot', args, { timeoutMs: this.timeoutMs }),
@@ -63,10 +71,19 @@ export class RemoteControlPlane implements ControlPlane {
    * (an api may start before the conductors); resolves once the view is complete.
    */
   start(): Promise<void> {
+    const every = this.opts.viewCheckMs ?? 0;
+    if (every > 0 && !this.viewCheckTimer) {
+      this.viewCheckTimer = setInterval(() => {
+        this.viewCheck.check().catch((err: unknown) => this.log.debug({ err: (err as Error).message }, 'view check skipped: no conductor answered'));
+      }, every);
+      this.viewCheckTimer.unref();
+    }
     return this.sync.start();
   }
 
   stop(): void {
+    clearInterval(this.viewCheckTimer);
+    this.viewCheckTimer = undefined;
     this.sync.stop();
   }
 

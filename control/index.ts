@@ -9,3 +9,4 @@ export * from './responder.js';
 export * from './snapshot.js';
 export * from './view-publisher.js';
 export * from './view-sync.js';
+export * from './view-check.js';

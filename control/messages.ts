@@ -95,6 +95,11 @@ export const ControlCalls = {
   'usage.host': call(Type.Object({ host: Id }), HostUsageSchema),
   // Whether the conductor can write (its database answers): the api's `/readyz` asks it.
   readiness: call(Type.Object({}), Type.Object({ conductorId: Type.String(), database: Type.String() })),
+  // The database's committed states as digests: the api's background check of its view (control/view-check.ts).
+  digest: call(Type.Object({}), Type.Object({
+    accelerators: Type.Object({ count: Type.Integer({ minimum: 0 }), buckets: Type.Array(Type.String({ maxLength: 64 }), { maxItems: 256 }) }),
+    arqs: Type.Object({ count: Type.Integer({ minimum: 0 }), buckets: Type.Array(Type.String({ maxLength: 64 }), { maxItems: 256 }) }),
+  })),
   // An operator retires a lost, empty host: served by its lease holder (actors/conductor/host-retire.ts).
   'hosts.retire': call(Type.Object({ host: Id, meta: Meta }), Type.Object({ host: Type.String(), accelerators: Type.Array(Type.String()) })),
   arqHolds: call(Type.Object({ uuids: Type.Array(Id, { maxItems: ARQ_HOLDS_MAX }) }), Type.Record(Type.String(), Type.Union([ArqHoldSchema, Type.Null()]))),

@@ -3,7 +3,7 @@ import type { Bus, Unsubscribe } from '../bus/index.js';
 import { Subjects } from '../bus/index.js';
 import { withGlobalRequestId } from '../openstack/request-id.js';
 import { CyborgError, isCyborgError, publicMessage, TransitionInvalidError } from '../errors/index.js';
-import type { ArqHold, Binding, BoundTo, CommittedState, ControlPlane, Documents, DriverControl, RequestMeta } from '../model/index.js';
+import type { ArqHold, Binding, BoundTo, CommittedState, ControlPlane, Documents, DriverControl, RequestMeta, StateDigest } from '../model/index.js';
 import {
   checkedCall, ControlReply, ControlRequest, type ArgsOf, type CheckedCall, type ControlOp, type ControlReplyMsg,
   type ControlRequestMsg, type ReplyOf, type SnapshotPageMsg,
@@ -26,6 +26,7 @@ export interface ServedConductor extends ControlPlane, CommittedState {
   releaseForArq(arqUuid: string, boundTo: BoundTo | null, asOwner?: boolean): Promise<boolean>;
   arqHolds(uuids: readonly string[]): Record<string, ArqHold | null>;
   arqReleased(arqUuid: string, reason: string, meta: RequestMeta): Promise<boolean>;
+  stateDigest(): Promise<StateDigest>;
   retireHost(name: string, meta: RequestMeta): Promise<{ host: string; accelerators: string[] }>;
 }
 
@@ -153,6 +154,7 @@ const HANDLERS: Handlers = {
   arqRelease: (a, o) => o.conductor.releaseForArq(a.arqUuid, a.boundTo, a.asOwner),
   arqHolds: (a, o) => o.conductor.arqHolds(a.uuids),
   arqReleased: (a, o) => o.conductor.arqReleased(a.arqUuid, a.reason, a.meta),
+  digest: (_a, o) => o.conductor.stateDigest(),
   'hosts.retire': async (a, o) => {
     const retired = await o.conductor.retireHost(a.host, a.meta);
     o.publisher.retired(a.host);

@@ -679,6 +679,16 @@ export class PgJournal implements Journal {
     return true;
   }
 
+  /** Journal.committedStates: two reads on the pool, beside the flushes. */
+  async committedStates(): Promise<{ accelerators: [string, string][]; arqs: [string, string][] }> {
+    const db = this.kysely();
+    const [accs, arqs] = await Promise.all([
+      sql<{ id: string; state: string }>`select id, state from accelerators`.execute(db),
+      sql<{ uuid: string; state: string }>`select uuid, machine_state as state from extended_accelerator_requests`.execute(db),
+    ]);
+    return { accelerators: accs.rows.map((r) => [r.id, r.state]), arqs: arqs.rows.map((r) => [r.uuid, r.state]) };
+  }
+
   /** The host each of `ids` is recorded on (db/holders.ts): the report door's question. */
   recordedHolders(ids: readonly string[]): Promise<Map<string, string>> {
     return recordedHolders(this.kysely(), ids);

@@ -17,3 +17,4 @@ export * from './usage.js';
 export * from './capacity.js';
 export * from './availability.js';
 export * from './refusal.js';
+export * from './digest.js';

@@ -31,7 +31,7 @@ export async function startApiRole(config: Config, log: Logger): Promise<Running
   log = log.child({ role: 'api' });
   const metrics = new Metrics('api');
   const bus = await roleBus(config, log, `cyborg-api-${config.host}`, metrics);
-  const control = new RemoteControlPlane(bus, log, config.distributed.requestTimeoutMs);
+  const control = new RemoteControlPlane(bus, log, config.distributed.requestTimeoutMs, { viewCheckMs: config.distributed.viewCheckMs });
   // Listens at once: `/readyz` answers 503 until the view is complete (the conductors may start
   // after this process), and the view keeps itself current from then on (ViewSync).
   void control.start();

@@ -76,6 +76,12 @@ export class FencedJournal implements Journal {
     return this.inner.commit(changes, opts);
   }
 
+  /** The database's committed states: a read, allowed without a lease. */
+  committedStates(): ReturnType<NonNullable<Journal['committedStates']>> {
+    if (!this.inner.committedStates) throw new CyborgError('persistence.unavailable', 'this journal keeps no committed states apart');
+    return this.inner.committedStates();
+  }
+
   /** Only the holder of the host's lease forgets it (a retired host: actors/conductor/host-retire.ts). */
   async forgetHost(host: string): Promise<void> {
     if (!this.fence.valid()) throw new CyborgError('lease.lost', 'this conductor\'s lease has lapsed; it may not write');

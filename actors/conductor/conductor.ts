@@ -5,7 +5,7 @@ import { CyborgError, NotFoundError } from '../../errors/index.js';
 import { type AcceleratorEvent, acceleratorMachine, ArqStates, type Binding, type BoundTo, isDeleting } from '../../machines/index.js';
 import {
   EventHub, type AcceleratorFilter, type AcceleratorUsage, type AcceleratorView, type ArqFilter, type ArqHold, type ArqView, type AttachHandleT, type AuditPage,
-  type AuditQuery, type ControlPlane, type DeviceT, type HostUsage, type HostView, type PlacementStatusView, type RelayoutRequest, type RequestMeta, type TransitionRecord,
+  type AuditQuery, bucketDigest, type ControlPlane, type StateDigest, type DeviceT, type HostUsage, type HostView, type PlacementStatusView, type RelayoutRequest, type RequestMeta, type TransitionRecord,
 } from '../../model/index.js';
 import type { Journal, MachineRecord, Recovered } from '../runtime/index.js';
 import { assertNotAllocated, DocumentStore, DriverAdmin, OrphanSweep, UsageWindows, type PlacementPort } from '../services/index.js';
@@ -289,6 +289,13 @@ export class Conductor implements ControlPlane {
       await (this.opts.remoteArqs ? this.opts.remoteArqs.released(arqUuid, reason, meta) : this.arqReleased(arqUuid, reason, meta));
     }
     return view;
+  }
+
+  /** The database's committed states as digests (model/digest.ts): what an api compares its view with. */
+  async stateDigest(): Promise<StateDigest> {
+    if (!this.opts.journal.committedStates) throw new CyborgError('persistence.unavailable', 'this conductor\'s journal keeps no committed states apart');
+    const { accelerators, arqs } = await this.opts.journal.committedStates();
+    return { accelerators: bucketDigest(accelerators), arqs: bucketDigest(arqs) };
   }
 
   /** Retires a lost host that holds nothing (host-retire.ts); the journal must forget hosts. */

@@ -60,6 +60,11 @@ export interface Journal {
    * everything committed before is written. Its transition log stays (the audit outlives it).
    */
   forgetHost?(host: string): Promise<void>;
+  /**
+   * Every committed accelerator's and ARQ's machine state (id, state), read from the database:
+   * what the api's view is compared with (model/digest.ts). Absent where nothing is stored apart.
+   */
+  committedStates?(): Promise<{ accelerators: [string, string][]; arqs: [string, string][] }>;
   /** Flushes what is queued, then releases the connection. */
   close(): Promise<void>;
   /**
@@ -153,6 +158,14 @@ export class MemoryJournal implements Journal {
 
   async history(id: string, limit: number): Promise<TransitionRecord[]> {
     return this.transitions.filter((t) => t.id === id).slice(-limit);
+  }
+
+  async committedStates(): Promise<{ accelerators: [string, string][]; arqs: [string, string][] }> {
+    await Promise.resolve();
+    return {
+      accelerators: [...this.accelerators.values()].map((a) => [a.id, a.record.value]),
+      arqs: [...this.arqs.values()].map((a) => [a.uuid, a.record.value]),
+    };
   }
 
   async audit(q: AuditQuery): Promise<AuditPage> {
