@@ -1,28 +1,23 @@
 import type { Logger } from 'pino';
-import { rpUuidOf } from '../../drivers/ids.js';
 import { CyborgError, TransitionInvalidError } from '../../errors/index.js';
 import {
-  ACCELERATOR_INITIAL, acceleratorMachine, AcceleratorStates, allowedEvents, conditionTags, DEFAULT_HEALTH_POLICY, healthActions, initialContext, opInput, OPERATOR_EVENTS, reasonOf,
-  recoverInterrupted, type AcceleratorContext, type AcceleratorEvent, type DriverOpInput, type HealthPolicy, type HealthSignal,
+  AcceleratorStates, conditionTags, OPERATOR_EVENTS, recoverInterrupted, type AcceleratorContext, type AcceleratorEvent, type HealthSignal,
 } from '../../machines/index.js';
 import type { Journal, MachineRecord } from '../runtime/index.js';
 import { conditionChange } from './condition.js';
 import { MachineHost, type MachineOwner, type StepSnapshot } from '../runtime/index.js';
 import type { Passivation, Restable } from '../runtime/index.js';
-import { whyRefused, type AcceleratorView, type DeployableT, type DeviceT, type EventHub, type RequestMeta, type TransitionRecord } from '../../model/index.js';
+import { whyRefused, type AcceleratorView, type DeployableT, type EventHub, type RequestMeta, type TransitionRecord } from '../../model/index.js';
+import { initialRecordOf, tagsOf, type AcceleratorLogic } from './accelerator-logic.js';
+import { allowedOf, conditionOf, healthView, maintenanceView, specFieldsOf, unobservedView, type AcceleratorSpec } from './accelerator-view.js';
 
-/** What discovery says about one accelerator: its device and its deployable. */
-export interface AcceleratorSpec {
-  host: string;
-  device: Omit<DeviceT, 'deployables'>;
-  deployable: DeployableT;
-}
+export type { AcceleratorSpec } from './accelerator-view.js';
+export { acceleratorLogic, initialRecordOf, tagsOf, type AcceleratorLogic } from './accelerator-logic.js';
 
 const SETTLED: Promise<void> = Promise.resolve();
 const DEFER = { defer: true } as const;
 
-/** Allowed events by (machine, state facts): see `allowed()`. */
-const ALLOWED_MEMO = new WeakMap<object, Map<string, string[]>>();
+const OPERATOR = new Set<string>(OPERATOR_EVENTS);
 
 /**
  * What every accelerator of a conductor shares: built once (per host actor), not per accelerator —
@@ -48,75 +43,6 @@ export interface AcceleratorActorOptions {
   runtime: AcceleratorRuntime;
 }
 
-export type AcceleratorLogic = ReturnType<typeof acceleratorMachine.provide>;
-
-type AcceleratorInput = { id: string; host: string; capacity: number };
-
-/**
- * A new accelerator's first record: the machine's initial state and context for `input`, as the
- * machine file declares them (a fleet's cold start registers 100,000 of these: no throwaway
- * actor each).
- */
-export function initialRecordOf(input: AcceleratorInput): MachineRecord {
-  return { value: ACCELERATOR_INITIAL, context: initialContext(input) as unknown as Record<string, unknown> };
-}
-
-/** The tags of `logic`'s state named `value` (a state node's: no running machine needed). */
-export function tagsOf(logic: AcceleratorLogic, value: string): readonly string[] {
-  return (logic.states as Record<string, { tags: readonly string[] } | undefined>)[value]?.tags ?? [];
-}
-
-/**
- * The accelerator machine with its effects provided: driver operations go to `runOp`, which
- * routes by `input.host`, and its outcome goes back to the machine tagged with the operation's
- * sequence number; the machine gives up on an operation after `opTimeoutMs` (its `opTimeout`
- * delay, per operation when a function: a programming takes longer) and drops whatever it answers later. Build it once per conductor. `base` lets tests
- * inject a faulty guard or action, as xstate's own tests do.
- */
-export function acceleratorLogic(
-  runOp: (input: DriverOpInput) => Promise<Record<string, unknown>>,
-  opTimeoutMs: number | ((op: string | undefined) => number),
-  base: typeof acceleratorMachine = acceleratorMachine,
-  health: HealthPolicy = DEFAULT_HEALTH_POLICY,
-): AcceleratorLogic {
-  const deadline = typeof opTimeoutMs === 'number' ? () => opTimeoutMs : opTimeoutMs;
-  return base.provide({
-    delays: { opTimeout: ({ context }) => deadline(context.pending?.op) },
-    actions: {
-      ...healthActions(health),
-      runDriverOp: ({ context, self }) => {
-        const input = opInput(context);
-        const seq = input.seq ?? 0;
-        // An actor stopped meanwhile (shutdown, a crash's restart) takes no more events.
-        const answer = (event: AcceleratorEvent): void => {
-          if (self.getSnapshot().status === 'active') self.send(event);
-        };
-        runOp(input).then(
-          (output) => answer({ type: 'OP_DONE', seq, output }),
-          (err: unknown) => answer({ type: 'OP_FAILED', seq, reason: reasonOf(err), ...(unchangedBy(err) ? { unchanged: true } : {}) }),
-        );
-      },
-    },
-  });
-}
-
-const OPERATOR = new Set<string>(OPERATOR_EVENTS);
-
-/** Whether the agent said the failed operation left the device as it was. */
-function unchangedBy(err: unknown): boolean {
-  return (err as { details?: { unchanged?: unknown } } | undefined)?.details?.unchanged === true;
-}
-
-/**
- * What of an accelerator's health and maintenance an observer sees. A change of it is committed
- * and published like a transition (from and to the same state); the hysteresis counters under it
- * are not, so a device checked 10 times a second writes nothing until its status moves.
- */
-function conditionOf(ctx: AcceleratorContext): string {
-  const h = ctx.health;
-  const m = ctx.maintenance;
-  return `${h?.status ?? 'ok'}|${h?.fatal ? 1 : 0}|${m?.device ? 1 : 0}|${m?.host ? 1 : 0}`;
-}
 
 /**
  * Hosts one accelerator's machine. Transitions are serialized by the machine's own mailbox;
@@ -128,7 +54,7 @@ export class AcceleratorActor implements MachineOwner, Restable {
   readonly id: string;
   private readonly rt: AcceleratorRuntime;
   private spec: AcceleratorSpec;
-  private fields: ReturnType<AcceleratorActor['specFields']>;
+  private fields: ReturnType<typeof specFieldsOf>;
   /** The live machine, while awake (see Passivation); null at rest. */
   private m: MachineHost<AcceleratorLogic> | null = null;
   /** The machine's record while at rest (when awake, the live machine's is the truth). */
@@ -159,7 +85,7 @@ export class AcceleratorActor implements MachineOwner, Restable {
     this.rt = opts.runtime;
     this.spec = opts.spec;
     this.id = opts.spec.deployable.uuid;
-    this.fields = this.specFields();
+    this.fields = specFieldsOf(this.spec);
     // A record saved in a transient state: its driver operation was interrupted (crash or
     // restart). The machine says where that leaves it (its INTERRUPTED event), and the change is
     // committed as a RECOVER transition, not only held in memory while the database says `attaching`.
@@ -242,38 +168,9 @@ export class AcceleratorActor implements MachineOwner, Restable {
     return this.buildView();
   }
 
-  /**
-   * Operator events accepted now, asked of the machine. The answer depends only on the state
-   * and a few context facts, so it is memoized by them: listing 10,000 accelerators must not
-   * ask the machine 70,000 questions.
-   */
+  /** Operator events accepted now (memoized by state facts: see `allowedOf`). */
   allowed(): string[] {
-    const r = this.record();
-    const ctx = r.context as unknown as AcceleratorContext;
-    const free = this.freeHandle() !== undefined;
-    const key = `${r.value}|${ctx.allocations.length}|${free}|${ctx.error?.op ?? ''}|${ctx.resume ?? ''}|${ctx.program ? 1 : 0}|${conditionOf(ctx)}`;
-    let memo = ALLOWED_MEMO.get(this.rt.logic);
-    if (!memo) ALLOWED_MEMO.set(this.rt.logic, (memo = new Map()));
-    let answer = memo.get(key);
-    if (!answer) memo.set(key, (answer = this.askMachine(r, free)));
-    return answer;
-  }
-
-  private askMachine(r: MachineRecord, free: boolean): string[] {
-    // Asked of the record's state and context, awake or at rest alike: guards are pure.
-    const snapshot = this.rt.logic.resolveState({ value: r.value, context: r.context as unknown as AcceleratorContext } as never);
-    const ctx = r.context as unknown as AcceleratorContext;
-    return allowedEvents(snapshot, {
-      ENABLE: { type: 'ENABLE' },
-      DISABLE: { type: 'DISABLE' },
-      PROGRAM: { type: 'PROGRAM' },
-      ATTACH: { type: 'ATTACH', handleUuid: this.freeHandle() ?? '', instanceUuid: 'probe' } as AcceleratorEvent,
-      DETACH: { type: 'DETACH', handleUuid: ctx.allocations[0]?.handleUuid ?? '' } as AcceleratorEvent,
-      RETRY: { type: 'RETRY' },
-      // Health and maintenance actions are not listed: the view's `health` and `maintenance` say
-      // what they can do, and clients that map `allowed` to lifecycle buttons keep working.
-      REMOVE: { type: 'REMOVE' },
-    }).filter((t) => t !== 'ATTACH' || free);
+    return allowedOf(this.rt.logic, this.record(), this.freeHandle());
   }
 
   /** The first attach handle nobody holds, in discovery order (Cyborg takes the first free row). */
@@ -369,7 +266,7 @@ export class AcceleratorActor implements MachineOwner, Restable {
 
   updateSpec(spec: AcceleratorSpec): void {
     this.spec = spec;
-    this.fields = this.specFields();
+    this.fields = specFieldsOf(this.spec);
   }
 
   setMissing(missing: boolean): void {
@@ -514,22 +411,6 @@ export class AcceleratorActor implements MachineOwner, Restable {
     this.rt.onCrash(this, err);
   }
 
-  private specFields(): Pick<AcceleratorView, 'name' | 'deviceUuid' | 'deviceType' | 'vendor' | 'model' | 'driver' | 'resourceClass' | 'traits' | 'rpUuid' | 'capacity'> {
-    const { device, deployable } = this.spec;
-    return {
-      name: deployable.name,
-      deviceUuid: device.uuid,
-      deviceType: device.type,
-      vendor: device.vendor,
-      model: device.model,
-      driver: deployable.driverName,
-      resourceClass: deployable.attributes.find((a) => a.key === 'rc')?.value ?? null,
-      traits: deployable.attributes.filter((a) => a.key.startsWith('trait')).map((a) => a.value),
-      rpUuid: rpUuidOf(deployable),
-      capacity: deployable.attachHandles.length,
-    };
-  }
-
   /**
    * The view of the committed record — or, for an internal caller that acknowledges nothing
    * itself (`awaitCommit: false`), of the live one.
@@ -563,31 +444,3 @@ function stamped(event: AcceleratorEvent): AcceleratorEvent {
   return event;
 }
 
-const iso = (ms: number | null | undefined): string | null => (ms ? new Date(ms).toISOString() : null);
-
-function healthView(ctx: AcceleratorContext): NonNullable<AcceleratorView['health']> {
-  const h = ctx.health;
-  if (!h) return { status: 'ok', fatal: false, reason: null, since: null };
-  return { status: h.status, fatal: h.fatal, reason: h.reason, since: iso(h.since) };
-}
-
-/**
- * A device its driver could not observe: what is known of its health is the last verdict, which
- * may be stale, so it reads `unknown` with the driver's reason (a fatal fault stays said).
- */
-function unobservedView(ctx: AcceleratorContext, u: { reason: string; since: number }): NonNullable<AcceleratorView['health']> {
-  const fatal = ctx.health?.fatal ?? false;
-  return { status: 'unknown', fatal, reason: `not observed: ${u.reason}${fatal && ctx.health?.reason ? ` (last fault: ${ctx.health.reason})` : ''}`, since: iso(u.since) };
-}
-
-/** The mark as an operator reads it: `draining` while instances remain (named), then `maintenance`. */
-function maintenanceView(ctx: AcceleratorContext): AcceleratorView['maintenance'] {
-  const m = ctx.maintenance;
-  if (!m) return null;
-  return {
-    mark: ctx.allocations.length > 0 ? 'draining' : 'maintenance',
-    scopes: [...(m.device ? ['device' as const] : []), ...(m.host ? ['host' as const] : [])],
-    since: iso(m.since),
-    consumers: ctx.allocations.map((a) => ({ instanceUuid: a.instanceUuid, ...(a.arqUuid ? { arqUuid: a.arqUuid } : {}), ...(a.projectId ? { projectId: a.projectId } : {}) })),
-  };
-}

@@ -1,8 +1,7 @@
-import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Bus } from '../../bus/index.js';
-import { CyborgError, NotFoundError } from '../../errors/index.js';
-import { type AcceleratorEvent, acceleratorMachine, ArqStates, type Binding, type BoundTo, isDeleting } from '../../machines/index.js';
+import { CyborgError } from '../../errors/index.js';
+import { type AcceleratorEvent, acceleratorMachine, type Binding, type BoundTo } from '../../machines/index.js';
 import {
   EventHub, type AcceleratorFilter, type AcceleratorUsage, type AcceleratorView, type ArqFilter, type ArqHold, type ArqView, type AttachHandleT, type AuditPage,
   type AuditQuery, bucketDigest, type ControlPlane, type StateDigest, type DeviceT, type HostUsage, type HostView, type PlacementStatusView, type RelayoutRequest, type RequestMeta, type TransitionRecord,
@@ -15,6 +14,8 @@ import type { HostActor, Timing } from './host-actor.js';
 import { BusIntake } from './intake.js';
 import { Rejoin } from './rejoin.js';
 import { relayout } from './relayout.js';
+import { ArqDesk } from './arq-desk.js';
+import { FleetReads } from './fleet-reads.js';
 import { retireHost, type ForgettingJournal, type RetiredHost } from './host-retire.js';
 import { Rounds } from './rounds.js';
 import { Supervisor } from './supervisor.js';
@@ -68,6 +69,8 @@ export class Conductor implements ControlPlane {
   readonly tree: Supervisor;
   private readonly intake: BusIntake;
   private readonly rounds: Rounds;
+  private readonly reads: FleetReads;
+  private readonly desk: ArqDesk;
   private stopping = false;
 
   constructor(private readonly opts: ConductorOptions) {
@@ -77,11 +80,13 @@ export class Conductor implements ControlPlane {
       ...(opts.remoteArqs ? { remoteArqs: opts.remoteArqs } : {}), ...(opts.hostPending ? { hostPending: opts.hostPending } : {}),
     });
     this.usage = new UsageWindows(opts.usageWindow ?? USAGE_WINDOW);
+    this.reads = new FleetReads(this.tree, this.usage);
     // A change answered 503 that the database had taken after all: memory follows the database.
     opts.journal.onLanded = (changes) => { this.tree.landed(changes); this.documents.landed(changes); };
     // With several conductors only the ARQ home knows the ARQs: it is asked, even by itself.
     const holds = (uuids: readonly string[]): Promise<Record<string, ArqHold | null>> => (opts.remoteArqs ? opts.remoteArqs.holds(uuids) : Promise.resolve(this.tree.arqHolds(uuids)));
     this.documents = new DocumentStore(opts.journal, opts.log.child({ component: 'documents' }));
+    this.desk = new ArqDesk({ tree: this.tree, documents: this.documents, releaseWaitMs: opts.releaseWaitMs ?? RELEASE_WAIT_MS, assertRunning: () => this.assertRunning() });
     this.driverAdmin = new DriverAdmin({
       bus: opts.bus, journal: opts.journal, log: opts.log.child({ component: 'drivers' }), control: this, timeoutMs: opts.timing.driverOpTimeoutMs,
       settle: (id) => this.tree.acceleratorActor(id).flushed(),
@@ -189,36 +194,15 @@ export class Conductor implements ControlPlane {
   }
 
   arqHolds(uuids: readonly string[]): Record<string, ArqHold | null> {
-    return this.tree.arqHolds(uuids);
+    return this.desk.holds(uuids);
   }
 
   // --- reads (last committed view) ----------------------------------------------------------
 
-  listHosts(): HostView[] {
-    return [...this.hosts.values()].map((h) => h.view());
-  }
-
-  getHost(name: string): HostView {
-    return this.host(name).view();
-  }
-
-  hostInventory(name: string): DeviceT[] {
-    return this.host(name).inventory();
-  }
-
-  listAccelerators(filter: AcceleratorFilter = {}): AcceleratorView[] {
-    const out: AcceleratorView[] = [];
-    for (const h of this.hosts.values()) {
-      if (filter.host && h.name !== filter.host) continue;
-      for (const a of h.accelerators.values()) {
-        const v = a.view();
-        if (filter.state && v.state !== filter.state) continue;
-        if (filter.type && v.deviceType !== filter.type) continue;
-        out.push(v);
-      }
-    }
-    return out;
-  }
+  listHosts(): HostView[] { return this.reads.listHosts(); }
+  getHost(name: string): HostView { return this.reads.host(name).view(); }
+  hostInventory(name: string): DeviceT[] { return this.reads.hostInventory(name); }
+  listAccelerators(filter: AcceleratorFilter = {}): AcceleratorView[] { return this.reads.listAccelerators(filter); }
 
   placementStatus(id: string): PlacementStatusView | undefined {
     return this.opts.placement?.status(id);
@@ -232,9 +216,7 @@ export class Conductor implements ControlPlane {
     return this.tree.acceleratorByRp(rpUuid)?.view();
   }
 
-  attachHandle(acceleratorId: string, handleUuid: string): AttachHandleT | undefined {
-    return this.tree.findAccelerator(acceleratorId)?.deployable.attachHandles.find((x) => x.uuid === handleUuid);
-  }
+  attachHandle(acceleratorId: string, handleUuid: string): AttachHandleT | undefined { return this.reads.attachHandle(acceleratorId, handleUuid); }
 
   history(id: string, limit = 200): Promise<TransitionRecord[]> {
     return this.opts.journal.history(id, limit);
@@ -246,28 +228,9 @@ export class Conductor implements ControlPlane {
     return this.opts.journal.audit(q);
   }
 
-  acceleratorUsage(id: string): AcceleratorUsage {
-    const a = this.tree.acceleratorActor(id);
-    return { accelerator: id, host: a.host, samples: this.usage.samples(id) };
-  }
-
-  hostUsage(name: string): HostUsage {
-    const h = this.host(name);
-    return { host: name, devices: [...h.accelerators.keys()].map((id) => ({ accelerator: id, samples: this.usage.samples(id) })).filter((d) => d.samples.length > 0) };
-  }
-
-  listArqs(filter: ArqFilter = {}): ArqView[] {
-    const out: ArqView[] = [];
-    for (const a of this.arqs.values()) {
-      const v = a.view();
-      if (v.state === ArqStates.Deleted) continue;
-      // An instance whose ARQs' delete was acknowledged has none left (Nova may bind anew).
-      if (filter.instanceUuid !== undefined && (v.binding?.instanceUuid !== filter.instanceUuid || isDeleting(v.state))) continue;
-      if (filter.projectId !== undefined && v.projectId !== filter.projectId) continue;
-      out.push(v);
-    }
-    return out;
-  }
+  acceleratorUsage(id: string): AcceleratorUsage { return this.reads.acceleratorUsage(id); }
+  hostUsage(name: string): HostUsage { return this.reads.hostUsage(name); }
+  listArqs(filter: ArqFilter = {}): ArqView[] { return this.reads.listArqs(filter); }
 
   getArq(uuid: string): ArqView {
     return this.tree.arqActor(uuid).view();
@@ -306,14 +269,6 @@ export class Conductor implements ControlPlane {
     return retireHost(this, journal as ForgettingJournal, name, meta, this.opts.log);
   }
 
-  /** A bound ARQ whose instance an operator released from its card: BindFailed, as Nova reads it (false: not bound here). */
-  async arqReleased(arqUuid: string, reason: string, meta: RequestMeta = {}): Promise<boolean> {
-    const arq = this.tree.arqs.get(arqUuid);
-    if (arq?.state !== ArqStates.Bound) return false;
-    await arq.request({ type: 'RELEASED', reason }, meta);
-    return true;
-  }
-
   /** Attaches an instance to the first free attach handle (the operator's attach, without an ARQ). */
   attach(id: string, req: { instanceUuid: string; projectId?: string }, meta: RequestMeta = {}): Promise<AcceleratorView> {
     this.assertRunning();
@@ -334,79 +289,18 @@ export class Conductor implements ControlPlane {
 
   async relayout(hostName: string, req: RelayoutRequest, meta: RequestMeta = {}): Promise<AcceleratorView[]> {
     this.assertRunning();
-    return relayout(this.host(hostName), req, meta, { journal: this.opts.journal, allocations: this.opts.placement?.allocations ?? null });
+    return relayout(this.reads.host(hostName), req, meta, { journal: this.opts.journal, allocations: this.opts.placement?.allocations ?? null });
   }
 
-  async createArq(req: { deviceProfileName: string; deviceProfileGroupId: number; projectId: string | null }, meta: RequestMeta = {}): Promise<ArqView> {
-    this.assertRunning();
-    const arq = this.tree.spawnArq({ uuid: randomUUID(), ...req });
-    await arq.announceCreated(meta);
-    return arq.view();
-  }
+  // --- ARQs (ArqDesk) ------------------------------------------------------------------------
 
-  bindArq(uuid: string, binding: Binding, meta: RequestMeta = {}): Promise<ArqView> {
-    this.assertRunning();
-    const arq = this.tree.arqActor(uuid);
-    const { program: _ignored, ...asked } = binding;
-    const program = this.documents.programOf(arq.view());
-    return arq.request({ type: 'BIND', ...asked, ...(program ? { program } : {}) }, meta);
-  }
-
-  /** Durable intent: answered once `Unbinding` is committed, if the release takes longer (see Rounds). */
-  unbindArq(uuid: string, meta: RequestMeta = {}): Promise<ArqView> {
-    this.assertRunning();
-    return this.tree.arqActor(uuid).request({ type: 'UNBIND' }, meta, { settleWithinMs: this.releaseWaitMs });
-  }
-
-  /**
-   * Durable intent: answered once `Deleting` is committed — `Deleted` if the release finished
-   * meanwhile, else `Deleting` (or `DeletePending`), which the rounds take to `Deleted`.
-   * Deleting an ARQ already on its way out tries its release again.
-   */
-  async deleteArq(uuid: string, meta: RequestMeta = {}): Promise<ArqView> {
-    this.assertRunning();
-    const arq = this.tree.arqActor(uuid);
-    if (arq.state === ArqStates.Deleting) return arq.view();
-    const view = await arq.request({ type: 'DELETE' }, meta, { settleWithinMs: this.releaseWaitMs });
-    if (view.state === ArqStates.Deleted) this.tree.forgetArq(arq);
-    return view;
-  }
-
-  /**
-   * The ARQ home's bind, run here because this conductor holds the accelerator: resolves once
-   * the attach is committed (the home's ARQ commit goes through another journal).
-   */
-  async attachForArq(arqUuid: string, binding: Binding): Promise<BoundTo> {
-    this.assertRunning();
-    const bound = await this.tree.binder.bind(arqUuid, binding, true);
-    await this.tree.acceleratorActor(bound.acceleratorId).flushed();
-    return bound;
-  }
-
-  /**
-   * The ARQ home's unbind, run here: true once one of our accelerators has released the handle
-   * and that is committed; false if none of ours holds it — unless we were asked as the holder of
-   * the device's host (`asOwner`): then an accelerator that is gone has nothing left to release.
-   */
-  async releaseForArq(arqUuid: string, boundTo: BoundTo | null, asOwner = false): Promise<boolean> {
-    this.assertRunning();
-    const held = boundTo ?? this.tree.heldBy(arqUuid);
-    const actor = held ? this.tree.findAccelerator(held.acceleratorId) : undefined;
-    if (!held || !actor) return asOwner;
-    await this.tree.binder.unbind(arqUuid, held, true);
-    await actor.flushed();
-    return true;
-  }
-
-  private get releaseWaitMs(): number {
-    return this.opts.releaseWaitMs ?? RELEASE_WAIT_MS;
-  }
-
-  private host(name: string): HostActor {
-    const h = this.hosts.get(name);
-    if (!h) throw new NotFoundError('host.not_found', name);
-    return h;
-  }
+  createArq(req: { deviceProfileName: string; deviceProfileGroupId: number; projectId: string | null }, meta: RequestMeta = {}): Promise<ArqView> { return this.desk.create(req, meta); }
+  bindArq(uuid: string, binding: Binding, meta: RequestMeta = {}): Promise<ArqView> { return this.desk.bind(uuid, binding, meta); }
+  unbindArq(uuid: string, meta: RequestMeta = {}): Promise<ArqView> { return this.desk.unbind(uuid, meta); }
+  deleteArq(uuid: string, meta: RequestMeta = {}): Promise<ArqView> { return this.desk.delete(uuid, meta); }
+  attachForArq(arqUuid: string, binding: Binding): Promise<BoundTo> { return this.desk.attachFor(arqUuid, binding); }
+  releaseForArq(arqUuid: string, boundTo: BoundTo | null, asOwner = false): Promise<boolean> { return this.desk.releaseFor(arqUuid, boundTo, asOwner); }
+  arqReleased(arqUuid: string, reason: string, meta: RequestMeta = {}): Promise<boolean> { return this.desk.released(arqUuid, reason, meta); }
 
   private assertRunning(): void {
     if (this.stopping) throw new CyborgError('service.shutting_down', 'the conductor is shutting down');

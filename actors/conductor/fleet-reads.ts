@@ -1,0 +1,69 @@
+import { NotFoundError } from '../../errors/index.js';
+import { ArqStates, isDeleting } from '../../machines/index.js';
+import type { AcceleratorFilter, AcceleratorUsage, AcceleratorView, ArqFilter, ArqView, AttachHandleT, DeviceT, HostUsage, HostView } from '../../model/index.js';
+import type { UsageWindows } from '../services/index.js';
+import type { HostActor } from './host-actor.js';
+import type { Supervisor } from './supervisor.js';
+
+/**
+ * The conductor's reads: the last committed views of its hosts, accelerators and ARQs, and the
+ * usage windows beside them. Nothing here waits for the database.
+ */
+export class FleetReads {
+  constructor(private readonly tree: Supervisor, private readonly usage: UsageWindows) {}
+
+  listHosts(): HostView[] {
+    return [...this.tree.hosts.values()].map((h) => h.view());
+  }
+
+  host(name: string): HostActor {
+    const h = this.tree.hosts.get(name);
+    if (!h) throw new NotFoundError('host.not_found', name);
+    return h;
+  }
+
+  listAccelerators(filter: AcceleratorFilter = {}): AcceleratorView[] {
+    const out: AcceleratorView[] = [];
+    for (const h of this.tree.hosts.values()) {
+      if (filter.host && h.name !== filter.host) continue;
+      for (const a of h.accelerators.values()) {
+        const v = a.view();
+        if (filter.state && v.state !== filter.state) continue;
+        if (filter.type && v.deviceType !== filter.type) continue;
+        out.push(v);
+      }
+    }
+    return out;
+  }
+
+  hostInventory(name: string): DeviceT[] {
+    return this.host(name).inventory();
+  }
+
+  attachHandle(acceleratorId: string, handleUuid: string): AttachHandleT | undefined {
+    return this.tree.findAccelerator(acceleratorId)?.deployable.attachHandles.find((x) => x.uuid === handleUuid);
+  }
+
+  acceleratorUsage(id: string): AcceleratorUsage {
+    const a = this.tree.acceleratorActor(id);
+    return { accelerator: id, host: a.host, samples: this.usage.samples(id) };
+  }
+
+  hostUsage(name: string): HostUsage {
+    const h = this.host(name);
+    return { host: name, devices: [...h.accelerators.keys()].map((id) => ({ accelerator: id, samples: this.usage.samples(id) })).filter((d) => d.samples.length > 0) };
+  }
+
+  listArqs(filter: ArqFilter = {}): ArqView[] {
+    const out: ArqView[] = [];
+    for (const a of this.tree.arqs.values()) {
+      const v = a.view();
+      if (v.state === ArqStates.Deleted) continue;
+      // An instance whose ARQs' delete was acknowledged has none left (Nova may bind anew).
+      if (filter.instanceUuid !== undefined && (v.binding?.instanceUuid !== filter.instanceUuid || isDeleting(v.state))) continue;
+      if (filter.projectId !== undefined && v.projectId !== filter.projectId) continue;
+      out.push(v);
+    }
+    return out;
+  }
+}
