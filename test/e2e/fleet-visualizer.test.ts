@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AcceleratorView } from '../../model/index.js';
+import type { AcceleratorView, Capacity, CapacityCounts } from '../../model/index.js';
 import { ensureUiBuilt } from '../../ui/build.js';
 import { svc } from '../services.js';
 import { eventually } from '../support/eventually.js';
@@ -153,6 +153,27 @@ describe.skipIf(!svc.browser)('the visualizer at fleet scale', () => {
     await host('rack-012').click(); // the host filter off again
   });
 
+  it('shows free capacity for the fleet and for a host, as GET /cyborg/v1/capacity counts it', async () => {
+    const api = (await s.app.inject({ method: 'GET', url: '/cyborg/v1/capacity' })).json() as Capacity;
+    const free = (rows: CapacityCounts[]): string => String(rows.reduce((n, r) => n + r.free, 0));
+    const panel = page.getByTestId('capacity');
+    await expect.poll(() => panel.getAttribute('data-scope')).toBe('fleet');
+    await expect.poll(() => page.getByTestId('capacity-free').textContent()).toBe(free(api.fleet));
+    await panel.locator('summary').click();
+    for (const r of api.fleet) {
+      expect(await panel.locator(`tr[data-rc="${r.resourceClass}"] td`).allTextContents()).toEqual([r.resourceClass, ...[r.total, r.used, r.reserved, r.quarantined, r.maintenance, r.free].map(String)]);
+    }
+    // The quarantined GPU of rack-007 is reserved there, and said to be quarantined.
+    await host('rack-007').click();
+    await expect.poll(() => panel.getAttribute('data-scope')).toBe('rack-007');
+    const rack = api.hosts.find((h) => h.host === 'rack-007')!;
+    await expect.poll(() => page.getByTestId('capacity-free').textContent()).toBe(free(rack.classes));
+    expect(rack.classes.find((c) => c.resourceClass === 'PGPU')?.quarantined).toBe(1);
+    expect(await panel.locator('tr[data-rc="PGPU"] td.warn').textContent()).toBe('1');
+    await page.screenshot({ path: 'test-results/visualizer-fleet-capacity.png' });
+    await host('rack-007').click(); // the host filter off again
+  });
+
   it('draws a GPU\'s and its host\'s usage from the conductor\'s window', async () => {
     const gpu = gpusOf('rack-003')[0]!;
     // Three telemetry rounds, a second apart, so that the host's chart has three ticks too.
@@ -169,6 +190,16 @@ describe.skipIf(!svc.browser)('the visualizer at fleet scale', () => {
     const usage = page.getByTestId('usage');
     await expect.poll(() => usage.locator('[data-series=utilization]').getAttribute('data-samples'), { timeout: 15_000 }).toBe('3');
     expect(await usage.locator('[data-series=utilization] polyline').getAttribute('points')).toMatch(/^[\d.]+,[\d.]+ [\d.]+,[\d.]+ [\d.]+,[\d.]+$/);
+    // Each chart says how old its latest sample is.
+    expect(await usage.getByTestId('usage-age').textContent()).toMatch(/^latest sample \d+ s ago$/);
+    expect(await usage.locator('.charts').getAttribute('data-stale')).toBe('false');
     await page.screenshot({ path: 'test-results/visualizer-fleet-usage.png' });
+
+    // No telemetry for two minutes (a lost host, a pulled card): the page greys the charts and says so.
+    await page.clock.install();
+    await page.clock.fastForward(120_000);
+    await expect.poll(() => usage.locator('.charts').getAttribute('data-stale'), { timeout: 15_000 }).toBe('true');
+    expect(await usage.getByTestId('usage-age').textContent()).toMatch(/^stale: the latest sample is 2 min old — not how the card is now$/);
+    await page.screenshot({ path: 'test-results/visualizer-fleet-usage-stale.png' });
   });
 });

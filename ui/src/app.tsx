@@ -5,6 +5,7 @@ import { Detail } from './components/detail.js';
 import { Feed } from './components/feed.js';
 import { FacetChips, FilterBar, StateChips } from './components/filters.js';
 import { HostPanel } from './components/host-panel.js';
+import { CapacityPanel } from './components/capacity.js';
 import { Hosts } from './components/hosts.js';
 import { Who } from './components/signin.js';
 import { baseOrder, hostSummaries, NO_FILTERS, projectsOf, select, summaryOf, type Filters } from './select.js';
@@ -47,6 +48,7 @@ export function App({ store }: { store: Store }) {
   const view = useMemo(() => select(order, store.accelerators, filters, stateOrder, collapsed), [order, version, filters, stateOrder, collapsed, store]);
   const hosts = useMemo(() => [...store.hosts.values()].sort((x, y) => x.name.localeCompare(y.name)), [version, store]);
   const summaries = useMemo(() => hostSummaries(store.accelerators.values()), [version, store]);
+  const capacityInput = useMemo(() => [...store.accelerators.values()], [version, store]);
   const filteredHost = filters.host ? store.hosts.get(filters.host) : undefined;
   const pickers = useMemo(() => {
     const kinds = new Set<string>();
@@ -75,6 +77,7 @@ export function App({ store }: { store: Store }) {
       <Hosts hosts={hosts} summaries={summaries} selected={filters.host} onSelect={(h) => setFilters({ ...filters, host: h })} />
       <main class="center">
         {filteredHost && <HostPanel key={filteredHost.name} host={filteredHost} summary={summaryOf(summaries, filteredHost.name)} />}
+        <CapacityPanel accelerators={capacityInput} host={filters.host} />
         <StateChips counts={view.counts} order={stateOrder} selected={filters.state} onSelect={(s) => setFilters({ ...filters, state: s })} />
         <FacetChips healthCounts={view.healthCounts} serviceCounts={view.serviceCounts} filters={filters} onChange={setFilters} />
         <FilterBar filters={filters} hosts={hosts.map((h) => h.name)} kinds={pickers.kinds} projects={pickers.projects} onChange={setFilters} />

@@ -77,10 +77,34 @@ export function Sparkline({ s }: { s: Series }) {
   );
 }
 
+/**
+ * Past this age the latest sample no longer says how the card is now (a lost host, a pulled card,
+ * telemetry stopped): the charts are greyed and say how old they are.
+ */
+export const STALE_AFTER_MS = 60_000;
+
+/** `12 s`, `4 min`, `3 h`: how long ago, as an operator reads it. */
+export function ageText(ms: number): string {
+  const s = Math.max(0, Math.round(ms / 1000));
+  if (s < 120) return `${s} s`;
+  if (s < 7_200) return `${Math.round(s / 60)} min`;
+  return `${Math.round(s / 3_600)} h`;
+}
+
 function Charts({ samples, empty }: { samples: UsageSample[]; empty: string }) {
   const series = seriesOf(samples);
   if (series.length === 0) return <p class="muted">{empty}</p>;
-  return <>{series.map((s) => <Sparkline key={s.key} s={s} />)}</>;
+  const latest = Date.parse(samples.at(-1)!.at);
+  const age = Date.now() - latest;
+  const stale = age > STALE_AFTER_MS;
+  return (
+    <div class={stale ? 'charts stale' : 'charts'} data-stale={stale ? 'true' : 'false'}>
+      <p class={stale ? 'age warn' : 'age muted'} data-testid="usage-age" title={new Date(latest).toISOString()}>
+        {stale ? `stale: the latest sample is ${ageText(age)} old — not how the card is now` : `latest sample ${ageText(age)} ago`}
+      </p>
+      {series.map((s) => <Sparkline key={s.key} s={s} />)}
+    </div>
+  );
 }
 
 /** One accelerator's recent usage from the conductor's window (never stored: the agent spec). */
