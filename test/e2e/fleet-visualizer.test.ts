@@ -80,6 +80,11 @@ describe.skipIf(!svc.browser)('the visualizer at fleet scale', () => {
     await expect.poll(() => rows().count()).toBe(1);
     expect(await rows().first().getAttribute('data-name')).toBe(sick.name);
     expect(await rows().first().getAttribute('data-health')).toBe('quarantined');
+    // Its detail never reads "quarantined · in service": no mark, but out of service all the same.
+    await rows().first().click();
+    await expect.poll(() => page.getByTestId('health').textContent()).toMatch(/^health quarantined \(fatal\): Xid 79/);
+    expect(await page.getByTestId('mark').textContent()).toBe('out of service: quarantined');
+    await page.screenshot({ path: 'test-results/visualizer-fleet-quarantined.png' });
     // Its host says so; its siblings and every other host stay in service.
     await expect.poll(() => host('rack-007').locator('.sick').textContent()).toBe('⚠1');
     expect(await page.locator('[data-testid=hosts] .sick').count()).toBe(1);
@@ -96,7 +101,7 @@ describe.skipIf(!svc.browser)('the visualizer at fleet scale', () => {
     expect((await post(`/accelerators/${g3!.id}/enable`)).statusCode).toBe(200);
 
     // The project picker narrows 10,000 to the two its instances hold.
-    await expect.poll(() => page.getByTestId('filter-project').locator('option', { hasText: 'p-blue' }).count()).toBe(1);
+    await expect.poll(() => page.getByTestId('filter-project').locator('option', { hasText: 'p-blue' }).count(), { timeout: 15_000 }).toBe(1);
     await page.getByTestId('filter-project').selectOption('p-blue');
     await expect.poll(() => rows().count()).toBe(2);
     await page.getByTestId('filter-project').selectOption('');

@@ -20,7 +20,8 @@ export const HEALTHS = ['ok', 'degraded', 'quarantined', 'unknown'] as const;
 /** Whether the device takes new binds: in service, or marked (draining while held, then maintenance). */
 export const SERVICES = ['in service', 'draining', 'maintenance'] as const;
 
-export const healthOf = (a: AcceleratorView): string => a.health?.status ?? 'ok';
+/** Health as the counts read it: a removed device's last verdict is history, not a device to page about. */
+export const healthOf = (a: AcceleratorView): string => (a.state === 'removed' ? 'ok' : a.health?.status ?? 'ok');
 export const serviceOf = (a: AcceleratorView): string => a.maintenance?.mark ?? 'in service';
 
 export type Row =

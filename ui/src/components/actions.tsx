@@ -79,13 +79,15 @@ function Service({ a }: { a: AcceleratorView }) {
     }
   };
   const unhealthy = h && h.status !== 'ok';
+  // No maintenance mark is not "in service" for a card its health keeps out (reserved in Placement).
+  const unmarked = a.health?.status === 'quarantined' ? 'out of service: quarantined' : 'in service';
   const may = (action: string): boolean => session.may(`cyborg:operator:accelerator:${action}`);
   return (
     <div class="service" data-testid="service">
       <p>
         <span class={unhealthy ? 'error' : 'ok'} data-testid="health">health {h?.status ?? 'ok'}{h?.fatal ? ' (fatal)' : ''}{h?.reason ? `: ${h.reason}` : ''}</span>
         {' · '}
-        <span data-testid="mark">{m ? `${m.mark} (${m.scopes.join(' + ')})${m.consumers.length ? `: ${m.consumers.map((c) => c.instanceUuid).join(', ')} left` : ''}` : 'in service'}</span>
+        <span data-testid="mark">{m ? `${m.mark} (${m.scopes.join(' + ')})${m.consumers.length ? `: ${m.consumers.map((c) => c.instanceUuid).join(', ')} left` : ''}` : unmarked}</span>
       </p>
       {m?.scopes.includes('device')
         ? may('maintenance_cancel') && <button type="button" class="action" data-service="END_MAINTENANCE" onClick={() => void run('end maintenance of', 'maintenance', 'DELETE')}>end maintenance</button>
