@@ -58,6 +58,8 @@ export class ViewSync {
   private readonly first = new Promise<void>((r) => (this.firstDone = r));
   private reason: string | undefined = 'loading the view from the conductors';
   state: SyncState = 'loading';
+  /** Snapshot pages refused as out of order (another conductor's, or not after the page asked for). */
+  refusedPages = 0;
   /** How many rebuilds have completed (the first load included). */
   rebuilds = 0;
 
@@ -188,6 +190,12 @@ export class ViewSync {
       // The next pages from the same conductor: its cursor means nothing to another.
       const next: SnapshotPageMsg = await this.o.fetchPage(Subjects.conductorApiOf(head.conductorId), { cursor: page.next, ...(maxBytes ? { maxBytes } : {}) });
       if (next.epoch !== head.epoch) throw new CyborgError('bus.no_responder', `conductor ${head.conductorId} restarted during its snapshot`);
+      const outOfOrder = pageOutOfOrder(head.conductorId, page.next, next);
+      if (outOfOrder) {
+        this.refusedPages++;
+        this.o.log.warn({ conductorId: head.conductorId, pageFrom: next.conductorId, why: outOfOrder }, 'refused a snapshot page; the view is rebuilt again');
+        throw new CyborgError('bus.invalid_message', `snapshot page refused: ${outOfOrder}`, { conductorId: head.conductorId });
+      }
       into.applyPage(next);
       page = next;
     }
@@ -232,4 +240,37 @@ export class ViewSync {
       }
     }
   }
+}
+
+const PART_ORDER: readonly string[] = ['hosts', 'arqs', 'documents'];
+
+/**
+ * Why a snapshot page asked for with `asked` cannot be the one that follows, or undefined: it is
+ * another conductor's, or it holds an item at or before the cursor it was asked from (a page
+ * repeated, or a reply to another request), or its own cursor does not move on.
+ */
+export function pageOutOfOrder(conductorId: string, asked: SnapshotPageMsg['next'], page: SnapshotPageMsg): string | undefined {
+  if (page.conductorId !== conductorId) return `a page of conductor ${page.conductorId} where ${conductorId}'s was asked for`;
+  if (!asked) return undefined;
+  const first = firstKey(page);
+  if (first && before(first, asked)) return `its first item (${first.part} ${first.key}) is not after the cursor asked from (${asked.part} ${asked.after ?? 'start'})`;
+  if (page.next && before(page.next, asked)) return `its cursor (${page.next.part} ${page.next.after ?? 'start'}) does not move past the one asked from (${asked.part} ${asked.after ?? 'start'})`;
+  return undefined;
+}
+
+function firstKey(p: SnapshotPageMsg): { part: string; key: string } | undefined {
+  if (p.hosts[0]) return { part: 'hosts', key: p.hosts[0].view.name };
+  if (p.arqs[0]) return { part: 'arqs', key: p.arqs[0].uuid };
+  if (p.documents[0]) return { part: 'documents', key: `${p.documents[0].collection}/${p.documents[0].id}` };
+  return undefined;
+}
+
+/** Whether position `a` comes at or before `b` in a snapshot's key order (null: the part's start). */
+function before(a: { part: string; key?: string | null; after?: string | null }, b: { part: string; after: string | null }): boolean {
+  const pa = PART_ORDER.indexOf(a.part);
+  const pb = PART_ORDER.indexOf(b.part);
+  if (pa !== pb) return pa < pb;
+  const ka = a.key ?? a.after ?? null;
+  if (b.after === null) return ka === null;
+  return ka === null || ka <= b.after;
 }
