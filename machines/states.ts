@@ -38,3 +38,11 @@ const FAILURES: ReadonlySet<string> = new Set([AcceleratorStates.error, ArqState
 export function isFailureState(state: string): boolean {
   return FAILURES.has(state);
 }
+
+/**
+ * Off the common path: a failure, or an accelerator whose host is lost. The page's statechart
+ * folds the transitions into and out of these until asked for (or until the device is in one).
+ */
+export function isDetourState(state: string): boolean {
+  return FAILURES.has(state) || state === AcceleratorStates.offline;
+}

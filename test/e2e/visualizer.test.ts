@@ -70,6 +70,19 @@ describe.skipIf(!svc.browser)('the visualizer in a browser', () => {
       expect(await chart.locator(`g.node[data-state="${s}"]`).count()).toBe(1);
     }
     expect(await chart.locator('g.node.current').getAttribute('data-state')).toBe('inactive');
+    // The common path reads at a glance: the detours (into error, to and from offline, any state's
+    // HOST_LOST) are folded until asked for; their states stay drawn.
+    const fold = page.getByTestId('chart-fold');
+    expect(await fold.getAttribute('data-folded')).toBe('true');
+    expect(await fold.textContent()).toMatch(/^\+ \d+ error and offline transitions$/);
+    const folded = Number(await chart.getAttribute('data-edges'));
+    expect(await chart.locator('g.edge[data-to="error"], g.edge[data-from="offline"], g.edge[data-from="*"]').count()).toBe(0);
+    await fold.click();
+    await expect.poll(() => fold.getAttribute('data-folded')).toBe('false');
+    await expect.poll(async () => Number(await chart.getAttribute('data-edges')), { timeout: 15_000 }).toBeGreaterThan(folded);
+    expect(await chart.locator('g.edge[data-to="error"]').count()).toBeGreaterThan(0);
+    await fold.click(); // folded again
+    await expect.poll(async () => Number(await chart.getAttribute('data-edges')), { timeout: 15_000 }).toBe(folded);
     // Offered: what the machine accepts in `inactive`. Not offered: program, attach, detach, disable.
     expect(await actions()).toEqual(['ENABLE', 'REMOVE']);
   });
@@ -165,6 +178,9 @@ describe.skipIf(!svc.browser)('the visualizer in a browser', () => {
     await row(fpga.name).click();
     await expect.poll(() => page.getByTestId('holders').textContent()).toContain('project-e2e');
     await expect.poll(() => page.getByTestId('chart-accelerator').getAttribute('data-current')).toBe('offline');
+    // On a detour the chart shows the detours: how it came, and the way back (HOST_BACK).
+    expect(await page.getByTestId('chart-fold').count()).toBe(0);
+    await expect.poll(() => page.locator('[data-testid=chart-accelerator] g.edge[data-from="offline"]').count()).toBeGreaterThan(0);
   });
 
   async function actions(): Promise<string[]> {

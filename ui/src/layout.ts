@@ -1,4 +1,5 @@
 import type { ElkExtendedEdge, ElkNode } from 'elkjs/lib/elk-api.js';
+import { isDetourState } from '../../machines/index.js';
 import type { MachineGraph } from './types.js';
 
 export interface Point {
@@ -87,22 +88,40 @@ function nodeSize(id: string, transient: boolean): { width: number; height: numb
   return transient ? { width: Math.max(70, id.length * 5.4 + 16), height: 22 } : { width: Math.max(84, id.length * 7.4 + 22), height: 30 };
 }
 
+/**
+ * Whether an edge leaves the common path: into or out of a failure or a lost host's `offline`,
+ * or one of the "any state" events (HOST_LOST). Folded until asked for.
+ */
+export function isDetour(e: Pick<Merged, 'from' | 'to'>): boolean {
+  return e.from === ANY || isDetourState(e.from) || isDetourState(e.to);
+}
+
+/** How many merged edges the folded chart leaves out. */
+export function detourCount(g: MachineGraph): number {
+  return mergeTransitions(g).filter(isDetour).length;
+}
+
 const cache = new Map<string, Promise<ChartLayout>>();
 
-/** Lays a machine out with ELK (layered, top-down), once per machine: every accelerator shares it. */
-export function layoutMachine(g: MachineGraph): Promise<ChartLayout> {
-  let p = cache.get(g.id);
+/**
+ * Lays a machine out with ELK (layered, top-down), once per machine and mode: every accelerator
+ * shares it. `folded`: the common path alone — every state drawn, but the detours' edges left
+ * out, so the lifecycle reads top-down at a glance.
+ */
+export function layoutMachine(g: MachineGraph, folded = false): Promise<ChartLayout> {
+  const key = `${g.id}${folded ? ':folded' : ''}`;
+  let p = cache.get(key);
   if (!p) {
-    p = compute(g);
-    cache.set(g.id, p);
+    p = compute(g, folded);
+    cache.set(key, p);
   }
   return p;
 }
 
-async function compute(g: MachineGraph): Promise<ChartLayout> {
+async function compute(g: MachineGraph, folded: boolean): Promise<ChartLayout> {
   // ELK is big (1.6 MB): loaded only when the first chart is drawn.
   const { default: ELK } = await import('elkjs/lib/elk.bundled.js');
-  const edges = mergeTransitions(g);
+  const edges = mergeTransitions(g).filter((e) => !folded || !isDetour(e));
   const hasAny = edges.some((e) => e.from === ANY);
   const states = [...g.states.map((s) => ({ ...s, any: false })), ...(hasAny ? [{ id: ANY, type: 'atomic', tags: [], transient: false, invokes: [], any: true }] : [])];
   const labelText = (e: Merged): string => (e.from === ANY ? `${e.events.join(' / ')} (any state)` : e.events.join(' / '));

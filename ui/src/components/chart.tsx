@@ -1,5 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { ANY, layoutMachine, type ChartEdge, type ChartLayout } from '../layout.js';
+import { isDetourState } from '../../../machines/index.js';
+import { ANY, detourCount, layoutMachine, type ChartEdge, type ChartLayout } from '../layout.js';
 import type { MachineGraph } from '../types.js';
 
 export interface StatechartProps {
@@ -20,15 +21,19 @@ export function Statechart(props: StatechartProps) {
   const [layout, setLayout] = useState<ChartLayout | null>(null);
   const [error, setError] = useState('');
   const [big, setBig] = useState(false);
+  const [asked, setAsked] = useState(false);
   const box = useRef<HTMLDivElement>(null);
   const { graph, current } = props;
+  // The detours (failures, a lost host) are folded until asked for, or until the device is on one.
+  const folded = !asked && !isDetourState(current);
+  const detours = detourCount(graph);
   useEffect(() => {
     let live = true;
-    layoutMachine(graph).then((l) => live && setLayout(l), (err: unknown) => live && setError(String(err)));
+    layoutMachine(graph, folded).then((l) => live && setLayout(l), (err: unknown) => live && setError(String(err)));
     return () => {
       live = false;
     };
-  }, [graph]);
+  }, [graph, folded]);
   // Keep the current state in view inside the scrolled box.
   useEffect(() => {
     const el = box.current;
@@ -41,6 +46,11 @@ export function Statechart(props: StatechartProps) {
   if (!layout) return <p class="muted">laying out the {graph.id} machine…</p>;
   return (
     <>
+      {detours > 0 && !isDetourState(current) && (
+        <button type="button" class="link fold" data-testid="chart-fold" data-folded={folded ? 'true' : 'false'} onClick={() => setAsked(!asked)}>
+          {folded ? `+ ${detours} error and offline transitions` : 'fold error and offline transitions'}
+        </button>
+      )}
       <div class="chart-box" ref={box}>
         <button type="button" class="enlarge" onClick={() => setBig(true)} title="show the whole machine">⤢</button>
         <Svg {...props} layout={layout} scale={0.8} testId={`chart-${graph.id}`} />
@@ -62,7 +72,7 @@ function Svg({ graph, current, allowed, last, layout, scale, testId }: Statechar
   const open = (e: ChartEdge): boolean => (e.from === current || e.from === ANY) && e.events.some((ev) => allowed.includes(ev));
   const came = (e: ChartEdge): boolean => last !== undefined && e.to === last.to && (e.from === last.from || e.from === ANY) && last.to === current;
   return (
-    <svg class="chart" data-testid={testId} data-current={current} viewBox={`${-pad} ${-pad} ${layout.width + 2 * pad} ${layout.height + 2 * pad}`}
+    <svg class="chart" data-testid={testId} data-current={current} data-edges={layout.edges.length} viewBox={`${-pad} ${-pad} ${layout.width + 2 * pad} ${layout.height + 2 * pad}`}
       width={(layout.width + 2 * pad) * scale} height={(layout.height + 2 * pad) * scale} role="img" aria-label={`${graph.id} statechart, current state ${current}`}>
       <defs>
         {['plain', 'open', 'came'].map((k) => (
