@@ -247,11 +247,28 @@ export class Conductor implements ControlPlane {
     const arqUuid = actor.context.allocations.find((a) => a.instanceUuid === event.instanceUuid)?.arqUuid;
     const state = actor.state;
     const view = await actor.request(event, meta);
+    await this.freeInPlacement(event.instanceUuid, actor.rpUuid, view.name);
     if (arqUuid) {
       const reason = `accelerator ${view.name} (${state}) released instance ${event.instanceUuid} by ${meta.actorName ?? meta.actor ?? 'an operator'}`;
       await (this.opts.remoteArqs ? this.opts.remoteArqs.released(arqUuid, reason, meta) : this.arqReleased(arqUuid, reason, meta));
     }
     return view;
+  }
+
+  /**
+   * A released instance's allocation on the dead card's provider is freed in Placement (the rest
+   * of the instance's allocation stays). The release itself is committed already: Placement
+   * unreachable leaves the allocation for the operator (logged), it does not undo the release.
+   */
+  private async freeInPlacement(instanceUuid: string, rpUuid: string, name: string): Promise<void> {
+    const release = this.opts.placement?.releaseConsumer;
+    if (!release) return;
+    try {
+      const freed = await release(instanceUuid, rpUuid);
+      this.opts.log.info({ instanceUuid, rpUuid, accelerator: name, freed }, freed ? 'released instance\'s allocation on the card freed in Placement' : 'released instance held nothing on the card in Placement');
+    } catch (err) {
+      this.opts.log.warn({ err, instanceUuid, rpUuid, accelerator: name }, 'could not free the released instance\'s allocation on the card in Placement; remove it there (openstack resource provider allocation …)');
+    }
   }
 
   /** The database's committed states as digests (model/digest.ts): what an api compares its view with. */

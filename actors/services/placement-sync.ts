@@ -232,6 +232,8 @@ export function startPlacementSync(source: PlacementSyncSource, client: Placemen
 export interface PlacementPort {
   status(id: string): PlacementStatusView | undefined;
   allocations: ProviderAllocations;
+  /** Frees `consumer`'s allocation on provider `rpUuid` only (an operator's release from a dead card); false: none there. */
+  releaseConsumer?(consumer: string, rpUuid: string): Promise<boolean>;
 }
 
 /** A role's Placement: the conductor's `placement` option now (`port`), the sync once the conductor it reads exists (`start`). */
@@ -245,7 +247,7 @@ export function placementLink(client: PlacementClient | null, settings: Placemen
   if (!client) return { start: () => null };
   let sync: PlacementSync | undefined;
   return {
-    port: { status: (id) => sync?.status(id), allocations: placementAllocations(client) },
+    port: { status: (id) => sync?.status(id), allocations: placementAllocations(client), releaseConsumer: (consumer, rp) => client.releaseProvider(consumer, rp) },
     start: (source) => (sync = startPlacementSync(source, client, settings, log)),
   };
 }

@@ -192,6 +192,35 @@ export class PlacementClient {
     await this.call('DELETE', `/allocations/${consumer}`, { microversion: Microversions.allocations, ok: [404] });
   }
 
+  /**
+   * Takes provider `rpUuid` out of `consumer`'s allocations and leaves the rest of them (an
+   * instance's VCPU and memory on its compute node) as they are: what an operator's release of an
+   * instance from a dead card frees. Written with the consumer's generation, re-read and retried
+   * when something else wrote it meanwhile. False when the consumer holds nothing there.
+   */
+  async releaseProvider(consumer: string, rpUuid: string): Promise<boolean> {
+    for (let attempt = 0; ; attempt++) {
+      const cur = await this.call<{
+        allocations: Record<string, { resources: Record<string, number> }>;
+        consumer_generation?: number; project_id?: string; user_id?: string; consumer_type?: string;
+      }>('GET', `/allocations/${consumer}`, { microversion: Microversions.allocations });
+      if (!cur.allocations[rpUuid]) return false;
+      const rest = Object.fromEntries(Object.entries(cur.allocations).filter(([rp]) => rp !== rpUuid).map(([rp, a]) => [rp, { resources: a.resources }]));
+      try {
+        if (Object.keys(rest).length === 0) await this.deleteAllocations(consumer);
+        else {
+          await this.call('PUT', `/allocations/${consumer}`, {
+            microversion: Microversions.allocations,
+            body: { allocations: rest, consumer_generation: cur.consumer_generation ?? null, project_id: cur.project_id, user_id: cur.user_id, consumer_type: cur.consumer_type ?? 'INSTANCE' },
+          });
+        }
+        return true;
+      } catch (err) {
+        if (!(err instanceof PlacementError) || err.httpStatus !== 409 || attempt >= 4) throw err;
+      }
+    }
+  }
+
   private async list(path: string, microversion: string): Promise<Provider[]> {
     const r = await this.call<{ resource_providers: Provider[] }>('GET', path, { microversion });
     return r.resource_providers;

@@ -87,7 +87,10 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     ? new MemoryJournal()
     : 'commit' in opts.journal ? opts.journal : await openTestJournal(opts.journal.databaseUrl, { unavailableAfterMs: opts.journal.unavailableAfterMs });
   // The Placement sync is started after the conductor (it reads it): the port reads it when asked.
-  const placementPort = opts.placement ? { status: (id: string) => stack.sync?.status(id), allocations: (rp: string) => placementAllocations(stack.placement)(rp) } : undefined;
+  const placementPort = opts.placement ? {
+    status: (id: string) => stack.sync?.status(id), allocations: (rp: string) => placementAllocations(stack.placement)(rp),
+    releaseConsumer: (consumer: string, rp: string) => stack.placement.releaseProvider(consumer, rp),
+  } : undefined;
   const newConductor = (): Conductor => new Conductor({
     bus, journal, log, timing, acceleratorMachine: opts.acceleratorMachine, restAfterMs: opts.restAfterMs, ...opts.reconcile, ...(placementPort ? { placement: placementPort } : {}),
   });
