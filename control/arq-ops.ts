@@ -34,6 +34,8 @@ export function remoteArqCalls(
   o: {
     /** Whether a host of ours is still being rebuilt after a claim (Conductor.hostPending). */
     rebuilding?: (host: string) => boolean;
+    /** Whether this conductor holds the host's actors (a lease of our name but no actors: a previous incarnation's, not claimed yet). */
+    adopted?: (host: string) => boolean;
     /** How long a bind waits for a host between conductors to find its new one (a lease TTL and a rebuild). */
     takeoverWaitMs?: number;
   } = {},
@@ -48,7 +50,9 @@ export function remoteArqCalls(
     const owner = lease.ownerOf(b.hostname);
     if (owner && owner !== self) return await attachOn(owner, arqUuid, b);
     // Ours, yet the binder found no accelerator here: the host is still being rebuilt after a claim.
-    if (owner === self && o.rebuilding?.(b.hostname)) throw new CyborgError('lease.not_owner', `host ${b.hostname} is being taken over here; the bind waits for it`, { host: b.hostname });
+    if (owner === self && (o.rebuilding?.(b.hostname) || o.adopted?.(b.hostname) === false)) {
+      throw new CyborgError('lease.not_owner', `host ${b.hostname} is being taken over here; the bind waits for it`, { host: b.hostname });
+    }
     // Nova's hostname names no host we know (another spelling of it?): ask every other
     // conductor; only the one holding the deployable can attach it.
     let last: unknown = new NotFoundError('host.not_found', b.hostname);

@@ -106,7 +106,8 @@ export class RemoteControlPlane implements ControlPlane {
     const ids = this.sync.conductors();
     const ask = (subject: string, who: string): Promise<string | undefined> =>
       callConductor(this.bus, subject, 'readiness', {}, { timeoutMs: Math.min(1_000, this.timeoutMs) })
-        .then((r) => (r.database === 'ok' ? undefined : `conductor ${r.conductorId}: database ${r.database}`), (err: unknown) => `${who} did not answer: ${err instanceof Error ? err.message : String(err)}`);
+        .then((r) => [r.database === 'ok' ? undefined : `conductor ${r.conductorId}: database ${r.database}`, r.hosts ? `conductor ${r.conductorId}: ${r.hosts}` : undefined].filter(Boolean).join('; ') || undefined,
+          (err: unknown) => `${who} did not answer: ${err instanceof Error ? err.message : String(err)}`);
     const answer = Promise.all(ids.length > 0 ? ids.map((id) => ask(Subjects.conductorApiOf(id), `conductor ${id}`)) : [ask(Subjects.conductorApi, 'no conductor')])
       .then((problems) => problems.filter((p) => p !== undefined).join('; ') || undefined);
     this.readiness = { at: now, answer };

@@ -94,7 +94,7 @@ export const ControlCalls = {
   'usage.accelerator': call(Type.Object({ id: Id }), AcceleratorUsageSchema),
   'usage.host': call(Type.Object({ host: Id }), HostUsageSchema),
   // Whether the conductor can write (its database answers): the api's `/readyz` asks it.
-  readiness: call(Type.Object({}), Type.Object({ conductorId: Type.String(), database: Type.String() })),
+  readiness: call(Type.Object({}), Type.Object({ conductorId: Type.String(), database: Type.String(), hosts: Type.Optional(Type.String({ maxLength: 1024 })) })),
   // The database's committed states as digests: the api's background check of its view (control/view-check.ts).
   digest: call(Type.Object({}), Type.Object({
     accelerators: Type.Object({ count: Type.Integer({ minimum: 0 }), buckets: Type.Array(Type.String({ maxLength: 64 }), { maxItems: 256 }) }),

@@ -44,6 +44,8 @@ export interface ResponderOptions {
   liveConductors?: () => string[];
   /** Why the conductor's database is not answering now; undefined while it is (`readiness`). */
   databaseProblem?: () => string | undefined | Promise<string | undefined>;
+  /** Why this conductor's part of the view is not complete yet (hosts it is taking over), or undefined. */
+  hostsProblem?: () => string | undefined;
   publisher: ViewPublisher;
   timeoutMs: number;
   log: Logger;
@@ -163,7 +165,10 @@ const HANDLERS: Handlers = {
   relayout: (a, o) => o.conductor.relayout(a.host, a.req, a.meta),
   'usage.accelerator': (a, o) => o.conductor.acceleratorUsage(a.id),
   'usage.host': (a, o) => o.conductor.hostUsage(a.host),
-  readiness: async (_a, o) => ({ conductorId: o.conductorId, database: (await o.databaseProblem?.()) ?? 'ok' }),
+  readiness: async (_a, o) => {
+    const hosts = o.hostsProblem?.();
+    return { conductorId: o.conductorId, database: (await o.databaseProblem?.()) ?? 'ok', ...(hosts ? { hosts } : {}) };
+  },
 };
 
 function serve(opts: ResponderOptions, c: CheckedCall): Promise<unknown> {

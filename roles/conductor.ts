@@ -103,7 +103,9 @@ export async function startConductor(config: Config, log: Logger, deps: { journa
   const conductor: Conductor = new Conductor({
     bus: conductorBus, journal, log, timing: config.timing, usageWindow: config.conductor.usageWindow,
     ...(link.port ? { placement: link.port } : {}), ...(hostPending ? { hostPending } : {}),
-    ...(lease ? { remoteArqs: remoteArqCalls(bus, lease, id, d.requestTimeoutMs, hostOfArq, { rebuilding: (h) => hostPending?.(h) ?? false, takeoverWaitMs: 2 * d.leaseTtlMs + d.requestTimeoutMs }) } : {}),
+    ...(lease ? { remoteArqs: remoteArqCalls(bus, lease, id, d.requestTimeoutMs, hostOfArq, {
+      rebuilding: (h) => hostPending?.(h) ?? false, adopted: (h) => conductor.hosts.has(h), takeoverWaitMs: 2 * d.leaseTtlMs + d.requestTimeoutMs,
+    }) } : {}),
   });
   router?.serve(conductor);
   if (lease) {
@@ -145,6 +147,7 @@ export async function startConductor(config: Config, log: Logger, deps: { journa
       ...(home ? { arqHome: home } : {}),
       // A round trip with a deadline: a partitioned database hangs without an error.
       databaseProblem: databaseProbe(inner, READINESS_PROBE_MS) ?? (() => undefined),
+      ...(lease ? { hostsProblem: () => takeoverProblem(journal as FencedJournal, lease, id) } : {}),
     }),
     serveService(bus, 'conductor', id, {
       info: () => ({ leases: d.leases, subjectPrefix: d.subjectPrefix ?? null, database: config.databaseUrl ? 'postgresql' : 'memory' }),
@@ -240,4 +243,17 @@ function observeHeartbeats(inner: Bus, observe: (m: HeartbeatMsg) => void): Bus 
       }, opts);
     },
   };
+}
+
+/**
+ * Hosts recorded at start that nobody alive holds but this conductor (a lease left by its previous
+ * incarnation, or one whose holder died): it takes them over within a lease's time, and until then
+ * the api's view lacks them, so the api is not ready. A host another live conductor holds is that
+ * conductor's to report.
+ */
+function takeoverProblem(journal: FencedJournal, lease: LeaseTable, id: string): string | undefined {
+  const pending = journal.unadopted().filter((h) => h !== ARQ_HOME && lease.recorded(h) && (lease.ownerOf(h) ?? id) === id);
+  if (pending.length === 0) return undefined;
+  const named = pending.slice(0, 5).join(', ') + (pending.length > 5 ? ` and ${pending.length - 5} more` : '');
+  return `taking over ${pending.length} host(s) whose lease is not held by a live conductor (${named}); the view lacks them until then`;
 }

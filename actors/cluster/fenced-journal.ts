@@ -106,6 +106,11 @@ export class FencedJournal implements Journal {
     return (await this.inner.load()).documents;
   }
 
+  /** Hosts recorded in the database at start that this conductor has not adopted (yet, or ever: another's). */
+  unadopted(): string[] {
+    return [...this.startup.keys()];
+  }
+
   /**
    * The recorded state of some hosts, each with its accelerators' records: from the start-time
    * snapshot when `fresh` is false (a host nobody owned before), else read anew (a takeover: the
