@@ -25,6 +25,8 @@ export default defineConfig({
           exclude: [...configDefaults.exclude, 'test/fixtures/**', 'test/architecture.test.ts'],
           testTimeout: 60_000,
           hookTimeout: 60_000,
+          // expect.poll's own default (1 s) is a browser story's flake on a loaded two-core machine.
+          expect: { poll: { timeout: 10_000 } },
         },
       },
     ],

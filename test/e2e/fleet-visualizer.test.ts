@@ -82,8 +82,8 @@ describe.skipIf(!svc.browser)('the visualizer at fleet scale', () => {
     expect(await rows().first().getAttribute('data-health')).toBe('quarantined');
     // Its detail never reads "quarantined · in service": no mark, but out of service all the same.
     await rows().first().click();
-    await expect.poll(() => page.getByTestId('health').textContent()).toMatch(/^health quarantined \(fatal\): Xid 79/);
-    expect(await page.getByTestId('mark').textContent()).toBe('out of service: quarantined');
+    await expect.poll(() => page.getByTestId('health').textContent(), { timeout: 15_000 }).toMatch(/^health quarantined \(fatal\): Xid 79/);
+    await expect.poll(() => page.getByTestId('mark').textContent(), { timeout: 15_000 }).toBe('out of service: quarantined');
     await page.screenshot({ path: 'test-results/visualizer-fleet-quarantined.png' });
     // Its host says so; its siblings and every other host stay in service.
     await expect.poll(() => host('rack-007').locator('.sick').textContent()).toBe('⚠1');
@@ -162,17 +162,17 @@ describe.skipIf(!svc.browser)('the visualizer at fleet scale', () => {
     const api = (await s.app.inject({ method: 'GET', url: '/cyborg/v1/capacity' })).json() as Capacity;
     const free = (rows: CapacityCounts[]): string => String(rows.reduce((n, r) => n + r.free, 0));
     const panel = page.getByTestId('capacity');
-    await expect.poll(() => panel.getAttribute('data-scope')).toBe('fleet');
-    await expect.poll(() => page.getByTestId('capacity-free').textContent()).toBe(free(api.fleet));
+    await expect.poll(() => panel.getAttribute('data-scope'), { timeout: 15_000 }).toBe('fleet');
+    await expect.poll(() => page.getByTestId('capacity-free').textContent(), { timeout: 15_000 }).toBe(free(api.fleet));
     await panel.locator('summary').click();
     for (const r of api.fleet) {
       expect(await panel.locator(`tr[data-rc="${r.resourceClass}"] td`).allTextContents()).toEqual([r.resourceClass, ...[r.total, r.used, r.reserved, r.quarantined, r.maintenance, r.free].map(String)]);
     }
     // The quarantined GPU of rack-007 is reserved there, and said to be quarantined.
     await host('rack-007').click();
-    await expect.poll(() => panel.getAttribute('data-scope')).toBe('rack-007');
+    await expect.poll(() => panel.getAttribute('data-scope'), { timeout: 15_000 }).toBe('rack-007');
     const rack = api.hosts.find((h) => h.host === 'rack-007')!;
-    await expect.poll(() => page.getByTestId('capacity-free').textContent()).toBe(free(rack.classes));
+    await expect.poll(() => page.getByTestId('capacity-free').textContent(), { timeout: 15_000 }).toBe(free(rack.classes));
     expect(rack.classes.find((c) => c.resourceClass === 'PGPU')?.quarantined).toBe(1);
     expect(await panel.locator('tr[data-rc="PGPU"] td.warn').textContent()).toBe('1');
     await page.screenshot({ path: 'test-results/visualizer-fleet-capacity.png' });
