@@ -1,3 +1,4 @@
+import { AcceleratorStates } from '../../machines/index.js';
 import type { AcceleratorView } from './types.js';
 
 /** What the operator narrowed the list to; empty strings mean "any". */
@@ -21,7 +22,7 @@ export const HEALTHS = ['ok', 'degraded', 'quarantined', 'unknown'] as const;
 export const SERVICES = ['in service', 'draining', 'maintenance'] as const;
 
 /** Health as the counts read it: a removed device's last verdict is history, not a device to page about. */
-export const healthOf = (a: AcceleratorView): string => (a.state === 'removed' ? 'ok' : a.health?.status ?? 'ok');
+export const healthOf = (a: AcceleratorView): string => (a.state === AcceleratorStates.removed ? 'ok' : a.health?.status ?? 'ok');
 export const serviceOf = (a: AcceleratorView): string => a.maintenance?.mark ?? 'in service';
 
 export type Row =
