@@ -46,3 +46,27 @@ export async function revoke(token: string): Promise<void> {
   await res.body.dump();
   if (res.statusCode !== 204) throw new Error(`revoking a token: ${res.statusCode}`);
 }
+
+/**
+ * A token that expires in about `lifeMs`: Keystone lets a client choose no token lifetime, but a
+ * token obtained with an application credential ends when the credential does. The credential is
+ * the user's own (self-service, as Keystone's default policy allows).
+ */
+export async function shortLivedToken(who: PeerUser, lifeMs: number): Promise<{ token: string; expiresAt: number }> {
+  const owner = await tokenOf(who);
+  const expires = new Date(Date.now() + lifeMs).toISOString().replace(/Z$/, '');
+  const made = await request(`${KEYSTONE_URL}/users/${owner.userId}/application_credentials`, {
+    method: 'POST', headers: { 'content-type': 'application/json', 'x-auth-token': owner.token },
+    body: JSON.stringify({ application_credential: { name: `expiring-${Date.now()}-${Math.random().toString(36).slice(2, 8)}`, expires_at: expires } }),
+  });
+  const cred = await made.body.json() as { application_credential?: { id: string; secret: string } };
+  if (made.statusCode !== 201 || !cred.application_credential) throw new Error(`Keystone refused an application credential: ${made.statusCode}`);
+  const res = await request(`${KEYSTONE_URL}/auth/tokens?nocatalog`, {
+    method: 'POST', headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ auth: { identity: { methods: ['application_credential'], application_credential: { id: cred.application_credential.id, secret: cred.application_credential.secret } } } }),
+  });
+  const body = await res.body.json() as { token?: { expires_at: string } };
+  const token = res.headers['x-subject-token'];
+  if (res.statusCode !== 201 || typeof token !== 'string' || !body.token) throw new Error(`Keystone refused the application credential's token: ${res.statusCode}`);
+  return { token, expiresAt: Date.parse(body.token.expires_at) };
+}

@@ -5,7 +5,7 @@
  */
 export const PERSONAS = [
   'admin', 'memberA', 'readerA', 'managerA', 'memberB',
-  'service', 'serviceWithToken', 'readerWithServiceToken', 'anonymous', 'revoked',
+  'service', 'serviceWithToken', 'readerWithServiceToken', 'anonymous', 'revoked', 'expired',
 ] as const;
 export type Persona = (typeof PERSONAS)[number];
 
@@ -15,7 +15,7 @@ export interface Expectation {
    * "through" is usually 404 or 400). `open`: no identity needed; every persona gets the same.
    */
   ok: number | 'open';
-  /** Who gets through; everyone else authenticated gets 403; anonymous and revoked 401. */
+  /** Who gets through; everyone else authenticated gets 403; anonymous, revoked and expired 401. */
   through: readonly Persona[];
   /** Who gets through the policy but finds nothing of its own there (another project's object). */
   hidden?: readonly Persona[];
@@ -135,7 +135,7 @@ export const EXPECTATIONS: Record<string, Expectation> = {
  */
 export function expectedStatus(e: Expectation, who: Persona, got: number): number {
   if (e.ok === 'open') return got === 401 || got === 403 ? -1 : got;
-  if (who === 'anonymous' || who === 'revoked') return 401;
+  if (who === 'anonymous' || who === 'revoked' || who === 'expired') return 401;
   if (!e.through.includes(who)) return 403;
   if (e.hidden?.includes(who)) return 404;
   return e.ok;

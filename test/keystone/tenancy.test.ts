@@ -10,7 +10,7 @@ import { eventually } from '../support/eventually.js';
 import { quietLogger } from '../support/log.js';
 import { startStack, type Stack } from '../support/stack.js';
 import { EXPECTATIONS, PERSONAS, expectedStatus, type Persona } from './tenancy-table.js';
-import { KEYSTONE_URL, revoke, serviceAuth, tokenOf } from './peer.js';
+import { KEYSTONE_URL, revoke, serviceAuth, shortLivedToken, tokenOf } from './peer.js';
 
 const PROFILE = 'tenancy-dp';
 const FAKE_PROFILE = { 'resources:FPGA': '1', 'trait:CUSTOM_FAKE_DEVICE': 'required' };
@@ -88,12 +88,19 @@ describe.skipIf(!svc.keystone)('tenancy: every route × every persona against a 
     );
     // Revoked before this api ever saw it: Keystone, not a cache, says it is no longer valid.
     await revoke(revoked!.token);
+    // Expired after this api saw it valid: a token from an application credential that ends in a
+    // few seconds (Keystone caps the token's life at the credential's), used once while valid so
+    // that the api's validation cache holds it — and must not outlive its expiry.
+    const expiring = await shortLivedToken('demoMember', 6_000);
+    const early = await app.inject({ method: 'GET', url: '/v2/device_profiles', headers: { 'x-auth-token': expiring.token } });
+    expect(early.statusCode, early.body).toBe(200);
+    await new Promise((r) => setTimeout(r, Math.max(0, expiring.expiresAt - Date.now()) + 1_500));
     const t = (x: { token: string }) => ({ 'x-auth-token': x.token });
     Object.assign(headers, {
       admin: t(admin!), memberA: t(memberA!), readerA: t(readerA!), managerA: t(managerA!), memberB: t(memberB!),
       service: t(nova!), serviceWithToken: { ...t(nova!), 'x-service-token': nova!.token },
       readerWithServiceToken: { ...t(readerA!), 'x-service-token': nova!.token },
-      anonymous: {}, revoked: t(revoked!),
+      anonymous: {}, revoked: t(revoked!), expired: t(expiring),
     } satisfies Record<Persona, Record<string, string>>);
 
     const view = stack.conductor.listAccelerators({ type: 'FPGA' })[0]!;
