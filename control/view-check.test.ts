@@ -52,5 +52,8 @@ describe('the api\'s background check of its view against the database', () => {
     expect(h.resyncs).toEqual(['the view differs from the database in 1 of 128 digest buckets (accelerators 1 shown, 2 stored; ARQs 0 shown, 0 stored)']);
     // A fresh start after a rebuild: one more difference is not yet lasting.
     expect(await h.check.check()).toBe('differs');
+    // One a rebuild did not close (the conductor's memory and database apart): said, not rebuilt again yet.
+    expect(await h.check.check()).toBe('differs');
+    expect(h.resyncs).toHaveLength(1);
   });
 });

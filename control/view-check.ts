@@ -12,6 +12,11 @@ export interface ViewCheckOptions {
   /** Rebuilds the view from the conductors' snapshots (ViewSync.resync). */
   resync(why: string): void;
   log: Logger;
+  /**
+   * The least time between two rebuilds for a difference (default 10 min): one a rebuild cannot
+   * close (memory and database apart at the conductor) is said, not rebuilt over and over.
+   */
+  minResyncGapMs?: number;
 }
 
 /** The api's view as the database's digest is made (model/digest.ts). */
@@ -42,6 +47,7 @@ const bucket = (d: StateDigest, key: string): string | undefined => (key[0] === 
  */
 export class ViewCheck {
   private last: { view: StateDigest; differs: Set<string> } | null = null;
+  private lastResyncAt = -Infinity;
   checks = 0;
   resyncs = 0;
 
@@ -62,10 +68,16 @@ export class ViewCheck {
     if (differs.size === 0) return 'equal';
     const stable = [...differs].filter((k) => last?.differs.has(k) && bucket(last.view, k) === bucket(view, k));
     if (stable.length === 0) return 'differs';
+    const why = `the view differs from the database in ${stable.length} of ${2 * DIGEST_BUCKETS} digest buckets (accelerators ${view.accelerators.count} shown, ${db.accelerators.count} stored; ARQs ${view.arqs.count} shown, ${db.arqs.count} stored)`;
+    const facts = { buckets: stable, view: { accelerators: view.accelerators.count, arqs: view.arqs.count }, database: { accelerators: db.accelerators.count, arqs: db.arqs.count } };
+    if (Date.now() - this.lastResyncAt < (this.o.minResyncGapMs ?? 600_000)) {
+      this.o.log.warn(facts, `${why}: a rebuild did not close it; not rebuilding again yet (the conductor's memory and its database may be apart)`);
+      return 'differs';
+    }
     this.last = null;
     this.resyncs++;
-    const why = `the view differs from the database in ${stable.length} of ${2 * DIGEST_BUCKETS} digest buckets (accelerators ${view.accelerators.count} shown, ${db.accelerators.count} stored; ARQs ${view.arqs.count} shown, ${db.arqs.count} stored)`;
-    this.o.log.warn({ buckets: stable, view: { accelerators: view.accelerators.count, arqs: view.arqs.count }, database: { accelerators: db.accelerators.count, arqs: db.arqs.count } }, `${why}: rebuilding it`);
+    this.lastResyncAt = Date.now();
+    this.o.log.warn(facts, `${why}: rebuilding it`);
     this.o.resync(why);
     return 'resynced';
   }

@@ -78,12 +78,15 @@ export class AcceleratorActor implements MachineOwner, Restable {
   private crashed: unknown = null;
   private waiters: Set<{ resolve: () => void; reject: (err: unknown) => void }> | null = null;
   missing = false;
+  /** Built from a record the database holds. */
+  private readonly fromRecord: boolean;
   /** Why its driver could not observe it in the last report (its record is the last observed one); null when observed. */
   unobserved: { reason: string; since: number } | null = null;
 
   constructor(opts: AcceleratorActorOptions) {
     this.rt = opts.runtime;
     this.spec = opts.spec;
+    this.fromRecord = opts.record !== undefined;
     this.id = opts.spec.deployable.uuid;
     this.fields = specFieldsOf(this.spec);
     // A record saved in a transient state: its driver operation was interrupted (crash or
@@ -157,6 +160,11 @@ export class AcceleratorActor implements MachineOwner, Restable {
 
   get context(): AcceleratorContext {
     return (this.m ? this.m.snapshot.context : this.current.context) as unknown as AcceleratorContext;
+  }
+
+  /** Whether any record of it is in the database (rebuilt from one, or a commit of it shown). */
+  get everCommitted(): boolean {
+    return this.fromRecord || this.applied > 0;
   }
 
   /** The last persisted record: what a supervisor restarts this actor from. */

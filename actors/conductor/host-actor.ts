@@ -226,10 +226,16 @@ export class HostActor {
         this.opts.log.warn({ host: this.name, acceleratorId: actor.id, state: actor.state }, 'accelerator missing from discovery but held: kept and flagged');
       }
     }
+    const before = this.devices;
     this.devices = devices;
     // The new accelerators' first records follow the inventory at once: the journal keeps the
     // order, and both usually share one flush (a host's registration waits for one, not two).
     const committed = [this.opts.journal.commit([{ type: 'inventory', host: this.name, devices }]), ...created.map((a) => a.announceDiscovered(meta))];
+    // Not written (503 while the database is away): what this report made new is forgotten, so
+    // that memory keeps what the database has and the agent's next report brings them again.
+    void Promise.allSettled(committed).then((outcomes) => {
+      if (outcomes.some((o) => o.status === 'rejected')) this.unapply(created, outcomes[0]!.status === 'rejected' ? before : undefined);
+    });
     // A device that appears on a host being drained (hot-plugged, a new inventory) joins the
     // drain at once, before anything can enable or bind it: marked and reserved like the others.
     if (drainedSince !== undefined) {
@@ -292,6 +298,25 @@ export class HostActor {
       this.opts.log.warn({ host: this.name, agentId: msg.agentId, unknown: unknown.length, first: unknown.slice(0, 5) }, 'health checks for deployables this host does not have: dropped');
     }
     return unknown?.length ?? 0;
+  }
+
+  /**
+   * A report whose commits were refused: the accelerators it spawned that are not in the database
+   * are stopped and forgotten, and, if the inventory itself was refused (`before`), the inventory
+   * in memory is the previous one again.
+   */
+  private unapply(created: readonly AcceleratorActor[], before: DeviceT[] | undefined): void {
+    let forgotten = 0;
+    for (const a of created) {
+      if (this.accelerators.get(a.id) !== a || a.everCommitted) continue;
+      a.stop();
+      this.accelerators.delete(a.id);
+      forgotten++;
+    }
+    if (before) this.devices = before;
+    if (forgotten > 0 || before) {
+      this.opts.log.warn({ host: this.name, forgotten }, 'an inventory was not committed: its new accelerators are forgotten until the agent reports again');
+    }
   }
 
   /** Tells every accelerator of this host that the host is lost or back. */

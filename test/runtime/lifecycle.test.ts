@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CyborgError, TransitionInvalidError } from '../../errors/index.js';
 import { MemoryJournal, type Change, type CommitOptions } from '../../actors/runtime/index.js';
@@ -113,6 +114,26 @@ describe('the actor runtime, as an operator drives it', () => {
     expect(journal.arqs.get(arq.uuid)?.record.value).toBe('Initial');
     expect(journal.accelerators.get(fpga.id)?.record.context.allocations).toEqual([]);
     expect((await c.bindArq(arq.uuid, { hostname: 'compute-1', deviceRpUuid: fpga.rpUuid, instanceUuid: 'vm-1' })).state).toBe('Bound');
+  });
+
+  it('a report whose new devices are answered 503 is forgotten in memory too, and the next report brings them', async () => {
+    const journal = new AwayJournal();
+    rt = await startStack({ journal });
+    const host = rt.conductor.hosts.get('compute-1')!;
+    const before = host.inventory();
+    // A device the agent reports for the first time (a clone of one with ids of its own).
+    const proto = structuredClone(before[0]!);
+    const fresh = { ...proto, uuid: randomUUID(), deployables: proto.deployables.map((d) => ({ ...d, uuid: randomUUID(), name: `${d.name}-new`, attachHandles: d.attachHandles.map((h) => ({ ...h, uuid: randomUUID() })) })) };
+    const newId = fresh.deployables[0]!.uuid;
+    journal.away = 2; // the inventory and the new accelerator's first record
+    await expect(host.applyInventory([...before, fresh])).rejects.toMatchObject({ code: 'persistence.unavailable' });
+    await eventually(() => !host.accelerators.has(newId), { what: 'the uncommitted accelerator forgotten' });
+    expect(host.inventory()).toBe(before);
+    expect(journal.accelerators.has(newId)).toBe(false);
+    journal.away = 0;
+    await host.applyInventory([...before, fresh]);
+    expect(host.accelerators.get(newId)?.everCommitted).toBe(true);
+    expect(journal.accelerators.get(newId)?.record.value).toBe('inactive');
   });
 
   it('restarts a crashed accelerator actor from its last committed snapshot, and logs why', async () => {
