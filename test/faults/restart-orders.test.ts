@@ -5,8 +5,7 @@ import { freshDatabase } from '../support/database.js';
 import { eventually } from '../support/eventually.js';
 import { svc } from '../services.js';
 import { Deployment } from '../nats/deployment.js';
-import { join } from 'node:path';
-import { RoleProcess } from '../nats/helpers.js';
+import type { RoleProcess } from '../nats/helpers.js';
 
 /** Rounds of kills and restarts (the issue asks for 20 in a row); fewer for a quick local run. */
 const ROUNDS = Number(process.env.CYBORG_TEST_RESTART_ROUNDS ?? 20);
@@ -33,13 +32,8 @@ describe.skipIf(!svc.nats || !svc.postgres)(`${ROUNDS} rounds of roles killed an
 
   const start = async (role: Role, conductorUp = true): Promise<void> => {
     if (role === 'conductor') live.set(role, await dep.conductor('restart-c'));
-    else if (role === 'agent' && conductorUp) live.set(role, await dep.agent('node-r'));
-    else if (role === 'agent') {
-      // Before any conductor is back: it cannot register yet, it keeps trying (the readiness below waits).
-      const p = RoleProcess.spawn('agent node-r', ['agent', '--host', 'node-r', '--data-dir', join(dep.dir, 'node-r')], dep.env());
-      dep.procs.push(p);
-      live.set(role, p);
-    }
+    // Before any conductor is back it cannot register yet; it keeps trying (the readiness below waits).
+    else if (role === 'agent') live.set(role, await dep.agent('node-r', {}, { registered: conductorUp }));
     else {
       const api = await dep.apiRole('restart-api');
       live.set(role, api.proc);

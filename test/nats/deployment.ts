@@ -63,10 +63,11 @@ export class Deployment {
     return p;
   }
 
-  async agent(host: string, extra: Record<string, string> = {}): Promise<RoleProcess> {
+  /** An agent; `registered: false` returns at once (no conductor may be up to register it yet). */
+  async agent(host: string, extra: Record<string, string> = {}, o: { registered?: boolean } = {}): Promise<RoleProcess> {
     const p = RoleProcess.spawn(`agent ${host}`, ['agent', '--host', host, '--data-dir', join(this.dir, host)], this.env(extra));
     this.procs.push(p);
-    await p.waitLog((l) => l.msg === 'agent registered and reported its inventory', `agent ${host} registered`, 120_000);
+    if (o.registered !== false) await p.waitLog((l) => l.msg === 'agent registered and reported its inventory', `agent ${host} registered`, 120_000);
     return p;
   }
 

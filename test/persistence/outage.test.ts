@@ -235,8 +235,8 @@ describe.skipIf(!svc.postgres)('persistence: 503 means "not done" (PostgreSQL)',
 
   it('a commit whose COMMIT went out before the connection broke is not answered 503: it is acknowledged once the database shows it landed', async () => {
     expect(await outcome(journal.commit(step('warm')))).toBe('ok');
-    // The journal idle again: the next flush goes alone, one statement that commits by itself.
-    await new Promise((r) => setTimeout(r, 100));
+    // The journal idle again (no flush open): the next flush goes alone, one statement that commits by itself.
+    await eventually(() => journal.pending === 0, { what: 'the journal idle' });
     // The server runs the statement and commits, but its answer never comes back...
     proxy.hold();
     const landed = outcome(journal.commit(step('landed')));
