@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -7,24 +7,37 @@ import type { DeviceT } from '../../model/index.js';
 import { lspciOf } from './lspci.js';
 
 /**
- * Where OpenStack Cyborg's driver code comes from and how it runs: read at test time from the
- * clone CYBORG_SOURCE names, at the tag CYBORG_TAG (16.0.1 by default), never committed here
- * (Debian packages no python3-cyborg); run by the system's python3 with the stand-ins of
- * ./standins for the oslo libraries, privsep and Cyborg's versioned objects.
+ * Where OpenStack Cyborg's driver code comes from and how it runs: the files the suite needs, at
+ * the tags TAG (16.0.1) and OLD_TAG (10.0.0), are kept verbatim under ./cyborg/<tag>/ with
+ * Cyborg's Apache-2.0 LICENSE (./cyborg/README.md names the commits), so CI compares against
+ * them on every run; a clone named by CYBORG_SOURCE (with CYBORG_TAG / CYBORG_OLD_TAG) replaces
+ * them, for another release. Run by the system's python3 with the stand-ins of ./standins for
+ * the oslo libraries, privsep and Cyborg's versioned objects.
  */
 export const SOURCE = process.env.CYBORG_SOURCE;
 export const TAG = process.env.CYBORG_TAG ?? '16.0.1';
 /** The last release with the older NVIDIA names (`CUSTOM_GPU_NVIDIA`, `CUSTOM_GPU_PRODUCT_ID_<PID>`). */
 export const OLD_TAG = process.env.CYBORG_OLD_TAG ?? '10.0.0';
 const HERE = dirname(fileURLToPath(import.meta.url));
+const VENDORED = join(HERE, 'cyborg');
 
 const python = spawnSync('python3', ['--version']).status === 0;
 const gitDir = SOURCE ? (existsSync(join(SOURCE, '.git')) ? join(SOURCE, '.git') : SOURCE) : undefined;
 
 /** Why the suite cannot run here, or undefined. */
-export const skipReason = !SOURCE
-  ? 'no Cyborg source: set CYBORG_SOURCE to a clone of openstack/cyborg (Debian has no python3-cyborg; none is committed here)'
-  : !python ? 'no python3 to run Cyborg\'s driver code' : undefined;
+export const skipReason = !python
+  ? 'no python3 to run Cyborg\'s driver code'
+  : !SOURCE && !existsSync(join(VENDORED, TAG))
+    ? `no Cyborg source for ${TAG}: set CYBORG_SOURCE to a clone of openstack/cyborg (only ${readdirSync(VENDORED).filter((d) => /^\d/.test(d)).join(', ')} are kept here)`
+    : undefined;
+
+/** One of Cyborg's files at `tag`: from the clone when CYBORG_SOURCE names one, else the copy kept here. */
+function cyborgFile(tag: string, file: string): Buffer {
+  if (gitDir) return execFileSync('git', [`--git-dir=${gitDir}`, 'show', `${tag}:${file}`]);
+  const kept = join(VENDORED, tag, file);
+  if (!existsSync(kept)) throw new Error(`${file} of Cyborg ${tag} is not kept under ${VENDORED}: set CYBORG_SOURCE to a clone of openstack/cyborg`);
+  return readFileSync(kept);
+}
 
 /** Cyborg's files at TAG under the stand-ins, in a fresh directory: PYTHONPATH for `runCyborg`. */
 export function cyborgTree(files: readonly string[], tag = TAG): string {
@@ -32,7 +45,7 @@ export function cyborgTree(files: readonly string[], tag = TAG): string {
   cpSync(join(HERE, 'standins'), tree, { recursive: true });
   for (const f of ['cyborg/accelerator/common/utils.py', 'cyborg/common/constants.py', ...files]) {
     mkdirSync(dirname(join(tree, f)), { recursive: true });
-    writeFileSync(join(tree, f), execFileSync('git', [`--git-dir=${gitDir}`, 'show', `${tag}:${f}`]));
+    writeFileSync(join(tree, f), cyborgFile(tag, f));
   }
   return tree;
 }

@@ -37,6 +37,9 @@ describe.skipIf(skipReason !== undefined)(`conformance with OpenStack Cyborg ${T
   });
 });
 
-describe.skipIf(skipReason === undefined)('conformance with OpenStack Cyborg\'s NIC and QAT drivers', () => {
-  it.skip(`skipped: ${skipReason ?? ''}`, () => undefined);
-});
+// Said only where the suite cannot run, so the run's list of skips names the reason.
+if (skipReason !== undefined) {
+  describe('conformance with OpenStack Cyborg\'s NIC and QAT drivers', () => {
+    it.skip(`skipped: ${skipReason}`, () => undefined);
+  });
+}

@@ -72,6 +72,9 @@ describe.skipIf(skipReason !== undefined)(`conformance with OpenStack Cyborg ${O
   });
 });
 
-describe.skipIf(skipReason === undefined)('conformance with OpenStack Cyborg\'s NVIDIA driver', () => {
-  it.skip(`skipped: ${skipReason ?? ''}`, () => undefined);
-});
+// Said only where the suite cannot run, so the run's list of skips names the reason.
+if (skipReason !== undefined) {
+  describe('conformance with OpenStack Cyborg\'s NVIDIA driver', () => {
+    it.skip(`skipped: ${skipReason}`, () => undefined);
+  });
+}

@@ -30,6 +30,9 @@ describe.skipIf(skipReason !== undefined)(`conformance with OpenStack Cyborg ${T
   });
 });
 
-describe.skipIf(skipReason === undefined)('conformance with OpenStack Cyborg\'s pci_driver', () => {
-  it.skip(`skipped: ${skipReason ?? ''}`, () => undefined);
-});
+// Said only where the suite cannot run, so the run's list of skips names the reason.
+if (skipReason !== undefined) {
+  describe('conformance with OpenStack Cyborg\'s pci_driver', () => {
+    it.skip(`skipped: ${skipReason}`, () => undefined);
+  });
+}
