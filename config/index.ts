@@ -203,7 +203,7 @@ export const ConfigSchema = Type.Object({
     xidTransient: Type.Array(Type.String({ pattern: '^[0-9]{1,4}$' }), { default: [], description: 'Xid codes that degrade a GPU and count towards quarantine; a code named here leaves the built-in lists' }),
     xidIgnored: Type.Array(Type.String({ pattern: '^[0-9]{1,4}$' }), { default: [], description: 'Xid codes logged but not counted (the application-level 13, 31, 43, 45 and the informational 63 by default); a code named here leaves the built-in lists' }),
     xidCommand: Type.String({ default: '', description: 'argv (space-separated) of a command that follows the kernel log, whose NVIDIA Xid lines are health events reported at once (e.g. "dmesg --follow-new" or "journalctl -k -f -n 0 -o cat"); empty: Xid events are not watched' }),
-    migHostAttach: Type.Boolean({ default: false, description: 'a MIG deployable is attached as its GPU instance, for consumers on the host itself; off: its bind fails (a VM cannot use a GPU instance as an mdev)' }),
+    migHostAttach: Type.Boolean({ default: false, description: 'a MIG deployable is attached as its GPU instance, for consumers on the host itself; off: its bind makes the profile\'s MIG-backed vGPU (an mdev on a VF) for a VM' }),
     pciIds: Type.String({ default: '/usr/share/misc/pci.ids', description: 'the pci.ids file whose names are the GPUs\' model when nvidia-smi does not say; missing: "miss model info", as Cyborg' }),
     legacyTraits: Type.Boolean({ default: false, description: 'also report the traits Cyborg up to 10.0.0 gave NVIDIA GPUs (CUSTOM_GPU_NVIDIA, CUSTOM_GPU_PRODUCT_ID_<PID>), so that device profiles written for it keep matching' }),
   }, { default: {} }),

@@ -11,7 +11,7 @@ export { AllowList, AllowListError, type AllowEntry } from './allow-list.js';
 export { discoverPci, type Discovery } from './discover.js';
 export { CommandOps, HostOpError, SimulatedOps, SysfsOps, type HostOps } from './host-ops.js';
 export { pciInfo, pyJson } from './pci.js';
-export { readPciFunctions, type PciFunction, type MdevType } from './sysfs.js';
+export { readPciFunction, readPciFunctions, type PciFunction, type MdevType } from './sysfs.js';
 export { KIND_TABLE, kindOf, type KindRule } from './table.js';
 
 export interface GenericDriverOptions {

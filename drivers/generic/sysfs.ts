@@ -62,6 +62,12 @@ export async function readPciFunctions(root: string): Promise<PciFunction[]> {
   return Promise.all(addresses.map((a) => readFunction(join(devicesDir(root), a), a)));
 }
 
+/** One PCI function as `readPciFunctions` reads it, or null when the kernel lists none at `address`. */
+export async function readPciFunction(root: string, address: string): Promise<PciFunction | null> {
+  const dir = join(devicesDir(root), address);
+  return (await list(dir)).length === 0 ? null : readFunction(dir, address);
+}
+
 async function readFunction(dir: string, address: string): Promise<PciFunction> {
   const [classCode, vendorId, productId, subVendor, subDevice, numa, iommu, driver, override, physfn, total, num, bootVga, entries] = await Promise.all([
     hex(dir, 'class'), hex(dir, 'vendor'), hex(dir, 'device'), hex(dir, 'subsystem_vendor'), hex(dir, 'subsystem_device'),

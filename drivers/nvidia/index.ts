@@ -12,6 +12,7 @@ import type { XidPolicy } from './xid.js';
 import { currentIds, replaceLayout, resolveLayout, Smi } from './mig.js';
 import { legacyPgpuTraits, migResourceClass, migTrait, NVIDIA_DRIVER_NAME, pgpuTrait } from './names.js';
 import type { GpuInstance, SmiGpu } from './smi.js';
+import { migVgpuParent } from './mig-vgpu.js';
 import { createMdev, mdevExists, removeMdev, setVfVgpuType, typeNumber, vfVgpuType, vgpuOffer } from './vgpu.js';
 import type { DeployableT } from '../../model/index.js';
 
@@ -41,9 +42,9 @@ export interface NvidiaGpuDriverOptions {
   /** Which Xid codes are fatal, transient or ignored (`[gpu_devices] xid_*`); absent: DEFAULT_XID_POLICY. */
   xidPolicy?: XidPolicy;
   /**
-   * `[gpu_devices] mig_host_attach`: a MIG deployable's handle is handed out as it is, for
-   * consumers on the host itself (containers, processes given the GPU instance); off, its bind
-   * fails (a VM cannot use a GPU instance as an mdev).
+   * `[gpu_devices] mig_host_attach`: a MIG deployable's handle is handed out as its GPU instance,
+   * for consumers on the host itself (containers, processes given the instance); off (default),
+   * its bind makes the profile's MIG-backed vGPU for a VM (./mig-vgpu.ts).
    */
   migHostAttach?: boolean;
   /** `[gpu_devices] legacy_traits`: pGPUs also carry Cyborg ≤ 10.0.0's `CUSTOM_GPU_NVIDIA`, `CUSTOM_GPU_PRODUCT_ID_<PID>`. */
@@ -66,7 +67,7 @@ const GPU_CLASSES = ['0300', '0302'];
  * Cyborg's `nvidia_gpu_driver`: NVIDIA GPUs from sysfs as pGPUs (RC `PGPU`, `CUSTOM_NVIDIA_<PID>`)
  * or, for the addresses a vGPU type is configured for, as vGPUs (RC `VGPU`,
  * `CUSTOM_NVIDIA_<PID>_<TYPE>`), plus MIG: a MIG-enabled GPU reports one deployable per profile
- * of its GPU instances. Mdevs are created on attach and removed on detach; docs/drivers.md.
+ * of its GPU instances, bound as a MIG-backed vGPU. Mdevs are created on attach and removed on detach; docs/drivers.md.
  */
 export class NvidiaGpuDriver implements Driver, PartialDiscoverer, AttachPreparer, BoundRestorer, HostObserver, MigLayoutManager, HealthReporter, HealthWatcher, Resetter {
   readonly name = 'nvidia_gpu_driver';
@@ -206,7 +207,6 @@ export class NvidiaGpuDriver implements Driver, PartialDiscoverer, AttachPrepare
 
   async prepareAttach(req: OpRequest): Promise<OpResult> {
     const handle = handleIn(req.deployable, req.params.handleUuid);
-    if (!this.opts.migHostAttach) refuseMigHandle(req.deployable, handle);
     await this.make(req.deployable, handle);
     this.bound.set(handle.uuid, req.deployable);
     return { handleUuid: handle.uuid, attachType: handle.attachType, attachInfo: handle.attachInfo };
@@ -216,7 +216,7 @@ export class NvidiaGpuDriver implements Driver, PartialDiscoverer, AttachPrepare
     const handle = handleIn(req.deployable, req.params.handleUuid);
     const info = JSON.parse(handle.attachInfo) as Record<string, string>;
     const address = `${info.domain}:${info.bus}:${info.device}.${info.function}`;
-    if (handle.attachType === 'MDEV' && !info.gpu_instance_id) await removeMdev(this.opts.sysfsRoot, address, handle.uuid);
+    if (handle.attachType === 'MDEV' && !this.hostMig(info)) await removeMdev(this.opts.sysfsRoot, address, handle.uuid);
     else if (handle.attachType === 'PCI' && this.vfType(req.deployable) !== undefined) await setVfVgpuType(this.opts.sysfsRoot, address, 0);
     this.bound.delete(handle.uuid);
     return { handleUuid: handle.uuid };
@@ -226,10 +226,28 @@ export class NvidiaGpuDriver implements Driver, PartialDiscoverer, AttachPrepare
   private async make(dep: DeployableT, handle: DeployableT['attachHandles'][number]): Promise<boolean> {
     const info = JSON.parse(handle.attachInfo) as Record<string, string>;
     const address = `${info.domain}:${info.bus}:${info.device}.${info.function}`;
-    if (handle.attachType === 'MDEV' && info.asked_type && !info.gpu_instance_id) return createMdev(this.opts.sysfsRoot, address, info.asked_type, handle.uuid);
+    if (handle.attachType === 'MDEV' && info.gpu_instance_id !== undefined) return this.hostMig(info) ? false : this.makeMigVgpu(address, info, handle.uuid);
+    if (handle.attachType === 'MDEV' && info.asked_type) return createMdev(this.opts.sysfsRoot, address, info.asked_type, handle.uuid);
     const vfType = this.vfType(dep);
     if (handle.attachType === 'PCI' && vfType !== undefined) return setVfVgpuType(this.opts.sysfsRoot, address, vfType);
     return false;
+  }
+
+  /** A MIG handle handed out as its GPU instance (`[gpu_devices] mig_host_attach`): nothing is made for it. */
+  private hostMig(info: Record<string, string>): boolean {
+    return info.gpu_instance_id !== undefined && this.opts.migHostAttach === true;
+  }
+
+  /**
+   * A VM's MIG slice: the MIG-backed vGPU of the handle's profile, made on a free VF of its GPU
+   * with the handle's uuid (./mig-vgpu.ts). The vGPU manager places it on a free GPU instance of
+   * that profile, so the handle counts instances rather than naming one.
+   */
+  private async makeMigVgpu(pf: string, info: Record<string, string>, uuid: string): Promise<boolean> {
+    if (await mdevExists(this.opts.sysfsRoot, pf, uuid)) return false;
+    const profile = (info.asked_type ?? '').replace(/^MIG-/, '');
+    const parent = await migVgpuParent(this.opts.sysfsRoot, pf, profile, info.gpu_instance_id ?? '');
+    return createMdev(this.opts.sysfsRoot, parent.vf, parent.type, uuid);
   }
 
   /** The numeric vGPU type of a deployable whose handles are VFs (vGPU 17+ layout). */
@@ -271,11 +289,11 @@ export class NvidiaGpuDriver implements Driver, PartialDiscoverer, AttachPrepare
     return out;
   }
 
-  /** Whether what a handle needs on the host exists now; a passthrough GPU or a MIG instance needs nothing made. */
+  /** Whether what a handle needs on the host exists now; a passthrough GPU or a GPU instance handed to the host needs nothing made. */
   private async madeNow(dep: DeployableT, handle: DeployableT['attachHandles'][number]): Promise<boolean> {
     const info = JSON.parse(handle.attachInfo) as Record<string, string>;
     const address = `${info.domain}:${info.bus}:${info.device}.${info.function}`;
-    if (handle.attachType === 'MDEV' && info.asked_type && !info.gpu_instance_id) return mdevExists(this.opts.sysfsRoot, address, handle.uuid);
+    if (handle.attachType === 'MDEV' && info.asked_type && !this.hostMig(info)) return mdevExists(this.opts.sysfsRoot, address, handle.uuid);
     const vfType = this.vfType(dep);
     if (handle.attachType === 'PCI' && vfType !== undefined) return (await vfVgpuType(this.opts.sysfsRoot, address)) === vfType;
     return true;
@@ -352,21 +370,6 @@ export class NvidiaGpuDriver implements Driver, PartialDiscoverer, AttachPrepare
     if (gpu.migCurrent !== 'Enabled') throw new DriverError('driver.failed', `GPU ${address} is not in MIG mode (current ${gpu.migCurrent}, pending ${gpu.migPending})`, { reason: 'mig_disabled', address });
     return gpu;
   }
-}
-
-/**
- * A GPU instance is no mdev: Nova's libvirt driver would put the handle's uuid in the guest's
- * `<hostdev type='mdev'>` and the guest could not start. NVIDIA's way to give a MIG slice to a VM
- * is a MIG-backed vGPU type on the GPU's SR-IOV VFs (vGPU 13+ on A100 / A30 / H100), which is
- * configured as a vGPU type (`[vgpu_<type>]`), not as a MIG deployable: a bind of a MIG
- * deployable's ARQ fails with this reason (BindFailed) rather than hand Nova a handle that does not exist.
- */
-function refuseMigHandle(dep: DeployableT, handle: DeployableT['attachHandles'][number]): void {
-  const info = JSON.parse(handle.attachInfo) as Record<string, string>;
-  if (info.gpu_instance_id === undefined) return;
-  throw new DriverError('driver.failed',
-    `${dep.name}: GPU instance ${info.gpu_instance_id} cannot be attached to a VM as an mdev; give VMs MIG slices through a MIG-backed vGPU type ([gpu_devices] enabled_vgpu_types on the GPU's VFs) instead (docs/drivers.md, MIG)`,
-    { reason: 'mig_not_servable', deployable: dep.name, gpuInstanceId: info.gpu_instance_id });
 }
 
 /** A failure in the tool's own words (the DriverError's message names the command and what it said). */

@@ -94,7 +94,7 @@ export async function vgpuOffer(root: string, host: string, name: string, pf: Pc
   return { typeName, handles };
 }
 
-async function exists(path: string): Promise<boolean> {
+export async function exists(path: string): Promise<boolean> {
   try {
     await access(path);
     return true;

@@ -1,11 +1,13 @@
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { NvidiaGpuDriver, parseLgi, parseLgip, parseQueryXml } from '../../drivers/nvidia/index.js';
 import { buildHost, NVIDIA_HOST, NVIDIA_MIG_MIXED_HOST } from '../fixtures/vendors/hosts.js';
 import type { DeployableT, DeviceT } from '../../model/index.js';
+import { migVgpuSuffix } from '../../drivers/nvidia/mig-vgpu.js';
+import { SysfsKernel } from '../support/sysfs-kernel.js';
 
 const fixtures = fileURLToPath(new URL('../fixtures/vendors/', import.meta.url));
 const FAKE_SMI = join(fixtures, 'bin', 'fake-nvidia-smi.sh');
@@ -146,6 +148,83 @@ describe('MIG on a host with an A100 40GB and an H100: profile ids are per GPU m
   });
 });
 
+describe('MIG slices for VMs: the profile\'s MIG-backed vGPU, made on a VF at bind and removed at unbind', () => {
+  let root: string;
+  let kernel: SysfsKernel;
+  let driver: NvidiaGpuDriver;
+  const vfDir = (vf: string): string => join(root, 'bus', 'pci', 'devices', vf);
+  beforeEach(() => {
+    root = join(mkdtempSync(join(tmpdir(), 'cyborg-mig-vgpu-')), 'sys');
+    kernel = new SysfsKernel(root, NVIDIA_MIG_MIXED_HOST);
+    const dir = join(mkdtempSync(join(tmpdir(), 'cyborg-smi-')), 'a100-h100');
+    cpSync(join(fixtures, 'nvidia-smi', 'a100-h100'), dir, { recursive: true });
+    driver = kernel.drives(new NvidiaGpuDriver({ host: 'compute1', sysfsRoot: root, nvidiaSmi: ['sh', FAKE_SMI, dir] }));
+  });
+  const migDep = async (name: string): Promise<DeployableT> => dep(await driver.discover(), `compute1_${name}`);
+
+  it('reports the A100\'s MIG profiles only, never its VFs as GPUs of their own', async () => {
+    expect((await driver.discover()).flatMap((d) => d.deployables).map((d) => d.name)).toEqual(
+      ['0000:1b:00.0_MIG_2g.10gb', '0000:1b:00.0_MIG_3g.20gb', '0000:43:00.0_MIG_1g.10gb', '0000:43:00.0_MIG_3g.40gb'].map((n) => `compute1_${n}`));
+  });
+
+  it('binds a 3g.20gb as a GRID A100-3-20C mdev with the handle\'s uuid, which Nova puts in the guest; unbind removes it', async () => {
+    const d = await migDep('0000:1b:00.0_MIG_3g.20gb');
+    const handle = d.attachHandles[0]!;
+    const out = await driver.prepareAttach({ key: 'k', deployable: d, params: { handleUuid: handle.uuid } });
+    expect(out).toEqual({ handleUuid: handle.uuid, attachType: 'MDEV', attachInfo: handle.attachInfo });
+    // Made from the MIG-backed type of the profile (nvidia-476), on the first free VF.
+    expect(readdirSync(join(vfDir('0000:1b:00.4'), 'mdev_supported_types', 'nvidia-476', 'devices'))).toEqual([handle.uuid]);
+    expect(await driver.mdevExists('0000:1b:00.0', handle.uuid)).toBe(true);
+    // Bound twice (a retried bind, a restore): nothing made again.
+    await driver.prepareAttach({ key: 'k2', deployable: d, params: { handleUuid: handle.uuid } });
+    expect(readdirSync(vfDir('0000:1b:00.5')).filter((e) => e === handle.uuid)).toEqual([]);
+
+    // The 2g.10gb goes to the next VF: a VF holds one vGPU.
+    const small = await migDep('0000:1b:00.0_MIG_2g.10gb');
+    await driver.prepareAttach({ key: 'k3', deployable: small, params: { handleUuid: small.attachHandles[0]!.uuid } });
+    expect(readdirSync(join(vfDir('0000:1b:00.5'), 'mdev_supported_types', 'nvidia-475', 'devices'))).toEqual([small.attachHandles[0]!.uuid]);
+
+    await driver.releaseAttach({ key: 'k4', deployable: d, params: { handleUuid: handle.uuid } });
+    expect(await driver.mdevExists('0000:1b:00.0', handle.uuid)).toBe(false);
+    expect(existsSync(join(vfDir('0000:1b:00.4'), handle.uuid))).toBe(false);
+    expect(await driver.mdevExists('0000:1b:00.0', small.attachHandles[0]!.uuid)).toBe(true);
+  });
+
+  it('fails the bind with a reason when every instance of the type is taken, naming the type', async () => {
+    for (const vf of [4, 5, 6]) writeFileSync(join(vfDir(`0000:1b:00.${vf}`), 'mdev_supported_types', 'nvidia-476', 'available_instances'), '0');
+    const d = await migDep('0000:1b:00.0_MIG_3g.20gb');
+    const err = await driver.prepareAttach({ key: 'k', deployable: d, params: { handleUuid: d.attachHandles[0]!.uuid } }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'driver.failed', details: { reason: 'mig_not_servable', profile: '3g.20gb', gpuInstanceId: '2' } });
+    expect((err as Error).message).toMatch(/no VF can take another GRID A100-3-20C now/);
+  });
+
+  it('fails the bind with a reason on a GPU without VFs, and on VFs of the vendor VFIO layout (vGPU 17+)', async () => {
+    const h100 = await migDep('0000:43:00.0_MIG_1g.10gb');
+    await expect(driver.prepareAttach({ key: 'k', deployable: h100, params: { handleUuid: h100.attachHandles[0]!.uuid } }))
+      .rejects.toMatchObject({ details: { reason: 'mig_not_servable', address: '0000:43:00.0' } });
+    const d = await migDep('0000:1b:00.0_MIG_2g.10gb');
+    for (const vf of [4, 5, 6]) {
+      rmSync(join(vfDir(`0000:1b:00.${vf}`), 'mdev_supported_types'), { recursive: true });
+      mkdirSync(join(vfDir(`0000:1b:00.${vf}`), 'nvidia'), { recursive: true });
+      writeFileSync(join(vfDir(`0000:1b:00.${vf}`), 'nvidia', 'creatable_vgpu_types'), '475 : GRID A100-2-10C\n');
+    }
+    const err = await driver.prepareAttach({ key: 'k', deployable: d, params: { handleUuid: d.attachHandles[0]!.uuid } }).catch((e: unknown) => e);
+    expect((err as Error).message).toMatch(/the VFs carry no mdev types \(vGPU 17\+/);
+  });
+
+  it('after a reboot that lost the mdev, restoring the bound handle makes it again', async () => {
+    const d = await migDep('0000:1b:00.0_MIG_3g.20gb');
+    const handle = d.attachHandles[0]!;
+    await driver.prepareAttach({ key: 'k', deployable: d, params: { handleUuid: handle.uuid } });
+    kernel.reboot();
+    expect(await driver.mdevExists('0000:1b:00.0', handle.uuid)).toBe(false);
+    expect((await driver.observe(await driver.discover())).present).not.toContain(handle.uuid);
+    expect(await driver.restoreBound([{ deployable: d, handleUuid: handle.uuid }])).toEqual({ restored: [handle.uuid], present: [] });
+    expect(await driver.mdevExists('0000:1b:00.0', handle.uuid)).toBe(true);
+    expect((await driver.observe(await driver.discover())).present).toContain(handle.uuid);
+  });
+});
+
 describe('MIG on the H100', () => {
   let root: string;
   beforeAll(() => {
@@ -223,12 +302,12 @@ describe('MIG on the H100', () => {
     expect((await driver.discover()).filter((d) => d.stdBoardInfo.includes('2331')).map((d) => d.model)).toEqual(['GH100 [H100 PCIe]', 'GH100 [H100 PCIe]']);
   });
 
-  it('never hands a VM a GPU instance as an mdev: the bind fails with a reason, nothing is made', async () => {
+  it('never hands a VM a GPU instance it cannot make a vGPU on: without VFs the bind fails with a reason, nothing is made', async () => {
     const driver = new NvidiaGpuDriver({ host: 'compute1', sysfsRoot: root, nvidiaSmi: ['sh', FAKE_SMI, smiDir()] });
     const d = (await driver.discover()).flatMap((x) => x.deployables).find((x) => x.name.endsWith('MIG_3g.40gb'))!;
     const err = await driver.prepareAttach({ key: 'k', deployable: d, params: { handleUuid: d.attachHandles[0]!.uuid, arqUuid: 'a1' } }).catch((e: unknown) => e);
-    expect(err).toMatchObject({ code: 'driver.failed', details: { reason: 'mig_not_servable', gpuInstanceId: '2' } });
-    expect((err as Error).message).toMatch(/GPU instance 2 cannot be attached to a VM as an mdev/);
+    expect(err).toMatchObject({ code: 'driver.failed', details: { reason: 'mig_not_servable', gpuInstanceId: '2', profile: '3g.40gb' } });
+    expect((err as Error).message).toMatch(/GPU 0000:1b:00.0, MIG 3g.40gb \(GPU instance 2\): the GPU has no SR-IOV VFs/);
   });
 
   it('reports the GPUs from sysfs when nvidia-smi fails, naming as not observed those that may be in MIG mode', async () => {
@@ -266,5 +345,11 @@ describe('MIG on the H100', () => {
     writeFileSync(join(dir, 'lgip.txt'), '| GPU instance profiles: |\n|====|\n|   0  MIG 1g.10gb  x  ?/7  9.75 |\n');
     const bad = new NvidiaGpuDriver({ host: 'h', sysfsRoot: root, nvidiaSmi: ['sh', FAKE_SMI, dir] });
     await expect(bad.discover()).rejects.toMatchObject({ details: { reason: 'malformed_output' } });
+  });
+});
+
+describe('MIG-backed vGPU type names', () => {
+  it('reads a profile as the suffix of its vGPU type: slices, memory, ME for +me; none for compute-instance profiles', () => {
+    expect(['3g.20gb', '1g.5gb+me', 'MIG 7g.80gb', '1g.10gb', '1c.2g.10gb', '1g.24gb+gfx'].map(migVgpuSuffix)).toEqual(['3-20C', '1-5CME', '7-80C', '1-10C', undefined, undefined]);
   });
 });
