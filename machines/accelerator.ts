@@ -1,3 +1,4 @@
+import { Type, type Static } from '@sinclair/typebox';
 import { and, assign, setup } from 'xstate';
 import {
   DEFAULT_HEALTH_POLICY, HEALTHY, nextHealth, nextMark,
@@ -30,17 +31,21 @@ import {
 /** Driver operations; `mig_layout` and `vf_count` re-lay out a whole card (run by the conductor, not the machine). */
 export type DriverOp = 'install' | 'uninstall' | 'program' | 'attach' | 'detach' | 'reset' | 'mig_layout' | 'vf_count' | 'restore';
 
-export interface Allocation {
-  handleUuid: string;
-  instanceUuid: string;
-  arqUuid?: string;
-  projectId?: string;
-}
+/** An instance's hold on one attach handle of an accelerator. */
+export const AllocationSchema = Type.Object({
+  handleUuid: Type.String(),
+  instanceUuid: Type.String(),
+  arqUuid: Type.Optional(Type.String()),
+  projectId: Type.Optional(Type.String()),
+});
+export type Allocation = Static<typeof AllocationSchema>;
 
-export interface ProgramInfo {
-  bitstreamId?: string;
-  functionId?: string;
-}
+/** What an accelerator was last programmed with. */
+export const ProgramInfoSchema = Type.Object({
+  bitstreamId: Type.Optional(Type.String()),
+  functionId: Type.Optional(Type.String()),
+});
+export type ProgramInfo = Static<typeof ProgramInfoSchema>;
 
 export type StableState = 'inactive' | 'ready' | 'programmed' | 'attached' | 'error' | 'removed';
 

@@ -1,19 +1,10 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { AllocationSchema, ProgramInfoSchema } from '../machines/accelerator.js';
 import { BoundedName } from './bounds.js';
 
-/** An instance's hold on one attach handle of an accelerator. */
-export const AllocationSchema = Type.Object({
-  handleUuid: Type.String(),
-  instanceUuid: Type.String(),
-  arqUuid: Type.Optional(Type.String()),
-  projectId: Type.Optional(Type.String()),
-});
-
-/** What an accelerator was last programmed with. */
-export const ProgramInfoSchema = Type.Object({
-  bitstreamId: Type.Optional(Type.String()),
-  functionId: Type.Optional(Type.String()),
-});
+// Who holds an accelerator and what it was programmed with: the accelerator machine's own types
+// (machines/accelerator.ts), declared there since model/ imports machines/ and not the reverse.
+export { AllocationSchema, ProgramInfoSchema, type Allocation, type ProgramInfo } from '../machines/accelerator.js';
 
 /**
  * An accelerator's health as the conductor judges it from its agent's checks (machines/health.ts);
@@ -89,7 +80,5 @@ export const OperatorEventSchema = Type.Union([
   Type.Object({ type: Type.Literal('END_MAINTENANCE'), scope: MaintenanceScopeSchema }),
 ]);
 
-export type Allocation = Static<typeof AllocationSchema>;
-export type ProgramInfo = Static<typeof ProgramInfoSchema>;
 export type AcceleratorView = Static<typeof AcceleratorViewSchema>;
 export type OperatorEvent = Static<typeof OperatorEventSchema>;

@@ -1,15 +1,12 @@
 import type { Logger } from 'pino';
 import { CyborgError, TransitionInvalidError } from '../../errors/index.js';
-import {
-  AcceleratorStates, conditionTags, OPERATOR_EVENTS, recoverInterrupted, type AcceleratorContext, type AcceleratorEvent, type HealthSignal,
-} from '../../machines/index.js';
-import type { Journal, MachineRecord } from '../runtime/index.js';
-import { conditionChange } from './condition.js';
-import { MachineHost, type MachineOwner, type StepSnapshot } from '../runtime/index.js';
-import type { Passivation, Restable } from '../runtime/index.js';
+import { OPERATOR_EVENTS, recoverInterrupted, type AcceleratorContext, type AcceleratorEvent, type HealthSignal } from '../../machines/index.js';
 import { whyRefused, type AcceleratorView, type DeployableT, type EventHub, type RequestMeta, type TransitionRecord } from '../../model/index.js';
-import { initialRecordOf, tagsOf, type AcceleratorLogic } from './accelerator-logic.js';
-import { allowedOf, conditionOf, healthView, maintenanceView, specFieldsOf, unobservedView, type AcceleratorSpec } from './accelerator-view.js';
+import { MachineHost, type Journal, type MachineOwner, type MachineRecord, type Passivation, type Restable, type StepSnapshot } from '../runtime/index.js';
+import { stamped, startingRecordOf, tagsOf, type AcceleratorLogic } from './accelerator-logic.js';
+import { acceleratorViewOf, allowedOf, specFieldsOf, type AcceleratorSpec } from './accelerator-view.js';
+import { conditionNote, warnCondition, warnIfDrained } from './condition.js';
+import { SettleWaiters } from './settle-waiters.js';
 
 export type { AcceleratorSpec } from './accelerator-view.js';
 export { acceleratorLogic, initialRecordOf, tagsOf, type AcceleratorLogic } from './accelerator-logic.js';
@@ -43,7 +40,6 @@ export interface AcceleratorActorOptions {
   runtime: AcceleratorRuntime;
 }
 
-
 /**
  * Hosts one accelerator's machine. Transitions are serialized by the machine's own mailbox;
  * `request` checks and sends in one synchronous step, so of two racing requests exactly one is
@@ -76,7 +72,7 @@ export class AcceleratorActor implements MachineOwner, Restable {
   /** Times memory went back to the committed record (see `revert`): a commit made before one is judged by it. */
   private resets = 0;
   private crashed: unknown = null;
-  private waiters: Set<{ resolve: () => void; reject: (err: unknown) => void }> | null = null;
+  private waiters: SettleWaiters | null = null;
   missing = false;
   /** Built from a record the database holds. */
   private readonly fromRecord: boolean;
@@ -89,22 +85,18 @@ export class AcceleratorActor implements MachineOwner, Restable {
     this.fromRecord = opts.record !== undefined;
     this.id = opts.spec.deployable.uuid;
     this.fields = specFieldsOf(this.spec);
-    // A record saved in a transient state: its driver operation was interrupted (crash or
-    // restart). The machine says where that leaves it (its INTERRUPTED event), and the change is
-    // committed as a RECOVER transition, not only held in memory while the database says `attaching`.
-    const { record, interrupted: recovered } = opts.record ? recoverInterrupted(this.rt.logic, opts.record) : { record: undefined, interrupted: undefined };
+    // A record saved in a transient state (see `startingRecordOf`) is committed as a RECOVER
+    // transition, not only held in memory while the database says `attaching`.
+    const capacity = Math.max(1, this.spec.deployable.attachHandles.length);
+    const { record, interrupted: recovered } = startingRecordOf(this.rt.logic, opts.record, { id: this.id, host: this.spec.host, capacity });
     // Born at rest: the machine starts only when the first event comes.
-    this.current = record ?? this.initialRecord();
+    this.current = record;
     this.committedRecord = this.current;
     this.updatedAt = new Date().toISOString();
     if (recovered) {
       // Committed like any transition: the database must not keep the transient state the actor left.
       this.onTransition({ event: 'RECOVER', from: recovered, to: String(this.current.value), at: new Date().toISOString(), reason: 'interrupted', actor: 'conductor' }, this.current);
     }
-  }
-
-  private initialRecord(): MachineRecord {
-    return initialRecordOf({ id: this.id, host: this.spec.host, capacity: Math.max(1, this.spec.deployable.attachHandles.length) });
   }
 
   /** The machine, started from the record if it was at rest. */
@@ -246,20 +238,12 @@ export class AcceleratorActor implements MachineOwner, Restable {
     const before = m.record();
     m.send(event, meta);
     const after = m.record();
-    if (after.value !== before.value || after.context === before.context) return;
-    const ctx = after.context as unknown as AcceleratorContext;
-    const was = before.context as unknown as AcceleratorContext;
-    // An operator's RELEASE changes only who holds the card (it stays in error): committed too.
-    if (conditionOf(ctx) === conditionOf(was) && ctx.allocations.length === was.allocations.length) return;
-    const reason = ctx.health && ctx.health.status !== 'ok' ? ctx.health.reason ?? undefined : undefined;
+    const note = conditionNote(before, after, event.type);
+    if (!note) return;
     // Named for what changed (QUARANTINED, not `ready→ready`), and paged for: one warn line each.
-    const change = conditionChange(was, ctx, event.type);
-    if (change.warn) {
-      const consumers = ctx.allocations.map((a) => a.instanceUuid);
-      this.rt.log.warn({ acceleratorId: this.id, name: this.spec.deployable.name, host: this.spec.host, change: change.event, ...change.args, reason: reason ?? null, consumers, requestId: meta.requestId }, change.message);
-    }
+    if (note.change.warn) warnCondition(this.rt.log, this.id, this.spec, note, meta.requestId);
     this.onTransition({
-      event: change.event, from: after.value, to: after.value, at: new Date().toISOString(), ...meta, ...(reason ? { reason } : {}), args: change.args,
+      event: note.change.event, from: after.value, to: after.value, at: new Date().toISOString(), ...meta, ...(note.reason ? { reason: note.reason } : {}), args: note.change.args,
     }, m.persisted());
   }
 
@@ -294,27 +278,18 @@ export class AcceleratorActor implements MachineOwner, Restable {
     this.wake(new CyborgError('service.shutting_down', `accelerator ${this.id} stopped`));
   }
 
-  /**
-   * Resolves once the machine is not busy (rejects if it crashed or stopped). Waiters are plain
-   * objects, not closures: tsx (esbuild keepNames) names every `const f = () => …` it creates,
-   * a property definition per request on the hot path.
-   */
+  /** Resolves once the machine is not busy (rejects if it crashed or stopped). */
   private settled(): Promise<void> {
     if (this.crashed) return Promise.reject(this.crashed);
     if (!this.m?.snapshot.hasTag('busy')) return SETTLED;
-    return new Promise((resolve, reject) => { (this.waiters ??= new Set()).add({ resolve, reject }); });
+    return (this.waiters ??= new SettleWaiters()).wait();
   }
 
   private wake(err?: unknown, snap: StepSnapshot | undefined = this.m?.snapshot): void {
     if (!this.waiters || this.waiters.size === 0) return;
     const failed = err ?? this.crashed;
     if (!failed && snap?.hasTag('busy')) return;
-    const waiting = [...this.waiters];
-    this.waiters.clear();
-    for (const w of waiting) {
-      if (failed) w.reject(failed);
-      else w.resolve();
-    }
+    this.waiters.release(failed);
   }
 
   /** MachineOwner: the machine took a step (the actor holds `snap` once the step is done). */
@@ -328,11 +303,7 @@ export class AcceleratorActor implements MachineOwner, Restable {
     if (this.rt.log.isLevelEnabled('info')) {
       this.rt.log.info({ acceleratorId: this.id, host: this.spec.host, from: rec.from, to: rec.to, event: rec.event, requestId: rec.requestId }, 'transition');
     }
-    const ctx = persisted.context as unknown as AcceleratorContext;
-    if (rec.from === AcceleratorStates.detaching && ctx.maintenance?.host && ctx.allocations.length === 0) {
-      // The drain's end on this card: the alert on a stuck drain is waiting for this line.
-      this.rt.log.warn({ acceleratorId: this.id, name: this.spec.deployable.name, host: this.spec.host, change: 'DRAINED', consumers: [], requestId: rec.requestId }, 'drain done on this accelerator: no instance holds it any more');
-    }
+    warnIfDrained(this.rt.log, this.id, this.spec, rec.from, persisted, rec.requestId);
     // Submitted at once (the journal keeps order); the view moves only after the commit. Entering
     // a busy state (`installing`, `programming`) answers nobody: it rides with the commit that
     // ends the operation, so a request is one transaction — all of it written, or (a 503) none —
@@ -424,31 +395,10 @@ export class AcceleratorActor implements MachineOwner, Restable {
    * itself (`awaitCommit: false`), of the live one.
    */
   private buildView(r: MachineRecord = this.committedRecord): AcceleratorView {
-    const ctx = r.context as unknown as AcceleratorContext;
     const live = this.record();
     const settled = live.value === r.value && live.context === r.context;
-    return {
-      id: this.id,
-      host: this.spec.host,
-      ...this.fields,
-      state: r.value,
-      tags: [...tagsOf(this.rt.logic, r.value), ...conditionTags(ctx)],
-      health: this.unobserved ? unobservedView(ctx, this.unobserved) : healthView(ctx),
-      maintenance: maintenanceView(ctx),
-      allowed: settled ? this.allowed() : [],
-      allocations: ctx.allocations ?? [],
-      program: ctx.program ?? null,
-      error: ctx.error ?? null,
-      missing: this.missing,
-      generation: this.generation,
-      updatedAt: this.updatedAt,
-    };
+    const { id, fields, unobserved, missing, generation, updatedAt } = this;
+    return acceleratorViewOf(this.rt.logic, r, { id, host: this.spec.host, fields, unobserved, missing, generation, updatedAt }, settled ? this.allowed() : []);
   }
-}
-
-/** A maintenance or drain request says when it was made: the machine keeps no clock. */
-function stamped(event: AcceleratorEvent): AcceleratorEvent {
-  if ((event.type === 'MAINTAIN' || event.type === 'END_MAINTENANCE') && event.at === undefined) return { ...event, at: Date.now() };
-  return event;
 }
 

@@ -1,4 +1,7 @@
-import { ACCELERATOR_INITIAL, acceleratorMachine, DEFAULT_HEALTH_POLICY, healthActions, initialContext, opInput, reasonOf, type AcceleratorEvent, type DriverOpInput, type HealthPolicy } from '../../machines/index.js';
+import {
+  ACCELERATOR_INITIAL, acceleratorMachine, DEFAULT_HEALTH_POLICY, healthActions, initialContext, opInput, reasonOf, recoverInterrupted,
+  type AcceleratorEvent, type DriverOpInput, type HealthPolicy,
+} from '../../machines/index.js';
 import type { MachineRecord } from '../runtime/index.js';
 
 export type AcceleratorLogic = ReturnType<typeof acceleratorMachine.provide>;
@@ -12,6 +15,22 @@ type AcceleratorInput = { id: string; host: string; capacity: number };
  */
 export function initialRecordOf(input: AcceleratorInput): MachineRecord {
   return { value: ACCELERATOR_INITIAL, context: initialContext(input) as unknown as Record<string, unknown> };
+}
+
+/**
+ * The record an accelerator's actor starts from: its saved one, or a new accelerator's first. A
+ * record saved in a transient state had its driver operation interrupted (a crash, a restart):
+ * the machine says where that leaves it (its INTERRUPTED event), and `interrupted` names the state
+ * it left.
+ */
+export function startingRecordOf(logic: AcceleratorLogic, saved: MachineRecord | undefined, input: AcceleratorInput): { record: MachineRecord; interrupted?: string } {
+  return saved ? recoverInterrupted(logic, saved) : { record: initialRecordOf(input) };
+}
+
+/** A maintenance or drain request says when it was made: the machine keeps no clock. */
+export function stamped(event: AcceleratorEvent): AcceleratorEvent {
+  if ((event.type === 'MAINTAIN' || event.type === 'END_MAINTENANCE') && event.at === undefined) return { ...event, at: Date.now() };
+  return event;
 }
 
 /** The tags of `logic`'s state named `value` (a state node's: no running machine needed). */

@@ -1,8 +1,8 @@
 import { rpUuidOf } from '../../drivers/ids.js';
-import { allowedEvents, type AcceleratorContext, type AcceleratorEvent } from '../../machines/index.js';
+import { allowedEvents, conditionTags, type AcceleratorContext, type AcceleratorEvent } from '../../machines/index.js';
 import type { AcceleratorView, DeployableT, DeviceT } from '../../model/index.js';
 import type { MachineRecord } from '../runtime/index.js';
-import type { AcceleratorLogic } from './accelerator-logic.js';
+import { tagsOf, type AcceleratorLogic } from './accelerator-logic.js';
 
 /** What discovery says about one accelerator: its device and its deployable. */
 export interface AcceleratorSpec {
@@ -101,5 +101,40 @@ export function maintenanceView(ctx: AcceleratorContext): AcceleratorView['maint
     scopes: [...(m.device ? ['device' as const] : []), ...(m.host ? ['host' as const] : [])],
     since: iso(m.since),
     consumers: ctx.allocations.map((a) => ({ instanceUuid: a.instanceUuid, ...(a.arqUuid ? { arqUuid: a.arqUuid } : {}), ...(a.projectId ? { projectId: a.projectId } : {}) })),
+  };
+}
+
+/** What an accelerator actor keeps beside its machine's record and shows in its view. */
+export interface ViewFacts {
+  id: string;
+  host: string;
+  fields: ReturnType<typeof specFieldsOf>;
+  unobserved: { reason: string; since: number } | null;
+  missing: boolean;
+  generation: number;
+  updatedAt: string;
+}
+
+/**
+ * The view of record `r` as the API and the UI show it; `allowed` is left empty by a caller whose
+ * `r` is not what the machine holds now (a commit under way: the buttons would lie).
+ */
+export function acceleratorViewOf(logic: AcceleratorLogic, r: MachineRecord, facts: ViewFacts, allowed: string[]): AcceleratorView {
+  const ctx = r.context as unknown as AcceleratorContext;
+  return {
+    id: facts.id,
+    host: facts.host,
+    ...facts.fields,
+    state: r.value,
+    tags: [...tagsOf(logic, r.value), ...conditionTags(ctx)],
+    health: facts.unobserved ? unobservedView(ctx, facts.unobserved) : healthView(ctx),
+    maintenance: maintenanceView(ctx),
+    allowed,
+    allocations: ctx.allocations ?? [],
+    program: ctx.program ?? null,
+    error: ctx.error ?? null,
+    missing: facts.missing,
+    generation: facts.generation,
+    updatedAt: facts.updatedAt,
   };
 }

@@ -1,4 +1,7 @@
-import type { AcceleratorContext } from '../../machines/index.js';
+import type { Logger } from 'pino';
+import { AcceleratorStates, type AcceleratorContext } from '../../machines/index.js';
+import type { MachineRecord } from '../runtime/index.js';
+import { conditionOf, type AcceleratorSpec } from './accelerator-view.js';
 
 /**
  * What an operator is told when an accelerator's health or maintenance changes without its
@@ -49,4 +52,42 @@ export function conditionChange(before: AcceleratorContext, after: AcceleratorCo
   const drainEnded = before.maintenance?.host === true && after.maintenance?.host !== true;
   if (drainEnded) return { event: cause, args, warn: true, message: 'drain ended on this accelerator: its host mark is lifted' };
   return { event: cause, args, warn: false, message: 'maintenance mark changed' };
+}
+
+/** A change of condition that left the state where it was: what is committed and told of it. */
+export interface ConditionNote {
+  change: ConditionChange;
+  ctx: AcceleratorContext;
+  /** The fault's reason while the device is not healthy. */
+  reason: string | undefined;
+}
+
+/**
+ * What `cause` changed of an accelerator's health, maintenance or holders without moving its
+ * state: the machine host records only changes of state, so this one is committed apart. Null
+ * when an observer would see nothing new (a hysteresis counter moved, nothing else).
+ */
+export function conditionNote(before: MachineRecord, after: MachineRecord, cause: string): ConditionNote | null {
+  if (after.value !== before.value || after.context === before.context) return null;
+  const ctx = after.context as unknown as AcceleratorContext;
+  const was = before.context as unknown as AcceleratorContext;
+  // An operator's RELEASE changes only who holds the card (it stays in error): committed too.
+  if (conditionOf(ctx) === conditionOf(was) && ctx.allocations.length === was.allocations.length) return null;
+  const reason = ctx.health && ctx.health.status !== 'ok' ? ctx.health.reason ?? undefined : undefined;
+  return { change: conditionChange(was, ctx, cause), ctx, reason };
+}
+
+/** The `warn` line of a note that deserves one: what an on-call person is paged with. */
+export function warnCondition(log: Logger, id: string, spec: AcceleratorSpec, note: ConditionNote, requestId: string | undefined): void {
+  const { change, ctx, reason } = note;
+  const consumers = ctx.allocations.map((a) => a.instanceUuid);
+  log.warn({ acceleratorId: id, name: spec.deployable.name, host: spec.host, change: change.event, ...change.args, reason: reason ?? null, consumers, requestId }, change.message);
+}
+
+/** The end of a host's drain on one card: the last instance left it. */
+export function warnIfDrained(log: Logger, id: string, spec: AcceleratorSpec, from: string, persisted: MachineRecord, requestId: string | undefined): void {
+  const ctx = persisted.context as unknown as AcceleratorContext;
+  if (from !== AcceleratorStates.detaching || !ctx.maintenance?.host || ctx.allocations.length > 0) return;
+  // The alert on a stuck drain is waiting for this line.
+  log.warn({ acceleratorId: id, name: spec.deployable.name, host: spec.host, change: 'DRAINED', consumers: [], requestId }, 'drain done on this accelerator: no instance holds it any more');
 }

@@ -7,18 +7,20 @@ import {
   type AuditQuery, bucketDigest, type ControlPlane, type StateDigest, type DeviceT, type HostUsage, type HostView, type PlacementStatusView, type RelayoutRequest, type RequestMeta, type TransitionRecord,
 } from '../../model/index.js';
 import type { Journal, MachineRecord, Recovered } from '../runtime/index.js';
-import { assertNotAllocated, DocumentStore, DriverAdmin, OrphanSweep, UsageWindows, type PlacementPort } from '../services/index.js';
+import { DocumentStore, DriverAdmin, OrphanSweep, UsageWindows, type PlacementPort } from '../services/index.js';
 import type { AcceleratorActor } from './accelerator-actor.js';
 import type { RemoteArqOps } from './arq-binder.js';
-import type { HostActor, Timing } from './host-actor.js';
+import type { HostActor } from './host-actor.js';
 import { BusIntake } from './intake.js';
 import { Rejoin } from './rejoin.js';
 import { relayout } from './relayout.js';
+import { AcceleratorDesk } from './accelerator-desk.js';
 import { ArqDesk } from './arq-desk.js';
 import { FleetReads } from './fleet-reads.js';
 import { retireHost, type ForgettingJournal, type RetiredHost } from './host-retire.js';
 import { Rounds } from './rounds.js';
 import { Supervisor } from './supervisor.js';
+import type { Timing } from './timing.js';
 
 export interface ConductorOptions {
   bus: Bus;
@@ -71,6 +73,7 @@ export class Conductor implements ControlPlane {
   private readonly rounds: Rounds;
   private readonly reads: FleetReads;
   private readonly desk: ArqDesk;
+  private readonly acceleratorDesk: AcceleratorDesk;
   private stopping = false;
 
   constructor(private readonly opts: ConductorOptions) {
@@ -87,6 +90,10 @@ export class Conductor implements ControlPlane {
     const holds = (uuids: readonly string[]): Promise<Record<string, ArqHold | null>> => (opts.remoteArqs ? opts.remoteArqs.holds(uuids) : Promise.resolve(this.tree.arqHolds(uuids)));
     this.documents = new DocumentStore(opts.journal, opts.log.child({ component: 'documents' }));
     this.desk = new ArqDesk({ tree: this.tree, documents: this.documents, releaseWaitMs: opts.releaseWaitMs ?? RELEASE_WAIT_MS, assertRunning: () => this.assertRunning() });
+    this.acceleratorDesk = new AcceleratorDesk({
+      tree: this.tree, log: opts.log, ...(opts.placement ? { placement: opts.placement } : {}), assertRunning: () => this.assertRunning(),
+      arqReleased: (uuid, reason, meta) => (opts.remoteArqs ? opts.remoteArqs.released(uuid, reason, meta) : this.arqReleased(uuid, reason, meta)),
+    });
     this.driverAdmin = new DriverAdmin({
       bus: opts.bus, journal: opts.journal, log: opts.log.child({ component: 'drivers' }), control: this, timeoutMs: opts.timing.driverOpTimeoutMs,
       settle: (id) => this.tree.acceleratorActor(id).flushed(),
@@ -238,38 +245,10 @@ export class Conductor implements ControlPlane {
 
   // --- writes (resolve once committed) ------------------------------------------------------
 
-  async act(id: string, event: AcceleratorEvent, meta: RequestMeta = {}): Promise<AcceleratorView> {
-    this.assertRunning();
-    const actor = this.tree.acceleratorActor(id);
-    await assertNotAllocated(this.opts.placement?.allocations ?? null, { id, rpUuid: actor.rpUuid }, event.type);
-    if (event.type !== 'RELEASE') return actor.request(event, meta);
-    // The ARQ the instance was bound through, if any, becomes a failed bind once the card let it go.
-    const arqUuid = actor.context.allocations.find((a) => a.instanceUuid === event.instanceUuid)?.arqUuid;
-    const state = actor.state;
-    const view = await actor.request(event, meta);
-    await this.freeInPlacement(event.instanceUuid, actor.rpUuid, view.name);
-    if (arqUuid) {
-      const reason = `accelerator ${view.name} (${state}) released instance ${event.instanceUuid} by ${meta.actorName ?? meta.actor ?? 'an operator'}`;
-      await (this.opts.remoteArqs ? this.opts.remoteArqs.released(arqUuid, reason, meta) : this.arqReleased(arqUuid, reason, meta));
-    }
-    return view;
-  }
-
-  /**
-   * A released instance's allocation on the dead card's provider is freed in Placement (the rest
-   * of the instance's allocation stays). The release itself is committed already: Placement
-   * unreachable leaves the allocation for the operator (logged), it does not undo the release.
-   */
-  private async freeInPlacement(instanceUuid: string, rpUuid: string, name: string): Promise<void> {
-    const release = this.opts.placement?.releaseConsumer;
-    if (!release) return;
-    try {
-      const freed = await release(instanceUuid, rpUuid);
-      this.opts.log.info({ instanceUuid, rpUuid, accelerator: name, freed }, freed ? 'released instance\'s allocation on the card freed in Placement' : 'released instance held nothing on the card in Placement');
-    } catch (err) {
-      this.opts.log.warn({ err, instanceUuid, rpUuid, accelerator: name }, 'could not free the released instance\'s allocation on the card in Placement; remove it there (openstack resource provider allocation …)');
-    }
-  }
+  act(id: string, event: AcceleratorEvent, meta: RequestMeta = {}): Promise<AcceleratorView> { return this.acceleratorDesk.act(id, event, meta); }
+  /** Attaches an instance to the first free attach handle (the operator's attach, without an ARQ). */
+  attach(id: string, req: { instanceUuid: string; projectId?: string }, meta: RequestMeta = {}): Promise<AcceleratorView> { return this.acceleratorDesk.attach(id, req, meta); }
+  detach(id: string, req: { handleUuid?: string; instanceUuid?: string }, meta: RequestMeta = {}): Promise<AcceleratorView> { return this.acceleratorDesk.detach(id, req, meta); }
 
   /** The database's committed states as digests (model/digest.ts): what an api compares its view with. */
   async stateDigest(): Promise<StateDigest> {
@@ -284,24 +263,6 @@ export class Conductor implements ControlPlane {
     const journal = this.opts.journal;
     if (!journal.forgetHost) throw new CyborgError('persistence.unavailable', 'this conductor\'s journal cannot forget a host');
     return retireHost(this, journal as ForgettingJournal, name, meta, this.opts.log);
-  }
-
-  /** Attaches an instance to the first free attach handle (the operator's attach, without an ARQ). */
-  attach(id: string, req: { instanceUuid: string; projectId?: string }, meta: RequestMeta = {}): Promise<AcceleratorView> {
-    this.assertRunning();
-    const actor = this.tree.acceleratorActor(id);
-    const handleUuid = actor.freeHandle() ?? '';
-    return actor.request({ type: 'ATTACH', handleUuid, instanceUuid: req.instanceUuid, ...(req.projectId ? { projectId: req.projectId } : {}) }, meta);
-  }
-
-  detach(id: string, req: { handleUuid?: string; instanceUuid?: string }, meta: RequestMeta = {}): Promise<AcceleratorView> {
-    this.assertRunning();
-    const actor = this.tree.acceleratorActor(id);
-    const allocs = actor.context.allocations;
-    const alloc = req.handleUuid
-      ? allocs.find((a) => a.handleUuid === req.handleUuid)
-      : req.instanceUuid ? allocs.find((a) => a.instanceUuid === req.instanceUuid) : allocs[0];
-    return actor.request({ type: 'DETACH', handleUuid: alloc?.handleUuid ?? req.handleUuid ?? '' }, meta);
   }
 
   async relayout(hostName: string, req: RelayoutRequest, meta: RequestMeta = {}): Promise<AcceleratorView[]> {

@@ -1,48 +1,14 @@
-import { commandKey } from './command-key.js';
 import type { Logger } from 'pino';
-import type { Bus } from '../../bus/index.js';
-import { CommandMessage, CommandReply, type HealthMsg } from '../../bus/index.js';
-import { Subjects } from '../../bus/index.js';
-import { DriverError, isCyborgError } from '../../errors/index.js';
-import { AcceleratorStates, DEFAULT_HEALTH_POLICY, type DriverOpInput, type HealthPolicy, hostMachine, HostStates } from '../../machines/index.js';
+import type { Bus, HealthMsg } from '../../bus/index.js';
+import { AcceleratorStates, type DriverOpInput, type hostMachine, HostStates } from '../../machines/index.js';
 import type { Passivation } from '../runtime/index.js';
 import { AcceleratorActor, type AcceleratorLogic, type AcceleratorRuntime, type AcceleratorSpec } from './accelerator-actor.js';
 import type { Journal, MachineRecord } from '../runtime/index.js';
 import { MachineHost } from '../runtime/index.js';
-import { globalRequestId } from '../../openstack/request-id.js';
 import type { DeployableT, DeviceT, EventHub, HostView, RequestMeta } from '../../model/index.js';
-
-export interface Timing {
-  driverOpTimeoutMs: number;
-  /** An FPGA programming's deadline (download, checksum, tool, rollback); absent: DEFAULT_PROGRAM_TIMEOUT_MS. */
-  programTimeoutMs?: number;
-  staleAfterMs: number;
-  lostAfterMs: number;
-  /** Health hysteresis (machines/health.ts); absent: DEFAULT_HEALTH_POLICY. */
-  healthEnterAfter?: number;
-  healthLeaveAfter?: number;
-  healthStableMs?: number;
-}
-
-/** `[conductor] program_timeout`'s default: above `[glance] timeout` and two `[fpga] program_timeout`s (a program and its rollback). */
-export const DEFAULT_PROGRAM_TIMEOUT_MS = 1_800_000;
-
-/**
- * How long the conductor waits for a driver operation: a programming downloads and writes an
- * image (minutes on a real card), every other operation answers within `driverOpTimeoutMs`.
- */
-export function opDeadlineMs(timing: Pick<Timing, 'driverOpTimeoutMs' | 'programTimeoutMs'>, op: string | undefined): number {
-  return op === 'program' ? timing.programTimeoutMs ?? DEFAULT_PROGRAM_TIMEOUT_MS : timing.driverOpTimeoutMs;
-}
-
-/** The health hysteresis a conductor's timing configures. */
-export function healthPolicyOf(t: Partial<Timing>): HealthPolicy {
-  return {
-    enterAfter: t.healthEnterAfter ?? DEFAULT_HEALTH_POLICY.enterAfter,
-    leaveAfter: t.healthLeaveAfter ?? DEFAULT_HEALTH_POLICY.leaveAfter,
-    stableForMs: t.healthStableMs ?? DEFAULT_HEALTH_POLICY.stableForMs,
-  };
-}
+import { commandAgent } from './agent-command.js';
+import type { HostLogic } from './host-logic.js';
+import type { Timing } from './timing.js';
 
 export interface HostActorOptions {
   name: string;
@@ -59,30 +25,6 @@ export interface HostActorOptions {
   passivation: Passivation;
   /** The shared, provided machines (built once per conductor: see `hostLogic`, `acceleratorLogic`). */
   logic: { host: HostLogic; accelerator: AcceleratorLogic };
-}
-
-export type HostLogic = ReturnType<typeof hostMachine.provide>;
-
-/**
- * The host machine with its delays and effects provided; `onLost`/`onReturned` route by host name,
- * `lastBeatOf` gives the time of a host's last heartbeat (its actor keeps routine beats to itself:
- * see machines/host.ts).
- */
-export function hostLogic(timing: Timing, onLost: (host: string) => void, onReturned: (host: string) => void,
-  lastBeatOf: (host: string) => number | undefined): HostLogic {
-  // A host not yet in the conductor's map is being built right now: silent for 0 ms.
-  const silentFor = (host: string): number => Date.now() - (lastBeatOf(host) ?? Date.now());
-  return hostMachine.provide({
-    delays: {
-      untilStale: ({ context }) => Math.max(1, timing.staleAfterMs - silentFor(context.host)),
-      lostAfter: Math.max(1, timing.lostAfterMs - timing.staleAfterMs),
-    },
-    guards: { quiet: ({ context }) => silentFor(context.host) >= timing.staleAfterMs },
-    actions: {
-      hostLost: ({ context }) => queueMicrotask(() => onLost(context.host)),
-      hostReturned: ({ context }) => queueMicrotask(() => onReturned(context.host)),
-    },
-  });
 }
 
 /**
@@ -353,53 +295,14 @@ export class HostActor {
   }
 
   /**
-   * Sends a driver command to this host's agent and waits for its answer until its deadline
-   * (`opDeadlineMs`). A command or answer lost on the way (NATS reconnecting, the agent's
-   * connection bouncing) is re-sent every `resendEveryMs(timeout)` with the same idempotency key:
-   * the agent answers a repeat with the first run's result, or joins the run still going, so the
-   * operation runs once and completes as soon as an answer gets through — not after the whole
-   * deadline, as a failure. `driverName` names the driver when the deployable's own name for it
-   * may not be the agent's (a card's driver, for a layout).
+   * Runs a driver operation on this host's agent (`commandAgent`). `driverName` names the driver
+   * when the deployable's own name for it may not be the agent's (a card's driver, for a layout).
    */
-  async runOp(input: DriverOpInput, driverName?: string): Promise<Record<string, unknown>> {
-    const actor = this.accelerators.get(input.id);
+  runOp(input: DriverOpInput, driverName?: string): Promise<Record<string, unknown>> {
     // A card's layout may be applied for a deployable the host no longer reports: its card's driver is named.
-    const driver = driverName ?? actor?.deployable.driverName ?? 'unknown';
-    const key = commandKey(input);
-    const requestId = globalRequestId();
-    const msg = { op: input.op, idempotencyKey: key, host: this.name, deployableUuid: input.id, driver, params: input.params, ...(requestId ? { requestId } : {}) };
-    const deadline = Date.now() + opDeadlineMs(this.opts.timing, input.op);
-    // Re-sent at the pace of an ordinary command: the agent joins the run under way.
-    const every = resendEveryMs(this.opts.timing.driverOpTimeoutMs);
-    for (let attempt = 0; ; attempt++) {
-      const left = deadline - Date.now();
-      try {
-        const reply = await this.opts.bus.request(Subjects.command(this.name), CommandMessage, CommandReply, msg, { timeoutMs: Math.max(1, Math.min(every, left)) });
-        if (!reply.ok) throw new DriverError('driver.failed', reply.reason, { op: input.op, acceleratorId: input.id, code: reply.code, ...(reply.unchanged ? { unchanged: true } : {}) });
-        if (attempt > 0) this.opts.log.info({ host: this.name, acceleratorId: input.id, op: input.op, attempts: attempt + 1 }, 'driver command answered after a re-send');
-        return reply.result;
-      } catch (err) {
-        // No responder: NATS came back before the agent re-subscribed (or the connection is still
-        // reconnecting). The agent's run, if it started, goes on: wait a little and re-send.
-        const gone = isCyborgError(err) && err.code === 'bus.no_responder';
-        if (!isCyborgError(err) || (err.code !== 'bus.timeout' && !gone)) throw err;
-        if (Date.now() >= deadline) {
-          throw new DriverError('driver.timeout', `agent on ${this.name} did not answer ${input.op} in time`, { op: input.op, attempts: attempt + 1 }, { cause: err });
-        }
-        this.opts.log.warn({ host: this.name, acceleratorId: input.id, op: input.op, key, attempt: attempt + 1, noResponder: gone },
-          'no answer to a driver command yet: re-sending it with the same idempotency key');
-        if (gone) await new Promise((r) => setTimeout(r, Math.min(NO_RESPONDER_PAUSE_MS, Math.max(1, deadline - Date.now()))));
-      }
-    }
+    const driver = driverName ?? this.accelerators.get(input.id)?.deployable.driverName ?? 'unknown';
+    return commandAgent(this.opts, input, driver);
   }
-}
-
-/** The pause before re-sending a command nobody was subscribed to hear (an agent reconnecting). */
-const NO_RESPONDER_PAUSE_MS = 250;
-
-/** How often an unanswered driver command is re-sent: a third of its deadline, at most 5 s. */
-export function resendEveryMs(timeoutMs: number): number {
-  return Math.min(5_000, Math.max(1, Math.floor(timeoutMs / 3)));
 }
 
 /** What of a deployable its Placement provider shows: its name, resource class, size and traits. */

@@ -4,7 +4,7 @@
 export { AcceleratorActor, acceleratorLogic } from './accelerator-actor.js';
 export { Conductor } from './conductor.js';
 export type { ConductorOptions } from './conductor.js';
-export { resendEveryMs } from './host-actor.js';
+export { resendEveryMs } from './agent-command.js';
 export { reportFromItsHost, type ReportStats } from './report-host.js';
 export { ReportDoor } from './report-door.js';
 export { retireHost, type ForgettingJournal, type RetiredHost, type RetireTarget } from './host-retire.js';

@@ -9,7 +9,9 @@ import { AcceleratorIndex } from './accelerator-index.js';
 import { acceleratorLogic, type AcceleratorActor } from './accelerator-actor.js';
 import { ArqActor, arqLogic } from './arq-actor.js';
 import { ArqBinder, type RemoteArqOps } from './arq-binder.js';
-import { healthPolicyOf, HostActor, hostLogic, opDeadlineMs, type HostActorOptions, type Timing } from './host-actor.js';
+import { HostActor, type HostActorOptions } from './host-actor.js';
+import { hostLogic } from './host-logic.js';
+import { healthPolicyOf, opDeadlineMs, type Timing } from './timing.js';
 
 export interface SupervisorOptions {
   bus: Bus;
