@@ -53,6 +53,13 @@ export const HostObservation = Type.Object({
     migLayout: Type.Optional(Type.Array(BoundedName({ minLength: 1 }), { maxItems: 64 })),
     vfCount: Type.Optional(Type.Integer({ minimum: 0, maximum: 4096 })),
   }), { maxItems: MAX_DEVICES_PER_HOST }),
+  /** Attach handles the host's running guests hold (libvirt's live domains): adopted when no record holds them. */
+  guests: Type.Optional(Type.Array(Type.Object({
+    deployableUuid: BoundedName({ minLength: 1 }),
+    handleUuid: BoundedName({ minLength: 1 }),
+    instanceUuid: BoundedName({ minLength: 1 }),
+    projectId: Type.Optional(BoundedName({ minLength: 1 })),
+  }), { maxItems: MAX_OBSERVED_PER_HOST })),
 });
 
 export const InventoryMessage = Type.Object({

@@ -170,6 +170,7 @@ export const ConfigSchema = Type.Object({
       default: 'udevadm',
       description: 'udevadm: kernel uevents (udevadm monitor) start a discovery at once, beside the periodic scan; off: the periodic scan alone. Without udevadm, or with only the fake driver, the periodic scan alone',
     }),
+    libvirtStateDir: Type.String({ maxLength: 4096, default: '/run/libvirt/qemu', description: 'libvirt\'s live domain files: attach handles that running guests hold and no record holds (a host that ran OpenStack Cyborg before) are adopted for their instances; empty: none looked at' }),
     udevadmCommand: Type.String({ minLength: 1, default: 'udevadm', description: 'argv of udevadm (space-separated; e.g. "nsenter -t 1 -n udevadm" in a container); "monitor --kernel --property --subsystem-match=…" is appended' }),
   }, { default: {} }),
   conductor: Type.Object({

@@ -108,6 +108,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   { path: 'agent.metricsPort', section: 'agent', name: 'metrics_port' },
   { path: 'agent.hotplug', section: 'agent', name: 'hotplug', env: 'CYBORG_HOTPLUG' },
   { path: 'agent.udevadmCommand', section: 'agent', name: 'udevadm_command', env: 'CYBORG_UDEVADM_COMMAND' },
+  { path: 'agent.libvirtStateDir', section: 'agent', name: 'libvirt_state_dir', env: 'CYBORG_LIBVIRT_STATE_DIR' },
   { path: 'placement.resourceProviderName', section: 'agent', name: 'resource_provider_name', env: 'PLACEMENT_RESOURCE_PROVIDER_NAME' },
   { path: 'timing.heartbeatIntervalMs', section: 'agent', name: 'heartbeat_interval_ms', env: 'CYBORG_HEARTBEAT_INTERVAL_MS' },
   { path: 'timing.healthIntervalMs', section: 'agent', name: 'health_interval_ms', env: 'CYBORG_HEALTH_INTERVAL_MS' },

@@ -28,6 +28,11 @@ export const BindingSchema = Type.Object({
    * (`accel:bitstream_id`, `accel:function_id`); set by the conductor, never by the caller.
    */
   program: Type.Optional(Type.Object({ bitstreamId: Type.Optional(Type.String({ maxLength: 255 })), functionId: Type.Optional(Type.String({ maxLength: 255 })) })),
+  /**
+   * The attach handle to take instead of the first free one: an operator's attach naming it, or
+   * the conductor adopting a handle a running guest holds. Nova's bind never names one.
+   */
+  handleUuid: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
 });
 export type Binding = Static<typeof BindingSchema>;
 
@@ -51,7 +56,7 @@ export interface ArqContext {
 export type ArqInput = Pick<ArqContext, 'uuid' | 'deviceProfileName' | 'deviceProfileGroupId' | 'projectId'>;
 
 export type ArqEvent =
-  | { type: 'BIND'; hostname: string; deviceRpUuid: string; instanceUuid: string; projectId?: string | null; program?: Binding['program'] }
+  | { type: 'BIND'; hostname: string; deviceRpUuid: string; instanceUuid: string; projectId?: string | null; program?: Binding['program']; handleUuid?: string }
   | { type: 'UNBIND' }
   | { type: 'DELETE' }
   /** The conductor's reconciliation: try the release of a pending delete again. */

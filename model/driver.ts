@@ -39,6 +39,8 @@ export const DiscoverResultSchema = Type.Object({
 /** Which accelerator an instance gets: one by id, or the first free one of a resource class (and traits), or of a device profile. */
 export const AttachRequestSchema = Type.Object({
   acceleratorId: Type.Optional(Type.String()),
+  /** With `acceleratorId`: the attach handle to take (the one a running guest already uses), instead of the first free one. */
+  handleUuid: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
   resourceClass: Type.Optional(Type.String()),
   traits: Type.Optional(Type.Array(Type.String())),
   deviceProfileName: Type.Optional(Type.String()),

@@ -59,6 +59,7 @@ export async function startAgentRole(config: Config, log: Logger, deps: { driver
     epoch: cache.epoch,
     memory: cache,
     hotplug: hotplugFor(config, drivers.list()),
+    ...(config.agent.libvirtStateDir ? { guestsDir: config.agent.libvirtStateDir } : {}),
   });
   const a = agent;
   const ready = (async () => {

@@ -71,6 +71,7 @@ export async function startAllInOne(config: Config, log: Logger, deps: AllInOneD
     healthIntervalMs: config.timing.healthIntervalMs,
     telemetryIntervalMs: config.timing.telemetryIntervalMs,
     hotplug: hotplugFor(config, drivers),
+    ...(config.agent.libvirtStateDir ? { guestsDir: config.agent.libvirtStateDir } : {}),
   });
   await agent.start();
   const auth = apiAuthFromConfig(config, log);

@@ -15,6 +15,7 @@ import { DriverCommandMessage, DriverCommandReply } from '../../bus/index.js';
 import { AgentDrivers } from './agent-drivers.js';
 import { CARD_OPS, cardOnly, cardUnchanged, dispatch, merged, NOTHING_OBSERVED } from './agent-ops.js';
 import { UeventSource, type UeventBurst, type UeventSourceOptions } from './uevents.js';
+import { guestHolds, readGuests } from './guests.js';
 import { withGlobalRequestId } from '../../openstack/request-id.js';
 import type { DeployableT, DeviceT } from '../../model/index.js';
 
@@ -45,6 +46,11 @@ export interface AgentOptions {
   memory?: AgentMemory;
   /** Kernel uevents that start a discovery at once (`[agent] hotplug`); absent: the periodic scan alone. */
   hotplug?: UeventSourceOptions;
+  /**
+   * libvirt's live domain files (`[agent] libvirt_state_dir`): the attach handles running guests
+   * hold are reported, for the conductor to adopt those no record holds. Absent: none looked at.
+   */
+  guestsDir?: string;
 }
 
 /** Where an agent keeps what must survive its restart: the local cache implements it. */
@@ -194,7 +200,9 @@ export class Agent {
         this.opts.log.error({ err, host: this.opts.host, driver: d.name, kept: kept.length }, 'discovery failed; its devices are kept as last observed, marked not observed');
       }
     }
-    if (observed && (observed.deployables.length > MAX_OBSERVED_PER_HOST || observed.present.length > MAX_OBSERVED_PER_HOST)) {
+    const held = this.opts.guestsDir ? guestHolds(all, await readGuests(this.opts.guestsDir)) : [];
+    if (held.length > 0) observed = { ...(observed ?? NOTHING_OBSERVED), guests: held };
+    if (observed && (observed.deployables.length > MAX_OBSERVED_PER_HOST || observed.present.length > MAX_OBSERVED_PER_HOST || (observed.guests?.length ?? 0) > MAX_OBSERVED_PER_HOST)) {
       // Cut short, it would say "absent" of handles that exist: better none than a wrong one.
       this.opts.log.warn({ host: this.opts.host, deployables: observed.deployables.length, present: observed.present.length }, 'too much observed to report; the conductor compares nothing this time');
       observed = undefined;

@@ -93,7 +93,7 @@ export class ArqBinder {
     const refused = whyUnavailable(actor.view(), actor.freeHandle() !== undefined);
     if (refused) throw new Error(refused);
     if (b.program) await this.programFirst(actor, arqUuid, b.program);
-    const handleUuid = actor.freeHandle();
+    const handleUuid = b.handleUuid === undefined ? actor.freeHandle() : pinned(actor, b.handleUuid);
     if (!handleUuid) throw new Error(`deployable ${actor.deployable.name} has no free attach handle`);
     const view = await actor.request({
       type: 'ATTACH', handleUuid, instanceUuid: b.instanceUuid, arqUuid, ...(b.projectId ? { projectId: b.projectId } : {}),
@@ -143,4 +143,12 @@ export class ArqBinder {
     const view = await actor.request({ type: 'DETACH', handleUuid: boundTo.handleUuid }, meta, { awaitCommit: false });
     if (view.state === AcceleratorStates.error) throw new Error(view.error?.reason ?? `detach of ${actor.id} failed`);
   }
+}
+
+/** The handle a binding names, when the deployable has it and nobody holds it. */
+function pinned(actor: AcceleratorActor, handleUuid: string): string {
+  if (!actor.deployable.attachHandles.some((h) => h.uuid === handleUuid)) throw new Error(`deployable ${actor.deployable.name} has no attach handle ${handleUuid}`);
+  const holder = actor.context.allocations.find((a) => a.handleUuid === handleUuid);
+  if (holder) throw new Error(`attach handle ${handleUuid} of ${actor.deployable.name} is held by instance ${holder.instanceUuid}`);
+  return handleUuid;
 }

@@ -100,7 +100,11 @@ export class Conductor implements ControlPlane {
     });
     this.intake = new BusIntake({
       bus: opts.bus, tree: this.tree, hub: this.hub, driverAdmin: this.driverAdmin, log: opts.log, heartbeatIntervalMs: opts.timing.heartbeatIntervalMs,
-      rejoin: new Rejoin({ log: opts.log.child({ component: 'rejoin' }), journal: opts.journal, hub: this.hub, holds }),
+      rejoin: new Rejoin({
+        log: opts.log.child({ component: 'rejoin' }), journal: opts.journal, hub: this.hub, holds,
+        // A Bound ARQ on the very handle, as an operator's attach makes one: Nova finds it when it rebuilds the guest.
+        adopt: async (h) => void await this.driverAdmin.attachInstance(h.instanceUuid, { acceleratorId: h.acceleratorId, handleUuid: h.handleUuid, ...(h.projectId ? { projectId: h.projectId } : {}) }, { actor: 'conductor' }),
+      }),
       onAgentBack: () => this.rounds.soon(),
       ...(opts.usageWindow === 0 ? {} : { usage: this.usage }),
     });

@@ -59,4 +59,24 @@ describe('the re-join plan', () => {
     expect(steps.map((st) => [st.kind, st.kind === 'relayout' ? st.deviceUuid : st.held.acceleratorId])).toEqual([['flag', 'd-3g'], ['flag', 'p'], ['flag', 'gone']]);
     expect(steps[1]).toMatchObject({ reason: expect.stringMatching(/attach handle x of instance vm-x is no longer on the device/) });
   });
+
+  it('adopts what running guests hold and no record does, after everything else; flags a handle a record gives to another instance', () => {
+    const devices = [card('gpu-2', '17', [dep('p', 'h_p', ['x', 'y', 'z'])])];
+    const steps = planRejoin({
+      held: [held('p', 'x'), held('p', 'y')], recorded: devices, devices,
+      observed: {
+        deployables: ['p'], present: ['x', 'y', 'z'], cards: [],
+        guests: [
+          { deployableUuid: 'p', handleUuid: 'x', instanceUuid: 'vm-x' },
+          { deployableUuid: 'p', handleUuid: 'y', instanceUuid: 'vm-other' },
+          { deployableUuid: 'p', handleUuid: 'z', instanceUuid: 'vm-z' },
+          { deployableUuid: 'p', handleUuid: 'not-on-the-device', instanceUuid: 'vm-w' },
+        ],
+      },
+    });
+    expect(steps).toEqual([
+      { kind: 'flag', held: held('p', 'y'), reason: 'attach handle y is recorded for instance vm-y, but the host\'s running guest of instance vm-other holds it' },
+      { kind: 'adopt', held: { acceleratorId: 'p', handleUuid: 'z', instanceUuid: 'vm-z' } },
+    ]);
+  });
 });

@@ -13,6 +13,8 @@ export interface HeldHandle {
   handleUuid: string;
   instanceUuid: string;
   arqUuid?: string;
+  /** The instance's project, where the host says (a running guest's Nova metadata). */
+  projectId?: string;
 }
 
 /** A card's layout as a driver applies it: its MIG profiles (one per GPU instance) or its VF count. */
@@ -24,7 +26,9 @@ export type RejoinStep =
   /** The card lost the layout its held deployables come from (MIG instances, VFs): applied again, then the handles. */
   | { kind: 'relayout'; deviceUuid: string; address: string; driver: string; layout: CardLayout; held: HeldHandle[] }
   /** Nothing to re-apply can bring it back: said on the accelerator, the instance left as it is. */
-  | { kind: 'flag'; held: HeldHandle; reason: string };
+  | { kind: 'flag'; held: HeldHandle; reason: string }
+  /** A running guest holds a handle no record holds (given before the host was ours): recorded as its instance's. */
+  | { kind: 'adopt'; held: HeldHandle };
 
 export interface RejoinInput {
   held: readonly HeldHandle[];
@@ -113,5 +117,25 @@ export function planRejoin(input: RejoinInput): RejoinStep[] {
     }
     steps.push({ kind: 'flag', held, reason: `the host no longer reports this device after it re-joined; instance ${held.instanceUuid} holds it` });
   }
-  return [...relayouts.values(), ...steps];
+  return [...relayouts.values(), ...steps, ...adoptions(input, now)];
+}
+
+/**
+ * The handles the host's running guests hold that no record holds: adopted for the guest's
+ * instance. One a record gives to another instance is flagged: the host and the records disagree
+ * on who has the device, and only an operator can tell which is right.
+ */
+function adoptions(input: RejoinInput, now: ReadonlyMap<string, DeviceT['deployables'][number]>): RejoinStep[] {
+  const recorded = new Map(input.held.map((h) => [h.handleUuid, h]));
+  const steps: RejoinStep[] = [];
+  for (const g of input.observed.guests ?? []) {
+    if (!now.get(g.deployableUuid)?.attachHandles.some((h) => h.uuid === g.handleUuid)) continue;
+    const held: HeldHandle = { acceleratorId: g.deployableUuid, handleUuid: g.handleUuid, instanceUuid: g.instanceUuid, ...(g.projectId ? { projectId: g.projectId } : {}) };
+    const record = recorded.get(g.handleUuid);
+    if (!record) steps.push({ kind: 'adopt', held });
+    else if (record.instanceUuid !== g.instanceUuid) {
+      steps.push({ kind: 'flag', held: record, reason: `attach handle ${g.handleUuid} is recorded for instance ${record.instanceUuid}, but the host's running guest of instance ${g.instanceUuid} holds it` });
+    }
+  }
+  return steps;
 }

@@ -12,6 +12,12 @@ export interface RejoinOptions {
   hub: EventHub;
   /** Each ARQ's state, from the ARQ home (null: no such ARQ). */
   holds(uuids: readonly string[]): Promise<Record<string, ArqHold | null>>;
+  /**
+   * Records a handle a running guest holds as its instance's: a Bound ARQ naming that handle, as
+   * an operator's attach makes one, so Nova finds it when it rebuilds the guest. Absent: guests
+   * are not adopted.
+   */
+  adopt?(held: HeldHandle): Promise<void>;
 }
 
 /** What one comparison did, by attach handle (and card, for a layout applied again). */
@@ -21,6 +27,8 @@ export interface RejoinOutcome {
   restored: string[];
   relaidOut: string[];
   flagged: { acceleratorId: string; handleUuid: string; reason: string }[];
+  /** Handles adopted for the running guests that hold them. */
+  adopted: string[];
 }
 
 const ACTOR = { actor: 'conductor' } as const;
@@ -64,13 +72,14 @@ export class Rejoin {
   }
 
   private async run(host: HostActor, agentId: string, recorded: readonly DeviceT[], observed: HostObservationMsg): Promise<RejoinOutcome> {
-    const out: RejoinOutcome = { host: host.name, agentId, restored: [], relaidOut: [], flagged: [] };
+    const out: RejoinOutcome = { host: host.name, agentId, restored: [], relaidOut: [], flagged: [], adopted: [] };
     const held = await this.held(host);
-    if (held.length === 0) return out;
+    if (held.length === 0 && !observed.guests?.length) return out;
     const steps = planRejoin({ held, recorded, devices: host.inventory(), observed });
     for (const step of steps) await this.runStep(host, agentId, step, out);
-    if (out.restored.length + out.relaidOut.length + out.flagged.length > 0) {
-      this.opts.log.info({ host: host.name, agentId, restored: out.restored.length, relaidOut: out.relaidOut, flagged: out.flagged.length }, 're-join reconciliation: what a reboot lost was re-applied or flagged');
+    if (out.restored.length + out.relaidOut.length + out.flagged.length + out.adopted.length > 0) {
+      this.opts.log.info({ host: host.name, agentId, restored: out.restored.length, relaidOut: out.relaidOut, flagged: out.flagged.length, adopted: out.adopted.length },
+        're-join reconciliation: what a reboot lost was re-applied or flagged, what running guests hold adopted');
     }
     return out;
   }
@@ -99,6 +108,7 @@ export class Rejoin {
   private async runStep(host: HostActor, agentId: string, step: RejoinStep, out: RejoinOutcome): Promise<void> {
     if (step.kind === 'flag') return this.flag(host, step.held, step.reason, out);
     if (step.kind === 'restore') return this.restore(host, agentId, step.held, out);
+    if (step.kind === 'adopt') return this.adopt(host, step.held, out);
     const { layout, address } = step;
     const params = layout.kind === 'mig' ? { address, profiles: layout.profiles, session: agentId } : { address, count: layout.count, session: agentId };
     const op = layout.kind === 'mig' ? 'mig_layout' : 'vf_count';
@@ -136,6 +146,31 @@ export class Rejoin {
     await this.audit({
       kind: 'accelerator', id: held.acceleratorId, host: host.name, event: 'RESTORE', from: actor.state, to: actor.state, at: new Date().toISOString(),
       reason: 'the host side of a held attach handle was lost (a reboot): made again', args: { handleUuid: held.handleUuid, instanceUuid: held.instanceUuid, ...(held.arqUuid ? { arqUuid: held.arqUuid } : {}) }, ...ACTOR,
+    });
+  }
+
+  /**
+   * A handle a running guest holds and no record does: the accelerator is enabled if it waits
+   * inactive (a guest uses it already), then bound to the guest's instance on that very handle.
+   * The driver finds what the handle needs already made. A failure is said in the log and the
+   * accelerator left as it is; the next agent session tries again.
+   */
+  private async adopt(host: HostActor, held: HeldHandle, out: RejoinOutcome): Promise<void> {
+    const actor = host.accelerators.get(held.acceleratorId);
+    if (!this.opts.adopt || !actor) return;
+    const log = this.opts.log.child({ host: host.name, acceleratorId: held.acceleratorId, handleUuid: held.handleUuid, instanceUuid: held.instanceUuid });
+    try {
+      if (actor.state === AcceleratorStates.inactive) await actor.request({ type: 'ENABLE' }, ACTOR);
+      await this.opts.adopt(held);
+    } catch (err) {
+      log.warn({ err }, 're-join reconciliation could not adopt a handle a running guest holds; tried again at the agent\'s next start');
+      return;
+    }
+    out.adopted.push(held.handleUuid);
+    log.info('adopted an attach handle a running guest holds: bound to its instance');
+    await this.audit({
+      kind: 'accelerator', id: held.acceleratorId, host: host.name, event: 'ADOPT', from: actor.state, to: actor.state, at: new Date().toISOString(),
+      reason: 'a running guest on the host holds this attach handle and no record did: bound to its instance', args: { handleUuid: held.handleUuid, instanceUuid: held.instanceUuid }, ...ACTOR,
     });
   }
 

@@ -21,7 +21,9 @@ export async function attachInstance(control: ControlPlane, instanceUuid: string
     // One ARQ per unit each group asks for, as Nova makes them (resources:PGPU=2 is two).
     for (const p of picks) {
       const arq = await control.createArq({ deviceProfileName: p.profile ?? `operator:${p.accelerator.resourceClass ?? p.accelerator.name}`, deviceProfileGroupId: p.group, projectId: req.projectId ?? null }, meta);
-      const done = await control.bindArq(arq.uuid, { hostname: p.accelerator.host, deviceRpUuid: p.accelerator.rpUuid, instanceUuid, projectId: req.projectId ?? null }, meta);
+      const done = await control.bindArq(arq.uuid, {
+        hostname: p.accelerator.host, deviceRpUuid: p.accelerator.rpUuid, instanceUuid, projectId: req.projectId ?? null, ...(req.handleUuid && req.acceleratorId ? { handleUuid: req.handleUuid } : {}),
+      }, meta);
       bound.push(done);
       if (done.state !== ArqStates.Bound) {
         throw new DriverError('driver.failed', `attaching instance ${instanceUuid} to accelerator ${p.accelerator.name} failed: ${done.error ?? done.state}`, { acceleratorId: p.accelerator.id, instanceUuid });
@@ -78,6 +80,7 @@ interface Pick {
  * Placement applies to Nova's requests (placement-query/).
  */
 function pick(control: ControlPlane, req: AttachRequest): Pick[] {
+  if (req.handleUuid && !req.acceleratorId) throw new CyborgError('request.invalid', 'handleUuid names a handle of one accelerator: give its acceleratorId too', { field: 'handleUuid' });
   if (req.acceleratorId) {
     const a = control.getAccelerator(req.acceleratorId);
     const refused = whyUnavailable(a);

@@ -59,7 +59,7 @@ export async function vgpuOffer(root: string, host: string, name: string, pf: Pc
   if (own) {
     const n = own.availableInstances + own.devices.length;
     const handles = Array.from({ length: n }, (_, i) => handleOf(host, name, 'MDEV', mdevJson(pf.address, type, `${type}_${i}`)));
-    return { typeName: vgpuTypeName(own.name), handles };
+    return { typeName: vgpuTypeName(own.name), handles: adoptMdevs(handles, own.devices) };
   }
   const handles: AttachHandleT[] = [];
   let typeName: string | undefined;
@@ -85,13 +85,34 @@ export async function vgpuOffer(root: string, host: string, name: string, pf: Pc
   const ranked = [...onVfs.filter(({ t }) => t.devices.length > 0), ...onVfs.filter(({ t }) => t.devices.length === 0)];
   let left = max;
   for (const { vf, t } of ranked) {
-    for (let i = 0; i < t.availableInstances + t.devices.length && left > 0; i++, left--) handles.push(handleOf(host, name, 'MDEV', mdevJson(vf.address, type, `${type}_${i}`)));
+    const mine: AttachHandleT[] = [];
+    for (let i = 0; i < t.availableInstances + t.devices.length && left > 0; i++, left--) mine.push(handleOf(host, name, 'MDEV', mdevJson(vf.address, type, `${type}_${i}`)));
+    handles.push(...adoptMdevs(mine, t.devices));
   }
   handles.sort((a, b) => (a.attachInfo < b.attachInfo ? -1 : a.attachInfo > b.attachInfo ? 1 : 0));
   if (handles.length === 0 || typeName === undefined) {
     throw new DriverError('driver.failed', `GPU ${pf.address} offers no vGPU type ${type} (see [vgpu_${type}] device_addresses)`, { reason: 'vgpu_type_unsupported', address: pf.address, type });
   }
   return { typeName, handles };
+}
+
+/**
+ * Mdevs this driver did not make — an OpenStack Cyborg agent's, made before the host moved here,
+ * with Cyborg's own handle uuids — keep their uuid as their handle's: in Cyborg a handle's uuid
+ * is its mdev's, and it is what the instance's guest names. Each takes, from the last, a handle
+ * whose own mdev does not exist; the conductor adopts it for the guest that holds it. Once the
+ * mdev is removed, the handle gets its own uuid back.
+ */
+export function adoptMdevs(handles: AttachHandleT[], existing: readonly string[]): AttachHandleT[] {
+  const ours = new Set(handles.map((h) => h.uuid));
+  const foreign = existing.filter((u) => !ours.has(u)).sort();
+  if (foreign.length === 0) return handles;
+  const made = new Set(existing);
+  const out = [...handles];
+  for (let i = out.length - 1; i >= 0 && foreign.length > 0; i--) {
+    if (!made.has(out[i]!.uuid)) out[i] = { ...out[i]!, uuid: foreign.shift()! };
+  }
+  return out;
 }
 
 export async function exists(path: string): Promise<boolean> {

@@ -83,6 +83,28 @@ describe('nvidia_gpu_driver on an H100 / A10 / A16 host', () => {
     expect(a16.numAccelerators).toBe(1);
   });
 
+  it('gives an mdev it did not make (an OpenStack Cyborg agent\'s, before the host moved) its own uuid as handle; the handle\'s own uuid comes back once it is gone', async () => {
+    const own = buildHost(NVIDIA_HOST, 'nvidia-foreign-mdev');
+    const types = (fn: string): string => join(own, `bus/pci/devices/0000:b1:00.${fn}/mdev_supported_types/nvidia-699`);
+    const driver = new NvidiaGpuDriver({ host: 'compute1', sysfsRoot: own, vgpuTypes: { 'nvidia-699': ['0000:b1:00.0'] } });
+    const before = dep(await driver.discover(), 'compute1_0000:b1:00.0').attachHandles.map((h) => h.uuid);
+    // Cyborg's handle uuid, which is its mdev's and what the instance's guest names.
+    const cyborgs = 'b7d0c1e2-3f4a-4b5c-8d6e-7f8091a2b3c4';
+    // As the kernel lists an mdev: under its parent, and in its type's devices/.
+    mkdirSync(join(own, 'bus/pci/devices/0000:b1:00.4', cyborgs), { recursive: true });
+    mkdirSync(join(types('4'), 'devices', cyborgs), { recursive: true });
+    writeFileSync(join(types('4'), 'available_instances'), '0\n');
+    const a16 = dep(await driver.discover(), 'compute1_0000:b1:00.0');
+    expect(a16.attachHandles.map((h) => [h.uuid, JSON.parse(h.attachInfo).function])).toEqual([[cyborgs, '4'], [before[1], '5']]);
+    // Bound to it (the conductor adopting it for the guest): nothing is made, the mdev is there.
+    await driver.prepareAttach({ key: 'k', deployable: a16, params: { handleUuid: cyborgs } });
+    expect(readFileSync(join(types('4'), 'create'), 'utf8')).toBe('');
+    rmSync(join(types('4'), 'devices', cyborgs), { recursive: true });
+    rmSync(join(own, 'bus/pci/devices/0000:b1:00.4', cyborgs), { recursive: true });
+    writeFileSync(join(types('4'), 'available_instances'), '1\n');
+    expect(dep(await driver.discover(), 'compute1_0000:b1:00.0').attachHandles.map((h) => h.uuid)).toEqual(before);
+  });
+
   it('creates the mdev on attach, removes it on detach, and re-creates it for a bound handle after a reboot', async () => {
     const driver = new NvidiaGpuDriver({ host: 'compute1', sysfsRoot: root, vgpuTypes: { 'nvidia-699': ['0000:b1:00.0'] } });
     const a16 = dep(await driver.discover(), 'compute1_0000:b1:00.0');

@@ -50,4 +50,14 @@ describe('operator attach by device profile, matched as Placement matches', () =
     expect(err).toMatchObject({ code: 'accelerator.none_available' });
     expect(s.conductor.listArqs({}).filter((a) => a.state === 'Bound')).toEqual([]);
   });
+
+  it('takes the attach handle an operator names (adopting the one a guest already uses), refusing one held or one without its accelerator', async () => {
+    const a16 = s.conductor.listAccelerators({}).find((a) => a.name === 'gpu-1_0000:b1:00.0')!;
+    const vm = randomUUID();
+    const err = await admin().attachInstance(vm, { handleUuid: 'x' }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'request.invalid', details: { field: 'handleUuid' } });
+    const r = await admin().attachInstance(vm, { acceleratorId: a16.id, handleUuid: 'no-such-handle' }).catch((e: unknown) => e);
+    expect((r as Error).message).toMatch(/has no attach handle no-such-handle/);
+    expect(s.conductor.listArqs({ instanceUuid: vm })).toEqual([]);
+  });
 });
