@@ -255,4 +255,35 @@ describe.skipIf(!svc.postgres)('persistence: 503 means "not done" (PostgreSQL)',
     expect(await inDatabase()).toEqual(['landed', 'warm']);
     expect(journal.stats.landedAfterRefusal).toBe(0);
   });
+
+  it('a device profile whose COMMIT answer was lost is written again once the database is back, and exists once, as committed', async () => {
+    // A flush without a transition row has no stamp to look up: written again, it must change nothing.
+    const profile = (name: string): Change[] => [{
+      type: 'document', collection: 'device_profiles', id: '0c6f2a1e-8d4b-4c3a-9e2f-1b0a9c8d7e6f',
+      body: { uuid: '0c6f2a1e-8d4b-4c3a-9e2f-1b0a9c8d7e6f', name, description: null, groups: [{ 'resources:PGPU': '1' }], createdAt: '2026-11-27T10:00:00.000Z', updatedAt: null },
+    }];
+    const profiles = (): Promise<{ uuid: string; name: string; created_at: Date; updated_at: Date }[]> =>
+      query(db.url, 'select uuid, name, created_at, updated_at from device_profiles');
+    expect(await outcome(journal.commit(step('warm')))).toBe('ok');
+    await eventually(() => journal.pending === 0, { what: 'the journal idle' });
+    // The profile's transaction reaches its COMMIT; the server commits it, but the answer never comes back.
+    proxy.stallNextCommit();
+    const landed = outcome(journal.commit(profile('gpu-small')));
+    await eventually(() => proxy.stalledCommits === 1, { what: 'the profile\'s COMMIT' });
+    proxy.hold();
+    proxy.releaseCommit();
+    await eventually(async () => (await profiles()).length === 1, { what: 'the server to commit the profile' });
+    proxy.cut();
+    await new Promise((r) => setTimeout(r, 500));
+    proxy.release();
+    proxy.restore();
+    expect(await landed).toBe('ok');
+    const rows = await profiles();
+    expect(rows.map((r) => [r.uuid, r.name, r.created_at.toISOString(), r.updated_at.toISOString()])).toEqual([
+      ['0c6f2a1e-8d4b-4c3a-9e2f-1b0a9c8d7e6f', 'gpu-small', '2026-11-27T10:00:00.000Z', '2026-11-27T10:00:00.000Z'],
+    ]);
+    // And the journal goes on: the next commit is written.
+    expect(await outcome(journal.commit(step('after')))).toBe('ok');
+    expect(await inDatabase()).toEqual(['after', 'warm']);
+  });
 });
