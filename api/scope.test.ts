@@ -35,7 +35,7 @@ function fleet(): { control: ControlPlane; views: { accelerators: AcceleratorVie
 }
 
 const event = (kind: TransitionRecord['kind'], id: string, projectId: string): TransitionRecord => ({
-  kind, id, event: 'BIND', from: 'a', to: 'b', at: '', actor: `user-of-${projectId}`, actorName: 'someone', projectId, projectName: projectId, requestId: 'req-x', reason: 'why',
+  kind, id, event: 'BIND', from: 'Initial', to: 'BindStarted', at: '', actor: `user-of-${projectId}`, actorName: 'someone', projectId, projectName: projectId, requestId: 'req-x', reason: 'why',
 });
 
 describe('what a project sees of the fleet (api/scope.ts)', () => {
@@ -71,7 +71,7 @@ describe('what a project sees of the fleet (api/scope.ts)', () => {
     const stream = new EventScope(projectScope('proj-b'), control);
     expect(stream.event(event('arq', 'arq-a', 'proj-a'))).toBeUndefined();
     expect(stream.event(event('arq', 'arq-b', 'proj-b'))).toMatchObject({ actor: 'user-of-proj-b', projectId: 'proj-b' });
-    expect(stream.event(event('accelerator', 'acc-1', 'proj-a'))).toEqual({ kind: 'accelerator', id: 'acc-1', event: 'BIND', from: 'a', to: 'b', at: '' });
+    expect(stream.event(event('accelerator', 'acc-1', 'proj-a'))).toEqual({ kind: 'accelerator', id: 'acc-1', event: 'BIND', from: 'Initial', to: 'BindStarted', at: '' });
     expect(stream.event(event('host', 'h1', 'proj-b'))).toBeUndefined();
     // B's ARQ deleted: B hears that it went (once), nobody else's deletions.
     views.arqs = views.arqs.filter((a) => a.uuid !== 'arq-b');

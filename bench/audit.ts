@@ -14,8 +14,7 @@
 import { randomUUID } from 'node:crypto';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
-import { queryAudit } from '../db/audit.js';
-import { migrate, openOrm } from '../db/config.js';
+import { queryAudit, migrate, openOrm } from '../db/index.js';
 
 const BASE = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const ROWS = Number(process.env.BENCH_ROWS ?? 1_000_000);

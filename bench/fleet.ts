@@ -36,12 +36,10 @@ import { Agent } from '../actors/agent/index.js';
 import { migrate, openOrm } from '../db/index.js';
 import { connectBus, type NatsBus } from '../bus/index.js';
 import { Subjects } from '../bus/index.js';
-import { FakeDriver } from '../drivers/fake/index.js';
-import { DriverRegistry } from '../drivers/registry.js';
+import { FakeDriver, DriverRegistry, type Driver } from '../drivers/index.js';
 import { discoverySection } from './fleet/discovery.js';
 import { FlappingFleet } from './fleet/flapping.js';
 import { discoveredFirst, MIX_KINDS, mixedDrivers } from './fleet/mix.js';
-import type { Driver } from '../drivers/driver.js';
 
 const { values: args } = parseArgs({
   options: {

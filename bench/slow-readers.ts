@@ -19,7 +19,7 @@ import { MemoryJournal } from '../actors/runtime/index.js';
 import { buildApi } from '../api/server.js';
 import { arqBody } from '../api/v2/accelerator-requests.js';
 import { InProcessBus } from '../bus/index.js';
-import { silentLogger } from '../config/logger.js';
+import { silentLogger } from '../config/index.js';
 import { pct } from './api/lifecycle.js';
 
 const args = process.argv.slice(2);

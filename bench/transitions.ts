@@ -13,8 +13,8 @@ import { createActor } from 'xstate';
 import { Passivation } from '../actors/runtime/index.js';
 import { AcceleratorActor, acceleratorLogic } from '../actors/conductor/index.js';
 import type { Change, Journal, Recovered } from '../actors/runtime/index.js';
-import { silentLogger } from '../config/logger.js';
-import { FakeDriver } from '../drivers/fake/index.js';
+import { silentLogger } from '../config/index.js';
+import { FakeDriver } from '../drivers/index.js';
 import { acceleratorMachine, AcceleratorStates } from '../machines/index.js';
 import { EventHub, type TransitionRecord } from '../model/index.js';
 

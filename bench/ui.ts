@@ -16,9 +16,8 @@ import { Agent } from '../actors/agent/index.js';
 import { Conductor } from '../actors/conductor/index.js';
 import { MemoryJournal } from '../actors/runtime/index.js';
 import { buildApi } from '../api/server.js';
-import { silentLogger } from '../config/logger.js';
-import { FakeDriver } from '../drivers/fake/index.js';
-import { DriverRegistry } from '../drivers/registry.js';
+import { silentLogger } from '../config/index.js';
+import { FakeDriver, DriverRegistry } from '../drivers/index.js';
 import { launchChromium } from '../test/e2e/browser.js';
 import { ensureUiBuilt } from '../ui/build.js';
 

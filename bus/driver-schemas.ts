@@ -1,6 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { BoundedName } from '../model/bounds.js';
-import { BackendServiceSchema } from '../model/device.js';
+import { BoundedName, BackendServiceSchema } from '../model/index.js';
 
 /**
  * Schemas of `cyborg.agent.driver.<host>`: the conductor asks one agent to install, uninstall or

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { credsAuthenticator, nkeyAuthenticator, type Authenticator, type NodeConnectionOptions } from '@nats-io/transport-node';
-import { ConfigError } from '../config/errors.js';
+import { ConfigError } from '../config/index.js';
 
 /** How a role proves itself to the NATS server (config `nats`: `[nats]` in cyborg.conf, NATS_* variables). */
 export interface NatsAuthSettings {

@@ -1,8 +1,7 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import { ValueErrorType } from '@sinclair/typebox/errors';
-import { BoundedName, BoundedText, STORABLE_PATTERN } from '../model/bounds.js';
-import { Device } from '../model/device.js';
+import { BoundedName, BoundedText, STORABLE_PATTERN, Device } from '../model/index.js';
 
 /**
  * Message schemas of the agent ↔ conductor subjects (see subjects.ts). The device model they

@@ -1,7 +1,6 @@
 import type { Static } from '@sinclair/typebox';
 import type { Command } from 'commander';
-import { ConfigError, loadConfig, type Config, type ConfigSchema, type DeepPartial, type Role } from '../config/index.js';
-import { createLogger, type Logger } from '../config/logger.js';
+import { ConfigError, loadConfig, type Config, type ConfigSchema, type DeepPartial, type Role, createLogger, type Logger } from '../config/index.js';
 
 /** `--config-file PATH` (repeatable, later files win), on the program and every subcommand. */
 export function collect(value: string, previous: string[] = []): string[] {

@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { configSample } from '../config/sample.js';
+import { configSample } from '../config/index.js';
 
 /** `cyborg config sample`: a commented cyborg.conf, generated from the schema. */
 export function configCommand(): Command {

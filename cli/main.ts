@@ -1,13 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
-import { ConfigError, type DeepPartial } from '../config/index.js';
-import { StartupError } from '../config/errors.js';
+import { ConfigError, type DeepPartial, StartupError, type ConfigSchema, browserBlocksPort, PORTS } from '../config/index.js';
 import type { Static } from '@sinclair/typebox';
-import type { ConfigSchema } from '../config/index.js';
-import { browserBlocksPort, PORTS } from '../config/ports.js';
 import { startAllInOne } from '../roles/all-in-one.js';
 import { explainStartupError, listenersOf } from '../roles/startup.js';
-import { dbCommand } from '../db/cli.js';
+import { dbCommand } from '../db/index.js';
 import { boot, collect } from './boot.js';
 import { configCommand } from './config.js';
 import { statusCommand } from './status.js';

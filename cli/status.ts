@@ -3,10 +3,7 @@ import { configSources } from './boot.js';
 import { Command } from 'commander';
 import { request } from 'undici';
 import { ConfigError, loadConfig, type Config } from '../config/index.js';
-import { openOrm } from '../db/config.js';
-import { redact } from '../db/open.js';
-import { loadDocuments, loadInventories } from '../db/load.js';
-import { schemaStatus } from '../db/schema-status.js';
+import { openOrm, redact, loadDocuments, loadInventories, schemaStatus } from '../db/index.js';
 import { unmatchedProfiles } from './profile-check.js';
 
 /** cyborg-status's (oslo.upgradecheck's) results and exit codes. */

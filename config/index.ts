@@ -10,6 +10,9 @@ import { OPTIONS, type OptionSpec } from './options.js';
 import { PORTS } from './ports.js';
 
 export { ConfigError, StartupError, StartupExit };
+export { createLogger, silentLogger, type Logger } from './logger.js';
+export { browserBlocksPort, PORTS } from './ports.js';
+export { configSample } from './sample.js';
 
 /**
  * The names `[agent] enabled_drivers` takes: the keys of drivers/registry.ts's DRIVER_FACTORIES

@@ -5,7 +5,7 @@ import { Subjects, type EventKind } from '../bus/index.js';
 import { TransitionEvent, type AcceleratorView, type ArqView, type CommittedEvent, type CommittedState } from '../model/index.js';
 import { ViewsBatch, type ViewsBatchMsg } from './messages.js';
 import { checkPayload, maxPayloadOf, packBySize } from './payload.js';
-import { ArqStates } from '../machines/index.js';
+import { ArqStates, NOT_YET } from '../machines/index.js';
 
 /** What the publisher reads of its conductor: committed actors by host, ARQs, and its commit hub. */
 export type PublishedConductor = CommittedState;
@@ -101,7 +101,7 @@ export class ViewPublisher {
     this.transitions.push(ev);
     if (ev.kind === 'accelerator' && ev.host) this.accelerators.set(ev.id, ev.host);
     if (ev.kind === 'arq') this.arqs.add(ev.id);
-    if (ev.host) this.hosts.set(ev.host, this.hosts.get(ev.host) ?? ev.from === 'none');
+    if (ev.host) this.hosts.set(ev.host, this.hosts.get(ev.host) ?? ev.from === NOT_YET);
     this.schedule();
   }
 

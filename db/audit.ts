@@ -67,7 +67,7 @@ export async function queryAudit(db: Kysely<object>, q: AuditQuery): Promise<Aud
 
 function entryOf(r: Row): AuditEntry {
   const e: AuditEntry = {
-    seq: Number(r.seq), kind: r.kind as AuditEntry['kind'], id: r.id, event: r.event, from: r.from, to: r.to,
+    seq: Number(r.seq), kind: r.kind as AuditEntry['kind'], id: r.id, event: r.event, from: r.from as AuditEntry['from'], to: r.to as AuditEntry['to'],
     at: (r.at instanceof Date ? r.at : new Date(r.at)).toISOString(),
   };
   if (r.host !== null) e.host = r.host;

@@ -42,7 +42,7 @@ describe('what the journal refuses before queueing a change', () => {
 
   it('a time PostgreSQL cannot read and an integer beyond int4 are refused', () => {
     const at = 'not a time';
-    expect(refusal([{ type: 'transition', record: { kind: 'accelerator', id: 'a', event: 'E', from: 'x', to: 'y', at } }])?.details.field).toBe('transition time');
+    expect(refusal([{ type: 'transition', record: { kind: 'accelerator', id: 'a', event: 'E', from: 'inactive', to: 'ready', at } }])?.details.field).toBe('transition time');
     const ctx = { deviceProfileName: 'p', deviceProfileGroupId: 2 ** 31 };
     expect(refusal([{ type: 'arq', uuid: 'u', record: { value: 'Initial', context: ctx }, deleted: false }])?.details.field).toBe('device profile group id');
   });

@@ -1,6 +1,6 @@
 import type { Change } from '../actors/runtime/index.js';
 import { CyborgError } from '../errors/index.js';
-import { cyborgState, type ArqContext } from '../machines/index.js';
+import { cyborgState, type ArqContext, type ArqView } from '../model/index.js';
 
 /**
  * What PostgreSQL can store, checked when a change is handed to the journal, before it is queued.
@@ -59,7 +59,7 @@ function checkChange(c: Change): void {
       if (c.deleted) return;
       const ctx = c.record.context as unknown as Partial<ArqContext>;
       name(c.record.value, 'ARQ state');
-      name(cyborgState(c.record.value), 'ARQ state');
+      name(cyborgState(c.record.value as ArqView['state']), 'ARQ state');
       optName(ctx.projectId, 'project id');
       name(ctx.deviceProfileName, 'device profile name');
       int(ctx.deviceProfileGroupId, 'device profile group id');

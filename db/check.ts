@@ -1,5 +1,5 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { StartupError, StartupExit } from '../config/errors.js';
+import { StartupError, StartupExit } from '../config/index.js';
 import { schemaStatus } from './schema-status.js';
 
 /** Where the URL came from, as the operator wrote it (the file's option, its variable). */

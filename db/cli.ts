@@ -1,7 +1,5 @@
 import { Command, Option } from 'commander';
-import { loadConfig } from '../config/index.js';
-import { StartupError, StartupExit } from '../config/errors.js';
-import { createLogger } from '../config/logger.js';
+import { loadConfig, StartupError, StartupExit, createLogger } from '../config/index.js';
 import { migrate, openOrm } from './config.js';
 import { startEmbedded } from './embedded.js';
 import { redact, startupErrorFor } from './check.js';

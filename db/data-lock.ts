@@ -1,6 +1,6 @@
 import { closeSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { StartupError, StartupExit } from '../config/errors.js';
+import { StartupError, StartupExit } from '../config/index.js';
 
 export interface DataLock {
   path: string;

@@ -1,8 +1,7 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import { jsonbCol, rowsFrom, textCol } from './columns.js';
 import type { MergedBatch } from './merge.js';
-import { cyborgState } from '../machines/index.js';
-import type { ArqContext } from '../machines/index.js';
+import { cyborgState, type ArqContext, type ArqView } from '../model/index.js';
 
 /**
  * The hot path of a flush: accelerator records, ARQ records and transition-log rows, each kind
@@ -67,7 +66,7 @@ function arqStatements(m: MergedBatch): Stmt[] {
   for (const [uuid, a] of m.arqs) {
     if (a.deleted) { gone.push(uuid); continue; }
     const ctx = a.record.context as unknown as ArqContext;
-    c.uuid.push(uuid); c.project.push(ctx.projectId ?? null); c.state.push(cyborgState(a.record.value)); c.machine.push(a.record.value);
+    c.uuid.push(uuid); c.project.push(ctx.projectId ?? null); c.state.push(cyborgState(a.record.value as ArqView['state'])); c.machine.push(a.record.value);
     c.ctx.push(JSON.stringify(a.record.context)); c.dpName.push(ctx.deviceProfileName); c.group.push(ctx.deviceProfileGroupId);
     c.hostname.push(ctx.binding?.hostname ?? null); c.rp.push(ctx.binding?.deviceRpUuid ?? null); c.instance.push(ctx.binding?.instanceUuid ?? null);
     c.handle.push(ctx.boundTo?.handleUuid ?? null); c.deployable.push(ctx.boundTo?.acceleratorId ?? null);

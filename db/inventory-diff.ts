@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { stableId, uuid3, NAMESPACE_DNS } from '../drivers/ids.js';
+import { stableId, uuid3, NAMESPACE_DNS } from '../drivers/index.js';
 import {
   AttachHandle, Attribute, ControlpathId, Deployable, Device,
   type IAttachHandle, type IAttribute, type IControlpathId, type IDeployable, type IDevice,

@@ -127,7 +127,7 @@ export async function loadHistory(em: EntityManager, id: string, limit: number):
 
 /** A log row as the record it was committed as (absent fields stay absent). */
 export function transitionOf(r: ITransitionLog): TransitionRecord {
-  const t: TransitionRecord = { kind: r.kind as TransitionRecord['kind'], id: r.id, event: r.event, from: r.from, to: r.to, at: r.at.toISOString() };
+  const t: TransitionRecord = { kind: r.kind as TransitionRecord['kind'], id: r.id, event: r.event, from: r.from as TransitionRecord['from'], to: r.to as TransitionRecord['to'], at: r.at.toISOString() };
   if (r.host) t.host = r.host;
   if (r.actor) t.actor = r.actor;
   if (r.projectId) t.projectId = r.projectId;

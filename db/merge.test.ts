@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import type { Change } from '../actors/runtime/index.js';
+import type { TransitionRecord } from '../model/index.js';
 import { canonicalJson, mergeChanges, touchesModel } from './merge.js';
 
 const rec = (value: string) => ({ value, context: { value } });
-const tr = (id: string, to: string): Change => ({ type: 'transition', record: { kind: 'accelerator', id, event: 'E', from: 'x', to, at: '2026-01-01T00:00:00Z' } });
+const tr = (id: string, to: TransitionRecord['to']): Change => ({ type: 'transition', record: { kind: 'accelerator', id, event: 'E', from: 'inactive', to, at: '2026-01-01T00:00:00Z' } });
 
 describe('mergeChanges', () => {
   it('keeps the last record of each accelerator and every transition, in order', () => {

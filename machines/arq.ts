@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { assign, fromPromise, setup } from 'xstate';
-import { ArqStates } from './states.js';
+import { ArqStates, type ArqState, type CyborgArqState } from './states.js';
 
 /**
  * An accelerator request (ARQ), with Cyborg's states: Initial → BindStarted → Bound | BindFailed,
@@ -71,7 +71,7 @@ export type ArqEvent =
    */
   | { type: 'RELEASED'; reason: string };
 
-export { ARQ_STATES, ArqStates, type ArqState } from './states.js';
+export { ARQ_STATES, ArqStates, CYBORG_ARQ_STATES, type ArqState, type CyborgArqState } from './states.js';
 
 /**
  * `busy`: an effect runs. `resolved`: what Nova waits for before it boots (Cyborg's Bound,
@@ -205,11 +205,11 @@ export const arqMachine = setup({
 });
 
 /** The state name Cyborg's API shows for one of ours. */
-export function cyborgState(state: string): string {
-  return CYBORG_NAMES[state] ?? state;
+export function cyborgState(state: ArqState): CyborgArqState {
+  if (state === ArqStates.Unbinding) return ArqStates.Bound;
+  if (state === ArqStates.DeletePending) return ArqStates.Deleting;
+  return state;
 }
-
-const CYBORG_NAMES: Record<string, string> = { Unbinding: 'Bound', DeletePending: 'Deleting' };
 
 /** States in which the ARQ is on its way out (a delete was acknowledged). */
 export function isDeleting(state: string): boolean {

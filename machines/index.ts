@@ -6,4 +6,4 @@ export { allowedEvents } from './allowed.js';
 export * from './health.js';
 export { namesOf, recoverInterrupted, tagsOfState, type StateRecord } from './vocabulary.js';
 export { eventLabel, machineGraph, type GraphState, type GraphTransition, type MachineGraph } from './graph.js';
-export { isDetourState, isFailureState } from './states.js';
+export { HOST_DELETED, isDetourState, isFailureState, NOT_YET, TRANSITION_ENDS, type TransitionEnd } from './states.js';

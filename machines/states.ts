@@ -22,6 +22,13 @@ export const ARQ_STATES = ['Initial', 'BindStarted', 'Bound', 'BindFailed', 'Unb
 export type ArqState = (typeof ARQ_STATES)[number];
 export const ArqStates = namesOf(ARQ_STATES);
 
+/**
+ * The ARQ states Cyborg's API shows (`ArqView.cyborgState`, the v2 body's `state`): ours less
+ * `Unbinding` (shown as Bound) and `DeletePending` (shown as Deleting); see `cyborgState` in arq.ts.
+ */
+export const CYBORG_ARQ_STATES = ['Initial', 'BindStarted', 'Bound', 'BindFailed', 'Unbound', 'UnbindFailed', 'Deleting', 'Deleted'] as const satisfies readonly ArqState[];
+export type CyborgArqState = (typeof CYBORG_ARQ_STATES)[number];
+
 /** A compute host's agent session. */
 export const HOST_STATES = ['online', 'stale', 'lost'] as const;
 export type HostState = (typeof HOST_STATES)[number];
@@ -31,6 +38,28 @@ export const HostStates = namesOf(HOST_STATES);
 export const DRIVER_STATES = ['uninstalled', 'installing', 'installed', 'updating', 'uninstalling'] as const;
 export type DriverState = (typeof DRIVER_STATES)[number];
 export const DriverStates = namesOf(DRIVER_STATES);
+
+/** Where a birth starts (an ARQ created, an accelerator discovered): the `from` of its first log line. */
+export const NOT_YET = 'none';
+/** What a host's DELETE records as its end: no state of the host machine (its actor is gone with it). */
+export const HOST_DELETED = 'deleted';
+
+/**
+ * The ends a committed transition names (`from`, `to`): any machine's state, a birth's start or
+ * a deleted host's end. Accelerators and drivers share `installing` and `uninstalling`; each
+ * name is listed once.
+ */
+export const TRANSITION_ENDS = unique([...ACCELERATOR_STATES, ...ARQ_STATES, ...HOST_STATES, ...DRIVER_STATES, NOT_YET, HOST_DELETED]);
+export type TransitionEnd = (typeof TRANSITION_ENDS)[number];
+
+/** A tuple's names in order, each once (a tuple type still: model/ builds its schemas from it). */
+type Unique<T extends readonly string[], Seen extends string = never> = T extends readonly [infer H extends string, ...infer R extends readonly string[]]
+  ? H extends Seen ? Unique<R, Seen> : [H, ...Unique<R, Seen | H>]
+  : [];
+
+function unique<const T extends readonly string[]>(names: T): Unique<T> {
+  return [...new Set(names)] as Unique<T>;
+}
 
 /** The states that record a failure (the log keeps its reason, the page marks it). */
 const FAILURES: ReadonlySet<string> = new Set([AcceleratorStates.error, ArqStates.BindFailed, ArqStates.UnbindFailed]);

@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import type { AnyStateMachine } from 'xstate';
 import { ACCELERATOR_STATES, acceleratorMachine, AcceleratorStates } from './accelerator.js';
-import { ARQ_STATES, arqMachine, ArqStates, arqTags } from './arq.js';
+import { ARQ_STATES, arqMachine, ArqStates, arqTags, CYBORG_ARQ_STATES, cyborgState } from './arq.js';
 import { DRIVER_STATES, driverMachine } from './driver.js';
 import { HOST_STATES, hostMachine } from './host.js';
+import { HOST_DELETED, NOT_YET, TRANSITION_ENDS } from './states.js';
 import { recoverInterrupted } from './vocabulary.js';
 
 /** The vocabulary code outside machines/ uses is each machine's own: no state missing, none invented. */
@@ -25,6 +26,21 @@ describe('state vocabularies', () => {
     const resolved = ARQ_STATES.filter((s) => arqTags(s).includes('resolved'));
     expect(resolved).toEqual(['Bound', 'BindFailed', 'Unbinding', 'Deleting', 'DeletePending']);
     expect(ARQ_STATES.filter((s) => arqTags(s).includes('in-flight'))).toEqual(['BindStarted', 'Unbinding', 'Deleting', 'DeletePending']);
+  });
+
+  it('Cyborg\'s ARQ names are ours less the two it never shows, each state shown as one of them', () => {
+    expect(CYBORG_ARQ_STATES).toEqual(ARQ_STATES.filter((s) => s !== ArqStates.Unbinding && s !== ArqStates.DeletePending));
+    expect(new Set(ARQ_STATES.map(cyborgState))).toEqual(new Set(CYBORG_ARQ_STATES));
+  });
+
+  it('resolved, as Nova\'s bind_state=resolved reads it, is exactly Cyborg\'s Bound, BindFailed and Deleting', () => {
+    for (const s of ARQ_STATES) expect(arqTags(s).includes('resolved'), s).toBe(['Bound', 'BindFailed', 'Deleting'].includes(cyborgState(s)));
+  });
+
+  it('a transition\'s ends are every machine\'s states, each once, a birth\'s start and a deleted host\'s end', () => {
+    const all = [...ACCELERATOR_STATES, ...ARQ_STATES, ...HOST_STATES, ...DRIVER_STATES, NOT_YET, HOST_DELETED];
+    expect([...TRANSITION_ENDS].sort()).toEqual([...new Set(all)].sort());
+    expect(TRANSITION_ENDS.length).toBe(new Set(TRANSITION_ENDS).size);
   });
 });
 

@@ -1,10 +1,6 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
-import type { Conductor } from '../actors/conductor/index.js';
-import type { AcceleratorView, UsageSample } from '../model/index.js';
+import type { AcceleratorView, FleetSource, UsageSample } from '../model/index.js';
 import { AcceleratorStates } from '../machines/index.js';
-
-/** What the fleet series read: the conductor's hosts, its committed events, its usage windows. */
-export type FleetSource = Pick<Conductor, 'hosts' | 'hub' | 'usage'>;
 
 export interface DeviceSeriesOptions {
   /**

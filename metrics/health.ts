@@ -1,6 +1,6 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
-import type { AcceleratorView } from '../model/index.js';
-import type { DeviceRow, FleetSource } from './devices.js';
+import type { AcceleratorView, FleetSource } from '../model/index.js';
+import type { DeviceRow } from './devices.js';
 import { HostStates } from '../machines/index.js';
 
 /**

@@ -1,10 +1,12 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, register as globalRegistry, Registry } from 'prom-client';
-import type { Conductor } from '../actors/conductor/index.js';
+import type { FleetSource } from '../model/index.js';
 import { deviceGauges, fleetRows, type DeviceSeriesOptions } from './devices.js';
 import { healthGauges } from './health.js';
+import { HOST_STATES } from '../machines/index.js';
 
 export { USAGE_FRESH_MS, type DeviceSeriesOptions } from './devices.js';
 export { healthLabels, reasonClass } from './health.js';
+export { metricsRoute, startHealthServer, type HealthServer } from './http.js';
 
 /**
  * Prometheus metrics of one role process (prom-client). Counters and histograms are fed as things
@@ -54,10 +56,11 @@ export class Metrics {
   }
 
   /**
-   * Gauges over a conductor's actor tree (per device, per host, fleet counts), health-change and
-   * transition counters fed by its event hub. See docs/metrics.md for every series.
+   * Gauges over a conductor's committed fleet (per device, per host, fleet counts), health-change
+   * and transition counters fed by its event hub. The conductor is taken as the model's
+   * `FleetSource`, never as its class. See docs/metrics.md for every series.
    */
-  watchConductor(conductor: Conductor, opts: DeviceSeriesOptions = {}): () => void {
+  watchConductor(conductor: FleetSource, opts: DeviceSeriesOptions = {}): () => void {
     const registers = [this.registry];
     new Gauge({
       name: 'cyborg_accelerators', help: 'Accelerators by committed state and host', labelNames: ['state', 'host'], registers,
@@ -77,7 +80,7 @@ export class Metrics {
       name: 'cyborg_hosts', help: 'Hosts by agent liveness (online, stale, lost)', labelNames: ['state'], registers,
       collect() {
         this.reset();
-        const counts = new Map<string, number>([['online', 0], ['stale', 0], ['lost', 0]]);
+        const counts = new Map<string, number>(HOST_STATES.map((s) => [s, 0]));
         for (const h of conductor.hosts.values()) counts.set(h.state, (counts.get(h.state) ?? 0) + 1);
         for (const [state, n] of counts) this.set({ state }, n);
       },

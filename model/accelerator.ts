@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { AllocationSchema, ProgramInfoSchema } from '../machines/accelerator.js';
+import { ACCELERATOR_STATES, AllocationSchema, ProgramInfoSchema } from '../machines/accelerator.js';
 import { BoundedName } from './bounds.js';
+import { Literals } from './literals.js';
 
 // Who holds an accelerator and what it was programmed with: the accelerator machine's own types
 // (machines/accelerator.ts), declared there since model/ imports machines/ and not the reverse.
@@ -41,7 +42,7 @@ export const AcceleratorViewSchema = Type.Object({
   traits: Type.Array(Type.String()),
   rpUuid: Type.String(),
   capacity: Type.Integer(),
-  state: Type.String(),
+  state: Literals(ACCELERATOR_STATES),
   tags: Type.Array(Type.String()),
   allowed: Type.Array(Type.String(), { description: 'operator events the machine accepts now' }),
   allocations: Type.Array(AllocationSchema),

@@ -1,3 +1,4 @@
+import { AcceleratorStates } from '../machines/states.js';
 import type { AcceleratorView } from './accelerator.js';
 
 /**
@@ -21,10 +22,10 @@ export function whyUnavailable(a: AcceleratorView, freeHandle = a.allocations.le
   }
   if (a.missing) return `${name} is no longer reported by its host's discovery; the way out: put the card back, or remove it`;
   switch (a.state) {
-    case 'inactive': return `${name} is not enabled; the way out: \`cyborg accelerator enable ${a.name}\` (or \`openstack accelerator device enable ${a.deviceUuid}\`)`;
-    case 'error': return `${name} is in error (${a.error?.op ?? 'an operation'} failed: ${a.error?.reason ?? 'unknown'}); the way out: \`cyborg accelerator retry ${a.name}\` or remove it`;
-    case 'offline': return `${name} is offline: its host's agent is lost; the way out: bring the agent on ${a.host} back`;
-    case 'removed': return `${name} was removed from its host`;
+    case AcceleratorStates.inactive: return `${name} is not enabled; the way out: \`cyborg accelerator enable ${a.name}\` (or \`openstack accelerator device enable ${a.deviceUuid}\`)`;
+    case AcceleratorStates.error: return `${name} is in error (${a.error?.op ?? 'an operation'} failed: ${a.error?.reason ?? 'unknown'}); the way out: \`cyborg accelerator retry ${a.name}\` or remove it`;
+    case AcceleratorStates.offline: return `${name} is offline: its host's agent is lost; the way out: bring the agent on ${a.host} back`;
+    case AcceleratorStates.removed: return `${name} was removed from its host`;
     default: break;
   }
   if (!freeHandle) {

@@ -1,3 +1,4 @@
+import type { ArqState, HostState } from '../machines/states.js';
 import type { AcceleratorView, OperatorEvent } from './accelerator.js';
 import type { AuditPage, AuditQuery } from './audit.js';
 import type { ArqView, Binding } from './arq.js';
@@ -88,7 +89,7 @@ export interface ControlPlane {
 /** One host as readers outside the actor tree see it: its last committed view, inventory and accelerators. */
 export interface CommittedHost {
   readonly name: string;
-  readonly state: string;
+  readonly state: HostState;
   view(): HostView;
   inventory(): DeviceT[];
   readonly accelerators: ReadonlyMap<string, { view(): AcceleratorView }>;
@@ -102,5 +103,5 @@ export interface CommittedHost {
 export interface CommittedState {
   readonly hub: EventHub;
   readonly hosts: ReadonlyMap<string, CommittedHost>;
-  readonly arqs: ReadonlyMap<string, { readonly state: string; view(): ArqView }>;
+  readonly arqs: ReadonlyMap<string, { readonly state: ArqState; view(): ArqView }>;
 }

@@ -1,8 +1,10 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { DRIVER_STATES } from '../machines/driver.js';
+import { HOST_STATES } from '../machines/host.js';
 import { AcceleratorViewSchema } from './accelerator.js';
 import { ArqViewSchema } from './arq.js';
 import { BackendServiceSchema } from './device.js';
+import { Literals } from './literals.js';
 import type { RequestMeta } from './request.js';
 
 /** A driver on one host, as `driver-list` shows it. */
@@ -13,12 +15,13 @@ export const DriverViewSchema = Type.Object({
   version: Type.String(),
   lastError: Type.Union([Type.Object({ op: Type.String(), reason: Type.String(), at: Type.String() }), Type.Null()]),
   updatedAt: Type.String(),
-  state: Type.Union(DRIVER_STATES.map((x) => Type.Literal(x))),
+  state: Literals(DRIVER_STATES),
   /** What the state means to readers (`busy`: an operation is under way). */
   tags: Type.Array(Type.String()),
   /** The host's agent loaded it at its last registration. */
   loaded: Type.Boolean(),
-  hostState: Type.String(),
+  /** `unknown` while no actor of this conductor runs the host (its lease moved). */
+  hostState: Literals([...HOST_STATES, 'unknown']),
   accelerators: Type.Integer(),
   /** Accelerators of this driver that instances hold now. */
   inUse: Type.Integer(),

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { EventHub } from './events.js';
+import { EventHub, type TransitionRecord } from './events.js';
 
-const rec = (id: string) => ({ kind: 'accelerator' as const, id, event: 'ENABLE', from: 'inactive', to: 'installing', at: '2026-11-22T00:00:00Z' });
+const rec = (id: string): TransitionRecord => ({ kind: 'accelerator', id, event: 'ENABLE', from: 'inactive', to: 'installing', at: '2026-11-22T00:00:00Z' });
 
 describe('EventHub', () => {
   it('numbers events in order and replays those after a cursor', () => {

@@ -1,7 +1,15 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { TRANSITION_ENDS } from '../machines/states.js';
 import type { AcceleratorView } from './accelerator.js';
 import type { ArqView } from './arq.js';
 import type { HostView } from './host.js';
+
+/**
+ * A machine's state name, typed as today's names but validated as any bounded string: the log
+ * keeps rows written by earlier releases, whose states may have had other names, and reading
+ * them must never fail.
+ */
+const TransitionEnd = Type.Unsafe<(typeof TRANSITION_ENDS)[number]>(Type.String({ maxLength: 255 }));
 
 /**
  * One committed transition of an accelerator, ARQ or host: what the journal stores, the event
@@ -13,8 +21,9 @@ export const TransitionEvent = Type.Object({
   id: Type.String(),
   host: Type.Optional(Type.String()),
   event: Type.String(),
-  from: Type.String(),
-  to: Type.String(),
+  /** A machine's state name; `none` where a life starts (`NOT_YET`), `deleted` where a host's ends (`HOST_DELETED`). */
+  from: TransitionEnd,
+  to: TransitionEnd,
   at: Type.String(),
   requestId: Type.Optional(Type.String()),
   actor: Type.Optional(Type.String()),

@@ -1,10 +1,12 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { HOST_STATES } from '../machines/host.js';
 import type { AcceleratorView } from './accelerator.js';
+import { Literals } from './literals.js';
 
 /** The last committed view of a compute host (its agent, its drivers). */
 export const HostViewSchema = Type.Object({
   name: Type.String(),
-  state: Type.String(),
+  state: Literals(HOST_STATES),
   agentId: Type.Union([Type.String(), Type.Null()]),
   epoch: Type.Integer(),
   drivers: Type.Array(Type.Object({ name: Type.String(), version: Type.String() })),

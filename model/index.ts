@@ -18,3 +18,6 @@ export * from './capacity.js';
 export * from './availability.js';
 export * from './refusal.js';
 export * from './digest.js';
+export * from './fleet.js';
+export * from './bounds.js';
+export * from './arq-record.js';

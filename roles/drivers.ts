@@ -2,11 +2,8 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { AgentOptions } from '../actors/agent/index.js';
 import type { Config } from '../config/index.js';
-import { canManageMig, canRestoreBound, canSetVfCount, type BoundHandle } from '../drivers/abilities.js';
-import type { Driver } from '../drivers/driver.js';
-import { createDrivers, type DriverSettings } from '../drivers/registry.js';
+import { canManageMig, canRestoreBound, canSetVfCount, type BoundHandle, type Driver, createDrivers, type DriverSettings, xidPolicy } from '../drivers/index.js';
 import { warnWhenNothingToDrive } from './empty-drivers.js';
-import { xidPolicy } from '../drivers/nvidia/index.js';
 
 const argv = (text: string): string[] | undefined => (text.trim() ? text.trim().split(/\s+/) : undefined);
 

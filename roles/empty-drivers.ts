@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { Driver } from '../drivers/driver.js';
+import type { Driver } from '../drivers/index.js';
 
 /**
  * Says, once per driver, when an enabled driver's first discovery finds nothing: a vendor driver

@@ -1,6 +1,6 @@
 import type { Agent } from '../actors/agent/index.js';
 import type { FaultInjector } from '../api/routes/fake-faults.js';
-import type { FakeDriver } from '../drivers/fake/index.js';
+import type { FakeDriver } from '../drivers/index.js';
 
 /**
  * The all-in-one's fault injector: the fault goes to its own fake driver, and the agent checks

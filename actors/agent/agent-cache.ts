@@ -1,11 +1,10 @@
 import { mkdir, readFile, rename } from 'node:fs/promises';
-import { writeAtomic } from '../../drivers/state-file.js';
+import { writeAtomic, type BoundHandle } from '../../drivers/index.js';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { CommandReplyMsg } from '../../bus/index.js';
 import type { AgentMemory } from './agent.js';
 import type { DeviceT } from '../../model/index.js';
-import type { BoundHandle } from '../../drivers/abilities.js';
 
 /** The on-disk format. Bump `version` on any change; an unknown version is set aside, not trusted. */
 export interface AgentCacheFile {

@@ -1,7 +1,6 @@
 import type { Logger } from 'pino';
 import type { DriverCommandMsg, DriverCommandReplyMsg, DriverStateMsg } from '../../bus/index.js';
-import { canManageLifecycle, canReportServices, type Driver } from '../../drivers/driver.js';
-import type { DriverRegistry } from '../../drivers/registry.js';
+import { canManageLifecycle, canReportServices, type Driver, type DriverRegistry } from '../../drivers/index.js';
 
 /**
  * The agent's side of driver lifecycle: which of its loaded drivers are installed on this host

@@ -1,8 +1,7 @@
 // What the agent does with a command once it has found the driver: the operation by name, and
 // the small facts about commands and observations it needs around it.
 import type { CommandMsg, HostObservationMsg } from '../../bus/index.js';
-import { canAttach, canInstall, canReset, type Driver, type OpRequest } from '../../drivers/driver.js';
-import { canManageMig, canRestoreBound, canSetVfCount } from '../../drivers/abilities.js';
+import { canAttach, canInstall, canReset, type Driver, type OpRequest, canManageMig, canRestoreBound, canSetVfCount } from '../../drivers/index.js';
 import type { DeployableT } from '../../model/index.js';
 export async function dispatch(driver: Driver, op: CommandMsg['op'], req: OpRequest): Promise<Record<string, unknown>> {
   switch (op) {

@@ -7,10 +7,8 @@ import {
   type CommandMsg, type CommandReplyMsg, type HealthMsg, type HostObservationMsg,
 } from '../../bus/index.js';
 import { Subjects } from '../../bus/index.js';
-import { canProgram, canReportHealth, canReportUsage, type Driver, type Health, type OpRequest } from '../../drivers/driver.js';
-import { canDiscoverPartially, canObserve, canWatchHealth, type HealthWatch, type Progress, type ProgressProgrammer } from '../../drivers/abilities.js';
+import { canProgram, canReportHealth, canReportUsage, type Driver, type Health, type OpRequest, canDiscoverPartially, canObserve, canWatchHealth, type HealthWatch, type Progress, type ProgressProgrammer, type DriverRegistry } from '../../drivers/index.js';
 import { BeforeTheCard, programWithImage } from './programming.js';
-import type { DriverRegistry } from '../../drivers/registry.js';
 import { DriverCommandMessage, DriverCommandReply } from '../../bus/index.js';
 import { AgentDrivers } from './agent-drivers.js';
 import { CARD_OPS, cardOnly, cardUnchanged, dispatch, merged, NOTHING_OBSERVED } from './agent-ops.js';

@@ -1,7 +1,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { XMLParser } from 'fast-xml-parser';
-import { addressOf } from '../../drivers/generic/index.js';
+import { addressOf } from '../../drivers/index.js';
 import type { DeviceT } from '../../model/index.js';
 
 /**

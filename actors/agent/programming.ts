@@ -1,6 +1,5 @@
 import type { Logger } from 'pino';
-import { canHoldImages, type Progress } from '../../drivers/abilities.js';
-import type { Driver, OpRequest } from '../../drivers/driver.js';
+import { canHoldImages, type Progress, type Driver, type OpRequest } from '../../drivers/index.js';
 import { DriverError } from '../../errors/index.js';
 import type { BitstreamSource } from '../../openstack/glance/index.js';
 

@@ -1,4 +1,4 @@
-import { LineSplitter } from '../../drivers/lines.js';
+import { LineSplitter } from '../../drivers/index.js';
 
 /**
  * One kernel uevent as `udevadm monitor --kernel --property` prints it: a header line

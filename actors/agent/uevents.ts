@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { WatchedCommand } from '../../drivers/watched-command.js';
+import { WatchedCommand } from '../../drivers/index.js';
 import { UeventParser, type Uevent } from './uevent-parser.js';
 
 /**

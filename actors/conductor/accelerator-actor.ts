@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { CyborgError, TransitionInvalidError } from '../../errors/index.js';
-import { OPERATOR_EVENTS, recoverInterrupted, type AcceleratorContext, type AcceleratorEvent, type HealthSignal } from '../../machines/index.js';
+import { NOT_YET, OPERATOR_EVENTS, recoverInterrupted, type AcceleratorContext, type AcceleratorState, type AcceleratorEvent, type HealthSignal } from '../../machines/index.js';
 import { whyRefused, type AcceleratorView, type DeployableT, type EventHub, type RequestMeta, type TransitionRecord } from '../../model/index.js';
 import { MachineHost, type Journal, type MachineOwner, type MachineRecord, type Passivation, type Restable, type StepSnapshot } from '../runtime/index.js';
 import { stamped, startingRecordOf, tagsOf, type AcceleratorLogic } from './accelerator-logic.js';
@@ -95,7 +95,7 @@ export class AcceleratorActor implements MachineOwner, Restable {
     this.updatedAt = new Date().toISOString();
     if (recovered) {
       // Committed like any transition: the database must not keep the transient state the actor left.
-      this.onTransition({ event: 'RECOVER', from: recovered, to: String(this.current.value), at: new Date().toISOString(), reason: 'interrupted', actor: 'conductor' }, this.current);
+      this.onTransition({ event: 'RECOVER', from: recovered as AcceleratorState, to: this.state, at: new Date().toISOString(), reason: 'interrupted', actor: 'conductor' }, this.current);
     }
   }
 
@@ -130,11 +130,12 @@ export class AcceleratorActor implements MachineOwner, Restable {
   /** Records the accelerator's first appearance (discovery) in the log. */
   announceDiscovered(meta: RequestMeta = {}): Promise<void> {
     const r = this.record();
-    return this.onTransition({ event: 'DISCOVERED', from: 'none', to: r.value, at: new Date().toISOString(), ...meta }, r);
+    return this.onTransition({ event: 'DISCOVERED', from: NOT_YET, to: this.state, at: new Date().toISOString(), ...meta }, r);
   }
 
-  get state(): string {
-    return this.m ? this.m.value : this.current.value;
+  get state(): AcceleratorState {
+    // A record holds one of the machine's own state names (the journal types it as a string).
+    return this.m ? this.m.value : (this.current.value as AcceleratorState);
   }
 
   get host(): string {
@@ -243,7 +244,7 @@ export class AcceleratorActor implements MachineOwner, Restable {
     // Named for what changed (QUARANTINED, not `ready→ready`), and paged for: one warn line each.
     if (note.change.warn) warnCondition(this.rt.log, this.id, this.spec, note, meta.requestId);
     this.onTransition({
-      event: note.change.event, from: after.value, to: after.value, at: new Date().toISOString(), ...meta, ...(note.reason ? { reason: note.reason } : {}), args: note.change.args,
+      event: note.change.event, from: m.value, to: m.value, at: new Date().toISOString(), ...meta, ...(note.reason ? { reason: note.reason } : {}), args: note.change.args,
     }, m.persisted());
   }
 

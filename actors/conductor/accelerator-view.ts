@@ -1,5 +1,5 @@
-import { rpUuidOf } from '../../drivers/ids.js';
-import { allowedEvents, conditionTags, type AcceleratorContext, type AcceleratorEvent } from '../../machines/index.js';
+import { rpUuidOf } from '../../drivers/index.js';
+import { allowedEvents, conditionTags, type AcceleratorContext, type AcceleratorEvent, type AcceleratorState } from '../../machines/index.js';
 import type { AcceleratorView, DeployableT, DeviceT } from '../../model/index.js';
 import type { MachineRecord } from '../runtime/index.js';
 import { tagsOf, type AcceleratorLogic } from './accelerator-logic.js';
@@ -125,7 +125,7 @@ export function acceleratorViewOf(logic: AcceleratorLogic, r: MachineRecord, fac
     id: facts.id,
     host: facts.host,
     ...facts.fields,
-    state: r.value,
+    state: r.value as AcceleratorState,
     tags: [...tagsOf(logic, r.value), ...conditionTags(ctx)],
     health: facts.unobserved ? unobservedView(ctx, facts.unobserved) : healthView(ctx),
     maintenance: maintenanceView(ctx),

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { fromPromise } from 'xstate';
 import { CyborgError, TransitionInvalidError } from '../../errors/index.js';
-import { allowedEvents, type ArqContext, type ArqEvent, arqMachine, type ArqState, ArqStates, arqTags, type Binding, type BoundTo, cyborgState, recoverInterrupted } from '../../machines/index.js';
+import { allowedEvents, type ArqContext, type ArqEvent, arqMachine, type ArqState, ArqStates, arqTags, type Binding, type BoundTo, cyborgState, NOT_YET, recoverInterrupted } from '../../machines/index.js';
 import type { Journal, MachineRecord } from '../runtime/index.js';
 import { MachineHost } from '../runtime/index.js';
 import type { ArqView, EventHub, RequestMeta, TransitionRecord } from '../../model/index.js';
@@ -105,14 +105,14 @@ export class ArqActor {
     m.start();
     if (recovered?.interrupted) {
       this.m = m;
-      this.onTransition({ event: 'RECOVER', from: recovered.interrupted, to: m.value, at: new Date().toISOString(), reason: 'interrupted', actor: 'conductor' }, m.record())
+      this.onTransition({ event: 'RECOVER', from: recovered.interrupted as ArqState, to: m.value, at: new Date().toISOString(), reason: 'interrupted', actor: 'conductor' }, m.record())
         .catch(() => undefined);
     }
     return m;
   }
 
   get state(): ArqState {
-    return this.m.value as ArqState;
+    return this.m.value;
   }
 
   view(): ArqView {
@@ -129,7 +129,7 @@ export class ArqActor {
 
   /** Records creation (no transition yet, but the row and a log line). */
   announceCreated(meta: RequestMeta = {}): Promise<void> {
-    return this.onTransition({ event: 'CREATE', from: 'none', to: this.m.value, at: this.createdAt, ...meta }, this.m.record());
+    return this.onTransition({ event: 'CREATE', from: NOT_YET, to: this.m.value, at: this.createdAt, ...meta }, this.m.record());
   }
 
   /**
@@ -279,6 +279,7 @@ export class ArqActor {
 
   private buildView(at: string, persisted: MachineRecord = this.m.record()): ArqView {
     const ctx = persisted.context as unknown as ArqContext;
+    const state = persisted.value as ArqState;
     return {
       uuid: ctx.uuid,
       deviceProfileName: ctx.deviceProfileName,
@@ -287,9 +288,9 @@ export class ArqActor {
       binding: ctx.binding,
       boundTo: ctx.boundTo,
       error: ctx.error,
-      state: persisted.value as ArqState,
-      tags: arqTags(persisted.value),
-      cyborgState: cyborgState(persisted.value),
+      state,
+      tags: arqTags(state),
+      cyborgState: cyborgState(state),
       allowed: this.m.value === persisted.value ? this.allowed() : [],
       createdAt: this.createdAt,
       updatedAt: at,

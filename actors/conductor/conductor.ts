@@ -4,7 +4,7 @@ import { CyborgError } from '../../errors/index.js';
 import { type AcceleratorEvent, acceleratorMachine, type Binding, type BoundTo } from '../../machines/index.js';
 import {
   EventHub, type AcceleratorFilter, type AcceleratorUsage, type AcceleratorView, type ArqFilter, type ArqHold, type ArqView, type AttachHandleT, type AuditPage,
-  type AuditQuery, bucketDigest, type ControlPlane, type StateDigest, type DeviceT, type HostUsage, type HostView, type PlacementStatusView, type RelayoutRequest, type RequestMeta, type TransitionRecord,
+  type AuditQuery, bucketDigest, type ControlPlane, type FleetSource, type StateDigest, type DeviceT, type HostUsage, type HostView, type PlacementStatusView, type RelayoutRequest, type RequestMeta, type TransitionRecord,
 } from '../../model/index.js';
 import type { Journal, MachineRecord, Recovered } from '../runtime/index.js';
 import { DocumentStore, DriverAdmin, OrphanSweep, UsageWindows, type PlacementPort } from '../services/index.js';
@@ -61,7 +61,7 @@ const USAGE_WINDOW = 60;
  * once committed. It puts together the actor tree (Supervisor), what agents report (BusIntake),
  * the periodic rounds (Rounds) and the services beside them (actors/services/).
  */
-export class Conductor implements ControlPlane {
+export class Conductor implements ControlPlane, FleetSource {
   readonly hub = new EventHub();
   readonly documents: DocumentStore;
   /** Drivers per host (install / uninstall / update), backend services, instance attach (generic-driver spec). */

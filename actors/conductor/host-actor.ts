@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Bus, HealthMsg } from '../../bus/index.js';
-import { AcceleratorStates, type DriverOpInput, type hostMachine, HostStates } from '../../machines/index.js';
+import { AcceleratorStates, type DriverOpInput, type hostMachine, type HostState, HostStates } from '../../machines/index.js';
 import type { Passivation } from '../runtime/index.js';
 import { AcceleratorActor, type AcceleratorLogic, type AcceleratorRuntime, type AcceleratorSpec } from './accelerator-actor.js';
 import type { Journal, MachineRecord } from '../runtime/index.js';
@@ -78,7 +78,7 @@ export class HostActor {
     this.m.start();
   }
 
-  get state(): string {
+  get state(): HostState {
     return this.m.value;
   }
 

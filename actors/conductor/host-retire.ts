@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { CyborgError } from '../../errors/index.js';
 import type { AcceleratorView, EventHub, HostView, OperatorEvent, PlacementStatusView, RequestMeta, TransitionRecord } from '../../model/index.js';
 import type { Journal } from '../runtime/index.js';
-import { AcceleratorStates, HostStates } from '../../machines/index.js';
+import { AcceleratorStates, HOST_DELETED, HostStates } from '../../machines/index.js';
 
 /** What retiring a host needs of the conductor (the all-in-one passes the Conductor itself). */
 export interface RetireTarget {
@@ -58,7 +58,7 @@ export async function retireHost(target: RetireTarget, journal: ForgettingJourna
   if (left.length > 0) log.warn({ host: name, accelerators: left }, 'host delete: Placement did not confirm these providers deleted in time; delete them by hand (openstack resource provider delete)');
   target.releaseHost(name);
   await journal.forgetHost(name);
-  const record: TransitionRecord = { kind: 'host', id: name, host: name, event: 'DELETE', from: host.state, to: 'deleted', at: new Date().toISOString(), ...meta, args: { accelerators: removed.length } };
+  const record: TransitionRecord = { kind: 'host', id: name, host: name, event: 'DELETE', from: host.state, to: HOST_DELETED, at: new Date().toISOString(), ...meta, args: { accelerators: removed.length } };
   await journal.commit([{ type: 'transition', record }]);
   target.hub.publish(record);
   log.warn({ host: name, accelerators: removed.length, actor: meta.actor, requestId: meta.requestId }, 'host deleted: its accelerators removed, its records forgotten');

@@ -2,7 +2,7 @@ import type { Static, TSchema } from '@sinclair/typebox';
 import type { Logger } from 'pino';
 import type { Bus, RequestHandler, SubscribeOptions, Unsubscribe } from '../../bus/index.js';
 import type { InventoryMsg } from '../../bus/index.js';
-import type { DeviceT } from '../../model/device.js';
+import type { DeviceT } from '../../model/index.js';
 import { Subjects } from '../../bus/index.js';
 import { CyborgError } from '../../errors/index.js';
 import { inventoryIds, inventoryRefusalOf, REFUSAL_REASONS, type Refusal, type RefusalReason } from './report-host.js';

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { reportHost, token } from '../../bus/index.js';
-import type { DeviceT } from '../../model/device.js';
+import type { DeviceT } from '../../model/index.js';
 
 /** Reports refused because their body named another host than their subject. */
 // A type, not an interface: the role exposes it as a Record of counters.

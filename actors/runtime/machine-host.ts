@@ -1,7 +1,7 @@
-import { createActor, type Actor, type AnyStateMachine, type InspectionEvent, type SnapshotFrom } from 'xstate';
+import { createActor, type Actor, type AnyStateMachine, type InspectionEvent, type SnapshotFrom, type StateValueFrom } from 'xstate';
 import type { MachineRecord } from './journal.js';
 import type { RequestMeta, TransitionRecord } from '../../model/index.js';
-import { isFailureState } from '../../machines/index.js';
+import { isFailureState, type TransitionEnd } from '../../machines/index.js';
 
 /** Called once per state change, with the event that caused it. */
 export type TransitionSink = (record: Omit<TransitionRecord, 'kind' | 'id' | 'host'>, persisted: MachineRecord) => void;
@@ -33,6 +33,9 @@ export interface MachineHostOptions<M extends AnyStateMachine> {
 
 export const NO_META: RequestMeta = Object.freeze({});
 
+/** A machine's state names, as XState infers them from its config (every machine here is flat). */
+type StateOf<M extends AnyStateMachine> = Extract<StateValueFrom<M>, string>;
+
 /** The host of each hosted actor, for the one inspector every actor shares. */
 const HOSTS = new WeakMap<object, MachineHost<AnyStateMachine>>();
 
@@ -59,7 +62,7 @@ type SnapshotOf = StepSnapshot & { context: Record<string, unknown> };
  */
 export class MachineHost<M extends AnyStateMachine> {
   readonly actor: Actor<M>;
-  private lastValue: string;
+  private lastValue: TransitionEnd;
   private meta: RequestMeta = NO_META;
   private readonly owner: MachineOwner;
 
@@ -68,7 +71,7 @@ export class MachineHost<M extends AnyStateMachine> {
     const snapshot = opts.record ? restorable(opts.machine, opts.record) : undefined;
     this.actor = createActor(opts.machine, { input: opts.input, snapshot, inspect } as never) as Actor<M>;
     HOSTS.set(this.actor, this as unknown as MachineHost<AnyStateMachine>);
-    this.lastValue = String((this.actor.getSnapshot() as SnapshotOf).value);
+    this.lastValue = this.value as TransitionEnd;
     this.actor.subscribe({ error: (err: unknown) => this.owner.onCrash(err) });
   }
 
@@ -85,8 +88,8 @@ export class MachineHost<M extends AnyStateMachine> {
     return this.actor.getSnapshot() as SnapshotFrom<M>;
   }
 
-  get value(): string {
-    return String((this.actor.getSnapshot() as SnapshotOf).value);
+  get value(): StateOf<M> {
+    return String((this.actor.getSnapshot() as SnapshotOf).value) as StateOf<M>;
   }
 
   /** The machine's state and context now. */
@@ -111,7 +114,8 @@ export class MachineHost<M extends AnyStateMachine> {
   /** @internal The shared inspector's report of one macrostep of this host's actor. */
   step(snap: SnapshotOf, event: { type: string } & Record<string, unknown>): void {
     if (snap.status === 'error') return;
-    const to = String(snap.value);
+    // One of the machine's own state names: XState reports nothing else.
+    const to = String(snap.value) as TransitionEnd;
     if (to !== this.lastValue) {
       const from = this.lastValue;
       this.lastValue = to;
@@ -133,7 +137,7 @@ function restorable(machine: AnyStateMachine, record: MachineRecord): unknown {
  * are kept (see `argsOf`). What the machine does by itself — a timer — is the conductor's, not
  * the last caller's: a host going stale was nobody's request.
  */
-export function changeOf(from: string, to: string, context: Record<string, unknown>, event: { type: string } & Record<string, unknown>, meta: RequestMeta): Omit<TransitionRecord, 'kind' | 'id' | 'host'> {
+export function changeOf(from: TransitionEnd, to: TransitionEnd, context: Record<string, unknown>, event: { type: string } & Record<string, unknown>, meta: RequestMeta): Omit<TransitionRecord, 'kind' | 'id' | 'host'> {
   const ctxErr = (context as { error?: { reason?: string } | string | null }).error;
   const reason = typeof ctxErr === 'string' ? ctxErr : ctxErr?.reason;
   const rec: Omit<TransitionRecord, 'kind' | 'id' | 'host'> = { event: readableEvent(event.type), from, to, at: new Date().toISOString() };

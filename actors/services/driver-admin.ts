@@ -4,7 +4,7 @@ import { fromPromise } from 'xstate';
 import type { Bus } from '../../bus/index.js';
 import { DriverCommandMessage, DriverCommandReply, type DriverCommandMsg, type DriverStateMsg } from '../../bus/index.js';
 import { Subjects } from '../../bus/index.js';
-import { stableId } from '../../drivers/ids.js';
+import { stableId } from '../../drivers/index.js';
 import { CyborgError, DriverError, isCyborgError } from '../../errors/index.js';
 import { attachInstance, detachInstance, type Settle } from './instance-attach.js';
 import type { Journal, MachineRecord, Recovered } from '../runtime/index.js';
@@ -335,7 +335,7 @@ export class DriverAdmin implements DriverControl {
   private view(r: DriverRecord): DriverView {
     const { installed, ...rest } = r;
     const running = this.running.get(r.id);
-    let hostState = 'unknown';
+    let hostState: DriverView['hostState'] = 'unknown';
     let loaded = false;
     try {
       const h = this.opts.control.getHost(r.host);

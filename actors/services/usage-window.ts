@@ -1,4 +1,4 @@
-import type { UsageSample } from '../../model/index.js';
+import type { UsageSample, UsageStats } from '../../model/index.js';
 
 /** One measurement as the agent sends it (bus/schemas.ts TelemetryMessage): typed, not yet trusted. */
 export interface RawUsage {
@@ -7,18 +7,6 @@ export interface RawUsage {
   memoryTotalBytes?: number | undefined;
   temperatureC?: number | undefined;
   powerW?: number | undefined;
-}
-
-/** What became of the samples received (exposed as `cyborg_usage_samples_total{outcome}`). */
-export interface UsageStats {
-  /** Kept in a window (clamped ones included). */
-  recorded: number;
-  /** Kept, with at least one value brought within its bounds (or dated on receipt: the agent's clock was off). */
-  clamped: number;
-  /** For an accelerator the conductor does not hold, or holds as removed. */
-  unknownDevice: number;
-  /** Unusable: utilisation not a finite number, or measured before the device's latest sample. */
-  invalid: number;
 }
 
 const FIELDS = 5;

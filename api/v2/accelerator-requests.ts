@@ -12,7 +12,7 @@ import type { ArqView, ControlPlane } from '../../model/index.js';
 import { MAX, Text } from '../bounds.js';
 import { NextLink, PageQuery } from '../paging.js';
 import { sendList } from '../stream-list.js';
-import { ArqStates } from '../../machines/index.js';
+import { ArqStates, type ArqTag } from '../../machines/index.js';
 
 export const ArqSchema = Type.Object({
   uuid: Type.String(),
@@ -32,7 +32,8 @@ export const ArqSchema = Type.Object({
 });
 type Arq = Static<typeof ArqSchema>;
 
-const RESOLVED = new Set(['Bound', 'BindFailed', 'Deleting']);
+/** Nova's bind_state=resolved (Cyborg's Bound, BindFailed, Deleting): the ARQ machine's `resolved` tag. */
+const RESOLVED: ArqTag = 'resolved';
 const Arqs = Type.Object({ arqs: Type.Array(ArqSchema) });
 const ArqPage = Type.Object({ arqs: Type.Array(ArqSchema), next: NextLink });
 
@@ -112,8 +113,8 @@ export const arqRoutes: FastifyPluginAsyncTypebox<V2Deps> = async (app, deps) =>
     }
     let arqs = control.listArqs({ instanceUuid: instance, projectId: h.projectScope(req) });
     if (bindState === 'resolved') {
-      if (instance !== undefined && arqs.some((a) => !RESOLVED.has(a.cyborgState))) throw v2Error('arq.unresolved', `ARQs of instance ${instance} are not resolved yet`);
-      arqs = arqs.filter((a) => RESOLVED.has(a.cyborgState));
+      if (instance !== undefined && arqs.some((a) => !a.tags.includes(RESOLVED))) throw v2Error('arq.unresolved', `ARQs of instance ${instance} are not resolved yet`);
+      arqs = arqs.filter((a) => a.tags.includes(RESOLVED));
     }
     const base = h.base(req);
     // Without limit or marker, all of them (as Nova and tempest expect), streamed: bounded memory per reader.
@@ -153,7 +154,8 @@ export const arqRoutes: FastifyPluginAsyncTypebox<V2Deps> = async (app, deps) =>
     }
     for (const [i, a] of arqs.entries()) {
       if (a.state !== ArqStates.Initial && a.state !== ArqStates.Unbound) {
-        throw v2Error('arq.bad_state', `Bad state: ${a.cyborgState} for ARQ: ${a.uuid}. Expected state(s): ['Initial', 'Unbound']`);
+        // Cyborg's words, its list printed as Python prints one.
+        throw v2Error('arq.bad_state', `Bad state: ${a.cyborgState} for ARQ: ${a.uuid}. Expected state(s): ['${ArqStates.Initial}', '${ArqStates.Unbound}']`);
       }
       const rp = parsed.items[i]!.binding.deviceRpUuid;
       if (!control.getAcceleratorByRp(rp)) throw v2Error('deployable.not_found', `Deployable not found with resource provider uuid=${rp}`, { rp });

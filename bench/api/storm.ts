@@ -22,9 +22,8 @@ import { buildApi } from '../../api/server.js';
 import { connectBus } from '../../bus/index.js';
 import { Subjects } from '../../bus/index.js';
 import { RemoteControlPlane } from '../../control/index.js';
-import { migrate, openOrm } from '../../db/config.js';
-import { FakeDriver } from '../../drivers/fake/index.js';
-import { DriverRegistry } from '../../drivers/registry.js';
+import { migrate, openOrm } from '../../db/index.js';
+import { FakeDriver, DriverRegistry } from '../../drivers/index.js';
 import { call, pct } from './lifecycle.js';
 import { admin, PG, startedWhenReady, until } from './setup.js';
 

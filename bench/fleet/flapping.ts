@@ -10,7 +10,7 @@ import type { Unsubscribe } from '../../bus/index.js';
 import type { NatsBus } from '../../bus/index.js';
 import { Subjects } from '../../bus/index.js';
 import { ViewsBatch, type ViewsBatchMsg } from '../../control/index.js';
-import type { FakeDriver } from '../../drivers/fake/index.js';
+import type { FakeDriver } from '../../drivers/index.js';
 import { desiredOf } from '../../openstack/placement/index.js';
 
 /** Each flapping device should be reserved once (quarantined), not at every flap: ≤ 1 write each. */

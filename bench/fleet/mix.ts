@@ -7,8 +7,7 @@
 import { cpSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Driver } from '../../drivers/driver.js';
-import { createDrivers } from '../../drivers/registry.js';
+import { type Driver, createDrivers } from '../../drivers/index.js';
 import { buildHost, FPGA_VENDOR_HOST, NIC_HOST, NVIDIA_HOST } from '../../test/fixtures/vendors/hosts.js';
 
 const FIXTURES = join(import.meta.dirname, '..', '..', 'test', 'fixtures', 'vendors');

@@ -1,5 +1,5 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { PORTS } from '../../config/ports.js';
+import { PORTS } from '../../config/index.js';
 import { addOpenStackOptions, authFailure, connect, openStackValues, planAuth, type AuthPlan } from '../auth/index.js';
 import { ApiClient } from '../client.js';
 import { describeError, exitCodeFor, ExitCode, type Io } from '../output.js';

@@ -3,7 +3,7 @@ import type { Inventories } from './client.js';
 import { desiredOf, functionTrait, type DesiredProvider } from './desired.js';
 import { needsUsages, planHold, planInventories, planTraits } from './plan.js';
 import type { AcceleratorView } from '../../model/index.js';
-import { acceleratorMachine } from '../../machines/index.js';
+import { acceleratorMachine, type AcceleratorState } from '../../machines/index.js';
 
 const inv = (rc: string, total: number, reserved: number): Inventories =>
   ({ [rc]: { total, reserved, min_unit: 1, max_unit: total, step_size: 1, allocation_ratio: 1 } });
@@ -15,7 +15,7 @@ const fpga = (over: Partial<DesiredProvider> = {}): DesiredProvider => ({
 
 describe('desired provider of an accelerator', () => {
   /** A view in `state`, with that state's tags as the machine declares them. */
-  const inState = (state: string) => ({ state, tags: [...acceleratorMachine.states[state]!.tags] });
+  const inState = (state: AcceleratorState) => ({ state, tags: [...acceleratorMachine.states[state]!.tags] });
   const view = {
     id: 'a', name: 'h_FakeDevice', host: 'h', driver: 'fake', resourceClass: 'FPGA', traits: ['CUSTOM_FAKE_DEVICE'],
     rpUuid: 'r', capacity: 16, ...inState('programmed'), program: { functionId: 'gzip-v1' }, missing: false,
@@ -28,7 +28,7 @@ describe('desired provider of an accelerator', () => {
   });
 
   it('is not usable while inactive, in error, offline or missing', () => {
-    for (const state of ['inactive', 'installing', 'uninstalling', 'error', 'offline']) {
+    for (const state of ['inactive', 'installing', 'uninstalling', 'error', 'offline'] as const) {
       const d = desiredOf({ ...view, ...inState(state) });
       expect(d.ok && d.desired.usable).toBe(false);
     }

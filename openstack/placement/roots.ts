@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { stableId } from '../../drivers/ids.js';
+import { stableId } from '../../drivers/index.js';
 import type { PlacementClient } from './client.js';
 import { isPlacementError } from './errors.js';
 

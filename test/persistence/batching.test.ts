@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Change } from '../../actors/runtime/index.js';
+import type { TransitionRecord } from '../../model/index.js';
 import type { PgJournal } from '../../db/pg-journal.js';
 import { svc } from '../services.js';
 import { freshDatabase, openTestJournal, query } from '../support/database.js';
@@ -7,8 +8,9 @@ import { PgProxy } from './pg-proxy.js';
 
 /** The two changes an accelerator actor commits per transition. */
 function transition(id: string, n: number): Change[] {
-  const from = n === 0 ? 'inactive' : `s${n - 1}`;
-  const to = `s${n}`;
+  // Names of the test's own: the journal stores a state as it is given (as the database reads it back).
+  const from = (n === 0 ? 'inactive' : `s${n - 1}`) as TransitionRecord['from'];
+  const to = `s${n}` as TransitionRecord['to'];
   return [
     { type: 'accelerator', id, host: 'h1', record: { value: to, context: { id, n } } },
     { type: 'transition', record: { kind: 'accelerator', id, host: 'h1', event: 'STEP', from, to, at: new Date().toISOString(), requestId: `${id}-${n}` } },

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Change } from '../../actors/runtime/index.js';
+import type { TransitionRecord } from '../../model/index.js';
 import { migrate, openOrm } from '../../db/config.js';
 import { PgJournal } from '../../db/pg-journal.js';
 import { svc } from '../services.js';
@@ -7,10 +8,10 @@ import { freshDatabase, query } from '../support/database.js';
 import { quietLogger } from '../support/log.js';
 
 /** One accelerator transition as an actor commits it. */
-function step(id: string, to: string, at: string): Change[] {
+function step(id: string, to: TransitionRecord['to'], at: string): Change[] {
   return [
     { type: 'accelerator', id, host: 'h1', record: { value: to, context: {} } },
-    { type: 'transition', record: { kind: 'accelerator', id, host: 'h1', event: 'E', from: 'x', to, at } },
+    { type: 'transition', record: { kind: 'accelerator', id, host: 'h1', event: 'E', from: 'inactive', to, at } },
   ];
 }
 

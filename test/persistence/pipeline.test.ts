@@ -1,16 +1,17 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Change } from '../../actors/runtime/index.js';
+import type { TransitionRecord } from '../../model/index.js';
 import type { PgJournal } from '../../db/pg-journal.js';
 import { svc } from '../services.js';
 import { freshDatabase, openTestJournal, query } from '../support/database.js';
 import { PgProxy } from './pg-proxy.js';
 import { eventually } from '../support/eventually.js';
 
-/** One transition of accelerator `id` as its actor commits it; `n` is the commit's place in the test's order. */
+/** One transition of accelerator `id` as its actor commits it; `n` is the commit's place in the test's order (and its state's name). */
 function step(id: string, n: number): Change[] {
   return [
     { type: 'accelerator', id, host: 'h1', record: { value: `s${n}`, context: { id, n } } },
-    { type: 'transition', record: { kind: 'accelerator', id, host: 'h1', event: 'STEP', from: 'any', to: `s${n}`, at: new Date().toISOString(), requestId: `${id}/${n}` } },
+    { type: 'transition', record: { kind: 'accelerator', id, host: 'h1', event: 'STEP', from: 'any' as TransitionRecord['from'], to: `s${n}` as TransitionRecord['to'], at: new Date().toISOString(), requestId: `${id}/${n}` } },
   ];
 }
 

@@ -1,15 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Change } from '../../actors/runtime/index.js';
+import type { TransitionRecord } from '../../model/index.js';
 import type { PgJournal } from '../../db/pg-journal.js';
 import { CyborgError } from '../../errors/index.js';
 import { svc } from '../services.js';
 import { freshDatabase, openTestJournal, query } from '../support/database.js';
 
-/** The two changes an accelerator actor commits per transition. */
+/** The two changes an accelerator actor commits per transition; `to` any string (the journal's bounds are under test). */
 function transition(id: string, to: string, at = new Date().toISOString(), host = 'h1'): Change[] {
   return [
     { type: 'accelerator', id, host, record: { value: to, context: { id } } },
-    { type: 'transition', record: { kind: 'accelerator', id, host, event: 'STEP', from: 'inactive', to, at, requestId: `${id}-${to.length}` } },
+    { type: 'transition', record: { kind: 'accelerator', id, host, event: 'STEP', from: 'inactive', to: to as TransitionRecord['to'], at, requestId: `${id}-${to.length}` } },
   ];
 }
 
