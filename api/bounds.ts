@@ -41,7 +41,8 @@ export function isStorable(s: string, max: number): boolean {
 }
 
 const IDENTITY_HEADERS: [header: string, max: number][] = [
-  ['x-project-id', MAX.name], ['x-tenant-id', MAX.name],
+  ['x-project-id', MAX.name],
+  ['x-tenant-id', MAX.name],
   // Recorded as the transition log's actor (varchar(255)); the bound keeps room for a prefix
   // (`api:` once), as clients have been told.
   ['x-user-id', MAX.name - 'api:'.length],
@@ -76,10 +77,13 @@ export function describeValidation(err: Partial<FastifyError> & { validation?: A
   const key = typeof propertyName === 'string' ? ` key "${JSON.stringify(propertyName).slice(1, -1).slice(0, 40)}"` : '';
   const child = named === undefined ? '' : `/${String(named)}`;
   const field = `${err.validationContext ?? 'request'}${first.instancePath ?? ''}${child}${key}`;
-  const what = first.keyword === 'pattern' && p.pattern === TEXT_PATTERN
-    ? 'must not contain NUL characters or unpaired UTF-16 surrogates'
-    : first.keyword === 'additionalProperties' ? 'is not a known field'
-      : first.keyword === 'required' ? 'is required'
-        : first.message ?? 'is invalid';
+  const what =
+    first.keyword === 'pattern' && p.pattern === TEXT_PATTERN
+      ? 'must not contain NUL characters or unpaired UTF-16 surrogates'
+      : first.keyword === 'additionalProperties'
+        ? 'is not a known field'
+        : first.keyword === 'required'
+          ? 'is required'
+          : (first.message ?? 'is invalid');
   return { field, message: `${field} ${what}` };
 }

@@ -44,7 +44,8 @@ export function retryAfter(err: unknown): number {
  */
 export function publicMessage(err: CyborgError): string {
   if (err.code === 'keystone.unavailable') return 'Keystone is not answering, so the token could not be checked; retry later.';
-  if (err.code === 'keystone.service_auth_failed') return 'This service cannot check tokens with Keystone now (Keystone refuses its own credentials); retry later.';
+  if (err.code === 'keystone.service_auth_failed')
+    return 'This service cannot check tokens with Keystone now (Keystone refuses its own credentials); retry later.';
   const hidden = err.status >= 500 && err.status !== 503 && err.status !== 502 && err.status !== 504;
   return hidden ? 'internal error' : err.message;
 }

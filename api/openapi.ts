@@ -13,12 +13,13 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
       openapi: '3.1.0',
       info: {
         title: 'cyborg',
-        description: 'Accelerator manager wire-compatible with OpenStack Cyborg. Tag "cyborg v2": OpenStack Cyborg\'s v2 API (microversions 2.0-2.3, header OpenStack-API-Version: accelerator 2.N; errors as {"error_message": ...}). Other tags: this project\'s own API under /cyborg/v1.',
+        description:
+          'Accelerator manager wire-compatible with OpenStack Cyborg. Tag "cyborg v2": OpenStack Cyborg\'s v2 API (microversions 2.0-2.3, header OpenStack-API-Version: accelerator 2.N; errors as {"error_message": ...}). Other tags: this project\'s own API under /cyborg/v1.',
         version: '0.1.0',
       },
       tags: [
         { name: 'cyborg v2', description: 'OpenStack Cyborg v2 API, as Nova and `openstack accelerator` call it (also unversioned: /devices == /v2/devices)' },
-        { name: 'operator', description: 'This project\'s operator API' },
+        { name: 'operator', description: "This project's operator API" },
         { name: 'health', description: 'Liveness and readiness' },
       ],
     },

@@ -10,7 +10,9 @@ import { MAX, Text } from './bounds.js';
  * grows with the fleet. A marker that names no item of the list is a 400 naming `marker`.
  */
 export const PageQuery = {
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'most items in this page (at most the configured api.pageMax)' })),
+  limit: Type.Optional(
+    Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'most items in this page (at most the configured api.pageMax)' }),
+  ),
   marker: Type.Optional(Text(MAX.name, { minLength: 1, description: 'the id of the last item of the previous page' })),
 };
 
@@ -37,7 +39,10 @@ export function page<T>(items: readonly T[], req: PageRequest, id: (item: T) => 
   let start = 0;
   if (req.marker !== undefined) {
     const at = items.findIndex((item) => id(item) === req.marker);
-    if (at < 0) throw new CyborgError(code, `marker ${req.marker} is not an item of this list (it may have been removed): start again without marker`, { field: 'marker' });
+    if (at < 0)
+      throw new CyborgError(code, `marker ${req.marker} is not an item of this list (it may have been removed): start again without marker`, {
+        field: 'marker',
+      });
     start = at + 1;
   }
   const slice = items.slice(start, start + limit);

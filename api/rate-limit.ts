@@ -21,8 +21,10 @@ export async function limitOperatorWrites(scope: FastifyInstance, perMinute: num
       const user = req.identity?.userId;
       return user ? `user:${user}` : `ip:${req.ip}`;
     },
-    errorResponseBuilder: (_req, ctx) => new CyborgError('request.rate_limited', `more than ${ctx.max} writes a minute from this client; retry in ${ctx.after}`, {
-      limit: ctx.max, retryAfterS: Math.max(1, Math.ceil(ctx.ttl / 1000)),
-    }),
+    errorResponseBuilder: (_req, ctx) =>
+      new CyborgError('request.rate_limited', `more than ${ctx.max} writes a minute from this client; retry in ${ctx.after}`, {
+        limit: ctx.max,
+        retryAfterS: Math.max(1, Math.ceil(ctx.ttl / 1000)),
+      }),
   });
 }

@@ -110,7 +110,10 @@ export class EventScope {
   private readonly arqs = new Set<string>();
   private readonly accelerators = new Set<string>();
 
-  constructor(readonly scope: Scope, private readonly control: ControlPlane) {
+  constructor(
+    readonly scope: Scope,
+    private readonly control: ControlPlane,
+  ) {
     if (scope.fleet) return;
     for (const a of control.listArqs()) if (scope.arq(a)) this.arqs.add(a.uuid);
     for (const a of control.listAccelerators()) if (scope.accelerator(a)) this.accelerators.add(a.id);
@@ -128,15 +131,15 @@ export class EventScope {
   }
 
   accelerator(view: AcceleratorView | null): AcceleratorView | null {
-    return view === null ? null : this.scope.accelerator(view) ?? null;
+    return view === null ? null : (this.scope.accelerator(view) ?? null);
   }
 
   arq(view: ArqView | null): ArqView | null {
-    return view === null ? null : this.scope.arq(view) ?? null;
+    return view === null ? null : (this.scope.arq(view) ?? null);
   }
 
   host(view: HostView | null): HostView | null {
-    return view === null ? null : this.scope.host(view) ?? null;
+    return view === null ? null : (this.scope.host(view) ?? null);
   }
 
   /** Whether the object is in scope now, or was (its last event then says it left); remembered either way. */

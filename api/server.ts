@@ -74,26 +74,29 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
   const streams = new EventStreams();
   app.decorate('eventStreams', streams);
   await app.register(healthRoutes, opts.health ?? {});
-  await app.register(async (scope) => {
-    await limitOperatorWrites(scope as unknown as FastifyInstance, limits.operatorRateLimit);
-    // The visualizer's session cookie stands in for X-Auth-Token on every operator route (before them all).
-    const sessions = new BrowserSessions();
-    installBrowserSessions(scope as unknown as FastifyInstance, sessions);
-    await scope.register(authRoutes);
-    await scope.register(sessionRoutes, { sessions });
-    await scope.register(hostRoutes, { control: opts.control, pageMax: limits.pageMax });
-    await scope.register(acceleratorRoutes, { control: opts.control, pageMax: limits.pageMax });
-    await scope.register(maintenanceRoutes, { control: opts.control });
-    await scope.register(auditRoutes, { control: opts.control, pageMax: limits.pageMax });
-    await scope.register(usageRoutes, { control: opts.control });
-    await scope.register(capacityRoutes, { control: opts.control });
-    await scope.register(releaseRoutes, { control: opts.control });
-    await scope.register(layoutRoutes, { control: opts.control });
-    await scope.register(eventRoutes, { control: opts.control, streams, maxClients: limits.sseMaxClients, bufferBytes: limits.sseBufferBytes });
-    await scope.register(machineRoutes);
-    // Drivers per host, services, instance attach (generic-driver spec): where the control plane offers them.
-    if (opts.control.driverAdmin) await scope.register(genericDriverRoutes, { admin: opts.control.driverAdmin, pageMax: limits.pageMax });
-  }, { prefix: OPERATOR_PREFIX });
+  await app.register(
+    async (scope) => {
+      await limitOperatorWrites(scope as unknown as FastifyInstance, limits.operatorRateLimit);
+      // The visualizer's session cookie stands in for X-Auth-Token on every operator route (before them all).
+      const sessions = new BrowserSessions();
+      installBrowserSessions(scope as unknown as FastifyInstance, sessions);
+      await scope.register(authRoutes);
+      await scope.register(sessionRoutes, { sessions });
+      await scope.register(hostRoutes, { control: opts.control, pageMax: limits.pageMax });
+      await scope.register(acceleratorRoutes, { control: opts.control, pageMax: limits.pageMax });
+      await scope.register(maintenanceRoutes, { control: opts.control });
+      await scope.register(auditRoutes, { control: opts.control, pageMax: limits.pageMax });
+      await scope.register(usageRoutes, { control: opts.control });
+      await scope.register(capacityRoutes, { control: opts.control });
+      await scope.register(releaseRoutes, { control: opts.control });
+      await scope.register(layoutRoutes, { control: opts.control });
+      await scope.register(eventRoutes, { control: opts.control, streams, maxClients: limits.sseMaxClients, bufferBytes: limits.sseBufferBytes });
+      await scope.register(machineRoutes);
+      // Drivers per host, services, instance attach (generic-driver spec): where the control plane offers them.
+      if (opts.control.driverAdmin) await scope.register(genericDriverRoutes, { admin: opts.control.driverAdmin, pageMax: limits.pageMax });
+    },
+    { prefix: OPERATOR_PREFIX },
+  );
   await app.register(uiRoutes);
   await registerCyborgV2(app as unknown as FastifyInstance, { control: opts.control, settings: { ...opts.v2, ...opts.auth }, trust, limits });
   return app as unknown as FastifyInstance;

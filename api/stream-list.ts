@@ -6,7 +6,9 @@ import { nextHref, page, type PageRequest } from './paging.js';
 const BATCH = 64;
 
 /** One member of a streamed JSON object: a plain value, or a list serialized item by item. */
-export type StreamedPart = { value: unknown } | { items: readonly unknown[]; toJson: (item: never) => unknown }
+export type StreamedPart =
+  | { value: unknown }
+  | { items: readonly unknown[]; toJson: (item: never) => unknown }
   /** Items serialized by the caller (a route's own schema serializer): its text goes as it is. */
   | { items: readonly unknown[]; toText: (item: never) => string };
 
@@ -73,7 +75,10 @@ export function jsonListStream<T>(key: string, items: readonly T[], toJson: (ite
  * streamed, so the answer costs bounded memory however large the list and however slow its reader.
  */
 export function sendList<T>(
-  reply: FastifyReply, key: string, items: readonly T[], req: PageRequest & { url: string },
+  reply: FastifyReply,
+  key: string,
+  items: readonly T[],
+  req: PageRequest & { url: string },
   o: { id: (item: T) => string; toJson: (item: T) => unknown; pageMax: number },
 ): FastifyReply {
   if (req.limit !== undefined || req.marker !== undefined) {
@@ -84,4 +89,3 @@ export function sendList<T>(
   }
   return reply.type('application/json; charset=utf-8').send(jsonListStream(key, items, o.toJson));
 }
-

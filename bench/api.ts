@@ -66,7 +66,12 @@ const SSE_MAX_CLIENTS = flag('sse-max-clients', 1_200);
 const FAULT_SECONDS = flag('fault-seconds', 60);
 const KILL_EVERY_S = flag('kill-every', 20);
 const baselineAt = args.indexOf('--baseline');
-const STORM = { boots: flag('storm-boots', 200), hosts: flag('storm-hosts', 20), rounds: flag('storm-rounds', 3), ...(baselineAt >= 0 ? { baseline: args[baselineAt + 1]! } : {}) };
+const STORM = {
+  boots: flag('storm-boots', 200),
+  hosts: flag('storm-hosts', 20),
+  rounds: flag('storm-rounds', 3),
+  ...(baselineAt >= 0 ? { baseline: args[baselineAt + 1]! } : {}),
+};
 
 const log = pino({ level: process.env.LOG_LEVEL ?? 'silent' });
 
@@ -104,12 +109,25 @@ async function openBenchJournal(): Promise<{ journal: Journal; what: string; cle
   };
 }
 
-async function devices(url: string, connections: number, gzip: boolean, auth: Record<string, string> = NOAUTH, seconds = SECONDS): Promise<{ perS: number; p50: number; p99: number; errors: number; bytes: number; total: number }> {
+async function devices(
+  url: string,
+  connections: number,
+  gzip: boolean,
+  auth: Record<string, string> = NOAUTH,
+  seconds = SECONDS,
+): Promise<{ perS: number; p50: number; p99: number; errors: number; bytes: number; total: number }> {
   // The load generator runs on a worker thread, so that it does not share the server's event loop.
   // python-requests (Nova, the CLI) sends `Accept-Encoding: gzip, deflate`; gzip=false is a bare client.
   const headers: Record<string, string> = { ...auth, ...(gzip ? { 'accept-encoding': 'gzip, deflate' } : {}) };
   const r = await autocannon({ url: `${url}/v2/devices`, connections, duration: seconds, headers, workers: 1 });
-  return { perS: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.non2xx, bytes: r.throughput.average, total: r.requests.total };
+  return {
+    perS: r.requests.average,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    errors: r.errors + r.non2xx,
+    bytes: r.throughput.average,
+    total: r.requests.total,
+  };
 }
 
 const x = (ours: number, theirs: number): string => `${(ours / theirs).toFixed(1)}x`;
@@ -131,7 +149,15 @@ async function main(): Promise<void> {
   const agents: Agent[] = [];
   // 1 fake FPGA + 9 fake GPUs per host: 10 devices a host.
   for (const host of hosts) {
-    const agent = new Agent({ host, bus, drivers: new DriverRegistry([new FakeDriver({ host, gpus: 9, nics: 0 })]), log, heartbeatIntervalMs: 3_600_000, discoveryIntervalMs: 3_600_000, telemetryIntervalMs: 0 });
+    const agent = new Agent({
+      host,
+      bus,
+      drivers: new DriverRegistry([new FakeDriver({ host, gpus: 9, nics: 0 })]),
+      log,
+      heartbeatIntervalMs: 3_600_000,
+      discoveryIntervalMs: 3_600_000,
+      telemetryIntervalMs: 0,
+    });
     await agent.start();
     agents.push(agent);
   }
@@ -146,7 +172,9 @@ async function main(): Promise<void> {
     // Enable (install) the fake FPGA of each host the clients bind on, as an operator would.
     await conductor.act(conductor.getAcceleratorByRp(uuid3(NAMESPACE_DNS, `${host}_FakeDevice`))!.id, { type: 'ENABLE' });
   }
-  const dp = await call(setup, 'POST', '/v2/device_profiles', [{ name: 'bench-dp', groups: [{ 'resources:FPGA': '1', 'trait:CUSTOM_FAKE_DEVICE': 'required' }] }]);
+  const dp = await call(setup, 'POST', '/v2/device_profiles', [
+    { name: 'bench-dp', groups: [{ 'resources:FPGA': '1', 'trait:CUSTOM_FAKE_DEVICE': 'required' }] },
+  ]);
   if (dp.status !== 201) throw new Error(`device profile: ${dp.status}`);
   const count = ((await call(setup, 'GET', '/v2/devices')).json as { devices: unknown[] }).devices.length;
   for (let i = 0; i < 20; i++) await cycle(setup, lifecycleHosts[0]!); // warm-up (JIT, connections)
@@ -157,7 +185,15 @@ async function main(): Promise<void> {
   breakdown();
   if (ONLY.has('base')) await base(url, lifecycleHosts, count);
   if (ONLY.has('keystone')) {
-    await keystoneSection({ control: conductor, log, noauthUrl: url, hosts: lifecycleHosts, clients: CLIENTS, seconds: SECONDS, devices: (u, h) => devices(u, 10, true, h) });
+    await keystoneSection({
+      control: conductor,
+      log,
+      noauthUrl: url,
+      hosts: lifecycleHosts,
+      clients: CLIENTS,
+      seconds: SECONDS,
+      devices: (u, h) => devices(u, 10, true, h),
+    });
   }
   if (ONLY.has('sse')) await sseSection({ url, clients: SSE_CLIENTS, maxClients: SSE_MAX_CLIENTS, control: conductor, hosts: lifecycleHosts });
 
@@ -172,18 +208,34 @@ async function main(): Promise<void> {
 /** The v2 API against Cyborg 9.0.0's figures: lifecycle sequential and with N clients, device list. */
 async function base(url: string, lifecycleHosts: string[], count: number): Promise<void> {
   const seq = await lifecycle(url, 1, lifecycleHosts, SECONDS);
-  console.log(`ARQ lifecycle, sequential:   ${seq.perS.toFixed(1)} cycles/s  p50 ${seq.p50.toFixed(1)} ms  p99 ${seq.p99.toFixed(1)} ms  (${seq.cycles} cycles, ${seq.failures} failed${seq.firstError ? `: ${seq.firstError}` : ''})`);
+  console.log(
+    `ARQ lifecycle, sequential:   ${seq.perS.toFixed(1)} cycles/s  p50 ${seq.p50.toFixed(1)} ms  p99 ${seq.p99.toFixed(1)} ms  (${seq.cycles} cycles, ${seq.failures} failed${seq.firstError ? `: ${seq.firstError}` : ''})`,
+  );
   console.log(`  ${breakdown()}`);
-  console.log(`  vs Cyborg 9.0.0 ${CYBORG.seqCyclesPerS} cycles/s (${CYBORG.seqMsPerCycle} ms): ${x(seq.perS, CYBORG.seqCyclesPerS)}  (target >= ${TARGET.seqRatio}x)`);
+  console.log(
+    `  vs Cyborg 9.0.0 ${CYBORG.seqCyclesPerS} cycles/s (${CYBORG.seqMsPerCycle} ms): ${x(seq.perS, CYBORG.seqCyclesPerS)}  (target >= ${TARGET.seqRatio}x)`,
+  );
   const conc = await lifecycle(url, CLIENTS, lifecycleHosts, SECONDS);
-  console.log(`ARQ lifecycle, ${CLIENTS} clients:    ${conc.perS.toFixed(1)} cycles/s  p50 ${conc.p50.toFixed(1)} ms  p99 ${conc.p99.toFixed(1)} ms  (${conc.cycles} cycles, ${conc.failures} failed${conc.firstError ? `: ${conc.firstError}` : ''})`);
+  console.log(
+    `ARQ lifecycle, ${CLIENTS} clients:    ${conc.perS.toFixed(1)} cycles/s  p50 ${conc.p50.toFixed(1)} ms  p99 ${conc.p99.toFixed(1)} ms  (${conc.cycles} cycles, ${conc.failures} failed${conc.firstError ? `: ${conc.firstError}` : ''})`,
+  );
   console.log(`  ${breakdown()}`);
-  console.log(`  vs Cyborg 9.0.0 ${CYBORG.concCyclesPerS} cycles/s: ${x(conc.perS, CYBORG.concCyclesPerS)}  (target >= ${TARGET.concCyclesPerS} cycles/s, no failures)`);
-  for (const [conns, gzip] of [[10, true], [10, false], [1, true]] as const) {
+  console.log(
+    `  vs Cyborg 9.0.0 ${CYBORG.concCyclesPerS} cycles/s: ${x(conc.perS, CYBORG.concCyclesPerS)}  (target >= ${TARGET.concCyclesPerS} cycles/s, no failures)`,
+  );
+  for (const [conns, gzip] of [
+    [10, true],
+    [10, false],
+    [1, true],
+  ] as const) {
     const d = await devices(url, conns, gzip);
     const theirs = conns === 10 ? CYBORG.devicesReqPerS10 : CYBORG.devicesReqPerS1;
-    console.log(`GET /v2/devices (${count}), ${conns} conn${conns > 1 ? 's' : ''}, ${gzip ? 'gzip    ' : 'identity'}: ${d.perS.toFixed(1)} req/s  p50 ${d.p50} ms  p99 ${d.p99} ms  (${(d.bytes / 1e6).toFixed(1)} MB/s, ${d.errors} errors)`);
-    console.log(`  vs Cyborg 9.0.0 ${theirs} req/s${conns === 10 ? ` (p99 ${CYBORG.devicesP99Ms10} ms)` : ''}: ${x(d.perS, theirs)}${conns === 10 ? `  (target >= ${TARGET.devicesRatio}x)` : ''}`);
+    console.log(
+      `GET /v2/devices (${count}), ${conns} conn${conns > 1 ? 's' : ''}, ${gzip ? 'gzip    ' : 'identity'}: ${d.perS.toFixed(1)} req/s  p50 ${d.p50} ms  p99 ${d.p99} ms  (${(d.bytes / 1e6).toFixed(1)} MB/s, ${d.errors} errors)`,
+    );
+    console.log(
+      `  vs Cyborg 9.0.0 ${theirs} req/s${conns === 10 ? ` (p99 ${CYBORG.devicesP99Ms10} ms)` : ''}: ${x(d.perS, theirs)}${conns === 10 ? `  (target >= ${TARGET.devicesRatio}x)` : ''}`,
+    );
   }
 }
 

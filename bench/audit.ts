@@ -54,7 +54,8 @@ try {
   const end = Date.now();
   const start = end - DAYS * 86_400_000;
   const t0 = performance.now();
-  await pool.query(`
+  await pool.query(
+    `
     insert into transition_log (kind, id, host, event, "from", "to", actor, project_id, request_id, reason, at)
     select 'accelerator',
            'acc-' || (g % ($2::int * 10)),
@@ -64,13 +65,17 @@ try {
            case when g % 3 = 0 then 'conductor' else 'user-' || (g % 50) end,
            'project-' || (g % 20), 'req-' || g, null,
            to_timestamp($3::double precision / 1000) + (g::double precision / $1::int) * ($4::double precision) * interval '1 millisecond'
-      from generate_series(1, $1::int) as g`, [ROWS, HOSTS, start, end - start]);
+      from generate_series(1, $1::int) as g`,
+    [ROWS, HOSTS, start, end - start],
+  );
   await pool.query('analyze transition_log');
   const fillS = (performance.now() - t0) / 1000;
   const size = (await pool.query<{ s: string }>(`select pg_size_pretty(pg_total_relation_size('transition_log')) as s`)).rows[0]!.s;
 
   console.log(`cyborg bench:audit — PostgreSQL ${url.host}/${name}, Node ${process.versions.node}`);
-  console.log(`transition_log: ${ROWS.toLocaleString('en')} rows, ${HOSTS} hosts × 10 accelerators over ${DAYS} days, ${size} with indexes (filled in ${fillS.toFixed(1)} s)\n`);
+  console.log(
+    `transition_log: ${ROWS.toLocaleString('en')} rows, ${HOSTS} hosts × 10 accelerators over ${DAYS} days, ${size} with indexes (filled in ${fillS.toFixed(1)} s)\n`,
+  );
 
   const run = async (byHost: boolean): Promise<{ p50: number; p99: number; max: number; rows: number }> => {
     const lat: number[] = [];
@@ -96,7 +101,9 @@ try {
   };
   for (const byHost of [true, false]) {
     const r = await run(byHost);
-    console.log(`audit query, ${byHost ? 'one host' : 'whole fleet'}, ${RANGE_H} h range, page ${LIMIT}: p50 ${r.p50.toFixed(1)} ms  p99 ${r.p99.toFixed(1)} ms  max ${r.max.toFixed(1)} ms  (${QUERIES} queries, ${r.rows.toFixed(0)} rows a page)`);
+    console.log(
+      `audit query, ${byHost ? 'one host' : 'whole fleet'}, ${RANGE_H} h range, page ${LIMIT}: p50 ${r.p50.toFixed(1)} ms  p99 ${r.p99.toFixed(1)} ms  max ${r.max.toFixed(1)} ms  (${QUERIES} queries, ${r.rows.toFixed(0)} rows a page)`,
+    );
     console.log(`  vs target p99 <= ${TARGET_P99_MS} ms: ${(r.p99 / TARGET_P99_MS).toFixed(2)}x of target${byHost ? '' : '  (no target: for comparison)'}`);
   }
 } finally {

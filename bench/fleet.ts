@@ -55,7 +55,7 @@ const { values: args } = parseArgs({
 const NATS = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 const PG = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const ACCELERATORS_PER_HOST = 10;
-const TARGET = { coldStart10kS: 30, lagP99Ms: 1000, rssPerAcceleratorB: (1024 ** 3) / 100_000 };
+const TARGET = { coldStart10kS: 30, lagP99Ms: 1000, rssPerAcceleratorB: 1024 ** 3 / 100_000 };
 const log = pino({ level: 'warn' });
 const CONDUCTOR_LOG = process.env.BENCH_CONDUCTOR_LOG ?? '/tmp/bench-fleet-conductor.log';
 const Stats = Type.Record(Type.String(), Type.Unknown());
@@ -109,9 +109,19 @@ function startConductor(prefix: string, databaseUrl: string | undefined, extraEn
   const child = spawn(cmd!, [...argv, 'conductor', '--conductor-id', `bench-${prefix}`], {
     cwd: join(import.meta.dirname, '..'),
     env: {
-      ...process.env, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} ${process.env.CONDUCTOR_NODE_OPTIONS ?? ''} --expose-gc`.trim(), NATS_URL: NATS, CYBORG_SUBJECT_PREFIX: prefix, LOG_LEVEL: 'warn', LOG_PRETTY: 'false',
-      CYBORG_METRICS_PORT: '-1', CYBORG_HEARTBEAT_INTERVAL_MS: '1000', CYBORG_STALE_AFTER_MS: '15000', CYBORG_LOST_AFTER_MS: '60000',
-      CYBORG_REQUEST_TIMEOUT_MS: '120000', ...(databaseUrl ? { DATABASE_URL: databaseUrl } : { DATABASE_URL: '' }), ...extraEnv,
+      ...process.env,
+      NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} ${process.env.CONDUCTOR_NODE_OPTIONS ?? ''} --expose-gc`.trim(),
+      NATS_URL: NATS,
+      CYBORG_SUBJECT_PREFIX: prefix,
+      LOG_LEVEL: 'warn',
+      LOG_PRETTY: 'false',
+      CYBORG_METRICS_PORT: '-1',
+      CYBORG_HEARTBEAT_INTERVAL_MS: '1000',
+      CYBORG_STALE_AFTER_MS: '15000',
+      CYBORG_LOST_AFTER_MS: '60000',
+      CYBORG_REQUEST_TIMEOUT_MS: '120000',
+      ...(databaseUrl ? { DATABASE_URL: databaseUrl } : { DATABASE_URL: '' }),
+      ...extraEnv,
     },
     stdio: ['ignore', 'pipe', 'inherit'],
     detached: true,
@@ -123,11 +133,11 @@ function startConductor(prefix: string, databaseUrl: string | undefined, extraEn
 
 async function stats(bus: NatsBus, id: string, req: { gc?: boolean; resetWindow?: boolean } = {}): Promise<ConductorStats> {
   const Req = Type.Object({ gc: Type.Optional(Type.Boolean()), resetWindow: Type.Optional(Type.Boolean()) });
-  return await bus.request(Subjects.service('conductor', id, 'STATS'), Req, Stats, req, { timeoutMs: 30_000 }) as unknown as ConductorStats;
+  return (await bus.request(Subjects.service('conductor', id, 'STATS'), Req, Stats, req, { timeoutMs: 30_000 })) as unknown as ConductorStats;
 }
 
 async function waitForConductor(bus: NatsBus, id: string): Promise<ConductorStats> {
-  for (const deadline = Date.now() + 180_000; Date.now() < deadline;) {
+  for (const deadline = Date.now() + 180_000; Date.now() < deadline; ) {
     try {
       return await stats(bus, id);
     } catch {
@@ -143,7 +153,7 @@ async function runFleet(hosts: number, useDb: boolean, steadyS: number, concurre
   const db = useDb ? await freshDb() : undefined;
   const share = Number(args.flapping);
   if (!(share >= 0 && share <= 1)) throw new Error(`--flapping takes a share of the accelerators between 0 and 1, not ${args.flapping}`);
-  if (share > 0 && args.mix) throw new Error('--flapping runs on the fake driver\'s fleet, not with --mix');
+  if (share > 0 && args.mix) throw new Error("--flapping runs on the fake driver's fleet, not with --mix");
   // A flapping device only costs Placement writes if it was in service: the fleet is enabled.
   const child = await startConductor(prefix, db?.url, share > 0 ? { CYBORG_AUTO_ENABLE: 'true' } : {});
   const bus = await connectBus({ url: NATS, name: `bench-fleet-${prefix}`, log, prefix });
@@ -158,44 +168,55 @@ async function runFleet(hosts: number, useDb: boolean, steadyS: number, concurre
     const prepared: Driver[][] = [];
     if (mix) {
       let k = 0;
-      await Promise.all(Array.from({ length: 8 }, async () => {
-        while (k < hosts) {
-          const i = k++;
-          prepared[i] = await discoveredFirst(mix.driversFor(hostName(i), i));
-        }
-      }));
+      await Promise.all(
+        Array.from({ length: 8 }, async () => {
+          while (k < hosts) {
+            const i = k++;
+            prepared[i] = await discoveredFirst(mix.driversFor(hostName(i), i));
+          }
+        }),
+      );
     }
     for (let i = 0; i < hosts; i++) {
       const host = hostName(i);
       const fake = prepared[i] ? undefined : new FakeDriver({ host, gpus: ACCELERATORS_PER_HOST - 1, nics: 0 });
       if (fake) flapping?.add(fake);
-      agents.push(new Agent({
-        host, bus, log,
-        drivers: new DriverRegistry(prepared[i] ?? [fake!]),
-        heartbeatIntervalMs: 1_000, discoveryIntervalMs: 3_600_000, requestTimeoutMs: 120_000, telemetryIntervalMs: 0,
-        ...(flapping ? { healthIntervalMs: 1_000 } : {}),
-      }));
+      agents.push(
+        new Agent({
+          host,
+          bus,
+          log,
+          drivers: new DriverRegistry(prepared[i] ?? [fake!]),
+          heartbeatIntervalMs: 1_000,
+          discoveryIntervalMs: 3_600_000,
+          requestTimeoutMs: 120_000,
+          telemetryIntervalMs: 0,
+          ...(flapping ? { healthIntervalMs: 1_000 } : {}),
+        }),
+      );
     }
     // Cold start: every agent registers and reports; done when each inventory is acknowledged.
     const t0 = performance.now();
     let next = 0;
     let retries = 0;
-    await Promise.all(Array.from({ length: Math.min(concurrency, hosts) }, async () => {
-      while (next < hosts) {
-        const agent = agents[next++]!;
-        // As the agent role does: a registration the conductor could not take now is retried.
-        for (;;) {
-          try {
-            await agent.start();
-            break;
-          } catch {
-            retries++;
-            await agent.stop();
-            await new Promise((r) => setTimeout(r, 500));
+    await Promise.all(
+      Array.from({ length: Math.min(concurrency, hosts) }, async () => {
+        while (next < hosts) {
+          const agent = agents[next++]!;
+          // As the agent role does: a registration the conductor could not take now is retried.
+          for (;;) {
+            try {
+              await agent.start();
+              break;
+            } catch {
+              retries++;
+              await agent.stop();
+              await new Promise((r) => setTimeout(r, 500));
+            }
           }
         }
-      }
-    }));
+      }),
+    );
     const coldS = (performance.now() - t0) / 1000;
     const registered = await stats(bus, id);
     // The faults start once the whole fleet is in service; the steady window then measures them.
@@ -215,22 +236,39 @@ async function runFleet(hosts: number, useDb: boolean, steadyS: number, concurre
     const p99 = after.heartbeatLagMs.p99 ?? Number.NaN;
     const beatsPerS = (after.heartbeats - before.heartbeats) / steadyS;
     const ratio = (v: number, t: number): string => `${(v / t).toFixed(2)}x of target`;
-    console.log(args.mix
-      ? `\n== ${hosts} hosts, a mix of driver kinds on the vendor fixtures (${MIX_KINDS.join(', ')}; ${useDb ? 'PostgreSQL' : 'memory'} journal, leases on) ==`
-      : `\n== ${hosts} hosts × ${ACCELERATORS_PER_HOST} accelerators (${useDb ? 'PostgreSQL' : 'memory'} journal, leases on) ==`);
-    console.log(`  registered accelerators  ${registered.accelerators}${args.mix ? '' : ` / ${hosts * ACCELERATORS_PER_HOST}`} when the last reply came, ${settled.accelerators} after the steady window (${retries} registrations retried)`);
-    console.log(`  cold start               ${coldS.toFixed(1)} s  (${(hosts / coldS).toFixed(0)} hosts/s; 10k-host target ${TARGET.coldStart10kS} s → ${hosts === 10_000 ? ratio(coldS, TARGET.coldStart10kS) : `projected ${(10_000 / (hosts / coldS)).toFixed(1)} s = ${ratio(10_000 / (hosts / coldS), TARGET.coldStart10kS)}`})`);
+    console.log(
+      args.mix
+        ? `\n== ${hosts} hosts, a mix of driver kinds on the vendor fixtures (${MIX_KINDS.join(', ')}; ${useDb ? 'PostgreSQL' : 'memory'} journal, leases on) ==`
+        : `\n== ${hosts} hosts × ${ACCELERATORS_PER_HOST} accelerators (${useDb ? 'PostgreSQL' : 'memory'} journal, leases on) ==`,
+    );
+    console.log(
+      `  registered accelerators  ${registered.accelerators}${args.mix ? '' : ` / ${hosts * ACCELERATORS_PER_HOST}`} when the last reply came, ${settled.accelerators} after the steady window (${retries} registrations retried)`,
+    );
+    console.log(
+      `  cold start               ${coldS.toFixed(1)} s  (${(hosts / coldS).toFixed(0)} hosts/s; 10k-host target ${TARGET.coldStart10kS} s → ${hosts === 10_000 ? ratio(coldS, TARGET.coldStart10kS) : `projected ${(10_000 / (hosts / coldS)).toFixed(1)} s = ${ratio(10_000 / (hosts / coldS), TARGET.coldStart10kS)}`})`,
+    );
     if (writes) flapping!.print(writes, steadyS);
-    console.log(`  heartbeat lag p50/p99/max ${after.heartbeatLagMs.p50} / ${p99} / ${after.heartbeatLagMs.max} ms over the steady window  (target p99 ≤ ${TARGET.lagP99Ms} ms → ${ratio(p99, TARGET.lagP99Ms)})`);
+    console.log(
+      `  heartbeat lag p50/p99/max ${after.heartbeatLagMs.p50} / ${p99} / ${after.heartbeatLagMs.max} ms over the steady window  (target p99 ≤ ${TARGET.lagP99Ms} ms → ${ratio(p99, TARGET.lagP99Ms)})`,
+    );
     console.log(`  heartbeats processed     ${beatsPerS.toFixed(0)}/s (expected ${hosts}/s)`);
     console.log(`  conductor CPU (steady)   ${cpuPct.toFixed(0)} % of one core`);
-    console.log(`  conductor RSS            ${(after.rssBytes / 2 ** 20).toFixed(0)} MiB steady, ${(settled.rssBytes / 2 ** 20).toFixed(0)} MiB after GC (idle ${(idle.rssBytes / 2 ** 20).toFixed(0)} MiB); heap ${(heapPerAcc / 1024).toFixed(1)} KiB per accelerator`);
+    console.log(
+      `  conductor RSS            ${(after.rssBytes / 2 ** 20).toFixed(0)} MiB steady, ${(settled.rssBytes / 2 ** 20).toFixed(0)} MiB after GC (idle ${(idle.rssBytes / 2 ** 20).toFixed(0)} MiB); heap ${(heapPerAcc / 1024).toFixed(1)} KiB per accelerator`,
+    );
     const status = await readFile(`/proc/${settled.pid}/status`, 'utf8').catch(() => '');
-    const kib = (k: string): string => `${((Number(new RegExp(`${k}:\\s+(\\d+)`).exec(status)?.[1] ?? NaN)) / 1024).toFixed(0)} MiB`;
+    const kib = (k: string): string => `${(Number(new RegExp(`${k}:\\s+(\\d+)`).exec(status)?.[1] ?? NaN) / 1024).toFixed(0)} MiB`;
     if (status) console.log(`  conductor RSS by kind    anonymous ${kib('RssAnon')}, file-backed ${kib('RssFile')}`);
-    if (process.env.BENCH_HOLD_S) { console.log(`pid ${settled.pid}`); await new Promise((r) => setTimeout(r, Number(process.env.BENCH_HOLD_S) * 1000)); }
-    console.log(`  conductor heap           ${(settled.heapUsedBytes / 2 ** 20).toFixed(0)} MiB used of ${(settled.heapTotalBytes / 2 ** 20).toFixed(0)} MiB, ${(settled.externalBytes / 2 ** 20).toFixed(0)} MiB external`);
-    console.log(`  RSS per accelerator      ${(rssPerAcc / 1024).toFixed(1)} KiB  (target ≤ ${(TARGET.rssPerAcceleratorB / 1024).toFixed(1)} KiB → ${ratio(rssPerAcc, TARGET.rssPerAcceleratorB)}; 100k accelerators ≈ ${((idle.rssBytes + rssPerAcc * 100_000) / 2 ** 30).toFixed(2)} GiB)`);
+    if (process.env.BENCH_HOLD_S) {
+      console.log(`pid ${settled.pid}`);
+      await new Promise((r) => setTimeout(r, Number(process.env.BENCH_HOLD_S) * 1000));
+    }
+    console.log(
+      `  conductor heap           ${(settled.heapUsedBytes / 2 ** 20).toFixed(0)} MiB used of ${(settled.heapTotalBytes / 2 ** 20).toFixed(0)} MiB, ${(settled.externalBytes / 2 ** 20).toFixed(0)} MiB external`,
+    );
+    console.log(
+      `  RSS per accelerator      ${(rssPerAcc / 1024).toFixed(1)} KiB  (target ≤ ${(TARGET.rssPerAcceleratorB / 1024).toFixed(1)} KiB → ${ratio(rssPerAcc, TARGET.rssPerAcceleratorB)}; 100k accelerators ≈ ${((idle.rssBytes + rssPerAcc * 100_000) / 2 ** 30).toFixed(2)} GiB)`,
+    );
   } finally {
     flapping?.stop();
     await Promise.all(agents.map((a) => a.stop().catch(() => undefined)));
@@ -241,7 +279,10 @@ async function runFleet(hosts: number, useDb: boolean, steadyS: number, concurre
     }
     await new Promise((r) => (child.exitCode !== null ? r(undefined) : child.once('exit', r)));
     // The run's lease bucket (10,000 keys) would otherwise stay in JetStream for every later run.
-    await new Kvm(bus.nc).open(`${prefix}_cyborg_leases`).then((kv) => kv.destroy()).catch(() => undefined);
+    await new Kvm(bus.nc)
+      .open(`${prefix}_cyborg_leases`)
+      .then((kv) => kv.destroy())
+      .catch(() => undefined);
     await bus.close();
     await db?.drop().catch(() => undefined);
   }
@@ -251,7 +292,7 @@ const SECTIONS = ['fleet', 'discovery'];
 const ONLY = new Set(process.env.BENCH_ONLY ? process.env.BENCH_ONLY.split(',') : SECTIONS);
 for (const s of ONLY) if (!SECTIONS.includes(s)) throw new Error(`BENCH_ONLY takes ${SECTIONS.join(', ')}, not ${s}`);
 if (ONLY.has('fleet')) {
-  const useDb = !args['no-db'] && await pgReachable();
+  const useDb = !args['no-db'] && (await pgReachable());
   console.log(`bench:fleet — NATS ${NATS}, journal: ${useDb ? 'PostgreSQL (fresh database per run)' : 'memory'}`);
   for (const n of args.hosts.split(',').map(Number)) await runFleet(n, useDb, Number(args['steady-s']), Number(args.concurrency));
 }

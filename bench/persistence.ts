@@ -116,8 +116,11 @@ async function rawBatched(url: string): Promise<number> {
   const c = new pg.Client({ connectionString: url });
   await c.connect();
   const ids = Array.from({ length: 10_000 }, (_, i) => `raw-${i}`);
-  await c.query(`insert into accelerators (id, host, state, context, created_at, updated_at)
-    select id, 'raw', 'inactive', '{}'::jsonb, now(), now() from unnest($1::text[]) as id`, [ids]);
+  await c.query(
+    `insert into accelerators (id, host, state, context, created_at, updated_at)
+    select id, 'raw', 'inactive', '{}'::jsonb, now(), now() from unnest($1::text[]) as id`,
+    [ids],
+  );
   let rows = 0;
   let n = 0;
   const until = Date.now() + PHASE_MS;
@@ -126,8 +129,11 @@ async function rawBatched(url: string): Promise<number> {
     const batch = ids.slice((n % 10) * 1_000, (n % 10) * 1_000 + 1_000);
     const states = batch.map(() => (n % 2 ? 'ready' : 'installing'));
     const ctx = batch.map((id) => JSON.stringify({ id, n }));
-    await c.query(`update accelerators a set state = x.state, context = x.context::jsonb, updated_at = now()
-      from unnest($1::text[], $2::text[], $3::text[]) as x(id, state, context) where a.id = x.id`, [batch, states, ctx]);
+    await c.query(
+      `update accelerators a set state = x.state, context = x.context::jsonb, updated_at = now()
+      from unnest($1::text[], $2::text[], $3::text[]) as x(id, state, context) where a.id = x.id`,
+      [batch, states, ctx],
+    );
     rows += batch.length;
     n++;
   }
@@ -142,21 +148,25 @@ async function naive(url: string, callers = 64): Promise<number> {
   let done = 0;
   const until = Date.now() + PHASE_MS;
   const start = Date.now();
-  await Promise.all(Array.from({ length: callers }, async (_, w) => {
-    for (let i = 0; Date.now() < until; i++) {
-      const id = `raw-${(w * 150 + i) % 10_000}`;
-      const c = await pool.connect();
-      try {
-        await c.query('begin');
-        await c.query(`update accelerators set state = $2, context = $3::jsonb, updated_at = now() where id = $1`, [id, `s${i}`, JSON.stringify({ id, i })]);
-        await c.query(`insert into transition_log (kind, id, host, event, "from", "to", at) values ('accelerator', $1, 'raw', 'STEP', 'a', 'b', now())`, [id]);
-        await c.query('commit');
-        done++;
-      } finally {
-        c.release();
+  await Promise.all(
+    Array.from({ length: callers }, async (_, w) => {
+      for (let i = 0; Date.now() < until; i++) {
+        const id = `raw-${(w * 150 + i) % 10_000}`;
+        const c = await pool.connect();
+        try {
+          await c.query('begin');
+          await c.query(`update accelerators set state = $2, context = $3::jsonb, updated_at = now() where id = $1`, [id, `s${i}`, JSON.stringify({ id, i })]);
+          await c.query(`insert into transition_log (kind, id, host, event, "from", "to", at) values ('accelerator', $1, 'raw', 'STEP', 'a', 'b', now())`, [
+            id,
+          ]);
+          await c.query('commit');
+          done++;
+        } finally {
+          c.release();
+        }
       }
-    }
-  }));
+    }),
+  );
   const rate = done / ((Date.now() - start) / 1_000);
   await pool.end();
   return rate;
@@ -170,19 +180,26 @@ async function journalAlone(url: string, callers = 1_000): Promise<{ rate: numbe
   const lat: number[] = [];
   const until = Date.now() + PHASE_MS;
   const start = Date.now();
-  await Promise.all(Array.from({ length: callers }, async (_, w) => {
-    for (let i = 0; Date.now() < until; i++) {
-      const id = ids[(w * 10 + i) % ids.length]!;
-      // Back and forth between two real states: the log's ends are the machines' names.
-      const [from, to] = i % 2 ? [AcceleratorStates.ready, AcceleratorStates.inactive] : [AcceleratorStates.inactive, AcceleratorStates.ready];
-      const t = performance.now();
-      await j.commit([
-        { type: 'accelerator', id, host: 'j', record: { value: to, context: { id, host: 'j', capacity: 1, allocations: [], program: null, pending: null, error: null, resume: null } } },
-        { type: 'transition', record: { kind: 'accelerator', id, host: 'j', event: 'STEP', from, to, at: new Date().toISOString(), actor: 'bench' } },
-      ]);
-      lat.push(performance.now() - t);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: callers }, async (_, w) => {
+      for (let i = 0; Date.now() < until; i++) {
+        const id = ids[(w * 10 + i) % ids.length]!;
+        // Back and forth between two real states: the log's ends are the machines' names.
+        const [from, to] = i % 2 ? [AcceleratorStates.ready, AcceleratorStates.inactive] : [AcceleratorStates.inactive, AcceleratorStates.ready];
+        const t = performance.now();
+        await j.commit([
+          {
+            type: 'accelerator',
+            id,
+            host: 'j',
+            record: { value: to, context: { id, host: 'j', capacity: 1, allocations: [], program: null, pending: null, error: null, resume: null } },
+          },
+          { type: 'transition', record: { kind: 'accelerator', id, host: 'j', event: 'STEP', from, to, at: new Date().toISOString(), actor: 'bench' } },
+        ]);
+        lat.push(performance.now() - t);
+      }
+    }),
+  );
   const rate = j.stats.transitions / ((Date.now() - start) / 1_000);
   const statementsPerTransition = j.stats.statements / j.stats.transitions;
   await j.close();
@@ -190,7 +207,25 @@ async function journalAlone(url: string, callers = 1_000): Promise<{ rate: numbe
   return { rate, statementsPerTransition, p50: pct(lat, 50), p99: pct(lat, 99) };
 }
 
-interface Ours { rate: number; statementsPerTransition: number; p50: number; p99: number; halfRate: number; halfP50: number; halfP99: number; halfP999: number; halfMax: number; halfCount: number; halfMajorGcs: number[]; halfMinorGcMax: number; halfLoopDelayMax: number; halfOver50: number; halfCheckpoints: number; halfStealPct: number | null; halfAutovacuum: string }
+interface Ours {
+  rate: number;
+  statementsPerTransition: number;
+  p50: number;
+  p99: number;
+  halfRate: number;
+  halfP50: number;
+  halfP99: number;
+  halfP999: number;
+  halfMax: number;
+  halfCount: number;
+  halfMajorGcs: number[];
+  halfMinorGcMax: number;
+  halfLoopDelayMax: number;
+  halfOver50: number;
+  halfCheckpoints: number;
+  halfStealPct: number | null;
+  halfAutovacuum: string;
+}
 
 /** What the runtime's journal has done so far (the PgJournal's stats, or the memory journal's log). */
 type Counted = Journal & { counts(): { transitions: number; statements: number } };
@@ -204,10 +239,10 @@ function pgJournal(url: string): Counted {
     return j;
   });
   return {
-    commit: async (c) => (j ?? await ready).commit(c),
-    load: async () => (j ?? await ready).load(),
-    history: async (id, limit) => (j ?? await ready).history(id, limit),
-    close: async () => (j ?? await ready).close(),
+    commit: async (c) => (j ?? (await ready)).commit(c),
+    load: async () => (j ?? (await ready)).load(),
+    history: async (id, limit) => (j ?? (await ready)).history(id, limit),
+    close: async () => (j ?? (await ready)).close(),
     counts: () => ({ transitions: j?.stats.transitions ?? 0, statements: j?.stats.statements ?? 0 }),
   };
 }
@@ -227,11 +262,23 @@ async function ours(journal: Counted, hosts: number, perHost: number, callers: n
   for (let h = 0; h < hosts; h++) {
     const host = `bench-${perHost}-${h}`;
     const fake = new FakeDriver({ host, gpus: 0, nics: perHost / 20, vfsPerNic: 20 });
-    const agent = new Agent({ host, bus, drivers: new DriverRegistry([fake]), log, heartbeatIntervalMs: 60_000, discoveryIntervalMs: 3_600_000, requestTimeoutMs: 120_000, telemetryIntervalMs: 0 });
+    const agent = new Agent({
+      host,
+      bus,
+      drivers: new DriverRegistry([fake]),
+      log,
+      heartbeatIntervalMs: 60_000,
+      discoveryIntervalMs: 3_600_000,
+      requestTimeoutMs: 120_000,
+      telemetryIntervalMs: 0,
+    });
     await agent.start();
     agents.push(agent);
   }
-  const ids = conductor.listAccelerators().filter((a) => a.deviceType === 'NIC').map((a) => a.id);
+  const ids = conductor
+    .listAccelerators()
+    .filter((a) => a.deviceType === 'NIC')
+    .map((a) => a.id);
   const toggle = async (id: string): Promise<number> => {
     const actor = conductor.acceleratorActor(id);
     const t = performance.now();
@@ -244,10 +291,12 @@ async function ours(journal: Counted, hosts: number, perHost: number, callers: n
   const s0 = journal.counts();
   const until = Date.now() + PHASE_MS;
   const start = Date.now();
-  await Promise.all(Array.from({ length: callers }, async (_, w) => {
-    const mine = ids.filter((_id, i) => i % callers === w);
-    for (let i = 0; Date.now() < until; i++) lat.push(await toggle(mine[i % mine.length]!));
-  }));
+  await Promise.all(
+    Array.from({ length: callers }, async (_, w) => {
+      const mine = ids.filter((_id, i) => i % callers === w);
+      for (let i = 0; Date.now() < until; i++) lat.push(await toggle(mine[i % mine.length]!));
+    }),
+  );
   const secs = (Date.now() - start) / 1_000;
   const transitions = journal.counts().transitions - s0.transitions;
   const rate = transitions / secs;
@@ -316,7 +365,10 @@ async function ours(journal: Counted, hosts: number, perHost: number, callers: n
     }
     await new Promise((r) => setTimeout(r, 2));
   }
-  if (outstanding > 0) await new Promise<void>((r) => { drained = r; });
+  if (outstanding > 0)
+    await new Promise<void>((r) => {
+      drained = r;
+    });
   gcs.disconnect();
   loopDelay.disable();
   const halfCheckpoints = journal instanceof MemoryJournal ? 0 : (await checkpoints()) - checkpointsBefore;
@@ -331,10 +383,31 @@ async function ours(journal: Counted, hosts: number, perHost: number, callers: n
   await conductor.stop();
   await bus.close();
   await journal.close();
-  return { rate, statementsPerTransition, p50: pct(lat, 50), p99: pct(lat, 99), halfRate, halfP50: pct(half, 50), halfP99: pct(half, 99), halfP999: pct(half, 99.9), halfMax: half[half.length - 1] ?? NaN, halfCount: half.length, halfMajorGcs: majorGcs, halfMinorGcMax: minorGcMax, halfLoopDelayMax: loopDelay.max / 1e6, halfOver50: half.filter((ms) => ms > 50).length, halfCheckpoints, halfStealPct, halfAutovacuum };
+  return {
+    rate,
+    statementsPerTransition,
+    p50: pct(lat, 50),
+    p99: pct(lat, 99),
+    halfRate,
+    halfP50: pct(half, 50),
+    halfP99: pct(half, 99),
+    halfP999: pct(half, 99.9),
+    halfMax: half[half.length - 1] ?? NaN,
+    halfCount: half.length,
+    halfMajorGcs: majorGcs,
+    halfMinorGcMax: minorGcMax,
+    halfLoopDelayMax: loopDelay.max / 1e6,
+    halfOver50: half.filter((ms) => ms > 50).length,
+    halfCheckpoints,
+    halfStealPct,
+    halfAutovacuum,
+  };
 }
 
-const LINES = [[1, 1_000, 250], [10, 1_000, 1_000]] as const;
+const LINES = [
+  [1, 1_000, 250],
+  [10, 1_000, 1_000],
+] as const;
 const ONLY = process.env.BENCH_ONLY;
 if (ONLY !== undefined && ONLY !== 'c1k' && ONLY !== 'c10k') throw new Error(`BENCH_ONLY is c1k or c10k, not ${ONLY}`);
 
@@ -345,12 +418,16 @@ async function baselines(url: string): Promise<{ a: number; b: number; mem: numb
   const b = await naive(url);
   console.log(`(b) naive, one transaction per transition (pg, pool 4, 64 callers): ${fmt(b)} transitions/s`);
   const jr = await journalAlone(url);
-  console.log(`(j) the journal alone, 1,000 concurrent committers over 10,000 accelerators: ${fmt(jr.rate)} transitions/s, ${fmt(jr.statementsPerTransition, 3)} statements/transition, p50 ${fmt(jr.p50, 1)} ms, p99 ${fmt(jr.p99, 1)} ms`);
+  console.log(
+    `(j) the journal alone, 1,000 concurrent committers over 10,000 accelerators: ${fmt(jr.rate)} transitions/s, ${fmt(jr.statementsPerTransition, 3)} statements/transition, p50 ${fmt(jr.p50, 1)} ms, p99 ${fmt(jr.p99, 1)} ms`,
+  );
   console.log(`    ratios: journal / naive = ${fmt(jr.rate / b, 2)}x, journal / raw = ${fmt((100 * jr.rate) / a, 1)}%`);
   // The runtime alone (memory journal): the ceiling any journal can reach on this machine.
   // Its half-peak window is short: the memory journal keeps every transition it is given.
   const mem = await ours(memoryJournal(), 1, 1_000, 250, { warmMs: 0, ms: PHASE_MS });
-  console.log(`(r) reference, the actor runtime alone (memory journal), 1,000 accelerators, 250 callers: ${fmt(mem.rate)} transitions/s, p99 ${fmt(mem.p99, 1)} ms; at half its peak p50 ${fmt(mem.halfP50, 1)} ms, p99 ${fmt(mem.halfP99, 1)} ms`);
+  console.log(
+    `(r) reference, the actor runtime alone (memory journal), 1,000 accelerators, 250 callers: ${fmt(mem.rate)} transitions/s, p99 ${fmt(mem.p99, 1)} ms; at half its peak p50 ${fmt(mem.halfP50, 1)} ms, p99 ${fmt(mem.halfP99, 1)} ms`,
+  );
   return { a, b, mem: mem.rate };
 }
 
@@ -372,12 +449,18 @@ async function main(): Promise<void> {
       console.log(`(c) ours, ${fmt(hosts * perHost)} accelerators, ${callers} concurrent callers:`);
       console.log(`    ${fmt(c.rate)} persisted transitions/s (each with its audit row), ${fmt(c.statementsPerTransition, 3)} statements/transition`);
       console.log(`    ack latency at peak: p50 ${fmt(c.p50, 1)} ms, p99 ${fmt(c.p99, 1)} ms`);
-      console.log(`    at half the peak (${fmt(c.halfRate)} transitions/s, ${fmt(c.halfCount)} requests over ${fmt(HALF_MS / 1_000)} s after ${fmt(WARM_MS / 1_000)} s of warm-up): p50 ${fmt(c.halfP50, 1)} ms, p99 ${fmt(c.halfP99, 1)} ms  (target p99 <= 50 ms: ${c.halfP99 <= 50 ? 'met' : 'NOT met'}), p99.9 ${fmt(c.halfP999, 1)} ms, max ${fmt(c.halfMax, 1)} ms`);
-      console.log(`    in that window: ${fmt(c.halfOver50)} requests over 50 ms (${fmt((100 * c.halfOver50) / c.halfCount, 2)}%); major GCs: ${c.halfMajorGcs.length}${c.halfMajorGcs.length ? ` (atomic pauses ${c.halfMajorGcs.map((d) => fmt(d, 0)).join(', ')} ms; their incremental marking before each is not counted)` : ''}; longest scavenge ${fmt(c.halfMinorGcMax, 1)} ms; longest event-loop delay ${fmt(c.halfLoopDelayMax, 1)} ms; PostgreSQL checkpoints started: ${c.halfCheckpoints}${c.halfStealPct === null ? '' : `; CPU stolen by the hypervisor: ${fmt(c.halfStealPct, 1)}%`}; autovacuum: ${c.halfAutovacuum}`);
+      console.log(
+        `    at half the peak (${fmt(c.halfRate)} transitions/s, ${fmt(c.halfCount)} requests over ${fmt(HALF_MS / 1_000)} s after ${fmt(WARM_MS / 1_000)} s of warm-up): p50 ${fmt(c.halfP50, 1)} ms, p99 ${fmt(c.halfP99, 1)} ms  (target p99 <= 50 ms: ${c.halfP99 <= 50 ? 'met' : 'NOT met'}), p99.9 ${fmt(c.halfP999, 1)} ms, max ${fmt(c.halfMax, 1)} ms`,
+      );
+      console.log(
+        `    in that window: ${fmt(c.halfOver50)} requests over 50 ms (${fmt((100 * c.halfOver50) / c.halfCount, 2)}%); major GCs: ${c.halfMajorGcs.length}${c.halfMajorGcs.length ? ` (atomic pauses ${c.halfMajorGcs.map((d) => fmt(d, 0)).join(', ')} ms; their incremental marking before each is not counted)` : ''}; longest scavenge ${fmt(c.halfMinorGcMax, 1)} ms; longest event-loop delay ${fmt(c.halfLoopDelayMax, 1)} ms; PostgreSQL checkpoints started: ${c.halfCheckpoints}${c.halfStealPct === null ? '' : `; CPU stolen by the hypervisor: ${fmt(c.halfStealPct, 1)}%`}; autovacuum: ${c.halfAutovacuum}`,
+      );
       if (!base) continue;
       const { a, b, mem } = base;
       console.log(`    ours / runtime alone = ${fmt((100 * c.rate) / mem, 1)}%`);
-      console.log(`    ratios: ours / naive = ${fmt(c.rate / b, 2)}x (target >= 5x: ${c.rate / b >= 5 ? 'met' : 'NOT met'}), ours / raw = ${fmt((100 * c.rate) / a, 1)}% (target >= 25%: ${c.rate / a >= 0.25 ? 'met' : 'NOT met'})`);
+      console.log(
+        `    ratios: ours / naive = ${fmt(c.rate / b, 2)}x (target >= 5x: ${c.rate / b >= 5 ? 'met' : 'NOT met'}), ours / raw = ${fmt((100 * c.rate) / a, 1)}% (target >= 25%: ${c.rate / a >= 0.25 ? 'met' : 'NOT met'})`,
+      );
     }
   } finally {
     await admin(`drop database if exists "${name}" with (force)`);

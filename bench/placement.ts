@@ -47,7 +47,14 @@ try {
   const agents: Agent[] = [];
   for (let h = 0; h < HOSTS; h++) {
     const host = `bench-${run}-${h}`;
-    const agent = new Agent({ host, bus, drivers: new DriverRegistry([new FakeDriver({ host, gpus: 2, nics: 1, vfsPerNic: 7 })]), log, heartbeatIntervalMs: 600_000, discoveryIntervalMs: 3_600_000 });
+    const agent = new Agent({
+      host,
+      bus,
+      drivers: new DriverRegistry([new FakeDriver({ host, gpus: 2, nics: 1, vfsPerNic: 7 })]),
+      log,
+      heartbeatIntervalMs: 600_000,
+      discoveryIntervalMs: 3_600_000,
+    });
     await agent.start();
     agents.push(agent);
   }
@@ -97,8 +104,12 @@ try {
   cold.stop();
 
   console.log(`converge ${n} deployables from empty: ${(convergeMs / 1000).toFixed(2)} s (${(n / (convergeMs / 1000)).toFixed(0)} deployables/s)`);
-  console.log(`  baseline, Cyborg's report sequence one by one (timed on ${sample.length}, scaled to ${n}): ${(baselineMs / 1000).toFixed(2)} s → ${(baselineMs / convergeMs).toFixed(2)}× our time`);
-  console.log(`Placement requests per deployable: ${perDeployable.toFixed(2)} (baseline ${baselinePerDeployable.toFixed(2)} → ratio ${(perDeployable / baselinePerDeployable).toFixed(2)})`);
+  console.log(
+    `  baseline, Cyborg's report sequence one by one (timed on ${sample.length}, scaled to ${n}): ${(baselineMs / 1000).toFixed(2)} s → ${(baselineMs / convergeMs).toFixed(2)}× our time`,
+  );
+  console.log(
+    `Placement requests per deployable: ${perDeployable.toFixed(2)} (baseline ${baselinePerDeployable.toFixed(2)} → ratio ${(perDeployable / baselinePerDeployable).toFixed(2)})`,
+  );
   console.log(`repair ${CHANGES} out-of-band changes (one full pass over ${n}): ${(repairMs / 1000).toFixed(2)} s, ${repairRequests} requests`);
   console.log(`  baseline, cold reconciler reading every provider: ${(coldMs / 1000).toFixed(2)} s → ${(coldMs / repairMs).toFixed(2)}× our time`);
 
@@ -111,7 +122,12 @@ try {
 function newSync(source: Conductor, c: PlacementClient): PlacementSync {
   return new PlacementSync({
     source,
-    client: c, log, resourceProviderName: '{host}', createRootProviders: true, intervalMs: 3_600_000, concurrency: CONCURRENCY,
+    client: c,
+    log,
+    resourceProviderName: '{host}',
+    createRootProviders: true,
+    intervalMs: 3_600_000,
+    concurrency: CONCURRENCY,
   });
 }
 
@@ -120,7 +136,11 @@ async function scribble(c: PlacementClient, vs: AcceleratorView[]): Promise<void
   for (const [i, v] of vs.entries()) {
     if (i % 2 === 0) {
       const t = await c.getTraits(v.rpUuid);
-      await c.putTraits(v.rpUuid, t.generation, t.traits.filter((x) => x !== 'OWNER_CYBORG'));
+      await c.putTraits(
+        v.rpUuid,
+        t.generation,
+        t.traits.filter((x) => x !== 'OWNER_CYBORG'),
+      );
     } else {
       const inv = await c.getInventories(v.rpUuid);
       await c.putInventories(v.rpUuid, inv.generation, { [v.resourceClass!]: { total: v.capacity + 5, max_unit: v.capacity + 5 } });

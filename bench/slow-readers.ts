@@ -54,14 +54,18 @@ const lat = (h: { p50: number; p99: number; max: number }): string => `p50 ${h.p
 
 /** CLIENTS readers of `path` that never read: the api's RSS and /healthz while they hold it, and after. */
 async function readers(url: string, path: string, what: string, idleRss: number): Promise<void> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'api', 'slow-reader-clients.ts'), url, String(CLIENTS), path], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'api', 'slow-reader-clients.ts'), url, String(CLIENTS), path], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   await new Promise<void>((resolve, reject) => {
     child.stdout.on('data', (b: Buffer) => (b.toString().includes('sent') ? resolve() : undefined));
     child.once('exit', (code) => reject(new Error(`slow readers exited (${code})`)));
   });
   // Probed from the moment they asked, through the api writing what their sockets take, for 5 s.
   let peak = 0;
-  const sampler = setInterval(() => { peak = Math.max(peak, process.memoryUsage().rss); }, 100);
+  const sampler = setInterval(() => {
+    peak = Math.max(peak, process.memoryUsage().rss);
+  }, 100);
   const busy = await healthz(url, 5_000);
   const held = rss();
   clearInterval(sampler);
@@ -79,10 +83,19 @@ async function main(): Promise<void> {
   const conductor = new Conductor({ bus, journal: new MemoryJournal(), log, timing });
   await conductor.start();
   const profile = `slow-readers-${randomUUID().slice(0, 8)}`;
-  await conductor.documents.createProfile({ uuid: randomUUID(), name: profile, description: '', groups: [{ 'resources:FPGA': '1' }], createdAt: new Date().toISOString(), updatedAt: null });
+  await conductor.documents.createProfile({
+    uuid: randomUUID(),
+    name: profile,
+    description: '',
+    groups: [{ 'resources:FPGA': '1' }],
+    createdAt: new Date().toISOString(),
+    updatedAt: null,
+  });
   const t0 = performance.now();
   for (let i = 0; i < ARQS; i += 500) {
-    await Promise.all(Array.from({ length: Math.min(500, ARQS - i) }, () => conductor.createArq({ deviceProfileName: profile, deviceProfileGroupId: 0, projectId: 'bench' })));
+    await Promise.all(
+      Array.from({ length: Math.min(500, ARQS - i) }, () => conductor.createArq({ deviceProfileName: profile, deviceProfileGroupId: 0, projectId: 'bench' })),
+    );
   }
   const app = await buildApi({ control: conductor, log });
   app.get('/bench/arqs-buffered', async () => ({ arqs: conductor.listArqs().map((a) => arqBody(a, conductor, '')) }));

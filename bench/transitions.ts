@@ -49,16 +49,30 @@ async function runtime(): Promise<{ perSecond: number; bytesPerActor: number }> 
   const journal = new CountingJournal();
   const hub = new EventHub(1000);
   const template = (await new FakeDriver({ host: 'bench' }).discover())[0]!;
-  const { deployables: [dep], ...device } = template;
+  const {
+    deployables: [dep],
+    ...device
+  } = template;
   const logic = acceleratorLogic(async () => ({}), 30_000);
   const before = heapUsed();
   const actors: AcceleratorActor[] = [];
-  const runtime = { logic, journal, hub, log, onCrash: (_a: AcceleratorActor, err: unknown) => { throw err; }, passivation: new Passivation(60_000) };
+  const runtime = {
+    logic,
+    journal,
+    hub,
+    log,
+    onCrash: (_a: AcceleratorActor, err: unknown) => {
+      throw err;
+    },
+    passivation: new Passivation(60_000),
+  };
   for (let i = 0; i < ACTORS; i++) {
-    actors.push(new AcceleratorActor({
-      spec: { host: `host-${i % 1000}`, device, deployable: { ...dep!, uuid: `acc-${i}`, name: `host-${i % 1000}_dev${i}` } },
-      runtime,
-    }));
+    actors.push(
+      new AcceleratorActor({
+        spec: { host: `host-${i % 1000}`, device, deployable: { ...dep!, uuid: `acc-${i}`, name: `host-${i % 1000}_dev${i}` } },
+        runtime,
+      }),
+    );
   }
   const bytesPerActor = (heapUsed() - before) / ACTORS;
 
@@ -67,11 +81,13 @@ async function runtime(): Promise<{ perSecond: number; bytesPerActor: number }> 
   const deadline = Date.now() + SECONDS * 1000;
   // Every actor cycles inactive → installing → ready → uninstalling → inactive, all at once.
   const start = Date.now();
-  await Promise.all(actors.map(async (a) => {
-    while (Date.now() < deadline) {
-      await a.request({ type: a.state === AcceleratorStates.inactive ? 'ENABLE' : 'DISABLE' });
-    }
-  }));
+  await Promise.all(
+    actors.map(async (a) => {
+      while (Date.now() < deadline) {
+        await a.request({ type: a.state === AcceleratorStates.inactive ? 'ENABLE' : 'DISABLE' });
+      }
+    }),
+  );
   const elapsed = (Date.now() - start) / 1000;
   for (const a of actors) a.stop();
   return { perSecond: transitions / elapsed, bytesPerActor };
@@ -80,27 +96,33 @@ async function runtime(): Promise<{ perSecond: number; bytesPerActor: number }> 
 async function bareXState(): Promise<number> {
   // The driver answers on the next microtask, as acceleratorLogic's effect does with a fast driver.
   const machine = acceleratorMachine.provide({
-    actions: { runDriverOp: ({ context, self }) => { void Promise.resolve().then(() => self.send({ type: 'OP_DONE', seq: context.opSeq ?? 0, output: {} })); } },
+    actions: {
+      runDriverOp: ({ context, self }) => {
+        void Promise.resolve().then(() => self.send({ type: 'OP_DONE', seq: context.opSeq ?? 0, output: {} }));
+      },
+    },
   });
   const actors = Array.from({ length: ACTORS }, (_, i) => createActor(machine, { input: { id: `a${i}`, host: 'h', capacity: 16 } }).start());
   let transitions = 0;
   const deadline = Date.now() + SECONDS * 1000;
   const start = Date.now();
-  await Promise.all(actors.map(async (a) => {
-    while (Date.now() < deadline) {
-      const target = a.getSnapshot().value === AcceleratorStates.inactive ? 'ready' : 'inactive';
-      a.send({ type: target === 'ready' ? 'ENABLE' : 'DISABLE' });
-      await new Promise<void>((resolve) => {
-        const sub = a.subscribe((s) => {
-          if (s.value === target) {
-            sub.unsubscribe();
-            resolve();
-          }
+  await Promise.all(
+    actors.map(async (a) => {
+      while (Date.now() < deadline) {
+        const target = a.getSnapshot().value === AcceleratorStates.inactive ? 'ready' : 'inactive';
+        a.send({ type: target === 'ready' ? 'ENABLE' : 'DISABLE' });
+        await new Promise<void>((resolve) => {
+          const sub = a.subscribe((s) => {
+            if (s.value === target) {
+              sub.unsubscribe();
+              resolve();
+            }
+          });
         });
-      });
-      transitions += 2;
-    }
-  }));
+        transitions += 2;
+      }
+    }),
+  );
   const elapsed = (Date.now() - start) / 1000;
   for (const a of actors) a.stop();
   return transitions / elapsed;

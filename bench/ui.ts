@@ -50,8 +50,13 @@ async function fleet(): Promise<{ conductor: Conductor; agents: Agent[]; bus: In
   for (let h = 0; h < HOSTS; h++) {
     const host = `bench-${String(h).padStart(3, '0')}`;
     const agent = new Agent({
-      host, bus, drivers: new DriverRegistry([new FakeDriver({ host, ...PER_HOST })]), log,
-      heartbeatIntervalMs: timing.heartbeatIntervalMs, discoveryIntervalMs: 3_600_000, telemetryIntervalMs: 0,
+      host,
+      bus,
+      drivers: new DriverRegistry([new FakeDriver({ host, ...PER_HOST })]),
+      log,
+      heartbeatIntervalMs: timing.heartbeatIntervalMs,
+      discoveryIntervalMs: 3_600_000,
+      telemetryIntervalMs: 0,
     });
     await agent.start();
     agents.push(agent);
@@ -93,9 +98,16 @@ async function main(): Promise<void> {
   try {
     const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
     const loadStart = Date.now();
-    const ids = conductor.listAccelerators({ state: 'inactive' }).map((a) => a.id).reverse();
+    const ids = conductor
+      .listAccelerators({ state: 'inactive' })
+      .map((a) => a.id)
+      .reverse();
     await page.goto(`${url}/ui/#/${ids[ids.length - 1]}`);
-    await page.locator('[data-testid=state-counts] .chip b').first().filter({ hasText: new RegExp(`^${total}$`) }).waitFor({ timeout: 120_000 });
+    await page
+      .locator('[data-testid=state-counts] .chip b')
+      .first()
+      .filter({ hasText: new RegExp(`^${total}$`) })
+      .waitFor({ timeout: 120_000 });
     await page.waitForSelector('[data-testid=connection][data-state=live]');
     const loadMs = Date.now() - loadStart;
 
@@ -124,14 +136,16 @@ async function main(): Promise<void> {
       `${name.padEnd(10)} ${r.rate.toFixed(0).padStart(4)} transitions/s  ${String(r.samples.length).padStart(5)}/${r.committed} seen   p50 ${pct(r.samples, 50).toFixed(0).padStart(4)} ms   p99 ${pct(r.samples, 99).toFixed(0).padStart(4)} ms   max ${pct(r.samples, 100).toFixed(0)} ms`;
     const p50 = pct(load.samples, 50);
     const p99 = pct(load.samples, 99);
-    process.stdout.write([
-      `bench:ui — commit → on screen, in Chromium, ${total.toLocaleString('en-US')} accelerators on ${HOSTS} hosts (page loaded and live in ${loadMs} ms)`,
-      line('baseline', base),
-      line('load', load),
-      `ratio load/baseline: p50 ×${(p50 / pct(base.samples, 50)).toFixed(2)}, p99 ×${(p99 / pct(base.samples, 99)).toFixed(2)}`,
-      `vs the 1 s "live" bound: p50 ${(p50 / 1000).toFixed(3)}×, p99 ${(p99 / 1000).toFixed(3)}×`,
-      '',
-    ].join('\n'));
+    process.stdout.write(
+      [
+        `bench:ui — commit → on screen, in Chromium, ${total.toLocaleString('en-US')} accelerators on ${HOSTS} hosts (page loaded and live in ${loadMs} ms)`,
+        line('baseline', base),
+        line('load', load),
+        `ratio load/baseline: p50 ×${(p50 / pct(base.samples, 50)).toFixed(2)}, p99 ×${(p99 / pct(base.samples, 99)).toFixed(2)}`,
+        `vs the 1 s "live" bound: p50 ${(p50 / 1000).toFixed(3)}×, p99 ${(p99 / 1000).toFixed(3)}×`,
+        '',
+      ].join('\n'),
+    );
   } finally {
     await browser.close();
     await app.close();

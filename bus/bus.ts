@@ -1,8 +1,7 @@
 import type { Static, TSchema } from '@sinclair/typebox';
 
 /** Handler of a request: its return value is the reply. Throwing replies with an error. */
-export type RequestHandler<Req extends TSchema, Rep extends TSchema> =
-  (msg: Static<Req>, subject: string) => Promise<Static<Rep>> | Static<Rep>;
+export type RequestHandler<Req extends TSchema, Rep extends TSchema> = (msg: Static<Req>, subject: string) => Promise<Static<Rep>> | Static<Rep>;
 
 export type MessageHandler<M extends TSchema> = (msg: Static<M>, subject: string) => void | Promise<void>;
 
@@ -27,10 +26,18 @@ export interface Bus {
   publish<M extends TSchema>(subject: string, schema: M, msg: Static<M>): void;
   subscribe<M extends TSchema>(subject: string, schema: M, handler: MessageHandler<M>, opts?: SubscribeOptions): Unsubscribe;
   request<Req extends TSchema, Rep extends TSchema>(
-    subject: string, reqSchema: Req, repSchema: Rep, msg: Static<Req>, opts: RequestOptions,
+    subject: string,
+    reqSchema: Req,
+    repSchema: Rep,
+    msg: Static<Req>,
+    opts: RequestOptions,
   ): Promise<Static<Rep>>;
   respond<Req extends TSchema, Rep extends TSchema>(
-    subject: string, reqSchema: Req, repSchema: Rep, handler: RequestHandler<Req, Rep>, opts?: SubscribeOptions,
+    subject: string,
+    reqSchema: Req,
+    repSchema: Rep,
+    handler: RequestHandler<Req, Rep>,
+    opts?: SubscribeOptions,
   ): Unsubscribe;
   /** Lets in-flight handlers finish, then closes. */
   close(): Promise<void>;

@@ -8,7 +8,10 @@ import { firstError } from './schemas.js';
  * does not match is logged with its subject and dropped (undefined): what every Bus does on receipt.
  */
 export function decodeMessage(
-  schema: TSchema, parse: () => unknown, subject: string, log: Logger,
+  schema: TSchema,
+  parse: () => unknown,
+  subject: string,
+  log: Logger,
   onDrop?: (reason: 'not_json' | 'invalid', subject: string) => void,
 ): unknown {
   let msg: unknown;
@@ -39,9 +42,7 @@ export function errorReply(code: 'bus.invalid_message' | 'bus.no_responder', mes
  * What a responder sends back: the handler's answer, checked against the reply schema, or an
  * error reply when the handler throws or answers out of schema (`onFail` logs and counts it).
  */
-export async function answer<Rep extends TSchema>(
-  run: () => Promise<unknown> | unknown, repSchema: Rep, onFail: (err: unknown) => void,
-): Promise<unknown> {
+export async function answer<Rep extends TSchema>(run: () => Promise<unknown> | unknown, repSchema: Rep, onFail: (err: unknown) => void): Promise<unknown> {
   try {
     const out = await run();
     const err = firstError(repSchema, out);

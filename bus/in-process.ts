@@ -10,7 +10,6 @@ interface Sub {
   deliver: (raw: string, subject: string, reply?: (raw: string) => void) => void;
 }
 
-
 /**
  * The zero-setup bus for all-in-one mode. Messages cross it as JSON text, exactly as they
  * would cross NATS, so a handler never shares an object with its sender and validation on
@@ -45,7 +44,11 @@ export class InProcessBus implements Bus {
   }
 
   async request<Req extends TSchema, Rep extends TSchema>(
-    subject: string, _reqSchema: Req, repSchema: Rep, msg: Static<Req>, opts: RequestOptions,
+    subject: string,
+    _reqSchema: Req,
+    repSchema: Rep,
+    msg: Static<Req>,
+    opts: RequestOptions,
   ): Promise<Static<Rep>> {
     if (this.closed) throw new BusError('bus.no_responder', `bus closed; no responder for ${subject}`, { subject });
     return new Promise<Static<Rep>>((resolve, reject) => {
@@ -66,7 +69,11 @@ export class InProcessBus implements Bus {
   }
 
   respond<Req extends TSchema, Rep extends TSchema>(
-    subject: string, reqSchema: Req, repSchema: Rep, handler: RequestHandler<Req, Rep>, opts: SubscribeOptions = {},
+    subject: string,
+    reqSchema: Req,
+    repSchema: Rep,
+    handler: RequestHandler<Req, Rep>,
+    opts: SubscribeOptions = {},
   ): Unsubscribe {
     const sub: Sub = {
       pattern: subject,
@@ -78,7 +85,11 @@ export class InProcessBus implements Bus {
           return;
         }
         this.track(async () => {
-          const out = await answer(() => handler(msg as Static<Req>, subj), repSchema, (e) => this.log.error({ err: e, subject: subj }, 'request handler failed'));
+          const out = await answer(
+            () => handler(msg as Static<Req>, subj),
+            repSchema,
+            (e) => this.log.error({ err: e, subject: subj }, 'request handler failed'),
+          );
           reply?.(JSON.stringify(out));
         }, subj);
       },

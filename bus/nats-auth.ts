@@ -35,29 +35,34 @@ export interface NatsConnectSettings {
 export function natsConnectSettings(url: string, auth: NatsAuthSettings = {}): NatsConnectSettings {
   let fromUrl: { user?: string; password?: string; token?: string } = {};
   let tlsUrl = false;
-  const servers = url.split(',').map((raw) => raw.trim()).filter(Boolean).map((raw) => {
-    const m = /^([a-z]+):\/\//i.exec(raw);
-    const scheme = m ? m[1]!.toLowerCase() : 'nats';
-    if (!['nats', 'tls'].includes(scheme)) throw new ConfigError(`invalid configuration: NATS_URL / [DEFAULT] transport_url: scheme ${scheme}:// is not NATS (nats:// or tls://)`);
-    if (scheme === 'tls') tlsUrl = true;
-    let u: URL;
-    try {
-      u = new URL(m ? raw : `nats://${raw}`);
-    } catch {
-      throw new ConfigError('invalid configuration: NATS_URL / [DEFAULT] transport_url: not a URL (nats://[user:password@]host:4222)');
-    }
-    if (u.username || u.password) {
-      const creds = u.password
-        ? { user: decodeURIComponent(u.username), password: decodeURIComponent(u.password) }
-        : { token: decodeURIComponent(u.username) };
-      if (Object.keys(fromUrl).length > 0 && JSON.stringify(fromUrl) !== JSON.stringify(creds)) {
-        throw new ConfigError('invalid configuration: NATS_URL / [DEFAULT] transport_url: the servers name different credentials; give them once, in [nats]');
+  const servers = url
+    .split(',')
+    .map((raw) => raw.trim())
+    .filter(Boolean)
+    .map((raw) => {
+      const m = /^([a-z]+):\/\//i.exec(raw);
+      const scheme = m ? m[1]!.toLowerCase() : 'nats';
+      if (!['nats', 'tls'].includes(scheme))
+        throw new ConfigError(`invalid configuration: NATS_URL / [DEFAULT] transport_url: scheme ${scheme}:// is not NATS (nats:// or tls://)`);
+      if (scheme === 'tls') tlsUrl = true;
+      let u: URL;
+      try {
+        u = new URL(m ? raw : `nats://${raw}`);
+      } catch {
+        throw new ConfigError('invalid configuration: NATS_URL / [DEFAULT] transport_url: not a URL (nats://[user:password@]host:4222)');
       }
-      fromUrl = creds;
-    }
-    // nats.js takes host:port; the scheme only said TLS or not, the credentials travel apart.
-    return `${u.hostname.includes(':') ? `[${u.hostname}]` : u.hostname}:${u.port || '4222'}`;
-  });
+      if (u.username || u.password) {
+        const creds = u.password
+          ? { user: decodeURIComponent(u.username), password: decodeURIComponent(u.password) }
+          : { token: decodeURIComponent(u.username) };
+        if (Object.keys(fromUrl).length > 0 && JSON.stringify(fromUrl) !== JSON.stringify(creds)) {
+          throw new ConfigError('invalid configuration: NATS_URL / [DEFAULT] transport_url: the servers name different credentials; give them once, in [nats]');
+        }
+        fromUrl = creds;
+      }
+      // nats.js takes host:port; the scheme only said TLS or not, the credentials travel apart.
+      return `${u.hostname.includes(':') ? `[${u.hostname}]` : u.hostname}:${u.port || '4222'}`;
+    });
   if (servers.length === 0) throw new ConfigError('invalid configuration: NATS_URL / [DEFAULT] transport_url names no server');
 
   const user = auth.user ?? fromUrl.user;
@@ -70,17 +75,23 @@ export function natsConnectSettings(url: string, auth: NatsAuthSettings = {}): N
     auth.credsFile !== undefined && 'creds file',
   ].filter(Boolean);
   if (methods.length > 1) throw new ConfigError(`invalid configuration: [nats]: give one way to authenticate to NATS, not ${methods.join(' and ')}`);
-  if (password !== undefined && user === undefined) throw new ConfigError('invalid configuration: [nats] password (NATS_PASSWORD) needs [nats] user (NATS_USER)');
-  if (user !== undefined && password === undefined) throw new ConfigError(`invalid configuration: [nats] user (NATS_USER) ${user} needs [nats] password (NATS_PASSWORD)`);
+  if (password !== undefined && user === undefined)
+    throw new ConfigError('invalid configuration: [nats] password (NATS_PASSWORD) needs [nats] user (NATS_USER)');
+  if (user !== undefined && password === undefined)
+    throw new ConfigError(`invalid configuration: [nats] user (NATS_USER) ${user} needs [nats] password (NATS_PASSWORD)`);
 
   const options: NatsConnectSettings['options'] = {};
   let identity = 'no credentials';
-  let hint = 'this NATS server wants credentials: set [nats] user and password (NATS_USER, NATS_PASSWORD), token (NATS_TOKEN), nkey_seed_file (NATS_NKEY_SEED_FILE) or creds_file (NATS_CREDS_FILE)';
+  let hint =
+    'this NATS server wants credentials: set [nats] user and password (NATS_USER, NATS_PASSWORD), token (NATS_TOKEN), nkey_seed_file (NATS_NKEY_SEED_FILE) or creds_file (NATS_CREDS_FILE)';
   if (user !== undefined) {
     options.user = user;
     options.pass = password;
     identity = `user ${user}`;
-    hint = auth.user !== undefined ? 'check [nats] user and password (NATS_USER, NATS_PASSWORD)' : 'check the user and password in NATS_URL / [DEFAULT] transport_url';
+    hint =
+      auth.user !== undefined
+        ? 'check [nats] user and password (NATS_USER, NATS_PASSWORD)'
+        : 'check the user and password in NATS_URL / [DEFAULT] transport_url';
   } else if (token !== undefined) {
     options.token = token;
     identity = 'a token';
@@ -128,5 +139,7 @@ export function natsAuthError(err: unknown, settings: NatsConnectSettings): Conf
   const name = e?.name === 'AuthorizationError' ? e.name : e?.cause?.name;
   const text = `${e?.message ?? ''} ${e?.cause?.message ?? ''}`;
   if (name !== 'AuthorizationError' && !/authorization violation|authentication/i.test(text)) return undefined;
-  return new ConfigError(`NATS authentication failed at ${settings.servers.join(',')} with ${settings.identity}: the server refused it (${(e.cause ?? e).message}); ${settings.hint}`);
+  return new ConfigError(
+    `NATS authentication failed at ${settings.servers.join(',')} with ${settings.identity}: the server refused it (${(e.cause ?? e).message}); ${settings.hint}`,
+  );
 }

@@ -36,7 +36,11 @@ export class NatsBus implements Bus {
   private readonly prefix: string;
   private closed = false;
 
-  constructor(readonly nc: NatsConnection, private readonly log: Logger, private readonly opts: NatsBusOptions = {}) {
+  constructor(
+    readonly nc: NatsConnection,
+    private readonly log: Logger,
+    private readonly opts: NatsBusOptions = {},
+  ) {
     this.prefix = opts.prefix ? `${opts.prefix}.` : '';
   }
 
@@ -64,7 +68,11 @@ export class NatsBus implements Bus {
   }
 
   async request<Req extends TSchema, Rep extends TSchema>(
-    subject: string, _reqSchema: Req, repSchema: Rep, msg: Static<Req>, opts: RequestOptions,
+    subject: string,
+    _reqSchema: Req,
+    repSchema: Rep,
+    msg: Static<Req>,
+    opts: RequestOptions,
   ): Promise<Static<Rep>> {
     if (this.closed) throw new BusError('bus.no_responder', `bus closed; no responder for ${subject}`, { subject });
     let m: Msg;
@@ -85,7 +93,11 @@ export class NatsBus implements Bus {
   }
 
   respond<Req extends TSchema, Rep extends TSchema>(
-    subject: string, reqSchema: Req, repSchema: Rep, handler: RequestHandler<Req, Rep>, opts: SubscribeOptions = {},
+    subject: string,
+    reqSchema: Req,
+    repSchema: Rep,
+    handler: RequestHandler<Req, Rep>,
+    opts: SubscribeOptions = {},
   ): Unsubscribe {
     return this.listen(subject, opts.queue, (m, subj) => {
       const msg = this.decode(reqSchema, m, subj);
@@ -94,7 +106,14 @@ export class NatsBus implements Bus {
         return;
       }
       this.track(async () => {
-        reply(m, await answer(() => handler(msg as Static<Req>, subj), repSchema, (e) => this.fail('handler_failed', subj, e, 'request handler failed')));
+        reply(
+          m,
+          await answer(
+            () => handler(msg as Static<Req>, subj),
+            repSchema,
+            (e) => this.fail('handler_failed', subj, e, 'request handler failed'),
+          ),
+        );
       }, subj);
     });
   }

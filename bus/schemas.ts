@@ -47,18 +47,26 @@ export const MAX_OBSERVED_PER_HOST = 16_384;
 export const HostObservation = Type.Object({
   deployables: Type.Array(BoundedName({ minLength: 1 }), { maxItems: MAX_OBSERVED_PER_HOST }),
   present: Type.Array(BoundedName({ minLength: 1 }), { maxItems: MAX_OBSERVED_PER_HOST }),
-  cards: Type.Array(Type.Object({
-    deviceUuid: BoundedName({ minLength: 1 }),
-    migLayout: Type.Optional(Type.Array(BoundedName({ minLength: 1 }), { maxItems: 64 })),
-    vfCount: Type.Optional(Type.Integer({ minimum: 0, maximum: 4096 })),
-  }), { maxItems: MAX_DEVICES_PER_HOST }),
+  cards: Type.Array(
+    Type.Object({
+      deviceUuid: BoundedName({ minLength: 1 }),
+      migLayout: Type.Optional(Type.Array(BoundedName({ minLength: 1 }), { maxItems: 64 })),
+      vfCount: Type.Optional(Type.Integer({ minimum: 0, maximum: 4096 })),
+    }),
+    { maxItems: MAX_DEVICES_PER_HOST },
+  ),
   /** Attach handles the host's running guests hold (libvirt's live domains): adopted when no record holds them. */
-  guests: Type.Optional(Type.Array(Type.Object({
-    deployableUuid: BoundedName({ minLength: 1 }),
-    handleUuid: BoundedName({ minLength: 1 }),
-    instanceUuid: BoundedName({ minLength: 1 }),
-    projectId: Type.Optional(BoundedName({ minLength: 1 })),
-  }), { maxItems: MAX_OBSERVED_PER_HOST })),
+  guests: Type.Optional(
+    Type.Array(
+      Type.Object({
+        deployableUuid: BoundedName({ minLength: 1 }),
+        handleUuid: BoundedName({ minLength: 1 }),
+        instanceUuid: BoundedName({ minLength: 1 }),
+        projectId: Type.Optional(BoundedName({ minLength: 1 })),
+      }),
+      { maxItems: MAX_OBSERVED_PER_HOST },
+    ),
+  ),
 });
 
 export const InventoryMessage = Type.Object({
@@ -85,7 +93,9 @@ export const HeartbeatMessage = Type.Object({
   sentAt: Type.Number(),
 });
 
-export const CommandOp = Type.Union(['install', 'uninstall', 'program', 'attach', 'detach', 'reset', 'mig_layout', 'vf_count', 'restore'].map((o) => Type.Literal(o)));
+export const CommandOp = Type.Union(
+  ['install', 'uninstall', 'program', 'attach', 'detach', 'reset', 'mig_layout', 'vf_count', 'restore'].map((o) => Type.Literal(o)),
+);
 
 export const CommandMessage = Type.Object({
   op: CommandOp,
@@ -100,7 +110,9 @@ export const CommandMessage = Type.Object({
 export const CommandReply = Type.Union([
   Type.Object({ ok: Type.Literal(true), result: Type.Record(Type.String(), Type.Unknown()) }),
   Type.Object({
-    ok: Type.Literal(false), code: Type.String(), reason: Type.String(),
+    ok: Type.Literal(false),
+    code: Type.String(),
+    reason: Type.String(),
     /** The device is as it was before the command (a programming refused or rolled back): safe to use. */
     unchanged: Type.Optional(Type.Boolean()),
   }),
@@ -111,14 +123,17 @@ export const TelemetryMessage = Type.Object({
   at: Type.Number(),
   // Numbers only here: each sample is checked and clamped by the conductor on its own
   // (usage-window.ts), so one driver's out-of-range value does not cost the host's other samples.
-  usage: Type.Array(Type.Object({
-    deployableUuid: BoundedName(),
-    utilization: Type.Number({ description: 'fraction busy, 0..1' }),
-    memoryUsedBytes: Type.Optional(Type.Number()),
-    memoryTotalBytes: Type.Optional(Type.Number()),
-    temperatureC: Type.Optional(Type.Number()),
-    powerW: Type.Optional(Type.Number()),
-  }), { maxItems: 10_000 }),
+  usage: Type.Array(
+    Type.Object({
+      deployableUuid: BoundedName(),
+      utilization: Type.Number({ description: 'fraction busy, 0..1' }),
+      memoryUsedBytes: Type.Optional(Type.Number()),
+      memoryTotalBytes: Type.Optional(Type.Number()),
+      temperatureC: Type.Optional(Type.Number()),
+      powerW: Type.Optional(Type.Number()),
+    }),
+    { maxItems: 10_000 },
+  ),
 });
 
 /**
@@ -145,12 +160,15 @@ export const HealthMessage = Type.Object({
   host: Host(),
   agentId: BoundedName(),
   at: Type.Number({ description: 'when the agent checked (ms since the epoch)' }),
-  checks: Type.Array(Type.Object({
-    deployableUuid: BoundedName({ minLength: 1 }),
-    healthy: Type.Boolean(),
-    severity: Type.Optional(Type.Union([Type.Literal('transient'), Type.Literal('fatal')])),
-    reason: Type.Optional(BoundedText(1024)),
-  }), { maxItems: 100_000 }),
+  checks: Type.Array(
+    Type.Object({
+      deployableUuid: BoundedName({ minLength: 1 }),
+      healthy: Type.Boolean(),
+      severity: Type.Optional(Type.Union([Type.Literal('transient'), Type.Literal('fatal')])),
+      reason: Type.Optional(BoundedText(1024)),
+    }),
+    { maxItems: 100_000 },
+  ),
 });
 
 export type HealthMsg = Static<typeof HealthMessage>;
@@ -182,6 +200,9 @@ export function firstError(schema: TSchema, value: unknown): string | undefined 
   const e = c.Errors(value).First();
   if (!e) return 'invalid';
   // The character rule reads as what it means, not as its expression.
-  const what = e.type === ValueErrorType.StringPattern && e.schema.pattern === STORABLE_PATTERN ? 'must not contain NUL characters or unpaired UTF-16 surrogates' : e.message;
+  const what =
+    e.type === ValueErrorType.StringPattern && e.schema.pattern === STORABLE_PATTERN
+      ? 'must not contain NUL characters or unpaired UTF-16 surrogates'
+      : e.message;
   return `${e.path || '/'}: ${what}`;
 }

@@ -32,9 +32,18 @@ export function boot(cmd: Command, role: Role, overrides: DeepPartial<Static<typ
 
 /** The roles' flags by the setting they set: an error names the flag the operator typed. */
 const FLAGS: Record<string, string> = {
-  'listen.port': '--port', 'listen.address': '--listen', 'host': '--host', 'dataDir': '--data-dir', 'natsUrl': '--nats',
-  'databaseUrl': '--database', 'distributed.subjectPrefix': '--prefix', 'distributed.metricsPort': '--metrics-port',
-  'distributed.conductorId': '--conductor-id', 'distributed.leaseTtlMs': '--lease-ttl-ms', 'fake.gpus': '--fake-gpus', 'fake.nics': '--fake-nics',
+  'listen.port': '--port',
+  'listen.address': '--listen',
+  host: '--host',
+  dataDir: '--data-dir',
+  natsUrl: '--nats',
+  databaseUrl: '--database',
+  'distributed.subjectPrefix': '--prefix',
+  'distributed.metricsPort': '--metrics-port',
+  'distributed.conductorId': '--conductor-id',
+  'distributed.leaseTtlMs': '--lease-ttl-ms',
+  'fake.gpus': '--fake-gpus',
+  'fake.nics': '--fake-nics',
 };
 
 /** `the command line (listen.port)` as `--port`. */

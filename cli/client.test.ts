@@ -15,11 +15,11 @@ async function onBlockedPort(): Promise<{ server: Server; port: number }> {
   throw new Error('ports 6665–6669 are all taken here');
 }
 
-describe('the CLI\'s HTTP client', () => {
+describe("the CLI's HTTP client", () => {
   let server: Server | undefined;
   afterAll(() => server?.close());
 
-  it('reaches a port fetch refuses, such as Cyborg\'s own 6666', async () => {
+  it("reaches a port fetch refuses, such as Cyborg's own 6666", async () => {
     const s = await onBlockedPort();
     server = s.server;
     await expect(fetch(`http://127.0.0.1:${s.port}/`)).rejects.toThrow();

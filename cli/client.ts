@@ -8,14 +8,22 @@ import { errors, request } from 'undici';
  * them Cyborg's own 6666, and a client must reach any port an operator configured.
  */
 export class ApiError extends Error {
-  constructor(readonly status: number, readonly code: string, message: string, readonly body: Record<string, unknown>) {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly body: Record<string, unknown>,
+  ) {
     super(message);
     this.name = 'ApiError';
   }
 }
 
 export class UnreachableError extends Error {
-  constructor(readonly url: string, reason: string) {
+  constructor(
+    readonly url: string,
+    reason: string,
+  ) {
     super(`cannot reach the Cyborg API at ${url}: ${reason}`);
     this.name = 'UnreachableError';
   }
@@ -29,7 +37,11 @@ export interface TokenSource {
 }
 
 export class ApiClient {
-  constructor(private readonly baseUrl: string, private readonly timeoutMs: number, private readonly auth?: TokenSource) {}
+  constructor(
+    private readonly baseUrl: string,
+    private readonly timeoutMs: number,
+    private readonly auth?: TokenSource,
+  ) {}
 
   get<T>(path: string, query: Record<string, string | undefined> = {}): Promise<T> {
     const q = new URLSearchParams(Object.entries(query).filter((e): e is [string, string] => e[1] !== undefined));
@@ -71,7 +83,12 @@ export class ApiClient {
     return (await this.send<T>(method, path, body)).body;
   }
 
-  private async send<T>(method: string, path: string, body?: Record<string, unknown>, retried = false): Promise<{ status: number; body: T; location?: string }> {
+  private async send<T>(
+    method: string,
+    path: string,
+    body?: Record<string, unknown>,
+    retried = false,
+  ): Promise<{ status: number; body: T; location?: string }> {
     const url = `${this.baseUrl.replace(/\/+$/, '')}/cyborg/v1${path}`;
     const token = this.auth ? await this.auth.token() : undefined;
     let status: number;
@@ -80,7 +97,12 @@ export class ApiClient {
     try {
       const res = await request(url, {
         method: method as 'GET' | 'POST' | 'DELETE',
-        headers: { accept: 'application/json', 'x-user-id': 'cli', ...(token ? { 'x-auth-token': token } : {}), ...(body ? { 'content-type': 'application/json' } : {}) },
+        headers: {
+          accept: 'application/json',
+          'x-user-id': 'cli',
+          ...(token ? { 'x-auth-token': token } : {}),
+          ...(body ? { 'content-type': 'application/json' } : {}),
+        },
         ...(body ? { body: JSON.stringify(stripUndefined(body)) } : {}),
         signal: AbortSignal.timeout(this.timeoutMs),
       });
@@ -110,8 +132,9 @@ export class ApiClient {
 /** Why the request got no answer, in words: a timeout, or the socket's error code. */
 function reasonOf(err: unknown, timeoutMs: number): string {
   const e = err as Error & { code?: string; cause?: { code?: string; message?: string } };
-  if (e.name === 'TimeoutError' || e.name === 'AbortError' || e instanceof errors.RequestAbortedError) return `no answer within ${Math.round(timeoutMs / 1000)} s`;
-  return e.code && !e.code.startsWith('UND_ERR_') ? e.code : e.cause?.code ?? e.code ?? e.cause?.message ?? e.message;
+  if (e.name === 'TimeoutError' || e.name === 'AbortError' || e instanceof errors.RequestAbortedError)
+    return `no answer within ${Math.round(timeoutMs / 1000)} s`;
+  return e.code && !e.code.startsWith('UND_ERR_') ? e.code : (e.cause?.code ?? e.code ?? e.cause?.message ?? e.message);
 }
 
 function stripUndefined(o: Record<string, unknown>): Record<string, unknown> {

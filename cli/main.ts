@@ -20,15 +20,20 @@ export function buildProgram(io?: Io): Command {
   const program = new Command('cyborg')
     .description('Accelerator manager for OpenStack clouds and GPU / FPGA / SmartNIC fleets')
     .showHelpAfterError()
-    .option('--config-file <path>', 'an INI config file, as Cyborg\'s cyborg.conf (repeatable; later files win; env CYBORG_CONFIG_FILE)', collect)
-    .option('--config-dir <dir>', 'a directory of *.conf drop-ins read after the config files, by name (oslo.config\'s cyborg.conf.d; repeatable; env CYBORG_CONFIG_DIR)', collect)
+    .option('--config-file <path>', "an INI config file, as Cyborg's cyborg.conf (repeatable; later files win; env CYBORG_CONFIG_FILE)", collect)
+    .option(
+      '--config-dir <dir>',
+      "a directory of *.conf drop-ins read after the config files, by name (oslo.config's cyborg.conf.d; repeatable; env CYBORG_CONFIG_DIR)",
+      collect,
+    )
     .version(version(), '-V, --version', 'print the version');
 
-  program.command('all-in-one')
+  program
+    .command('all-in-one')
     .description('API + conductor + one agent with the fake driver, in one process (what `npm start` runs)')
     .addOption(new Option('--listen <address>', 'address to listen on').env('CYBORG_LISTEN_ADDRESS'))
     .addOption(new Option('--port <port>', `port to listen on (default ${PORTS.allInOne}: browsers refuse Cyborg's 6666)`).env('CYBORG_PORT').argParser(Number))
-    .addOption(new Option('--host <name>', 'this host\'s name (compute node name)').env('CYBORG_HOST'))
+    .addOption(new Option('--host <name>', "this host's name (compute node name)").env('CYBORG_HOST'))
     .addOption(new Option('--fake-gpus <n>', 'extra fake GPUs').argParser(Number))
     .addOption(new Option('--fake-nics <n>', 'extra fake NICs with VFs').argParser(Number))
     .action(async (flags: { listen?: string; port?: number; host?: string; fakeGpus?: number; fakeNics?: number }, cmd: Command) => {
@@ -38,11 +43,15 @@ export function buildProgram(io?: Io): Command {
         fake: { gpus: flags.fakeGpus, nics: flags.fakeNics },
       };
       const { config, log } = boot(cmd, 'all-in-one', overrides);
-      const running = await startAllInOne(config, log).catch((err: unknown) => { throw explainStartupError(err, listenersOf(config)); });
+      const running = await startAllInOne(config, log).catch((err: unknown) => {
+        throw explainStartupError(err, listenersOf(config));
+      });
       log.info({ url: running.url }, 'cyborg all-in-one is up');
       const port = Number(new URL(running.url).port);
       const refused = browserBlocksPort(port) ? `\n  (browsers refuse port ${port}: start with --port ${PORTS.allInOne} to open the visualizer)\n` : '';
-      process.stdout.write(`\n  cyborg all-in-one is up\n  API:        ${running.url}/cyborg/v1/accelerators\n  Cyborg v2:  ${running.url}/v2\n  Visualizer: ${running.url}/ui\n${refused}\n`);
+      process.stdout.write(
+        `\n  cyborg all-in-one is up\n  API:        ${running.url}/cyborg/v1/accelerators\n  Cyborg v2:  ${running.url}/v2\n  Visualizer: ${running.url}/ui\n${refused}\n`,
+      );
       onShutdown(async (signal) => {
         log.info({ signal }, 'shutting down');
         await running.stop();
@@ -65,7 +74,8 @@ export function buildProgram(io?: Io): Command {
 /** `--config-file` / `--config-dir` on a subcommand and its own subcommands (`cyborg db migrate --config-file …`). */
 function withConfigOptions(cmd: Command): void {
   if (!cmd.options.some((o) => o.long === '--config-file')) {
-    cmd.option('--config-file <path>', 'an INI config file (repeatable; later files win; env CYBORG_CONFIG_FILE)', collect)
+    cmd
+      .option('--config-file <path>', 'an INI config file (repeatable; later files win; env CYBORG_CONFIG_FILE)', collect)
       .option('--config-dir <dir>', 'a directory of *.conf drop-ins, read after the files (repeatable; env CYBORG_CONFIG_DIR)', collect);
   }
   for (const sub of cmd.commands) withConfigOptions(sub);
@@ -90,10 +100,13 @@ export function onShutdown(stop: (signal: string) => Promise<void>): void {
   const handler = (signal: string): void => {
     if (stopping) process.exit(130);
     stopping = true;
-    stop(signal).then(() => process.exit(0), (err: unknown) => {
-      process.stderr.write(`shutdown failed: ${String(err)}\n`);
-      process.exit(1);
-    });
+    stop(signal).then(
+      () => process.exit(0),
+      (err: unknown) => {
+        process.stderr.write(`shutdown failed: ${String(err)}\n`);
+        process.exit(1);
+      },
+    );
   };
   process.on('SIGINT', handler);
   process.on('SIGTERM', handler);
@@ -101,11 +114,13 @@ export function onShutdown(stop: (signal: string) => Promise<void>): void {
 
 /** Runs the program on a command line (cli/bin.js calls it; so does `tsx cli/main.ts`). */
 export function main(argv: string[]): void {
-  buildProgram().parseAsync(argv).catch((err: unknown) => {
-    if (err instanceof ConfigError || err instanceof StartupError) process.stderr.write(`cyborg: ${err.message}\n`);
-    else process.stderr.write(`cyborg: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
-    process.exit(err instanceof StartupError ? err.exitStatus : 1);
-  });
+  buildProgram()
+    .parseAsync(argv)
+    .catch((err: unknown) => {
+      if (err instanceof ConfigError || err instanceof StartupError) process.stderr.write(`cyborg: ${err.message}\n`);
+      else process.stderr.write(`cyborg: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+      process.exit(err instanceof StartupError ? err.exitStatus : 1);
+    });
 }
 
 // Run directly (`tsx cli/main.ts …`). The bin calls main() itself: npx runs it through a link

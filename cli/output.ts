@@ -18,7 +18,9 @@ export const processIo: Io = {
   out: (t) => void process.stdout.write(t),
   err: (t) => void process.stderr.write(t),
   isTTY: Boolean(process.stderr.isTTY),
-  setExitCode: (code) => { process.exitCode = code; },
+  setExitCode: (code) => {
+    process.exitCode = code;
+  },
   usageExit: (code) => process.exit(code),
 };
 
@@ -61,8 +63,9 @@ export function describeError(err: unknown, url: string): string {
     const lines = [`cyborg: ${err.message} [${err.code}]`];
     const allowed = err.body.allowed;
     if (Array.isArray(allowed)) lines.push(`  state: ${String(err.body.state)}; allowed now: ${allowed.join(', ') || 'nothing'}`);
-    if (err.code === 'route.not_found') lines.push(`  The API at ${url} does not serve this command: is it a Cyborg API of this project, and the all-in-one or conductor-backed api role?`);
-    if (err.status >= 500 && err.status !== 502 && err.status !== 503 && err.status !== 504) lines.push('  The API\'s log has the details.');
+    if (err.code === 'route.not_found')
+      lines.push(`  The API at ${url} does not serve this command: is it a Cyborg API of this project, and the all-in-one or conductor-backed api role?`);
+    if (err.status >= 500 && err.status !== 502 && err.status !== 503 && err.status !== 504) lines.push("  The API's log has the details.");
     return `${lines.join('\n')}\n`;
   }
   return `cyborg: ${err instanceof Error ? err.message : String(err)}\n`;
@@ -87,7 +90,9 @@ export async function withProgress<T>(io: Io, quiet: boolean, text: string, work
   if (!io.isTTY || quiet) return work;
   const started = Date.now();
   const spinner = yoctoSpinner({ text, handleSignals: false }).start();
-  const tick = setInterval(() => { spinner.text = `${text} (${Math.round((Date.now() - started) / 1000)} s)`; }, 1000);
+  const tick = setInterval(() => {
+    spinner.text = `${text} (${Math.round((Date.now() - started) / 1000)} s)`;
+  }, 1000);
   try {
     const v = await work;
     spinner.success(`${text}: done in ${((Date.now() - started) / 1000).toFixed(1)} s`);

@@ -9,8 +9,14 @@ export interface RecordedProfile {
 
 /** What an operator can do about a trait spelling another Cyborg release used. */
 const HINTS: { pattern: RegExp; hint: string }[] = [
-  { pattern: /^CUSTOM_GPU_(NVIDIA|PRODUCT_ID_)/, hint: 'Cyborg ≤ 10.0.0\'s NVIDIA spelling: set [gpu_devices] legacy_traits = true, or rewrite the profile with CUSTOM_NVIDIA_<PID>' },
-  { pattern: /^CUSTOM_PCI(_|$)/, hint: 'Cyborg 2025.1\'s pci_driver spelling: add pci_driver to [agent] enabled_drivers for these devices, or rewrite the profile for the driver that reports them' },
+  {
+    pattern: /^CUSTOM_GPU_(NVIDIA|PRODUCT_ID_)/,
+    hint: "Cyborg ≤ 10.0.0's NVIDIA spelling: set [gpu_devices] legacy_traits = true, or rewrite the profile with CUSTOM_NVIDIA_<PID>",
+  },
+  {
+    pattern: /^CUSTOM_PCI(_|$)/,
+    hint: "Cyborg 2025.1's pci_driver spelling: add pci_driver to [agent] enabled_drivers for these devices, or rewrite the profile for the driver that reports them",
+  },
 ];
 
 /**
@@ -25,7 +31,12 @@ export function unmatchedProfiles(profiles: readonly RecordedProfile[], inventor
     for (const dev of devices) {
       for (const dep of dev.deployables) {
         const rc = dep.attributes.find((a) => a.key === 'rc')?.value;
-        if (rc) candidates.push({ id: dep.name, free: new Map([[rc, Math.max(dep.numAccelerators, dep.attachHandles.length)]]), traits: dep.attributes.filter((a) => a.key.startsWith('trait')).map((a) => a.value) });
+        if (rc)
+          candidates.push({
+            id: dep.name,
+            free: new Map([[rc, Math.max(dep.numAccelerators, dep.attachHandles.length)]]),
+            traits: dep.attributes.filter((a) => a.key.startsWith('trait')).map((a) => a.value),
+          });
       }
     }
   }

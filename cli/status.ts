@@ -27,7 +27,11 @@ async function database(config: Config): Promise<Check> {
     orm = await openOrm({ url: config.databaseUrl, pool: 1 });
     const { pending } = await schemaStatus(orm);
     return pending.length
-      ? { name, code: Result.failure, details: `${redact(config.databaseUrl)} is not at this code's schema; pending: ${pending.join(', ')}. Run: cyborg db migrate` }
+      ? {
+          name,
+          code: Result.failure,
+          details: `${redact(config.databaseUrl)} is not at this code's schema; pending: ${pending.join(', ')}. Run: cyborg db migrate`,
+        }
       : { name, code: Result.success };
   } catch (err) {
     return { name, code: Result.failure, details: `cannot reach ${redact(config.databaseUrl)}: ${(err as Error).message}` };
@@ -51,7 +55,9 @@ async function deviceProfiles(config: Config): Promise<Check> {
     const profiles = docs.filter((d) => d.collection === 'device_profiles').map((d) => d.body as { name: string; groups: Record<string, string>[] });
     if (inventories.size === 0) return { name, code: Result.success, details: 'no inventory recorded yet: start the agents, then check again' };
     const unmatched = unmatchedProfiles(profiles, inventories);
-    return unmatched.length ? { name, code: Result.warning, details: `${unmatched.length} of ${profiles.length} match no recorded provider: ${unmatched.join('; ')}` } : { name, code: Result.success };
+    return unmatched.length
+      ? { name, code: Result.warning, details: `${unmatched.length} of ${profiles.length} match no recorded provider: ${unmatched.join('; ')}` }
+      : { name, code: Result.success };
   } catch (err) {
     return { name, code: Result.warning, details: `could not read the profiles and inventories: ${(err as Error).message}` };
   } finally {
@@ -68,7 +74,7 @@ async function reachable(name: string, url: string | undefined, what: string): P
     return res.statusCode < 500 ? { name, code: Result.success } : { name, code: Result.failure, details: `${url} answered ${res.statusCode}` };
   } catch (err) {
     const e = err as Error & { code?: string };
-    return { name, code: Result.failure, details: `cannot reach ${url}: ${e.name === 'TimeoutError' ? 'no answer within 5 s' : e.code ?? e.message}` };
+    return { name, code: Result.failure, details: `cannot reach ${url}: ${e.name === 'TimeoutError' ? 'no answer within 5 s' : (e.code ?? e.message)}` };
   }
 }
 
@@ -76,7 +82,9 @@ async function reachable(name: string, url: string | undefined, what: string): P
 export async function upgradeChecks(config: Config, configWarnings: string[]): Promise<Check[]> {
   const keystone = config.keystoneAuthtoken.authUrl ?? config.placement.authUrl ?? config.nova.authUrl;
   return [
-    configWarnings.length ? { name: 'Configuration', code: Result.warning, details: configWarnings.join('; ') } : { name: 'Configuration', code: Result.success },
+    configWarnings.length
+      ? { name: 'Configuration', code: Result.warning, details: configWarnings.join('; ') }
+      : { name: 'Configuration', code: Result.success },
     await database(config),
     await deviceProfiles(config),
     await reachable('Placement API', config.placementUrl, 'no [placement] endpoint_override'),
@@ -97,8 +105,9 @@ function render(checks: Check[]): string {
  */
 export function statusCommand(): Command {
   const status = new Command('status').description('checks before and after an upgrade (as cyborg-status)');
-  status.command('upgrade-check')
-    .description('database at this code\'s schema, configuration valid, Placement and Keystone reachable; exit 0 success, 1 warning, 2 failure, 255 error')
+  status
+    .command('upgrade-check')
+    .description("database at this code's schema, configuration valid, Placement and Keystone reachable; exit 0 success, 1 warning, 2 failure, 255 error")
     .action(async (_flags: unknown, cmd: Command) => {
       try {
         const warnings: string[] = [];
@@ -115,7 +124,7 @@ export function statusCommand(): Command {
         process.stdout.write(render(checks));
         process.exitCode = Math.max(...checks.map((c) => c.code));
       } catch (err) {
-        process.stderr.write(`cyborg: upgrade-check could not run: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
+        process.stderr.write(`cyborg: upgrade-check could not run: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
         process.exitCode = UNEXPECTED;
       }
     });

@@ -24,11 +24,16 @@ export function typeName(s: TSchema): string {
  */
 export function fromText(s: TSchema, values: readonly string[], scale = 1): unknown {
   const last = values.at(-1) ?? '';
-  if (s.type === 'array') return values.flatMap((v) => v.split(/[,\n]/)).map((x) => x.trim()).filter(Boolean);
+  if (s.type === 'array')
+    return values
+      .flatMap((v) => v.split(/[,\n]/))
+      .map((x) => x.trim())
+      .filter(Boolean);
   if (s.type === 'boolean') return bool(last);
   if (s.type === 'integer') {
     const n = Number(last.trim());
-    if (last.trim() === '' || !Number.isFinite(n) || !Number.isInteger(n * scale)) throw new Error(`"${last}" is not ${scale === 1 ? 'an integer' : 'a number'}`);
+    if (last.trim() === '' || !Number.isFinite(n) || !Number.isInteger(n * scale))
+      throw new Error(`"${last}" is not ${scale === 1 ? 'an integer' : 'a number'}`);
     return n * scale;
   }
   return last;

@@ -15,7 +15,7 @@ export function confFilesIn(dir: string): string[] {
     names = readdirSync(dir);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    const why = code === 'ENOENT' ? 'no such directory' : code === 'ENOTDIR' ? 'not a directory' : code ?? (err as Error).message;
+    const why = code === 'ENOENT' ? 'no such directory' : code === 'ENOTDIR' ? 'not a directory' : (code ?? (err as Error).message);
     throw new ConfigError(`invalid configuration: --config-dir ${dir}: ${why}`);
   }
   const files: string[] = [];

@@ -29,7 +29,10 @@ export const StartupExit = {
  * and what to do. `main` prints the message alone and exits with `exitStatus`.
  */
 export class StartupError extends Error {
-  constructor(message: string, readonly exitStatus: number) {
+  constructor(
+    message: string,
+    readonly exitStatus: number,
+  ) {
     super(message);
     this.name = 'StartupError';
   }

@@ -20,34 +20,36 @@ function load(text: string, env: Record<string, string> = {}, opts: LoadOptions 
 }
 
 describe('cyborg.conf, as an OpenStack operator writes it', () => {
-  it('reads Cyborg\'s sections and option names onto the schema', () => {
-    const { config, warnings } = load([
-      '[DEFAULT]',
-      'debug = True',
-      'host = compute-7',
-      'transport_url = nats://ctl-1:4222,nats://ctl-2:4222',
-      '[api]',
-      'host_ip = 0.0.0.0',
-      'port = 6666',
-      'public_endpoint = https://cloud.example/accelerator',
-      '[database]',
-      'connection = postgresql+psycopg2://cyborg:secret@db/cyborg',
-      '[agent]',
-      'enabled_drivers = generic_driver',
-      '[placement]',
-      'auth_type = password',
-      'auth_url = https://keystone.example/identity/v3',
-      'username = cyborg',
-      'region_name = RegionTwo',
-      'valid_interfaces = internal',
-      '[keystone_authtoken]',
-      'www_authenticate_uri = https://keystone.example/identity',
-      'service_token_roles_required = true',
-      '[oslo_policy]',
-      'enforce_new_defaults = false',
-      'enforce_scope = false',
-      'policy_file = /etc/cyborg/policy.yaml',
-    ].join('\n'));
+  it("reads Cyborg's sections and option names onto the schema", () => {
+    const { config, warnings } = load(
+      [
+        '[DEFAULT]',
+        'debug = True',
+        'host = compute-7',
+        'transport_url = nats://ctl-1:4222,nats://ctl-2:4222',
+        '[api]',
+        'host_ip = 0.0.0.0',
+        'port = 6666',
+        'public_endpoint = https://cloud.example/accelerator',
+        '[database]',
+        'connection = postgresql+psycopg2://cyborg:secret@db/cyborg',
+        '[agent]',
+        'enabled_drivers = generic_driver',
+        '[placement]',
+        'auth_type = password',
+        'auth_url = https://keystone.example/identity/v3',
+        'username = cyborg',
+        'region_name = RegionTwo',
+        'valid_interfaces = internal',
+        '[keystone_authtoken]',
+        'www_authenticate_uri = https://keystone.example/identity',
+        'service_token_roles_required = true',
+        '[oslo_policy]',
+        'enforce_new_defaults = false',
+        'enforce_scope = false',
+        'policy_file = /etc/cyborg/policy.yaml',
+      ].join('\n'),
+    );
     expect(warnings).toEqual([]);
     expect(config.logLevel).toBe('debug');
     expect(config.host).toBe('compute-7');
@@ -56,34 +58,42 @@ describe('cyborg.conf, as an OpenStack operator writes it', () => {
     expect(config.v2.publicEndpoint).toBe('https://cloud.example/accelerator');
     expect(config.databaseUrl).toBe('postgresql://cyborg:secret@db/cyborg');
     expect(config.agent.enabledDrivers).toEqual(['generic_driver']);
-    expect(config.placement).toMatchObject({ authType: 'password', authUrl: 'https://keystone.example/identity/v3', username: 'cyborg', regionName: 'RegionTwo', validInterfaces: ['internal'] });
+    expect(config.placement).toMatchObject({
+      authType: 'password',
+      authUrl: 'https://keystone.example/identity/v3',
+      username: 'cyborg',
+      regionName: 'RegionTwo',
+      validInterfaces: ['internal'],
+    });
     expect(config.keystoneAuthtoken.wwwAuthenticateUri).toBe('https://keystone.example/identity');
     expect(config.v2.serviceTokenRequired).toBe(true);
     expect(config.osloPolicy).toEqual({ enforceScope: false, policyFile: '/etc/cyborg/policy.yaml' });
   });
 
-  it('keeps oslo.config\'s rules: values over indented lines, repeated options, # and ; inside a value', () => {
-    const { config } = load([
-      '[agent]',
-      'enabled_drivers = fake_driver,',
-      '    generic_driver',
-      '[keystone_authtoken]',
-      'password = p#ss;word',
-      'service_token_roles = service',
-      'service_token_roles = admin',
-      '# a comment',
-      '; another',
-      '[pci]',
-      'passthrough_whitelist = [{"vendor_id": "10de",',
-      '  "product_id": "1eb8"}]',
-    ].join('\n'));
+  it("keeps oslo.config's rules: values over indented lines, repeated options, # and ; inside a value", () => {
+    const { config } = load(
+      [
+        '[agent]',
+        'enabled_drivers = fake_driver,',
+        '    generic_driver',
+        '[keystone_authtoken]',
+        'password = p#ss;word',
+        'service_token_roles = service',
+        'service_token_roles = admin',
+        '# a comment',
+        '; another',
+        '[pci]',
+        'passthrough_whitelist = [{"vendor_id": "10de",',
+        '  "product_id": "1eb8"}]',
+      ].join('\n'),
+    );
     expect(config.agent.enabledDrivers).toEqual(['fake_driver', 'generic_driver']);
     expect(config.keystoneAuthtoken.password).toBe('p#ss;word');
     expect(config.v2.serviceTokenRoles).toEqual(['service', 'admin']);
     expect(JSON.parse(config.generic.passthroughWhitelist)).toEqual([{ vendor_id: '10de', product_id: '1eb8' }]);
   });
 
-  it('takes Cyborg\'s seconds where Cyborg has them', () => {
+  it("takes Cyborg's seconds where Cyborg has them", () => {
     const { config } = load('[DEFAULT]\nperiodic_interval = 30\n[placement]\ntimeout = 2.5\n');
     expect(config.timing.discoveryIntervalMs).toBe(30_000);
     expect(config.placement.timeoutMs).toBe(2_500);
@@ -106,7 +116,9 @@ describe('cyborg.conf, as an OpenStack operator writes it', () => {
 
   it('refuses a section it does not know, naming the one meant: a misspelt [database] must not leave the conductor on nothing', () => {
     const path = conf('[databse]\nconnection = postgresql://cyborg@db/cyborg\n');
-    expect(() => loadConfig({}, {}, { configFiles: [path] })).toThrow(new ConfigError(`invalid configuration: ${path}: unknown section [databse] (did you mean [database]?)`));
+    expect(() => loadConfig({}, {}, { configFiles: [path] })).toThrow(
+      new ConfigError(`invalid configuration: ${path}: unknown section [databse] (did you mean [database]?)`),
+    );
     const far = conf('[frobnicate]\nx = 1\n');
     expect(() => loadConfig({}, {}, { configFiles: [far] })).toThrow(/unknown section \[frobnicate\] \(sections read: DEFAULT, .*database/);
   });
@@ -122,20 +134,26 @@ describe('cyborg.conf, as an OpenStack operator writes it', () => {
 
   it('a bad value stops the program naming the file, section and option', () => {
     const path = conf('[api]\nport = 70000\n');
-    expect(() => loadConfig({}, {}, { configFiles: [path] })).toThrow(new ConfigError(`invalid configuration: ${path} [api] port: Expected integer to be less or equal to 65535`));
+    expect(() => loadConfig({}, {}, { configFiles: [path] })).toThrow(
+      new ConfigError(`invalid configuration: ${path} [api] port: Expected integer to be less or equal to 65535`),
+    );
     const notInt = conf('[fake_driver]\ngpus = many\n');
     expect(() => loadConfig({}, {}, { configFiles: [notInt] })).toThrow(`${notInt} [fake_driver] gpus: "many" is not an integer`);
     const driver = conf('[agent]\nenabled_drivers = amd_gpu_driver\n');
-    expect(() => loadConfig({}, {}, { configFiles: [driver] })).toThrow(`${driver} [agent] enabled_drivers: Expected union value (one of ${DRIVER_NAMES.join(', ')})`);
+    expect(() => loadConfig({}, {}, { configFiles: [driver] })).toThrow(
+      `${driver} [agent] enabled_drivers: Expected union value (one of ${DRIVER_NAMES.join(', ')})`,
+    );
     const rabbit = conf('[DEFAULT]\ntransport_url = rabbit://guest:guest@ctl:5672/\n');
     expect(() => loadConfig({}, {}, { configFiles: [rabbit] })).toThrow(/\[DEFAULT\] transport_url: this Cyborg speaks NATS/);
   });
 
-  it('an Xid policy that names a code outside NVIDIA\'s catalogue, or one code twice, stops the program naming the option', () => {
+  it("an Xid policy that names a code outside NVIDIA's catalogue, or one code twice, stops the program naming the option", () => {
     const { config } = load('[gpu_devices]\nxid_ignored = 94\nxid_transient = 13, 31\n');
     expect(config.gpu).toMatchObject({ xidIgnored: ['94'], xidTransient: ['13', '31'], xidFatal: [] });
     const typo = conf('[gpu_devices]\nxid_fatal = 79, 790\n');
-    expect(() => loadConfig({}, {}, { configFiles: [typo] })).toThrow(`${typo} [gpu_devices] xid_fatal: 790 is not an Xid code of NVIDIA's catalogue (1 to 199)`);
+    expect(() => loadConfig({}, {}, { configFiles: [typo] })).toThrow(
+      `${typo} [gpu_devices] xid_fatal: 790 is not an Xid code of NVIDIA's catalogue (1 to 199)`,
+    );
     const twice = conf('[gpu_devices]\nxid_fatal = 79\nxid_ignored = 79\n');
     expect(() => loadConfig({}, {}, { configFiles: [twice] })).toThrow(`${twice} [gpu_devices] xid_ignored: Xid 79 is also in [gpu_devices] xid_fatal`);
     expect(() => loadConfig({}, { CYBORG_GPU_XID_IGNORED: 'thirteen' })).toThrow(/environment variable CYBORG_GPU_XID_IGNORED/);
@@ -164,7 +182,7 @@ describe('cyborg.conf, as an OpenStack operator writes it', () => {
 });
 
 describe('defaults by role', () => {
-  it('the all-in-one listens on a port browsers open, the api role on Cyborg\'s 6666', () => {
+  it("the all-in-one listens on a port browsers open, the api role on Cyborg's 6666", () => {
     expect(loadConfig({}, {}, { role: 'all-in-one' }).listen.port).toBe(6680);
     expect(loadConfig({}, {}, { role: 'api' }).listen.port).toBe(6666);
   });
@@ -172,7 +190,10 @@ describe('defaults by role', () => {
   it('a production agent loads no driver it was not told to; the all-in-one has the fake one', () => {
     expect(loadConfig({}, {}, { role: 'agent' }).agent.enabledDrivers).toEqual([]);
     expect(loadConfig({}, {}, { role: 'all-in-one' }).agent.enabledDrivers).toEqual(['fake_driver']);
-    expect(loadConfig({}, { CYBORG_ENABLED_DRIVERS: 'fake_driver, generic_driver' }, { role: 'agent' }).agent.enabledDrivers).toEqual(['fake_driver', 'generic_driver']);
+    expect(loadConfig({}, { CYBORG_ENABLED_DRIVERS: 'fake_driver, generic_driver' }, { role: 'agent' }).agent.enabledDrivers).toEqual([
+      'fake_driver',
+      'generic_driver',
+    ]);
   });
 
   it('conductor and agent on one host listen for metrics on different ports', () => {
@@ -193,7 +214,19 @@ describe('cyborg config sample', () => {
 
   it('names every section and option the loader knows, with its environment variable', () => {
     const sample = configSample();
-    for (const line of ['[DEFAULT]', '[api]', '[database]', '[agent]', '[placement]', '[nova]', '[keystone_authtoken]', '[oslo_policy]', '#transport_url = ', '#enabled_drivers = ', '# Environment: DATABASE_URL']) {
+    for (const line of [
+      '[DEFAULT]',
+      '[api]',
+      '[database]',
+      '[agent]',
+      '[placement]',
+      '[nova]',
+      '[keystone_authtoken]',
+      '[oslo_policy]',
+      '#transport_url = ',
+      '#enabled_drivers = ',
+      '# Environment: DATABASE_URL',
+    ]) {
       expect(sample).toContain(line);
     }
   });

@@ -19,7 +19,15 @@ export { configSample } from './sample.js';
  * (a test keeps them equal; config stays free of the drivers' code).
  */
 export const DRIVER_NAMES = [
-  'fake_driver', 'generic', 'generic_driver', 'nvidia_gpu_driver', 'intel_fpga_driver', 'xilinx_fpga_driver', 'intel_nic_driver', 'intel_qat_driver', 'pci_driver',
+  'fake_driver',
+  'generic',
+  'generic_driver',
+  'nvidia_gpu_driver',
+  'intel_fpga_driver',
+  'xilinx_fpga_driver',
+  'intel_nic_driver',
+  'intel_qat_driver',
+  'pci_driver',
 ] as const;
 
 /** A PCI id as `lspci -n` and docs/drivers.md write it: `vendor:product`, lower-case hex. */
@@ -44,193 +52,407 @@ const keystoneAuthOptions = {
  * `process.env`. Where each setting lives in the file and the environment: `options.ts`.
  */
 export const ConfigSchema = Type.Object({
-  host: Type.String({ minLength: 1, description: 'this agent\'s host name (compute node name)' }),
+  host: Type.String({ minLength: 1, description: "this agent's host name (compute node name)" }),
   listen: Type.Object({
     address: Type.String({ default: '127.0.0.1' }),
-    port: Type.Integer({ minimum: 0, maximum: 65535, default: PORTS.allInOne, description: 'HTTP API (and visualizer) port; the api role defaults to Cyborg\'s 6666, which browsers refuse' }),
-    uiPort: Type.Integer({ minimum: -1, maximum: 65535, default: -1, description: 'a second listener of the same API on a port browsers open, for the visualizer (on host_ip); -1: none, 0: any free port' }),
+    port: Type.Integer({
+      minimum: 0,
+      maximum: 65535,
+      default: PORTS.allInOne,
+      description: "HTTP API (and visualizer) port; the api role defaults to Cyborg's 6666, which browsers refuse",
+    }),
+    uiPort: Type.Integer({
+      minimum: -1,
+      maximum: 65535,
+      default: -1,
+      description: 'a second listener of the same API on a port browsers open, for the visualizer (on host_ip); -1: none, 0: any free port',
+    }),
   }),
-  logLevel: Type.Union([
-    Type.Literal('trace'), Type.Literal('debug'), Type.Literal('info'),
-    Type.Literal('warn'), Type.Literal('error'), Type.Literal('fatal'), Type.Literal('silent'),
-  ], { default: 'info' }),
+  logLevel: Type.Union(
+    [
+      Type.Literal('trace'),
+      Type.Literal('debug'),
+      Type.Literal('info'),
+      Type.Literal('warn'),
+      Type.Literal('error'),
+      Type.Literal('fatal'),
+      Type.Literal('silent'),
+    ],
+    { default: 'info' },
+  ),
   logPretty: Type.Boolean(),
   dataDir: Type.String({ minLength: 1, description: 'where the embedded database and agent cache live' }),
   databaseUrl: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
   /** The conductor's journal (see docs/persistence.md). */
-  persistence: Type.Object({
-    unavailableAfterMs: Type.Integer({ minimum: 1, default: 10_000, description: 'a commit waiting this long for an unreachable database is answered 503, and the change is not made' }),
-    maxBatch: Type.Integer({ minimum: 1, default: 5_000, description: 'most commits in one group-commit flush' }),
-    pool: Type.Integer({ minimum: 1, default: 4, description: 'connections to DATABASE_URL (the embedded database always uses one)' }),
-    pipeline: Type.Integer({ minimum: 1, maximum: 8, default: 2, description: 'flushes open at once under load, each on its own connection (at most `pool`; the embedded database always uses 1)' }),
-    /** The transition log's retention (db/retention.ts): the oldest rows beyond either limit are deleted, nothing else ever is. */
-    auditMaxAgeMs: Type.Integer({ minimum: 0, default: 90 * 24 * 3_600_000, description: 'transition-log rows older than this are deleted (0: kept whatever their age)' }),
-    auditMaxRows: Type.Integer({ minimum: 0, default: 10_000_000, description: 'only the newest this many transition-log rows are kept (0: no limit)' }),
-    auditPruneIntervalMs: Type.Integer({ minimum: 1_000, default: 600_000, description: 'how often the oldest transition-log rows beyond the retention are deleted' }),
-  }, { default: {} }),
+  persistence: Type.Object(
+    {
+      unavailableAfterMs: Type.Integer({
+        minimum: 1,
+        default: 10_000,
+        description: 'a commit waiting this long for an unreachable database is answered 503, and the change is not made',
+      }),
+      maxBatch: Type.Integer({ minimum: 1, default: 5_000, description: 'most commits in one group-commit flush' }),
+      pool: Type.Integer({ minimum: 1, default: 4, description: 'connections to DATABASE_URL (the embedded database always uses one)' }),
+      pipeline: Type.Integer({
+        minimum: 1,
+        maximum: 8,
+        default: 2,
+        description: 'flushes open at once under load, each on its own connection (at most `pool`; the embedded database always uses 1)',
+      }),
+      /** The transition log's retention (db/retention.ts): the oldest rows beyond either limit are deleted, nothing else ever is. */
+      auditMaxAgeMs: Type.Integer({
+        minimum: 0,
+        default: 90 * 24 * 3_600_000,
+        description: 'transition-log rows older than this are deleted (0: kept whatever their age)',
+      }),
+      auditMaxRows: Type.Integer({ minimum: 0, default: 10_000_000, description: 'only the newest this many transition-log rows are kept (0: no limit)' }),
+      auditPruneIntervalMs: Type.Integer({
+        minimum: 1_000,
+        default: 600_000,
+        description: 'how often the oldest transition-log rows beyond the retention are deleted',
+      }),
+    },
+    { default: {} },
+  ),
   natsUrl: Type.Optional(Type.String({ minLength: 1 })),
   /** How the distributed roles authenticate to NATS (docs/distributed.md, "An authenticated bus"): one method, and TLS files. */
-  nats: Type.Object({
-    user: Type.Optional(Type.String({ minLength: 1, description: 'NATS user (with password); nats://user:password@host in the URL works too' })),
-    password: Type.Optional(Type.String()),
-    token: Type.Optional(Type.String({ minLength: 1, description: 'NATS authentication token' })),
-    nkeySeedFile: Type.Optional(Type.String({ minLength: 1, description: 'file holding this role\'s nkey seed (SU…)' })),
-    credsFile: Type.Optional(Type.String({ minLength: 1, description: 'a .creds file (user JWT and seed, as nsc writes it)' })),
-    tlsCaFile: Type.Optional(Type.String({ minLength: 1, description: 'CA that signed the server\'s certificate; turns TLS on (as does a tls:// URL)' })),
-    tlsCertFile: Type.Optional(Type.String({ minLength: 1, description: 'client certificate, when the server verifies clients' })),
-    tlsKeyFile: Type.Optional(Type.String({ minLength: 1, description: 'the client certificate\'s key' })),
-  }, { default: {} }),
-  placementUrl: Type.Optional(Type.String({ pattern: '^https?://', description: 'Placement\'s endpoint; unset: no sync (said once in the log)' })),
+  nats: Type.Object(
+    {
+      user: Type.Optional(Type.String({ minLength: 1, description: 'NATS user (with password); nats://user:password@host in the URL works too' })),
+      password: Type.Optional(Type.String()),
+      token: Type.Optional(Type.String({ minLength: 1, description: 'NATS authentication token' })),
+      nkeySeedFile: Type.Optional(Type.String({ minLength: 1, description: "file holding this role's nkey seed (SU…)" })),
+      credsFile: Type.Optional(Type.String({ minLength: 1, description: 'a .creds file (user JWT and seed, as nsc writes it)' })),
+      tlsCaFile: Type.Optional(Type.String({ minLength: 1, description: "CA that signed the server's certificate; turns TLS on (as does a tls:// URL)" })),
+      tlsCertFile: Type.Optional(Type.String({ minLength: 1, description: 'client certificate, when the server verifies clients' })),
+      tlsKeyFile: Type.Optional(Type.String({ minLength: 1, description: "the client certificate's key" })),
+    },
+    { default: {} },
+  ),
+  placementUrl: Type.Optional(Type.String({ pattern: '^https?://', description: "Placement's endpoint; unset: no sync (said once in the log)" })),
   placementToken: Type.String({ default: 'admin' }),
   /** Placement sync (see docs/placement.md); runs only when `placementUrl` is set. */
-  placement: Type.Object({
-    timeoutMs: Type.Integer({ minimum: 1, default: 10_000, description: 'per-request timeout' }),
-    resourceProviderName: Type.String({ minLength: 1, default: '{host}', description: 'Cyborg\'s resource_provider_name: the compute node provider\'s name; {host} is the agent\'s host' }),
-    createRootProviders: Type.Optional(Type.Boolean({ description: 'Nova-less: create a root provider per host when none exists (default: on in all-in-one, off otherwise)' })),
-    syncIntervalMs: Type.Integer({ minimum: 100, default: 60_000, description: 'full reconcile period (out-of-band changes, stale providers)' }),
-    concurrency: Type.Integer({ minimum: 1, maximum: 64, default: 4, description: 'Placement requests in flight at once (1 for a sqlite-backed Placement)' }),
-    /** [placement]: with `authUrl` set, Placement is reached with Keystone tokens and found in the catalog (placementUrl, if set, overrides it). */
-    ...keystoneAuthOptions,
-    regionName: Type.Optional(Type.String()),
-    validInterfaces: Type.Array(Type.String(), { default: ['internal', 'public'] }),
-  }, { default: {} }),
-  novaUrl: Type.Optional(Type.String({ pattern: '^https?://', description: 'Nova\'s compute endpoint for accelerator-request-bound events; unset: none sent (said once)' })),
+  placement: Type.Object(
+    {
+      timeoutMs: Type.Integer({ minimum: 1, default: 10_000, description: 'per-request timeout' }),
+      resourceProviderName: Type.String({
+        minLength: 1,
+        default: '{host}',
+        description: "Cyborg's resource_provider_name: the compute node provider's name; {host} is the agent's host",
+      }),
+      createRootProviders: Type.Optional(
+        Type.Boolean({ description: 'Nova-less: create a root provider per host when none exists (default: on in all-in-one, off otherwise)' }),
+      ),
+      syncIntervalMs: Type.Integer({ minimum: 100, default: 60_000, description: 'full reconcile period (out-of-band changes, stale providers)' }),
+      concurrency: Type.Integer({ minimum: 1, maximum: 64, default: 4, description: 'Placement requests in flight at once (1 for a sqlite-backed Placement)' }),
+      /** [placement]: with `authUrl` set, Placement is reached with Keystone tokens and found in the catalog (placementUrl, if set, overrides it). */
+      ...keystoneAuthOptions,
+      regionName: Type.Optional(Type.String()),
+      validInterfaces: Type.Array(Type.String(), { default: ['internal', 'public'] }),
+    },
+    { default: {} },
+  ),
+  novaUrl: Type.Optional(
+    Type.String({ pattern: '^https?://', description: "Nova's compute endpoint for accelerator-request-bound events; unset: none sent (said once)" }),
+  ),
   /** [nova]: with `authUrl` set, Nova is reached with Keystone tokens (and a service token) and found in the catalog (novaUrl, if set, overrides it). */
-  nova: Type.Object({
-    ...keystoneAuthOptions,
-    regionName: Type.Optional(Type.String()),
-    validInterfaces: Type.Array(Type.String(), { default: ['internal', 'public'] }),
-  }, { default: {} }),
+  nova: Type.Object(
+    {
+      ...keystoneAuthOptions,
+      regionName: Type.Optional(Type.String()),
+      validInterfaces: Type.Array(Type.String(), { default: ['internal', 'public'] }),
+    },
+    { default: {} },
+  ),
   /**
    * [glance]: where agents fetch the FPGA bitstreams a device profile names (`accel:bitstream_id`,
    * `accel:function_id`). With `authUrl`, Glance is found in the catalog with the service user's
    * token; `endpointOverride` names it directly (without `authUrl`: no token, for a private one).
    */
-  glance: Type.Object({
-    ...keystoneAuthOptions,
-    endpointOverride: Type.Optional(Type.String({ pattern: '^https?://', description: 'Glance\'s image endpoint (the catalog\'s image entry when unset)' })),
-    regionName: Type.Optional(Type.String()),
-    validInterfaces: Type.Array(Type.String(), { default: ['internal', 'public'] }),
-    timeoutMs: Type.Integer({ minimum: 1_000, maximum: 3_600_000, default: 300_000, description: 'one image download' }),
-    maxImageBytes: Type.Integer({ minimum: 1, maximum: 2 ** 40, default: 2 * 1024 ** 3, description: 'a bigger image is refused before it fills the disk' }),
-    downloadDir: Type.Optional(Type.String({ description: 'where images are fetched to; default: <state_path>/images' })),
-    numRetries: Type.Integer({ minimum: 0, maximum: 10, default: 2, description: 'retries of a Glance request that got no answer or a 502/503/504 (Cyborg\'s option; its default is 0)' }),
-  }, { default: {} }),
+  glance: Type.Object(
+    {
+      ...keystoneAuthOptions,
+      endpointOverride: Type.Optional(Type.String({ pattern: '^https?://', description: "Glance's image endpoint (the catalog's image entry when unset)" })),
+      regionName: Type.Optional(Type.String()),
+      validInterfaces: Type.Array(Type.String(), { default: ['internal', 'public'] }),
+      timeoutMs: Type.Integer({ minimum: 1_000, maximum: 3_600_000, default: 300_000, description: 'one image download' }),
+      maxImageBytes: Type.Integer({ minimum: 1, maximum: 2 ** 40, default: 2 * 1024 ** 3, description: 'a bigger image is refused before it fills the disk' }),
+      downloadDir: Type.Optional(Type.String({ description: 'where images are fetched to; default: <state_path>/images' })),
+      numRetries: Type.Integer({
+        minimum: 0,
+        maximum: 10,
+        default: 2,
+        description: "retries of a Glance request that got no answer or a 502/503/504 (Cyborg's option; its default is 0)",
+      }),
+    },
+    { default: {} },
+  ),
   /** [keystone_authtoken]: validating the tokens of API requests in keystone mode (v2.authStrategy). */
-  keystoneAuthtoken: Type.Object({
-    ...keystoneAuthOptions,
-    wwwAuthenticateUri: Type.Optional(Type.String({ description: 'sent in WWW-Authenticate on a 401; default: authUrl' })),
-    tokenCacheTime: Type.Integer({ minimum: 0, default: 300, description: 'seconds a validated token is trusted before Keystone is asked again' }),
-    cacheMaxEntries: Type.Integer({ minimum: 1, default: 10_000 }),
-    negativeCacheTime: Type.Integer({ minimum: 0, default: 10, description: 'seconds a refused token is remembered as refused' }),
-    httpConnectTimeout: Type.Integer({ minimum: 1, default: 10, description: 'seconds for one request to Keystone' }),
-  }, { default: {} }),
+  keystoneAuthtoken: Type.Object(
+    {
+      ...keystoneAuthOptions,
+      wwwAuthenticateUri: Type.Optional(Type.String({ description: 'sent in WWW-Authenticate on a 401; default: authUrl' })),
+      tokenCacheTime: Type.Integer({ minimum: 0, default: 300, description: 'seconds a validated token is trusted before Keystone is asked again' }),
+      cacheMaxEntries: Type.Integer({ minimum: 1, default: 10_000 }),
+      negativeCacheTime: Type.Integer({ minimum: 0, default: 10, description: 'seconds a refused token is remembered as refused' }),
+      httpConnectTimeout: Type.Integer({ minimum: 1, default: 10, description: 'seconds for one request to Keystone' }),
+    },
+    { default: {} },
+  ),
   /** [oslo_policy] (enforce_new_defaults is v2.enforceNewDefaults). */
-  osloPolicy: Type.Object({
-    policyFile: Type.Optional(Type.String({ description: 'policy.yaml with rule overrides; re-read on SIGHUP' })),
-    enforceScope: Type.Boolean({ default: true }),
-  }, { default: {} }),
+  osloPolicy: Type.Object(
+    {
+      policyFile: Type.Optional(Type.String({ description: 'policy.yaml with rule overrides; re-read on SIGHUP' })),
+      enforceScope: Type.Boolean({ default: true }),
+    },
+    { default: {} },
+  ),
   /** Cyborg v2 API: identity, policy and the Nova notifier (see docs/api-v2.md). */
-  v2: Type.Object({
-    authStrategy: Type.Union([Type.Literal('noauth'), Type.Literal('keystone')], { default: 'noauth', description: 'noauth: identity headers and X-Auth-Token trusted as given; keystone: only what keystonemiddleware confirmed' }),
-    serviceTokenRequired: Type.Optional(Type.Boolean({ description: 'bind/unbind/delete-by-instance need a service token; default: off in noauth, on in keystone' })),
-    serviceTokenRoles: Type.Array(Type.String(), { default: ['service'] }),
-    enforceNewDefaults: Type.Boolean({ default: false, description: 'oslo.policy enforce_new_defaults (Cyborg 2026.2 defaults to false)' }),
-    publicEndpoint: Type.Optional(Type.String({ description: 'the URL where clients reach the API root (GET /), e.g. https://cloud.example/accelerator; links[].href are built under it; default: the request\'s scheme, host and mount' })),
-    trustedProxies: Type.Array(Type.String(), { default: [], description: 'proxies (addresses, CIDRs or "loopback") whose X-Forwarded-Proto / -Host / -Prefix the API believes when it builds links' }),
-    novaToken: Type.String({ default: 'admin', description: 'X-Auth-Token sent to Nova' }),
-    novaRetries: Type.Integer({ minimum: 0, default: 5 }),
-    novaRetryDelayMs: Type.Integer({ minimum: 1, default: 500 }),
-  }, { default: {} }),
+  v2: Type.Object(
+    {
+      authStrategy: Type.Union([Type.Literal('noauth'), Type.Literal('keystone')], {
+        default: 'noauth',
+        description: 'noauth: identity headers and X-Auth-Token trusted as given; keystone: only what keystonemiddleware confirmed',
+      }),
+      serviceTokenRequired: Type.Optional(
+        Type.Boolean({ description: 'bind/unbind/delete-by-instance need a service token; default: off in noauth, on in keystone' }),
+      ),
+      serviceTokenRoles: Type.Array(Type.String(), { default: ['service'] }),
+      enforceNewDefaults: Type.Boolean({ default: false, description: 'oslo.policy enforce_new_defaults (Cyborg 2026.2 defaults to false)' }),
+      publicEndpoint: Type.Optional(
+        Type.String({
+          description:
+            "the URL where clients reach the API root (GET /), e.g. https://cloud.example/accelerator; links[].href are built under it; default: the request's scheme, host and mount",
+        }),
+      ),
+      trustedProxies: Type.Array(Type.String(), {
+        default: [],
+        description: 'proxies (addresses, CIDRs or "loopback") whose X-Forwarded-Proto / -Host / -Prefix the API believes when it builds links',
+      }),
+      novaToken: Type.String({ default: 'admin', description: 'X-Auth-Token sent to Nova' }),
+      novaRetries: Type.Integer({ minimum: 0, default: 5 }),
+      novaRetryDelayMs: Type.Integer({ minimum: 1, default: 500 }),
+    },
+    { default: {} },
+  ),
   /** What one client may cost the api process: event-stream clients and their buffers, pages, ARQs per request, write rate. */
-  api: Type.Object({
-    sseMaxClients: Type.Integer({ minimum: 1, default: 200, description: 'event-stream clients at once; one more is answered 503 with Retry-After' }),
-    sseBufferBytes: Type.Integer({ minimum: 1024, default: 1_048_576, description: 'bytes an event-stream client may leave unread before it is dropped (event: dropped)' }),
-    pageMax: Type.Integer({ minimum: 1, default: 1000, description: 'most items in one page of a list (limit / marker); also the default page' }),
-    maxArqsPerRequest: Type.Integer({ minimum: 1, default: 64, description: 'most ARQs one POST /v2/accelerator_requests may create (groups × resources)' }),
-    operatorRateLimit: Type.Integer({ minimum: 0, default: 300, description: 'writes per minute one client (user, else address) may send to /cyborg/v1; 0: unlimited' }),
-  }, { default: {} }),
+  api: Type.Object(
+    {
+      sseMaxClients: Type.Integer({ minimum: 1, default: 200, description: 'event-stream clients at once; one more is answered 503 with Retry-After' }),
+      sseBufferBytes: Type.Integer({
+        minimum: 1024,
+        default: 1_048_576,
+        description: 'bytes an event-stream client may leave unread before it is dropped (event: dropped)',
+      }),
+      pageMax: Type.Integer({ minimum: 1, default: 1000, description: 'most items in one page of a list (limit / marker); also the default page' }),
+      maxArqsPerRequest: Type.Integer({ minimum: 1, default: 64, description: 'most ARQs one POST /v2/accelerator_requests may create (groups × resources)' }),
+      operatorRateLimit: Type.Integer({
+        minimum: 0,
+        default: 300,
+        description: 'writes per minute one client (user, else address) may send to /cyborg/v1; 0: unlimited',
+      }),
+    },
+    { default: {} },
+  ),
   /** Distributed roles over NATS (see docs/distributed.md). */
-  distributed: Type.Object({
-    subjectPrefix: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_-]+$', description: 'prepended to every subject; isolates deployments and tests' })),
-    conductorId: Type.Optional(Type.String({ minLength: 1, description: 'this conductor\'s lease identity; default: host name + random suffix' })),
-    leases: Type.Boolean({ default: true, description: 'host ownership leases in JetStream KV (off: a single conductor owns every host)' }),
-    leaseTtlMs: Type.Integer({ minimum: 100, default: 10_000 }),
-    leaseRenewMs: Type.Integer({ minimum: 50, default: 2_000 }),
-    requestTimeoutMs: Type.Integer({ minimum: 1, default: 10_000 }),
-    viewCheckMs: Type.Integer({ minimum: 0, maximum: 86_400_000, default: 60_000, description: 'how often the api role compares its view with the database\'s digest and rebuilds it on a lasting difference; 0: never' }),
-    metricsPort: Type.Integer({ minimum: -1, maximum: 65535, default: PORTS.conductorMetrics, description: 'this process\'s health + /metrics listener; default: its role\'s (agent.metricsPort, conductor.metricsPort); 0: any free port, -1: off' }),
-  }, { default: {} }),
+  distributed: Type.Object(
+    {
+      subjectPrefix: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_-]+$', description: 'prepended to every subject; isolates deployments and tests' })),
+      conductorId: Type.Optional(Type.String({ minLength: 1, description: "this conductor's lease identity; default: host name + random suffix" })),
+      leases: Type.Boolean({ default: true, description: 'host ownership leases in JetStream KV (off: a single conductor owns every host)' }),
+      leaseTtlMs: Type.Integer({ minimum: 100, default: 10_000 }),
+      leaseRenewMs: Type.Integer({ minimum: 50, default: 2_000 }),
+      requestTimeoutMs: Type.Integer({ minimum: 1, default: 10_000 }),
+      viewCheckMs: Type.Integer({
+        minimum: 0,
+        maximum: 86_400_000,
+        default: 60_000,
+        description: "how often the api role compares its view with the database's digest and rebuilds it on a lasting difference; 0: never",
+      }),
+      metricsPort: Type.Integer({
+        minimum: -1,
+        maximum: 65535,
+        default: PORTS.conductorMetrics,
+        description: "this process's health + /metrics listener; default: its role's (agent.metricsPort, conductor.metricsPort); 0: any free port, -1: off",
+      }),
+    },
+    { default: {} },
+  ),
   /** The agent role (Cyborg's `[agent]`). */
-  agent: Type.Object({
-    enabledDrivers: Type.Array(Type.Union(DRIVER_NAMES.map((n) => Type.Literal(n))), {
-      default: ['fake_driver'],
-      description: `the drivers this agent loads, as Cyborg names them (docs/drivers.md): ${DRIVER_NAMES.join(', ')} (the all-in-one defaults to fake_driver; the agent role to none)`,
-    }),
-    autoEnable: Type.Boolean({ default: false, description: 'a newly discovered accelerator is enabled at once (ready for Nova) instead of waiting inactive for an operator' }),
-    metricsPort: Type.Integer({ minimum: -1, maximum: 65535, default: PORTS.agentMetrics, description: 'the agent\'s health + /metrics listener; 0: any free port, -1: off' }),
-    hotplug: Type.Union([Type.Literal('udevadm'), Type.Literal('off')], {
-      default: 'udevadm',
-      description: 'udevadm: kernel uevents (udevadm monitor) start a discovery at once, beside the periodic scan; off: the periodic scan alone. Without udevadm, or with only the fake driver, the periodic scan alone',
-    }),
-    libvirtStateDir: Type.String({ maxLength: 4096, default: '/run/libvirt/qemu', description: 'libvirt\'s live domain files: attach handles that running guests hold and no record holds (a host that ran OpenStack Cyborg before) are adopted for their instances; empty: none looked at' }),
-    udevadmCommand: Type.String({ minLength: 1, default: 'udevadm', description: 'argv of udevadm (space-separated; e.g. "nsenter -t 1 -n udevadm" in a container); "monitor --kernel --property --subsystem-match=…" is appended' }),
-  }, { default: {} }),
-  conductor: Type.Object({
-    metricsPort: Type.Integer({ minimum: -1, maximum: 65535, default: PORTS.conductorMetrics, description: 'the conductor\'s health + /metrics listener; 0: any free port, -1: off' }),
-    metricsConsumerLabels: Type.Boolean({ default: false, description: '/metrics labels each allocation with its instance and project (cyborg_accelerator_allocation); off: only per-device counts, since /metrics answers without a token' }),
-    usageWindow: Type.Integer({ minimum: 0, maximum: 10_000, default: 60, description: 'usage samples kept per accelerator, in memory only (about 28 bytes each; 60 is five minutes at the agents\' 5 s telemetry); 0: telemetry is not kept' }),
-  }, { default: {} }),
+  agent: Type.Object(
+    {
+      enabledDrivers: Type.Array(Type.Union(DRIVER_NAMES.map((n) => Type.Literal(n))), {
+        default: ['fake_driver'],
+        description: `the drivers this agent loads, as Cyborg names them (docs/drivers.md): ${DRIVER_NAMES.join(', ')} (the all-in-one defaults to fake_driver; the agent role to none)`,
+      }),
+      autoEnable: Type.Boolean({
+        default: false,
+        description: 'a newly discovered accelerator is enabled at once (ready for Nova) instead of waiting inactive for an operator',
+      }),
+      metricsPort: Type.Integer({
+        minimum: -1,
+        maximum: 65535,
+        default: PORTS.agentMetrics,
+        description: "the agent's health + /metrics listener; 0: any free port, -1: off",
+      }),
+      hotplug: Type.Union([Type.Literal('udevadm'), Type.Literal('off')], {
+        default: 'udevadm',
+        description:
+          'udevadm: kernel uevents (udevadm monitor) start a discovery at once, beside the periodic scan; off: the periodic scan alone. Without udevadm, or with only the fake driver, the periodic scan alone',
+      }),
+      libvirtStateDir: Type.String({
+        maxLength: 4096,
+        default: '/run/libvirt/qemu',
+        description:
+          "libvirt's live domain files: attach handles that running guests hold and no record holds (a host that ran OpenStack Cyborg before) are adopted for their instances; empty: none looked at",
+      }),
+      udevadmCommand: Type.String({
+        minLength: 1,
+        default: 'udevadm',
+        description:
+          'argv of udevadm (space-separated; e.g. "nsenter -t 1 -n udevadm" in a container); "monitor --kernel --property --subsystem-match=…" is appended',
+      }),
+    },
+    { default: {} },
+  ),
+  conductor: Type.Object(
+    {
+      metricsPort: Type.Integer({
+        minimum: -1,
+        maximum: 65535,
+        default: PORTS.conductorMetrics,
+        description: "the conductor's health + /metrics listener; 0: any free port, -1: off",
+      }),
+      metricsConsumerLabels: Type.Boolean({
+        default: false,
+        description:
+          '/metrics labels each allocation with its instance and project (cyborg_accelerator_allocation); off: only per-device counts, since /metrics answers without a token',
+      }),
+      usageWindow: Type.Integer({
+        minimum: 0,
+        maximum: 10_000,
+        default: 60,
+        description:
+          "usage samples kept per accelerator, in memory only (about 28 bytes each; 60 is five minutes at the agents' 5 s telemetry); 0: telemetry is not kept",
+      }),
+    },
+    { default: {} },
+  ),
   /** The generic driver (docs/generic-driver.md): PCI accelerators from sysfs, beside the fake driver. */
-  generic: Type.Object({
-    enabled: Type.Boolean({ default: false }),
-    sysfsRoot: Type.String({ minLength: 1, default: '/sys', description: 'where sysfs is mounted (a fixture tree for demos)' }),
-    passthroughWhitelist: Type.String({ default: '', description: 'Nova-style [pci] passthrough_whitelist JSON; empty: built-in defaults' }),
-    hostOps: Type.Union([Type.Literal('sysfs'), Type.Literal('command'), Type.Literal('simulate')], { default: 'sysfs' }),
-    helper: Type.String({ default: '', description: 'command mode: the helper every host operation is handed to (argv, space-separated)' }),
-    installCommand: Type.String({ default: '', description: 'sysfs mode: run on install-driver ({version} is filled in)' }),
-    uninstallCommand: Type.String({ default: '' }),
-    updateCommand: Type.String({ default: '' }),
-    programCommand: Type.String({ default: '', description: 'sysfs mode: programs a card ({address}, {image})' }),
-    vfioDriver: Type.String({ minLength: 1, default: 'vfio-pci' }),
-    version: Type.String({ minLength: 1, default: '1.0.0' }),
-  }, { default: {} }),
+  generic: Type.Object(
+    {
+      enabled: Type.Boolean({ default: false }),
+      sysfsRoot: Type.String({ minLength: 1, default: '/sys', description: 'where sysfs is mounted (a fixture tree for demos)' }),
+      passthroughWhitelist: Type.String({ default: '', description: 'Nova-style [pci] passthrough_whitelist JSON; empty: built-in defaults' }),
+      hostOps: Type.Union([Type.Literal('sysfs'), Type.Literal('command'), Type.Literal('simulate')], { default: 'sysfs' }),
+      helper: Type.String({ default: '', description: 'command mode: the helper every host operation is handed to (argv, space-separated)' }),
+      installCommand: Type.String({ default: '', description: 'sysfs mode: run on install-driver ({version} is filled in)' }),
+      uninstallCommand: Type.String({ default: '' }),
+      updateCommand: Type.String({ default: '' }),
+      programCommand: Type.String({ default: '', description: 'sysfs mode: programs a card ({address}, {image})' }),
+      vfioDriver: Type.String({ minLength: 1, default: 'vfio-pci' }),
+      version: Type.String({ minLength: 1, default: '1.0.0' }),
+    },
+    { default: {} },
+  ),
   /** The NVIDIA driver (Cyborg's `[gpu_devices]` and its `[vgpu_<type>]` sections; docs/drivers.md). */
-  gpu: Type.Object({
-    enabledVgpuTypes: Type.Array(Type.String({ minLength: 1 }), { default: [], description: 'mdev types (nvidia-35, …) offered as vGPUs; each needs a [vgpu_<type>] section naming its GPUs' }),
-    /** `[vgpu_<type>] device_addresses`, by type: read from the dynamic sections, not from one option. */
-    vgpuDeviceAddresses: Type.Record(Type.String(), Type.Array(Type.String({ minLength: 1 })), { default: {}, description: 'the GPUs (PCI addresses) that offer this vGPU type; one type per GPU' }),
-    filterSriovVfs: Type.Boolean({ default: false, description: 'SR-IOV virtual functions of a GPU are not reported as pGPUs' }),
-    nvidiaSmi: Type.String({ default: '', description: 'argv of nvidia-smi (space-separated) for MIG; empty: MIG is not looked at' }),
-    commandTimeoutMs: Type.Integer({ minimum: 1, default: 30_000, description: 'deadline of each nvidia-smi call' }),
-    xidFatal: Type.Array(Type.String({ pattern: '^[0-9]{1,4}$' }), { default: [], description: 'Xid codes that quarantine a GPU at once until it is reset; empty: the built-in list (docs/drivers.md, Xid events)' }),
-    xidTransient: Type.Array(Type.String({ pattern: '^[0-9]{1,4}$' }), { default: [], description: 'Xid codes that degrade a GPU and count towards quarantine; a code named here leaves the built-in lists' }),
-    xidIgnored: Type.Array(Type.String({ pattern: '^[0-9]{1,4}$' }), { default: [], description: 'Xid codes logged but not counted (the application-level 13, 31, 43, 45 and the informational 63 by default); a code named here leaves the built-in lists' }),
-    xidCommand: Type.String({ default: '', description: 'argv (space-separated) of a command that follows the kernel log, whose NVIDIA Xid lines are health events reported at once (e.g. "dmesg --follow-new" or "journalctl -k -f -n 0 -o cat"); empty: Xid events are not watched' }),
-    migHostAttach: Type.Boolean({ default: false, description: 'a MIG deployable is attached as its GPU instance, for consumers on the host itself; off: its bind makes the profile\'s MIG-backed vGPU (an mdev on a VF) for a VM' }),
-    pciIds: Type.String({ default: '/usr/share/misc/pci.ids', description: 'the pci.ids file whose names are the GPUs\' model when nvidia-smi does not say; missing: "miss model info", as Cyborg' }),
-    legacyTraits: Type.Boolean({ default: false, description: 'also report the traits Cyborg up to 10.0.0 gave NVIDIA GPUs (CUSTOM_GPU_NVIDIA, CUSTOM_GPU_PRODUCT_ID_<PID>), so that device profiles written for it keep matching' }),
-  }, { default: {} }),
+  gpu: Type.Object(
+    {
+      enabledVgpuTypes: Type.Array(Type.String({ minLength: 1 }), {
+        default: [],
+        description: 'mdev types (nvidia-35, …) offered as vGPUs; each needs a [vgpu_<type>] section naming its GPUs',
+      }),
+      /** `[vgpu_<type>] device_addresses`, by type: read from the dynamic sections, not from one option. */
+      vgpuDeviceAddresses: Type.Record(Type.String(), Type.Array(Type.String({ minLength: 1 })), {
+        default: {},
+        description: 'the GPUs (PCI addresses) that offer this vGPU type; one type per GPU',
+      }),
+      filterSriovVfs: Type.Boolean({ default: false, description: 'SR-IOV virtual functions of a GPU are not reported as pGPUs' }),
+      nvidiaSmi: Type.String({ default: '', description: 'argv of nvidia-smi (space-separated) for MIG; empty: MIG is not looked at' }),
+      commandTimeoutMs: Type.Integer({ minimum: 1, default: 30_000, description: 'deadline of each nvidia-smi call' }),
+      xidFatal: Type.Array(Type.String({ pattern: '^[0-9]{1,4}$' }), {
+        default: [],
+        description: 'Xid codes that quarantine a GPU at once until it is reset; empty: the built-in list (docs/drivers.md, Xid events)',
+      }),
+      xidTransient: Type.Array(Type.String({ pattern: '^[0-9]{1,4}$' }), {
+        default: [],
+        description: 'Xid codes that degrade a GPU and count towards quarantine; a code named here leaves the built-in lists',
+      }),
+      xidIgnored: Type.Array(Type.String({ pattern: '^[0-9]{1,4}$' }), {
+        default: [],
+        description:
+          'Xid codes logged but not counted (the application-level 13, 31, 43, 45 and the informational 63 by default); a code named here leaves the built-in lists',
+      }),
+      xidCommand: Type.String({
+        default: '',
+        description:
+          'argv (space-separated) of a command that follows the kernel log, whose NVIDIA Xid lines are health events reported at once (e.g. "dmesg --follow-new" or "journalctl -k -f -n 0 -o cat"); empty: Xid events are not watched',
+      }),
+      migHostAttach: Type.Boolean({
+        default: false,
+        description:
+          "a MIG deployable is attached as its GPU instance, for consumers on the host itself; off: its bind makes the profile's MIG-backed vGPU (an mdev on a VF) for a VM",
+      }),
+      pciIds: Type.String({
+        default: '/usr/share/misc/pci.ids',
+        description: 'the pci.ids file whose names are the GPUs\' model when nvidia-smi does not say; missing: "miss model info", as Cyborg',
+      }),
+      legacyTraits: Type.Boolean({
+        default: false,
+        description:
+          'also report the traits Cyborg up to 10.0.0 gave NVIDIA GPUs (CUSTOM_GPU_NVIDIA, CUSTOM_GPU_PRODUCT_ID_<PID>), so that device profiles written for it keep matching',
+      }),
+    },
+    { default: {} },
+  ),
   /** The FPGA drivers' programming tools (docs/drivers.md). */
-  fpga: Type.Object({
-    programCommand: Type.String({ default: '', description: 'argv template (space-separated) with {address} {bus} {device} {function} {image}; empty: fpgaconf for Intel, xbmgmt program for Xilinx' }),
-    programTimeoutMs: Type.Integer({ minimum: 1, default: 600_000, description: 'deadline of one programming' }),
-    intelKnownIds: Type.Array(PCI_ID, { default: ['8086:09c4'], description: 'vendor:product of the Intel FPGA PFs the intel_fpga_driver reports (PAC Arria 10 GX by default; 8086:0b2b for a PAC D5005)' }),
-  }, { default: {} }),
+  fpga: Type.Object(
+    {
+      programCommand: Type.String({
+        default: '',
+        description: 'argv template (space-separated) with {address} {bus} {device} {function} {image}; empty: fpgaconf for Intel, xbmgmt program for Xilinx',
+      }),
+      programTimeoutMs: Type.Integer({ minimum: 1, default: 600_000, description: 'deadline of one programming' }),
+      intelKnownIds: Type.Array(PCI_ID, {
+        default: ['8086:09c4'],
+        description: 'vendor:product of the Intel FPGA PFs the intel_fpga_driver reports (PAC Arria 10 GX by default; 8086:0b2b for a PAC D5005)',
+      }),
+    },
+    { default: {} },
+  ),
   /** The NIC driver (Cyborg's `[nic_devices]` and a section per NIC type; docs/drivers.md). */
-  nic: Type.Object({
-    enabledNicTypes: Type.Array(Type.String({ minLength: 1 }), { default: [], description: 'NIC types whose [<type>] section maps physical networks and functions onto interfaces' }),
-    /** The `[<nic type>]` sections, by type: read from the dynamic sections, not from one option. */
-    types: Type.Record(Type.String(), Type.Object({
-      physicalDeviceMappings: Type.Array(Type.String({ minLength: 1 }), { default: [] }),
-      functionDeviceMappings: Type.Array(Type.String({ minLength: 1 }), { default: [] }),
-    }), { default: {} }),
-    knownIds: Type.Array(PCI_ID, { default: ['8086:158b', '8086:1572'], description: 'vendor:product of the NIC PFs the intel_nic_driver reports (X710 / XXV710 by default; 8086:1593 for an E810-C)' }),
-  }, { default: {} }),
+  nic: Type.Object(
+    {
+      enabledNicTypes: Type.Array(Type.String({ minLength: 1 }), {
+        default: [],
+        description: 'NIC types whose [<type>] section maps physical networks and functions onto interfaces',
+      }),
+      /** The `[<nic type>]` sections, by type: read from the dynamic sections, not from one option. */
+      types: Type.Record(
+        Type.String(),
+        Type.Object({
+          physicalDeviceMappings: Type.Array(Type.String({ minLength: 1 }), { default: [] }),
+          functionDeviceMappings: Type.Array(Type.String({ minLength: 1 }), { default: [] }),
+        }),
+        { default: {} },
+      ),
+      knownIds: Type.Array(PCI_ID, {
+        default: ['8086:158b', '8086:1572'],
+        description: 'vendor:product of the NIC PFs the intel_nic_driver reports (X710 / XXV710 by default; 8086:1593 for an E810-C)',
+      }),
+    },
+    { default: {} },
+  ),
   /** The QAT driver (ours: Cyborg's has no settings). */
-  qat: Type.Object({
-    knownIds: Type.Array(PCI_ID, { default: ['8086:37c8'], description: 'vendor:product of the QAT PFs the intel_qat_driver reports (C62x by default; 8086:4940 for a QAT 4xxx)' }),
-  }, { default: {} }),
+  qat: Type.Object(
+    {
+      knownIds: Type.Array(PCI_ID, {
+        default: ['8086:37c8'],
+        description: 'vendor:product of the QAT PFs the intel_qat_driver reports (C62x by default; 8086:4940 for a QAT 4xxx)',
+      }),
+    },
+    { default: {} },
+  ),
   /** The fake driver (the all-in-one's, and any agent that enables fake_driver). */
   fake: Type.Object({
     gpus: Type.Integer({ minimum: 0, default: 2 }),
@@ -240,13 +462,22 @@ export const ConfigSchema = Type.Object({
   }),
   timing: Type.Object({
     driverOpTimeoutMs: Type.Integer({ minimum: 1, default: 30_000 }),
-    programTimeoutMs: Type.Integer({ minimum: 1, default: 1_800_000, description: 'deadline of an FPGA programming as the conductor waits for it (the agent\'s download from Glance, the checksum, the tool and a rollback); a bind that programs fails with it' }),
+    programTimeoutMs: Type.Integer({
+      minimum: 1,
+      default: 1_800_000,
+      description:
+        "deadline of an FPGA programming as the conductor waits for it (the agent's download from Glance, the checksum, the tool and a rollback); a bind that programs fails with it",
+    }),
     heartbeatIntervalMs: Type.Integer({ minimum: 1, default: 5_000 }),
     staleAfterMs: Type.Integer({ minimum: 1, default: 15_000 }),
     lostAfterMs: Type.Integer({ minimum: 1, default: 60_000 }),
     discoveryIntervalMs: Type.Integer({ minimum: 1, default: 60_000 }),
-    healthIntervalMs: Type.Integer({ minimum: 0, default: 10_000, description: 'how often the agent checks its drivers\' health; 0: never' }),
-    telemetryIntervalMs: Type.Integer({ minimum: 0, default: 5_000, description: 'how often the agent sends its drivers\' usage (utilisation, memory, temperature, power) to the conductor; 0: never' }),
+    healthIntervalMs: Type.Integer({ minimum: 0, default: 10_000, description: "how often the agent checks its drivers' health; 0: never" }),
+    telemetryIntervalMs: Type.Integer({
+      minimum: 0,
+      default: 5_000,
+      description: "how often the agent sends its drivers' usage (utilisation, memory, temperature, power) to the conductor; 0: never",
+    }),
     healthEnterAfter: Type.Integer({ minimum: 1, default: 3, description: 'bad checks (since last healthy) that quarantine a device' }),
     healthLeaveAfter: Type.Integer({ minimum: 1, default: 3, description: 'consecutive good checks that return a transiently faulty device' }),
     healthStableMs: Type.Integer({ minimum: 0, default: 60_000, description: 'and the time those good checks must span' }),
@@ -292,12 +523,17 @@ const ROLE_DEFAULTS: Record<Role, Tree> = {
 export function loadConfig(overrides: DeepPartial<Static<typeof ConfigSchema>> = {}, env: Env = process.env, opts: LoadOptions = {}): Config {
   const role = opts.role;
   const source = new Map<string, string>();
-  let tree: Tree = merge({
-    host: hostname(),
-    logPretty: Boolean(process.stdout.isTTY),
-    dataDir: '.cyborg',
-    listen: {}, fake: {}, timing: {},
-  }, role ? ROLE_DEFAULTS[role] : {});
+  let tree: Tree = merge(
+    {
+      host: hostname(),
+      logPretty: Boolean(process.stdout.isTTY),
+      dataDir: '.cyborg',
+      listen: {},
+      fake: {},
+      timing: {},
+    },
+    role ? ROLE_DEFAULTS[role] : {},
+  );
   const files = [...(opts.configFiles?.length ? opts.configFiles : env.CYBORG_CONFIG_FILE ? [env.CYBORG_CONFIG_FILE] : [])];
   const dirs = opts.configDirs?.length ? opts.configDirs : env.CYBORG_CONFIG_DIR ? [env.CYBORG_CONFIG_DIR] : [];
   files.push(...dirs.flatMap(confFilesIn));
@@ -314,11 +550,16 @@ export function loadConfig(overrides: DeepPartial<Static<typeof ConfigSchema>> =
   const errors = [...Value.Errors(ConfigSchema, withDefaults)];
   if (errors.length > 0) {
     const seen = new Set<string>();
-    const lines = errors.map((e) => {
-      const path = e.path.split('/').filter((p) => p && !/^\d+$/.test(p)).join('.');
-      const oneOf = Array.isArray(e.schema.anyOf) ? ` (one of ${(e.schema.anyOf as TSchema[]).map((x) => String(x.const)).join(', ')})` : '';
-      return `${source.get(path) ?? (path || 'configuration')}: ${e.message}${oneOf}`;
-    }).filter((l) => !seen.has(l) && seen.add(l));
+    const lines = errors
+      .map((e) => {
+        const path = e.path
+          .split('/')
+          .filter((p) => p && !/^\d+$/.test(p))
+          .join('.');
+        const oneOf = Array.isArray(e.schema.anyOf) ? ` (one of ${(e.schema.anyOf as TSchema[]).map((x) => String(x.const)).join(', ')})` : '';
+        return `${source.get(path) ?? (path || 'configuration')}: ${e.message}${oneOf}`;
+      })
+      .filter((l) => !seen.has(l) && seen.add(l));
     throw new ConfigError(`invalid configuration: ${lines.join('; ')}`);
   }
   const config = Value.Clean(ConfigSchema, withDefaults) as Static<typeof ConfigSchema>;
@@ -336,7 +577,8 @@ function fromFile(ini: IniFile, file: string, source: Map<string, string>, warn:
     if (known.length === 0) {
       // A section Cyborg's own cyborg.conf may carry is named and passed over; any other is a
       // typo whose options would all be lost ([databse] would leave the conductor in memory).
-      if (!FOREIGN_SECTIONS.has(section) && options.size > 0) throw new ConfigError(`invalid configuration: ${file}: unknown section [${section}]${nearest(section)}`);
+      if (!FOREIGN_SECTIONS.has(section) && options.size > 0)
+        throw new ConfigError(`invalid configuration: ${file}: unknown section [${section}]${nearest(section)}`);
       if (options.size > 0) warn(`${file}: unknown section [${section}] (ignored)`);
       continue;
     }
@@ -361,9 +603,24 @@ function fromFile(ini: IniFile, file: string, source: Map<string, string>, warn:
  * written for Cyborg may hold: warned about and passed over, not refused.
  */
 const FOREIGN_SECTIONS = new Set([
-  'cinder', 'cors', 'healthcheck', 'keystone', 'oslo_concurrency', 'oslo_messaging_amqp', 'oslo_messaging_kafka',
-  'oslo_messaging_notifications', 'oslo_messaging_rabbit', 'oslo_middleware', 'oslo_reports', 'profiler',
-  'service_user', 'ssl', 'cache', 'fpga_devices', 'qat_devices', 'matchmaker_redis',
+  'cinder',
+  'cors',
+  'healthcheck',
+  'keystone',
+  'oslo_concurrency',
+  'oslo_messaging_amqp',
+  'oslo_messaging_kafka',
+  'oslo_messaging_notifications',
+  'oslo_messaging_rabbit',
+  'oslo_middleware',
+  'oslo_reports',
+  'profiler',
+  'service_user',
+  'ssl',
+  'cache',
+  'fpga_devices',
+  'qat_devices',
+  'matchmaker_redis',
 ]);
 
 /** ` (did you mean [x]?)` for a section a letter or two from one this loader reads. */
@@ -391,7 +648,14 @@ const NIC_TYPE_OPTIONS: Record<string, string> = { physical_device_mappings: 'ph
  * each of `[gpu_devices] enabled_vgpu_types`, and `[<nic type>]` (any other section holding a
  * NIC mapping) for each of `[nic_devices] enabled_nic_types`. False when `section` is neither.
  */
-function namedSection(out: Tree, section: string, options: Map<string, string[]>, file: string, source: Map<string, string>, warn: (m: string) => void): boolean {
+function namedSection(
+  out: Tree,
+  section: string,
+  options: Map<string, string[]>,
+  file: string,
+  source: Map<string, string>,
+  warn: (m: string) => void,
+): boolean {
   const vgpu = /^vgpu_(.+)$/.exec(section);
   const isNic = !vgpu && [...options.keys()].some((n) => n in NIC_TYPE_OPTIONS);
   if (!vgpu && !isNic) return false;
@@ -406,7 +670,10 @@ function namedSection(out: Tree, section: string, options: Map<string, string[]>
     let t = out;
     // Defaults are not filled inside a record's values: a NIC type gets both lists here.
     for (const k of keys.slice(0, -1)) t = (t[k] ??= k === section ? { physicalDeviceMappings: [], functionDeviceMappings: [] } : {}) as Tree;
-    t[keys.at(-1)!] = values.flatMap((v) => v.split(/[,\n]/)).map((x) => x.trim()).filter(Boolean);
+    t[keys.at(-1)!] = values
+      .flatMap((v) => v.split(/[,\n]/))
+      .map((x) => x.trim())
+      .filter(Boolean);
     source.set(keys.join('.'), `${file} [${section}] ${name}`);
   }
   return true;
@@ -418,16 +685,21 @@ function checkNamedSections(c: Static<typeof ConfigSchema>, source: Map<string, 
   const owner = new Map<string, string>();
   for (const t of c.gpu.enabledVgpuTypes) {
     const addresses = c.gpu.vgpuDeviceAddresses[t] ?? [];
-    if (addresses.length === 0) problems.push(`${source.get('gpu.enabledVgpuTypes') ?? 'gpu.enabledVgpuTypes'}: vGPU type ${t} has no [vgpu_${t}] device_addresses`);
+    if (addresses.length === 0)
+      problems.push(`${source.get('gpu.enabledVgpuTypes') ?? 'gpu.enabledVgpuTypes'}: vGPU type ${t} has no [vgpu_${t}] device_addresses`);
     for (const a of addresses) {
       const other = owner.get(a);
-      if (other !== undefined) problems.push(`${source.get(`gpu.vgpuDeviceAddresses.${t}`) ?? `[vgpu_${t}] device_addresses`}: GPU ${a} already offers ${other} (one vGPU type per GPU)`);
+      if (other !== undefined)
+        problems.push(
+          `${source.get(`gpu.vgpuDeviceAddresses.${t}`) ?? `[vgpu_${t}] device_addresses`}: GPU ${a} already offers ${other} (one vGPU type per GPU)`,
+        );
       owner.set(a, t);
     }
   }
   problems.push(...checkXidPolicy(c.gpu, source));
   for (const t of c.nic.enabledNicTypes) {
-    if (!c.nic.types[t]) problems.push(`${source.get('nic.enabledNicTypes') ?? 'nic.enabledNicTypes'}: NIC type ${t} has no [${t}] section with physical_device_mappings`);
+    if (!c.nic.types[t])
+      problems.push(`${source.get('nic.enabledNicTypes') ?? 'nic.enabledNicTypes'}: NIC type ${t} has no [${t}] section with physical_device_mappings`);
   }
   return problems;
 }
@@ -479,9 +751,7 @@ function merge(base: Tree, over: Tree): Tree {
   for (const [k, v] of Object.entries(over)) {
     if (v === undefined) continue;
     const b = out[k];
-    out[k] = v && typeof v === 'object' && !Array.isArray(v) && b && typeof b === 'object'
-      ? merge(b as Tree, defined(v as Tree))
-      : v;
+    out[k] = v && typeof v === 'object' && !Array.isArray(v) && b && typeof b === 'object' ? merge(b as Tree, defined(v as Tree)) : v;
   }
   return out;
 }

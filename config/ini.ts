@@ -74,5 +74,5 @@ function escape(value: string): string {
 }
 
 function isQuoted(v: string): boolean {
-  return v.length >= 2 && (v[0] === '"' || v[0] === '\'') && v.at(-1) === v[0];
+  return v.length >= 2 && (v[0] === '"' || v[0] === "'") && v.at(-1) === v[0];
 }

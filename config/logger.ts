@@ -11,7 +11,8 @@ export function createLogger(config: Pick<Config, 'logLevel' | 'logPretty'>, nam
   const fd = opts.toStderr ? 2 : 1;
   if (config.logPretty) {
     return pino({
-      name, level: config.logLevel,
+      name,
+      level: config.logLevel,
       transport: { target: 'pino-pretty', options: { colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname', destination: fd } },
     });
   }

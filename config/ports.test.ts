@@ -6,7 +6,7 @@ describe('default ports', () => {
     expect(browserBlocksPort(PORTS.allInOne)).toBe(false);
   });
 
-  it('Cyborg\'s own 6666 is known to be refused by browsers', () => {
+  it("Cyborg's own 6666 is known to be refused by browsers", () => {
     expect(browserBlocksPort(PORTS.api)).toBe(true);
   });
 

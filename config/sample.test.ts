@@ -7,7 +7,10 @@ import { configSample } from './sample.js';
 
 /** The sample with every option line uncommented, as an operator who keeps every default would. */
 function uncommented(): string {
-  return configSample().split('\n').map((l) => l.replace(/^#(\w[\w-]* = )/, '$1')).join('\n');
+  return configSample()
+    .split('\n')
+    .map((l) => l.replace(/^#(\w[\w-]* = )/, '$1'))
+    .join('\n');
 }
 
 describe('the config sample, valid as written', () => {
@@ -27,7 +30,7 @@ describe('the config sample, valid as written', () => {
 
   it('says in words a default that is not one value, above an empty value (which keeps the default)', () => {
     const sample = configSample();
-    expect(sample).toContain('# Default: the machine\'s host name (left empty: the default)\n#host = \n');
+    expect(sample).toContain("# Default: the machine's host name (left empty: the default)\n#host = \n");
     expect(sample).toContain('# Default: 6680 (the api role: 6666) (left empty: the default)\n#port = \n');
     expect(sample).not.toMatch(/^#\w+ = .*\(/m);
   });

@@ -92,7 +92,9 @@ export function configTable(): string {
   const rows = ['| `[section]` option | environment | default | what |', '| --- | --- | --- | --- |'];
   for (const [section, options] of sections()) {
     for (const o of options) {
-      rows.push(`| \`[${section}]\` \`${o.spec.name}\` | ${o.spec.env ? `\`${o.spec.env}\`` : ''} | ${o.shown ? cell(`\`${o.shown}\``) : ''} | ${cell(o.help)} |`);
+      rows.push(
+        `| \`[${section}]\` \`${o.spec.name}\` | ${o.spec.env ? `\`${o.spec.env}\`` : ''} | ${o.shown ? cell(`\`${o.shown}\``) : ''} | ${cell(o.help)} |`,
+      );
     }
   }
   return rows.join('\n');

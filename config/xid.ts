@@ -5,13 +5,20 @@
  */
 export const XID_MAX = 199;
 
-const LISTS = [['xidFatal', 'xid_fatal'], ['xidTransient', 'xid_transient'], ['xidIgnored', 'xid_ignored']] as const;
+const LISTS = [
+  ['xidFatal', 'xid_fatal'],
+  ['xidTransient', 'xid_transient'],
+  ['xidIgnored', 'xid_ignored'],
+] as const;
 
 /**
  * What the `[gpu_devices] xid_*` lists cannot say alone: every code is an Xid code, and no code
  * is named in two of them. Each problem names the option (and where it was set).
  */
-export function checkXidPolicy(gpu: { xidFatal: readonly string[]; xidTransient: readonly string[]; xidIgnored: readonly string[] }, source: Map<string, string>): string[] {
+export function checkXidPolicy(
+  gpu: { xidFatal: readonly string[]; xidTransient: readonly string[]; xidIgnored: readonly string[] },
+  source: Map<string, string>,
+): string[] {
   const problems: string[] = [];
   const seen = new Map<number, string>();
   for (const [key, name] of LISTS) {

@@ -30,7 +30,11 @@ export interface RemoteArqCalls {
  * committed. It is the client half of the calls control/responder.ts serves, hence here.
  */
 export function remoteArqCalls(
-  bus: Bus, lease: LeaseView, self: string, timeoutMs: number, hostOfArq: (uuid: string) => string | undefined,
+  bus: Bus,
+  lease: LeaseView,
+  self: string,
+  timeoutMs: number,
+  hostOfArq: (uuid: string) => string | undefined,
   o: {
     /** Whether a host of ours is still being rebuilt after a claim (Conductor.hostPending). */
     rebuilding?: (host: string) => boolean;
@@ -45,7 +49,13 @@ export function remoteArqCalls(
     // once the host's actors are rebuilt (the responder's `settled`), not against an empty tree.
     callConductor(bus, Subjects.conductorApiOf(conductor), 'arqAttach', { arqUuid, binding }, { timeoutMs, forwarded: true, host: binding.hostname });
   const releaseOn = (conductor: string, arqUuid: string, boundTo: BoundTo | null, asOwner: boolean, host?: string): Promise<boolean> =>
-    callConductor(bus, Subjects.conductorApiOf(conductor), 'arqRelease', { arqUuid, boundTo, asOwner }, { timeoutMs, forwarded: true, ...(host ? { host } : {}) });
+    callConductor(
+      bus,
+      Subjects.conductorApiOf(conductor),
+      'arqRelease',
+      { arqUuid, boundTo, asOwner },
+      { timeoutMs, forwarded: true, ...(host ? { host } : {}) },
+    );
   const attachOnce = async (arqUuid: string, b: Binding): Promise<BoundTo> => {
     const owner = lease.ownerOf(b.hostname);
     if (owner && owner !== self) return await attachOn(owner, arqUuid, b);
@@ -91,13 +101,20 @@ export function remoteArqCalls(
         await releaseOn(owner, arqUuid, boundTo, true, host);
         return;
       }
-      const answers = await Promise.all(lease.liveConductors().filter((c) => c !== self).map((c) => releaseOn(c, arqUuid, boundTo, false)));
+      const answers = await Promise.all(
+        lease
+          .liveConductors()
+          .filter((c) => c !== self)
+          .map((c) => releaseOn(c, arqUuid, boundTo, false)),
+      );
       if (answers.includes(true) || !boundTo) return;
       // A recorded handle that no live conductor holds, on a host whose lease is still recorded:
       // the host is between owners (a takeover). Unbinding now would leave the handle taken for
       // good; the caller retries instead. (A host with no lease record at all is gone.)
       if (!host || lease.recorded(host)) {
-        throw new CyborgError('lease.not_owner', `no live conductor holds accelerator ${boundTo.acceleratorId} right now; retry the unbind`, { acceleratorId: boundTo.acceleratorId });
+        throw new CyborgError('lease.not_owner', `no live conductor holds accelerator ${boundTo.acceleratorId} right now; retry the unbind`, {
+          acceleratorId: boundTo.acceleratorId,
+        });
       }
     },
   };

@@ -9,7 +9,7 @@ import { ControlReply, ControlRequest, type ControlReplyMsg } from './messages.j
  * The api's side of a bus failure: every failure a conductor answers comes back as a catalogued
  * error with its status, and a read that met a lease changing hands is asked once more.
  */
-describe('the api\'s control calls', () => {
+describe("the api's control calls", () => {
   /** A conductor stand-in answering each call with the next of `replies`. */
   function conductor(replies: ControlReplyMsg[]): { api: RemoteControlPlane; asked: () => number } {
     const bus = new InProcessBus(quietLogger());
@@ -17,7 +17,7 @@ describe('the api\'s control calls', () => {
     bus.respond(Subjects.conductorApi, ControlRequest, ControlReply, () => replies[Math.min(n++, replies.length - 1)]!);
     return { api: new RemoteControlPlane(bus, quietLogger(), 2_000), asked: () => n };
   }
-  const lost: ControlReplyMsg = { ok: false, error: { code: 'lease.lost', message: 'this conductor\'s lease has lapsed; it may not write', details: {} } };
+  const lost: ControlReplyMsg = { ok: false, error: { code: 'lease.lost', message: "this conductor's lease has lapsed; it may not write", details: {} } };
 
   it('asks a read once more when its conductor was losing its lease, and gets the answer', async () => {
     const { api, asked } = conductor([lost, { ok: true, result: [] }]);
@@ -33,7 +33,11 @@ describe('the api\'s control calls', () => {
 
   it('gives a code this build does not know a status of its own (bus.bad_reply, 502) rather than none', async () => {
     const { api } = conductor([{ ok: false, error: { code: 'quantum.entangled', message: 'from a newer conductor', details: {} } }]);
-    await expect(api.call('documents.deleteProfile', { uuid: 'p-1' })).rejects.toMatchObject({ code: 'bus.bad_reply', status: 502, details: { remoteCode: 'quantum.entangled' } });
+    await expect(api.call('documents.deleteProfile', { uuid: 'p-1' })).rejects.toMatchObject({
+      code: 'bus.bad_reply',
+      status: 502,
+      details: { remoteCode: 'quantum.entangled' },
+    });
   });
 
   it('answers a conductor that does not answer by the deadline with bus.timeout, a 503', async () => {

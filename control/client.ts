@@ -3,9 +3,31 @@ import type { Bus } from '../bus/index.js';
 import { Subjects } from '../bus/index.js';
 import { CyborgError, ErrorCodes, isCyborgError, NotFoundError, TransitionInvalidError, type ErrorCode } from '../errors/index.js';
 import {
-  type AcceleratorUsage, type HostUsage, type RelayoutRequest, EventHub, type AcceleratorFilter, type AcceleratorView, type AuditPage, type AuditQuery, type ArqFilter, type ArqView, type AttachHandleT, type AttachToInstance,
-  type AttributeDoc, type Binding, type ControlPlane, type DetachFromInstance, type DeviceProfileDoc, type DeviceStatusDoc, type DeviceT,
-  type Documents, type HostView, type NewArq, type OperatorEvent, type RequestMeta, type TransitionRecord,
+  type AcceleratorUsage,
+  type HostUsage,
+  type RelayoutRequest,
+  EventHub,
+  type AcceleratorFilter,
+  type AcceleratorView,
+  type AuditPage,
+  type AuditQuery,
+  type ArqFilter,
+  type ArqView,
+  type AttachHandleT,
+  type AttachToInstance,
+  type AttributeDoc,
+  type Binding,
+  type ControlPlane,
+  type DetachFromInstance,
+  type DeviceProfileDoc,
+  type DeviceStatusDoc,
+  type DeviceT,
+  type Documents,
+  type HostView,
+  type NewArq,
+  type OperatorEvent,
+  type RequestMeta,
+  type TransitionRecord,
 } from '../model/index.js';
 import { isBusy, RemoteDriverControl } from './driver-client.js';
 import { checkedReply, ControlReply, ControlRequest, type ArgsOf, type ControlOp, type ControlReplyMsg, type ReplyOf } from './messages.js';
@@ -15,7 +37,17 @@ import { ViewCheck } from './view-check.js';
 import { ArqStates } from '../machines/index.js';
 
 /** Calls that only read: repeated once when the conductor that met them was losing its lease (or none answered). */
-const SAFE_TO_REPEAT: ReadonlySet<ControlOp> = new Set<ControlOp>(['history', 'audit', 'usage.accelerator', 'usage.host', 'drivers.list', 'drivers.get', 'services.list', 'arqHolds', 'digest']);
+const SAFE_TO_REPEAT: ReadonlySet<ControlOp> = new Set<ControlOp>([
+  'history',
+  'audit',
+  'usage.accelerator',
+  'usage.host',
+  'drivers.list',
+  'drivers.get',
+  'services.list',
+  'arqHolds',
+  'digest',
+]);
 /** A lease changing hands, or no conductor there for a moment. */
 const MOVING: ReadonlySet<string> = new Set(['lease.lost', 'lease.not_owner', 'bus.no_responder']);
 const REPEAT_AFTER_MS = 250;
@@ -43,14 +75,24 @@ export class RemoteControlPlane implements ControlPlane {
   readonly viewCheck: ViewCheck;
   private viewCheckTimer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly bus: Bus, private readonly log: Logger, private readonly timeoutMs = 30_000, private readonly opts: { beaconMs?: number; viewCheckMs?: number } = {}) {
+  constructor(
+    private readonly bus: Bus,
+    private readonly log: Logger,
+    private readonly timeoutMs = 30_000,
+    private readonly opts: { beaconMs?: number; viewCheckMs?: number } = {},
+  ) {
     this.documents = new RemoteDocuments(this);
     this.viewCheck = new ViewCheck({
-      fetch: () => this.call('digest', {}), view: () => this.model, synced: () => this.sync.state === 'synced',
-      resync: (why) => this.sync.resync(why), log,
+      fetch: () => this.call('digest', {}),
+      view: () => this.model,
+      synced: () => this.sync.state === 'synced',
+      resync: (why) => this.sync.resync(why),
+      log,
     });
     this.sync = new ViewSync({
-      bus, log, ...opts,
+      bus,
+      log,
+      ...opts,
       fetchPage: (subject, args) => callConductor(this.bus, subject, 'snapshot', args, { timeoutMs: this.timeoutMs }),
       current: () => this.model,
       onModel: (m) => {
@@ -105,11 +147,19 @@ export class RemoteControlPlane implements ControlPlane {
     // write must not answer for one whose database hangs), and any one when none is known yet.
     const ids = this.sync.conductors();
     const ask = (subject: string, who: string): Promise<string | undefined> =>
-      callConductor(this.bus, subject, 'readiness', {}, { timeoutMs: Math.min(1_000, this.timeoutMs) })
-        .then((r) => [r.database === 'ok' ? undefined : `conductor ${r.conductorId}: database ${r.database}`, r.hosts ? `conductor ${r.conductorId}: ${r.hosts}` : undefined].filter(Boolean).join('; ') || undefined,
-          (err: unknown) => `${who} did not answer: ${err instanceof Error ? err.message : String(err)}`);
-    const answer = Promise.all(ids.length > 0 ? ids.map((id) => ask(Subjects.conductorApiOf(id), `conductor ${id}`)) : [ask(Subjects.conductorApi, 'no conductor')])
-      .then((problems) => problems.filter((p) => p !== undefined).join('; ') || undefined);
+      callConductor(this.bus, subject, 'readiness', {}, { timeoutMs: Math.min(1_000, this.timeoutMs) }).then(
+        (r) =>
+          [
+            r.database === 'ok' ? undefined : `conductor ${r.conductorId}: database ${r.database}`,
+            r.hosts ? `conductor ${r.conductorId}: ${r.hosts}` : undefined,
+          ]
+            .filter(Boolean)
+            .join('; ') || undefined,
+        (err: unknown) => `${who} did not answer: ${err instanceof Error ? err.message : String(err)}`,
+      );
+    const answer = Promise.all(
+      ids.length > 0 ? ids.map((id) => ask(Subjects.conductorApiOf(id), `conductor ${id}`)) : [ask(Subjects.conductorApi, 'no conductor')],
+    ).then((problems) => problems.filter((p) => p !== undefined).join('; ') || undefined);
     this.readiness = { at: now, answer };
     return answer;
   }
@@ -132,8 +182,9 @@ export class RemoteControlPlane implements ControlPlane {
   }
 
   listAccelerators(filter: AcceleratorFilter = {}): AcceleratorView[] {
-    return [...this.model.accelerators.values()].filter((v) => (!filter.host || v.host === filter.host)
-      && (!filter.state || v.state === filter.state) && (!filter.type || v.deviceType === filter.type));
+    return [...this.model.accelerators.values()].filter(
+      (v) => (!filter.host || v.host === filter.host) && (!filter.state || v.state === filter.state) && (!filter.type || v.deviceType === filter.type),
+    );
   }
 
   getAccelerator(id: string): AcceleratorView {
@@ -157,8 +208,11 @@ export class RemoteControlPlane implements ControlPlane {
 
   listArqs(filter: ArqFilter = {}): ArqView[] {
     // An ARQ whose delete was acknowledged is not the instance's any more (as the conductor lists).
-    return [...this.model.arqs.values()].filter((a) => (filter.instanceUuid === undefined || (a.binding?.instanceUuid === filter.instanceUuid && a.cyborgState !== ArqStates.Deleting))
-      && (filter.projectId === undefined || a.projectId === filter.projectId));
+    return [...this.model.arqs.values()].filter(
+      (a) =>
+        (filter.instanceUuid === undefined || (a.binding?.instanceUuid === filter.instanceUuid && a.cyborgState !== ArqStates.Deleting)) &&
+        (filter.projectId === undefined || a.projectId === filter.projectId),
+    );
   }
 
   getArq(uuid: string): ArqView {
@@ -173,7 +227,8 @@ export class RemoteControlPlane implements ControlPlane {
 
   /** A miss is authoritative once the view is complete; before, it is "not yet" (503), never a 404. */
   private missing(code: 'host.not_found' | 'accelerator.not_found' | 'arq.not_found', id: string): Error {
-    if (this.sync.state === 'loading') return new CyborgError('bus.no_responder', 'this api is still loading its view from the conductors; retry shortly', { id });
+    if (this.sync.state === 'loading')
+      return new CyborgError('bus.no_responder', 'this api is still loading its view from the conductors; retry shortly', { id });
     return new NotFoundError(code, id);
   }
 
@@ -335,7 +390,7 @@ class RemoteDocuments implements Documents {
   }
 
   deviceStatus(uuid: string): DeviceStatusDoc['status'] {
-    return (this.cp.docList<DeviceStatusDoc>('device_status').find((d) => d.uuid === uuid)?.status) ?? 'enabled';
+    return this.cp.docList<DeviceStatusDoc>('device_status').find((d) => d.uuid === uuid)?.status ?? 'enabled';
   }
 
   async setDeviceStatus(uuid: string, status: DeviceStatusDoc['status']): Promise<void> {
@@ -349,7 +404,11 @@ class RemoteDocuments implements Documents {
  * as the class it was thrown as. (`forwarded`: conductor to conductor, served where it lands.)
  */
 export async function callConductor<O extends ControlOp>(
-  bus: Bus, subject: string, op: O, args: ArgsOf<O>, o: { timeoutMs: number; host?: string; forwarded?: boolean },
+  bus: Bus,
+  subject: string,
+  op: O,
+  args: ArgsOf<O>,
+  o: { timeoutMs: number; host?: string; forwarded?: boolean },
 ): Promise<ReplyOf<O>> {
   const req = { op, args, ...(o.host ? { host: o.host } : {}), ...(o.forwarded ? { forwarded: true } : {}) };
   const reply = await bus.request(subject, ControlRequest, ControlReply, req, { timeoutMs: o.timeoutMs });
@@ -361,7 +420,14 @@ export function resultOf(reply: ControlReplyMsg): unknown {
   if (reply.ok) return reply.result;
   const e = reply.error;
   if (e.state !== undefined && e.allowed !== undefined && (e.code === 'accelerator.transition_invalid' || e.code === 'arq.transition_invalid')) {
-    throw new TransitionInvalidError(e.code === 'arq.transition_invalid' ? 'arq' : 'accelerator', String(e.details.id ?? ''), String(e.details.event ?? ''), e.state, e.allowed, typeof e.details.why === 'string' ? e.details.why : undefined);
+    throw new TransitionInvalidError(
+      e.code === 'arq.transition_invalid' ? 'arq' : 'accelerator',
+      String(e.details.id ?? ''),
+      String(e.details.event ?? ''),
+      e.state,
+      e.allowed,
+      typeof e.details.why === 'string' ? e.details.why : undefined,
+    );
   }
   if (e.code === 'internal') throw new Error(e.message);
   // A code this build does not catalogue (a conductor of another version) still gets a status.

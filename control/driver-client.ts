@@ -1,6 +1,4 @@
-import type {
-  AttachRequest, AttachResult, DetachResult, DiscoverResult, DriverControl, DriverView, RequestMeta, ServiceView,
-} from '../model/index.js';
+import type { AttachRequest, AttachResult, DetachResult, DiscoverResult, DriverControl, DriverView, RequestMeta, ServiceView } from '../model/index.js';
 import { isCyborgError } from '../errors/index.js';
 import type { ArgsOf, ControlOp, ReplyOf } from './messages.js';
 

@@ -2,9 +2,31 @@ import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { firstError } from '../bus/index.js';
 import { BusError, CyborgError } from '../errors/index.js';
 import {
-  AcceleratorUsageSchema, AcceleratorViewSchema, ArqHoldSchema, ArqViewSchema, AttachRequestSchema, AuditPageSchema, AuditQuerySchema, AttachResultSchema, AttributeDocSchema, BindingSchema, BoundToSchema,
-  DetachResultSchema, Device, DeviceProfileDocSchema, DeviceStatusSchema, DiscoverResultSchema, DriverViewSchema, HostUsageSchema, HostViewSchema, RelayoutRequestSchema,
-  OperatorEventSchema, RequestMetaSchema, ServiceViewSchema, TransitionEvent, TransitionRecordSchema,
+  AcceleratorUsageSchema,
+  AcceleratorViewSchema,
+  ArqHoldSchema,
+  ArqViewSchema,
+  AttachRequestSchema,
+  AuditPageSchema,
+  AuditQuerySchema,
+  AttachResultSchema,
+  AttributeDocSchema,
+  BindingSchema,
+  BoundToSchema,
+  DetachResultSchema,
+  Device,
+  DeviceProfileDocSchema,
+  DeviceStatusSchema,
+  DiscoverResultSchema,
+  DriverViewSchema,
+  HostUsageSchema,
+  HostViewSchema,
+  RelayoutRequestSchema,
+  OperatorEventSchema,
+  RequestMetaSchema,
+  ServiceViewSchema,
+  TransitionEvent,
+  TransitionRecordSchema,
 } from '../model/index.js';
 
 /**
@@ -60,12 +82,25 @@ export const ControlCalls = {
   /** Any conductor answers: the log is the shared database's. */
   audit: call(Type.Object({ q: AuditQuerySchema }), AuditPageSchema),
   act: call(Type.Object({ id: Id, event: OperatorEventSchema, meta: Meta }), AcceleratorViewSchema),
-  attach: call(Type.Object({ id: Id, req: Type.Object({ instanceUuid: Type.String(), projectId: Type.Optional(Type.String()) }), meta: Meta }), AcceleratorViewSchema),
-  detach: call(Type.Object({ id: Id, req: Type.Object({ handleUuid: Type.Optional(Type.String()), instanceUuid: Type.Optional(Type.String()) }), meta: Meta }), AcceleratorViewSchema),
-  createArq: call(Type.Object({
-    req: Type.Object({ deviceProfileName: Type.String(), deviceProfileGroupId: Type.Integer({ minimum: 0 }), projectId: Type.Union([Type.String(), Type.Null()]) }),
-    meta: Meta,
-  }), ArqViewSchema),
+  attach: call(
+    Type.Object({ id: Id, req: Type.Object({ instanceUuid: Type.String(), projectId: Type.Optional(Type.String()) }), meta: Meta }),
+    AcceleratorViewSchema,
+  ),
+  detach: call(
+    Type.Object({ id: Id, req: Type.Object({ handleUuid: Type.Optional(Type.String()), instanceUuid: Type.Optional(Type.String()) }), meta: Meta }),
+    AcceleratorViewSchema,
+  ),
+  createArq: call(
+    Type.Object({
+      req: Type.Object({
+        deviceProfileName: Type.String(),
+        deviceProfileGroupId: Type.Integer({ minimum: 0 }),
+        projectId: Type.Union([Type.String(), Type.Null()]),
+      }),
+      meta: Meta,
+    }),
+    ArqViewSchema,
+  ),
   bindArq: call(Type.Object({ uuid: Id, binding: BindingSchema, meta: Meta }), ArqViewSchema),
   unbindArq: call(Type.Object({ uuid: Id, meta: Meta }), ArqViewSchema),
   deleteArq: call(Type.Object({ uuid: Id, meta: Meta }), ArqViewSchema),
@@ -77,10 +112,23 @@ export const ControlCalls = {
   // Driver administration (the generic-driver spec's commands; control/driver-client.ts).
   'drivers.list': call(Type.Object({ filter: Type.Object({ host: Type.Optional(Type.String()) }) }), Type.Array(DriverViewSchema)),
   'drivers.get': call(Type.Object({ ref: Id, host: Type.Optional(Type.String()) }), DriverViewSchema),
-  'drivers.install': call(Type.Object({ ref: Id, opts: Type.Object({ host: Type.Optional(Type.String()), version: Type.Optional(Type.String()) }), meta: Meta }), DriverViewSchema),
+  'drivers.install': call(
+    Type.Object({ ref: Id, opts: Type.Object({ host: Type.Optional(Type.String()), version: Type.Optional(Type.String()) }), meta: Meta }),
+    DriverViewSchema,
+  ),
   'drivers.uninstall': call(Type.Object({ ref: Id, opts: Type.Object({ host: Type.Optional(Type.String()) }), meta: Meta }), DriverViewSchema),
-  'drivers.update': call(Type.Object({ ref: Id, opts: Type.Object({ host: Type.Optional(Type.String()), version: Type.Optional(Type.String()), force: Type.Optional(Type.Boolean()) }), meta: Meta }), DriverViewSchema),
-  'services.list': call(Type.Object({ filter: Type.Object({ host: Type.Optional(Type.String()), driver: Type.Optional(Type.String()) }) }), Type.Array(ServiceViewSchema)),
+  'drivers.update': call(
+    Type.Object({
+      ref: Id,
+      opts: Type.Object({ host: Type.Optional(Type.String()), version: Type.Optional(Type.String()), force: Type.Optional(Type.Boolean()) }),
+      meta: Meta,
+    }),
+    DriverViewSchema,
+  ),
+  'services.list': call(
+    Type.Object({ filter: Type.Object({ host: Type.Optional(Type.String()), driver: Type.Optional(Type.String()) }) }),
+    Type.Array(ServiceViewSchema),
+  ),
   'services.discover': call(Type.Object({ opts: Type.Object({ host: Type.Optional(Type.String()) }), meta: Meta }), DiscoverResultSchema),
   'instances.attach': call(Type.Object({ instanceUuid: Id, req: AttachRequestSchema, meta: Meta }), AttachResultSchema),
   'instances.detach': call(Type.Object({ instanceUuid: Id, meta: Meta }), DetachResultSchema),
@@ -94,12 +142,18 @@ export const ControlCalls = {
   'usage.accelerator': call(Type.Object({ id: Id }), AcceleratorUsageSchema),
   'usage.host': call(Type.Object({ host: Id }), HostUsageSchema),
   // Whether the conductor can write (its database answers): the api's `/readyz` asks it.
-  readiness: call(Type.Object({}), Type.Object({ conductorId: Type.String(), database: Type.String(), hosts: Type.Optional(Type.String({ maxLength: 1024 })) })),
+  readiness: call(
+    Type.Object({}),
+    Type.Object({ conductorId: Type.String(), database: Type.String(), hosts: Type.Optional(Type.String({ maxLength: 1024 })) }),
+  ),
   // The database's committed states as digests: the api's background check of its view (control/view-check.ts).
-  digest: call(Type.Object({}), Type.Object({
-    accelerators: Type.Object({ count: Type.Integer({ minimum: 0 }), buckets: Type.Array(Type.String({ maxLength: 64 }), { maxItems: 256 }) }),
-    arqs: Type.Object({ count: Type.Integer({ minimum: 0 }), buckets: Type.Array(Type.String({ maxLength: 64 }), { maxItems: 256 }) }),
-  })),
+  digest: call(
+    Type.Object({}),
+    Type.Object({
+      accelerators: Type.Object({ count: Type.Integer({ minimum: 0 }), buckets: Type.Array(Type.String({ maxLength: 64 }), { maxItems: 256 }) }),
+      arqs: Type.Object({ count: Type.Integer({ minimum: 0 }), buckets: Type.Array(Type.String({ maxLength: 64 }), { maxItems: 256 }) }),
+    }),
+  ),
   // An operator retires a lost, empty host: served by its lease holder (actors/conductor/host-retire.ts).
   'hosts.retire': call(Type.Object({ host: Id, meta: Meta }), Type.Object({ host: Type.String(), accelerators: Type.Array(Type.String()) })),
   arqHolds: call(Type.Object({ uuids: Type.Array(Id, { maxItems: ARQ_HOLDS_MAX }) }), Type.Record(Type.String(), Type.Union([ArqHoldSchema, Type.Null()]))),
@@ -147,7 +201,9 @@ export const ViewsBatch = Type.Object({
   hosts: Type.Array(Type.Object({ view: HostViewSchema, inventory: Type.Optional(Type.Array(Device)) })),
   accelerators: Type.Array(AcceleratorViewSchema),
   arqs: Type.Array(ArqViewSchema),
-  documents: Type.Array(Type.Object({ collection: Type.String(), id: Type.String(), body: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]) })),
+  documents: Type.Array(
+    Type.Object({ collection: Type.String(), id: Type.String(), body: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]) }),
+  ),
   /** Transitions committed with these views, applied after them (so a reader never sees an event before its view). */
   transitions: Type.Array(TransitionEvent),
   deleted: Type.Optional(Type.Object({ arqs: Type.Array(Type.String()), hosts: Type.Optional(Type.Array(Type.String())) })),

@@ -27,7 +27,11 @@ export function checkPayload(subject: string, msg: unknown, max: number): void {
   if (!Number.isFinite(max)) return;
   const size = wireSize(msg);
   if (size > max) {
-    throw new CyborgError('bus.payload_too_large', `a message on ${subject} weighs ${size} bytes, over the server's max_payload of ${max}`, { subject, size, max });
+    throw new CyborgError('bus.payload_too_large', `a message on ${subject} weighs ${size} bytes, over the server's max_payload of ${max}`, {
+      subject,
+      size,
+      max,
+    });
   }
 }
 

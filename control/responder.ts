@@ -5,8 +5,16 @@ import { withGlobalRequestId } from '../openstack/request-id.js';
 import { CyborgError, isCyborgError, publicMessage, TransitionInvalidError } from '../errors/index.js';
 import type { ArqHold, Binding, BoundTo, CommittedState, ControlPlane, Documents, DriverControl, RequestMeta, StateDigest } from '../model/index.js';
 import {
-  checkedCall, ControlReply, ControlRequest, type ArgsOf, type CheckedCall, type ControlOp, type ControlReplyMsg,
-  type ControlRequestMsg, type ReplyOf, type SnapshotPageMsg,
+  checkedCall,
+  ControlReply,
+  ControlRequest,
+  type ArgsOf,
+  type CheckedCall,
+  type ControlOp,
+  type ControlReplyMsg,
+  type ControlRequestMsg,
+  type ReplyOf,
+  type SnapshotPageMsg,
 } from './messages.js';
 import { checkPayload, maxPayloadOf } from './payload.js';
 import { snapshotPage } from './snapshot.js';
@@ -29,7 +37,6 @@ export interface ServedConductor extends ControlPlane, CommittedState {
   stateDigest(): Promise<StateDigest>;
   retireHost(name: string, meta: RequestMeta): Promise<{ host: string; accelerators: string[] }>;
 }
-
 
 export interface ResponderOptions {
   bus: Bus;
@@ -89,8 +96,17 @@ export function serveControlPlane(opts: ResponderOptions): Unsubscribe {
 
 /** Calls the ARQ home serves: ARQs, and the documents Nova and operators write. */
 const HOME_OPS = new Set<string>([
-  'createArq', 'bindArq', 'unbindArq', 'deleteArq',
-  'arqHolds', 'arqReleased', 'documents.createProfile', 'documents.deleteProfile', 'documents.createAttribute', 'documents.deleteAttribute', 'documents.setDeviceStatus',
+  'createArq',
+  'bindArq',
+  'unbindArq',
+  'deleteArq',
+  'arqHolds',
+  'arqReleased',
+  'documents.createProfile',
+  'documents.deleteProfile',
+  'documents.createAttribute',
+  'documents.deleteAttribute',
+  'documents.setDeviceStatus',
 ]);
 
 /** The conductor that must serve `req`: the ARQ home for its calls, else its host's lease holder. */
@@ -183,12 +199,19 @@ async function servePage(opts: ResponderOptions, args: ArgsOf<'snapshot'>): Prom
   // has loaded them: an api process starting beside conductors that start too must not read none.
   const servesArqs = !opts.arqHome || (await opts.arqHome.where().catch(() => undefined)) === opts.conductorId;
   const limit = Math.min(maxPayloadOf(opts.bus), args.maxBytes ?? Number.POSITIVE_INFINITY);
-  return snapshotPage(opts.conductor, {
-    conductorId: opts.conductorId, epoch: opts.publisher.epoch, seq: opts.publisher.seq,
-    conductors: opts.liveConductors?.() ?? [opts.conductorId], servesArqs,
-    // A quarter of the limit: items are weighed one by one, and a reply's envelope comes on top.
-    budget: Number.isFinite(limit) ? Math.floor(limit * 0.75) : 4 * 1024 * 1024,
-  }, args.cursor);
+  return snapshotPage(
+    opts.conductor,
+    {
+      conductorId: opts.conductorId,
+      epoch: opts.publisher.epoch,
+      seq: opts.publisher.seq,
+      conductors: opts.liveConductors?.() ?? [opts.conductorId],
+      servesArqs,
+      // A quarter of the limit: items are weighed one by one, and a reply's envelope comes on top.
+      budget: Number.isFinite(limit) ? Math.floor(limit * 0.75) : 4 * 1024 * 1024,
+    },
+    args.cursor,
+  );
 }
 
 function toWire(err: unknown): Extract<ControlReplyMsg, { ok: false }>['error'] {

@@ -32,8 +32,15 @@ const ENVELOPE = 4_096;
  */
 export function snapshotPage(src: SnapshotSource, o: PageOptions, cursor: SnapshotCursorMsg = { part: 'hosts', after: null }): SnapshotPageMsg {
   const page: SnapshotPageMsg = {
-    conductorId: o.conductorId, epoch: o.epoch, seq: o.seq, conductors: o.conductors,
-    hosts: [], accelerators: [], arqs: [], documents: [], next: null,
+    conductorId: o.conductorId,
+    epoch: o.epoch,
+    seq: o.seq,
+    conductors: o.conductors,
+    hosts: [],
+    accelerators: [],
+    arqs: [],
+    documents: [],
+    next: null,
   };
   let used = ENVELOPE + wireSize(o.conductors);
   let count = 0;
@@ -65,13 +72,16 @@ function* itemsOf(src: SnapshotSource, part: Part, after: string | null): Genera
       const h = src.hosts.get(name)!;
       const entry = { view: h.view(), inventory: h.inventory() };
       const accs = [...h.accelerators.values()].map((a) => a.view());
-      yield [name, (p) => {
-        if (p) {
-          p.hosts.push(entry);
-          p.accelerators.push(...accs);
-        }
-        return wireSize(entry) + wireSize(accs);
-      }];
+      yield [
+        name,
+        (p) => {
+          if (p) {
+            p.hosts.push(entry);
+            p.accelerators.push(...accs);
+          }
+          return wireSize(entry) + wireSize(accs);
+        },
+      ];
     }
     return;
   }

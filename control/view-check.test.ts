@@ -5,29 +5,61 @@ import { ReadModel } from './read-model.js';
 import { ViewCheck, viewDigest } from './view-check.js';
 import type { AcceleratorView } from '../model/index.js';
 
-const acc = (id: string, state: string): AcceleratorView => ({ id, state, rpUuid: `rp-${id}`, generation: 1, updatedAt: '2026-01-01T00:00:00.000Z' }) as unknown as AcceleratorView;
+const acc = (id: string, state: string): AcceleratorView =>
+  ({ id, state, rpUuid: `rp-${id}`, generation: 1, updatedAt: '2026-01-01T00:00:00.000Z' }) as unknown as AcceleratorView;
 const database = (rows: [string, string][]): StateDigest => ({ accelerators: bucketDigest(rows), arqs: bucketDigest([]) });
 
 function harness(rows: [string, string][]) {
   const model = new ReadModel();
   const resyncs: string[] = [];
   let db = database(rows);
-  const check = new ViewCheck({ fetch: async () => db, view: () => model, synced: () => true, resync: (why) => resyncs.push(why), log: pino({ level: 'silent' }) });
-  return { model, resyncs, check, setDb: (r: [string, string][]) => { db = database(r); } };
+  const check = new ViewCheck({
+    fetch: async () => db,
+    view: () => model,
+    synced: () => true,
+    resync: (why) => resyncs.push(why),
+    log: pino({ level: 'silent' }),
+  });
+  return {
+    model,
+    resyncs,
+    check,
+    setDb: (r: [string, string][]) => {
+      db = database(r);
+    },
+  };
 }
 
-describe('the api\'s background check of its view against the database', () => {
+describe("the api's background check of its view against the database", () => {
   it('digests are the same whatever the order of the rows, and differ with one state', () => {
-    expect(bucketDigest([['a', 'ready'], ['b', 'inactive']])).toEqual(bucketDigest([['b', 'inactive'], ['a', 'ready']]));
+    expect(
+      bucketDigest([
+        ['a', 'ready'],
+        ['b', 'inactive'],
+      ]),
+    ).toEqual(
+      bucketDigest([
+        ['b', 'inactive'],
+        ['a', 'ready'],
+      ]),
+    );
     expect(bucketDigest([['a', 'ready']]).buckets).not.toEqual(bucketDigest([['a', 'inactive']]).buckets);
   });
 
   it('equal: nothing to do', async () => {
-    const h = harness([['a1', 'ready'], ['a2', 'inactive']]);
+    const h = harness([
+      ['a1', 'ready'],
+      ['a2', 'inactive'],
+    ]);
     h.model.putAccelerator(acc('a1', 'ready'));
     h.model.putAccelerator(acc('a2', 'inactive'));
     expect(await h.check.check()).toBe('equal');
-    expect(viewDigest(h.model)).toEqual(database([['a1', 'ready'], ['a2', 'inactive']]));
+    expect(viewDigest(h.model)).toEqual(
+      database([
+        ['a1', 'ready'],
+        ['a2', 'inactive'],
+      ]),
+    );
   });
 
   it('a difference a views message is on its way to close is not a reason to rebuild', async () => {
@@ -45,7 +77,10 @@ describe('the api\'s background check of its view against the database', () => {
   });
 
   it('a difference that stays while the view does not move: the view is rebuilt, once, saying why', async () => {
-    const h = harness([['a1', 'ready'], ['a2', 'ready']]);
+    const h = harness([
+      ['a1', 'ready'],
+      ['a2', 'ready'],
+    ]);
     h.model.putAccelerator(acc('a1', 'ready')); // a2's views message was lost
     expect(await h.check.check()).toBe('differs');
     expect(await h.check.check()).toBe('resynced');

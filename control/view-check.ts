@@ -21,8 +21,12 @@ export interface ViewCheckOptions {
 
 /** The api's view as the database's digest is made (model/digest.ts). */
 export function viewDigest(m: ReadModel): StateDigest {
-  const accelerators = (function* () { for (const a of m.accelerators.values()) yield [a.id, a.state] as const; })();
-  const arqs = (function* () { for (const a of m.arqs.values()) yield [a.uuid, a.state] as const; })();
+  const accelerators = (function* () {
+    for (const a of m.accelerators.values()) yield [a.id, a.state] as const;
+  })();
+  const arqs = (function* () {
+    for (const a of m.arqs.values()) yield [a.uuid, a.state] as const;
+  })();
   return { accelerators: bucketDigest(accelerators), arqs: bucketDigest(arqs) };
 }
 
@@ -69,7 +73,11 @@ export class ViewCheck {
     const stable = [...differs].filter((k) => last?.differs.has(k) && bucket(last.view, k) === bucket(view, k));
     if (stable.length === 0) return 'differs';
     const why = `the view differs from the database in ${stable.length} of ${2 * DIGEST_BUCKETS} digest buckets (accelerators ${view.accelerators.count} shown, ${db.accelerators.count} stored; ARQs ${view.arqs.count} shown, ${db.arqs.count} stored)`;
-    const facts = { buckets: stable, view: { accelerators: view.accelerators.count, arqs: view.arqs.count }, database: { accelerators: db.accelerators.count, arqs: db.arqs.count } };
+    const facts = {
+      buckets: stable,
+      view: { accelerators: view.accelerators.count, arqs: view.arqs.count },
+      database: { accelerators: db.accelerators.count, arqs: db.arqs.count },
+    };
     if (Date.now() - this.lastResyncAt < (this.o.minResyncGapMs ?? 600_000)) {
       this.o.log.warn(facts, `${why}: a rebuild did not close it; not rebuilding again yet (the conductor's memory and its database may be apart)`);
       return 'differs';

@@ -9,12 +9,16 @@ import { ViewPublisher } from './view-publisher.js';
 
 /** A host as the conductor's committed state shows it, with two accelerators (only the fields read here). */
 function hostWithTwo(name: string): CommittedHost {
-  const view = (id: string): AcceleratorView => ({ id, host: name } as unknown as AcceleratorView);
+  const view = (id: string): AcceleratorView => ({ id, host: name }) as unknown as AcceleratorView;
   return {
-    name, state: 'online',
-    view: () => ({ name, state: 'online' } as unknown as HostView),
+    name,
+    state: 'online',
+    view: () => ({ name, state: 'online' }) as unknown as HostView,
     inventory: () => [],
-    accelerators: new Map([['a1', { view: () => view('a1') }], ['a2', { view: () => view('a2') }]]),
+    accelerators: new Map([
+      ['a1', { view: () => view('a1') }],
+      ['a2', { view: () => view('a2') }],
+    ]),
   };
 }
 

@@ -47,8 +47,11 @@ export class ViewPublisher {
   private readonly beacon: NodeJS.Timeout;
 
   constructor(
-    private readonly bus: Bus, private readonly conductor: PublishedConductor, private readonly conductorId: string,
-    private readonly log?: Logger, beaconMs = VIEWS_BEACON_MS,
+    private readonly bus: Bus,
+    private readonly conductor: PublishedConductor,
+    private readonly conductorId: string,
+    private readonly log?: Logger,
+    beaconMs = VIEWS_BEACON_MS,
   ) {
     this.off = conductor.hub.subscribe((ev) => this.onCommitted(ev));
     this.beacon = setInterval(() => this.onBeacon(), beaconMs);

@@ -107,7 +107,7 @@ export class ViewSync {
   }
 
   private async loop(why: string): Promise<void> {
-    for (let delay = 250; !this.stopped;) {
+    for (let delay = 250; !this.stopped; ) {
       this.again = false;
       try {
         await this.rebuild(why);
@@ -234,7 +234,7 @@ export class ViewSync {
     const now = Date.now();
     for (const [id, inc] of this.known) {
       if (now - inc.heardAt > silentMs) {
-        this.o.log.warn({ conductorId: id, silentMs: now - inc.heardAt }, 'a conductor\'s views went silent; rebuilding the view');
+        this.o.log.warn({ conductorId: id, silentMs: now - inc.heardAt }, "a conductor's views went silent; rebuilding the view");
         this.resync(`conductor ${id} silent`);
         return;
       }
@@ -253,8 +253,10 @@ export function pageOutOfOrder(conductorId: string, asked: SnapshotPageMsg['next
   if (page.conductorId !== conductorId) return `a page of conductor ${page.conductorId} where ${conductorId}'s was asked for`;
   if (!asked) return undefined;
   const first = firstKey(page);
-  if (first && before(first, asked)) return `its first item (${first.part} ${first.key}) is not after the cursor asked from (${asked.part} ${asked.after ?? 'start'})`;
-  if (page.next && before(page.next, asked)) return `its cursor (${page.next.part} ${page.next.after ?? 'start'}) does not move past the one asked from (${asked.part} ${asked.after ?? 'start'})`;
+  if (first && before(first, asked))
+    return `its first item (${first.part} ${first.key}) is not after the cursor asked from (${asked.part} ${asked.after ?? 'start'})`;
+  if (page.next && before(page.next, asked))
+    return `its cursor (${page.next.part} ${page.next.after ?? 'start'}) does not move past the one asked from (${asked.part} ${asked.after ?? 'start'})`;
   return undefined;
 }
 

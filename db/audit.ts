@@ -24,7 +24,8 @@ interface Row {
 function time(v: string | undefined, field: string): Date | undefined {
   if (v === undefined) return undefined;
   const t = Date.parse(v);
-  if (!Number.isFinite(t)) throw new CyborgError('request.invalid', `${field} ${JSON.stringify(v)} is not a time (ISO 8601, e.g. 2026-11-23T10:00:00Z)`, { field });
+  if (!Number.isFinite(t))
+    throw new CyborgError('request.invalid', `${field} ${JSON.stringify(v)} is not a time (ISO 8601, e.g. 2026-11-23T10:00:00Z)`, { field });
   return new Date(t);
 }
 
@@ -67,7 +68,12 @@ export async function queryAudit(db: Kysely<object>, q: AuditQuery): Promise<Aud
 
 function entryOf(r: Row): AuditEntry {
   const e: AuditEntry = {
-    seq: Number(r.seq), kind: r.kind as AuditEntry['kind'], id: r.id, event: r.event, from: r.from as AuditEntry['from'], to: r.to as AuditEntry['to'],
+    seq: Number(r.seq),
+    kind: r.kind as AuditEntry['kind'],
+    id: r.id,
+    event: r.event,
+    from: r.from as AuditEntry['from'],
+    to: r.to as AuditEntry['to'],
     at: (r.at instanceof Date ? r.at : new Date(r.at)).toISOString(),
   };
   if (r.host !== null) e.host = r.host;

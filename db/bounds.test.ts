@@ -3,8 +3,12 @@ import type { Change } from '../actors/runtime/index.js';
 import { CyborgError } from '../errors/index.js';
 import { checkChanges } from './bounds.js';
 
-const accelerator = (host: string, value = 'enabled', context: Record<string, unknown> = {}): Change =>
-  ({ type: 'accelerator', id: 'a1', host, record: { value, context } });
+const accelerator = (host: string, value = 'enabled', context: Record<string, unknown> = {}): Change => ({
+  type: 'accelerator',
+  id: 'a1',
+  host,
+  record: { value, context },
+});
 
 function refusal(changes: Change[]): CyborgError | undefined {
   try {
@@ -42,7 +46,9 @@ describe('what the journal refuses before queueing a change', () => {
 
   it('a time PostgreSQL cannot read and an integer beyond int4 are refused', () => {
     const at = 'not a time';
-    expect(refusal([{ type: 'transition', record: { kind: 'accelerator', id: 'a', event: 'E', from: 'inactive', to: 'ready', at } }])?.details.field).toBe('transition time');
+    expect(refusal([{ type: 'transition', record: { kind: 'accelerator', id: 'a', event: 'E', from: 'inactive', to: 'ready', at } }])?.details.field).toBe(
+      'transition time',
+    );
     const ctx = { deviceProfileName: 'p', deviceProfileGroupId: 2 ** 31 };
     expect(refusal([{ type: 'arq', uuid: 'u', record: { value: 'Initial', context: ctx }, deleted: false }])?.details.field).toBe('device profile group id');
   });

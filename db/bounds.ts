@@ -31,19 +31,29 @@ function checkChange(c: Change): void {
       name(c.host, 'host');
       name(c.record.value, 'host state');
       optName(c.record.context.agentId, 'agent id');
-      for (const d of c.drivers) { name(d.name, 'driver name'); name(d.version, 'driver version'); }
+      for (const d of c.drivers) {
+        name(d.name, 'driver name');
+        name(d.version, 'driver version');
+      }
       deep(c.record.context, 'host context');
       return;
     case 'inventory':
       name(c.host, 'host');
       for (const d of c.devices) {
         len(d.uuid, UUID, 'device uuid');
-        name(d.vendor, 'device vendor'); name(d.model, 'device model'); name(d.driver, 'device driver');
+        name(d.vendor, 'device vendor');
+        name(d.model, 'device model');
+        name(d.driver, 'device driver');
         name(d.controlPath.info, 'control path info');
         for (const x of d.deployables) {
-          len(x.uuid, UUID, 'deployable uuid'); name(x.name, 'deployable name'); optName(x.driverName, 'deployable driver');
+          len(x.uuid, UUID, 'deployable uuid');
+          name(x.name, 'deployable name');
+          optName(x.driverName, 'deployable driver');
           int(x.numAccelerators, 'deployable accelerators');
-          for (const h of x.attachHandles) { len(h.uuid, UUID, 'attach handle uuid'); name(h.attachInfo, 'attach info'); }
+          for (const h of x.attachHandles) {
+            len(h.uuid, UUID, 'attach handle uuid');
+            name(h.attachInfo, 'attach info');
+          }
         }
       }
       deep(c.devices, 'inventory');
@@ -71,11 +81,22 @@ function checkChange(c: Change): void {
     }
     case 'transition': {
       const r = c.record;
-      name(r.kind, 'transition kind'); name(r.id, 'transition id'); optName(r.host, 'transition host');
-      name(r.event, 'event'); name(r.from, 'transition from'); name(r.to, 'transition to');
-      optName(r.actor, 'actor'); optName(r.projectId, 'project id'); optName(r.requestId, 'request id');
-      optName(r.actorName, 'actor name'); optName(r.projectName, 'project name');
-      if (r.args) for (const [k, v] of Object.entries(r.args)) { name(k, 'argument name'); if (typeof v === 'string') name(v, `argument ${k}`); }
+      name(r.kind, 'transition kind');
+      name(r.id, 'transition id');
+      optName(r.host, 'transition host');
+      name(r.event, 'event');
+      name(r.from, 'transition from');
+      name(r.to, 'transition to');
+      optName(r.actor, 'actor');
+      optName(r.projectId, 'project id');
+      optName(r.requestId, 'request id');
+      optName(r.actorName, 'actor name');
+      optName(r.projectName, 'project name');
+      if (r.args)
+        for (const [k, v] of Object.entries(r.args)) {
+          name(k, 'argument name');
+          if (typeof v === 'string') name(v, `argument ${k}`);
+        }
       deep(r, 'transition');
       if (!Number.isFinite(Date.parse(r.at))) invalid(`transition time ${JSON.stringify(r.at)} is not a time`, 'transition time');
       return;
@@ -110,7 +131,9 @@ function len(v: unknown, max: number, field: string): void {
 }
 
 const name = (v: unknown, field: string): void => len(v, NAME, field);
-const optName = (v: unknown, field: string): void => { if (v !== null && v !== undefined) len(v, NAME, field); };
+const optName = (v: unknown, field: string): void => {
+  if (v !== null && v !== undefined) len(v, NAME, field);
+};
 
 function int(v: unknown, field: string): void {
   if (typeof v !== 'number' || !Number.isInteger(v) || Math.abs(v) > INT_MAX) invalid(`${field} is not a 32-bit integer`, field);
@@ -126,10 +149,16 @@ function deep(value: unknown, field: string): void {
   const seen = new Set<object>();
   while (stack.length > 0) {
     const v = stack.pop();
-    if (typeof v === 'string') { text(v, field); continue; }
+    if (typeof v === 'string') {
+      text(v, field);
+      continue;
+    }
     if (v === null || typeof v !== 'object' || seen.has(v)) continue;
     seen.add(v);
-    if (Array.isArray(v)) { for (const x of v) stack.push(x); continue; }
+    if (Array.isArray(v)) {
+      for (const x of v) stack.push(x);
+      continue;
+    }
     for (const k in v) {
       if (!Object.hasOwn(v, k)) continue;
       text(k, field);

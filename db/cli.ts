@@ -19,27 +19,43 @@ export function dbCommand(): Command {
     .addOption(new Option('--database-url <url>', 'PostgreSQL URL (default: the embedded database under --data-dir)').env('DATABASE_URL'))
     .addOption(new Option('--data-dir <dir>', 'where the embedded database lives').env('CYBORG_DATA_DIR'))
     .option('--embedded', 'migrate the embedded database under the data directory (what the all-in-one runs on without [database] connection)')
-    .option('--check', 'apply nothing: exit 1 when the database is not at this code\'s schema (naming what is pending)')
+    .option('--check', "apply nothing: exit 1 when the database is not at this code's schema (naming what is pending)")
     .action(async (flags: { databaseUrl?: string; dataDir?: string; check?: boolean; embedded?: boolean }, cmd: Command) => {
       const { configFile, configDir } = cmd.optsWithGlobals<{ configFile?: string[]; configDir?: string[] }>();
-      const config = loadConfig({ databaseUrl: flags.databaseUrl, dataDir: flags.dataDir }, process.env, { ...(configFile ? { configFiles: configFile } : {}), ...(configDir ? { configDirs: configDir } : {}) });
+      const config = loadConfig({ databaseUrl: flags.databaseUrl, dataDir: flags.dataDir }, process.env, {
+        ...(configFile ? { configFiles: configFile } : {}),
+        ...(configDir ? { configDirs: configDir } : {}),
+      });
       // Its answer is on stdout (scripts read `applied: …`); the log goes to stderr.
       const log = createLogger(config, 'cyborg', { toStderr: true });
       if (!config.databaseUrl && !flags.embedded) {
-        throw new StartupError('no [database] connection (DATABASE_URL, --database-url) is set: nothing to migrate; for the all-in-one\'s embedded database under the data directory, run: cyborg db migrate --embedded', StartupExit.config);
+        throw new StartupError(
+          "no [database] connection (DATABASE_URL, --database-url) is set: nothing to migrate; for the all-in-one's embedded database under the data directory, run: cyborg db migrate --embedded",
+          StartupExit.config,
+        );
       }
-      if (config.databaseUrl && flags.embedded) throw new StartupError(`--embedded, but [database] connection (DATABASE_URL) is set to ${redact(config.databaseUrl)}: give one or the other`, StartupExit.config);
+      if (config.databaseUrl && flags.embedded)
+        throw new StartupError(
+          `--embedded, but [database] connection (DATABASE_URL) is set to ${redact(config.databaseUrl)}: give one or the other`,
+          StartupExit.config,
+        );
       const embedded = config.databaseUrl ? null : await startEmbedded(config.dataDir);
       const url = config.databaseUrl ?? embedded!.url;
       const orm = await openOrm({ url, pool: 1 });
       try {
         if (flags.check) {
-          const { pending } = await schemaStatus(orm).catch((err: unknown) => { throw startupErrorFor(err, `[database] connection (DATABASE_URL) = ${redact(url)}`); });
-          process.stdout.write(pending.length ? `not at the code's schema; pending: ${pending.join(', ')} (run: cyborg db migrate)\n` : 'at the code\'s schema\n');
+          const { pending } = await schemaStatus(orm).catch((err: unknown) => {
+            throw startupErrorFor(err, `[database] connection (DATABASE_URL) = ${redact(url)}`);
+          });
+          process.stdout.write(
+            pending.length ? `not at the code's schema; pending: ${pending.join(', ')} (run: cyborg db migrate)\n` : "at the code's schema\n",
+          );
           process.exitCode = pending.length ? 1 : 0;
           return;
         }
-        const applied = await migrate(orm).catch((err: unknown) => { throw startupErrorFor(err, `[database] connection (DATABASE_URL) = ${redact(url)}`); });
+        const applied = await migrate(orm).catch((err: unknown) => {
+          throw startupErrorFor(err, `[database] connection (DATABASE_URL) = ${redact(url)}`);
+        });
         log.info({ database: embedded ? `embedded:${embedded.dataDir}` : redact(url), applied }, 'migrations applied');
         process.stdout.write(applied.length ? `applied: ${applied.join(', ')}\n` : 'up to date\n');
       } finally {

@@ -8,8 +8,18 @@ import { Accelerator, DeviceProfile, Document, Driver, ExtendedAcceleratorReques
 
 /** Every entity, in one list (the ORM, the migration generator and the tests use it). */
 export const entities = [
-  Device, ControlpathId, Deployable, Attribute, AttachHandle,
-  Host, Driver, Accelerator, DeviceProfile, ExtendedAcceleratorRequest, TransitionLog, Document,
+  Device,
+  ControlpathId,
+  Deployable,
+  Attribute,
+  AttachHandle,
+  Host,
+  Driver,
+  Accelerator,
+  DeviceProfile,
+  ExtendedAcceleratorRequest,
+  TransitionLog,
+  Document,
 ];
 
 const migrationsDir = fileURLToPath(new URL('./migrations', import.meta.url));

@@ -9,7 +9,7 @@ import { lockDataDir } from './data-lock.js';
 const dir = (): string => mkdtempSync(join(tmpdir(), 'cyborg-lock-'));
 
 describe('the lock on a data directory', () => {
-  it('is this process\'s while held, and gone once released', () => {
+  it("is this process's while held, and gone once released", () => {
     const d = dir();
     const lock = lockDataDir(d);
     expect(readFileSync(join(d, 'cyborg.lock'), 'utf8')).toBe(`${process.pid}\n`);
@@ -23,7 +23,9 @@ describe('the lock on a data directory', () => {
     try {
       writeFileSync(join(d, 'cyborg.lock'), `${other.pid}\n`);
       expect(() => lockDataDir(d)).toThrow(StartupError);
-      expect(() => lockDataDir(d)).toThrow(`[DEFAULT] state_path (CYBORG_DATA_DIR, --data-dir) = ${d}: its embedded database is in use by process ${other.pid}`);
+      expect(() => lockDataDir(d)).toThrow(
+        `[DEFAULT] state_path (CYBORG_DATA_DIR, --data-dir) = ${d}: its embedded database is in use by process ${other.pid}`,
+      );
     } finally {
       other.kill();
     }

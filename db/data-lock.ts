@@ -52,7 +52,10 @@ export function lockDataDir(dir: string, option = '[DEFAULT] state_path (CYBORG_
       continue; // released between our open and read: try again
     }
     if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && alive(pid)) {
-      throw new StartupError(`${option} = ${dir}: its embedded database is in use by process ${pid} (${path}); stop that process, or give this one another data directory`, StartupExit.locked);
+      throw new StartupError(
+        `${option} = ${dir}: its embedded database is in use by process ${pid} (${path}); stop that process, or give this one another data directory`,
+        StartupExit.locked,
+      );
     }
     try {
       unlinkSync(path); // its holder is gone

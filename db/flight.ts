@@ -9,7 +9,9 @@ export class Signal<T = void> {
   private resolver!: (v: T) => void;
 
   constructor() {
-    this.promise = new Promise<T>((resolve) => { this.resolver = resolve; });
+    this.promise = new Promise<T>((resolve) => {
+      this.resolver = resolve;
+    });
   }
 
   get isSet(): boolean {
@@ -55,7 +57,10 @@ export class Flight<P> {
 export class PipelineFailure extends Error {
   override name = 'PipelineFailure';
 
-  constructor(cause: unknown, readonly commitSent: boolean) {
+  constructor(
+    cause: unknown,
+    readonly commitSent: boolean,
+  ) {
     super(cause instanceof Error ? cause.message : String(cause), { cause });
   }
 }
@@ -103,8 +108,10 @@ export async function writePipelined(pool: Pool, query: CompiledQuery | null, ex
   } catch (err) {
     // A live connection is rolled back and reused; a dead one is thrown away (the server rolls
     // back on its side).
-    await client.query('rollback').catch((e: unknown) => { broken = e instanceof Error ? e : new Error(String(e)); });
-    throw new PipelineFailure(err, commitSent && !(sqlStateOf(err)));
+    await client.query('rollback').catch((e: unknown) => {
+      broken = e instanceof Error ? e : new Error(String(e));
+    });
+    throw new PipelineFailure(err, commitSent && !sqlStateOf(err));
   } finally {
     client.release(broken);
   }

@@ -25,9 +25,15 @@ type Stmt = RawBuilder<unknown>;
 /** Upserts the coalesced accelerator records (columns as JSON arrays: see columns.ts for why). */
 function acceleratorUpsert(m: MergedBatch): Stmt | null {
   if (m.accelerators.size === 0) return null;
-  const ids: string[] = [], hosts: string[] = [], states: string[] = [], contexts: unknown[] = [];
+  const ids: string[] = [],
+    hosts: string[] = [],
+    states: string[] = [],
+    contexts: unknown[] = [];
   for (const [id, a] of m.accelerators) {
-    ids.push(id); hosts.push(a.host); states.push(a.record.value); contexts.push(a.record.context);
+    ids.push(id);
+    hosts.push(a.host);
+    states.push(a.record.value);
+    contexts.push(a.record.context);
   }
   return sql`
     insert into accelerators (id, host, state, context, created_at, updated_at)
@@ -60,16 +66,38 @@ function transitionInsert(m: MergedBatch): Stmt | null {
 function arqStatements(m: MergedBatch): Stmt[] {
   if (m.arqs.size === 0) return [];
   const gone: string[] = [];
-  const c = { uuid: [] as string[], project: [] as (string | null)[], state: [] as string[], machine: [] as string[], ctx: [] as string[],
-    dpName: [] as string[], group: [] as number[], hostname: [] as (string | null)[], rp: [] as (string | null)[], instance: [] as (string | null)[],
-    handle: [] as (string | null)[], deployable: [] as (string | null)[] };
+  const c = {
+    uuid: [] as string[],
+    project: [] as (string | null)[],
+    state: [] as string[],
+    machine: [] as string[],
+    ctx: [] as string[],
+    dpName: [] as string[],
+    group: [] as number[],
+    hostname: [] as (string | null)[],
+    rp: [] as (string | null)[],
+    instance: [] as (string | null)[],
+    handle: [] as (string | null)[],
+    deployable: [] as (string | null)[],
+  };
   for (const [uuid, a] of m.arqs) {
-    if (a.deleted) { gone.push(uuid); continue; }
+    if (a.deleted) {
+      gone.push(uuid);
+      continue;
+    }
     const ctx = a.record.context as unknown as ArqContext;
-    c.uuid.push(uuid); c.project.push(ctx.projectId ?? null); c.state.push(cyborgState(a.record.value as ArqView['state'])); c.machine.push(a.record.value);
-    c.ctx.push(JSON.stringify(a.record.context)); c.dpName.push(ctx.deviceProfileName); c.group.push(ctx.deviceProfileGroupId);
-    c.hostname.push(ctx.binding?.hostname ?? null); c.rp.push(ctx.binding?.deviceRpUuid ?? null); c.instance.push(ctx.binding?.instanceUuid ?? null);
-    c.handle.push(ctx.boundTo?.handleUuid ?? null); c.deployable.push(ctx.boundTo?.acceleratorId ?? null);
+    c.uuid.push(uuid);
+    c.project.push(ctx.projectId ?? null);
+    c.state.push(cyborgState(a.record.value as ArqView['state']));
+    c.machine.push(a.record.value);
+    c.ctx.push(JSON.stringify(a.record.context));
+    c.dpName.push(ctx.deviceProfileName);
+    c.group.push(ctx.deviceProfileGroupId);
+    c.hostname.push(ctx.binding?.hostname ?? null);
+    c.rp.push(ctx.binding?.deviceRpUuid ?? null);
+    c.instance.push(ctx.binding?.instanceUuid ?? null);
+    c.handle.push(ctx.boundTo?.handleUuid ?? null);
+    c.deployable.push(ctx.boundTo?.acceleratorId ?? null);
   }
   const out: Stmt[] = [];
   if (c.uuid.length > 0) {

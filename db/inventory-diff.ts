@@ -1,8 +1,16 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { stableId, uuid3, NAMESPACE_DNS } from '../drivers/index.js';
 import {
-  AttachHandle, Attribute, ControlpathId, Deployable, Device,
-  type IAttachHandle, type IAttribute, type IControlpathId, type IDeployable, type IDevice,
+  AttachHandle,
+  Attribute,
+  ControlpathId,
+  Deployable,
+  Device,
+  type IAttachHandle,
+  type IAttribute,
+  type IControlpathId,
+  type IDeployable,
+  type IDevice,
 } from './entities/inventory.js';
 import type { DeployableT, DeviceT } from '../model/index.js';
 
@@ -25,8 +33,16 @@ export function diffInventory(em: EntityManager, host: string, existing: IDevice
     if (dev.stub || (scope && !scope.has(dev.controlPath.info))) return;
     let row = byCpid.get(dev.controlPath.info);
     const fields = {
-      uuid: dev.uuid, type: dev.type as IDevice['type'], vendor: dev.vendor, model: dev.model, stdBoardInfo: dev.stdBoardInfo,
-      vendorBoardInfo: dev.vendorBoardInfo, hostname: host, driver: dev.driver, stub: false, position,
+      uuid: dev.uuid,
+      type: dev.type as IDevice['type'],
+      vendor: dev.vendor,
+      model: dev.model,
+      stdBoardInfo: dev.stdBoardInfo,
+      vendorBoardInfo: dev.vendorBoardInfo,
+      hostname: host,
+      driver: dev.driver,
+      stub: false,
+      position,
     };
     let cpid: IControlpathId;
     if (row) {
@@ -35,7 +51,10 @@ export function diffInventory(em: EntityManager, host: string, existing: IDevice
     } else {
       row = em.create(Device, fields) as IDevice;
       cpid = em.create(ControlpathId, {
-        uuid: stableId(host, 'cpid', dev.controlPath.info), device: row, cpidType: 'PCI', cpidInfo: dev.controlPath.info,
+        uuid: stableId(host, 'cpid', dev.controlPath.info),
+        device: row,
+        cpidType: 'PCI',
+        cpidInfo: dev.controlPath.info,
       }) as IControlpathId;
     }
     kept.add(row);
@@ -54,8 +73,12 @@ function diffDeployables(em: EntityManager, device: IDevice, cpid: IControlpathI
   const kept = new Set<IDeployable>();
   report.forEach((dep, position) => {
     const fields = {
-      uuid: dep.uuid, name: dep.name, numAccelerators: dep.numAccelerators, driverName: dep.driverName,
-      rpUuid: uuid3(NAMESPACE_DNS, dep.name), position,
+      uuid: dep.uuid,
+      name: dep.name,
+      numAccelerators: dep.numAccelerators,
+      driverName: dep.driverName,
+      rpUuid: uuid3(NAMESPACE_DNS, dep.name),
+      position,
     };
     let row = byName.get(dep.name);
     if (row) em.assign(row, fields);

@@ -21,13 +21,16 @@ export async function insertInventories(db: Kysely<object>, reports: { host: str
   const devCount = parts.reduce((n, p) => n + p.dev.uuid.length, 0);
   if (devCount === 0) return;
   const depCount = parts.reduce((n, p) => n + p.dep.uuid.length, 0);
-  const { rows: [ids] } = await sql<{ dev: number[]; cp: number[]; dep: number[] }>`
+  const {
+    rows: [ids],
+  } = await sql<{ dev: number[]; cp: number[]; dep: number[] }>`
     select array(select nextval(pg_get_serial_sequence('devices', 'id'))::int from generate_series(1, ${devCount}::int)) as dev,
            array(select nextval(pg_get_serial_sequence('controlpath_ids', 'id'))::int from generate_series(1, ${devCount}::int)) as cp,
            array(select nextval(pg_get_serial_sequence('deployables', 'id'))::int from generate_series(1, ${depCount}::int)) as dep`.execute(db);
   // Each host's rows point at their parents by index within the host: offset them into the ids.
   const fk = { cpDev: [] as number[], depDev: [] as number[], attrDep: [] as number[], ahDep: [] as number[], ahCp: [] as number[] };
-  let devAt = 0, depAt = 0;
+  let devAt = 0,
+    depAt = 0;
   for (const p of parts) {
     for (let i = 0; i < p.dev.uuid.length; i++) fk.cpDev.push(ids!.dev[devAt + i]!);
     for (const d of p.dep.dev) fk.depDev.push(ids!.dev[devAt + d]!);
@@ -43,8 +46,18 @@ export async function insertInventories(db: Kysely<object>, reports: { host: str
     with dev as (
       insert into devices (id, uuid, type, vendor, model, std_board_info, vendor_board_info, hostname, status, driver, stub, position, created_at, updated_at)
       select x.id, x.uuid, x.type, x.vendor, x.model, x.std, x.vstd, x.host, 'enabled', x.driver, false, x.pos, now(), now()
-        from ${rowsFrom(intCol(ids!.dev), textCol(col('dev', 'uuid')), textCol(col('dev', 'type')), textCol(col('dev', 'vendor')), textCol(col('dev', 'model')),
-                        textCol(col('dev', 'std')), textCol(col('dev', 'vstd')), textCol(col('dev', 'host')), textCol(col('dev', 'driver')), intCol(col('dev', 'pos')))}
+        from ${rowsFrom(
+          intCol(ids!.dev),
+          textCol(col('dev', 'uuid')),
+          textCol(col('dev', 'type')),
+          textCol(col('dev', 'vendor')),
+          textCol(col('dev', 'model')),
+          textCol(col('dev', 'std')),
+          textCol(col('dev', 'vstd')),
+          textCol(col('dev', 'host')),
+          textCol(col('dev', 'driver')),
+          intCol(col('dev', 'pos')),
+        )}
              as x(id, uuid, type, vendor, model, std, vstd, host, driver, pos)
     ), cp as (
       insert into controlpath_ids (id, uuid, device_id, cpid_type, cpid_info, created_at, updated_at)
@@ -53,8 +66,16 @@ export async function insertInventories(db: Kysely<object>, reports: { host: str
     ), dep as (
       insert into deployables (id, uuid, name, num_accelerators, device_id, rp_uuid, driver_name, position, created_at, updated_at)
       select x.id, x.uuid, x.name, x.num, x.dev, x.rp, x.driver, x.pos, now(), now()
-        from ${rowsFrom(intCol(ids!.dep), textCol(col('dep', 'uuid')), textCol(col('dep', 'name')), intCol(col('dep', 'num')), intCol(fk.depDev),
-                        textCol(col('dep', 'rp')), textCol(col('dep', 'driver')), intCol(col('dep', 'pos')))} as x(id, uuid, name, num, dev, rp, driver, pos)
+        from ${rowsFrom(
+          intCol(ids!.dep),
+          textCol(col('dep', 'uuid')),
+          textCol(col('dep', 'name')),
+          intCol(col('dep', 'num')),
+          intCol(fk.depDev),
+          textCol(col('dep', 'rp')),
+          textCol(col('dep', 'driver')),
+          intCol(col('dep', 'pos')),
+        )} as x(id, uuid, name, num, dev, rp, driver, pos)
     ), attr as (
       insert into attributes (uuid, deployable_id, key, value, position, created_at, updated_at)
       select x.uuid, x.dep, x.key, x.value, x.pos, now(), now()
@@ -63,8 +84,15 @@ export async function insertInventories(db: Kysely<object>, reports: { host: str
     )
     insert into attach_handles (uuid, deployable_id, cpid_id, in_use, attach_type, attach_info, position, created_at, updated_at)
     select x.uuid, x.dep, x.cp, x.in_use, x.type, x.info, x.pos, now(), now()
-      from ${rowsFrom(textCol(col('ah', 'uuid')), intCol(fk.ahDep), intCol(fk.ahCp), boolCol(col('ah', 'inUse')), textCol(col('ah', 'type')),
-                      textCol(col('ah', 'info')), intCol(col('ah', 'pos')))} as x(uuid, dep, cp, in_use, type, info, pos)`.execute(db);
+      from ${rowsFrom(
+        textCol(col('ah', 'uuid')),
+        intCol(fk.ahDep),
+        intCol(fk.ahCp),
+        boolCol(col('ah', 'inUse')),
+        textCol(col('ah', 'type')),
+        textCol(col('ah', 'info')),
+        intCol(col('ah', 'pos')),
+      )} as x(uuid, dep, cp, in_use, type, info, pos)`.execute(db);
   // The host actor keeps its report for life: its rows must not stay with it.
   for (const { devices } of reports) ROWS.delete(devices);
 }
@@ -98,18 +126,41 @@ export function inventoryRows(host: string, devices: DeviceT[]): HostRows {
   for (const d of devices) {
     if (d.stub) continue;
     const devIndex = r.dev.uuid.length;
-    r.dev.uuid.push(d.uuid); r.dev.type.push(d.type); r.dev.vendor.push(d.vendor); r.dev.model.push(d.model); r.dev.std.push(d.stdBoardInfo);
-    r.dev.vstd.push(d.vendorBoardInfo); r.dev.host.push(host); r.dev.driver.push(d.driver); r.dev.pos.push(devIndex);
-    r.cp.uuid.push(stableId(host, 'cpid', d.controlPath.info)); r.cp.info.push(d.controlPath.info);
+    r.dev.uuid.push(d.uuid);
+    r.dev.type.push(d.type);
+    r.dev.vendor.push(d.vendor);
+    r.dev.model.push(d.model);
+    r.dev.std.push(d.stdBoardInfo);
+    r.dev.vstd.push(d.vendorBoardInfo);
+    r.dev.host.push(host);
+    r.dev.driver.push(d.driver);
+    r.dev.pos.push(devIndex);
+    r.cp.uuid.push(stableId(host, 'cpid', d.controlPath.info));
+    r.cp.info.push(d.controlPath.info);
     d.deployables.forEach((x, j) => {
       const depIndex = r.dep.uuid.length;
-      r.dep.uuid.push(x.uuid); r.dep.name.push(x.name); r.dep.num.push(x.numAccelerators); r.dep.dev.push(devIndex);
-      r.dep.rp.push(rpUuidOf(x)); r.dep.driver.push(x.driverName ?? null); r.dep.pos.push(j);
+      r.dep.uuid.push(x.uuid);
+      r.dep.name.push(x.name);
+      r.dep.num.push(x.numAccelerators);
+      r.dep.dev.push(devIndex);
+      r.dep.rp.push(rpUuidOf(x));
+      r.dep.driver.push(x.driverName ?? null);
+      r.dep.pos.push(j);
       x.attributes.forEach((a, k) => {
-        r.attr.uuid.push(stableId(x.uuid, 'attr', a.key)); r.attr.dep.push(depIndex); r.attr.key.push(a.key); r.attr.value.push(a.value); r.attr.pos.push(k);
+        r.attr.uuid.push(stableId(x.uuid, 'attr', a.key));
+        r.attr.dep.push(depIndex);
+        r.attr.key.push(a.key);
+        r.attr.value.push(a.value);
+        r.attr.pos.push(k);
       });
       x.attachHandles.forEach((h, k) => {
-        r.ah.uuid.push(h.uuid); r.ah.dep.push(depIndex); r.ah.cp.push(devIndex); r.ah.inUse.push(h.inUse); r.ah.type.push(h.attachType); r.ah.info.push(h.attachInfo); r.ah.pos.push(k);
+        r.ah.uuid.push(h.uuid);
+        r.ah.dep.push(depIndex);
+        r.ah.cp.push(devIndex);
+        r.ah.inUse.push(h.inUse);
+        r.ah.type.push(h.attachType);
+        r.ah.info.push(h.attachInfo);
+        r.ah.pos.push(k);
       });
     });
   }

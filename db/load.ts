@@ -4,10 +4,39 @@ import { sql, type Kysely } from 'kysely';
 import { Accelerator, DeviceProfile, Document, ExtendedAcceleratorRequest, Host, TransitionLog, type ITransitionLog } from './entities/state.js';
 import type { DeviceT, TransitionRecord } from '../model/index.js';
 
-interface DeviceRow { id: number; uuid: string; type: DeviceT['type']; vendor: string; model: string; std_board_info: string; vendor_board_info: string; hostname: string; stub: boolean; driver: string; cpid_info: string | null }
-interface DeployableRow { id: number; device_id: number; uuid: string; name: string; num_accelerators: number; driver_name: string | null }
-interface AttributeRow { deployable_id: number; key: string; value: string }
-interface HandleRow { deployable_id: number; uuid: string; attach_type: 'PCI' | 'MDEV' | 'TEST_PCI'; attach_info: string; in_use: boolean }
+interface DeviceRow {
+  id: number;
+  uuid: string;
+  type: DeviceT['type'];
+  vendor: string;
+  model: string;
+  std_board_info: string;
+  vendor_board_info: string;
+  hostname: string;
+  stub: boolean;
+  driver: string;
+  cpid_info: string | null;
+}
+interface DeployableRow {
+  id: number;
+  device_id: number;
+  uuid: string;
+  name: string;
+  num_accelerators: number;
+  driver_name: string | null;
+}
+interface AttributeRow {
+  deployable_id: number;
+  key: string;
+  value: string;
+}
+interface HandleRow {
+  deployable_id: number;
+  uuid: string;
+  attach_type: 'PCI' | 'MDEV' | 'TEST_PCI';
+  attach_info: string;
+  in_use: boolean;
+}
 
 function groupBy<T, K>(rows: T[], key: (r: T) => K): Map<K, T[]> {
   const out = new Map<K, T[]>();
@@ -36,9 +65,13 @@ export async function loadInventories(em: EntityManager, hosts?: string[]): Prom
   const [devices, deployables, attributes, handles] = await Promise.all([
     sql<DeviceRow>`select d.id, d.uuid, d.type, d.vendor, d.model, d.std_board_info, d.vendor_board_info, d.hostname, d.stub, d.driver, c.cpid_info
       from devices d left join controlpath_ids c on c.device_id = d.id ${devWhere} order by d.hostname, d.position, d.id`.execute(db),
-    sql<DeployableRow>`select id, device_id, uuid, name, num_accelerators, driver_name from deployables ${ofDevices} order by device_id, position, id`.execute(db),
+    sql<DeployableRow>`select id, device_id, uuid, name, num_accelerators, driver_name from deployables ${ofDevices} order by device_id, position, id`.execute(
+      db,
+    ),
     sql<AttributeRow>`select deployable_id, key, value from attributes ${ofDeployables} order by deployable_id, position, id`.execute(db),
-    sql<HandleRow>`select deployable_id, uuid, attach_type, attach_info, in_use from attach_handles ${ofDeployables} order by deployable_id, position, id`.execute(db),
+    sql<HandleRow>`select deployable_id, uuid, attach_type, attach_info, in_use from attach_handles ${ofDeployables} order by deployable_id, position, id`.execute(
+      db,
+    ),
   ]);
   const depsOf = groupBy(deployables.rows, (r) => r.device_id);
   const attrsOf = groupBy(attributes.rows, (r) => r.deployable_id);
@@ -46,10 +79,20 @@ export async function loadInventories(em: EntityManager, hosts?: string[]): Prom
   const out = new Map<string, DeviceT[]>();
   for (const d of devices.rows) {
     const dev: DeviceT = {
-      uuid: d.uuid, type: d.type, vendor: d.vendor, model: d.model, stdBoardInfo: d.std_board_info, vendorBoardInfo: d.vendor_board_info,
-      stub: d.stub, controlPath: { type: 'PCI', info: d.cpid_info ?? '' }, driver: d.driver,
+      uuid: d.uuid,
+      type: d.type,
+      vendor: d.vendor,
+      model: d.model,
+      stdBoardInfo: d.std_board_info,
+      vendorBoardInfo: d.vendor_board_info,
+      stub: d.stub,
+      controlPath: { type: 'PCI', info: d.cpid_info ?? '' },
+      driver: d.driver,
       deployables: (depsOf.get(d.id) ?? []).map((dep) => ({
-        uuid: dep.uuid, name: dep.name, numAccelerators: dep.num_accelerators, driverName: dep.driver_name ?? '',
+        uuid: dep.uuid,
+        name: dep.name,
+        numAccelerators: dep.num_accelerators,
+        driverName: dep.driver_name ?? '',
         attributes: (attrsOf.get(dep.id) ?? []).map((a) => ({ key: a.key, value: a.value })),
         attachHandles: (handlesOf.get(dep.id) ?? []).map((h) => ({ uuid: h.uuid, attachType: h.attach_type, attachInfo: h.attach_info, inUse: h.in_use })),
       })),
@@ -74,8 +117,12 @@ export async function loadHostsState(em: EntityManager, hosts?: string[]): Promi
   const out: Pick<Recovered, 'hosts' | 'accelerators'> = { hosts: [], accelerators: [] };
   for (const h of rows) {
     out.hosts.push({
-      host: h.name, record: { value: h.state, context: h.context },
-      drivers: h.drivers.getItems().sort((a, b) => a.id - b.id).map((d) => ({ name: d.name, version: d.version })),
+      host: h.name,
+      record: { value: h.state, context: h.context },
+      drivers: h.drivers
+        .getItems()
+        .sort((a, b) => a.id - b.id)
+        .map((d) => ({ name: d.name, version: d.version })),
       devices: inventory.get(h.name) ?? [],
     });
     inventory.delete(h.name);
@@ -108,9 +155,14 @@ export async function loadDocuments(em: EntityManager): Promise<Recovered['docum
   for (const p of profiles) {
     const groups = (JSON.parse(p.profileJson) as { groups?: unknown[] }).groups ?? [];
     documents.push({
-      collection: 'device_profiles', id: p.uuid,
+      collection: 'device_profiles',
+      id: p.uuid,
       body: {
-        uuid: p.uuid, name: p.name, description: p.description ?? null, groups, createdAt: p.createdAt.toISOString(),
+        uuid: p.uuid,
+        name: p.name,
+        description: p.description ?? null,
+        groups,
+        createdAt: p.createdAt.toISOString(),
         updatedAt: p.updatedAt.getTime() === p.createdAt.getTime() ? null : p.updatedAt.toISOString(),
       },
     });
@@ -127,7 +179,14 @@ export async function loadHistory(em: EntityManager, id: string, limit: number):
 
 /** A log row as the record it was committed as (absent fields stay absent). */
 export function transitionOf(r: ITransitionLog): TransitionRecord {
-  const t: TransitionRecord = { kind: r.kind as TransitionRecord['kind'], id: r.id, event: r.event, from: r.from as TransitionRecord['from'], to: r.to as TransitionRecord['to'], at: r.at.toISOString() };
+  const t: TransitionRecord = {
+    kind: r.kind as TransitionRecord['kind'],
+    id: r.id,
+    event: r.event,
+    from: r.from as TransitionRecord['from'],
+    to: r.to as TransitionRecord['to'],
+    at: r.at.toISOString(),
+  };
   if (r.host) t.host = r.host;
   if (r.actor) t.actor = r.actor;
   if (r.projectId) t.projectId = r.projectId;

@@ -4,16 +4,25 @@ import type { TransitionRecord } from '../model/index.js';
 import { canonicalJson, mergeChanges, touchesModel } from './merge.js';
 
 const rec = (value: string) => ({ value, context: { value } });
-const tr = (id: string, to: TransitionRecord['to']): Change => ({ type: 'transition', record: { kind: 'accelerator', id, event: 'E', from: 'inactive', to, at: '2026-01-01T00:00:00Z' } });
+const tr = (id: string, to: TransitionRecord['to']): Change => ({
+  type: 'transition',
+  record: { kind: 'accelerator', id, event: 'E', from: 'inactive', to, at: '2026-01-01T00:00:00Z' },
+});
 
 describe('mergeChanges', () => {
   it('keeps the last record of each accelerator and every transition, in order', () => {
     const m = mergeChanges([
-      { type: 'accelerator', id: 'a', host: 'h', record: rec('installing') }, tr('a', 'installing'),
-      { type: 'accelerator', id: 'b', host: 'h', record: rec('installing') }, tr('b', 'installing'),
-      { type: 'accelerator', id: 'a', host: 'h', record: rec('ready') }, tr('a', 'ready'),
+      { type: 'accelerator', id: 'a', host: 'h', record: rec('installing') },
+      tr('a', 'installing'),
+      { type: 'accelerator', id: 'b', host: 'h', record: rec('installing') },
+      tr('b', 'installing'),
+      { type: 'accelerator', id: 'a', host: 'h', record: rec('ready') },
+      tr('a', 'ready'),
     ]);
-    expect([...m.accelerators].map(([id, a]) => [id, a.record.value])).toEqual([['a', 'ready'], ['b', 'installing']]);
+    expect([...m.accelerators].map(([id, a]) => [id, a.record.value])).toEqual([
+      ['a', 'ready'],
+      ['b', 'installing'],
+    ]);
     expect(m.transitions.map((t) => `${t.id}:${t.to}`)).toEqual(['a:installing', 'b:installing', 'a:ready']);
     expect(touchesModel(m)).toBe(false);
   });

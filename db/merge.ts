@@ -22,16 +22,34 @@ export interface MergedBatch {
  */
 export function mergeChanges(changes: Iterable<Change>): MergedBatch {
   const m: MergedBatch = {
-    hosts: new Map(), inventories: new Map(), inventoryScope: new Map(), accelerators: new Map(), arqs: new Map(), documents: new Map(), transitions: [],
+    hosts: new Map(),
+    inventories: new Map(),
+    inventoryScope: new Map(),
+    accelerators: new Map(),
+    arqs: new Map(),
+    documents: new Map(),
+    transitions: [],
   };
   for (const c of changes) {
     switch (c.type) {
-      case 'host': m.hosts.set(c.host, { record: c.record, drivers: c.drivers }); break;
-      case 'inventory': m.inventories.set(c.host, c.devices); break;
-      case 'accelerator': m.accelerators.set(c.id, { host: c.host, record: c.record }); break;
-      case 'arq': m.arqs.set(c.uuid, { record: c.record, deleted: c.deleted }); break;
-      case 'transition': m.transitions.push(c.record); break;
-      case 'document': m.documents.set(`${c.collection}\u0000${c.id}`, { collection: c.collection, id: c.id, body: c.body }); break;
+      case 'host':
+        m.hosts.set(c.host, { record: c.record, drivers: c.drivers });
+        break;
+      case 'inventory':
+        m.inventories.set(c.host, c.devices);
+        break;
+      case 'accelerator':
+        m.accelerators.set(c.id, { host: c.host, record: c.record });
+        break;
+      case 'arq':
+        m.arqs.set(c.uuid, { record: c.record, deleted: c.deleted });
+        break;
+      case 'transition':
+        m.transitions.push(c.record);
+        break;
+      case 'document':
+        m.documents.set(`${c.collection}\u0000${c.id}`, { collection: c.collection, id: c.id, body: c.body });
+        break;
     }
   }
   return m;
@@ -44,7 +62,9 @@ export function touchesModel(m: MergedBatch): boolean {
 
 /** JSON with object keys sorted: equal reports give equal strings whatever their key order. */
 export function canonicalJson(value: unknown): string {
-  return JSON.stringify(value, (_k, v: unknown) => (v && typeof v === 'object' && !Array.isArray(v)
-    ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
-    : v));
+  return JSON.stringify(value, (_k, v: unknown) =>
+    v && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : v,
+  );
 }

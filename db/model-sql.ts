@@ -21,9 +21,15 @@ export async function writeHostRows(db: Db, m: MergedBatch): Promise<void> {
   const h = { name: [] as string[], state: [] as string[], ctx: [] as unknown[], agent: [] as (string | null)[] };
   const d = { host: [] as string[], name: [] as string[], version: [] as string[] };
   for (const [name, change] of m.hosts) {
-    h.name.push(name); h.state.push(change.record.value); h.ctx.push(change.record.context);
+    h.name.push(name);
+    h.state.push(change.record.value);
+    h.ctx.push(change.record.context);
     h.agent.push((change.record.context.agentId as string | null | undefined) ?? null);
-    for (const drv of change.drivers) { d.host.push(name); d.name.push(drv.name); d.version.push(drv.version); }
+    for (const drv of change.drivers) {
+      d.host.push(name);
+      d.name.push(drv.name);
+      d.version.push(drv.version);
+    }
   }
   // One statement: the drivers' foreign key to their host is checked at its end, after the upsert.
   // The driver delete and upsert touch disjoint rows (gone vs reported).
@@ -54,8 +60,14 @@ export async function writeDocumentRows(db: Db, m: MergedBatch): Promise<void> {
   const gone = { collection: [] as string[], id: [] as string[] };
   for (const doc of m.documents.values()) {
     if (doc.collection === 'device_profiles') continue;
-    if (doc.body === null) { gone.collection.push(doc.collection); gone.id.push(doc.id); continue; }
-    up.collection.push(doc.collection); up.id.push(doc.id); up.body.push(doc.body);
+    if (doc.body === null) {
+      gone.collection.push(doc.collection);
+      gone.id.push(doc.id);
+      continue;
+    }
+    up.collection.push(doc.collection);
+    up.id.push(doc.id);
+    up.body.push(doc.body);
   }
   if (up.id.length > 0) {
     await sql`

@@ -21,9 +21,17 @@ export async function writeModel(em: EntityManager, m: MergedBatch): Promise<voi
   await writeHostRows(db, m);
   // Hosts with no rows yet are inserted in bulk, all together; the others are diffed one by one.
   const hosts = [...m.inventories.keys()];
-  const known = new Set(hosts.length === 0 ? [] : (await em.execute<{ hostname: string }[]>(
-    `select distinct hostname from devices where hostname in (${hosts.map(() => '?').join(', ')})`, hosts)).map((r) => r.hostname));
-  await insertInventories(db, hosts.filter((h) => !known.has(h)).map((host) => ({ host, devices: m.inventories.get(host)! })));
+  const known = new Set(
+    hosts.length === 0
+      ? []
+      : (await em.execute<{ hostname: string }[]>(`select distinct hostname from devices where hostname in (${hosts.map(() => '?').join(', ')})`, hosts)).map(
+          (r) => r.hostname,
+        ),
+  );
+  await insertInventories(
+    db,
+    hosts.filter((h) => !known.has(h)).map((host) => ({ host, devices: m.inventories.get(host)! })),
+  );
   for (const [host, devices] of m.inventories) {
     if (!known.has(host)) continue;
     const scope = m.inventoryScope.get(host);

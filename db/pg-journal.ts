@@ -170,7 +170,17 @@ export class PgJournal implements Journal {
   /** This journal's flushes' ids: `<instance>:<n>`, stamped on each flush's last transition row. */
   private readonly instance = randomUUID();
   private flushSeq = 0;
-  readonly stats: JournalStats = { flushes: 0, commits: 0, transitions: 0, statements: 0, modelFlushes: 0, pipelined: 0, retries: 0, dropped: 0, landedAfterRefusal: 0 };
+  readonly stats: JournalStats = {
+    flushes: 0,
+    commits: 0,
+    transitions: 0,
+    statements: 0,
+    modelFlushes: 0,
+    pipelined: 0,
+    retries: 0,
+    dropped: 0,
+    landedAfterRefusal: 0,
+  };
   /** Called after each committed flush with its size and duration: the metrics hook. */
   onFlush: ((changes: number, seconds: number) => void) | undefined = undefined;
   /** Journal.onLanded: changes answered 503 that turned out committed (set by the conductor). */
@@ -211,14 +221,16 @@ export class PgJournal implements Journal {
         this.opts.log.warn({ err: refused.message, field: refused.details.field }, 'change refused before it was queued');
       }
     }
-    const answer = refused ? Promise.reject(refused) : new Promise<void>((resolve, reject) => {
-      for (const c of changes) if (c.type === 'inventory') this.prepare(c.host, c.devices);
-      const deferred = opts?.defer === true;
-      this.queue.push({ changes, at: Date.now(), resolve, reject, settled: false, dropped: false, unsure: false, busy: this.open.length > 0, deferred });
-      if (this.down()) this.sweep(0);
-      if (deferred) this.armDeferred();
-      else this.kick();
-    });
+    const answer = refused
+      ? Promise.reject(refused)
+      : new Promise<void>((resolve, reject) => {
+          for (const c of changes) if (c.type === 'inventory') this.prepare(c.host, c.devices);
+          const deferred = opts?.defer === true;
+          this.queue.push({ changes, at: Date.now(), resolve, reject, settled: false, dropped: false, unsure: false, busy: this.open.length > 0, deferred });
+          if (this.down()) this.sweep(0);
+          if (deferred) this.armDeferred();
+          else this.kick();
+        });
     // Marked handled for callers that drop it (a system transition nobody awaits): a 503 must
     // not become an unhandled rejection that takes the process down. Whoever awaits it still
     // gets the rejection.
@@ -248,7 +260,10 @@ export class PgJournal implements Journal {
     const late = new Promise<string>((r) => {
       timer = setTimeout(() => r(`database did not answer a probe within ${deadlineMs} ms; commits are waiting`), deadlineMs);
     });
-    const answered = sql`select 1`.execute(this.kysely()).then(() => undefined, (err: unknown) => `database probe failed: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`);
+    const answered = sql`select 1`.execute(this.kysely()).then(
+      () => undefined,
+      (err: unknown) => `database probe failed: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`,
+    );
     try {
       return await Promise.race([answered, late]);
     } finally {
@@ -435,7 +450,9 @@ export class PgJournal implements Journal {
     this.deferTimer = null;
     const due = Date.now() - this.deferMaxMs;
     let last = -1;
-    this.queue.forEach((p, i) => { if (p.deferred && p.at <= due) last = i; });
+    this.queue.forEach((p, i) => {
+      if (p.deferred && p.at <= due) last = i;
+    });
     for (let i = 0; i <= last; i++) this.queue[i]!.deferred = false;
     if (last >= 0) this.kick();
     const next = this.queue.find((p) => p.deferred);
@@ -453,8 +470,16 @@ export class PgJournal implements Journal {
   private nextArrival(): Promise<void> {
     if (!this.arrival) {
       let resolve!: () => void;
-      const promise = new Promise<void>((r) => { resolve = r; });
-      this.arrival = { promise, resolve: () => { this.arrival = null; resolve(); } };
+      const promise = new Promise<void>((r) => {
+        resolve = r;
+      });
+      this.arrival = {
+        promise,
+        resolve: () => {
+          this.arrival = null;
+          resolve();
+        },
+      };
     }
     return this.arrival.promise;
   }
@@ -465,9 +490,7 @@ export class PgJournal implements Journal {
     const m = this.merged(batch);
     // Pipelining pays under load: a batch that started queueing while the journal was idle
     // (and any model change) goes alone, as one statement when it can.
-    const run = this.depth > 1 && batch[0]!.busy && !touchesModel(m)
-      ? this.runPipelined(flight, prev, m)
-      : this.runAlone(flight, prev, m);
+    const run = this.depth > 1 && batch[0]!.busy && !touchesModel(m) ? this.runPipelined(flight, prev, m) : this.runAlone(flight, prev, m);
     void run.finally(() => {
       this.open.splice(this.open.indexOf(flight), 1);
       flight.finish();
@@ -570,7 +593,11 @@ export class PgJournal implements Journal {
         for (const p of batch) p.unsure = !absent;
         const kind = classifyFailure(err);
         if (kind !== 'outage') return this.isolate(batch, err, kind);
-        if (this.abandoned) return this.refuse(batch, new CyborgError('service.shutting_down', 'the journal closed while the database was unreachable; the change was not written', {}, { cause: err }));
+        if (this.abandoned)
+          return this.refuse(
+            batch,
+            new CyborgError('service.shutting_down', 'the journal closed while the database was unreachable; the change was not written', {}, { cause: err }),
+          );
         this.stats.retries++;
         this.failingSince ??= Date.now();
         this.watchForReturn();
@@ -583,7 +610,10 @@ export class PgJournal implements Journal {
 
   /** Counts a committed flush and acknowledges its commits. */
   private committedFlush(batch: Pending[], m: MergedBatch, statements: number, started: number, attempt: number): void {
-    this.onFlush?.(batch.reduce((n, p) => n + p.changes.length, 0), (performance.now() - started) / 1000);
+    this.onFlush?.(
+      batch.reduce((n, p) => n + p.changes.length, 0),
+      (performance.now() - started) / 1000,
+    );
     this.stats.flushes++;
     this.stats.commits += batch.length;
     this.stats.statements += statements;
@@ -593,14 +623,21 @@ export class PgJournal implements Journal {
       this.failingSince = null;
     }
     const acks: (() => void)[] = [];
-    for (const p of batch) if (!p.settled) { p.settled = true; acks.push(p.resolve); }
+    for (const p of batch)
+      if (!p.settled) {
+        p.settled = true;
+        acks.push(p.resolve);
+      }
     this.answers.add(acks);
     const landed = batch.filter((p) => p.dropped);
     if (landed.length > 0) {
       // The one case where a 503 was not "not done": the connection broke after the COMMIT went
       // out, and the database had taken it. Memory follows the database (the conductor re-takes these).
       this.stats.landedAfterRefusal += landed.length;
-      this.opts.log.error({ commits: landed.length, flush: m.stamp }, 'commits answered 503 had committed before the connection broke: the conductor takes them back');
+      this.opts.log.error(
+        { commits: landed.length, flush: m.stamp },
+        'commits answered 503 had committed before the connection broke: the conductor takes them back',
+      );
       this.onLanded?.(landed.flatMap((p) => p.changes));
     }
   }
@@ -632,7 +669,11 @@ export class PgJournal implements Journal {
   /** Answers the batch's commits that still wait with `err`, in commit order. */
   private refuse(batch: Pending[], err: CyborgError): void {
     const answers: (() => void)[] = [];
-    for (const p of batch) if (!p.settled) { p.settled = true; answers.push(() => p.reject(err)); }
+    for (const p of batch)
+      if (!p.settled) {
+        p.settled = true;
+        answers.push(() => p.reject(err));
+      }
     this.answers.add(answers);
   }
 
@@ -646,7 +687,10 @@ export class PgJournal implements Journal {
     for (const [host, devices] of m.inventories) {
       const prev = this.written(host);
       const changed = prev ? changedDevices(prev, fingerprint(devices)) : 'all';
-      if (changed === null) { m.inventories.delete(host); continue; }
+      if (changed === null) {
+        m.inventories.delete(host);
+        continue;
+      }
       if (changed !== 'all') m.inventoryScope.set(host, changed);
       inventories.set(host, devices);
     }
@@ -729,9 +773,11 @@ export class PgJournal implements Journal {
     const limit = Date.now() - olderThanMs;
     if (!waiting.some((p) => p.at <= limit)) return;
     const downS = Math.round((Date.now() - this.failingSince) / 1000);
-    const err = new CyborgError('persistence.unavailable',
+    const err = new CyborgError(
+      'persistence.unavailable',
       `the database has been unreachable for ${downS} s; the change was not made: send it again once the service is ready`,
-      { retryAfterS: Math.max(1, Math.ceil((this.opts.retryMaxMs ?? 2_000) / 1000)) });
+      { retryAfterS: Math.max(1, Math.ceil((this.opts.retryMaxMs ?? 2_000) / 1000)) },
+    );
     const answers: (() => void)[] = [];
     for (const p of waiting) {
       p.settled = true;
@@ -750,17 +796,31 @@ export class PgJournal implements Journal {
   private watchForReturn(): void {
     if (this.returnWatch || this.closed) return;
     let probing = false;
-    this.returnWatch = setInterval(() => {
-      if (this.failingSince === null || this.closed) { this.stopReturnWatch(); return; }
-      if (probing || this.open.length > 0) return; // a flush's own retries will tell
-      probing = true;
-      sql`select 1`.execute(this.kysely()).then(() => {
-        if (this.failingSince === null || this.open.length > 0) return;
-        this.opts.log.info({ downMs: Date.now() - this.failingSince }, 'database reachable again');
-        this.failingSince = null;
-        this.stopReturnWatch();
-      }, () => undefined).finally(() => { probing = false; });
-    }, Math.min(500, this.opts.retryMaxMs ?? 2_000));
+    this.returnWatch = setInterval(
+      () => {
+        if (this.failingSince === null || this.closed) {
+          this.stopReturnWatch();
+          return;
+        }
+        if (probing || this.open.length > 0) return; // a flush's own retries will tell
+        probing = true;
+        sql`select 1`
+          .execute(this.kysely())
+          .then(
+            () => {
+              if (this.failingSince === null || this.open.length > 0) return;
+              this.opts.log.info({ downMs: Date.now() - this.failingSince }, 'database reachable again');
+              this.failingSince = null;
+              this.stopReturnWatch();
+            },
+            () => undefined,
+          )
+          .finally(() => {
+            probing = false;
+          });
+      },
+      Math.min(500, this.opts.retryMaxMs ?? 2_000),
+    );
     this.returnWatch.unref();
   }
 
@@ -778,7 +838,11 @@ export class PgJournal implements Journal {
   private sleep(ms: number): Promise<void> {
     if (this.abandoned) return Promise.resolve();
     return new Promise((resolve) => {
-      const wake = (): void => { clearTimeout(timer); this.sleepers.delete(wake); resolve(); };
+      const wake = (): void => {
+        clearTimeout(timer);
+        this.sleepers.delete(wake);
+        resolve();
+      };
       const timer = setTimeout(wake, ms);
       this.sleepers.add(wake);
     });

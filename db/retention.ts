@@ -31,7 +31,10 @@ export async function pruneLog(db: Kysely<object>, r: Pick<Retention, 'maxAgeMs'
     }
   }
   if (r.maxRows > 0) {
-    const { rows } = await sql<{ at: Date; seq: string }>`select at, seq from transition_log order by at desc, seq desc offset ${r.maxRows - 1} limit 1`.execute(db);
+    const { rows } = await sql<{
+      at: Date;
+      seq: string;
+    }>`select at, seq from transition_log order by at desc, seq desc offset ${r.maxRows - 1} limit 1`.execute(db);
     const edge = rows[0];
     if (edge) {
       for (;;) {
@@ -57,9 +60,13 @@ export function startRetention(db: Kysely<object>, r: Retention, log: Logger): (
   const tick = (): void => {
     if (running) return;
     running = pruneLog(db, r)
-      .then((removed) => { if (removed > 0) log.info({ removed, maxAgeMs: r.maxAgeMs, maxRows: r.maxRows }, 'transition log: oldest rows removed by retention'); })
+      .then((removed) => {
+        if (removed > 0) log.info({ removed, maxAgeMs: r.maxAgeMs, maxRows: r.maxRows }, 'transition log: oldest rows removed by retention');
+      })
       .catch((err: unknown) => log.warn({ err }, 'transition log retention failed; retried at the next tick'))
-      .finally(() => { running = null; });
+      .finally(() => {
+        running = null;
+      });
   };
   const timer = setInterval(tick, r.everyMs);
   timer.unref();

@@ -13,7 +13,12 @@ export function isConnectionError(err: unknown): boolean {
     if (code === '08P01') return false;
     if (/^(08|57P0[1-3])/.test(code)) return true;
     const msg = typeof x.message === 'string' ? x.message : '';
-    if (/Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|not queryable|ECONNREFUSED|ECONNRESET/i.test(msg)) return true;
+    if (
+      /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|not queryable|ECONNREFUSED|ECONNRESET/i.test(
+        msg,
+      )
+    )
+      return true;
     if (x.name === 'ConnectionException') return true;
     e = x.cause;
   }

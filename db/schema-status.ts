@@ -9,7 +9,10 @@ export interface SchemaStatus {
 /** The migrations this code ships (db/migrations, .ts in a checkout, .js in a build). */
 function shipped(): string[] {
   const files = readdirSync(new URL('./migrations', import.meta.url));
-  return files.filter((f) => /\.(js|ts)$/.test(f) && !/\.d\.ts$/.test(f)).map((f) => f.replace(/\.(js|ts)$/, '')).sort();
+  return files
+    .filter((f) => /\.(js|ts)$/.test(f) && !/\.d\.ts$/.test(f))
+    .map((f) => f.replace(/\.(js|ts)$/, ''))
+    .sort();
 }
 
 /**

@@ -24,7 +24,10 @@ const TOP = readdirSync(ROOT).filter((n) => !n.startsWith('.') && !SKIP.has(n) &
 /** A repository path: a top-level folder, then a file with an extension, or a folder ending in `/`. */
 const PATH = new RegExp(`(?<![\\w./-])((?:${TOP.join('|')})/[\\w./-]*(?:\\.\\w+|/))(?![\\w/-])`, 'g');
 
-interface Citation { where: string; path: string }
+interface Citation {
+  where: string;
+  path: string;
+}
 
 /** Every path the docs (links and `code` spans) and the comments of the code cite. */
 function citations(): Citation[] {
@@ -33,24 +36,26 @@ function citations(): Citation[] {
     const rel = relative(ROOT, file);
     if (rel === 'docs/paths.test.ts') continue;
     const md = file.endsWith('.md');
-    readFileSync(file, 'utf8').split('\n').forEach((line, i) => {
-      const where = `${rel}:${i + 1}`;
-      if (md) {
-        for (const [, target] of line.matchAll(/\]\(([^)#\s]+)(?:#[^)]*)?\)/g)) {
-          if (!/^[a-z]+:/.test(target!)) out.push({ where, path: relative(ROOT, join(dirname(file), target!)) });
+    readFileSync(file, 'utf8')
+      .split('\n')
+      .forEach((line, i) => {
+        const where = `${rel}:${i + 1}`;
+        if (md) {
+          for (const [, target] of line.matchAll(/\]\(([^)#\s]+)(?:#[^)]*)?\)/g)) {
+            if (!/^[a-z]+:/.test(target!)) out.push({ where, path: relative(ROOT, join(dirname(file), target!)) });
+          }
+          for (const [, code] of line.matchAll(/`([^`]+)`/g)) for (const m of code!.matchAll(PATH)) out.push({ where, path: m[1]! });
+        } else {
+          const comment = /^\s*(\/\/|\*|\/\*|#)/.test(line) ? line : line.includes('// ') ? line.slice(line.indexOf('// ')) : '';
+          for (const m of comment.matchAll(PATH)) out.push({ where, path: m[1]! });
         }
-        for (const [, code] of line.matchAll(/`([^`]+)`/g)) for (const m of code!.matchAll(PATH)) out.push({ where, path: m[1]! });
-      } else {
-        const comment = /^\s*(\/\/|\*|\/\*|#)/.test(line) ? line : line.includes('// ') ? line.slice(line.indexOf('// ')) : '';
-        for (const m of comment.matchAll(PATH)) out.push({ where, path: m[1]! });
-      }
-    });
+      });
   }
   return out.filter((c) => !/[<>*{}$]/.test(c.path) && !NOT_OURS.some((r) => r.test(c.path)));
 }
 
 describe('docs that cannot drift', () => {
-  it('every path and docs/ link that README, docs/ and the code\'s comments cite exists', () => {
+  it("every path and docs/ link that README, docs/ and the code's comments cite exists", () => {
     const cited = citations();
     expect(cited.length).toBeGreaterThan(200);
     expect(cited.filter((c) => !existsSync(join(ROOT, c.path))).map((c) => `${c.where}: ${c.path}`)).toEqual([]);

@@ -92,12 +92,17 @@ export function cyborgDevice(spec: DeviceSpec): DeviceT {
 
 /** Python's `json.dumps(dict)` of a flat dict, in insertion order: Cyborg's board-info text. */
 export function pyDumps(obj: Record<string, string | null>): string {
-  return `{${Object.entries(obj).map(([k, v]) => `${JSON.stringify(k)}: ${JSON.stringify(v)}`).join(', ')}}`;
+  return `{${Object.entries(obj)
+    .map(([k, v]) => `${JSON.stringify(k)}: ${JSON.stringify(v)}`)
+    .join(', ')}}`;
 }
 
 /** `CUSTOM_<PARTS>`: upper case, `[A-Z0-9_]` only, as Placement requires of custom names. */
 export function customName(...parts: string[]): string {
-  return ['CUSTOM', ...parts].join('_').toUpperCase().replace(/[^A-Z0-9_]/g, '_');
+  return ['CUSTOM', ...parts]
+    .join('_')
+    .toUpperCase()
+    .replace(/[^A-Z0-9_]/g, '_');
 }
 
 /** Parses Cyborg's `physnet:dev1|dev2` mapping lists (`physical_device_mappings`). */
@@ -109,7 +114,16 @@ export function parseMappings(list: readonly string[]): Map<string, Set<string>>
     const key = m.slice(0, i).trim();
     if (!key) throw new Error(`missing key in mapping "${m}"`);
     if (out.has(key)) throw new Error(`key ${key} in mapping "${m}" is not unique`);
-    out.set(key, new Set(m.slice(i + 1).split('|').map((d) => d.trim()).filter(Boolean)));
+    out.set(
+      key,
+      new Set(
+        m
+          .slice(i + 1)
+          .split('|')
+          .map((d) => d.trim())
+          .filter(Boolean),
+      ),
+    );
   }
   return out;
 }

@@ -32,53 +32,64 @@ const MAX_OUTPUT = 4 * 1024 * 1024;
  * outlives its deadline each end in a DriverError naming the command and the reason; a hanging
  * tool is killed with its children (it runs in its own process group), so nothing lingers.
  */
-export const runCommand: CommandRunner = (argv, opts) => new Promise((resolve, reject) => {
-  const [bin, ...args] = argv;
-  const what = opts.what ?? argv.join(' ');
-  if (!bin) {
-    reject(toolError('binary_missing', `${what}: no command configured`, argv));
-    return;
-  }
-  const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-  let stdout = '';
-  let stderr = '';
-  let pending = '';
-  let timedOut = false;
-  let settled = false;
-  const finish = (fn: () => void): void => {
-    if (settled) return;
-    settled = true;
-    clearTimeout(timer);
-    fn();
-  };
-  const timer = setTimeout(() => {
-    timedOut = true;
-    killGroup(child.pid);
-    // A grandchild may hold the pipes open after the kill: answer now, not when they close.
-    finish(() => reject(toolError('timeout', `${what}: no answer within ${opts.timeoutMs} ms, killed`, argv)));
-  }, opts.timeoutMs);
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-    if (stdout.length < MAX_OUTPUT) stdout += chunk;
-    if (!opts.onLine) return;
-    pending += chunk;
-    const lines = pending.split('\n');
-    pending = lines.pop() ?? '';
-    for (const l of lines) if (l.trim() !== '') opts.onLine(l.trimEnd());
+export const runCommand: CommandRunner = (argv, opts) =>
+  new Promise((resolve, reject) => {
+    const [bin, ...args] = argv;
+    const what = opts.what ?? argv.join(' ');
+    if (!bin) {
+      reject(toolError('binary_missing', `${what}: no command configured`, argv));
+      return;
+    }
+    const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    let stdout = '';
+    let stderr = '';
+    let pending = '';
+    let timedOut = false;
+    let settled = false;
+    const finish = (fn: () => void): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      fn();
+    };
+    const timer = setTimeout(() => {
+      timedOut = true;
+      killGroup(child.pid);
+      // A grandchild may hold the pipes open after the kill: answer now, not when they close.
+      finish(() => reject(toolError('timeout', `${what}: no answer within ${opts.timeoutMs} ms, killed`, argv)));
+    }, opts.timeoutMs);
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      if (stdout.length < MAX_OUTPUT) stdout += chunk;
+      if (!opts.onLine) return;
+      pending += chunk;
+      const lines = pending.split('\n');
+      pending = lines.pop() ?? '';
+      for (const l of lines) if (l.trim() !== '') opts.onLine(l.trimEnd());
+    });
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      if (stderr.length < MAX_OUTPUT) stderr += chunk;
+    });
+    child.on('error', (err: NodeJS.ErrnoException) =>
+      finish(() => {
+        const reason: ToolFailure = err.code === 'ENOENT' || err.code === 'EACCES' ? 'binary_missing' : 'exit_status';
+        reject(toolError(reason, `${what}: cannot run ${bin}: ${err.message}`, argv, err));
+      }),
+    );
+    child.on('close', (code, signal) =>
+      finish(() => {
+        if (opts.onLine && pending.trim() !== '') opts.onLine(pending.trimEnd());
+        if (timedOut) return;
+        if (code === 0) resolve({ stdout, stderr });
+        else
+          reject(
+            toolError('exit_status', `${what}: exited with ${code ?? signal}: ${lastLines(stderr) || lastLines(stdout)}`, argv, undefined, {
+              exitCode: code,
+              stderr: stderr.slice(-2000),
+            }),
+          );
+      }),
+    );
   });
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-    if (stderr.length < MAX_OUTPUT) stderr += chunk;
-  });
-  child.on('error', (err: NodeJS.ErrnoException) => finish(() => {
-    const reason: ToolFailure = err.code === 'ENOENT' || err.code === 'EACCES' ? 'binary_missing' : 'exit_status';
-    reject(toolError(reason, `${what}: cannot run ${bin}: ${err.message}`, argv, err));
-  }));
-  child.on('close', (code, signal) => finish(() => {
-    if (opts.onLine && pending.trim() !== '') opts.onLine(pending.trimEnd());
-    if (timedOut) return;
-    if (code === 0) resolve({ stdout, stderr });
-    else reject(toolError('exit_status', `${what}: exited with ${code ?? signal}: ${lastLines(stderr) || lastLines(stdout)}`, argv, undefined, { exitCode: code, stderr: stderr.slice(-2000) }));
-  }));
-});
 
 function killGroup(pid: number | undefined): void {
   if (pid === undefined) return;
@@ -95,12 +106,24 @@ function killGroup(pid: number | undefined): void {
  * mismatch" is followed by "NVML library version: …").
  */
 function lastLines(text: string): string {
-  return text.trim().split('\n').map((l) => l.trim()).filter(Boolean).slice(-3).join(' / ').slice(0, 1000);
+  return text
+    .trim()
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean)
+    .slice(-3)
+    .join(' / ')
+    .slice(0, 1000);
 }
 
 /** The DriverError of a failed tool: `driver.timeout` for a deadline, `driver.failed` else. */
 export function toolError(reason: ToolFailure, message: string, argv: readonly string[], cause?: unknown, extra: Record<string, unknown> = {}): DriverError {
-  return new DriverError(reason === 'timeout' ? 'driver.timeout' : 'driver.failed', message, { reason, command: argv.join(' '), ...extra }, cause === undefined ? undefined : { cause });
+  return new DriverError(
+    reason === 'timeout' ? 'driver.timeout' : 'driver.failed',
+    message,
+    { reason, command: argv.join(' '), ...extra },
+    cause === undefined ? undefined : { cause },
+  );
 }
 
 /** Output the driver could not read: the tool answered, but not in the format we know. */

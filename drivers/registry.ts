@@ -49,8 +49,14 @@ export interface DriverSettings {
   generic?: Omit<GenericDriverOptions, 'host' | 'sysfsRoot'>;
   /** `[gpu_devices]` and its `[vgpu_<type>]` sections. */
   gpu?: {
-    vgpuTypes?: Record<string, string[]>; filterSriovVfs?: boolean; nvidiaSmi?: string[]; commandTimeoutMs?: number; xidCommand?: string[]; xidPolicy?: XidPolicy;
-    migHostAttach?: boolean; legacyTraits?: boolean;
+    vgpuTypes?: Record<string, string[]>;
+    filterSriovVfs?: boolean;
+    nvidiaSmi?: string[];
+    commandTimeoutMs?: number;
+    xidCommand?: string[];
+    xidPolicy?: XidPolicy;
+    migHostAttach?: boolean;
+    legacyTraits?: boolean;
     /** The pci.ids file whose names are the GPUs' model when nvidia-smi does not say. */
     pciIds?: string;
   };
@@ -71,13 +77,25 @@ export const DRIVER_FACTORIES: Readonly<Record<string, Factory>> = {
   fake_driver: (s) => new FakeDriver({ host: s.host, ...s.fake }),
   generic: (s, root) => new GenericDriver({ ...s.generic, host: s.host, sysfsRoot: root }),
   generic_driver: (s, root) => new GenericDriver({ ...s.generic, host: s.host, sysfsRoot: root }),
-  nvidia_gpu_driver: (s, root) => new NvidiaGpuDriver({ host: s.host, sysfsRoot: root, stateDir: s.stateDir, ...s.gpu, modelNames: productNames(s.gpu?.pciIds, '10de') }),
-  intel_fpga_driver: (s, root) => new IntelFpgaDriver({
-    host: s.host, sysfsRoot: root, stateDir: s.stateDir, programCommand: s.fpga?.intelProgramCommand, programTimeoutMs: s.fpga?.programTimeoutMs, knownIds: s.fpga?.intelKnownIds,
-  }),
-  xilinx_fpga_driver: (s, root) => new XilinxFpgaDriver({
-    host: s.host, sysfsRoot: root, stateDir: s.stateDir, programCommand: s.fpga?.xilinxProgramCommand, programTimeoutMs: s.fpga?.programTimeoutMs,
-  }),
+  nvidia_gpu_driver: (s, root) =>
+    new NvidiaGpuDriver({ host: s.host, sysfsRoot: root, stateDir: s.stateDir, ...s.gpu, modelNames: productNames(s.gpu?.pciIds, '10de') }),
+  intel_fpga_driver: (s, root) =>
+    new IntelFpgaDriver({
+      host: s.host,
+      sysfsRoot: root,
+      stateDir: s.stateDir,
+      programCommand: s.fpga?.intelProgramCommand,
+      programTimeoutMs: s.fpga?.programTimeoutMs,
+      knownIds: s.fpga?.intelKnownIds,
+    }),
+  xilinx_fpga_driver: (s, root) =>
+    new XilinxFpgaDriver({
+      host: s.host,
+      sysfsRoot: root,
+      stateDir: s.stateDir,
+      programCommand: s.fpga?.xilinxProgramCommand,
+      programTimeoutMs: s.fpga?.programTimeoutMs,
+    }),
   intel_nic_driver: (s, root) => new IntelNicDriver({ host: s.host, sysfsRoot: root, stateDir: s.stateDir, ...s.nic }),
   intel_qat_driver: (s, root) => new IntelQatDriver({ host: s.host, sysfsRoot: root, stateDir: s.stateDir, ...s.qat }),
   pci_driver: (s, root) => new PciDriver({ host: s.host, sysfsRoot: root, allowList: s.generic?.allowList }),

@@ -27,7 +27,12 @@ export class StateFile<T extends Record<string, unknown>> {
   /** The last file set aside (what `onProblem` was told), for the driver's health and tests. */
   problem: StateFileProblem | undefined;
 
-  constructor(dir: string | undefined, name: string, private readonly schema: TSchema, private readonly onProblem: (p: StateFileProblem) => void = warn) {
+  constructor(
+    dir: string | undefined,
+    name: string,
+    private readonly schema: TSchema,
+    private readonly onProblem: (p: StateFileProblem) => void = warn,
+  ) {
     this.path = dir ? join(dir, name) : null;
   }
 

@@ -32,27 +32,28 @@ const NOT_FOR_CLIENTS: Record<string, string> = {
   PolicyFileError: 'stops the start of the api (policy file)',
   PolicyNotRegistered: 'a programming error found by the policy tests',
   PolicySyntaxError: 'a policy file that does not parse: stops the start',
-  ApiError: 'the CLI\'s view of an HTTP answer (cli/client.ts)',
+  ApiError: "the CLI's view of an HTTP answer (cli/client.ts)",
   UnreachableError: 'the CLI cannot reach the api',
-  UsageError: 'the CLI\'s bad arguments',
-  SignInError: 'the CLI\'s sign-in to Keystone (cli/auth/)',
-  ClientConfigError: 'the CLI\'s sign-in: its own settings are incomplete',
-  CredentialsRefusedError: 'the CLI\'s sign-in: Keystone refused the person\'s credentials',
-  KeystoneUnreachableError: 'the CLI\'s sign-in: Keystone did not answer',
+  UsageError: "the CLI's bad arguments",
+  SignInError: "the CLI's sign-in to Keystone (cli/auth/)",
+  ClientConfigError: "the CLI's sign-in: its own settings are incomplete",
+  CredentialsRefusedError: "the CLI's sign-in: Keystone refused the person's credentials",
+  KeystoneUnreachableError: "the CLI's sign-in: Keystone did not answer",
   NoAnswerError: 'Keystone gave no answer: rethrown as keystone.unavailable (keystoneDown)',
   RootProviderMissingError: 'the Placement sync skips the host and retries its next pass',
-  PredecessorFailed: 'inside the journal\'s flush pipeline: the flush is retried',
-  PipelineFailure: 'inside the journal\'s flush pipeline: the flush is redone alone (retried on an outage)',
+  PredecessorFailed: "inside the journal's flush pipeline: the flush is retried",
+  PipelineFailure: "inside the journal's flush pipeline: the flush is redone alone (retried on an outage)",
   BeforeTheCard: 'the agent answers it as driver.failed with `unchanged`',
   HostOpError: 'the agent answers it as driver.failed with its reason',
-  AllowListError: 'a passthrough whitelist that does not parse: stops the agent\'s start',
+  AllowListError: "a passthrough whitelist that does not parse: stops the agent's start",
 };
 
 describe('the error catalogue', () => {
   const files = sources(root).map((path) => ({ path: relative(root, path), text: readFileSync(path, 'utf8') }));
 
   it('knows every code the source throws', () => {
-    const thrown = /\bnew (?:CyborgError|BusError|DriverError|NotFoundError|PlacementError)\(\s*'([^']+)'|\bv2Error\(\s*'([^']+)'|Object\.assign\(new Error\([^)]*\),\s*\{[^}]*\bcode:\s*'([a-z_]+\.[a-z_.]+)'/g;
+    const thrown =
+      /\bnew (?:CyborgError|BusError|DriverError|NotFoundError|PlacementError)\(\s*'([^']+)'|\bv2Error\(\s*'([^']+)'|Object\.assign\(new Error\([^)]*\),\s*\{[^}]*\bcode:\s*'([a-z_]+\.[a-z_.]+)'/g;
     const unknown: string[] = [];
     let found = 0;
     for (const f of files) {
@@ -77,9 +78,13 @@ describe('the error catalogue', () => {
     for (const f of files) for (const m of f.text.matchAll(declared)) if (/Error$|^Error$/.test(m[2]!) || /Error$/.test(m[1]!)) classes.set(m[1]!, m[2]!);
     const cyborg = new Set(['CyborgError']);
     // Subclasses of subclasses: followed until nothing new joins.
-    for (let grew = true; grew;) {
+    for (let grew = true; grew; ) {
       grew = false;
-      for (const [name, base] of classes) if (cyborg.has(base) && !cyborg.has(name)) { cyborg.add(name); grew = true; }
+      for (const [name, base] of classes)
+        if (cyborg.has(base) && !cyborg.has(name)) {
+          cyborg.add(name);
+          grew = true;
+        }
     }
     const stray = [...classes.keys()].filter((c) => !cyborg.has(c) && !(c in NOT_FOR_CLIENTS));
     expect(stray).toEqual([]);
@@ -95,10 +100,16 @@ describe('the error catalogue', () => {
   });
 
   it('lets no database text leave the process', () => {
-    const pg = Object.assign(new Error('duplicate key value violates unique constraint "deployables_uuid_unique"'), { severity: 'ERROR', routine: '_bt_check_unique', code: '23505' });
+    const pg = Object.assign(new Error('duplicate key value violates unique constraint "deployables_uuid_unique"'), {
+      severity: 'ERROR',
+      routine: '_bt_check_unique',
+      code: '23505',
+    });
     expect(publicMessage(pg)).toBe(DATABASE_FAILED);
     expect(publicMessage(new Error('insert into "accelerators" ("id", "host") values ($1, $2) - duplicate key value'))).toBe(DATABASE_FAILED);
-    expect(publicMessage(new CyborgError('persistence.refused', refusalText('23505'), {}, { cause: pg }))).toBe('the database refused the change: it conflicts with what is recorded');
+    expect(publicMessage(new CyborgError('persistence.refused', refusalText('23505'), {}, { cause: pg }))).toBe(
+      'the database refused the change: it conflicts with what is recorded',
+    );
     expect(publicMessage(new CyborgError('request.invalid', 'inventory refused: deployable d-1 is reported twice'))).toContain('reported twice');
   });
 });

@@ -127,7 +127,12 @@ export class TransitionInvalidError extends CyborgError {
 }
 
 export class DriverError extends CyborgError {
-  constructor(code: 'driver.timeout' | 'driver.failed' | 'driver.busy' | 'driver.in_use', message: string, details: Record<string, unknown> = {}, options?: { cause?: unknown }) {
+  constructor(
+    code: 'driver.timeout' | 'driver.failed' | 'driver.busy' | 'driver.in_use',
+    message: string,
+    details: Record<string, unknown> = {},
+    options?: { cause?: unknown },
+  ) {
     super(code, message, details, options);
     this.name = 'DriverError';
   }

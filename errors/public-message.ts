@@ -14,7 +14,8 @@ function fromDatabase(err: unknown): boolean {
 }
 
 // PostgreSQL's wording, as a last guard for text that reached a message through String(err).
-const DATABASE_WORDS = /duplicate key value|violates (unique|foreign key|check|not-null|exclusion) constraint|\bSQLSTATE\b|^(insert into|update|delete from|select) .*\b(from|set|values)\b/i;
+const DATABASE_WORDS =
+  /duplicate key value|violates (unique|foreign key|check|not-null|exclusion) constraint|\bSQLSTATE\b|^(insert into|update|delete from|select) .*\b(from|set|values)\b/i;
 
 /**
  * The text of a failure fit to leave this process — a bus reply, a control reply, an HTTP body:

@@ -17,14 +17,24 @@ function eventsFor(s: Snap): AcceleratorEvent[] {
   const held = s.context.allocations.map((a) => a.handleUuid);
   const free = [H1, H2].find((h) => !held.includes(h)) ?? H1;
   return [
-    { type: 'ENABLE' }, { type: 'DISABLE' }, { type: 'PROGRAM', bitstreamId: 'bs-1' },
-    { type: 'ATTACH', handleUuid: free, instanceUuid: 'vm-1' }, { type: 'DETACH', handleUuid: held[0] ?? H1 },
-    { type: 'RETRY' }, { type: 'REMOVE' }, { type: 'RESET' }, { type: 'REDISCOVERED' }, { type: 'HOST_LOST' }, { type: 'HOST_BACK' },
-    done(s), fail(s),
+    { type: 'ENABLE' },
+    { type: 'DISABLE' },
+    { type: 'PROGRAM', bitstreamId: 'bs-1' },
+    { type: 'ATTACH', handleUuid: free, instanceUuid: 'vm-1' },
+    { type: 'DETACH', handleUuid: held[0] ?? H1 },
+    { type: 'RETRY' },
+    { type: 'REMOVE' },
+    { type: 'RESET' },
+    { type: 'REDISCOVERED' },
+    { type: 'HOST_LOST' },
+    { type: 'HOST_BACK' },
+    done(s),
+    fail(s),
   ];
 }
 
-const serialize = (s: Snap): string => `${String(s.value)}|${s.context.allocations.length}|${s.context.program ? 'p' : '-'}|${s.context.error?.op ?? '-'}|${s.context.resume ?? '-'}`;
+const serialize = (s: Snap): string =>
+  `${String(s.value)}|${s.context.allocations.length}|${s.context.program ? 'p' : '-'}|${s.context.error?.op ?? '-'}|${s.context.resume ?? '-'}`;
 
 const paths = getShortestPaths(acceleratorMachine, { input, events: eventsFor, serializeState: serialize as never });
 const snapshots = paths.map((p) => p.state as Snap);
@@ -64,15 +74,33 @@ describe('accelerator machine', () => {
     resetting: { HOST_LOST: 'offline' },
   };
   const from: Record<string, Snap> = {
-    inactive: reach('inactive'), ready: reach('ready'), programmed: reach('programmed'),
+    inactive: reach('inactive'),
+    ready: reach('ready'),
+    programmed: reach('programmed'),
     attached: reach('attached', (s) => s.context.allocations.length === 1),
     error: reach('error', (s) => s.context.error?.op === 'install'),
     offline: reach('offline', (s) => s.context.resume === 'inactive'),
-    removed: reach('removed'), installing: reach('installing'), programming: reach('programming'),
-    attaching: reach('attaching'), detaching: reach('detaching'), uninstalling: reach('uninstalling'),
+    removed: reach('removed'),
+    installing: reach('installing'),
+    programming: reach('programming'),
+    attaching: reach('attaching'),
+    detaching: reach('detaching'),
+    uninstalling: reach('uninstalling'),
     resetting: reach('resetting'),
   };
-  const all: AcceleratorEvent['type'][] = ['ENABLE', 'DISABLE', 'PROGRAM', 'ATTACH', 'DETACH', 'RETRY', 'REMOVE', 'REDISCOVERED', 'HOST_LOST', 'HOST_BACK', 'RESET'];
+  const all: AcceleratorEvent['type'][] = [
+    'ENABLE',
+    'DISABLE',
+    'PROGRAM',
+    'ATTACH',
+    'DETACH',
+    'RETRY',
+    'REMOVE',
+    'REDISCOVERED',
+    'HOST_LOST',
+    'HOST_BACK',
+    'RESET',
+  ];
 
   for (const [state, allowed] of Object.entries(table)) {
     for (const type of all) {
@@ -90,7 +118,7 @@ describe('accelerator machine', () => {
     }
   }
 
-  it('keeps the driver\'s reason in error and retries the operation that failed', () => {
+  it("keeps the driver's reason in error and retries the operation that failed", () => {
     const programming = reach('programming');
     const failed = next(programming, fail);
     expect(failed.value).toBe('error');
@@ -170,7 +198,13 @@ describe('accelerator health and maintenance (context beside the lifecycle)', ()
   const machine = acceleratorMachine.provide({ actions: healthActions({ enterAfter: 3, leaveAfter: 3, stableForMs: 30_000 }) });
   const step = (s: Snap, ev: AcceleratorEvent): Snap => transition(machine, s, ev)[0];
   const at0 = 1_000_000;
-  const bad = (at: number, severity: 'transient' | 'fatal' = 'transient'): AcceleratorEvent => ({ type: 'HEALTH', ok: false, severity, reason: 'ECC errors', at });
+  const bad = (at: number, severity: 'transient' | 'fatal' = 'transient'): AcceleratorEvent => ({
+    type: 'HEALTH',
+    ok: false,
+    severity,
+    reason: 'ECC errors',
+    at,
+  });
   const good = (at: number): AcceleratorEvent => ({ type: 'HEALTH', ok: true, at });
   const statusOf = (s: Snap): string => s.context.health?.status ?? 'ok';
   const readyIn = (m: typeof machine): Snap => m.resolveState({ value: 'ready', context: snapshots.find((x) => x.value === 'ready')!.context });

@@ -1,8 +1,15 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { and, assign, setup } from 'xstate';
 import {
-  DEFAULT_HEALTH_POLICY, HEALTHY, nextHealth, nextMark,
-  type HealthPolicy, type HealthSignal, type HealthState, type MaintenanceMark, type MaintenanceScope,
+  DEFAULT_HEALTH_POLICY,
+  HEALTHY,
+  nextHealth,
+  nextMark,
+  type HealthPolicy,
+  type HealthSignal,
+  type HealthState,
+  type MaintenanceMark,
+  type MaintenanceScope,
 } from './health.js';
 
 /**
@@ -139,7 +146,18 @@ export function inService(ctx: AcceleratorContext): boolean {
 
 /** The events an operator (REST, CLI, UI) may send; the rest come from the system itself. */
 export const OPERATOR_EVENTS = [
-  'ENABLE', 'DISABLE', 'PROGRAM', 'ATTACH', 'DETACH', 'RETRY', 'REMOVE', 'RESET', 'CLEAR_HEALTH', 'MAINTAIN', 'END_MAINTENANCE', 'RELEASE',
+  'ENABLE',
+  'DISABLE',
+  'PROGRAM',
+  'ATTACH',
+  'DETACH',
+  'RETRY',
+  'REMOVE',
+  'RESET',
+  'CLEAR_HEALTH',
+  'MAINTAIN',
+  'END_MAINTENANCE',
+  'RELEASE',
 ] as const;
 export type OperatorEvent = (typeof OPERATOR_EVENTS)[number];
 
@@ -166,16 +184,21 @@ export function initialContext(input: AcceleratorInput): AcceleratorContext {
 /** Which stable state an accelerator is in "underneath" a transient one. */
 export function originOf(state: string, ctx: AcceleratorContext): StableState {
   switch (state) {
-    case 'installing': return 'inactive';
+    case 'installing':
+      return 'inactive';
     case 'attaching':
     case 'uninstalling':
     case 'programming':
       if (state === 'attaching' && ctx.allocations.length > 0) return 'attached';
       return ctx.program ? 'programmed' : 'ready';
-    case 'detaching': return 'attached';
-    case 'resetting': return ctx.program ? 'programmed' : 'ready';
-    case 'offline': return ctx.resume ?? 'inactive';
-    default: return state as StableState;
+    case 'detaching':
+      return 'attached';
+    case 'resetting':
+      return ctx.program ? 'programmed' : 'ready';
+    case 'offline':
+      return ctx.resume ?? 'inactive';
+    default:
+      return state as StableState;
   }
 }
 
@@ -190,7 +213,10 @@ function lost(from: string) {
  * is lost meanwhile.
  */
 function operation<const T extends readonly string[], const D extends { target: string; actions: unknown }>(
-  name: string, tags: T, onDone: D, failTarget: string,
+  name: string,
+  tags: T,
+  onDone: D,
+  failTarget: string,
 ) {
   return {
     tags,
@@ -215,16 +241,17 @@ const INTERRUPTED_OP = { target: 'error', actions: 'recordInterruption' } as con
 
 const PROGRAMMING = operation('programming', ['busy', 'transient', 'usable'], { target: 'programmed', actions: ['applyProgram', 'finishOp'] }, 'error');
 
-const afterAttachOrDetach = [
-  { guard: 'hasAllocations', target: 'attached' },
-  { guard: 'isProgrammed', target: 'programmed' },
-  { target: 'ready' },
-] as const;
+const afterAttachOrDetach = [{ guard: 'hasAllocations', target: 'attached' }, { guard: 'isProgrammed', target: 'programmed' }, { target: 'ready' }] as const;
 
 /** An interrupted attach handed nothing to an instance yet: back to where it was. */
 const INTERRUPTED_ATTACH = afterAttachOrDetach.map((t) => ({ ...t, actions: ['recordInterruption', 'finishOp'] as const }));
 
-const ATTACHING = operation('attaching', ['busy', 'in-use', 'transient', 'usable'], { target: 'attached', actions: ['addAllocation', 'finishOp'] }, 'settleAfterFailedAttach');
+const ATTACHING = operation(
+  'attaching',
+  ['busy', 'in-use', 'transient', 'usable'],
+  { target: 'attached', actions: ['addAllocation', 'finishOp'] },
+  'settleAfterFailedAttach',
+);
 
 export const acceleratorMachine = setup({
   types: {
@@ -239,18 +266,15 @@ export const acceleratorMachine = setup({
   },
   // The hysteresis the conductor configures reaches `applyHealth` through `healthActions(policy)`.
   guards: {
-    isCurrentOp: ({ context, event }) =>
-      (event.type === 'OP_DONE' || event.type === 'OP_FAILED') && event.seq === (context.opSeq ?? 0),
+    isCurrentOp: ({ context, event }) => (event.type === 'OP_DONE' || event.type === 'OP_FAILED') && event.seq === (context.opSeq ?? 0),
     // A free handle on a device in service: a quarantined or maintenance-marked one takes no one new.
     hasFreeHandle: ({ context, event }) =>
-      event.type === 'ATTACH'
-      && inService(context)
-      && context.allocations.length < context.capacity
-      && !context.allocations.some((a) => a.handleUuid === event.handleUuid),
-    holdsInstance: ({ context, event }) =>
-      event.type === 'RELEASE' && context.allocations.some((a) => a.instanceUuid === event.instanceUuid),
-    holdsHandle: ({ context, event }) =>
-      event.type === 'DETACH' && context.allocations.some((a) => a.handleUuid === event.handleUuid),
+      event.type === 'ATTACH' &&
+      inService(context) &&
+      context.allocations.length < context.capacity &&
+      !context.allocations.some((a) => a.handleUuid === event.handleUuid),
+    holdsInstance: ({ context, event }) => event.type === 'RELEASE' && context.allocations.some((a) => a.instanceUuid === event.instanceUuid),
+    holdsHandle: ({ context, event }) => event.type === 'DETACH' && context.allocations.some((a) => a.handleUuid === event.handleUuid),
     hasAllocations: ({ context }) => context.allocations.length > 0,
     hasNoAllocations: ({ context }) => context.allocations.length === 0,
     isProgrammed: ({ context }) => context.program !== null,
@@ -266,13 +290,20 @@ export const acceleratorMachine = setup({
     startOp: assign(({ context, event }) => {
       const opSeq = (context.opSeq ?? 0) + 1;
       switch (event.type) {
-        case 'ENABLE': return { pending: { op: 'install' as const, params: {} }, error: null, opSeq };
-        case 'DISABLE': return { pending: { op: 'uninstall' as const, params: {} }, error: null, opSeq };
-        case 'PROGRAM': return { pending: { op: 'program' as const, params: stripType(event) }, error: null, opSeq };
-        case 'ATTACH': return { pending: { op: 'attach' as const, params: stripType(event) }, error: null, opSeq };
-        case 'DETACH': return { pending: { op: 'detach' as const, params: stripType(event) }, error: null, opSeq };
-        case 'RESET': return { pending: { op: 'reset' as const, params: {} }, error: null, opSeq };
-        default: return {};
+        case 'ENABLE':
+          return { pending: { op: 'install' as const, params: {} }, error: null, opSeq };
+        case 'DISABLE':
+          return { pending: { op: 'uninstall' as const, params: {} }, error: null, opSeq };
+        case 'PROGRAM':
+          return { pending: { op: 'program' as const, params: stripType(event) }, error: null, opSeq };
+        case 'ATTACH':
+          return { pending: { op: 'attach' as const, params: stripType(event) }, error: null, opSeq };
+        case 'DETACH':
+          return { pending: { op: 'detach' as const, params: stripType(event) }, error: null, opSeq };
+        case 'RESET':
+          return { pending: { op: 'reset' as const, params: {} }, error: null, opSeq };
+        default:
+          return {};
       }
     }),
     recordFailure: assign(({ context, event }) => ({
@@ -305,14 +336,19 @@ export const acceleratorMachine = setup({
       if (event.type !== 'RELEASE') return {};
       const allocations = context.allocations.filter((a) => a.instanceUuid !== event.instanceUuid);
       // Offline: a host that comes back finds its card held by nobody, not `attached` to no one.
-      const resume = context.resume === 'attached' && allocations.length === 0 ? (context.program ? 'programmed' as const : 'ready' as const) : context.resume;
+      const resume =
+        context.resume === 'attached' && allocations.length === 0 ? (context.program ? ('programmed' as const) : ('ready' as const)) : context.resume;
       return { allocations, resume };
     }),
     removeAllocation: assign(({ context }) => {
       const handle = (context.pending?.params as { handleUuid?: string }).handleUuid;
       return { allocations: context.allocations.filter((a) => a.handleUuid !== handle) };
     }),
-    restartFailedOp: assign(({ context }) => ({ pending: context.error ? { ...(context.pending ?? { op: context.error.op, params: {} }) } : null, error: null, opSeq: (context.opSeq ?? 0) + 1 })),
+    restartFailedOp: assign(({ context }) => ({
+      pending: context.error ? { ...(context.pending ?? { op: context.error.op, params: {} }) } : null,
+      error: null,
+      opSeq: (context.opSeq ?? 0) + 1,
+    })),
     rememberResume: assign(({ context }, params: { from: string }) => ({
       resume: originOf(params.from, context),
       pending: null,
@@ -320,10 +356,12 @@ export const acceleratorMachine = setup({
     forgetResume: assign({ resume: null }),
     ...healthActions(DEFAULT_HEALTH_POLICY),
     clearHealth: assign({ health: undefined }),
-    mark: assign(({ context, event }) => (event.type === 'MAINTAIN'
-      ? { maintenance: nextMark(context.maintenance ?? null, event.scope, true, event.at ?? 0) } : {})),
-    unmark: assign(({ context, event }) => (event.type === 'END_MAINTENANCE'
-      ? { maintenance: nextMark(context.maintenance ?? null, event.scope, false, event.at ?? 0) } : {})),
+    mark: assign(({ context, event }) =>
+      event.type === 'MAINTAIN' ? { maintenance: nextMark(context.maintenance ?? null, event.scope, true, event.at ?? 0) } : {},
+    ),
+    unmark: assign(({ context, event }) =>
+      event.type === 'END_MAINTENANCE' ? { maintenance: nextMark(context.maintenance ?? null, event.scope, false, event.at ?? 0) } : {},
+    ),
   },
 }).createMachine({
   id: 'accelerator',

@@ -92,10 +92,11 @@ describe('ARQ machine', () => {
     expect(f.context.error).toBe('released: card dead; released by admin');
     expect(f.hasTag('resolved')).toBe(true);
     expect(transition(arqMachine, f, { type: 'DELETE' })[0].value).toBe('Deleting');
-    for (const state of Object.keys(arqMachine.root.states).filter((x) => x !== 'Bound' && x !== 'Deleted')) expect(reach(state).can(released), state).toBe(false);
+    for (const state of Object.keys(arqMachine.root.states).filter((x) => x !== 'Bound' && x !== 'Deleted'))
+      expect(reach(state).can(released), state).toBe(false);
   });
 
-  it('shows Cyborg\'s state names to Cyborg clients', () => {
+  it("shows Cyborg's state names to Cyborg clients", () => {
     expect(cyborgState('Unbinding')).toBe('Bound');
     expect(cyborgState('DeletePending')).toBe('Deleting');
     expect(cyborgState('BindFailed')).toBe('BindFailed');

@@ -27,7 +27,9 @@ export const BindingSchema = Type.Object({
    * What the device profile's group asks to be programmed before the bind completes
    * (`accel:bitstream_id`, `accel:function_id`); set by the conductor, never by the caller.
    */
-  program: Type.Optional(Type.Object({ bitstreamId: Type.Optional(Type.String({ maxLength: 255 })), functionId: Type.Optional(Type.String({ maxLength: 255 })) })),
+  program: Type.Optional(
+    Type.Object({ bitstreamId: Type.Optional(Type.String({ maxLength: 255 })), functionId: Type.Optional(Type.String({ maxLength: 255 })) }),
+  ),
   /**
    * The attach handle to take instead of the first free one: an operator's attach naming it, or
    * the conductor adopting a handle a running guest holds. Nova's bind never names one.

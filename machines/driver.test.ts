@@ -9,11 +9,20 @@ const input = { id: 'drv-1', host: 'compute-1', name: 'fake', version: '1.0', la
 const answered = (installed: boolean, version = '1.0') => ({ type: 'xstate.done.actor.driverOp', output: { installed, version } }) as unknown as DriverEvent;
 const failed = { type: 'xstate.error.actor.driverOp', error: new Error('agent on fire') } as unknown as DriverEvent;
 const events: DriverEvent[] = [
-  { type: 'INSTALL' }, { type: 'UNINSTALL' }, { type: 'UPDATE', version: '2.0' },
-  answered(true), answered(false), answered(true, '2.0'), failed,
+  { type: 'INSTALL' },
+  { type: 'UNINSTALL' },
+  { type: 'UPDATE', version: '2.0' },
+  answered(true),
+  answered(false),
+  answered(true, '2.0'),
+  failed,
 ];
 
-const paths = getShortestPaths(driverMachine, { input, events, serializeState: ((s: Snap) => `${String(s.value)}|${s.context.version}|${s.context.lastError?.op ?? ''}`) as never });
+const paths = getShortestPaths(driverMachine, {
+  input,
+  events,
+  serializeState: ((s: Snap) => `${String(s.value)}|${s.context.version}|${s.context.lastError?.op ?? ''}`) as never,
+});
 const snaps = paths.map((p) => p.state as Snap);
 const reach = (v: string): Snap => {
   const s = snaps.find((x) => x.value === v);
@@ -68,9 +77,17 @@ describe('driver machine', () => {
 
   it('asks its driverOp for the operation, with the version the request named', async () => {
     const asked: DriverOpRequest[] = [];
-    const actor = createActor(driverMachine.provide({
-      actors: { driverOp: fromPromise<DriverOpOutcome, DriverOpRequest>(async ({ input: req }) => { asked.push(req); return { installed: true, version: req.version ?? '1.0' }; }) },
-    }), { input }).start();
+    const actor = createActor(
+      driverMachine.provide({
+        actors: {
+          driverOp: fromPromise<DriverOpOutcome, DriverOpRequest>(async ({ input: req }) => {
+            asked.push(req);
+            return { installed: true, version: req.version ?? '1.0' };
+          }),
+        },
+      }),
+      { input },
+    ).start();
     actor.send({ type: 'INSTALL', version: '1.5' });
     expect(actor.getSnapshot().hasTag('busy')).toBe(true);
     await new Promise((r) => setImmediate(r));
@@ -79,7 +96,7 @@ describe('driver machine', () => {
     expect(actor.getSnapshot().context.version).toBe('1.5');
   });
 
-  it('reads a driver\'s own reason from a failure that carries one', () => {
+  it("reads a driver's own reason from a failure that carries one", () => {
     expect(failureReason(Object.assign(new Error('install of fake failed: disk full'), { details: { reason: 'disk full' } }))).toBe('disk full');
     expect(failureReason(new Error('timed out'))).toBe('timed out');
   });

@@ -29,10 +29,7 @@ export interface DriverContext {
   lastError: { op: DriverLifecycleOp; reason: string; at?: string } | null;
 }
 
-export type DriverEvent =
-  | { type: 'INSTALL'; version?: string }
-  | { type: 'UNINSTALL' }
-  | { type: 'UPDATE'; version?: string };
+export type DriverEvent = { type: 'INSTALL'; version?: string } | { type: 'UNINSTALL' } | { type: 'UPDATE'; version?: string };
 
 /** What the `driverOp` actor is asked to run. */
 export interface DriverOpRequest {

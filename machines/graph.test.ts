@@ -31,14 +31,14 @@ describe('machine graphs for the visualizer, walked from the machines themselves
     expect(g.transitions.filter((t) => t.from === 'offline' && t.event === 'HOST_LOST')).toEqual([]);
   });
 
-  it('walks the ARQ machine too, with Cyborg\'s state names', () => {
+  it("walks the ARQ machine too, with Cyborg's state names", () => {
     const arq = machineGraph(arqMachine, ARQ_EVENTS);
     expect(arq.initial).toBe('Initial');
     expect(arq.transitions).toContainEqual({ from: 'Initial', to: 'BindStarted', event: 'BIND', operator: true });
     expect(arq.transitions).toContainEqual({ from: 'BindStarted', to: 'Bound', event: 'done', operator: false });
   });
 
-  it('turns XState\'s internal event names into short ones', () => {
+  it("turns XState's internal event names into short ones", () => {
     expect(eventLabel('OP_DONE')).toBe('done');
     expect(eventLabel('OP_FAILED')).toBe('failed');
     expect(eventLabel('xstate.done.actor.bind')).toBe('done');

@@ -108,7 +108,11 @@ function guardLabel(guard: unknown): string | undefined {
   if (typeof guard === 'string') return guard;
   if (typeof guard === 'object' && 'type' in guard) {
     const { type, params } = guard as { type: unknown; params?: Record<string, unknown> };
-    const args = params ? Object.entries(params).map(([k, v]) => `${k}=${String(v)}`).join(', ') : '';
+    const args = params
+      ? Object.entries(params)
+          .map(([k, v]) => `${k}=${String(v)}`)
+          .join(', ')
+      : '';
     return args ? `${String(type)}(${args})` : String(type);
   }
   return 'guarded';

@@ -5,10 +5,13 @@ import { hostMachine } from './host.js';
 function start() {
   const clock = new SimulatedClock();
   const calls: string[] = [];
-  const actor = createActor(hostMachine.provide({
-    delays: { untilStale: 1000, lostAfter: 2000 },
-    actions: { hostLost: () => void calls.push('lost'), hostReturned: () => void calls.push('returned') },
-  }), { input: { host: 'compute-1' }, clock }).start();
+  const actor = createActor(
+    hostMachine.provide({
+      delays: { untilStale: 1000, lostAfter: 2000 },
+      actions: { hostLost: () => void calls.push('lost'), hostReturned: () => void calls.push('returned') },
+    }),
+    { input: { host: 'compute-1' }, clock },
+  ).start();
   const beat = (seq: number) => actor.send({ type: 'HEARTBEAT', agentId: 'a1', epoch: 1, seq });
   return { clock, calls, actor, beat };
 }
@@ -56,13 +59,18 @@ describe('host machine with beats kept by its actor', () => {
     const clock = new SimulatedClock();
     const staleAfter = 1000;
     let lastBeat = 0;
-    const actor = createActor(hostMachine.provide({
-      delays: { untilStale: () => Math.max(1, lastBeat + staleAfter - clock.now()), lostAfter: 2000 },
-      guards: { quiet: () => clock.now() - lastBeat >= staleAfter },
-    }), { input: { host: 'compute-1' }, clock }).start();
+    const actor = createActor(
+      hostMachine.provide({
+        delays: { untilStale: () => Math.max(1, lastBeat + staleAfter - clock.now()), lostAfter: 2000 },
+        guards: { quiet: () => clock.now() - lastBeat >= staleAfter },
+      }),
+      { input: { host: 'compute-1' }, clock },
+    ).start();
     // Beats noted by the actor only (no event to the machine): at 400 ms and 900 ms.
-    clock.increment(400); lastBeat = clock.now();
-    clock.increment(500); lastBeat = clock.now();
+    clock.increment(400);
+    lastBeat = clock.now();
+    clock.increment(500);
+    lastBeat = clock.now();
     clock.increment(100); // the first timer (1000 ms) fires: a beat came, so it re-arms for 900 ms
     expect(actor.getSnapshot().value).toBe('online');
     clock.increment(899);

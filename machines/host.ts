@@ -23,9 +23,7 @@ export interface HostContext {
   lastSeq: number;
 }
 
-export type HostEvent =
-  | { type: 'HEARTBEAT'; agentId: string; epoch: number; seq: number }
-  | { type: 'REGISTER'; agentId: string; epoch: number };
+export type HostEvent = { type: 'HEARTBEAT'; agentId: string; epoch: number; seq: number } | { type: 'REGISTER'; agentId: string; epoch: number };
 
 export const hostMachine = setup({
   types: {
@@ -55,7 +53,12 @@ export const hostMachine = setup({
   initial: 'online',
   states: {
     online: {
-      after: { untilStale: [{ guard: 'quiet', target: 'stale' }, { target: 'online', reenter: true }] },
+      after: {
+        untilStale: [
+          { guard: 'quiet', target: 'stale' },
+          { target: 'online', reenter: true },
+        ],
+      },
       on: {
         HEARTBEAT: { target: 'online', reenter: true, actions: 'record' },
         REGISTER: { target: 'online', reenter: true, actions: 'record' },

@@ -37,7 +37,8 @@ function spelling(line: string): string | undefined {
 describe('state names in use', () => {
   it('no production code outside machines/ spells a state as a string of its own', () => {
     const files = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', '*.ts', '*.tsx'], { cwd: ROOT, encoding: 'utf8' })
-      .split('\n').filter((f) => f && !f.startsWith('machines/') && !f.startsWith('test/') && !f.endsWith('.test.ts') && !f.startsWith('node_modules/'));
+      .split('\n')
+      .filter((f) => f && !f.startsWith('machines/') && !f.startsWith('test/') && !f.endsWith('.test.ts') && !f.startsWith('node_modules/'));
     expect(files.length, 'the source files were listed').toBeGreaterThan(100);
     const found: string[] = [];
     for (const f of files) {
@@ -74,7 +75,7 @@ describe('state names in use', () => {
     "const ok = new Set(['GPU', 'FPGA']);",
     "const pairs = [['mig', 1], ['vfs', 2]];",
     "['attached', a.allocations.map((x) => x.instanceUuid).join(' ') || 'none'],", // a CLI row's label
-    "if (AcceleratorStates.removed === a.state) return;",
+    'if (AcceleratorStates.removed === a.state) return;',
     "// a state compared as case 'inactive' in prose",
     " * `new Set(['Bound'])` in a doc comment",
   ])('leaves %j alone', (line) => {

@@ -31,9 +31,7 @@ export interface PlacementSyncContext {
   passes: number;
 }
 
-export type PlacementSyncEvent =
-  | { type: 'CHANGED'; ids: string[] }
-  | { type: 'RECONCILE' };
+export type PlacementSyncEvent = { type: 'CHANGED'; ids: string[] } | { type: 'RECONCILE' };
 
 const NOTHING: SyncWork = { full: false, ids: [] };
 

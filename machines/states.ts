@@ -12,13 +12,38 @@ export function namesOf<const T extends string>(names: readonly T[]): { readonly
 }
 
 export const ACCELERATOR_STATES = [
-  'inactive', 'installing', 'ready', 'programming', 'programmed', 'attaching', 'settleAfterFailedAttach', 'attached',
-  'detaching', 'settleAfterDetach', 'resetting', 'settleAfterReset', 'uninstalling', 'error', 'offline', 'removed',
+  'inactive',
+  'installing',
+  'ready',
+  'programming',
+  'programmed',
+  'attaching',
+  'settleAfterFailedAttach',
+  'attached',
+  'detaching',
+  'settleAfterDetach',
+  'resetting',
+  'settleAfterReset',
+  'uninstalling',
+  'error',
+  'offline',
+  'removed',
 ] as const;
 export type AcceleratorState = (typeof ACCELERATOR_STATES)[number];
 export const AcceleratorStates = namesOf(ACCELERATOR_STATES);
 
-export const ARQ_STATES = ['Initial', 'BindStarted', 'Bound', 'BindFailed', 'Unbinding', 'Unbound', 'UnbindFailed', 'Deleting', 'DeletePending', 'Deleted'] as const;
+export const ARQ_STATES = [
+  'Initial',
+  'BindStarted',
+  'Bound',
+  'BindFailed',
+  'Unbinding',
+  'Unbound',
+  'UnbindFailed',
+  'Deleting',
+  'DeletePending',
+  'Deleted',
+] as const;
 export type ArqState = (typeof ARQ_STATES)[number];
 export const ArqStates = namesOf(ARQ_STATES);
 
@@ -26,7 +51,16 @@ export const ArqStates = namesOf(ARQ_STATES);
  * The ARQ states Cyborg's API shows (`ArqView.cyborgState`, the v2 body's `state`): ours less
  * `Unbinding` (shown as Bound) and `DeletePending` (shown as Deleting); see `cyborgState` in arq.ts.
  */
-export const CYBORG_ARQ_STATES = ['Initial', 'BindStarted', 'Bound', 'BindFailed', 'Unbound', 'UnbindFailed', 'Deleting', 'Deleted'] as const satisfies readonly ArqState[];
+export const CYBORG_ARQ_STATES = [
+  'Initial',
+  'BindStarted',
+  'Bound',
+  'BindFailed',
+  'Unbound',
+  'UnbindFailed',
+  'Deleting',
+  'Deleted',
+] as const satisfies readonly ArqState[];
 export type CyborgArqState = (typeof CYBORG_ARQ_STATES)[number];
 
 /** A compute host's agent session. */
@@ -54,7 +88,9 @@ export type TransitionEnd = (typeof TRANSITION_ENDS)[number];
 
 /** A tuple's names in order, each once (a tuple type still: model/ builds its schemas from it). */
 type Unique<T extends readonly string[], Seen extends string = never> = T extends readonly [infer H extends string, ...infer R extends readonly string[]]
-  ? H extends Seen ? Unique<R, Seen> : [H, ...Unique<R, Seen | H>]
+  ? H extends Seen
+    ? Unique<R, Seen>
+    : [H, ...Unique<R, Seen | H>]
   : [];
 
 function unique<const T extends readonly string[]>(names: T): Unique<T> {

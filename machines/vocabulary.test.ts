@@ -10,10 +10,12 @@ import { recoverInterrupted } from './vocabulary.js';
 /** The vocabulary code outside machines/ uses is each machine's own: no state missing, none invented. */
 describe('state vocabularies', () => {
   const cases: [string, AnyStateMachine, readonly string[]][] = [
-    ['accelerator', acceleratorMachine, ACCELERATOR_STATES], ['arq', arqMachine, ARQ_STATES],
-    ['host', hostMachine, HOST_STATES], ['driver', driverMachine, DRIVER_STATES],
+    ['accelerator', acceleratorMachine, ACCELERATOR_STATES],
+    ['arq', arqMachine, ARQ_STATES],
+    ['host', hostMachine, HOST_STATES],
+    ['driver', driverMachine, DRIVER_STATES],
   ];
-  it.each(cases)('the %s machine\'s states are exactly its exported names', (_n, machine, names) => {
+  it.each(cases)("the %s machine's states are exactly its exported names", (_n, machine, names) => {
     expect([...names].sort()).toEqual(Object.keys(machine.config.states ?? {}).sort());
   });
 
@@ -28,16 +30,16 @@ describe('state vocabularies', () => {
     expect(ARQ_STATES.filter((s) => arqTags(s).includes('in-flight'))).toEqual(['BindStarted', 'Unbinding', 'Deleting', 'DeletePending']);
   });
 
-  it('Cyborg\'s ARQ names are ours less the two it never shows, each state shown as one of them', () => {
+  it("Cyborg's ARQ names are ours less the two it never shows, each state shown as one of them", () => {
     expect(CYBORG_ARQ_STATES).toEqual(ARQ_STATES.filter((s) => s !== ArqStates.Unbinding && s !== ArqStates.DeletePending));
     expect(new Set(ARQ_STATES.map(cyborgState))).toEqual(new Set(CYBORG_ARQ_STATES));
   });
 
-  it('resolved, as Nova\'s bind_state=resolved reads it, is exactly Cyborg\'s Bound, BindFailed and Deleting', () => {
+  it("resolved, as Nova's bind_state=resolved reads it, is exactly Cyborg's Bound, BindFailed and Deleting", () => {
     for (const s of ARQ_STATES) expect(arqTags(s).includes('resolved'), s).toBe(['Bound', 'BindFailed', 'Deleting'].includes(cyborgState(s)));
   });
 
-  it('a transition\'s ends are every machine\'s states, each once, a birth\'s start and a deleted host\'s end', () => {
+  it("a transition's ends are every machine's states, each once, a birth's start and a deleted host's end", () => {
     const all = [...ACCELERATOR_STATES, ...ARQ_STATES, ...HOST_STATES, ...DRIVER_STATES, NOT_YET, HOST_DELETED];
     expect([...TRANSITION_ENDS].sort()).toEqual([...new Set(all)].sort());
     expect(TRANSITION_ENDS.length).toBe(new Set(TRANSITION_ENDS).size);
@@ -46,9 +48,14 @@ describe('state vocabularies', () => {
 
 /** Crash recovery is the machines' INTERRUPTED event: where a record saved mid-effect comes back. */
 describe('recovery from an interrupted effect', () => {
-  const arq = (value: string) => ({ value, context: { uuid: 'a', deviceProfileName: 'p', deviceProfileGroupId: 0, projectId: null, binding: null, boundTo: null, error: null } });
+  const arq = (value: string) => ({
+    value,
+    context: { uuid: 'a', deviceProfileName: 'p', deviceProfileGroupId: 0, projectId: null, binding: null, boundTo: null, error: null },
+  });
   it.each([
-    ['BindStarted', 'BindFailed'], ['Unbinding', 'UnbindFailed'], ['Deleting', 'DeletePending'],
+    ['BindStarted', 'BindFailed'],
+    ['Unbinding', 'UnbindFailed'],
+    ['Deleting', 'DeletePending'],
   ])('an ARQ saved in %s comes back in %s, its error "interrupted"', (from, to) => {
     const out = recoverInterrupted(arqMachine, arq(from));
     expect(out).toMatchObject({ interrupted: from, record: { value: to, context: { error: 'interrupted' } } });
@@ -59,13 +66,16 @@ describe('recovery from an interrupted effect', () => {
   });
 
   const acc = (value: string, extra: Record<string, unknown> = {}) => ({
-    value, context: { id: 'x', host: 'h', capacity: 1, allocations: [], program: null, pending: null, error: null, resume: null, ...extra },
+    value,
+    context: { id: 'x', host: 'h', capacity: 1, allocations: [], program: null, pending: null, error: null, resume: null, ...extra },
   });
   it.each(['installing', 'programming', 'detaching', 'resetting', 'uninstalling', 'settleAfterDetach', 'settleAfterReset'])(
-    'an accelerator saved in %s comes back in error ("interrupted"), RETRY allowed', (value) => {
+    'an accelerator saved in %s comes back in error ("interrupted"), RETRY allowed',
+    (value) => {
       const out = recoverInterrupted(acceleratorMachine, acc(value, { pending: { op: 'install', params: {} } }));
       expect(out).toMatchObject({ interrupted: value, record: { value: 'error', context: { error: { op: 'install', reason: 'interrupted' } } } });
-    });
+    },
+  );
 
   it('an interrupted attach handed nothing to an instance: back to ready, programmed or attached as it was', () => {
     const pending = { op: 'attach', params: { handleUuid: 'h2', instanceUuid: 'vm' } };

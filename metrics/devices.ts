@@ -60,14 +60,20 @@ export function fleetRows(conductor: FleetSource): { rows: (now?: number) => Dev
  */
 export function deviceGauges(conductor: FleetSource, rows: (now?: number) => DeviceRow[], registers: Registry[], opts: DeviceSeriesOptions): void {
   new Gauge<DeviceLabel>({
-    name: 'cyborg_accelerator_consumers', help: 'Instances an accelerator is allocated to now (0: free)', labelNames: DEVICE_LABELS, registers,
+    name: 'cyborg_accelerator_consumers',
+    help: 'Instances an accelerator is allocated to now (0: free)',
+    labelNames: DEVICE_LABELS,
+    registers,
     collect() {
       this.reset();
       for (const r of rows()) this.set(r.labels, r.view.allocations.length);
     },
   });
   new Gauge<DeviceLabel>({
-    name: 'cyborg_accelerator_capacity', help: 'Instances an accelerator can be allocated to at once (its attach handles)', labelNames: DEVICE_LABELS, registers,
+    name: 'cyborg_accelerator_capacity',
+    help: 'Instances an accelerator can be allocated to at once (its attach handles)',
+    labelNames: DEVICE_LABELS,
+    registers,
     collect() {
       this.reset();
       for (const r of rows()) this.set(r.labels, r.view.capacity);
@@ -75,18 +81,26 @@ export function deviceGauges(conductor: FleetSource, rows: (now?: number) => Dev
   });
   if (opts.consumerLabels) {
     new Gauge<AllocationLabel>({
-      name: 'cyborg_accelerator_allocation', help: '1 for each instance an accelerator is allocated to, labelled with the instance and its project', labelNames: ['host', 'accelerator', 'instance', 'project'], registers,
+      name: 'cyborg_accelerator_allocation',
+      help: '1 for each instance an accelerator is allocated to, labelled with the instance and its project',
+      labelNames: ['host', 'accelerator', 'instance', 'project'],
+      registers,
       collect() {
         this.reset();
         for (const r of rows()) {
-          for (const c of r.view.allocations) this.set({ host: r.labels.host, accelerator: r.labels.accelerator, instance: c.instanceUuid, project: c.projectId ?? '' }, 1);
+          for (const c of r.view.allocations)
+            this.set({ host: r.labels.host, accelerator: r.labels.accelerator, instance: c.instanceUuid, project: c.projectId ?? '' }, 1);
         }
       },
     });
   }
   const MIB = 1024 * 1024;
   const sampled: [string, string, (s: UsageSample) => number | undefined][] = [
-    ['cyborg_accelerator_utilization_ratio', 'Latest utilisation (0..1) the driver measured', (s) => (s.utilization === undefined ? undefined : s.utilization / 100)],
+    [
+      'cyborg_accelerator_utilization_ratio',
+      'Latest utilisation (0..1) the driver measured',
+      (s) => (s.utilization === undefined ? undefined : s.utilization / 100),
+    ],
     ['cyborg_accelerator_memory_used_bytes', 'Latest device memory in use', (s) => (s.memoryUsedMiB === undefined ? undefined : s.memoryUsedMiB * MIB)],
     ['cyborg_accelerator_memory_total_bytes', 'Device memory the driver reports', (s) => (s.memoryTotalMiB === undefined ? undefined : s.memoryTotalMiB * MIB)],
     ['cyborg_accelerator_temperature_celsius', 'Latest temperature', (s) => s.temperatureC],
@@ -94,7 +108,10 @@ export function deviceGauges(conductor: FleetSource, rows: (now?: number) => Dev
   ];
   for (const [name, help, pick] of sampled) {
     new Gauge<DeviceLabel>({
-      name, help, labelNames: DEVICE_LABELS, registers,
+      name,
+      help,
+      labelNames: DEVICE_LABELS,
+      registers,
       collect() {
         this.reset();
         const now = Date.now();
@@ -109,7 +126,10 @@ export function deviceGauges(conductor: FleetSource, rows: (now?: number) => Dev
   const { stats } = conductor.usage;
   // A counter read from the window's running totals at scrape time.
   new Counter<'outcome'>({
-    name: 'cyborg_usage_samples_total', help: 'Usage samples received since start: recorded (clamped ones included), clamped, unknown_device (not held here, or removed), invalid (unusable or out of order)', labelNames: ['outcome'], registers,
+    name: 'cyborg_usage_samples_total',
+    help: 'Usage samples received since start: recorded (clamped ones included), clamped, unknown_device (not held here, or removed), invalid (unusable or out of order)',
+    labelNames: ['outcome'],
+    registers,
     collect() {
       this.reset();
       this.inc({ outcome: 'recorded' }, stats.recorded);
@@ -119,7 +139,9 @@ export function deviceGauges(conductor: FleetSource, rows: (now?: number) => Dev
     },
   });
   new Gauge({
-    name: 'cyborg_usage_window_bytes', help: 'Memory the usage windows take: a fixed amount per accelerator with samples', registers,
+    name: 'cyborg_usage_window_bytes',
+    help: 'Memory the usage windows take: a fixed amount per accelerator with samples',
+    registers,
     collect() {
       this.set(conductor.usage.bytes);
     },

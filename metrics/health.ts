@@ -26,7 +26,7 @@ export function reasonClass(reason: string | null): string {
  */
 export function healthLabels(view: AcceleratorView, hostState: string): { status: string; severity: string; reason_class: string } {
   const h = view.health;
-  const status = hostState === HostStates.online ? h?.status ?? 'ok' : 'unknown';
+  const status = hostState === HostStates.online ? (h?.status ?? 'ok') : 'unknown';
   const bad = h && h.status !== 'ok';
   // Not observed is no fault of the device: a severity only for a fatal fault it had before.
   const severity = !bad ? 'none' : h.fatal ? 'fatal' : h.status === 'unknown' ? 'none' : 'transient';
@@ -37,16 +37,20 @@ export const HEALTH_CHANGES = ['DEGRADED', 'QUARANTINED', 'RECOVERED'] as const;
 
 export function healthGauges(conductor: FleetSource, rows: (now?: number) => DeviceRow[], registers: Registry[]): () => void {
   new Gauge<'host' | 'accelerator' | 'status' | 'severity' | 'reason_class'>({
-    name: 'cyborg_accelerator_health', help: '1 on the series naming each accelerator\'s health: status ok, degraded, quarantined or unknown (host not online, or its driver could not observe it: reason_class unobserved), severity, reason_class (xid, driver, missing, unobserved, none)',
-    labelNames: ['host', 'accelerator', 'status', 'severity', 'reason_class'], registers,
+    name: 'cyborg_accelerator_health',
+    help: "1 on the series naming each accelerator's health: status ok, degraded, quarantined or unknown (host not online, or its driver could not observe it: reason_class unobserved), severity, reason_class (xid, driver, missing, unobserved, none)",
+    labelNames: ['host', 'accelerator', 'status', 'severity', 'reason_class'],
+    registers,
     collect() {
       this.reset();
       for (const r of rows()) this.set({ host: r.labels.host, accelerator: r.labels.accelerator, ...healthLabels(r.view, r.hostState) }, 1);
     },
   });
   new Gauge<'host' | 'accelerator' | 'mark'>({
-    name: 'cyborg_accelerator_maintenance', help: '1 while an accelerator is out of service for maintenance (mark: maintenance, or draining while instances remain), else 0 with mark none',
-    labelNames: ['host', 'accelerator', 'mark'], registers,
+    name: 'cyborg_accelerator_maintenance',
+    help: '1 while an accelerator is out of service for maintenance (mark: maintenance, or draining while instances remain), else 0 with mark none',
+    labelNames: ['host', 'accelerator', 'mark'],
+    registers,
     collect() {
       this.reset();
       for (const r of rows()) {
@@ -56,14 +60,20 @@ export function healthGauges(conductor: FleetSource, rows: (now?: number) => Dev
     },
   });
   new Gauge<'host' | 'state'>({
-    name: 'cyborg_host_state', help: '1 on the series naming each host\'s agent liveness (online, stale, lost)', labelNames: ['host', 'state'], registers,
+    name: 'cyborg_host_state',
+    help: "1 on the series naming each host's agent liveness (online, stale, lost)",
+    labelNames: ['host', 'state'],
+    registers,
     collect() {
       this.reset();
       for (const h of conductor.hosts.values()) this.set({ host: h.name, state: h.state }, 1);
     },
   });
   new Gauge<'host'>({
-    name: 'cyborg_host_drain_started_timestamp_seconds', help: 'When the drain of a host began (present only while it is drained)', labelNames: ['host'], registers,
+    name: 'cyborg_host_drain_started_timestamp_seconds',
+    help: 'When the drain of a host began (present only while it is drained)',
+    labelNames: ['host'],
+    registers,
     collect() {
       this.reset();
       for (const h of conductor.hosts.values()) {
@@ -73,7 +83,10 @@ export function healthGauges(conductor: FleetSource, rows: (now?: number) => Dev
     },
   });
   new Gauge<'host'>({
-    name: 'cyborg_host_drain_consumers', help: 'Instances still on a drained host\'s accelerators (present only while it is drained; 0: the drain is done)', labelNames: ['host'], registers,
+    name: 'cyborg_host_drain_consumers',
+    help: "Instances still on a drained host's accelerators (present only while it is drained; 0: the drain is done)",
+    labelNames: ['host'],
+    registers,
     collect() {
       this.reset();
       const held = new Map<string, number>();
@@ -85,7 +98,10 @@ export function healthGauges(conductor: FleetSource, rows: (now?: number) => Dev
     },
   });
   const changes = new Counter<'change' | 'severity'>({
-    name: 'cyborg_accelerator_health_changes_total', help: 'Health changes this conductor committed: degraded, quarantined (by severity), recovered', labelNames: ['change', 'severity'], registers,
+    name: 'cyborg_accelerator_health_changes_total',
+    help: 'Health changes this conductor committed: degraded, quarantined (by severity), recovered',
+    labelNames: ['change', 'severity'],
+    registers,
   });
   // Zero from the start: `increase()` sees the first quarantine, not a series appearing at 1.
   for (const change of ['degraded', 'quarantined']) for (const severity of ['transient', 'fatal']) changes.inc({ change, severity }, 0);

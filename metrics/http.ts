@@ -49,7 +49,10 @@ export async function startHealthServer(opts: {
     server.listen(opts.port, opts.address, () => resolve(undefined));
   });
   if (err) {
-    opts.log.warn({ address: opts.address, port: opts.port, err: err.code ?? err.message }, 'health and metrics listener could not bind; going on without it (set another metrics port)');
+    opts.log.warn(
+      { address: opts.address, port: opts.port, err: err.code ?? err.message },
+      'health and metrics listener could not bind; going on without it (set another metrics port)',
+    );
     return undefined;
   }
   const addr = server.address();

@@ -28,17 +28,28 @@ export class Metrics {
     collectDefaultMetrics({ register: this.registry });
     const registers = [this.registry];
     this.busErrors = new Counter({ name: 'cyborg_bus_errors_total', help: 'Bus messages dropped or failed, by reason', labelNames: ['reason'], registers });
-    this.transitions = new Counter({ name: 'cyborg_transitions_total', help: 'Committed transitions, by kind and target state', labelNames: ['kind', 'to'], registers });
+    this.transitions = new Counter({
+      name: 'cyborg_transitions_total',
+      help: 'Committed transitions, by kind and target state',
+      labelNames: ['kind', 'to'],
+      registers,
+    });
     this.flushSize = new Histogram({
-      name: 'cyborg_journal_flush_changes', help: 'Changes per journal flush', registers,
+      name: 'cyborg_journal_flush_changes',
+      help: 'Changes per journal flush',
+      registers,
       buckets: [1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000],
     });
     this.flushSeconds = new Histogram({
-      name: 'cyborg_journal_flush_seconds', help: 'Journal flush latency', registers,
+      name: 'cyborg_journal_flush_seconds',
+      help: 'Journal flush latency',
+      registers,
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
     });
     this.heartbeatLag = new Histogram({
-      name: 'cyborg_heartbeat_lag_seconds', help: 'From an agent sending a heartbeat to its conductor processing it', registers,
+      name: 'cyborg_heartbeat_lag_seconds',
+      help: 'From an agent sending a heartbeat to its conductor processing it',
+      registers,
       buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
     });
   }
@@ -63,7 +74,10 @@ export class Metrics {
   watchConductor(conductor: FleetSource, opts: DeviceSeriesOptions = {}): () => void {
     const registers = [this.registry];
     new Gauge({
-      name: 'cyborg_accelerators', help: 'Accelerators by committed state and host', labelNames: ['state', 'host'], registers,
+      name: 'cyborg_accelerators',
+      help: 'Accelerators by committed state and host',
+      labelNames: ['state', 'host'],
+      registers,
       collect() {
         this.reset();
         for (const h of conductor.hosts.values()) {
@@ -77,7 +91,10 @@ export class Metrics {
       },
     });
     new Gauge({
-      name: 'cyborg_hosts', help: 'Hosts by agent liveness (online, stale, lost)', labelNames: ['state'], registers,
+      name: 'cyborg_hosts',
+      help: 'Hosts by agent liveness (online, stale, lost)',
+      labelNames: ['state'],
+      registers,
       collect() {
         this.reset();
         const counts = new Map<string, number>(HOST_STATES.map((s) => [s, 0]));
@@ -100,7 +117,14 @@ export class Metrics {
   exposeCounters(prefix: string, totals: Record<string, number>): void {
     for (const key of Object.keys(totals)) {
       const name = `${prefix}_${key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)}`;
-      new Gauge({ name, help: `${prefix} ${key} since start`, registers: [this.registry], collect() { this.set(totals[key] ?? 0); } });
+      new Gauge({
+        name,
+        help: `${prefix} ${key} since start`,
+        registers: [this.registry],
+        collect() {
+          this.set(totals[key] ?? 0);
+        },
+      });
     }
   }
 

@@ -51,7 +51,9 @@ export const AcceleratorViewSchema = Type.Object({
   /** Discovery no longer reports it, but an instance holds it: kept, flagged, never dropped. */
   missing: Type.Boolean(),
   health: Type.Optional(HealthViewSchema),
-  maintenance: Type.Optional(Type.Union([MaintenanceViewSchema, Type.Null()], { description: 'draining (consumers listed) until the last one leaves, then maintenance' })),
+  maintenance: Type.Optional(
+    Type.Union([MaintenanceViewSchema, Type.Null()], { description: 'draining (consumers listed) until the last one leaves, then maintenance' }),
+  ),
   generation: Type.Integer(),
   updatedAt: Type.String(),
 });
@@ -68,8 +70,11 @@ export const OperatorEventSchema = Type.Union([
   // Arguments are recorded in the transition log: ids, bounded like the columns they end in.
   Type.Object({ type: Type.Literal('PROGRAM'), bitstreamId: Type.Optional(BoundedName()), functionId: Type.Optional(BoundedName()) }),
   Type.Object({
-    type: Type.Literal('ATTACH'), handleUuid: BoundedName(), instanceUuid: BoundedName(),
-    arqUuid: Type.Optional(BoundedName()), projectId: Type.Optional(BoundedName()),
+    type: Type.Literal('ATTACH'),
+    handleUuid: BoundedName(),
+    instanceUuid: BoundedName(),
+    arqUuid: Type.Optional(BoundedName()),
+    projectId: Type.Optional(BoundedName()),
   }),
   Type.Object({ type: Type.Literal('DETACH'), handleUuid: BoundedName() }),
   Type.Object({ type: Type.Literal('RELEASE'), instanceUuid: BoundedName() }),

@@ -22,11 +22,16 @@ export function whyUnavailable(a: AcceleratorView, freeHandle = a.allocations.le
   }
   if (a.missing) return `${name} is no longer reported by its host's discovery; the way out: put the card back, or remove it`;
   switch (a.state) {
-    case AcceleratorStates.inactive: return `${name} is not enabled; the way out: \`cyborg accelerator enable ${a.name}\` (or \`openstack accelerator device enable ${a.deviceUuid}\`)`;
-    case AcceleratorStates.error: return `${name} is in error (${a.error?.op ?? 'an operation'} failed: ${a.error?.reason ?? 'unknown'}); the way out: \`cyborg accelerator retry ${a.name}\` or remove it`;
-    case AcceleratorStates.offline: return `${name} is offline: its host's agent is lost; the way out: bring the agent on ${a.host} back`;
-    case AcceleratorStates.removed: return `${name} was removed from its host`;
-    default: break;
+    case AcceleratorStates.inactive:
+      return `${name} is not enabled; the way out: \`cyborg accelerator enable ${a.name}\` (or \`openstack accelerator device enable ${a.deviceUuid}\`)`;
+    case AcceleratorStates.error:
+      return `${name} is in error (${a.error?.op ?? 'an operation'} failed: ${a.error?.reason ?? 'unknown'}); the way out: \`cyborg accelerator retry ${a.name}\` or remove it`;
+    case AcceleratorStates.offline:
+      return `${name} is offline: its host's agent is lost; the way out: bring the agent on ${a.host} back`;
+    case AcceleratorStates.removed:
+      return `${name} was removed from its host`;
+    default:
+      break;
   }
   if (!freeHandle) {
     return `${name} has no free attach handle: all ${Math.max(1, a.capacity)} are held (${a.allocations.map((x) => x.instanceUuid).join(', ')}); the way out: pick another accelerator, or detach one of them`;

@@ -71,7 +71,8 @@ export function capacityOf(accelerators: Iterable<AcceleratorView>): Capacity {
     add(h, rc, rc, a);
     for (const trait of a.traits) {
       const key = `${trait}\u0000${rc}`;
-      if (!traits.has(key)) traits.set(key, { trait, resourceClass: rc, accelerators: 0, total: 0, used: 0, reserved: 0, quarantined: 0, maintenance: 0, free: 0 });
+      if (!traits.has(key))
+        traits.set(key, { trait, resourceClass: rc, accelerators: 0, total: 0, used: 0, reserved: 0, quarantined: 0, maintenance: 0, free: 0 });
       add(traits as Map<string, CapacityCounts>, key, rc, a);
     }
   }

@@ -10,7 +10,7 @@ import { BOUND, BoundedName, BoundedText, BoundedUuid } from './bounds.js';
 export const AttachHandle = Type.Object({
   uuid: BoundedUuid(),
   attachType: Type.Union([Type.Literal('PCI'), Type.Literal('MDEV'), Type.Literal('TEST_PCI')]),
-  attachInfo: BoundedName({ description: 'JSON text, Cyborg\'s attach_info' }),
+  attachInfo: BoundedName({ description: "JSON text, Cyborg's attach_info" }),
   inUse: Type.Boolean(),
 });
 

@@ -55,8 +55,10 @@ export const AttachRequestSchema = Type.Object({
 
 /** The first ARQ and accelerator; with several (a profile of several groups, or amounts above 1) all of them too. */
 export const AttachResultSchema = Type.Object({
-  arq: ArqViewSchema, accelerator: AcceleratorViewSchema,
-  arqs: Type.Optional(Type.Array(ArqViewSchema)), accelerators: Type.Optional(Type.Array(AcceleratorViewSchema)),
+  arq: ArqViewSchema,
+  accelerator: AcceleratorViewSchema,
+  arqs: Type.Optional(Type.Array(ArqViewSchema)),
+  accelerators: Type.Optional(Type.Array(AcceleratorViewSchema)),
 });
 
 export const DetachResultSchema = Type.Object({

@@ -24,7 +24,9 @@ describe('EventHub', () => {
   it('keeps announcing when a listener throws', () => {
     const hub = new EventHub();
     const seen: number[] = [];
-    hub.subscribe(() => { throw new Error('observer bug'); });
+    hub.subscribe(() => {
+      throw new Error('observer bug');
+    });
     hub.subscribe((e) => seen.push(e.seq));
     hub.publish(rec('a'));
     expect(seen).toEqual([1]);

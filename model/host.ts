@@ -18,8 +18,22 @@ export type HostView = Static<typeof HostViewSchema>;
 
 /** An operator's re-layout of one card: its MIG instances (profile names) or its VF count. */
 export const RelayoutRequestSchema = Type.Union([
-  Type.Object({ kind: Type.Literal('mig'), address: Type.String({ pattern: '^[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\\.[0-7]$' }), profiles: Type.Array(Type.String({ minLength: 1, maxLength: 32 }), { minItems: 1, maxItems: 8 }) }, { additionalProperties: false }),
-  Type.Object({ kind: Type.Literal('vfs'), address: Type.String({ pattern: '^[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\\.[0-7]$' }), count: Type.Integer({ minimum: 0, maximum: 256 }) }, { additionalProperties: false }),
+  Type.Object(
+    {
+      kind: Type.Literal('mig'),
+      address: Type.String({ pattern: '^[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\\.[0-7]$' }),
+      profiles: Type.Array(Type.String({ minLength: 1, maxLength: 32 }), { minItems: 1, maxItems: 8 }),
+    },
+    { additionalProperties: false },
+  ),
+  Type.Object(
+    {
+      kind: Type.Literal('vfs'),
+      address: Type.String({ pattern: '^[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\\.[0-7]$' }),
+      count: Type.Integer({ minimum: 0, maximum: 256 }),
+    },
+    { additionalProperties: false },
+  ),
 ]);
 
 export type RelayoutRequest = Static<typeof RelayoutRequestSchema>;

@@ -35,7 +35,9 @@ export function whyRefused(a: AcceleratorView, event: string): string | undefine
     case 'END_MAINTENANCE':
       return a.maintenance ? undefined : 'it carries no maintenance mark';
     case 'RELEASE':
-      return a.state === AcceleratorStates.error || a.state === AcceleratorStates.offline ? `no such instance on it (on it: ${held(a) || 'none'})` : `release is for a card whose detach failed or whose host is lost; detach the instance instead (cyborg accelerator detach ${name})`;
+      return a.state === AcceleratorStates.error || a.state === AcceleratorStates.offline
+        ? `no such instance on it (on it: ${held(a) || 'none'})`
+        : `release is for a card whose detach failed or whose host is lost; detach the instance instead (cyborg accelerator detach ${name})`;
     default:
       return undefined;
   }

@@ -158,11 +158,15 @@ function postWith(o: NovaNotifierOptions): (body: string) => Promise<{ status: n
   };
   if (o.session) {
     const session = o.session;
-    return (body) => session.request('/os-server-external-events', { method: 'POST', headers: { ...headers, ...globalRequestIdHeader() }, body, timeoutMs: 10_000 });
+    return (body) =>
+      session.request('/os-server-external-events', { method: 'POST', headers: { ...headers, ...globalRequestIdHeader() }, body, timeoutMs: 10_000 });
   }
   return async (body) => {
     const res = await fetch(`${o.novaUrl!.replace(/\/+$/, '')}/os-server-external-events`, {
-      method: 'POST', headers: { ...headers, ...globalRequestIdHeader(), 'x-auth-token': o.token }, body, signal: AbortSignal.timeout(10_000),
+      method: 'POST',
+      headers: { ...headers, ...globalRequestIdHeader(), 'x-auth-token': o.token },
+      body,
+      signal: AbortSignal.timeout(10_000),
     });
     return { status: res.status, text: await res.text() };
   };
@@ -184,9 +188,14 @@ export function startNovaNotifier(
   log: Logger,
 ): NovaNotifier {
   return new NovaNotifier({
-    novaUrl: config.novaUrl, token: config.v2.novaToken, retries: config.v2.novaRetries, retryDelayMs: config.v2.novaRetryDelayMs,
+    novaUrl: config.novaUrl,
+    token: config.v2.novaToken,
+    retries: config.v2.novaRetries,
+    retryDelayMs: config.v2.novaRetryDelayMs,
     ...(config.nova?.authUrl ? { session: novaSession(config.nova, config.novaUrl) } : {}),
-    hub: control.hub, getArq: (uuid) => control.getArq(uuid), log,
+    hub: control.hub,
+    getArq: (uuid) => control.getArq(uuid),
+    log,
   }).start();
 }
 
@@ -197,7 +206,12 @@ export function startNovaNotifier(
  */
 export function novaSession(nova: Config['nova'], novaUrl?: string): KeystoneSession {
   return new KeystoneSession({
-    authUrl: nova.authUrl!, auth: authMethod('nova', nova), serviceType: 'compute', interfaces: nova.validInterfaces, serviceTokenFrom: 'self',
-    ...(nova.regionName ? { region: nova.regionName } : {}), ...(novaUrl ? { endpointOverride: novaUrl } : {}),
+    authUrl: nova.authUrl!,
+    auth: authMethod('nova', nova),
+    serviceType: 'compute',
+    interfaces: nova.validInterfaces,
+    serviceTokenFrom: 'self',
+    ...(nova.regionName ? { region: nova.regionName } : {}),
+    ...(novaUrl ? { endpointOverride: novaUrl } : {}),
   });
 }

@@ -20,7 +20,9 @@ suite('a device profile matched the way Placement matches it', () => {
 
   it('reads every resources: key of a group: one provider must have them all', () => {
     const groups = readGroups([{ 'resources:PGPU': '1', 'resources:CUSTOM_MIG_3G_40GB': '1' }]);
-    expect(matchGroups(groups, [H100, MIG])).toMatchObject({ reasons: [expect.stringContaining('h100 has no CUSTOM_MIG_3G_40GB inventory; mig has no PGPU inventory')] });
+    expect(matchGroups(groups, [H100, MIG])).toMatchObject({
+      reasons: [expect.stringContaining('h100 has no CUSTOM_MIG_3G_40GB inventory; mig has no PGPU inventory')],
+    });
   });
 
   it('matches every group, not only the first; isolate puts them on different providers', () => {
@@ -35,7 +37,9 @@ suite('a device profile matched the way Placement matches it', () => {
   });
 
   it('counts amounts: a group asking for more than a provider has free does not land there', () => {
-    expect(matchGroups(readGroups([{ 'resources:CUSTOM_MIG_3G_40GB': '3' }]), [MIG])).toEqual({ reasons: ['group 0 (CUSTOM_MIG_3G_40GB=3): mig has 2 CUSTOM_MIG_3G_40GB free, 3 asked'] });
+    expect(matchGroups(readGroups([{ 'resources:CUSTOM_MIG_3G_40GB': '3' }]), [MIG])).toEqual({
+      reasons: ['group 0 (CUSTOM_MIG_3G_40GB=3): mig has 2 CUSTOM_MIG_3G_40GB free, 3 asked'],
+    });
   });
 
   it('refuses bad groups naming the field, never matching them wrongly', () => {
@@ -50,7 +54,10 @@ suite('a device profile matched the way Placement matches it', () => {
     expect(refused([{ 'resources:PGPU': 'one' }])).toEqual({ code: 'request.invalid', field: 'groups[0].resources:PGPU' });
     expect(refused([{ 'resources:PGPU': '0' }])).toEqual({ code: 'request.invalid', field: 'groups[0].resources:PGPU' });
     expect(refused([{ 'resources:PGPU': '1', 'trait:CUSTOM_X': 'preferred' }])).toEqual({ code: 'request.invalid', field: 'groups[0].trait:CUSTOM_X' });
-    expect(refused([{ 'resources:PGPU': '1', 'trait:CUSTOM_X': 'required', 'trait:custom_x': 'forbidden' }])).toEqual({ code: 'request.invalid', field: 'groups[0].trait:CUSTOM_X' });
+    expect(refused([{ 'resources:PGPU': '1', 'trait:CUSTOM_X': 'required', 'trait:custom_x': 'forbidden' }])).toEqual({
+      code: 'request.invalid',
+      field: 'groups[0].trait:CUSTOM_X',
+    });
     expect(refused([{ 'trait:CUSTOM_X': 'required' }])).toEqual({ code: 'request.invalid', field: 'groups[0]' });
     expect(refused([])).toEqual({ code: 'request.invalid', field: 'groups' });
     expect(refused([{ 'resource:PGPU': '1' }])).toEqual({ code: 'request.invalid', field: 'groups[0].resource:PGPU' });

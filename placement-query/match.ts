@@ -44,7 +44,9 @@ export function matchGroups(groups: readonly RequestGroup[], candidates: readonl
   groups.forEach((g, i) => {
     if (fitting[i]!.length > 0) return;
     const seen = candidates.slice(0, 3).map((c) => `${c.id} ${whyNot(g, c)}`);
-    reasons.push(`group ${g.index} (${describe(g)}): ${candidates.length === 0 ? 'no candidates' : seen.join('; ')}${candidates.length > 3 ? `; … ${candidates.length - 3} more` : ''}`);
+    reasons.push(
+      `group ${g.index} (${describe(g)}): ${candidates.length === 0 ? 'no candidates' : seen.join('; ')}${candidates.length > 3 ? `; … ${candidates.length - 3} more` : ''}`,
+    );
   });
   if (reasons.length > 0) return { reasons };
   const used = new Map<string, Map<string, number>>();

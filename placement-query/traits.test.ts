@@ -3,7 +3,12 @@ import { canonicalFunctionId, functionTrait } from './index.js';
 
 describe('one spelling per function trait', () => {
   it('writes an AFU id the same whether sysfs, a profile or Glance gave it', () => {
-    const spellings = ['d8424dc4a4a3c413f89e433683f9040b', 'D8424DC4-A4A3-C413-F89E-433683F9040B', '{d8424dc4-a4a3-c413-f89e-433683f9040b}', '0xd8424dc4a4a3c413f89e433683f9040b'];
+    const spellings = [
+      'd8424dc4a4a3c413f89e433683f9040b',
+      'D8424DC4-A4A3-C413-F89E-433683F9040B',
+      '{d8424dc4-a4a3-c413-f89e-433683f9040b}',
+      '0xd8424dc4a4a3c413f89e433683f9040b',
+    ];
     expect(new Set(spellings.map((s) => functionTrait('INTEL', s)))).toEqual(new Set(['CUSTOM_FPGA_FUNCTION_ID_INTEL_D8424DC4A4A3C413F89E433683F9040B']));
   });
 

@@ -8,9 +8,15 @@ export const FUNCTION_TRAIT_PREFIX = 'CUSTOM_FPGA_FUNCTION_ID';
  * upper-cased with every character Placement refuses in a trait turned into `_`.
  */
 export function canonicalFunctionId(id: string): string {
-  const hex = id.trim().replace(/^\{|\}$/g, '').replace(/^0x/i, '');
+  const hex = id
+    .trim()
+    .replace(/^\{|\}$/g, '')
+    .replace(/^0x/i, '');
   if (/^[0-9a-f]{32}$/i.test(hex.replace(/-/g, '')) && /^[0-9a-f-]+$/i.test(hex)) return hex.replace(/-/g, '').toUpperCase();
-  return id.trim().toUpperCase().replace(/[^A-Z0-9_]/g, '_');
+  return id
+    .trim()
+    .toUpperCase()
+    .replace(/[^A-Z0-9_]/g, '_');
 }
 
 /**

@@ -75,11 +75,16 @@ function findIn(value: unknown, path: string[], match: string): boolean {
 /** Evaluates a check; `seen` guards against rules that refer to themselves. */
 export function evaluate(check: Check, target: Target, creds: Credentials, rules: RuleLookup, seen: ReadonlySet<string> = new Set()): boolean {
   switch (check.kind) {
-    case 'true': return true;
-    case 'false': return false;
-    case 'not': return !evaluate(check.check, target, creds, rules, seen);
-    case 'and': return check.checks.every((c) => evaluate(c, target, creds, rules, seen));
-    case 'or': return check.checks.some((c) => evaluate(c, target, creds, rules, seen));
+    case 'true':
+      return true;
+    case 'false':
+      return false;
+    case 'not':
+      return !evaluate(check.check, target, creds, rules, seen);
+    case 'and':
+      return check.checks.every((c) => evaluate(c, target, creds, rules, seen));
+    case 'or':
+      return check.checks.some((c) => evaluate(c, target, creds, rules, seen));
     case 'rule': {
       const rule = rules(check.name);
       if (!rule || seen.has(check.name)) return false;

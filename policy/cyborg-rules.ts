@@ -7,26 +7,38 @@ const OPERATOR: ScopeType[] = ['system', 'project'];
 /** Cyborg's base rules (cyborg/policies/base.py), referred to as `rule:<name>`. */
 const BASE: RuleDefault[] = [
   { name: 'admin_api', check: 'role:admin', description: 'Legacy rule for cloud admin access' },
-  { name: 'admin_or_owner', check: 'is_admin:True or project_id:%(project_id)s', description: 'Legacy rule: an admin, or any token of the target\'s project' },
-  { name: 'project_member_api', check: 'role:member and project_id:%(project_id)s', description: 'A member of the target\'s project' },
-  { name: 'project_reader_api', check: 'role:reader and project_id:%(project_id)s', description: 'A reader of the target\'s project' },
-  { name: 'project_manager_api', check: 'role:manager and project_id:%(project_id)s', description: 'A manager of the target\'s project' },
+  { name: 'admin_or_owner', check: 'is_admin:True or project_id:%(project_id)s', description: "Legacy rule: an admin, or any token of the target's project" },
+  { name: 'project_member_api', check: 'role:member and project_id:%(project_id)s', description: "A member of the target's project" },
+  { name: 'project_reader_api', check: 'role:reader and project_id:%(project_id)s', description: "A reader of the target's project" },
+  { name: 'project_manager_api', check: 'role:manager and project_id:%(project_id)s', description: "A manager of the target's project" },
   // Cyborg 2026.2 (after CVE-2026-40213): a service token proves that a service forwarded the call;
   // it is no role of the caller, so it never lets a reader act as a service.
-  { name: 'service_api', check: 'role:service', description: 'A service (Nova): the service role in the caller\'s own token' },
+  { name: 'service_api', check: 'role:service', description: "A service (Nova): the service role in the caller's own token" },
   { name: 'project_member_or_admin', check: 'rule:project_member_api or rule:admin_api', description: 'Project member or admin' },
   { name: 'project_reader_or_admin', check: 'rule:project_reader_api or rule:admin_api', description: 'Project reader or admin' },
   { name: 'project_manager_or_admin', check: 'rule:project_manager_api or rule:admin_api', description: 'Project manager or admin' },
   { name: 'project_member_or_service', check: 'rule:project_member_api or rule:service_api', description: 'Project member or a service' },
-  { name: 'operator_reader_api', check: 'role:reader', description: 'Reads of the operator API (/cyborg/v1) that are filtered to the caller\'s project: any reader' },
+  {
+    name: 'operator_reader_api',
+    check: 'role:reader',
+    description: "Reads of the operator API (/cyborg/v1) that are filtered to the caller's project: any reader",
+  },
   // As Cyborg 2026.2's devices and deployables: the whole fleet is the cloud operator's to read.
-  { name: 'operator_fleet_reader_api', check: 'role:admin or (role:reader and system_scope:all)', description: 'Fleet-wide reads of the operator API: an admin, or a system-scoped reader' },
+  {
+    name: 'operator_fleet_reader_api',
+    check: 'role:admin or (role:reader and system_scope:all)',
+    description: 'Fleet-wide reads of the operator API: an admin, or a system-scoped reader',
+  },
   { name: 'operator_admin_api', check: 'role:admin', description: 'Changes through the operator API (/cyborg/v1): admins' },
 ];
 
 function v2(name: string, check: string, operations: string[], deprecated?: string): RuleDefault {
   return {
-    name, check, scopeTypes: PROJECT, operations, description: `Cyborg v2: ${operations.join(', ')}`,
+    name,
+    check,
+    scopeTypes: PROJECT,
+    operations,
+    description: `Cyborg v2: ${operations.join(', ')}`,
     ...(deprecated ? { deprecated: { check: deprecated, reason: 'Cyborg 2026.2 moved to the reader / member / manager personas' } } : {}),
   };
 }
@@ -76,9 +88,15 @@ const OPERATOR_RULES: RuleDefault[] = [
   op('cyborg:operator:capacity:get', 'rule:operator_fleet_reader_api', [`GET ${P}/capacity`]),
   // Not a route: whether a caller reads the whole fleet (unfiltered) or only its own project's
   // consumers, ARQs, instances, usage and audit rows on the filtered reads (api/scope.ts).
-  { name: 'cyborg:operator:scope:fleet', check: 'rule:operator_fleet_reader_api', scopeTypes: OPERATOR, description: 'Operator API: reads the whole fleet; without it, the filtered reads show only the caller\'s project' },
+  {
+    name: 'cyborg:operator:scope:fleet',
+    check: 'rule:operator_fleet_reader_api',
+    scopeTypes: OPERATOR,
+    description: "Operator API: reads the whole fleet; without it, the filtered reads show only the caller's project",
+  },
   ...['enable', 'disable', 'retry', 'remove', 'program', 'attach', 'detach'].map((a) =>
-    op(`cyborg:operator:accelerator:${a}`, 'rule:operator_admin_api', [`POST ${P}/accelerators/{id}/${a}`])),
+    op(`cyborg:operator:accelerator:${a}`, 'rule:operator_admin_api', [`POST ${P}/accelerators/{id}/${a}`]),
+  ),
   // Health and maintenance (api/routes/maintenance.ts): changes, so admins by default.
   op('cyborg:operator:accelerator:reset', 'rule:operator_admin_api', [`POST ${P}/accelerators/{id}/reset`]),
   op('cyborg:operator:accelerator:clear_health', 'rule:operator_admin_api', [`POST ${P}/accelerators/{id}/clear-health`]),
@@ -91,7 +109,13 @@ const OPERATOR_RULES: RuleDefault[] = [
   op('cyborg:operator:fake:fault', 'rule:operator_admin_api', [`POST ${P}/accelerators/{id}/fake-fault`]),
   op('cyborg:operator:host:drain_cancel', 'rule:operator_admin_api', [`DELETE ${P}/hosts/{host}/drain`]),
   // Who the caller is and which operator rules it passes: any valid token may ask about itself.
-  { name: 'cyborg:operator:auth:whoami', check: '@', scopeTypes: OPERATOR, operations: [`GET ${P}/auth/whoami`], description: 'Operator API: the caller\'s identity and the operator rules it passes' },
+  {
+    name: 'cyborg:operator:auth:whoami',
+    check: '@',
+    scopeTypes: OPERATOR,
+    operations: [`GET ${P}/auth/whoami`],
+    description: "Operator API: the caller's identity and the operator rules it passes",
+  },
   op('cyborg:operator:event:snapshot', 'rule:operator_reader_api', [`GET ${P}/snapshot`]),
   op('cyborg:operator:event:history', 'rule:operator_reader_api', [`GET ${P}/history/{id}`]),
   op('cyborg:operator:audit:get_all', 'rule:operator_reader_api', [`GET ${P}/audit`]),

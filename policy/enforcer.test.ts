@@ -21,7 +21,7 @@ function policyFile(text: string): string {
 describe('Enforcer', () => {
   const defaults = { enforceNewDefaults: false, enforceScope: true };
 
-  it('applies Cyborg\'s defaults, OR-ing the deprecated rule until enforce_new_defaults', () => {
+  it("applies Cyborg's defaults, OR-ing the deprecated rule until enforce_new_defaults", () => {
     const legacy = new Enforcer(CYBORG_RULES, defaults);
     const strict = new Enforcer(CYBORG_RULES, { ...defaults, enforceNewDefaults: true });
     const noRoles: Credentials = { roles: [], project_id: 'p1', user_id: 'n1' };
@@ -53,13 +53,15 @@ describe('Enforcer', () => {
   });
 
   it('an override from policy.yaml replaces the default, deprecated rule and all', () => {
-    const file = policyFile([
-      '# the operator lets project members enable accelerators of their own project',
-      '"cyborg:operator:accelerator:enable": "role:member and project_id:%(project_id)s"',
-      '"cyborg:device_profile:get_all": "rule:admin_api"',
-      'my_custom: "role:auditor"',
-      '"cyborg:operator:event:stream": "rule:my_custom or rule:operator_reader_api"',
-    ].join('\n'));
+    const file = policyFile(
+      [
+        '# the operator lets project members enable accelerators of their own project',
+        '"cyborg:operator:accelerator:enable": "role:member and project_id:%(project_id)s"',
+        '"cyborg:device_profile:get_all": "rule:admin_api"',
+        'my_custom: "role:auditor"',
+        '"cyborg:operator:event:stream": "rule:my_custom or rule:operator_reader_api"',
+      ].join('\n'),
+    );
     const e = new Enforcer(CYBORG_RULES, { ...defaults, policyFile: file });
     expect(e.enforce('cyborg:operator:accelerator:enable', own(member), member)).toBe(true);
     expect(e.enforce('cyborg:operator:accelerator:enable', { project_id: 'p2' }, member)).toBe(false);

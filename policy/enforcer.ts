@@ -29,7 +29,11 @@ export interface EnforcerOptions {
 
 /** A policy file that cannot be used: names the file and, when it is one rule, the rule. */
 export class PolicyFileError extends Error {
-  constructor(message: string, readonly rule?: string, options?: { cause?: unknown }) {
+  constructor(
+    message: string,
+    readonly rule?: string,
+    options?: { cause?: unknown },
+  ) {
     super(message, options);
     this.name = 'PolicyFileError';
   }
@@ -76,7 +80,10 @@ export class Enforcer {
   private readonly defaults = new Map<string, RuleDefault>();
   private loaded: Loaded;
 
-  constructor(defaults: readonly RuleDefault[], readonly options: EnforcerOptions) {
+  constructor(
+    defaults: readonly RuleDefault[],
+    readonly options: EnforcerOptions,
+  ) {
     for (const d of defaults) this.defaults.set(d.name, d);
     this.loaded = this.build();
   }

@@ -2,7 +2,11 @@ import type { Check } from './checks.js';
 
 /** A rule that does not parse: names the rule and says where it went wrong. */
 export class PolicySyntaxError extends Error {
-  constructor(readonly rule: string, readonly text: string, reason: string) {
+  constructor(
+    readonly rule: string,
+    readonly text: string,
+    reason: string,
+  ) {
     super(`policy rule "${rule}": ${reason} in ${JSON.stringify(text)}`);
     this.name = 'PolicySyntaxError';
   }
@@ -125,12 +129,18 @@ export function parseRule(rule: string, text: string): Check {
 /** The rule text back from a tree (for `cyborg policy list` and logs). */
 export function formatCheck(c: Check, top = true): string {
   switch (c.kind) {
-    case 'true': return '@';
-    case 'false': return '!';
-    case 'not': return `not ${formatCheck(c.check, false)}`;
-    case 'rule': return `rule:${c.name}`;
-    case 'role': return `role:${c.match}`;
-    case 'generic': return `${c.field}:${c.match}`;
+    case 'true':
+      return '@';
+    case 'false':
+      return '!';
+    case 'not':
+      return `not ${formatCheck(c.check, false)}`;
+    case 'rule':
+      return `rule:${c.name}`;
+    case 'role':
+      return `role:${c.match}`;
+    case 'generic':
+      return `${c.field}:${c.match}`;
     case 'and':
     case 'or': {
       const s = c.checks.map((x) => formatCheck(x, false)).join(` ${c.kind} `);

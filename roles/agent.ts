@@ -34,7 +34,12 @@ export async function startAgentRole(config: Config, log: Logger, deps: { driver
   log = log.child({ role: 'agent', host });
   const metrics = new Metrics('agent');
   const drivers = deps.drivers ?? new DriverRegistry(enabledDrivers(config, log));
-  const cache = await AgentCache.open(join(config.dataDir, 'agent'), host, drivers.list().map((d) => ({ name: d.name, version: d.version })), log);
+  const cache = await AgentCache.open(
+    join(config.dataDir, 'agent'),
+    host,
+    drivers.list().map((d) => ({ name: d.name, version: d.version })),
+    log,
+  );
   // Before the first discovery: what the drivers make again (mdevs, MIG instances, VFs) is then reported as it is.
   const restored = await restoreHostState(drivers.list(), cache.boundHandles(), log);
   let agent: Agent | undefined;
@@ -49,7 +54,11 @@ export async function startAgentRole(config: Config, log: Logger, deps: { driver
   });
   const images = glanceFromConfig(config);
   agent = new Agent({
-    host, bus, drivers, log, ...(images ? { images } : {}),
+    host,
+    bus,
+    drivers,
+    log,
+    ...(images ? { images } : {}),
     heartbeatIntervalMs: config.timing.heartbeatIntervalMs,
     discoveryIntervalMs: config.timing.discoveryIntervalMs,
     healthIntervalMs: config.timing.healthIntervalMs,
@@ -79,25 +88,38 @@ export async function startAgentRole(config: Config, log: Logger, deps: { driver
     info: () => ({ host, agentId: a.agentId, epoch: cache.epoch, drivers: drivers.list().map((d) => ({ name: d.name, version: d.version })), restored }),
     stats: () => ({ devices: cache.devices.length, registered: started }),
   });
-  const health = config.distributed.metricsPort >= 0 ? await startHealthServer({
-    address: config.listen.address, port: config.distributed.metricsPort, metrics, log,
-    healthy: () => ({ ok: !bus.nc.isClosed(), registered: started, host, epoch: cache.epoch }),
-    ready: () => {
-      const nats = natsProblem(bus);
-      return { ok: !nats, registered: started, host, epoch: cache.epoch, nats: nats ?? 'ok' };
-    },
-  }) : undefined;
+  const health =
+    config.distributed.metricsPort >= 0
+      ? await startHealthServer({
+          address: config.listen.address,
+          port: config.distributed.metricsPort,
+          metrics,
+          log,
+          healthy: () => ({ ok: !bus.nc.isClosed(), registered: started, host, epoch: cache.epoch }),
+          ready: () => {
+            const nats = natsProblem(bus);
+            return { ok: !nats, registered: started, host, epoch: cache.epoch, nats: nats ?? 'ok' };
+          },
+        })
+      : undefined;
   let stopped: Promise<void> | undefined;
   return {
-    agent: a, cache, bus, metrics, health, ready, restored,
-    stop: () => (stopped ??= (async () => {
-      stopping = true;
-      off();
-      await a.stop();
-      await cache.save();
-      await health?.close();
-      await bus.close();
-    })()),
+    agent: a,
+    cache,
+    bus,
+    metrics,
+    health,
+    ready,
+    restored,
+    stop: () =>
+      (stopped ??= (async () => {
+        stopping = true;
+        off();
+        await a.stop();
+        await cache.save();
+        await health?.close();
+        await bus.close();
+      })()),
   };
 }
 

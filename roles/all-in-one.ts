@@ -45,10 +45,17 @@ export async function startAllInOne(config: Config, log: Logger, deps: AllInOneD
   const bus = new InProcessBus(log.child({ component: 'bus' }));
   // Without an injected journal: PostgreSQL at DATABASE_URL, or the embedded one under dataDir
   // (migrations applied either way). Tests of the runtime alone inject a MemoryJournal.
-  const journal = deps.journal ?? await openJournal(config, log.child({ component: 'persistence' }));
+  const journal = deps.journal ?? (await openJournal(config, log.child({ component: 'persistence' })));
   // Nova-less by default here: the host's root provider is created when Placement lacks it.
   const link = placementFromConfig(config, log.child({ component: 'placement' }), true);
-  const conductor = new Conductor({ bus, journal, log: log.child({ component: 'conductor' }), timing: config.timing, usageWindow: config.conductor.usageWindow, ...(link.port ? { placement: link.port } : {}) });
+  const conductor = new Conductor({
+    bus,
+    journal,
+    log: log.child({ component: 'conductor' }),
+    timing: config.timing,
+    usageWindow: config.conductor.usageWindow,
+    ...(link.port ? { placement: link.port } : {}),
+  });
   await conductor.start();
   const placement = link.start(conductor);
   const nova = startNovaNotifier(config, conductor, log.child({ component: 'nova' }));
@@ -60,7 +67,8 @@ export async function startAllInOne(config: Config, log: Logger, deps: AllInOneD
   const images = glanceFromConfig(config);
   const agent = new Agent({
     host: config.host,
-    bus, ...(images ? { images } : {}),
+    bus,
+    ...(images ? { images } : {}),
     drivers: new DriverRegistry(drivers),
     log: log.child({ component: 'agent' }),
     heartbeatIntervalMs: config.timing.heartbeatIntervalMs,
@@ -76,7 +84,8 @@ export async function startAllInOne(config: Config, log: Logger, deps: AllInOneD
   app.addHook('onClose', async () => auth.close());
   // Fault injection exists only where a fake driver runs here (demos, rehearsals: docs/metrics.md).
   // Retiring a host needs the conductor and the journal in this process (the api role has neither).
-  if (journal.forgetHost) await app.register(hostDeleteRoutes, { prefix: OPERATOR_PREFIX, retirer: { retire: (name: string, m: RequestMeta) => conductor.retireHost(name, m) } });
+  if (journal.forgetHost)
+    await app.register(hostDeleteRoutes, { prefix: OPERATOR_PREFIX, retirer: { retire: (name: string, m: RequestMeta) => conductor.retireHost(name, m) } });
   if (fake) await app.register(fakeFaultRoutes, { prefix: OPERATOR_PREFIX, control: conductor, injector: fakeFaultInjector(fake, agent, config.host) });
   const metrics = new Metrics('all-in-one');
   const unwatch = metrics.watchConductor(conductor, { consumerLabels: config.conductor.metricsConsumerLabels });
@@ -89,17 +98,23 @@ export async function startAllInOne(config: Config, log: Logger, deps: AllInOneD
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   let stopped: Promise<void> | undefined;
   return {
-    url, app, conductor, agent, bus, journal,
-    stop: () => (stopped ??= (async () => {
-      await app.close();
-      unwatch();
-      autoEnable?.();
-      await agent.stop();
-      placement?.stop();
-      await nova.stop();
-      await conductor.stop();
-      await bus.close();
-      await journal.close();
-    })()),
+    url,
+    app,
+    conductor,
+    agent,
+    bus,
+    journal,
+    stop: () =>
+      (stopped ??= (async () => {
+        await app.close();
+        unwatch();
+        autoEnable?.();
+        await agent.stop();
+        placement?.stop();
+        await nova.stop();
+        await conductor.stop();
+        await bus.close();
+        await journal.close();
+      })()),
   };
 }

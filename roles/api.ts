@@ -36,7 +36,11 @@ export async function startApiRole(config: Config, log: Logger): Promise<Running
   void control.start();
   const auth = apiAuthFromConfig(config, log);
   const app = await buildApi({
-    control, log, v2: config.v2, auth, limits: config.api,
+    control,
+    log,
+    v2: config.v2,
+    auth,
+    limits: config.api,
     health: { checks: { nats: () => natsProblem(bus), view: () => control.notReady(), conductor: () => control.conductorProblem() } },
   });
   app.addHook('onClose', async () => auth.close());
@@ -50,20 +54,29 @@ export async function startApiRole(config: Config, log: Logger): Promise<Running
   log.info({ url }, 'api role up');
   // A second listener for browsers, unless the API's own port is one they open.
   const uiPort = config.listen.uiPort;
-  const ui = uiPort >= 0 && uiPort !== port ? await startUiListener(app, config.listen.address, uiPort, log).catch(async (err: unknown) => {
-    await app.close();
-    await bus.close();
-    throw err;
-  }) : undefined;
+  const ui =
+    uiPort >= 0 && uiPort !== port
+      ? await startUiListener(app, config.listen.address, uiPort, log).catch(async (err: unknown) => {
+          await app.close();
+          await bus.close();
+          throw err;
+        })
+      : undefined;
   let stopped: Promise<void> | undefined;
   return {
-    url, uiUrl: ui?.url, app, control, bus, metrics,
-    stop: () => (stopped ??= (async () => {
-      await ui?.close();
-      await app.close();
-      control.stop();
-      stopNatsWatch(bus);
-      await bus.close();
-    })()),
+    url,
+    uiUrl: ui?.url,
+    app,
+    control,
+    bus,
+    metrics,
+    stop: () =>
+      (stopped ??= (async () => {
+        await ui?.close();
+        await app.close();
+        control.stop();
+        stopNatsWatch(bus);
+        await bus.close();
+      })()),
   };
 }

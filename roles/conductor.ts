@@ -50,7 +50,7 @@ export async function startConductor(config: Config, log: Logger, deps: { journa
   log = log.child({ role: 'conductor', conductorId: id });
   const metrics = new Metrics('conductor');
   const bus = await roleBus(config, log, `cyborg-conductor-${id}`, metrics);
-  const inner = deps.journal ?? await roleJournal(config, log);
+  const inner = deps.journal ?? (await roleJournal(config, log));
   let lease: LeaseTable | undefined;
   let leaseNc: NatsConnection | undefined;
   let router: HostRouter | undefined;
@@ -65,7 +65,11 @@ export async function startConductor(config: Config, log: Logger, deps: { journa
     leaseNc = await connectNats(config.natsUrl!, config.nats, { name: `cyborg-conductor-${id}-lease` });
     const kv = await new Kvm(leaseNc).create(bucket, { history: 1 });
     lease = new LeaseTable({
-      kv, conductorId: id, ttlMs: d.leaseTtlMs, renewMs: d.leaseRenewMs, log,
+      kv,
+      conductorId: id,
+      ttlMs: d.leaseTtlMs,
+      renewMs: d.leaseRenewMs,
+      log,
       onLost: (hosts) => {
         if (hosts.includes(ARQ_HOME)) arqHome?.lost();
         router?.release(hosts.filter((h) => h !== ARQ_HOME));
@@ -81,7 +85,11 @@ export async function startConductor(config: Config, log: Logger, deps: { journa
     const fenced = new FencedJournal(inner, lease);
     journal = fenced;
     router = new HostRouter({
-      bus, lease, journal: fenced, log, forwardTimeoutMs: d.requestTimeoutMs,
+      bus,
+      lease,
+      journal: fenced,
+      log,
+      forwardTimeoutMs: d.requestTimeoutMs,
       // A health report for a host whose holder died is kept trying until its lease has expired and been claimed.
       redeliverForMs: 2 * d.leaseTtlMs + d.requestTimeoutMs,
       onAdopted: (hosts) => hosts.forEach((h) => publisher?.adopted(h)),
@@ -90,8 +98,11 @@ export async function startConductor(config: Config, log: Logger, deps: { journa
   // Agents' inventories pass the report door first: an agent speaks only for its own host's devices,
   // checked against this conductor's memory and the database's record of every host.
   const door = new ReportDoor({
-    known: (h) => conductor.hosts.has(h), heldHere: (id) => conductor.holderOf(id), inventoryOf: (h) => conductor.hosts.get(h)?.inventory(),
-    ...(recordedHoldersOf(inner) ? { recorded: recordedHoldersOf(inner)! } : {}), log: log.child({ component: 'report-door' }),
+    known: (h) => conductor.hosts.has(h),
+    heldHere: (id) => conductor.holderOf(id),
+    inventoryOf: (h) => conductor.hosts.get(h)?.inventory(),
+    ...(recordedHoldersOf(inner) ? { recorded: recordedHoldersOf(inner)! } : {}),
+    log: log.child({ component: 'report-door' }),
   });
   const conductorBus = door.wrap(observeHeartbeats(router ? router.wrap(bus) : bus, (m) => metrics.observeHeartbeat(m.sentAt)));
   // The host an ARQ's binding names (read when its unbind looks for the conductor holding it).
@@ -100,17 +111,30 @@ export async function startConductor(config: Config, log: Logger, deps: { journa
   const link = placementFromConfig(config, log.child({ component: 'placement' }));
   const hostPending = router ? (h: string): boolean => router.rebuilding(h) : undefined;
   const conductor: Conductor = new Conductor({
-    bus: conductorBus, journal, log, timing: config.timing, usageWindow: config.conductor.usageWindow,
-    ...(link.port ? { placement: link.port } : {}), ...(hostPending ? { hostPending } : {}),
-    ...(lease ? { remoteArqs: remoteArqCalls(bus, lease, id, d.requestTimeoutMs, hostOfArq, {
-      rebuilding: (h) => hostPending?.(h) ?? false, adopted: (h) => conductor.hosts.has(h), takeoverWaitMs: 2 * d.leaseTtlMs + d.requestTimeoutMs,
-    }) } : {}),
+    bus: conductorBus,
+    journal,
+    log,
+    timing: config.timing,
+    usageWindow: config.conductor.usageWindow,
+    ...(link.port ? { placement: link.port } : {}),
+    ...(hostPending ? { hostPending } : {}),
+    ...(lease
+      ? {
+          remoteArqs: remoteArqCalls(bus, lease, id, d.requestTimeoutMs, hostOfArq, {
+            rebuilding: (h) => hostPending?.(h) ?? false,
+            adopted: (h) => conductor.hosts.has(h),
+            takeoverWaitMs: 2 * d.leaseTtlMs + d.requestTimeoutMs,
+          }),
+        }
+      : {}),
   });
   router?.serve(conductor);
   if (lease) {
     const fenced = journal as FencedJournal;
     arqHome = new ArqHome({
-      conductorId: id, lease, log,
+      conductorId: id,
+      lease,
+      log,
       load: async () => {
         const [arqs, documents] = await Promise.all([fenced.loadArqs(), fenced.loadDocuments()]);
         return { arqs, documents };
@@ -136,11 +160,20 @@ export async function startConductor(config: Config, log: Logger, deps: { journa
   const offAutoEnable = config.agent.autoEnable ? startAutoEnable(conductor, log.child({ component: 'auto-enable' })) : undefined;
   watchJournal(metrics, inner);
   // cyborg_conductor_misaddressed_reports: agent reports naming another host than their subject's.
-  metrics.exposeCounters('cyborg_conductor', { get misaddressedReports() { return conductor.reportStats.misaddressedReports; } });
+  metrics.exposeCounters('cyborg_conductor', {
+    get misaddressedReports() {
+      return conductor.reportStats.misaddressedReports;
+    },
+  });
   exposeRefusals(metrics, door, conductor.reportStats);
   const offs = [
     serveControlPlane({
-      bus, conductor, conductorId: id, publisher, timeoutMs: d.requestTimeoutMs, log,
+      bus,
+      conductor,
+      conductorId: id,
+      publisher,
+      timeoutMs: d.requestTimeoutMs,
+      log,
       ...(lease ? { ownerOf: (h: string) => lease.ownerOf(h), liveConductors: () => lease.liveConductors() } : {}),
       ...(hostRouter ? { settled: (h: string) => hostRouter.settled(h) } : {}),
       ...(home ? { arqHome: home } : {}),
@@ -157,33 +190,51 @@ export async function startConductor(config: Config, log: Logger, deps: { journa
       },
     }),
   ];
-  const health = d.metricsPort >= 0 ? await startHealthServer({
-    address: config.listen.address, port: d.metricsPort, metrics, log,
-    healthy: () => ({ ok: !bus.nc.isClosed() && (lease?.valid() ?? true), conductorId: id, hosts: conductor.hosts.size, leaseValid: lease?.valid() ?? null }),
-    // Not ready while its database or NATS is away: it answers 503 then, and recovers by itself.
-    ready: () => {
-      const database = databaseChecks(inner).database?.();
-      const nats = natsProblem(bus);
-      return { ok: !nats && (lease?.valid() ?? true) && !database, conductorId: id, database: database ?? 'ok', nats: nats ?? 'ok' };
-    },
-  }) : undefined;
+  const health =
+    d.metricsPort >= 0
+      ? await startHealthServer({
+          address: config.listen.address,
+          port: d.metricsPort,
+          metrics,
+          log,
+          healthy: () => ({
+            ok: !bus.nc.isClosed() && (lease?.valid() ?? true),
+            conductorId: id,
+            hosts: conductor.hosts.size,
+            leaseValid: lease?.valid() ?? null,
+          }),
+          // Not ready while its database or NATS is away: it answers 503 then, and recovers by itself.
+          ready: () => {
+            const database = databaseChecks(inner).database?.();
+            const nats = natsProblem(bus);
+            return { ok: !nats && (lease?.valid() ?? true) && !database, conductorId: id, database: database ?? 'ok', nats: nats ?? 'ok' };
+          },
+        })
+      : undefined;
   log.info({ leases: d.leases, hosts: conductor.hosts.size, metricsPort: health?.port }, 'conductor role up');
   let stopped: Promise<void> | undefined;
   return {
-    id, conductor, bus, journal, lease, metrics, health,
-    stop: () => (stopped ??= (async () => {
-      for (const o of offs) o();
-      offAutoEnable?.();
-      placement?.stop();
-      await conductor.stop();
-      await nova.stop();
-      publisher?.stop();
-      await lease?.stop();
-      await leaseNc?.drain().catch(() => undefined);
-      await health?.close();
-      await bus.close();
-      await journal.close();
-    })()),
+    id,
+    conductor,
+    bus,
+    journal,
+    lease,
+    metrics,
+    health,
+    stop: () =>
+      (stopped ??= (async () => {
+        for (const o of offs) o();
+        offAutoEnable?.();
+        placement?.stop();
+        await conductor.stop();
+        await nova.stop();
+        publisher?.stop();
+        await lease?.stop();
+        await leaseNc?.drain().catch(() => undefined);
+        await health?.close();
+        await bus.close();
+        await journal.close();
+      })()),
   };
 }
 
@@ -196,7 +247,9 @@ function stats(conductor: Conductor, metrics: Metrics, lease: LeaseTable | undef
     hosts[h.state] = (hosts[h.state] ?? 0) + 1;
   }
   return {
-    hosts, accelerators, arqs: conductor.arqs.size,
+    hosts,
+    accelerators,
+    arqs: conductor.arqs.size,
     heartbeats: metrics.lagWindow.count,
     heartbeatLagMs: { p50: metrics.lagWindow.percentile(50), p99: metrics.lagWindow.percentile(99), max: metrics.lagWindow.percentile(100) },
     ownedHosts: lease?.ownedHosts().filter((h) => h !== ARQ_HOME).length ?? null,
@@ -219,7 +272,10 @@ function watchJournal(metrics: Metrics, journal: Journal): void {
  */
 function exposeRefusals(metrics: Metrics, door: ReportDoor, stats: ReportStats): void {
   new Gauge({
-    name: 'cyborg_conductor_refused_reports', help: 'agent reports refused since start, by reason', labelNames: ['reason'], registers: [metrics.registry],
+    name: 'cyborg_conductor_refused_reports',
+    help: 'agent reports refused since start, by reason',
+    labelNames: ['reason'],
+    registers: [metrics.registry],
     collect() {
       for (const [reason, n] of Object.entries(door.refused)) this.set({ reason }, reason === 'misaddressed' ? n + stats.misaddressedReports : n);
       this.set({ reason: 'inventory_check' }, stats.refusedReports);
@@ -236,10 +292,15 @@ function observeHeartbeats(inner: Bus, observe: (m: HeartbeatMsg) => void): Bus 
     close: () => inner.close(),
     subscribe<M extends TSchema>(subject: string, schema: M, handler: MessageHandler<M>, opts?: SubscribeOptions): Unsubscribe {
       if (subject !== Subjects.heartbeat) return inner.subscribe(subject, schema, handler, opts);
-      return inner.subscribe(subject, schema, async (msg: Static<M>, subj) => {
-        await handler(msg, subj);
-        observe(msg as HeartbeatMsg);
-      }, opts);
+      return inner.subscribe(
+        subject,
+        schema,
+        async (msg: Static<M>, subj) => {
+          await handler(msg, subj);
+          observe(msg as HeartbeatMsg);
+        },
+        opts,
+      );
     },
   };
 }

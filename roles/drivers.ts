@@ -2,7 +2,16 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { AgentOptions } from '../actors/agent/index.js';
 import type { Config } from '../config/index.js';
-import { canManageMig, canRestoreBound, canSetVfCount, type BoundHandle, type Driver, createDrivers, type DriverSettings, xidPolicy } from '../drivers/index.js';
+import {
+  canManageMig,
+  canRestoreBound,
+  canSetVfCount,
+  type BoundHandle,
+  type Driver,
+  createDrivers,
+  type DriverSettings,
+  xidPolicy,
+} from '../drivers/index.js';
 import { warnWhenNothingToDrive } from './empty-drivers.js';
 
 const argv = (text: string): string[] | undefined => (text.trim() ? text.trim().split(/\s+/) : undefined);
@@ -34,13 +43,25 @@ export function driverSettings(config: Config): DriverSettings {
       nvidiaSmi: argv(config.gpu.nvidiaSmi) ?? [],
       commandTimeoutMs: config.gpu.commandTimeoutMs,
       xidCommand: argv(config.gpu.xidCommand) ?? [],
-      xidPolicy: xidPolicy({ fatal: config.gpu.xidFatal.map(Number), transient: config.gpu.xidTransient.map(Number), ignored: config.gpu.xidIgnored.map(Number) }),
+      xidPolicy: xidPolicy({
+        fatal: config.gpu.xidFatal.map(Number),
+        transient: config.gpu.xidTransient.map(Number),
+        ignored: config.gpu.xidIgnored.map(Number),
+      }),
       migHostAttach: config.gpu.migHostAttach,
       pciIds: config.gpu.pciIds,
       legacyTraits: config.gpu.legacyTraits,
     },
-    fpga: { ...(program ? { intelProgramCommand: program, xilinxProgramCommand: program } : {}), programTimeoutMs: config.fpga.programTimeoutMs, intelKnownIds: config.fpga.intelKnownIds },
-    nic: { physicalDeviceMappings: nicTypes.flatMap((t) => t.physicalDeviceMappings), functionDeviceMappings: nicTypes.flatMap((t) => t.functionDeviceMappings), knownIds: config.nic.knownIds },
+    fpga: {
+      ...(program ? { intelProgramCommand: program, xilinxProgramCommand: program } : {}),
+      programTimeoutMs: config.fpga.programTimeoutMs,
+      intelKnownIds: config.fpga.intelKnownIds,
+    },
+    nic: {
+      physicalDeviceMappings: nicTypes.flatMap((t) => t.physicalDeviceMappings),
+      functionDeviceMappings: nicTypes.flatMap((t) => t.functionDeviceMappings),
+      knownIds: config.nic.knownIds,
+    },
     qat: { knownIds: config.qat.knownIds },
   };
 }

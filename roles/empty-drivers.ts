@@ -14,7 +14,10 @@ export function warnWhenNothingToDrive(drivers: Driver[], log: Logger, sysfsRoot
     d.discover = async () => {
       const found = await discover();
       if (first && found.length === 0) {
-        log.warn({ driver: d.name, sysfsRoot }, `[agent] enabled_drivers: ${d.name} finds nothing to drive on this host (no matching device under ${sysfsRoot}); it reports no accelerators. Disable it here, or check [generic_driver] sysfs_root`);
+        log.warn(
+          { driver: d.name, sysfsRoot },
+          `[agent] enabled_drivers: ${d.name} finds nothing to drive on this host (no matching device under ${sysfsRoot}); it reports no accelerators. Disable it here, or check [generic_driver] sysfs_root`,
+        );
       }
       first = false;
       return found;

@@ -10,15 +10,23 @@ function fakeConnection(): { nc: NatsConnection; push(type: string): void } {
   const nc = {
     status: () => ({
       [Symbol.asyncIterator]: () => ({
-        next: () => new Promise<IteratorResult<{ type: string }>>((resolve) => {
-          const e = queued.shift();
-          if (e) resolve({ value: e, done: false });
-          else waiting.push(resolve);
-        }),
+        next: () =>
+          new Promise<IteratorResult<{ type: string }>>((resolve) => {
+            const e = queued.shift();
+            if (e) resolve({ value: e, done: false });
+            else waiting.push(resolve);
+          }),
       }),
     }),
   } as unknown as NatsConnection;
-  return { nc, push: (type) => { const w = waiting.shift(); if (w) w({ value: { type }, done: false }); else queued.push({ type }); } };
+  return {
+    nc,
+    push: (type) => {
+      const w = waiting.shift();
+      if (w) w({ value: { type }, done: false });
+      else queued.push({ type });
+    },
+  };
 }
 
 describe('a role waiting for NATS says so', () => {
@@ -29,7 +37,9 @@ describe('a role waiting for NATS says so', () => {
     warnings = [];
     log = { warn: (obj: Record<string, unknown>, msg: string) => warnings.push({ obj, msg }) } as unknown as Logger;
   });
-  afterEach(() => { vi.useRealTimers(); });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
 
   it('a second after it starts waiting, then every 30 s while NATS stays down, with the URL (password masked)', async () => {
     const watch = new NatsWatch('nats://cyborg:s3cret@ctl-1:4222,nats://ctl-2:4222', log);

@@ -6,7 +6,10 @@ export const NATS_DOWN_REPEAT_MS = 30_000;
 
 /** The URL(s) as a log line may show them: no password, no token. */
 export function natsUrlForLog(url: string): string {
-  return url.split(',').map((one) => one.trim().replace(/\/\/[^@/]*@/, '//***@')).join(',');
+  return url
+    .split(',')
+    .map((one) => one.trim().replace(/\/\/[^@/]*@/, '//***@'))
+    .join(',');
 }
 
 /**
@@ -21,7 +24,11 @@ export class NatsWatch {
   private stopped = false;
   private readonly shown: string;
 
-  constructor(url: string, private readonly log: Logger, private readonly repeatMs = NATS_DOWN_REPEAT_MS) {
+  constructor(
+    url: string,
+    private readonly log: Logger,
+    private readonly repeatMs = NATS_DOWN_REPEAT_MS,
+  ) {
     this.shown = natsUrlForLog(url);
     this.waiting('cannot reach NATS at the start', 1_000);
   }
@@ -52,7 +59,10 @@ export class NatsWatch {
     clearTimeout(this.timer);
     const say = (): void => {
       if (this.stopped || this.down === undefined) return;
-      this.log.warn({ nats: this.shown, option: '[DEFAULT] transport_url (NATS_URL, --nats)' }, `${what}: NATS unreachable at ${this.shown}; waiting for it (said again every ${this.repeatMs / 1000} s while it is down)`);
+      this.log.warn(
+        { nats: this.shown, option: '[DEFAULT] transport_url (NATS_URL, --nats)' },
+        `${what}: NATS unreachable at ${this.shown}; waiting for it (said again every ${this.repeatMs / 1000} s while it is down)`,
+      );
       this.timer = setTimeout(say, this.repeatMs);
       this.timer.unref();
     };

@@ -10,13 +10,21 @@ import { requestCounter } from '../openstack/placement/index.js';
  * from `[placement]`; without Placement it says so once. `createRootProvidersByDefault`: the
  * all-in-one (no Nova) creates the compute nodes' root providers itself.
  */
-export function placementFromConfig(config: Pick<Config, 'placementUrl' | 'placementToken' | 'placement'>, log: Logger, createRootProvidersByDefault = false): PlacementLink {
+export function placementFromConfig(
+  config: Pick<Config, 'placementUrl' | 'placementToken' | 'placement'>,
+  log: Logger,
+  createRootProvidersByDefault = false,
+): PlacementLink {
   const client = placementClientFromConfig(config, (method, status) => requestCounter.inc({ method, status: String(status) }));
   if (!client) log.info('no Placement configured (PLACEMENT_URL or [placement] auth_url): accelerators are not reported to Placement');
-  return placementLink(client ?? null, {
-    resourceProviderName: config.placement.resourceProviderName,
-    createRootProviders: config.placement.createRootProviders ?? createRootProvidersByDefault,
-    intervalMs: config.placement.syncIntervalMs,
-    concurrency: config.placement.concurrency,
-  }, log);
+  return placementLink(
+    client ?? null,
+    {
+      resourceProviderName: config.placement.resourceProviderName,
+      createRootProviders: config.placement.createRootProviders ?? createRootProvidersByDefault,
+      intervalMs: config.placement.syncIntervalMs,
+      concurrency: config.placement.concurrency,
+    },
+    log,
+  );
 }

@@ -51,6 +51,8 @@ export function stopNatsWatch(bus: NatsBus): void {
  */
 export async function roleJournal(config: Config, log: Logger): Promise<Journal> {
   if (config.databaseUrl) return openJournal(config, log.child({ component: 'persistence' }));
-  log.warn('NO DATABASE_URL: this conductor keeps its state IN MEMORY ONLY. A restart loses it and no other conductor can take its hosts over. Set DATABASE_URL=postgres://… for anything but a demo.');
+  log.warn(
+    'NO DATABASE_URL: this conductor keeps its state IN MEMORY ONLY. A restart loses it and no other conductor can take its hosts over. Set DATABASE_URL=postgres://… for anything but a demo.',
+  );
   return new MemoryJournal();
 }

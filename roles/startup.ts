@@ -27,12 +27,17 @@ export function listenersOf(config: Config): Listeners {
  */
 export function explainStartupError(err: unknown, listeners: Listeners): unknown {
   const e = err as NodeJS.ErrnoException & { address?: string; port?: number };
-  if (!e || typeof e !== 'object' || e.syscall !== 'listen' && e.code !== 'EADDRINUSE' && e.code !== 'EADDRNOTAVAIL') return err;
+  if (!e || typeof e !== 'object' || (e.syscall !== 'listen' && e.code !== 'EADDRINUSE' && e.code !== 'EADDRNOTAVAIL')) return err;
   const where = `${e.address ?? listeners.address.value}:${e.port ?? '?'}`;
   const port = listeners.ports.find((p) => p.port === e.port);
   const portOption = port ? `${port.option} = ${port.port}` : `the port ${e.port ?? '?'}`;
   if (e.code === 'EADDRINUSE') return new StartupError(`${portOption}: ${where} is in use by another process; stop it or set another port`, StartupExit.listen);
-  if (e.code === 'EADDRNOTAVAIL') return new StartupError(`${listeners.address.option} = ${listeners.address.value}: not an address of this machine; set one of its addresses, or 0.0.0.0 for all`, StartupExit.listen);
-  if (e.code === 'EACCES') return new StartupError(`${portOption}: no permission to listen on ${where} (ports below 1024 need CAP_NET_BIND_SERVICE)`, StartupExit.listen);
+  if (e.code === 'EADDRNOTAVAIL')
+    return new StartupError(
+      `${listeners.address.option} = ${listeners.address.value}: not an address of this machine; set one of its addresses, or 0.0.0.0 for all`,
+      StartupExit.listen,
+    );
+  if (e.code === 'EACCES')
+    return new StartupError(`${portOption}: no permission to listen on ${where} (ports below 1024 need CAP_NET_BIND_SERVICE)`, StartupExit.listen);
   return new StartupError(`${portOption}: cannot listen on ${where} (${e.code ?? e.message})`, StartupExit.listen);
 }

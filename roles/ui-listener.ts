@@ -28,10 +28,11 @@ export async function startUiListener(app: FastifyInstance, address: string, por
   log.info({ url: `${url}/ui` }, `visualizer: open ${url}/ui in a browser (browsers refuse the API's own port)`);
   return {
     url,
-    close: () => new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      // Event streams stay open for as long as a page does: close them with the listener.
-      server.closeAllConnections();
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        // Event streams stay open for as long as a page does: close them with the listener.
+        server.closeAllConnections();
+      }),
   };
 }

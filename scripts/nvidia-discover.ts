@@ -9,5 +9,9 @@ const started = Date.now();
 const { devices, unobserved } = await driver.discoverPartial();
 const ms = Date.now() - started;
 let observed: unknown = null;
-try { observed = await driver.observe(devices); } catch (err) { observed = { error: String(err) }; }
+try {
+  observed = await driver.observe(devices);
+} catch (err) {
+  observed = { error: String(err) };
+}
 console.log(JSON.stringify({ ms, devices, unobserved: unobserved.map((u) => ({ deviceUuid: u.deviceUuid, reason: u.reason })), observed }, null, 2));

@@ -16,7 +16,26 @@ const KNOWN_VIOLATIONS: readonly string[] = [];
 const ROOT = resolve(import.meta.dirname, '..');
 
 /** The rooms whose code is checked; test/ and *.test.ts are left out. */
-const ROOMS = ['actors', 'api', 'bench', 'bus', 'cli', 'config', 'control', 'db', 'drivers', 'errors', 'machines', 'metrics', 'model', 'openstack', 'placement-query', 'policy', 'roles', 'ui/src'];
+const ROOMS = [
+  'actors',
+  'api',
+  'bench',
+  'bus',
+  'cli',
+  'config',
+  'control',
+  'db',
+  'drivers',
+  'errors',
+  'machines',
+  'metrics',
+  'model',
+  'openstack',
+  'placement-query',
+  'policy',
+  'roles',
+  'ui/src',
+];
 
 /** The rooms entered only through their index.ts (the actors subrooms and openstack/placement/ have rules of their own). */
 const DOORS = '(bus|config|control|db|drivers|metrics|model)';
@@ -59,7 +78,7 @@ const RULES: IForbiddenRuleType[] = [
   },
   {
     name: 'no-actor-internals',
-    comment: 'Edges of the system reach actors only through a subroom\'s public index.ts.',
+    comment: "Edges of the system reach actors only through a subroom's public index.ts.",
     severity: 'error',
     from: { path: '^(api|openstack|metrics|cli|ui|db|drivers|bus|control|bench)/' },
     to: { path: '^actors/', pathNot: '^actors/[^/]+/index\\.ts$' },
@@ -73,7 +92,8 @@ const RULES: IForbiddenRuleType[] = [
   },
   {
     name: 'ui-reads-contracts-only',
-    comment: 'The browser bundle takes the shared contracts (model/, machines/), never a server room: a route, the bus or the database would be bundled or drift.',
+    comment:
+      'The browser bundle takes the shared contracts (model/, machines/), never a server room: a route, the bus or the database would be bundled or drift.',
     severity: 'error',
     from: { path: '^ui/' },
     to: { path: '^(actors|api|bus|cli|config|control|db|drivers|metrics|openstack|policy|roles)/' },
@@ -87,7 +107,7 @@ const RULES: IForbiddenRuleType[] = [
   },
   {
     name: 'db-stores-no-machine',
-    comment: 'The database stores machine records as data: what it derives from them (Cyborg\'s ARQ columns) it takes through the model, never from a machine.',
+    comment: "The database stores machine records as data: what it derives from them (Cyborg's ARQ columns) it takes through the model, never from a machine.",
     severity: 'error',
     from: { path: '^db/' },
     to: { path: '^machines/' },
@@ -108,15 +128,20 @@ interface Edge {
 
 async function importGraph(): Promise<{ edges: Edge[]; violations: string[] }> {
   process.chdir(ROOT);
-  const result = await cruise(ROOMS, {
-    baseDir: ROOT,
-    validate: true,
-    ruleSet: { forbidden: RULES },
-    exclude: { path: ['\\.test\\.ts$', '(^|/)node_modules/'] },
-    doNotFollow: { path: 'node_modules' },
-    tsPreCompilationDeps: true,
-    tsConfig: { fileName: 'tsconfig.json' },
-  }, {}, { tsConfig: extractTsConfig(resolve(ROOT, 'tsconfig.json')) });
+  const result = await cruise(
+    ROOMS,
+    {
+      baseDir: ROOT,
+      validate: true,
+      ruleSet: { forbidden: RULES },
+      exclude: { path: ['\\.test\\.ts$', '(^|/)node_modules/'] },
+      doNotFollow: { path: 'node_modules' },
+      tsPreCompilationDeps: true,
+      tsConfig: { fileName: 'tsconfig.json' },
+    },
+    {},
+    { tsConfig: extractTsConfig(resolve(ROOT, 'tsconfig.json')) },
+  );
   const out = result.output as ICruiseResult;
   const edges: Edge[] = [];
   for (const m of out.modules) {

@@ -7,7 +7,7 @@ export default function setup(): void {
   if (major < 22) {
     throw new Error(
       `tests need Node.js >= 22, but run on ${process.versions.node}. Run them through \`npm test\` after a plain \`npm install\` ` +
-      '(the devDependency "node" brings Node 24; --ignore-scripts skips it).',
+        '(the devDependency "node" brings Node 24; --ignore-scripts skips it).',
     );
   }
 }

@@ -8,7 +8,9 @@ import { probeServices, SERVICE_WHY, type Services } from './services.js';
 
 const major = Number(process.versions.node.split('.')[0]);
 if (major < 22) {
-  console.error(`npm test needs Node.js >= 22 (running ${process.versions.node}). Run a plain \`npm install\` (without --ignore-scripts) so the project's Node 24 is installed.`);
+  console.error(
+    `npm test needs Node.js >= 22 (running ${process.versions.node}). Run a plain \`npm install\` (without --ignore-scripts) so the project's Node 24 is installed.`,
+  );
   process.exit(1);
 }
 

@@ -38,17 +38,34 @@ function reachable(url: string, timeoutMs = 1500): Promise<boolean> {
   const port = Number(u.port) || (u.protocol === 'http:' ? 80 : u.protocol.startsWith('postgres') ? 5432 : 4222);
   return new Promise((resolve) => {
     const sock = connect({ host: u.hostname, port, timeout: timeoutMs });
-    sock.once('connect', () => { sock.destroy(); resolve(true); });
+    sock.once('connect', () => {
+      sock.destroy();
+      resolve(true);
+    });
     sock.once('error', () => resolve(false));
-    sock.once('timeout', () => { sock.destroy(); resolve(false); });
+    sock.once('timeout', () => {
+      sock.destroy();
+      resolve(false);
+    });
   });
 }
 
 export async function probeServices(env = process.env): Promise<Services> {
   const urls = defaultUrls(env);
-  const [pg, nats, placement, keystone] = await Promise.all([reachable(urls.postgres), reachable(urls.nats), reachable(urls.placement), reachable(urls.keystone)]);
+  const [pg, nats, placement, keystone] = await Promise.all([
+    reachable(urls.postgres),
+    reachable(urls.nats),
+    reachable(urls.placement),
+    reachable(urls.keystone),
+  ]);
   const browser = env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-  return { postgres: pg ? urls.postgres : null, nats: nats ? urls.nats : null, placement: placement ? urls.placement : null, keystone: keystone ? urls.keystone : null, browser: existsSync(browser) ? browser : null };
+  return {
+    postgres: pg ? urls.postgres : null,
+    nats: nats ? urls.nats : null,
+    placement: placement ? urls.placement : null,
+    keystone: keystone ? urls.keystone : null,
+    browser: existsSync(browser) ? browser : null,
+  };
 }
 
 /** The services as test/run.ts found them (or probed now, when vitest runs on its own). */

@@ -40,7 +40,11 @@ export class AgentCache implements AgentMemory {
   private bound: Map<string, string>;
   private chain: Promise<void> = Promise.resolve();
 
-  private constructor(readonly path: string, data: AgentCacheFile, private readonly log: Logger) {
+  private constructor(
+    readonly path: string,
+    data: AgentCacheFile,
+    private readonly log: Logger,
+  ) {
     this.data = data;
     this.commands = new Map(data.commands);
     this.bound = new Map(data.bound ?? []);

@@ -13,7 +13,11 @@ export class AgentDrivers {
   private readonly state = new Map<string, { installed: boolean; version: string }>();
   private readonly done = new Map<string, Promise<DriverCommandReplyMsg>>();
 
-  constructor(private readonly registry: DriverRegistry, private readonly host: string, private readonly log: Logger) {}
+  constructor(
+    private readonly registry: DriverRegistry,
+    private readonly host: string,
+    private readonly log: Logger,
+  ) {}
 
   /** The drivers whose devices this host reports now. */
   active(): Driver[] {

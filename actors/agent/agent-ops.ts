@@ -5,12 +5,17 @@ import { canAttach, canInstall, canReset, type Driver, type OpRequest, canManage
 import type { DeployableT } from '../../model/index.js';
 export async function dispatch(driver: Driver, op: CommandMsg['op'], req: OpRequest): Promise<Record<string, unknown>> {
   switch (op) {
-    case 'install': return canInstall(driver) ? driver.install(req) : {};
-    case 'uninstall': return canInstall(driver) ? driver.uninstall(req) : {};
-    case 'attach': return canAttach(driver) ? driver.prepareAttach(req) : {};
-    case 'detach': return canAttach(driver) ? driver.releaseAttach(req) : {};
+    case 'install':
+      return canInstall(driver) ? driver.install(req) : {};
+    case 'uninstall':
+      return canInstall(driver) ? driver.uninstall(req) : {};
+    case 'attach':
+      return canAttach(driver) ? driver.prepareAttach(req) : {};
+    case 'detach':
+      return canAttach(driver) ? driver.releaseAttach(req) : {};
     // A driver without a reset ability has nothing to reset: the conductor clears the health.
-    case 'reset': return canReset(driver) ? driver.reset(req) : {};
+    case 'reset':
+      return canReset(driver) ? driver.reset(req) : {};
     // A card re-laid out (an operator's MIG layout or VF count): its parameters are checked by the driver.
     case 'mig_layout':
       if (!canManageMig(driver)) throw new Error(`driver ${driver.name} does not manage MIG layouts`);
@@ -22,7 +27,8 @@ export async function dispatch(driver: Driver, op: CommandMsg['op'], req: OpRequ
     case 'restore':
       if (!canRestoreBound(driver)) throw new Error(`driver ${driver.name} cannot re-make what a reboot lost`);
       return driver.restoreBound([{ deployable: req.deployable, handleUuid: String(req.params.handleUuid) }]);
-    default: throw new Error(`unknown operation ${String(op)}`);
+    default:
+      throw new Error(`unknown operation ${String(op)}`);
   }
 }
 

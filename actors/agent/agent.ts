@@ -3,11 +3,39 @@ import type { Logger } from 'pino';
 import type { BitstreamSource } from '../../openstack/glance/index.js';
 import type { Bus, Unsubscribe } from '../../bus/index.js';
 import {
-  CommandMessage, CommandReply, HealthMessage, HeartbeatMessage, InventoryMessage, InventoryReply, MAX_OBSERVED_PER_HOST, ProgressMessage, RegisterMessage, RegisterReply, TelemetryMessage, USAGE_PER_MESSAGE,
-  type CommandMsg, type CommandReplyMsg, type HealthMsg, type HostObservationMsg,
+  CommandMessage,
+  CommandReply,
+  HealthMessage,
+  HeartbeatMessage,
+  InventoryMessage,
+  InventoryReply,
+  MAX_OBSERVED_PER_HOST,
+  ProgressMessage,
+  RegisterMessage,
+  RegisterReply,
+  TelemetryMessage,
+  USAGE_PER_MESSAGE,
+  type CommandMsg,
+  type CommandReplyMsg,
+  type HealthMsg,
+  type HostObservationMsg,
 } from '../../bus/index.js';
 import { Subjects } from '../../bus/index.js';
-import { canProgram, canReportHealth, canReportUsage, type Driver, type Health, type OpRequest, canDiscoverPartially, canObserve, canWatchHealth, type HealthWatch, type Progress, type ProgressProgrammer, type DriverRegistry } from '../../drivers/index.js';
+import {
+  canProgram,
+  canReportHealth,
+  canReportUsage,
+  type Driver,
+  type Health,
+  type OpRequest,
+  canDiscoverPartially,
+  canObserve,
+  canWatchHealth,
+  type HealthWatch,
+  type Progress,
+  type ProgressProgrammer,
+  type DriverRegistry,
+} from '../../drivers/index.js';
 import { BeforeTheCard, programWithImage } from './programming.js';
 import { DriverCommandMessage, DriverCommandReply } from '../../bus/index.js';
 import { AgentDrivers } from './agent-drivers.js';
@@ -114,7 +142,11 @@ export class Agent {
   async start(): Promise<void> {
     const { bus, host } = this.opts;
     this.subs.push(bus.respond(Subjects.command(host), CommandMessage, CommandReply, (cmd) => this.execute(cmd)));
-    this.subs.push(bus.respond(Subjects.driverCommand(host), DriverCommandMessage, DriverCommandReply, (cmd) => this.driverStates.execute(cmd, () => this.discoverAndReport())));
+    this.subs.push(
+      bus.respond(Subjects.driverCommand(host), DriverCommandMessage, DriverCommandReply, (cmd) =>
+        this.driverStates.execute(cmd, () => this.discoverAndReport()),
+      ),
+    );
     this.stopped = false;
     await this.register();
     // Heartbeats start at once: a large first inventory must not make the host look stale.
@@ -130,10 +162,20 @@ export class Agent {
     // The periodic scan stays as the safety net of hot-plug: a lost event, a dead udevadm.
     this.timers.push(setInterval(() => this.scheduleDiscovery('periodic'), this.opts.discoveryIntervalMs));
     if (this.opts.healthIntervalMs) {
-      this.timers.push(setInterval(() => void this.checkHealth().catch((err: unknown) => this.opts.log.warn({ err, host }, 'health report failed; the next one follows')), this.opts.healthIntervalMs));
+      this.timers.push(
+        setInterval(
+          () => void this.checkHealth().catch((err: unknown) => this.opts.log.warn({ err, host }, 'health report failed; the next one follows')),
+          this.opts.healthIntervalMs,
+        ),
+      );
     }
     if (this.opts.telemetryIntervalMs) {
-      this.timers.push(setInterval(() => void this.telemetry().catch((err: unknown) => this.opts.log.warn({ err, host }, 'usage telemetry failed; the next one follows')), this.opts.telemetryIntervalMs));
+      this.timers.push(
+        setInterval(
+          () => void this.telemetry().catch((err: unknown) => this.opts.log.warn({ err, host }, 'usage telemetry failed; the next one follows')),
+          this.opts.telemetryIntervalMs,
+        ),
+      );
     }
     for (const t of this.timers) t.unref();
     this.opts.log.info({ host, agentId: this.agentId, drivers: this.opts.drivers.list().map((d) => d.name) }, 'agent started');
@@ -150,12 +192,18 @@ export class Agent {
   }
 
   async register(): Promise<void> {
-    const reply = await this.opts.bus.request(Subjects.report('register', this.opts.host), RegisterMessage, RegisterReply, {
-      host: this.opts.host,
-      agentId: this.agentId,
-      drivers: this.driverStates.info(),
-      epoch: this.epoch,
-    }, { timeoutMs: this.opts.requestTimeoutMs ?? 10_000 });
+    const reply = await this.opts.bus.request(
+      Subjects.report('register', this.opts.host),
+      RegisterMessage,
+      RegisterReply,
+      {
+        host: this.opts.host,
+        agentId: this.agentId,
+        drivers: this.driverStates.info(),
+        epoch: this.epoch,
+      },
+      { timeoutMs: this.opts.requestTimeoutMs ?? 10_000 },
+    );
     this.driverStates.adopt(reply.drivers);
   }
 
@@ -178,16 +226,22 @@ export class Agent {
           return last ? [{ ...last, unobserved: u.reason.slice(0, MAX_REASON) }] : [];
         });
         if (unobserved.length > 0) {
-          this.opts.log.warn({ host: this.opts.host, driver: d.name, unobserved: unobserved.map((u) => ({ device: u.deviceUuid, reason: u.reason })) },
-            'discovery could not observe some devices; their last observed records are kept, marked not observed');
+          this.opts.log.warn(
+            { host: this.opts.host, driver: d.name, unobserved: unobserved.map((u) => ({ device: u.deviceUuid, reason: u.reason })) },
+            'discovery could not observe some devices; their last observed records are kept, marked not observed',
+          );
         }
         for (const dev of [...found, ...kept]) for (const dep of dev.deployables) this.discoveredBy.set(dep.uuid, d.name);
         all.push(...found, ...kept);
-        if (canObserve(d)) observed = merged(observed, await d.observe(found).catch((err: unknown) => {
-          // Its devices are still reported; only the comparison of their host side waits.
-          this.opts.log.warn({ err, host: this.opts.host, driver: d.name }, 'the driver could not observe its devices\' host side; left out of this report');
-          return NOTHING_OBSERVED;
-        }));
+        if (canObserve(d))
+          observed = merged(
+            observed,
+            await d.observe(found).catch((err: unknown) => {
+              // Its devices are still reported; only the comparison of their host side waits.
+              this.opts.log.warn({ err, host: this.opts.host, driver: d.name }, "the driver could not observe its devices' host side; left out of this report");
+              return NOTHING_OBSERVED;
+            }),
+          );
       } catch (err) {
         // A failed discovery says nothing of the devices: they stay as last observed, marked with
         // the tool's own words, and are removed only by a discovery that succeeds without them.
@@ -195,29 +249,54 @@ export class Agent {
         const kept = this.devices.filter((dev) => this.reportedBy(dev) === d.name).map((dev) => ({ ...dev, unobserved: reason }));
         all.push(...kept);
         failed.push({ driver: d.name, reason });
-        this.opts.log.error({ err, host: this.opts.host, driver: d.name, kept: kept.length }, 'discovery failed; its devices are kept as last observed, marked not observed');
+        this.opts.log.error(
+          { err, host: this.opts.host, driver: d.name, kept: kept.length },
+          'discovery failed; its devices are kept as last observed, marked not observed',
+        );
       }
     }
     const held = this.opts.guestsDir ? guestHolds(all, await readGuests(this.opts.guestsDir)) : [];
     if (held.length > 0) observed = { ...(observed ?? NOTHING_OBSERVED), guests: held };
-    if (observed && (observed.deployables.length > MAX_OBSERVED_PER_HOST || observed.present.length > MAX_OBSERVED_PER_HOST || (observed.guests?.length ?? 0) > MAX_OBSERVED_PER_HOST)) {
+    if (
+      observed &&
+      (observed.deployables.length > MAX_OBSERVED_PER_HOST ||
+        observed.present.length > MAX_OBSERVED_PER_HOST ||
+        (observed.guests?.length ?? 0) > MAX_OBSERVED_PER_HOST)
+    ) {
       // Cut short, it would say "absent" of handles that exist: better none than a wrong one.
-      this.opts.log.warn({ host: this.opts.host, deployables: observed.deployables.length, present: observed.present.length }, 'too much observed to report; the conductor compares nothing this time');
+      this.opts.log.warn(
+        { host: this.opts.host, deployables: observed.deployables.length, present: observed.present.length },
+        'too much observed to report; the conductor compares nothing this time',
+      );
       observed = undefined;
     }
     this.setDevices(all);
     await this.opts.memory?.recordInventory(all, this.seq + 1);
-    await this.opts.bus.request(Subjects.report('inventory', this.opts.host), InventoryMessage, InventoryReply, {
-      host: this.opts.host, agentId: this.agentId, epoch: this.epoch, seq: ++this.seq, devices: all, ...(observed ? { observed } : {}),
-      ...(failed.length > 0 ? { unobservedDrivers: failed.slice(0, 64) } : {}),
-    }, { timeoutMs: this.opts.requestTimeoutMs ?? 10_000 });
+    await this.opts.bus.request(
+      Subjects.report('inventory', this.opts.host),
+      InventoryMessage,
+      InventoryReply,
+      {
+        host: this.opts.host,
+        agentId: this.agentId,
+        epoch: this.epoch,
+        seq: ++this.seq,
+        devices: all,
+        ...(observed ? { observed } : {}),
+        ...(failed.length > 0 ? { unobservedDrivers: failed.slice(0, 64) } : {}),
+      },
+      { timeoutMs: this.opts.requestTimeoutMs ?? 10_000 },
+    );
     return all;
   }
 
   /** A burst of kernel events is over: what the host has may have changed. */
   private hotplugged(burst: UeventBurst): void {
     const { events, actions, devices, malformed, catchUp } = burst;
-    this.opts.log.info({ host: this.opts.host, events, actions, devices, ...(malformed ? { malformed } : {}), ...(catchUp ? { catchUp } : {}) }, 'hot-plug: kernel events; discovering now');
+    this.opts.log.info(
+      { host: this.opts.host, events, actions, devices, ...(malformed ? { malformed } : {}), ...(catchUp ? { catchUp } : {}) },
+      'hot-plug: kernel events; discovering now',
+    );
     this.scheduleDiscovery('hot-plug');
   }
 
@@ -244,7 +323,11 @@ export class Agent {
 
   heartbeat(): void {
     this.opts.bus.publish(Subjects.report('heartbeat', this.opts.host), HeartbeatMessage, {
-      host: this.opts.host, agentId: this.agentId, epoch: this.epoch, seq: ++this.seq, sentAt: Date.now(),
+      host: this.opts.host,
+      agentId: this.agentId,
+      epoch: this.epoch,
+      seq: ++this.seq,
+      sentAt: Date.now(),
     });
   }
 
@@ -258,7 +341,7 @@ export class Agent {
     for (const d of this.driverStates.active()) {
       if (!canReportHealth(d)) continue;
       try {
-        found.push(...await d.health());
+        found.push(...(await d.health()));
       } catch (err) {
         this.opts.log.warn({ err, host: this.opts.host, driver: d.name }, 'health check failed; its devices are left out of this report');
       }
@@ -278,7 +361,9 @@ export class Agent {
   /** One health message for the host (none when there is nothing to say). */
   private sendHealth(found: readonly Health[]): HealthMsg['checks'] {
     const checks: HealthMsg['checks'] = found.map((h) => ({
-      deployableUuid: h.deployableUuid, healthy: h.healthy, ...(h.healthy ? {} : { severity: h.severity ?? 'transient', reason: h.reason ?? 'unhealthy' }),
+      deployableUuid: h.deployableUuid,
+      healthy: h.healthy,
+      ...(h.healthy ? {} : { severity: h.severity ?? 'transient', reason: h.reason ?? 'unhealthy' }),
     }));
     if (checks.length > 0 && !this.stopped) {
       this.opts.bus.publish(Subjects.report('health', this.opts.host), HealthMessage, { host: this.opts.host, agentId: this.agentId, at: Date.now(), checks });
@@ -296,11 +381,12 @@ export class Agent {
       for (const d of this.opts.drivers.list()) {
         if (!canReportUsage(d)) continue;
         try {
-          usage.push(...await d.usage());
+          usage.push(...(await d.usage()));
           this.usageFailing.delete(d.name);
         } catch (err) {
           // One driver's failure costs only its own samples; said once until it recovers.
-          if (!this.usageFailing.has(d.name)) this.opts.log.warn({ err, host: this.opts.host, driver: d.name }, 'a driver could not report usage; its devices have no samples until it can');
+          if (!this.usageFailing.has(d.name))
+            this.opts.log.warn({ err, host: this.opts.host, driver: d.name }, 'a driver could not report usage; its devices have no samples until it can');
           this.usageFailing.add(d.name);
         }
       }
@@ -326,7 +412,10 @@ export class Agent {
     const run = (): Promise<CommandReplyMsg> => withGlobalRequestId(cmd.requestId, () => this.run(cmd));
     const p = kept ? Promise.resolve(kept) : memory ? run().then(async (r) => (await memory.recordCommand(key, r), r)) : run();
     this.done.set(key, p);
-    p.then((reply) => this.remember(key, p, reply), () => undefined);
+    p.then(
+      (reply) => this.remember(key, p, reply),
+      () => undefined,
+    );
     if (this.done.size >= 10_000) {
       this.doneBefore = this.done;
       this.done = new Map();
@@ -364,7 +453,13 @@ export class Agent {
     if (!deployable) return { ok: false, code: 'accelerator.not_found', reason: `no deployable ${cmd.deployableUuid} on ${this.opts.host}` };
     let req: OpRequest = { key: cmd.idempotencyKey, deployable, params: cmd.params };
     // Bindings per line, not a child logger per operation: one is built for every command.
-    const about = { host: this.opts.host, driver: driver.name, acceleratorId: deployable.uuid, op: cmd.op, ...(cmd.requestId ? { requestId: cmd.requestId } : {}) };
+    const about = {
+      host: this.opts.host,
+      driver: driver.name,
+      acceleratorId: deployable.uuid,
+      op: cmd.op,
+      ...(cmd.requestId ? { requestId: cmd.requestId } : {}),
+    };
     try {
       const result = cmd.op === 'program' ? await this.program(driver, cmd, req) : await dispatch(driver, cmd.op, req);
       // The card's devices changed: the conductor hears the new inventory before the answer.
@@ -377,7 +472,12 @@ export class Agent {
     } catch (err) {
       this.opts.log.warn({ ...about, err }, 'driver operation failed');
       const reason = err instanceof Error ? err.message : String(err);
-      return { ok: false, code: 'driver.failed', reason, ...(cmd.op === 'program' && (err instanceof BeforeTheCard || cardUnchanged(err)) ? { unchanged: true } : {}) };
+      return {
+        ok: false,
+        code: 'driver.failed',
+        reason,
+        ...(cmd.op === 'program' && (err instanceof BeforeTheCard || cardUnchanged(err)) ? { unchanged: true } : {}),
+      };
     }
   }
 
@@ -387,13 +487,24 @@ export class Agent {
       this.opts.log.info({ host: this.opts.host, driver: driver.name, acceleratorId: cmd.deployableUuid, phase: p.phase, progress: p.message }, 'programming');
       if (this.stopped) return;
       this.opts.bus.publish(Subjects.progress(this.opts.host), ProgressMessage, {
-        host: this.opts.host, deployableUuid: cmd.deployableUuid, op: 'program', key: cmd.idempotencyKey, phase: p.phase, message: p.message.slice(0, 500), at: Date.now(),
+        host: this.opts.host,
+        deployableUuid: cmd.deployableUuid,
+        op: 'program',
+        key: cmd.idempotencyKey,
+        phase: p.phase,
+        message: p.message.slice(0, 500),
+        at: Date.now(),
       });
     };
-    return programWithImage(driver, req, (r, progress) => {
-      if (!canProgram(driver)) throw new Error(`driver ${driver.name} cannot program devices`);
-      // A driver that reports progress takes the callback (ProgressProgrammer); any other ignores it.
-      return (driver.program as ProgressProgrammer['program']).call(driver, r, { onProgress: progress });
-    }, { ...(this.opts.images ? { images: this.opts.images } : {}), drivers: () => this.opts.drivers.list(), onProgress, log: this.opts.log });
+    return programWithImage(
+      driver,
+      req,
+      (r, progress) => {
+        if (!canProgram(driver)) throw new Error(`driver ${driver.name} cannot program devices`);
+        // A driver that reports progress takes the callback (ProgressProgrammer); any other ignores it.
+        return (driver.program as ProgressProgrammer['program']).call(driver, r, { onProgress: progress });
+      },
+      { ...(this.opts.images ? { images: this.opts.images } : {}), drivers: () => this.opts.drivers.list(), onProgress, log: this.opts.log },
+    );
   }
 }

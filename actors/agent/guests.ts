@@ -55,7 +55,12 @@ export function parseGuest(xml: string): Guest | undefined {
   if (!domain || !UUID.test(uuid)) return undefined;
   const owner = ((domain.metadata as Node | undefined)?.['nova:instance'] as Node | undefined)?.['nova:owner'] as Node | undefined;
   const project = (owner?.['nova:project'] as Node | undefined)?.['@uuid'];
-  const guest: Guest = { instanceUuid: uuid, projectId: typeof project === 'string' && /^[0-9a-f-]{1,64}$/i.test(project) ? project : null, mdevs: [], pci: [] };
+  const guest: Guest = {
+    instanceUuid: uuid,
+    projectId: typeof project === 'string' && /^[0-9a-f-]{1,64}$/i.test(project) ? project : null,
+    mdevs: [],
+    pci: [],
+  };
   for (const h of ((domain.devices as Node | undefined)?.hostdev as Node[] | undefined) ?? []) {
     const address = (h.source as Node | undefined)?.address as Node | undefined;
     if (!address) continue;

@@ -42,11 +42,20 @@ export async function programWithImage(driver: Driver, req: OpRequest, program: 
   if (!byGlance || (!deps.images && !canHoldImages(driver))) return program(req, deps.onProgress);
   const images = deps.images;
   if (!images) {
-    throw new BeforeTheCard(new DriverError('driver.failed', `programming ${bitstreamId ? `bitstream ${bitstreamId}` : `function ${functionId}`} needs Glance, and this agent has none ([glance] endpoint_override or auth_url)`, { reason: 'glance_not_configured' }));
+    throw new BeforeTheCard(
+      new DriverError(
+        'driver.failed',
+        `programming ${bitstreamId ? `bitstream ${bitstreamId}` : `function ${functionId}`} needs Glance, and this agent has none ([glance] endpoint_override or auth_url)`,
+        { reason: 'glance_not_configured' },
+      ),
+    );
   }
   let fetched: Awaited<ReturnType<BitstreamSource['fetch']>>;
   try {
-    deps.onProgress({ phase: 'fetch', message: bitstreamId ? `looking up image ${bitstreamId} in Glance` : `looking up the image of function ${functionId} in Glance` });
+    deps.onProgress({
+      phase: 'fetch',
+      message: bitstreamId ? `looking up image ${bitstreamId} in Glance` : `looking up the image of function ${functionId} in Glance`,
+    });
     const image = await images.resolve({ ...(bitstreamId ? { bitstreamId } : {}), ...(functionId ? { functionId } : {}) });
     fetched = await images.fetch(image, (message) => deps.onProgress({ phase: 'fetch', message }));
   } catch (err) {
@@ -54,8 +63,12 @@ export async function programWithImage(driver: Driver, req: OpRequest, program: 
   }
   const fn = functionId ?? fetched.functionId;
   const params: Record<string, unknown> = {
-    ...req.params, imagePath: fetched.path, bitstreamId: fetched.imageId, ...(fn ? { functionId: fn } : {}),
-    ...(fetched.hashAlgorithm ? { hashAlgorithm: fetched.hashAlgorithm, hash: fetched.hash } : {}), ...(fetched.md5 ? { md5: fetched.md5 } : {}),
+    ...req.params,
+    imagePath: fetched.path,
+    bitstreamId: fetched.imageId,
+    ...(fn ? { functionId: fn } : {}),
+    ...(fetched.hashAlgorithm ? { hashAlgorithm: fetched.hashAlgorithm, hash: fetched.hash } : {}),
+    ...(fetched.md5 ? { md5: fetched.md5 } : {}),
   };
   try {
     const result = await program({ ...req, params }, deps.onProgress);
@@ -70,7 +83,7 @@ export async function programWithImage(driver: Driver, req: OpRequest, program: 
 async function prune(images: BitstreamSource, deps: ProgrammingDeps): Promise<void> {
   try {
     const keep: string[] = [];
-    for (const d of deps.drivers()) if (canHoldImages(d)) keep.push(...await d.imagesInUse());
+    for (const d of deps.drivers()) if (canHoldImages(d)) keep.push(...(await d.imagesInUse()));
     const removed = await images.prune(keep);
     if (removed.length > 0) deps.log.debug({ removed }, 'images no card runs removed from the download dir');
   } catch (err) {

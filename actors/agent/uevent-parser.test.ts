@@ -24,7 +24,12 @@ describe('udevadm monitor --kernel --property, as it prints kernel events', () =
     const bytewise = [...text].flatMap((c) => p.push(c));
     expect(bytewise).toEqual(whole);
     expect(whole.map((e) => `${e.action} ${e.properties.PCI_SLOT_NAME}`)).toEqual([
-      'add 0000:b1:00.0', 'bind 0000:b1:00.0', 'add 0000:b2:00.0', 'bind 0000:b2:00.0', 'unbind 0000:af:00.0', 'remove 0000:af:00.0',
+      'add 0000:b1:00.0',
+      'bind 0000:b1:00.0',
+      'add 0000:b2:00.0',
+      'bind 0000:b2:00.0',
+      'unbind 0000:af:00.0',
+      'remove 0000:af:00.0',
     ]);
   });
 

@@ -58,7 +58,11 @@ export class UeventSource {
     this.quietMs = opts.quietMs ?? 200;
     this.maxDelayMs = opts.maxDelayMs ?? 2_000;
     this.command = new WatchedCommand({
-      argv: this.argv, log: opts.log, env: opts.env, retryMinMs: opts.retryMinMs, retryMaxMs: opts.retryMaxMs,
+      argv: this.argv,
+      log: opts.log,
+      env: opts.env,
+      retryMinMs: opts.retryMinMs,
+      retryMaxMs: opts.retryMaxMs,
       messages: {
         up: 'hot-plug: watching kernel events',
         back: 'hot-plug: kernel events are back; discovering what the outage hid',

@@ -46,7 +46,9 @@ export class ArqHome {
   async where(): Promise<string> {
     if (this.adopted && this.opts.lease.owns(ARQ_HOME)) return this.opts.conductorId;
     // One claim and one load at a time, whatever the number of calls waiting on them.
-    this.claiming ??= this.claim().finally(() => { this.claiming = null; });
+    this.claiming ??= this.claim().finally(() => {
+      this.claiming = null;
+    });
     return this.claiming;
   }
 
@@ -68,7 +70,10 @@ export class ArqHome {
       const state = await this.opts.load();
       this.opts.adopt(state);
       this.adopted = true;
-      this.opts.log.info({ conductorId: this.opts.conductorId, arqs: state.arqs.length, documents: state.documents.length, takeover: c.takeover }, 'this conductor is the ARQ home now');
+      this.opts.log.info(
+        { conductorId: this.opts.conductorId, arqs: state.arqs.length, documents: state.documents.length, takeover: c.takeover },
+        'this conductor is the ARQ home now',
+      );
     }
     return this.opts.conductorId;
   }

@@ -47,7 +47,10 @@ export class FencedJournal implements Journal {
   /** The start-time snapshot of host-owned state, by host; entries leave as their hosts are adopted. */
   private startup = new Map<string, { host: Recovered['hosts'][number]; accelerators: Recovered['accelerators'] }>();
 
-  constructor(readonly inner: Journal, private readonly fence: Fence) {}
+  constructor(
+    readonly inner: Journal,
+    private readonly fence: Fence,
+  ) {}
 
   get onLanded(): Journal['onLanded'] {
     return this.inner.onLanded;
@@ -66,7 +69,7 @@ export class FencedJournal implements Journal {
   }
 
   private async fenced(changes: Change[], opts?: CommitOptions): Promise<void> {
-    if (!this.fence.valid()) throw new CyborgError('lease.lost', 'this conductor\'s lease has lapsed; it may not write');
+    if (!this.fence.valid()) throw new CyborgError('lease.lost', "this conductor's lease has lapsed; it may not write");
     for (const c of changes) {
       const host = hostOf(c);
       if (host !== undefined && !this.fence.owns(host)) {
@@ -84,7 +87,7 @@ export class FencedJournal implements Journal {
 
   /** Only the holder of the host's lease forgets it (a retired host: actors/conductor/host-retire.ts). */
   async forgetHost(host: string): Promise<void> {
-    if (!this.fence.valid()) throw new CyborgError('lease.lost', 'this conductor\'s lease has lapsed; it may not write');
+    if (!this.fence.valid()) throw new CyborgError('lease.lost', "this conductor's lease has lapsed; it may not write");
     if (!this.fence.owns(host)) throw new CyborgError('lease.not_owner', `this conductor does not hold the lease of host ${host}`, { host });
     if (!this.inner.forgetHost) throw new CyborgError('persistence.unavailable', 'this journal cannot forget a host');
     return this.inner.forgetHost(host);

@@ -18,12 +18,19 @@ function setup() {
     id: 'me',
     owns: (h: string) => ours.has(h),
     ownerOf: () => undefined,
-    claim: async (h: string) => { ours.add(h); return { mine: true, takeover: true }; },
+    claim: async (h: string) => {
+      ours.add(h);
+      return { mine: true, takeover: true };
+    },
   } as unknown as LeaseTable;
   let release!: () => void;
-  const held = new Promise<void>((r) => { release = r; });
+  const held = new Promise<void>((r) => {
+    release = r;
+  });
   let loading!: () => void;
-  const loadStarted = new Promise<void>((r) => { loading = r; });
+  const loadStarted = new Promise<void>((r) => {
+    loading = r;
+  });
   const journal = {
     hostsState: async (hosts: string[]) => {
       loading();
@@ -43,7 +50,10 @@ describe('host router', () => {
     const takeover = router.takeOver(['node-1']);
     await loadStarted; // the claim is won; the rebuild's load is held
     let routed = false;
-    const report = Promise.resolve(router.route('node-1')).then((r) => { routed = true; return r; });
+    const report = Promise.resolve(router.route('node-1')).then((r) => {
+      routed = true;
+      return r;
+    });
     // A whole turn of the event loop: a report not held back would have been routed by now.
     await new Promise((r) => setImmediate(r));
     expect(routed).toBe(false);
@@ -58,7 +68,9 @@ describe('host router', () => {
     const takeover = router.takeOver(['node-2']);
     await loadStarted;
     let served = false;
-    const call = router.settled('node-2').then(() => { served = hosts.has('node-2'); });
+    const call = router.settled('node-2').then(() => {
+      served = hosts.has('node-2');
+    });
     await new Promise((r) => setImmediate(r));
     expect(served).toBe(false);
     release();

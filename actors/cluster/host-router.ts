@@ -72,7 +72,12 @@ export class HostRouter {
     const { lease } = this.opts;
     if (lease.owns(host)) {
       const adopting = this.adopting.get(host);
-      return adopting ? adopting.done.then(() => MINE, () => MINE) : MINE;
+      return adopting
+        ? adopting.done.then(
+            () => MINE,
+            () => MINE,
+          )
+        : MINE;
     }
     const owner = lease.ownerOf(host);
     if (owner && owner !== lease.id) return { mine: false, owner };
@@ -94,7 +99,12 @@ export class HostRouter {
     // Claimed, its rebuild not queued yet: others may see the lease move before the claim
     // returns here, and send calls about the host at once. The claim queues the rebuild.
     const claiming = this.pending.get(host) ?? this.claiming.get(host);
-    return claiming ? claiming.then(() => this.settled(host), () => undefined) : Promise.resolve();
+    return claiming
+      ? claiming.then(
+          () => this.settled(host),
+          () => undefined,
+        )
+      : Promise.resolve();
   }
 
   /** The lease watch saw these hosts move away (or our lease lapse): stop writing them. */
@@ -151,7 +161,9 @@ export class HostRouter {
     });
     const entry = { done: p, fresh };
     this.adopting.set(host, entry);
-    const forget = (): void => { if (this.adopting.get(host) === entry) this.adopting.delete(host); };
+    const forget = (): void => {
+      if (this.adopting.get(host) === entry) this.adopting.delete(host);
+    };
     p.then(forget, forget);
     return p;
   }
@@ -164,7 +176,10 @@ export class HostRouter {
         const part = batch.filter((b) => b.fresh === fresh);
         if (part.length === 0) continue;
         try {
-          await this.adopt(part.map((b) => b.host), fresh);
+          await this.adopt(
+            part.map((b) => b.host),
+            fresh,
+          );
           part.forEach((b) => b.resolve());
         } catch (err) {
           part.forEach((b) => b.reject(err));
@@ -186,13 +201,25 @@ export class HostRouter {
 
   /** The bus the Conductor is given: agent reports pass through route() first. */
   wrap(inner: Bus): Bus {
-    return new RoutedBus(inner, this, this.opts.lease.id, this.opts.forwardTimeoutMs, this.opts.redeliverForMs ?? 2 * this.opts.forwardTimeoutMs, this.opts.log);
+    return new RoutedBus(
+      inner,
+      this,
+      this.opts.lease.id,
+      this.opts.forwardTimeoutMs,
+      this.opts.redeliverForMs ?? 2 * this.opts.forwardTimeoutMs,
+      this.opts.log,
+    );
   }
 }
 
 // Health checks too: the conductor of the queue group that hears one may not hold the host, and
 // one dropped there would leave a failing device in service.
-const KINDS: Record<string, Kind> = { [Subjects.register]: 'register', [Subjects.inventory]: 'inventory', [Subjects.heartbeat]: 'heartbeat', [Subjects.health]: 'health' };
+const KINDS: Record<string, Kind> = {
+  [Subjects.register]: 'register',
+  [Subjects.inventory]: 'inventory',
+  [Subjects.heartbeat]: 'heartbeat',
+  [Subjects.health]: 'health',
+};
 
 /**
  * Reports that must reach the holder: a health check says once what a poll may not say again (a
@@ -210,15 +237,25 @@ class RoutedBus implements Bus {
   private closing = false;
 
   constructor(
-    private readonly inner: Bus, private readonly router: HostRouter, private readonly me: string,
-    private readonly timeoutMs: number, private readonly redeliverForMs: number, private readonly log: Logger,
+    private readonly inner: Bus,
+    private readonly router: HostRouter,
+    private readonly me: string,
+    private readonly timeoutMs: number,
+    private readonly redeliverForMs: number,
+    private readonly log: Logger,
   ) {}
 
   publish<M extends TSchema>(subject: string, schema: M, msg: Static<M>): void {
     this.inner.publish(subject, schema, msg);
   }
 
-  request<Req extends TSchema, Rep extends TSchema>(subject: string, reqSchema: Req, repSchema: Rep, msg: Static<Req>, opts: { timeoutMs: number }): Promise<Static<Rep>> {
+  request<Req extends TSchema, Rep extends TSchema>(
+    subject: string,
+    reqSchema: Req,
+    repSchema: Rep,
+    msg: Static<Req>,
+    opts: { timeoutMs: number },
+  ): Promise<Static<Rep>> {
     return this.inner.request(subject, reqSchema, repSchema, msg, opts);
   }
 
@@ -258,12 +295,14 @@ class RoutedBus implements Bus {
         if (r.mine) return handler(msg, subj);
         try {
           if (r.owner) {
-            await this.inner.request(Subjects.conductorForward(r.owner, kind), schema, Ack, msg, { timeoutMs: Math.min(this.timeoutMs, Math.max(1, deadline - Date.now())) });
+            await this.inner.request(Subjects.conductorForward(r.owner, kind), schema, Ack, msg, {
+              timeoutMs: Math.min(this.timeoutMs, Math.max(1, deadline - Date.now())),
+            });
             if (tries > 1) this.log.info({ host, kind, owner: r.owner, tries }, 'a forwarded report was taken after retries');
             return;
           }
         } catch (err) {
-          this.log.debug({ host, kind, owner: r.owner, err: (err as Error).message }, 'the host\'s holder did not take a forwarded report; routing it again');
+          this.log.debug({ host, kind, owner: r.owner, err: (err as Error).message }, "the host's holder did not take a forwarded report; routing it again");
         }
         if (this.closing) return;
         if (Date.now() + pause >= deadline) {
@@ -283,7 +322,13 @@ class RoutedBus implements Bus {
     return () => offs.forEach((o) => o());
   }
 
-  respond<Req extends TSchema, Rep extends TSchema>(subject: string, reqSchema: Req, repSchema: Rep, handler: RequestHandler<Req, Rep>, opts?: SubscribeOptions): Unsubscribe {
+  respond<Req extends TSchema, Rep extends TSchema>(
+    subject: string,
+    reqSchema: Req,
+    repSchema: Rep,
+    handler: RequestHandler<Req, Rep>,
+    opts?: SubscribeOptions,
+  ): Unsubscribe {
     const kind = KINDS[subject];
     if (!kind) return this.inner.respond(subject, reqSchema, repSchema, handler, opts);
     const routed: RequestHandler<Req, Rep> = async (msg, subj) => {
@@ -297,7 +342,10 @@ class RoutedBus implements Bus {
       if ((await this.router.route(hostOf(msg))).mine) return handler(msg, subj);
       throw new Error(`host ${hostOf(msg)} is not held by conductor ${this.me}`);
     };
-    const offs = [this.inner.respond(subject, reqSchema, repSchema, routed, opts), this.inner.respond(Subjects.conductorForward(this.me, kind), reqSchema, repSchema, direct)];
+    const offs = [
+      this.inner.respond(subject, reqSchema, repSchema, routed, opts),
+      this.inner.respond(Subjects.conductorForward(this.me, kind), reqSchema, repSchema, direct),
+    ];
     return () => offs.forEach((o) => o());
   }
 

@@ -168,7 +168,7 @@ export class LeaseTable {
   async claim(host: string): Promise<Claim> {
     if (this.owns(host)) return { mine: true, takeover: false };
     // Catalogued (503 + Retry-After): the caller's retry reaches a conductor whose lease holds.
-    if (!this.valid()) throw new CyborgError('lease.lost', 'this conductor\'s lease is not valid; it may not claim hosts', { host });
+    if (!this.valid()) throw new CyborgError('lease.lost', "this conductor's lease is not valid; it may not claim hosts", { host });
     this.claiming.add(host);
     try {
       return await this.claimNow(host);

@@ -1,6 +1,14 @@
 import type { Logger } from 'pino';
 import { CyborgError, TransitionInvalidError } from '../../errors/index.js';
-import { NOT_YET, OPERATOR_EVENTS, recoverInterrupted, type AcceleratorContext, type AcceleratorState, type AcceleratorEvent, type HealthSignal } from '../../machines/index.js';
+import {
+  NOT_YET,
+  OPERATOR_EVENTS,
+  recoverInterrupted,
+  type AcceleratorContext,
+  type AcceleratorState,
+  type AcceleratorEvent,
+  type HealthSignal,
+} from '../../machines/index.js';
 import { whyRefused, type AcceleratorView, type DeployableT, type EventHub, type RequestMeta, type TransitionRecord } from '../../model/index.js';
 import { MachineHost, type Journal, type MachineOwner, type MachineRecord, type Passivation, type Restable, type StepSnapshot } from '../runtime/index.js';
 import { stamped, startingRecordOf, tagsOf, type AcceleratorLogic } from './accelerator-logic.js';
@@ -95,7 +103,10 @@ export class AcceleratorActor implements MachineOwner, Restable {
     this.updatedAt = new Date().toISOString();
     if (recovered) {
       // Committed like any transition: the database must not keep the transient state the actor left.
-      this.onTransition({ event: 'RECOVER', from: recovered as AcceleratorState, to: this.state, at: new Date().toISOString(), reason: 'interrupted', actor: 'conductor' }, this.current);
+      this.onTransition(
+        { event: 'RECOVER', from: recovered as AcceleratorState, to: this.state, at: new Date().toISOString(), reason: 'interrupted', actor: 'conductor' },
+        this.current,
+      );
     }
   }
 
@@ -243,9 +254,18 @@ export class AcceleratorActor implements MachineOwner, Restable {
     if (!note) return;
     // Named for what changed (QUARANTINED, not `ready→ready`), and paged for: one warn line each.
     if (note.change.warn) warnCondition(this.rt.log, this.id, this.spec, note, meta.requestId);
-    this.onTransition({
-      event: note.change.event, from: m.value, to: m.value, at: new Date().toISOString(), ...meta, ...(note.reason ? { reason: note.reason } : {}), args: note.change.args,
-    }, m.persisted());
+    this.onTransition(
+      {
+        event: note.change.event,
+        from: m.value,
+        to: m.value,
+        at: new Date().toISOString(),
+        ...meta,
+        ...(note.reason ? { reason: note.reason } : {}),
+        args: note.change.args,
+      },
+      m.persisted(),
+    );
   }
 
   /** Resolves when every change made so far is committed (writing a deferred one now). */
@@ -310,22 +330,28 @@ export class AcceleratorActor implements MachineOwner, Restable {
     // ends the operation, so a request is one transaction — all of it written, or (a 503) none —
     // unless the operation outlasts the journal's `deferMaxMs` and the step is written alone.
     this.deferredTail = this.deferring > 0 || tagsOf(this.rt.logic, persisted.value).includes('busy');
-    const commit = this.rt.journal.commit([
-      { type: 'accelerator', id: this.id, host: this.spec.host, record: persisted },
-      { type: 'transition', record: full },
-    ], this.deferredTail ? DEFER : undefined);
+    const commit = this.rt.journal.commit(
+      [
+        { type: 'accelerator', id: this.id, host: this.spec.host, record: persisted },
+        { type: 'transition', record: full },
+      ],
+      this.deferredTail ? DEFER : undefined,
+    );
     const seq = ++this.submitted;
     const epoch = this.resets;
     // No chain through the previous step: the journal answers commits in the order they were
     // made, so this one settles after every earlier one. A chain of three promises and closures
     // per transition lived as long as the commit, long enough under load to be promoted to the
     // old generation (bench:persistence's sampling heap profile: a fifth of what major GCs took).
-    const step = commit.then(() => this.show(seq, persisted, full, epoch), (err: unknown) => {
-      // Not written (503 while the database is away, a refusal, a stop): memory goes back to
-      // what is committed, so that memory and database agree after every refusal.
-      this.revert(err);
-      throw err;
-    });
+    const step = commit.then(
+      () => this.show(seq, persisted, full, epoch),
+      (err: unknown) => {
+        // Not written (503 while the database is away, a refusal, a stop): memory goes back to
+        // what is committed, so that memory and database agree after every refusal.
+        this.revert(err);
+        throw err;
+      },
+    );
     // Handled here: a system transition has nobody awaiting it (a refusal is logged by the journal).
     step.catch(() => undefined);
     this.commitChain = step;
@@ -358,12 +384,18 @@ export class AcceleratorActor implements MachineOwner, Restable {
     // INTERRUPTED outcome, as after a restart: no driver operation runs for it any more.
     const { record: target } = recoverInterrupted(this.rt.logic, this.committedRecord);
     if (now.value === target.value && now.context === target.context) return;
-    this.rt.log.warn({ acceleratorId: this.id, host: this.spec.host, state: now.value, committed: this.committedRecord.value }, 'change not committed: back to the committed state');
+    this.rt.log.warn(
+      { acceleratorId: this.id, host: this.spec.host, state: now.value, committed: this.committedRecord.value },
+      'change not committed: back to the committed state',
+    );
     this.resetTo(target, err);
   }
 
   /** Memory takes `record` (the committed one): the live machine, if any, is stopped. */
-  private resetTo(record: MachineRecord, err: unknown = new CyborgError('persistence.unavailable', `accelerator ${this.id} went back to its committed state`)): void {
+  private resetTo(
+    record: MachineRecord,
+    err: unknown = new CyborgError('persistence.unavailable', `accelerator ${this.id} went back to its committed state`),
+  ): void {
     this.resets++;
     this.deferredTail = false;
     const m = this.m;
@@ -402,4 +434,3 @@ export class AcceleratorActor implements MachineOwner, Restable {
     return acceleratorViewOf(this.rt.logic, r, { id, host: this.spec.host, fields, unobserved, missing, generation, updatedAt }, settled ? this.allowed() : []);
   }
 }
-

@@ -49,9 +49,15 @@ export class AcceleratorDesk {
     if (!release) return;
     try {
       const freed = await release(instanceUuid, rpUuid);
-      this.o.log.info({ instanceUuid, rpUuid, accelerator: name, freed }, freed ? 'released instance\'s allocation on the card freed in Placement' : 'released instance held nothing on the card in Placement');
+      this.o.log.info(
+        { instanceUuid, rpUuid, accelerator: name, freed },
+        freed ? "released instance's allocation on the card freed in Placement" : 'released instance held nothing on the card in Placement',
+      );
     } catch (err) {
-      this.o.log.warn({ err, instanceUuid, rpUuid, accelerator: name }, 'could not free the released instance\'s allocation on the card in Placement; remove it there (openstack resource provider allocation …)');
+      this.o.log.warn(
+        { err, instanceUuid, rpUuid, accelerator: name },
+        "could not free the released instance's allocation on the card in Placement; remove it there (openstack resource provider allocation …)",
+      );
     }
   }
 
@@ -69,7 +75,9 @@ export class AcceleratorDesk {
     const allocs = actor.context.allocations;
     const alloc = req.handleUuid
       ? allocs.find((a) => a.handleUuid === req.handleUuid)
-      : req.instanceUuid ? allocs.find((a) => a.instanceUuid === req.instanceUuid) : allocs[0];
+      : req.instanceUuid
+        ? allocs.find((a) => a.instanceUuid === req.instanceUuid)
+        : allocs[0];
     return actor.request({ type: 'DETACH', handleUuid: alloc?.handleUuid ?? req.handleUuid ?? '' }, meta);
   }
 }

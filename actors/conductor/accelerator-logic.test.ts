@@ -9,21 +9,37 @@ function reaches(actor: ReturnType<typeof createActor>, state: string, ms = 2_00
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`never reached ${state}`)), ms);
     const sub = actor.subscribe((s) => {
-      if ((s as { value: unknown }).value === state) { clearTimeout(timer); sub.unsubscribe(); resolve(); }
+      if ((s as { value: unknown }).value === state) {
+        clearTimeout(timer);
+        sub.unsubscribe();
+        resolve();
+      }
     });
   });
 }
 
 describe('the driver-operation effect the conductor provides', () => {
-  it('answers with the driver\'s outcome', async () => {
-    const actor = createActor(acceleratorLogic(async () => ({ ok: 1 }), 1_000), { input }).start();
+  it("answers with the driver's outcome", async () => {
+    const actor = createActor(
+      acceleratorLogic(async () => ({ ok: 1 }), 1_000),
+      { input },
+    ).start();
     actor.send({ type: 'ENABLE' });
     await reaches(actor, 'ready');
   });
 
   it('answers "timed out" for a driver that never does, and drops its late answer', async () => {
     let late!: (v: Record<string, unknown>) => void;
-    const actor = createActor(acceleratorLogic(() => new Promise((r) => { late = r; }), 30), { input }).start();
+    const actor = createActor(
+      acceleratorLogic(
+        () =>
+          new Promise((r) => {
+            late = r;
+          }),
+        30,
+      ),
+      { input },
+    ).start();
     actor.send({ type: 'ENABLE' });
     await reaches(actor, 'error');
     expect(actor.getSnapshot().context.error).toEqual({ op: 'install', reason: 'driver operation install timed out' });
@@ -33,8 +49,13 @@ describe('the driver-operation effect the conductor provides', () => {
     expect(actor.getSnapshot().value).toBe('error');
   });
 
-  it('passes a driver\'s failure on as the reason', async () => {
-    const actor = createActor(acceleratorLogic(async () => { throw new Error('device on fire'); }, 1_000), { input }).start();
+  it("passes a driver's failure on as the reason", async () => {
+    const actor = createActor(
+      acceleratorLogic(async () => {
+        throw new Error('device on fire');
+      }, 1_000),
+      { input },
+    ).start();
     actor.send({ type: 'ENABLE' });
     await reaches(actor, 'error');
     expect(actor.getSnapshot().context.error).toEqual({ op: 'install', reason: 'device on fire' });

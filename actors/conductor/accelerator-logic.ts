@@ -1,6 +1,15 @@
 import {
-  ACCELERATOR_INITIAL, acceleratorMachine, DEFAULT_HEALTH_POLICY, healthActions, initialContext, opInput, reasonOf, recoverInterrupted,
-  type AcceleratorEvent, type DriverOpInput, type HealthPolicy,
+  ACCELERATOR_INITIAL,
+  acceleratorMachine,
+  DEFAULT_HEALTH_POLICY,
+  healthActions,
+  initialContext,
+  opInput,
+  reasonOf,
+  recoverInterrupted,
+  type AcceleratorEvent,
+  type DriverOpInput,
+  type HealthPolicy,
 } from '../../machines/index.js';
 import type { MachineRecord } from '../runtime/index.js';
 
@@ -23,7 +32,11 @@ export function initialRecordOf(input: AcceleratorInput): MachineRecord {
  * the machine says where that leaves it (its INTERRUPTED event), and `interrupted` names the state
  * it left.
  */
-export function startingRecordOf(logic: AcceleratorLogic, saved: MachineRecord | undefined, input: AcceleratorInput): { record: MachineRecord; interrupted?: string } {
+export function startingRecordOf(
+  logic: AcceleratorLogic,
+  saved: MachineRecord | undefined,
+  input: AcceleratorInput,
+): { record: MachineRecord; interrupted?: string } {
   return saved ? recoverInterrupted(logic, saved) : { record: initialRecordOf(input) };
 }
 
@@ -76,4 +89,3 @@ export function acceleratorLogic(
 function unchangedBy(err: unknown): boolean {
   return (err as { details?: { unchanged?: unknown } } | undefined)?.details?.unchanged === true;
 }
-

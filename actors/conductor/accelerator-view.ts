@@ -59,7 +59,9 @@ function askMachine(logic: AcceleratorLogic, r: MachineRecord, freeHandle: strin
 }
 
 /** The view's fields that come from discovery (kept per actor, rebuilt when the spec changes). */
-export function specFieldsOf(spec: AcceleratorSpec): Pick<AcceleratorView, 'name' | 'deviceUuid' | 'deviceType' | 'vendor' | 'model' | 'driver' | 'resourceClass' | 'traits' | 'rpUuid' | 'capacity'> {
+export function specFieldsOf(
+  spec: AcceleratorSpec,
+): Pick<AcceleratorView, 'name' | 'deviceUuid' | 'deviceType' | 'vendor' | 'model' | 'driver' | 'resourceClass' | 'traits' | 'rpUuid' | 'capacity'> {
   const { device, deployable } = spec;
   return {
     name: deployable.name,
@@ -89,7 +91,12 @@ export function healthView(ctx: AcceleratorContext): NonNullable<AcceleratorView
  */
 export function unobservedView(ctx: AcceleratorContext, u: { reason: string; since: number }): NonNullable<AcceleratorView['health']> {
   const fatal = ctx.health?.fatal ?? false;
-  return { status: 'unknown', fatal, reason: `not observed: ${u.reason}${fatal && ctx.health?.reason ? ` (last fault: ${ctx.health.reason})` : ''}`, since: iso(u.since) };
+  return {
+    status: 'unknown',
+    fatal,
+    reason: `not observed: ${u.reason}${fatal && ctx.health?.reason ? ` (last fault: ${ctx.health.reason})` : ''}`,
+    since: iso(u.since),
+  };
 }
 
 /** The mark as an operator reads it: `draining` while instances remain (named), then `maintenance`. */
@@ -100,7 +107,11 @@ export function maintenanceView(ctx: AcceleratorContext): AcceleratorView['maint
     mark: ctx.allocations.length > 0 ? 'draining' : 'maintenance',
     scopes: [...(m.device ? ['device' as const] : []), ...(m.host ? ['host' as const] : [])],
     since: iso(m.since),
-    consumers: ctx.allocations.map((a) => ({ instanceUuid: a.instanceUuid, ...(a.arqUuid ? { arqUuid: a.arqUuid } : {}), ...(a.projectId ? { projectId: a.projectId } : {}) })),
+    consumers: ctx.allocations.map((a) => ({
+      instanceUuid: a.instanceUuid,
+      ...(a.arqUuid ? { arqUuid: a.arqUuid } : {}),
+      ...(a.projectId ? { projectId: a.projectId } : {}),
+    })),
   };
 }
 

@@ -43,7 +43,13 @@ export async function commandAgent(route: CommandRoute, input: DriverOpInput, dr
     const left = deadline - Date.now();
     try {
       const reply = await route.bus.request(Subjects.command(host), CommandMessage, CommandReply, msg, { timeoutMs: Math.max(1, Math.min(every, left)) });
-      if (!reply.ok) throw new DriverError('driver.failed', reply.reason, { op: input.op, acceleratorId: input.id, code: reply.code, ...(reply.unchanged ? { unchanged: true } : {}) });
+      if (!reply.ok)
+        throw new DriverError('driver.failed', reply.reason, {
+          op: input.op,
+          acceleratorId: input.id,
+          code: reply.code,
+          ...(reply.unchanged ? { unchanged: true } : {}),
+        });
       if (attempt > 0) route.log.info({ host, acceleratorId: input.id, op: input.op, attempts: attempt + 1 }, 'driver command answered after a re-send');
       return reply.result;
     } catch (err) {
@@ -54,8 +60,10 @@ export async function commandAgent(route: CommandRoute, input: DriverOpInput, dr
       if (Date.now() >= deadline) {
         throw new DriverError('driver.timeout', `agent on ${host} did not answer ${input.op} in time`, { op: input.op, attempts: attempt + 1 }, { cause: err });
       }
-      route.log.warn({ host, acceleratorId: input.id, op: input.op, key, attempt: attempt + 1, noResponder: gone },
-        'no answer to a driver command yet: re-sending it with the same idempotency key');
+      route.log.warn(
+        { host, acceleratorId: input.id, op: input.op, key, attempt: attempt + 1, noResponder: gone },
+        'no answer to a driver command yet: re-sending it with the same idempotency key',
+      );
       if (gone) await new Promise((r) => setTimeout(r, Math.min(NO_RESPONDER_PAUSE_MS, Math.max(1, deadline - Date.now()))));
     }
   }

@@ -1,7 +1,20 @@
 import type { Logger } from 'pino';
 import { fromPromise } from 'xstate';
 import { CyborgError, TransitionInvalidError } from '../../errors/index.js';
-import { allowedEvents, type ArqContext, type ArqEvent, arqMachine, type ArqState, ArqStates, arqTags, type Binding, type BoundTo, cyborgState, NOT_YET, recoverInterrupted } from '../../machines/index.js';
+import {
+  allowedEvents,
+  type ArqContext,
+  type ArqEvent,
+  arqMachine,
+  type ArqState,
+  ArqStates,
+  arqTags,
+  type Binding,
+  type BoundTo,
+  cyborgState,
+  NOT_YET,
+  recoverInterrupted,
+} from '../../machines/index.js';
 import type { Journal, MachineRecord } from '../runtime/index.js';
 import { MachineHost } from '../runtime/index.js';
 import type { ArqView, EventHub, RequestMeta, TransitionRecord } from '../../model/index.js';
@@ -45,7 +58,9 @@ export function arqLogic(
  * commits are deferred to ride with the one that ends the effect (docs/persistence.md).
  */
 const EFFECT_STATES: ReadonlySet<string> = new Set(
-  Object.entries(arqMachine.states).filter(([, node]) => node.tags.includes('busy')).map(([name]) => name),
+  Object.entries(arqMachine.states)
+    .filter(([, node]) => node.tags.includes('busy'))
+    .map(([name]) => name),
 );
 
 const RETRY_BASE_MS = 2_000;
@@ -98,15 +113,19 @@ export class ArqActor {
       owner: {
         // A failed commit reaches whoever waits on the change through commitChain; this copy of the
         // outcome has nobody to tell (left unhandled, a database outage would end the process).
-        onTransition: (rec, persisted) => { this.onTransition(rec, persisted).catch(() => undefined); },
+        onTransition: (rec, persisted) => {
+          this.onTransition(rec, persisted).catch(() => undefined);
+        },
         onCrash: (err) => this.opts.log.error({ err, arqUuid: this.uuid }, 'arq machine crashed'),
       },
     });
     m.start();
     if (recovered?.interrupted) {
       this.m = m;
-      this.onTransition({ event: 'RECOVER', from: recovered.interrupted as ArqState, to: m.value, at: new Date().toISOString(), reason: 'interrupted', actor: 'conductor' }, m.record())
-        .catch(() => undefined);
+      this.onTransition(
+        { event: 'RECOVER', from: recovered.interrupted as ArqState, to: m.value, at: new Date().toISOString(), reason: 'interrupted', actor: 'conductor' },
+        m.record(),
+      ).catch(() => undefined);
     }
     return m;
   }
@@ -181,7 +200,14 @@ export class ArqActor {
         if (!s.hasTag('busy') || s.status !== 'active') done();
       };
       // `complete`: the machine was replaced (memory went back to the committed record).
-      const sub = this.m.actor.subscribe({ next: check, complete: done, error: (err: unknown) => { clearTimeout(timer); reject(err); } });
+      const sub = this.m.actor.subscribe({
+        next: check,
+        complete: done,
+        error: (err: unknown) => {
+          clearTimeout(timer);
+          reject(err);
+        },
+      });
       if (withinMs !== undefined) timer = setTimeout(done, withinMs);
       check();
     });
@@ -210,10 +236,13 @@ export class ArqActor {
     const record = { value: persisted.value, context: { ...persisted.context, createdAt: this.createdAt } };
     const defer = EFFECT_STATES.has(persisted.value);
     this.deferredTail = defer;
-    const commit = this.opts.journal.commit([
-      { type: 'arq', uuid: this.uuid, record, deleted },
-      { type: 'transition', record: full },
-    ], defer ? DEFER : undefined);
+    const commit = this.opts.journal.commit(
+      [
+        { type: 'arq', uuid: this.uuid, record, deleted },
+        { type: 'transition', record: full },
+      ],
+      defer ? DEFER : undefined,
+    );
     // Its outcome is read through the chain below, perhaps only once earlier commits settle.
     commit.catch(() => undefined);
     const seq = ++this.submitted;
@@ -228,15 +257,20 @@ export class ArqActor {
       // Made before memory went back (a later commit was refused): the database holds it now.
       else if (epoch < this.resets) this.resetTo(record);
     };
-    const step = this.commitChain.catch(() => undefined).then(() => commit).then(show, (err: unknown) => {
-      // Not written (503 while the database is away, a refusal, a stop): memory goes back to what
-      // is committed — an ARQ whose creation was not committed does not exist.
-      this.revert(err);
-      throw err;
-    });
+    const step = this.commitChain
+      .catch(() => undefined)
+      .then(() => commit)
+      .then(show, (err: unknown) => {
+        // Not written (503 while the database is away, a refusal, a stop): memory goes back to what
+        // is committed — an ARQ whose creation was not committed does not exist.
+        this.revert(err);
+        throw err;
+      });
     this.commitChain = step;
     return step.catch((err: unknown) => {
-      throw err instanceof CyborgError ? err : new CyborgError('persistence.unavailable', 'could not persist the ARQ change', { uuid: this.uuid }, { cause: err });
+      throw err instanceof CyborgError
+        ? err
+        : new CyborgError('persistence.unavailable', 'could not persist the ARQ change', { uuid: this.uuid }, { cause: err });
     });
   }
 
@@ -250,7 +284,10 @@ export class ArqActor {
     // after an earlier revert, whose RECOVER may itself have been refused.
     const now = this.m.record();
     if (now.value === recoverInterrupted(this.opts.logic, committed).record.value) return;
-    this.opts.log.warn({ arqUuid: this.uuid, state: now.value, committed: committed.value, err: (err as Error | undefined)?.message }, 'ARQ change not committed: back to the committed state');
+    this.opts.log.warn(
+      { arqUuid: this.uuid, state: now.value, committed: committed.value, err: (err as Error | undefined)?.message },
+      'ARQ change not committed: back to the committed state',
+    );
     this.resetTo(committed);
   }
 

@@ -86,7 +86,7 @@ export class ArqBinder {
   // acknowledged, covers it (the journal commits in order).
   private async attachFreeHandle(actor: AcceleratorActor, arqUuid: string, b: Binding): Promise<BoundTo> {
     if (actor.host !== b.hostname) {
-      this.deps.log.warn({ arqUuid, hostname: b.hostname, host: actor.host }, 'bind hostname differs from the deployable\'s host');
+      this.deps.log.warn({ arqUuid, hostname: b.hostname, host: actor.host }, "bind hostname differs from the deployable's host");
     }
     // Nova's BindFailed carries this reason: it names the drain, the mark, the quarantine or the
     // handles held, and the way out, rather than the machine's "not allowed in state ready".
@@ -95,9 +95,17 @@ export class ArqBinder {
     if (b.program) await this.programFirst(actor, arqUuid, b.program);
     const handleUuid = b.handleUuid === undefined ? actor.freeHandle() : pinned(actor, b.handleUuid);
     if (!handleUuid) throw new Error(`deployable ${actor.deployable.name} has no free attach handle`);
-    const view = await actor.request({
-      type: 'ATTACH', handleUuid, instanceUuid: b.instanceUuid, arqUuid, ...(b.projectId ? { projectId: b.projectId } : {}),
-    }, { actor: `arq:${arqUuid}` }, { awaitCommit: false });
+    const view = await actor.request(
+      {
+        type: 'ATTACH',
+        handleUuid,
+        instanceUuid: b.instanceUuid,
+        arqUuid,
+        ...(b.projectId ? { projectId: b.projectId } : {}),
+      },
+      { actor: `arq:${arqUuid}` },
+      { awaitCommit: false },
+    );
     if (!view.allocations.some((a) => a.handleUuid === handleUuid)) {
       throw new Error(view.error?.reason ?? `attach of ${actor.id} failed`);
     }
@@ -112,14 +120,19 @@ export class ArqBinder {
    */
   private async programFirst(actor: AcceleratorActor, arqUuid: string, want: NonNullable<Binding['program']>): Promise<void> {
     if (want.bitstreamId && want.functionId) {
-      throw new Error(`the device profile group sets both accel:bitstream_id (${want.bitstreamId}) and accel:function_id (${want.functionId}): only one may be set`);
+      throw new Error(
+        `the device profile group sets both accel:bitstream_id (${want.bitstreamId}) and accel:function_id (${want.functionId}): only one may be set`,
+      );
     }
-    const runs = (p: AcceleratorView['program']): boolean => !!p && (!want.bitstreamId || p.bitstreamId === want.bitstreamId) && (!want.functionId || p.functionId === want.functionId);
+    const runs = (p: AcceleratorView['program']): boolean =>
+      !!p && (!want.bitstreamId || p.bitstreamId === want.bitstreamId) && (!want.functionId || p.functionId === want.functionId);
     if (runs(actor.view().program)) return;
     const view = await actor.request({ type: 'PROGRAM', ...want }, { actor: `arq:${arqUuid}` }, { awaitCommit: false });
     // A failed programming that left the card on its previous image is back in service: not ours.
     if (view.state !== AcceleratorStates.programmed || !runs(view.program)) {
-      throw new Error(`programming ${want.bitstreamId ? `bitstream ${want.bitstreamId}` : `function ${want.functionId}`} failed: ${view.error?.reason ?? `the accelerator is ${view.state}`}`);
+      throw new Error(
+        `programming ${want.bitstreamId ? `bitstream ${want.bitstreamId}` : `function ${want.functionId}`} failed: ${view.error?.reason ?? `the accelerator is ${view.state}`}`,
+      );
     }
   }
 
@@ -147,7 +160,8 @@ export class ArqBinder {
 
 /** The handle a binding names, when the deployable has it and nobody holds it. */
 function pinned(actor: AcceleratorActor, handleUuid: string): string {
-  if (!actor.deployable.attachHandles.some((h) => h.uuid === handleUuid)) throw new Error(`deployable ${actor.deployable.name} has no attach handle ${handleUuid}`);
+  if (!actor.deployable.attachHandles.some((h) => h.uuid === handleUuid))
+    throw new Error(`deployable ${actor.deployable.name} has no attach handle ${handleUuid}`);
   const holder = actor.context.allocations.find((a) => a.handleUuid === handleUuid);
   if (holder) throw new Error(`attach handle ${handleUuid} of ${actor.deployable.name} is held by instance ${holder.instanceUuid}`);
   return handleUuid;

@@ -30,7 +30,12 @@ export function conditionChange(before: AcceleratorContext, after: AcceleratorCo
   if (after.allocations.length < before.allocations.length) {
     const left = new Set(after.allocations.map((a) => a.handleUuid));
     const released = before.allocations.filter((a) => !left.has(a.handleUuid)).map((a) => a.instanceUuid);
-    return { event: cause, args: { released: released.join(','), by: cause }, warn: true, message: 'instance released from an accelerator that could not detach it: the card stays in error' };
+    return {
+      event: cause,
+      args: { released: released.join(','), by: cause },
+      warn: true,
+      message: 'instance released from an accelerator that could not detach it: the card stays in error',
+    };
   }
   const was = statusOf(before);
   const now = statusOf(after);
@@ -47,7 +52,8 @@ export function conditionChange(before: AcceleratorContext, after: AcceleratorCo
     }
     return { event: 'DEGRADED', args, warn: true, message: 'accelerator degraded: a bad health check; still in service' };
   }
-  const scopes = (ctx: AcceleratorContext): string => [ctx.maintenance?.device ? 'device' : '', ctx.maintenance?.host ? 'host' : ''].filter(Boolean).join('+') || 'none';
+  const scopes = (ctx: AcceleratorContext): string =>
+    [ctx.maintenance?.device ? 'device' : '', ctx.maintenance?.host ? 'host' : ''].filter(Boolean).join('+') || 'none';
   const args = { maintenance: `${scopes(before)}→${scopes(after)}`, by: cause };
   const drainEnded = before.maintenance?.host === true && after.maintenance?.host !== true;
   if (drainEnded) return { event: cause, args, warn: true, message: 'drain ended on this accelerator: its host mark is lifted' };
@@ -73,7 +79,7 @@ export function conditionNote(before: MachineRecord, after: MachineRecord, cause
   const was = before.context as unknown as AcceleratorContext;
   // An operator's RELEASE changes only who holds the card (it stays in error): committed too.
   if (conditionOf(ctx) === conditionOf(was) && ctx.allocations.length === was.allocations.length) return null;
-  const reason = ctx.health && ctx.health.status !== 'ok' ? ctx.health.reason ?? undefined : undefined;
+  const reason = ctx.health && ctx.health.status !== 'ok' ? (ctx.health.reason ?? undefined) : undefined;
   return { change: conditionChange(was, ctx, cause), ctx, reason };
 }
 
@@ -81,7 +87,10 @@ export function conditionNote(before: MachineRecord, after: MachineRecord, cause
 export function warnCondition(log: Logger, id: string, spec: AcceleratorSpec, note: ConditionNote, requestId: string | undefined): void {
   const { change, ctx, reason } = note;
   const consumers = ctx.allocations.map((a) => a.instanceUuid);
-  log.warn({ acceleratorId: id, name: spec.deployable.name, host: spec.host, change: change.event, ...change.args, reason: reason ?? null, consumers, requestId }, change.message);
+  log.warn(
+    { acceleratorId: id, name: spec.deployable.name, host: spec.host, change: change.event, ...change.args, reason: reason ?? null, consumers, requestId },
+    change.message,
+  );
 }
 
 /** The end of a host's drain on one card: the last instance left it. */
@@ -89,5 +98,8 @@ export function warnIfDrained(log: Logger, id: string, spec: AcceleratorSpec, fr
   const ctx = persisted.context as unknown as AcceleratorContext;
   if (from !== AcceleratorStates.detaching || !ctx.maintenance?.host || ctx.allocations.length > 0) return;
   // The alert on a stuck drain is waiting for this line.
-  log.warn({ acceleratorId: id, name: spec.deployable.name, host: spec.host, change: 'DRAINED', consumers: [], requestId }, 'drain done on this accelerator: no instance holds it any more');
+  log.warn(
+    { acceleratorId: id, name: spec.deployable.name, host: spec.host, change: 'DRAINED', consumers: [], requestId },
+    'drain done on this accelerator: no instance holds it any more',
+  );
 }

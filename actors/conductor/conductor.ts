@@ -3,8 +3,27 @@ import type { Bus } from '../../bus/index.js';
 import { CyborgError } from '../../errors/index.js';
 import { type AcceleratorEvent, acceleratorMachine, type Binding, type BoundTo } from '../../machines/index.js';
 import {
-  EventHub, type AcceleratorFilter, type AcceleratorUsage, type AcceleratorView, type ArqFilter, type ArqHold, type ArqView, type AttachHandleT, type AuditPage,
-  type AuditQuery, bucketDigest, type ControlPlane, type FleetSource, type StateDigest, type DeviceT, type HostUsage, type HostView, type PlacementStatusView, type RelayoutRequest, type RequestMeta, type TransitionRecord,
+  EventHub,
+  type AcceleratorFilter,
+  type AcceleratorUsage,
+  type AcceleratorView,
+  type ArqFilter,
+  type ArqHold,
+  type ArqView,
+  type AttachHandleT,
+  type AuditPage,
+  type AuditQuery,
+  bucketDigest,
+  type ControlPlane,
+  type FleetSource,
+  type StateDigest,
+  type DeviceT,
+  type HostUsage,
+  type HostView,
+  type PlacementStatusView,
+  type RelayoutRequest,
+  type RequestMeta,
+  type TransitionRecord,
 } from '../../model/index.js';
 import type { Journal, MachineRecord, Recovered } from '../runtime/index.js';
 import { DocumentStore, DriverAdmin, OrphanSweep, UsageWindows, type PlacementPort } from '../services/index.js';
@@ -78,43 +97,84 @@ export class Conductor implements ControlPlane, FleetSource {
 
   constructor(private readonly opts: ConductorOptions) {
     this.tree = new Supervisor({
-      bus: opts.bus, journal: opts.journal, hub: this.hub, log: opts.log, timing: opts.timing, onChange: () => this.rounds.soon(),
-      ...(opts.acceleratorMachine ? { acceleratorMachine: opts.acceleratorMachine } : {}), ...(opts.restAfterMs !== undefined ? { restAfterMs: opts.restAfterMs } : {}),
-      ...(opts.remoteArqs ? { remoteArqs: opts.remoteArqs } : {}), ...(opts.hostPending ? { hostPending: opts.hostPending } : {}),
+      bus: opts.bus,
+      journal: opts.journal,
+      hub: this.hub,
+      log: opts.log,
+      timing: opts.timing,
+      onChange: () => this.rounds.soon(),
+      ...(opts.acceleratorMachine ? { acceleratorMachine: opts.acceleratorMachine } : {}),
+      ...(opts.restAfterMs !== undefined ? { restAfterMs: opts.restAfterMs } : {}),
+      ...(opts.remoteArqs ? { remoteArqs: opts.remoteArqs } : {}),
+      ...(opts.hostPending ? { hostPending: opts.hostPending } : {}),
     });
     this.usage = new UsageWindows(opts.usageWindow ?? USAGE_WINDOW);
     this.reads = new FleetReads(this.tree, this.usage);
     // A change answered 503 that the database had taken after all: memory follows the database.
-    opts.journal.onLanded = (changes) => { this.tree.landed(changes); this.documents.landed(changes); };
+    opts.journal.onLanded = (changes) => {
+      this.tree.landed(changes);
+      this.documents.landed(changes);
+    };
     // With several conductors only the ARQ home knows the ARQs: it is asked, even by itself.
-    const holds = (uuids: readonly string[]): Promise<Record<string, ArqHold | null>> => (opts.remoteArqs ? opts.remoteArqs.holds(uuids) : Promise.resolve(this.tree.arqHolds(uuids)));
+    const holds = (uuids: readonly string[]): Promise<Record<string, ArqHold | null>> =>
+      opts.remoteArqs ? opts.remoteArqs.holds(uuids) : Promise.resolve(this.tree.arqHolds(uuids));
     this.documents = new DocumentStore(opts.journal, opts.log.child({ component: 'documents' }));
-    this.desk = new ArqDesk({ tree: this.tree, documents: this.documents, releaseWaitMs: opts.releaseWaitMs ?? RELEASE_WAIT_MS, assertRunning: () => this.assertRunning() });
+    this.desk = new ArqDesk({
+      tree: this.tree,
+      documents: this.documents,
+      releaseWaitMs: opts.releaseWaitMs ?? RELEASE_WAIT_MS,
+      assertRunning: () => this.assertRunning(),
+    });
     this.acceleratorDesk = new AcceleratorDesk({
-      tree: this.tree, log: opts.log, ...(opts.placement ? { placement: opts.placement } : {}), assertRunning: () => this.assertRunning(),
+      tree: this.tree,
+      log: opts.log,
+      ...(opts.placement ? { placement: opts.placement } : {}),
+      assertRunning: () => this.assertRunning(),
       arqReleased: (uuid, reason, meta) => (opts.remoteArqs ? opts.remoteArqs.released(uuid, reason, meta) : this.arqReleased(uuid, reason, meta)),
     });
     this.driverAdmin = new DriverAdmin({
-      bus: opts.bus, journal: opts.journal, log: opts.log.child({ component: 'drivers' }), control: this, timeoutMs: opts.timing.driverOpTimeoutMs,
+      bus: opts.bus,
+      journal: opts.journal,
+      log: opts.log.child({ component: 'drivers' }),
+      control: this,
+      timeoutMs: opts.timing.driverOpTimeoutMs,
       settle: (id) => this.tree.acceleratorActor(id).flushed(),
     });
     this.intake = new BusIntake({
-      bus: opts.bus, tree: this.tree, hub: this.hub, driverAdmin: this.driverAdmin, log: opts.log, heartbeatIntervalMs: opts.timing.heartbeatIntervalMs,
+      bus: opts.bus,
+      tree: this.tree,
+      hub: this.hub,
+      driverAdmin: this.driverAdmin,
+      log: opts.log,
+      heartbeatIntervalMs: opts.timing.heartbeatIntervalMs,
       rejoin: new Rejoin({
-        log: opts.log.child({ component: 'rejoin' }), journal: opts.journal, hub: this.hub, holds,
+        log: opts.log.child({ component: 'rejoin' }),
+        journal: opts.journal,
+        hub: this.hub,
+        holds,
         // A Bound ARQ on the very handle, as an operator's attach makes one: Nova finds it when it rebuilds the guest.
-        adopt: async (h) => void await this.driverAdmin.attachInstance(h.instanceUuid, { acceleratorId: h.acceleratorId, handleUuid: h.handleUuid, ...(h.projectId ? { projectId: h.projectId } : {}) }, { actor: 'conductor' }),
+        adopt: async (h) =>
+          void (await this.driverAdmin.attachInstance(
+            h.instanceUuid,
+            { acceleratorId: h.acceleratorId, handleUuid: h.handleUuid, ...(h.projectId ? { projectId: h.projectId } : {}) },
+            { actor: 'conductor' },
+          )),
       }),
       onAgentBack: () => this.rounds.soon(),
       ...(opts.usageWindow === 0 ? {} : { usage: this.usage }),
     });
     this.rounds = new Rounds({
-      tree: this.tree, log: opts.log, everyMs: opts.reconcileEveryMs ?? RECONCILE_EVERY_MS,
+      tree: this.tree,
+      log: opts.log,
+      everyMs: opts.reconcileEveryMs ?? RECONCILE_EVERY_MS,
       pruneUsage: () => this.usage.prune((id) => BusIntake.keepsUsageOf(this.tree.findAccelerator(id))),
       orphans: new OrphanSweep({
-        held: () => this.tree.heldHandles(), holds,
+        held: () => this.tree.heldHandles(),
+        holds,
         release: (h) => this.tree.binder.unbind(h.arqUuid, { acceleratorId: h.acceleratorId, handleUuid: h.handleUuid }, true, { actor: 'conductor' }),
-        graceMs: opts.orphanGraceMs ?? ORPHAN_GRACE_MS, pageSize: 500, log: opts.log,
+        graceMs: opts.orphanGraceMs ?? ORPHAN_GRACE_MS,
+        pageSize: 500,
+        log: opts.log,
       }),
     });
   }
@@ -210,10 +270,18 @@ export class Conductor implements ControlPlane, FleetSource {
 
   // --- reads (last committed view) ----------------------------------------------------------
 
-  listHosts(): HostView[] { return this.reads.listHosts(); }
-  getHost(name: string): HostView { return this.reads.host(name).view(); }
-  hostInventory(name: string): DeviceT[] { return this.reads.hostInventory(name); }
-  listAccelerators(filter: AcceleratorFilter = {}): AcceleratorView[] { return this.reads.listAccelerators(filter); }
+  listHosts(): HostView[] {
+    return this.reads.listHosts();
+  }
+  getHost(name: string): HostView {
+    return this.reads.host(name).view();
+  }
+  hostInventory(name: string): DeviceT[] {
+    return this.reads.hostInventory(name);
+  }
+  listAccelerators(filter: AcceleratorFilter = {}): AcceleratorView[] {
+    return this.reads.listAccelerators(filter);
+  }
 
   placementStatus(id: string): PlacementStatusView | undefined {
     return this.opts.placement?.status(id);
@@ -227,7 +295,9 @@ export class Conductor implements ControlPlane, FleetSource {
     return this.tree.acceleratorByRp(rpUuid)?.view();
   }
 
-  attachHandle(acceleratorId: string, handleUuid: string): AttachHandleT | undefined { return this.reads.attachHandle(acceleratorId, handleUuid); }
+  attachHandle(acceleratorId: string, handleUuid: string): AttachHandleT | undefined {
+    return this.reads.attachHandle(acceleratorId, handleUuid);
+  }
 
   history(id: string, limit = 200): Promise<TransitionRecord[]> {
     return this.opts.journal.history(id, limit);
@@ -239,9 +309,15 @@ export class Conductor implements ControlPlane, FleetSource {
     return this.opts.journal.audit(q);
   }
 
-  acceleratorUsage(id: string): AcceleratorUsage { return this.reads.acceleratorUsage(id); }
-  hostUsage(name: string): HostUsage { return this.reads.hostUsage(name); }
-  listArqs(filter: ArqFilter = {}): ArqView[] { return this.reads.listArqs(filter); }
+  acceleratorUsage(id: string): AcceleratorUsage {
+    return this.reads.acceleratorUsage(id);
+  }
+  hostUsage(name: string): HostUsage {
+    return this.reads.hostUsage(name);
+  }
+  listArqs(filter: ArqFilter = {}): ArqView[] {
+    return this.reads.listArqs(filter);
+  }
 
   getArq(uuid: string): ArqView {
     return this.tree.arqActor(uuid).view();
@@ -249,14 +325,20 @@ export class Conductor implements ControlPlane, FleetSource {
 
   // --- writes (resolve once committed) ------------------------------------------------------
 
-  act(id: string, event: AcceleratorEvent, meta: RequestMeta = {}): Promise<AcceleratorView> { return this.acceleratorDesk.act(id, event, meta); }
+  act(id: string, event: AcceleratorEvent, meta: RequestMeta = {}): Promise<AcceleratorView> {
+    return this.acceleratorDesk.act(id, event, meta);
+  }
   /** Attaches an instance to the first free attach handle (the operator's attach, without an ARQ). */
-  attach(id: string, req: { instanceUuid: string; projectId?: string }, meta: RequestMeta = {}): Promise<AcceleratorView> { return this.acceleratorDesk.attach(id, req, meta); }
-  detach(id: string, req: { handleUuid?: string; instanceUuid?: string }, meta: RequestMeta = {}): Promise<AcceleratorView> { return this.acceleratorDesk.detach(id, req, meta); }
+  attach(id: string, req: { instanceUuid: string; projectId?: string }, meta: RequestMeta = {}): Promise<AcceleratorView> {
+    return this.acceleratorDesk.attach(id, req, meta);
+  }
+  detach(id: string, req: { handleUuid?: string; instanceUuid?: string }, meta: RequestMeta = {}): Promise<AcceleratorView> {
+    return this.acceleratorDesk.detach(id, req, meta);
+  }
 
   /** The database's committed states as digests (model/digest.ts): what an api compares its view with. */
   async stateDigest(): Promise<StateDigest> {
-    if (!this.opts.journal.committedStates) throw new CyborgError('persistence.unavailable', 'this conductor\'s journal keeps no committed states apart');
+    if (!this.opts.journal.committedStates) throw new CyborgError('persistence.unavailable', "this conductor's journal keeps no committed states apart");
     const { accelerators, arqs } = await this.opts.journal.committedStates();
     return { accelerators: bucketDigest(accelerators), arqs: bucketDigest(arqs) };
   }
@@ -265,7 +347,7 @@ export class Conductor implements ControlPlane, FleetSource {
   retireHost(name: string, meta: RequestMeta = {}): Promise<RetiredHost> {
     this.assertRunning();
     const journal = this.opts.journal;
-    if (!journal.forgetHost) throw new CyborgError('persistence.unavailable', 'this conductor\'s journal cannot forget a host');
+    if (!journal.forgetHost) throw new CyborgError('persistence.unavailable', "this conductor's journal cannot forget a host");
     return retireHost(this, journal as ForgettingJournal, name, meta, this.opts.log);
   }
 
@@ -276,13 +358,27 @@ export class Conductor implements ControlPlane, FleetSource {
 
   // --- ARQs (ArqDesk) ------------------------------------------------------------------------
 
-  createArq(req: { deviceProfileName: string; deviceProfileGroupId: number; projectId: string | null }, meta: RequestMeta = {}): Promise<ArqView> { return this.desk.create(req, meta); }
-  bindArq(uuid: string, binding: Binding, meta: RequestMeta = {}): Promise<ArqView> { return this.desk.bind(uuid, binding, meta); }
-  unbindArq(uuid: string, meta: RequestMeta = {}): Promise<ArqView> { return this.desk.unbind(uuid, meta); }
-  deleteArq(uuid: string, meta: RequestMeta = {}): Promise<ArqView> { return this.desk.delete(uuid, meta); }
-  attachForArq(arqUuid: string, binding: Binding): Promise<BoundTo> { return this.desk.attachFor(arqUuid, binding); }
-  releaseForArq(arqUuid: string, boundTo: BoundTo | null, asOwner = false): Promise<boolean> { return this.desk.releaseFor(arqUuid, boundTo, asOwner); }
-  arqReleased(arqUuid: string, reason: string, meta: RequestMeta = {}): Promise<boolean> { return this.desk.released(arqUuid, reason, meta); }
+  createArq(req: { deviceProfileName: string; deviceProfileGroupId: number; projectId: string | null }, meta: RequestMeta = {}): Promise<ArqView> {
+    return this.desk.create(req, meta);
+  }
+  bindArq(uuid: string, binding: Binding, meta: RequestMeta = {}): Promise<ArqView> {
+    return this.desk.bind(uuid, binding, meta);
+  }
+  unbindArq(uuid: string, meta: RequestMeta = {}): Promise<ArqView> {
+    return this.desk.unbind(uuid, meta);
+  }
+  deleteArq(uuid: string, meta: RequestMeta = {}): Promise<ArqView> {
+    return this.desk.delete(uuid, meta);
+  }
+  attachForArq(arqUuid: string, binding: Binding): Promise<BoundTo> {
+    return this.desk.attachFor(arqUuid, binding);
+  }
+  releaseForArq(arqUuid: string, boundTo: BoundTo | null, asOwner = false): Promise<boolean> {
+    return this.desk.releaseFor(arqUuid, boundTo, asOwner);
+  }
+  arqReleased(arqUuid: string, reason: string, meta: RequestMeta = {}): Promise<boolean> {
+    return this.desk.released(arqUuid, reason, meta);
+  }
 
   private assertRunning(): void {
     if (this.stopping) throw new CyborgError('service.shutting_down', 'the conductor is shutting down');

@@ -1,6 +1,16 @@
 import { NotFoundError } from '../../errors/index.js';
 import { ArqStates, isDeleting } from '../../machines/index.js';
-import type { AcceleratorFilter, AcceleratorUsage, AcceleratorView, ArqFilter, ArqView, AttachHandleT, DeviceT, HostUsage, HostView } from '../../model/index.js';
+import type {
+  AcceleratorFilter,
+  AcceleratorUsage,
+  AcceleratorView,
+  ArqFilter,
+  ArqView,
+  AttachHandleT,
+  DeviceT,
+  HostUsage,
+  HostView,
+} from '../../model/index.js';
 import type { UsageWindows } from '../services/index.js';
 import type { HostActor } from './host-actor.js';
 import type { Supervisor } from './supervisor.js';
@@ -10,7 +20,10 @@ import type { Supervisor } from './supervisor.js';
  * usage windows beside them. Nothing here waits for the database.
  */
 export class FleetReads {
-  constructor(private readonly tree: Supervisor, private readonly usage: UsageWindows) {}
+  constructor(
+    private readonly tree: Supervisor,
+    private readonly usage: UsageWindows,
+  ) {}
 
   listHosts(): HostView[] {
     return [...this.tree.hosts.values()].map((h) => h.view());
@@ -51,7 +64,10 @@ export class FleetReads {
 
   hostUsage(name: string): HostUsage {
     const h = this.host(name);
-    return { host: name, devices: [...h.accelerators.keys()].map((id) => ({ accelerator: id, samples: this.usage.samples(id) })).filter((d) => d.samples.length > 0) };
+    return {
+      host: name,
+      devices: [...h.accelerators.keys()].map((id) => ({ accelerator: id, samples: this.usage.samples(id) })).filter((d) => d.samples.length > 0),
+    };
   }
 
   listArqs(filter: ArqFilter = {}): ArqView[] {

@@ -61,10 +61,15 @@ export class HostActor {
         onTransition: (rec, persisted) => {
           opts.log.info({ host: this.name, from: rec.from, to: rec.to, event: rec.event }, 'host liveness');
           const full = { kind: 'host' as const, id: this.name, host: this.name, ...rec };
-          void opts.journal.commit([
-            { type: 'host', host: this.name, record: persisted, drivers: this.drivers },
-            { type: 'transition', record: full },
-          ]).then(() => opts.hub.publish(full), (err: unknown) => opts.log.error({ err, host: this.name }, 'could not persist host state'));
+          void opts.journal
+            .commit([
+              { type: 'host', host: this.name, record: persisted, drivers: this.drivers },
+              { type: 'transition', record: full },
+            ])
+            .then(
+              () => opts.hub.publish(full),
+              (err: unknown) => opts.log.error({ err, host: this.name }, 'could not persist host state'),
+            );
         },
         onCrash: (err) => opts.log.error({ err, host: this.name }, 'host machine crashed'),
       },
@@ -237,7 +242,10 @@ export class HostActor {
       actor.healthCheck({ ok: c.healthy, at: msg.at, ...(c.severity ? { severity: c.severity } : {}), ...(c.reason ? { reason: c.reason } : {}) }, meta);
     }
     if (unknown) {
-      this.opts.log.warn({ host: this.name, agentId: msg.agentId, unknown: unknown.length, first: unknown.slice(0, 5) }, 'health checks for deployables this host does not have: dropped');
+      this.opts.log.warn(
+        { host: this.name, agentId: msg.agentId, unknown: unknown.length, first: unknown.slice(0, 5) },
+        'health checks for deployables this host does not have: dropped',
+      );
     }
     return unknown?.length ?? 0;
   }
@@ -307,7 +315,10 @@ export class HostActor {
 
 /** What of a deployable its Placement provider shows: its name, resource class, size and traits. */
 function placementFacts(d: DeployableT): string {
-  const attrs = d.attributes.filter((a) => a.key === 'rc' || a.key.startsWith('trait')).map((a) => `${a.key}=${a.value}`).sort();
+  const attrs = d.attributes
+    .filter((a) => a.key === 'rc' || a.key.startsWith('trait'))
+    .map((a) => `${a.key}=${a.value}`)
+    .sort();
   return `${d.name}|${d.attachHandles.length}|${attrs.join(',')}`;
 }
 
@@ -319,8 +330,10 @@ function deviceOf(devices: DeviceT[], deployableUuid: string): Omit<DeviceT, 'de
 }
 
 function specsOf(host: string, devices: DeviceT[]): AcceleratorSpec[] {
-  return devices.filter((d) => !d.stub).flatMap((d) => {
-    const { deployables, ...device } = d;
-    return deployables.map((deployable) => ({ host, device, deployable }));
-  });
+  return devices
+    .filter((d) => !d.stub)
+    .flatMap((d) => {
+      const { deployables, ...device } = d;
+      return deployables.map((deployable) => ({ host, device, deployable }));
+    });
 }

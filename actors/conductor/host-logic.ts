@@ -8,8 +8,12 @@ export type HostLogic = ReturnType<typeof hostMachine.provide>;
  * `lastBeatOf` gives the time of a host's last heartbeat (its actor keeps routine beats to itself:
  * see machines/host.ts).
  */
-export function hostLogic(timing: Timing, onLost: (host: string) => void, onReturned: (host: string) => void,
-  lastBeatOf: (host: string) => number | undefined): HostLogic {
+export function hostLogic(
+  timing: Timing,
+  onLost: (host: string) => void,
+  onReturned: (host: string) => void,
+  lastBeatOf: (host: string) => number | undefined,
+): HostLogic {
   // A host not yet in the conductor's map is being built right now: silent for 0 ms.
   const silentFor = (host: string): number => Date.now() - (lastBeatOf(host) ?? Date.now());
   return hostMachine.provide({

@@ -38,13 +38,21 @@ export interface RetiredHost {
 export async function retireHost(target: RetireTarget, journal: ForgettingJournal, name: string, meta: RequestMeta, log: Logger): Promise<RetiredHost> {
   const host = target.getHost(name); // 404 for a host nobody knows
   if (host.state !== HostStates.lost) {
-    throw new CyborgError('host.in_service', `host ${name} is ${host.state}: only a host whose agent is lost can be deleted; stop its agent (systemctl stop cyborg-agent) and wait until it is lost, or drain it instead`, { host: name, state: host.state, field: 'host' });
+    throw new CyborgError(
+      'host.in_service',
+      `host ${name} is ${host.state}: only a host whose agent is lost can be deleted; stop its agent (systemctl stop cyborg-agent) and wait until it is lost, or drain it instead`,
+      { host: name, state: host.state, field: 'host' },
+    );
   }
   const accs = target.listAccelerators({ host: name });
   const held = accs.filter((a) => a.allocations.length > 0);
   if (held.length > 0) {
     const who = held.map((a) => `${a.name}: ${a.allocations.map((x) => x.instanceUuid).join(', ')}`).join('; ');
-    throw new CyborgError('host.in_service', `host ${name} still holds instances (${who}): release them from its dead cards first (cyborg accelerator release <accelerator> --instance <uuid>)`, { host: name, held: held.map((a) => a.id), field: 'host' });
+    throw new CyborgError(
+      'host.in_service',
+      `host ${name} still holds instances (${who}): release them from its dead cards first (cyborg accelerator release <accelerator> --instance <uuid>)`,
+      { host: name, held: held.map((a) => a.id), field: 'host' },
+    );
   }
   const removed: string[] = [];
   const since = Date.now();
@@ -55,23 +63,41 @@ export async function retireHost(target: RetireTarget, journal: ForgettingJourna
   // The sync deletes each removed accelerator's provider; once the actors are released it no
   // longer knows them, so their deletion is waited for here (bounded: Placement may be away).
   const left = await placementSettled(target, removed, since);
-  if (left.length > 0) log.warn({ host: name, accelerators: left }, 'host delete: Placement did not confirm these providers deleted in time; delete them by hand (openstack resource provider delete)');
+  if (left.length > 0)
+    log.warn(
+      { host: name, accelerators: left },
+      'host delete: Placement did not confirm these providers deleted in time; delete them by hand (openstack resource provider delete)',
+    );
   target.releaseHost(name);
   await journal.forgetHost(name);
-  const record: TransitionRecord = { kind: 'host', id: name, host: name, event: 'DELETE', from: host.state, to: HOST_DELETED, at: new Date().toISOString(), ...meta, args: { accelerators: removed.length } };
+  const record: TransitionRecord = {
+    kind: 'host',
+    id: name,
+    host: name,
+    event: 'DELETE',
+    from: host.state,
+    to: HOST_DELETED,
+    at: new Date().toISOString(),
+    ...meta,
+    args: { accelerators: removed.length },
+  };
   await journal.commit([{ type: 'transition', record }]);
   target.hub.publish(record);
-  log.warn({ host: name, accelerators: removed.length, actor: meta.actor, requestId: meta.requestId }, 'host deleted: its accelerators removed, its records forgotten');
+  log.warn(
+    { host: name, accelerators: removed.length, actor: meta.actor, requestId: meta.requestId },
+    'host deleted: its accelerators removed, its records forgotten',
+  );
   return { host: name, accelerators: removed };
 }
 
 /** The removed accelerators whose provider deletion the Placement sync has not confirmed by the deadline. */
 async function placementSettled(target: RetireTarget, ids: string[], since: number): Promise<string[]> {
   if (!target.placementStatus) return [];
-  const pending = (): string[] => ids.filter((id) => {
-    const s = target.placementStatus!(id);
-    return s !== undefined && !(s.status === 'in_sync' && s.syncedAt !== null && Date.parse(s.syncedAt) >= since);
-  });
+  const pending = (): string[] =>
+    ids.filter((id) => {
+      const s = target.placementStatus!(id);
+      return s !== undefined && !(s.status === 'in_sync' && s.syncedAt !== null && Date.parse(s.syncedAt) >= since);
+    });
   const deadline = Date.now() + PLACEMENT_WAIT_MS;
   let left = pending();
   while (left.length > 0 && Date.now() < deadline) {

@@ -1,6 +1,17 @@
 import type { Logger } from 'pino';
 import type { Bus, Unsubscribe } from '../../bus/index.js';
-import { HealthMessage, HeartbeatMessage, InventoryMessage, InventoryReply, ProgressMessage, RegisterMessage, RegisterReply, TelemetryMessage, type InventoryMsg, type TelemetryMsg } from '../../bus/index.js';
+import {
+  HealthMessage,
+  HeartbeatMessage,
+  InventoryMessage,
+  InventoryReply,
+  ProgressMessage,
+  RegisterMessage,
+  RegisterReply,
+  TelemetryMessage,
+  type InventoryMsg,
+  type TelemetryMsg,
+} from '../../bus/index.js';
 import { Subjects } from '../../bus/index.js';
 import { CyborgError } from '../../errors/index.js';
 import type { DeviceT, EventHub } from '../../model/index.js';
@@ -56,46 +67,76 @@ export class BusIntake {
     const { bus, tree, log } = this.opts;
     const queue = { queue: 'cyborg-conductors' };
     this.subs.push(
-      bus.respond(Subjects.register, RegisterMessage, RegisterReply, async (msg, subject) => {
-        this.fromItsHost(subject, msg);
-        // The recorded driver states (install-driver & co.) win over what a restarted agent ships.
-        const { drivers, persisted } = this.opts.driverAdmin.onRegister(msg.host, msg.drivers);
-        const registered = tree.hostFor(msg.host).register(msg.agentId, msg.epoch ?? 0, drivers.map((d) => ({ name: d.name, version: d.version })));
-        await Promise.all([persisted, registered]);
-        log.info({ host: msg.host, agentId: msg.agentId, drivers: msg.drivers }, 'agent registered');
-        this.opts.onAgentBack();
-        return { ok: true, heartbeatIntervalMs: this.opts.heartbeatIntervalMs, drivers };
-      }, queue),
-      bus.respond(Subjects.inventory, InventoryMessage, InventoryReply, async (msg, subject) => {
-        this.fromItsHost(subject, msg);
-        this.believable(msg);
-        const host = tree.hostFor(msg.host);
-        const recorded = host.inventory();
-        const respecified = await host.applyInventory(msg.devices, { actor: `agent:${msg.agentId}` }, msg.unobservedDrivers);
-        if (respecified.length > 0) for (const l of this.respecifiedListeners) l(respecified);
-        tree.indexHost(host);
-        // After the answer: the agent's commands for it are run while its report is acknowledged.
-        if (msg.observed && !this.stopping) this.compareRejoin(host, msg.agentId, recorded, msg.observed);
-        return { ok: true, accelerators: host.accelerators.size };
-      }, queue),
-      bus.subscribe(Subjects.heartbeat, HeartbeatMessage, (msg, subject) => {
-        if (!reportFromItsHost(subject, msg, this.reportStats, log)) return;
-        const host = tree.hosts.get(msg.host);
-        if (host) host.heartbeat(msg.agentId, msg.epoch, msg.seq);
-        else log.debug({ host: msg.host }, 'heartbeat from a host that has not registered');
-      }, queue),
-      bus.subscribe(Subjects.health, HealthMessage, (msg, subject) => {
-        if (!reportFromItsHost(subject, msg, this.reportStats, log)) return;
-        const host = tree.hosts.get(msg.host);
-        if (host) host.applyHealth(msg);
-        else log.warn({ host: msg.host, agentId: msg.agentId, checks: msg.checks.length }, 'health checks from a host that has not registered: dropped');
-      }, queue),
+      bus.respond(
+        Subjects.register,
+        RegisterMessage,
+        RegisterReply,
+        async (msg, subject) => {
+          this.fromItsHost(subject, msg);
+          // The recorded driver states (install-driver & co.) win over what a restarted agent ships.
+          const { drivers, persisted } = this.opts.driverAdmin.onRegister(msg.host, msg.drivers);
+          const registered = tree.hostFor(msg.host).register(
+            msg.agentId,
+            msg.epoch ?? 0,
+            drivers.map((d) => ({ name: d.name, version: d.version })),
+          );
+          await Promise.all([persisted, registered]);
+          log.info({ host: msg.host, agentId: msg.agentId, drivers: msg.drivers }, 'agent registered');
+          this.opts.onAgentBack();
+          return { ok: true, heartbeatIntervalMs: this.opts.heartbeatIntervalMs, drivers };
+        },
+        queue,
+      ),
+      bus.respond(
+        Subjects.inventory,
+        InventoryMessage,
+        InventoryReply,
+        async (msg, subject) => {
+          this.fromItsHost(subject, msg);
+          this.believable(msg);
+          const host = tree.hostFor(msg.host);
+          const recorded = host.inventory();
+          const respecified = await host.applyInventory(msg.devices, { actor: `agent:${msg.agentId}` }, msg.unobservedDrivers);
+          if (respecified.length > 0) for (const l of this.respecifiedListeners) l(respecified);
+          tree.indexHost(host);
+          // After the answer: the agent's commands for it are run while its report is acknowledged.
+          if (msg.observed && !this.stopping) this.compareRejoin(host, msg.agentId, recorded, msg.observed);
+          return { ok: true, accelerators: host.accelerators.size };
+        },
+        queue,
+      ),
+      bus.subscribe(
+        Subjects.heartbeat,
+        HeartbeatMessage,
+        (msg, subject) => {
+          if (!reportFromItsHost(subject, msg, this.reportStats, log)) return;
+          const host = tree.hosts.get(msg.host);
+          if (host) host.heartbeat(msg.agentId, msg.epoch, msg.seq);
+          else log.debug({ host: msg.host }, 'heartbeat from a host that has not registered');
+        },
+        queue,
+      ),
+      bus.subscribe(
+        Subjects.health,
+        HealthMessage,
+        (msg, subject) => {
+          if (!reportFromItsHost(subject, msg, this.reportStats, log)) return;
+          const host = tree.hosts.get(msg.host);
+          if (host) host.applyHealth(msg);
+          else log.warn({ host: msg.host, agentId: msg.agentId, checks: msg.checks.length }, 'health checks from a host that has not registered: dropped');
+        },
+        queue,
+      ),
       // Every conductor hears every host's telemetry (no queue group) and keeps its own hosts'.
-      ...(this.opts.usage ? [bus.subscribe(Subjects.telemetryAll, TelemetryMessage, (msg, subject) => {
-        // Only the host's own subject may carry its samples (its NATS credentials allow no other).
-        if (subject === Subjects.telemetry(msg.host)) this.recordUsage(msg);
-        else this.reportStats.misaddressedReports++;
-      })] : []),
+      ...(this.opts.usage
+        ? [
+            bus.subscribe(Subjects.telemetryAll, TelemetryMessage, (msg, subject) => {
+              // Only the host's own subject may carry its samples (its NATS credentials allow no other).
+              if (subject === Subjects.telemetry(msg.host)) this.recordUsage(msg);
+              else this.reportStats.misaddressedReports++;
+            }),
+          ]
+        : []),
       // Steps of a programming under way, logged by the conductor holding the host against the
       // accelerator (a bind waiting on it shows why it takes minutes); said, never stored.
       bus.subscribe(Subjects.progressAll, ProgressMessage, (msg, subject) => {
@@ -104,7 +145,10 @@ export class BusIntake {
           return;
         }
         if (!tree.hosts.has(msg.host)) return;
-        log.info({ host: msg.host, acceleratorId: msg.deployableUuid, op: msg.op, key: msg.key, phase: msg.phase, progress: msg.message }, 'programming progress');
+        log.info(
+          { host: msg.host, acceleratorId: msg.deployableUuid, op: msg.op, key: msg.key, phase: msg.phase, progress: msg.message },
+          'programming progress',
+        );
       }),
       // A removed accelerator's window goes at once (the rounds' prune catches the rest).
       this.opts.hub.subscribe((ev) => {
@@ -140,7 +184,12 @@ export class BusIntake {
   /** Refuses (logged, counted, answered with the reason) an inventory that claims what it may not. */
   private believable(msg: InventoryMsg): void {
     const { tree } = this.opts;
-    const why = inventoryRefusal(msg.host, msg.devices, (h) => tree.hosts.has(h), (id) => tree.holderOf(id));
+    const why = inventoryRefusal(
+      msg.host,
+      msg.devices,
+      (h) => tree.hosts.has(h),
+      (id) => tree.holderOf(id),
+    );
     if (why === undefined) return;
     this.reportStats.refusedReports++;
     this.opts.log.warn({ host: msg.host, agentId: msg.agentId, reason: why }, 'refused an inventory');

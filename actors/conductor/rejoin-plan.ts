@@ -99,7 +99,11 @@ export function planRejoin(input: RejoinInput): RejoinStep[] {
     const dep = now.get(held.acceleratorId);
     if (dep) {
       if (!dep.attachHandles.some((h) => h.uuid === held.handleUuid)) {
-        steps.push({ kind: 'flag', held, reason: `attach handle ${held.handleUuid} of instance ${held.instanceUuid} is no longer on the device after the host re-joined` });
+        steps.push({
+          kind: 'flag',
+          held,
+          reason: `attach handle ${held.handleUuid} of instance ${held.instanceUuid} is no longer on the device after the host re-joined`,
+        });
       } else if (looked.has(dep.uuid) && !present.has(held.handleUuid)) {
         steps.push({ kind: 'restore', held });
       }
@@ -130,11 +134,20 @@ function adoptions(input: RejoinInput, now: ReadonlyMap<string, DeviceT['deploya
   const steps: RejoinStep[] = [];
   for (const g of input.observed.guests ?? []) {
     if (!now.get(g.deployableUuid)?.attachHandles.some((h) => h.uuid === g.handleUuid)) continue;
-    const held: HeldHandle = { acceleratorId: g.deployableUuid, handleUuid: g.handleUuid, instanceUuid: g.instanceUuid, ...(g.projectId ? { projectId: g.projectId } : {}) };
+    const held: HeldHandle = {
+      acceleratorId: g.deployableUuid,
+      handleUuid: g.handleUuid,
+      instanceUuid: g.instanceUuid,
+      ...(g.projectId ? { projectId: g.projectId } : {}),
+    };
     const record = recorded.get(g.handleUuid);
     if (!record) steps.push({ kind: 'adopt', held });
     else if (record.instanceUuid !== g.instanceUuid) {
-      steps.push({ kind: 'flag', held: record, reason: `attach handle ${g.handleUuid} is recorded for instance ${record.instanceUuid}, but the host's running guest of instance ${g.instanceUuid} holds it` });
+      steps.push({
+        kind: 'flag',
+        held: record,
+        reason: `attach handle ${g.handleUuid} is recorded for instance ${record.instanceUuid}, but the host's running guest of instance ${g.instanceUuid} holds it`,
+      });
     }
   }
   return steps;

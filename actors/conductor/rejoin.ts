@@ -60,9 +60,11 @@ export class Rejoin {
     const before = this.running.get(host.name) ?? Promise.resolve(undefined);
     const run = before.catch(() => undefined).then(() => this.run(host, agentId, recorded, observed));
     this.running.set(host.name, run);
-    void run.finally(() => {
-      if (this.running.get(host.name) === run) this.running.delete(host.name);
-    }).catch(() => undefined);
+    void run
+      .finally(() => {
+        if (this.running.get(host.name) === run) this.running.delete(host.name);
+      })
+      .catch(() => undefined);
     return run;
   }
 
@@ -78,8 +80,10 @@ export class Rejoin {
     const steps = planRejoin({ held, recorded, devices: host.inventory(), observed });
     for (const step of steps) await this.runStep(host, agentId, step, out);
     if (out.restored.length + out.relaidOut.length + out.flagged.length + out.adopted.length > 0) {
-      this.opts.log.info({ host: host.name, agentId, restored: out.restored.length, relaidOut: out.relaidOut, flagged: out.flagged.length, adopted: out.adopted.length },
-        're-join reconciliation: what a reboot lost was re-applied or flagged, what running guests hold adopted');
+      this.opts.log.info(
+        { host: host.name, agentId, restored: out.restored.length, relaidOut: out.relaidOut, flagged: out.flagged.length, adopted: out.adopted.length },
+        're-join reconciliation: what a reboot lost was re-applied or flagged, what running guests hold adopted',
+      );
     }
     return out;
   }
@@ -89,7 +93,8 @@ export class Rejoin {
     const all: HeldHandle[] = [];
     for (const a of host.accelerators.values()) {
       if (a.state !== AcceleratorStates.attached) continue;
-      for (const x of a.context.allocations) all.push({ acceleratorId: a.id, handleUuid: x.handleUuid, instanceUuid: x.instanceUuid, ...(x.arqUuid ? { arqUuid: x.arqUuid } : {}) });
+      for (const x of a.context.allocations)
+        all.push({ acceleratorId: a.id, handleUuid: x.handleUuid, instanceUuid: x.instanceUuid, ...(x.arqUuid ? { arqUuid: x.arqUuid } : {}) });
     }
     const arqs = all.flatMap((h) => (h.arqUuid ? [h.arqUuid] : []));
     if (arqs.length === 0) return all;
@@ -121,12 +126,29 @@ export class Rejoin {
     }
     out.relaidOut.push(address);
     const args: Record<string, string | number> = layout.kind === 'mig' ? { address, profiles: layout.profiles.join(',') } : { address, count: layout.count };
-    await this.audit({ kind: 'host', id: host.name, host: host.name, event: layout.kind === 'mig' ? 'APPLY_MIG_LAYOUT' : 'SET_VF_COUNT', from: host.state, to: host.state, at: new Date().toISOString(), reason: 'lost in a reboot: applied again for the instances that hold its devices', args, ...ACTOR });
+    await this.audit({
+      kind: 'host',
+      id: host.name,
+      host: host.name,
+      event: layout.kind === 'mig' ? 'APPLY_MIG_LAYOUT' : 'SET_VF_COUNT',
+      from: host.state,
+      to: host.state,
+      at: new Date().toISOString(),
+      reason: 'lost in a reboot: applied again for the instances that hold its devices',
+      args,
+      ...ACTOR,
+    });
     // The agent reported the card anew before it answered: its deployables are back, or not.
     const now = new Map(host.inventory().flatMap((d) => d.deployables.map((dep) => [dep.uuid, dep] as const)));
     for (const h of step.held) {
       if (now.get(h.acceleratorId)?.attachHandles.some((x) => x.uuid === h.handleUuid)) await this.restore(host, agentId, h, out);
-      else this.flag(host, h, `the card ${address} was laid out again after the host re-joined, but attach handle ${h.handleUuid} of instance ${h.instanceUuid} did not come back`, out);
+      else
+        this.flag(
+          host,
+          h,
+          `the card ${address} was laid out again after the host re-joined, but attach handle ${h.handleUuid} of instance ${h.instanceUuid} did not come back`,
+          out,
+        );
     }
   }
 
@@ -139,13 +161,26 @@ export class Rejoin {
       // kept answer is never mistaken for this one, while a re-send in this one runs it once.
       await host.runOp({ op: 'restore', params: { handleUuid: held.handleUuid, session: agentId }, id: held.acceleratorId, host: host.name, seq: 0 });
     } catch (err) {
-      this.flag(host, held, `attach handle ${held.handleUuid} of instance ${held.instanceUuid} lost its host side after the host re-joined and the driver could not make it again: ${(err as Error).message}`, out);
+      this.flag(
+        host,
+        held,
+        `attach handle ${held.handleUuid} of instance ${held.instanceUuid} lost its host side after the host re-joined and the driver could not make it again: ${(err as Error).message}`,
+        out,
+      );
       return;
     }
     out.restored.push(held.handleUuid);
     await this.audit({
-      kind: 'accelerator', id: held.acceleratorId, host: host.name, event: 'RESTORE', from: actor.state, to: actor.state, at: new Date().toISOString(),
-      reason: 'the host side of a held attach handle was lost (a reboot): made again', args: { handleUuid: held.handleUuid, instanceUuid: held.instanceUuid, ...(held.arqUuid ? { arqUuid: held.arqUuid } : {}) }, ...ACTOR,
+      kind: 'accelerator',
+      id: held.acceleratorId,
+      host: host.name,
+      event: 'RESTORE',
+      from: actor.state,
+      to: actor.state,
+      at: new Date().toISOString(),
+      reason: 'the host side of a held attach handle was lost (a reboot): made again',
+      args: { handleUuid: held.handleUuid, instanceUuid: held.instanceUuid, ...(held.arqUuid ? { arqUuid: held.arqUuid } : {}) },
+      ...ACTOR,
     });
   }
 
@@ -163,20 +198,31 @@ export class Rejoin {
       if (actor.state === AcceleratorStates.inactive) await actor.request({ type: 'ENABLE' }, ACTOR);
       await this.opts.adopt(held);
     } catch (err) {
-      log.warn({ err }, 're-join reconciliation could not adopt a handle a running guest holds; tried again at the agent\'s next start');
+      log.warn({ err }, "re-join reconciliation could not adopt a handle a running guest holds; tried again at the agent's next start");
       return;
     }
     out.adopted.push(held.handleUuid);
     log.info('adopted an attach handle a running guest holds: bound to its instance');
     await this.audit({
-      kind: 'accelerator', id: held.acceleratorId, host: host.name, event: 'ADOPT', from: actor.state, to: actor.state, at: new Date().toISOString(),
-      reason: 'a running guest on the host holds this attach handle and no record did: bound to its instance', args: { handleUuid: held.handleUuid, instanceUuid: held.instanceUuid }, ...ACTOR,
+      kind: 'accelerator',
+      id: held.acceleratorId,
+      host: host.name,
+      event: 'ADOPT',
+      from: actor.state,
+      to: actor.state,
+      at: new Date().toISOString(),
+      reason: 'a running guest on the host holds this attach handle and no record did: bound to its instance',
+      args: { handleUuid: held.handleUuid, instanceUuid: held.instanceUuid },
+      ...ACTOR,
     });
   }
 
   private flag(host: HostActor, held: HeldHandle, reason: string, out: RejoinOutcome): void {
     out.flagged.push({ acceleratorId: held.acceleratorId, handleUuid: held.handleUuid, reason });
-    this.opts.log.warn({ host: host.name, acceleratorId: held.acceleratorId, handleUuid: held.handleUuid, instanceUuid: held.instanceUuid, reason }, 're-join reconciliation could not restore a held handle: flagged, the instance left attached');
+    this.opts.log.warn(
+      { host: host.name, acceleratorId: held.acceleratorId, handleUuid: held.handleUuid, instanceUuid: held.instanceUuid, reason },
+      're-join reconciliation could not restore a held handle: flagged, the instance left attached',
+    );
     // Fatal: it stays out of service (reserved in Placement) until an operator clears or resets it.
     host.accelerators.get(held.acceleratorId)?.healthCheck({ ok: false, severity: 'fatal', reason, at: Date.now() }, ACTOR);
   }

@@ -10,7 +10,12 @@ import { pciAddressOf } from './rejoin-plan.js';
  * of the card's accelerators is allocated, in Cyborg's records or in Placement (Nova may hold one
  * not bound yet); the change is audited against the host.
  */
-export async function relayout(host: HostActor, req: RelayoutRequest, meta: RequestMeta, deps: { journal: Journal; allocations: ProviderAllocations | null }): Promise<AcceleratorView[]> {
+export async function relayout(
+  host: HostActor,
+  req: RelayoutRequest,
+  meta: RequestMeta,
+  deps: { journal: Journal; allocations: ProviderAllocations | null },
+): Promise<AcceleratorView[]> {
   const card = host.inventory().find((d) => pciAddressOf(d.controlPath.info) === req.address.toLowerCase());
   if (!card) throw new NotFoundError('accelerator.not_found', `${host.name} has no card at ${req.address}`);
   const accelerators = card.deployables.map((d) => host.accelerators.get(d.uuid)).filter((a) => a !== undefined);
@@ -18,7 +23,11 @@ export async function relayout(host: HostActor, req: RelayoutRequest, meta: Requ
   for (const a of accelerators) {
     const consumers = a.context.allocations.map((x) => x.instanceUuid);
     if (consumers.length > 0) {
-      throw new CyborgError('accelerator.allocated', `accelerator ${a.id} is attached to instance ${consumers.join(', ')}: the re-layout of ${req.address} is refused until it is detached`, { acceleratorId: a.id, action, consumers });
+      throw new CyborgError(
+        'accelerator.allocated',
+        `accelerator ${a.id} is attached to instance ${consumers.join(', ')}: the re-layout of ${req.address} is refused until it is detached`,
+        { acceleratorId: a.id, action, consumers },
+      );
     }
     await assertNotAllocated(deps.allocations, a, action);
   }
@@ -26,11 +35,27 @@ export async function relayout(host: HostActor, req: RelayoutRequest, meta: Requ
   if (!target) throw new NotFoundError('accelerator.not_found', `no accelerator of ${host.name} is on the card at ${req.address}`);
   const params = req.kind === 'mig' ? { address: req.address, profiles: req.profiles } : { address: req.address, count: req.count };
   await host.runOp({ op: req.kind === 'mig' ? 'mig_layout' : 'vf_count', params, id: target.id, host: host.name, seq: Date.now() });
-  const args: Record<string, string | number> = req.kind === 'mig' ? { address: req.address, profiles: req.profiles.join(',') } : { address: req.address, count: req.count };
-  await deps.journal.commit([{ type: 'transition', record: {
-    kind: 'host', id: host.name, host: host.name, event: action, from: host.state, to: host.state, at: new Date().toISOString(), args,
-    ...(meta.actor ? { actor: meta.actor } : {}), ...(meta.requestId ? { requestId: meta.requestId } : {}), ...(meta.projectId ? { projectId: meta.projectId } : {}),
-    ...(meta.actorName ? { actorName: meta.actorName } : {}), ...(meta.projectName ? { projectName: meta.projectName } : {}),
-  } }]);
+  const args: Record<string, string | number> =
+    req.kind === 'mig' ? { address: req.address, profiles: req.profiles.join(',') } : { address: req.address, count: req.count };
+  await deps.journal.commit([
+    {
+      type: 'transition',
+      record: {
+        kind: 'host',
+        id: host.name,
+        host: host.name,
+        event: action,
+        from: host.state,
+        to: host.state,
+        at: new Date().toISOString(),
+        args,
+        ...(meta.actor ? { actor: meta.actor } : {}),
+        ...(meta.requestId ? { requestId: meta.requestId } : {}),
+        ...(meta.projectId ? { projectId: meta.projectId } : {}),
+        ...(meta.actorName ? { actorName: meta.actorName } : {}),
+        ...(meta.projectName ? { projectName: meta.projectName } : {}),
+      },
+    },
+  ]);
   return [...host.accelerators.values()].map((a) => a.view());
 }

@@ -44,7 +44,14 @@ export class ReportDoor {
     // every discovery round, and a fleet's worth of them must not queue behind the journal's flushes.
     const own = new Set(inventoryIds(this.opts.inventoryOf?.(msg.host) ?? []));
     const recorded = await this.recordedHosts(inventoryIds(msg.devices).filter((id) => !own.has(id)));
-    const foreign = recorded && inventoryRefusalOf(msg.host, msg.devices, () => true, (id) => recorded.get(id));
+    const foreign =
+      recorded &&
+      inventoryRefusalOf(
+        msg.host,
+        msg.devices,
+        () => true,
+        (id) => recorded.get(id),
+      );
     if (foreign) this.refuse(msg, foreign);
   }
 
@@ -55,12 +62,24 @@ export class ReportDoor {
       subscribe: (s, schema, h, o) => inner.subscribe(s, schema, h, o),
       request: (s, a, b, msg, o) => inner.request(s, a, b, msg, o),
       close: () => inner.close(),
-      respond: <Req extends TSchema, Rep extends TSchema>(subject: string, req: Req, rep: Rep, handler: RequestHandler<Req, Rep>, o?: SubscribeOptions): Unsubscribe => {
+      respond: <Req extends TSchema, Rep extends TSchema>(
+        subject: string,
+        req: Req,
+        rep: Rep,
+        handler: RequestHandler<Req, Rep>,
+        o?: SubscribeOptions,
+      ): Unsubscribe => {
         if (subject !== Subjects.inventory) return inner.respond(subject, req, rep, handler, o);
-        return inner.respond(subject, req, rep, async (msg: Static<Req>, subj) => {
-          await this.admit(msg as InventoryMsg);
-          return handler(msg, subj);
-        }, o);
+        return inner.respond(
+          subject,
+          req,
+          rep,
+          async (msg: Static<Req>, subj) => {
+            await this.admit(msg as InventoryMsg);
+            return handler(msg, subj);
+          },
+          o,
+        );
       },
     };
   }
@@ -78,7 +97,7 @@ export class ReportDoor {
     if (!(answer instanceof Error)) return answer;
     // The database away: the conductor's own check (its memory) still stands, and nothing of
     // the inventory is stored before the database is back to refuse a duplicate.
-    this.opts.log.warn({ err: answer }, 'could not read which hosts hold an inventory\'s ids; checked against memory only');
+    this.opts.log.warn({ err: answer }, "could not read which hosts hold an inventory's ids; checked against memory only");
     return undefined;
   }
 

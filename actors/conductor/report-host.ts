@@ -21,7 +21,7 @@ export function reportFromItsHost(subject: string, msg: { host: string }, stats:
   const onSubject = reportHost(subject);
   if (onSubject === undefined || onSubject === token(msg.host)) return true;
   stats.misaddressedReports++;
-  log.warn({ subject, subjectHost: onSubject, host: msg.host }, 'dropped an agent report naming another host than its subject\'s');
+  log.warn({ subject, subjectHost: onSubject, host: msg.host }, "dropped an agent report naming another host than its subject's");
   return false;
 }
 
@@ -65,7 +65,10 @@ export function inventoryIds(devices: readonly DeviceT[]): string[] {
  * speaking for that host. `holderOf` knows any id it is asked (device, deployable, handle).
  */
 export function inventoryRefusalOf(
-  host: string, devices: readonly DeviceT[], known: (host: string) => boolean, holderOf: (id: string) => string | undefined,
+  host: string,
+  devices: readonly DeviceT[],
+  known: (host: string) => boolean,
+  holderOf: (id: string) => string | undefined,
 ): Refusal | undefined {
   if (!known(host)) return { reason: 'unregistered_host', why: `host ${host} has not registered` };
   const seen = new Set<string>();
@@ -80,7 +83,10 @@ export function inventoryRefusalOf(
 
 /** The same check, its text only (the conductor's own, behind the door). */
 export function inventoryRefusal(
-  host: string, devices: readonly DeviceT[], known: (host: string) => boolean, holderOf: (deployableUuid: string) => string | undefined,
+  host: string,
+  devices: readonly DeviceT[],
+  known: (host: string) => boolean,
+  holderOf: (deployableUuid: string) => string | undefined,
 ): string | undefined {
   return inventoryRefusalOf(host, devices, known, holderOf)?.why;
 }

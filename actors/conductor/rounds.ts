@@ -28,7 +28,10 @@ export class Rounds {
     this.timer = setInterval(() => {
       this.reconcile(false);
       this.opts.pruneUsage();
-      if (!this.stopping) void this.opts.orphans.run().catch((err: unknown) => this.opts.log.warn({ err }, 'the sweep of orphaned attach handles could not ask the ARQ home; next round'));
+      if (!this.stopping)
+        void this.opts.orphans
+          .run()
+          .catch((err: unknown) => this.opts.log.warn({ err }, 'the sweep of orphaned attach handles could not ask the ARQ home; next round'));
     }, this.opts.everyMs);
     this.timer.unref();
   }

@@ -12,7 +12,9 @@ interface Waiter {
  */
 export class SettleWaiters extends Set<Waiter> {
   wait(): Promise<void> {
-    return new Promise((resolve, reject) => { this.add({ resolve, reject }); });
+    return new Promise((resolve, reject) => {
+      this.add({ resolve, reject });
+    });
   }
 
   /** Resolves every waiter, or rejects each with `failed`. */

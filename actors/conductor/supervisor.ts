@@ -53,28 +53,44 @@ export class Supervisor {
   constructor(private readonly opts: SupervisorOptions) {
     this.passivation = new Passivation(opts.restAfterMs ?? 30_000);
     this.logic = {
-      host: hostLogic(opts.timing, (h) => this.hosts.get(h)?.broadcast({ type: 'HOST_LOST' }), (h) => {
-        this.hosts.get(h)?.broadcast({ type: 'HOST_BACK' });
-        opts.onChange();
-      }, (h) => this.hosts.get(h)?.lastSignAt),
+      host: hostLogic(
+        opts.timing,
+        (h) => this.hosts.get(h)?.broadcast({ type: 'HOST_LOST' }),
+        (h) => {
+          this.hosts.get(h)?.broadcast({ type: 'HOST_BACK' });
+          opts.onChange();
+        },
+        (h) => this.hosts.get(h)?.lastSignAt,
+      ),
       // A driver operation goes to the accelerator's own host actor, which sends it to its agent.
-      accelerator: acceleratorLogic((input) => {
-        const host = this.hosts.get(input.host);
-        return host ? host.runOp(input) : Promise.reject(new NotFoundError('host.not_found', input.host));
-      }, (op) => opDeadlineMs(opts.timing, op), opts.acceleratorMachine ?? acceleratorMachine, healthPolicyOf(opts.timing)),
+      accelerator: acceleratorLogic(
+        (input) => {
+          const host = this.hosts.get(input.host);
+          return host ? host.runOp(input) : Promise.reject(new NotFoundError('host.not_found', input.host));
+        },
+        (op) => opDeadlineMs(opts.timing, op),
+        opts.acceleratorMachine ?? acceleratorMachine,
+        healthPolicyOf(opts.timing),
+      ),
     };
     this.binder = new ArqBinder({
-      byRp: (rp) => this.acceleratorByRp(rp), byId: (id) => this.acceleratorActor(id), has: (id) => this.findAccelerator(id) !== undefined,
-      heldBy: (arq) => this.heldBy(arq), log: opts.log,
+      byRp: (rp) => this.acceleratorByRp(rp),
+      byId: (id) => this.acceleratorActor(id),
+      has: (id) => this.findAccelerator(id) !== undefined,
+      heldBy: (arq) => this.heldBy(arq),
+      log: opts.log,
       ...(opts.remoteArqs ? { remote: opts.remoteArqs } : {}),
     });
-    this.arqLogic = arqLogic((u, b) => this.binder.bind(u, b), (u, boundTo) => {
-      const host = this.arqs.get(u)?.view().binding?.hostname;
-      if (host && opts.hostPending?.(host)) {
-        return Promise.reject(new CyborgError('lease.not_owner', `host ${host} is being taken over; the release waits for it`, { host }));
-      }
-      return this.binder.unbind(u, boundTo);
-    });
+    this.arqLogic = arqLogic(
+      (u, b) => this.binder.bind(u, b),
+      (u, boundTo) => {
+        const host = this.arqs.get(u)?.view().binding?.hostname;
+        if (host && opts.hostPending?.(host)) {
+          return Promise.reject(new CyborgError('lease.not_owner', `host ${host} is being taken over; the release waits for it`, { host }));
+        }
+        return this.binder.unbind(u, boundTo);
+      },
+    );
   }
 
   /** Rebuilds every host, accelerator and ARQ from the journal's committed state. */
@@ -125,7 +141,12 @@ export class Supervisor {
 
   spawnArq(input: ArqInput, record?: MachineRecord): ArqActor {
     const arq: ArqActor = new ArqActor({
-      input, record, logic: this.arqLogic, journal: this.opts.journal, hub: this.opts.hub, log: this.opts.log,
+      input,
+      record,
+      logic: this.arqLogic,
+      journal: this.opts.journal,
+      hub: this.opts.hub,
+      log: this.opts.log,
       onDeleted: () => this.forgetArq(arq),
       onDropped: () => this.forgetArq(arq),
     });
@@ -138,7 +159,10 @@ export class Supervisor {
     this.dropArqs();
     for (const a of arqs) {
       const ctx = a.record.context as unknown as ArqInput;
-      this.spawnArq({ uuid: a.uuid, deviceProfileName: ctx.deviceProfileName, deviceProfileGroupId: ctx.deviceProfileGroupId, projectId: ctx.projectId }, a.record);
+      this.spawnArq(
+        { uuid: a.uuid, deviceProfileName: ctx.deviceProfileName, deviceProfileGroupId: ctx.deviceProfileGroupId, projectId: ctx.projectId },
+        a.record,
+      );
     }
     // Deletes the previous home acknowledged but did not finish are ours to finish now.
     this.opts.onChange();
@@ -156,7 +180,10 @@ export class Supervisor {
       if (actor) actor.landed(c.record, c.deleted);
       else if (!c.deleted) {
         const ctx = c.record.context as unknown as ArqInput;
-        this.spawnArq({ uuid: c.uuid, deviceProfileName: ctx.deviceProfileName, deviceProfileGroupId: ctx.deviceProfileGroupId, projectId: ctx.projectId }, c.record);
+        this.spawnArq(
+          { uuid: c.uuid, deviceProfileName: ctx.deviceProfileName, deviceProfileGroupId: ctx.deviceProfileGroupId, projectId: ctx.projectId },
+          c.record,
+        );
       }
     }
   }

@@ -21,7 +21,7 @@ export const DEFAULT_PROGRAM_TIMEOUT_MS = 1_800_000;
  * image (minutes on a real card), every other operation answers within `driverOpTimeoutMs`.
  */
 export function opDeadlineMs(timing: Pick<Timing, 'driverOpTimeoutMs' | 'programTimeoutMs'>, op: string | undefined): number {
-  return op === 'program' ? timing.programTimeoutMs ?? DEFAULT_PROGRAM_TIMEOUT_MS : timing.driverOpTimeoutMs;
+  return op === 'program' ? (timing.programTimeoutMs ?? DEFAULT_PROGRAM_TIMEOUT_MS) : timing.driverOpTimeoutMs;
 }
 
 /** The health hysteresis a conductor's timing configures. */

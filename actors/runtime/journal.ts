@@ -176,11 +176,18 @@ export class MemoryJournal implements Journal {
     const before = (a: [number, number], b: [number, number]): boolean => a[0] < b[0] || (a[0] === b[0] && a[1] < b[1]);
     const rows: AuditEntry[] = this.transitions
       .map((t, i) => ({ seq: i + 1, ...t }))
-      .filter((e) => (q.host === undefined || e.host === q.host) && (q.id === undefined || e.id === q.id) && (q.kind === undefined || e.kind === q.kind)
-        && (q.actor === undefined || e.actor === q.actor || e.actorName === q.actor)
-        && (q.projectId === undefined || e.projectId === q.projectId || e.projectName === q.projectId)
-        && (q.event === undefined || e.event.toLowerCase() === q.event.toLowerCase())
-        && Date.parse(e.at) >= since && Date.parse(e.at) < until && (!c || before(key(e.at, e.seq), key(c.at, c.seq))))
+      .filter(
+        (e) =>
+          (q.host === undefined || e.host === q.host) &&
+          (q.id === undefined || e.id === q.id) &&
+          (q.kind === undefined || e.kind === q.kind) &&
+          (q.actor === undefined || e.actor === q.actor || e.actorName === q.actor) &&
+          (q.projectId === undefined || e.projectId === q.projectId || e.projectName === q.projectId) &&
+          (q.event === undefined || e.event.toLowerCase() === q.event.toLowerCase()) &&
+          Date.parse(e.at) >= since &&
+          Date.parse(e.at) < until &&
+          (!c || before(key(e.at, e.seq), key(c.at, c.seq))),
+      )
       .sort((a, b) => (before(key(a.at, a.seq), key(b.at, b.seq)) ? 1 : -1));
     const entries = rows.slice(0, q.limit);
     const last = entries.at(-1);

@@ -137,7 +137,13 @@ function restorable(machine: AnyStateMachine, record: MachineRecord): unknown {
  * are kept (see `argsOf`). What the machine does by itself — a timer — is the conductor's, not
  * the last caller's: a host going stale was nobody's request.
  */
-export function changeOf(from: TransitionEnd, to: TransitionEnd, context: Record<string, unknown>, event: { type: string } & Record<string, unknown>, meta: RequestMeta): Omit<TransitionRecord, 'kind' | 'id' | 'host'> {
+export function changeOf(
+  from: TransitionEnd,
+  to: TransitionEnd,
+  context: Record<string, unknown>,
+  event: { type: string } & Record<string, unknown>,
+  meta: RequestMeta,
+): Omit<TransitionRecord, 'kind' | 'id' | 'host'> {
   const ctxErr = (context as { error?: { reason?: string } | string | null }).error;
   const reason = typeof ctxErr === 'string' ? ctxErr : ctxErr?.reason;
   const rec: Omit<TransitionRecord, 'kind' | 'id' | 'host'> = { event: readableEvent(event.type), from, to, at: new Date().toISOString() };

@@ -18,7 +18,9 @@ export const isGuarded = (action: string): action is GuardedAction => GUARDED.ha
 export function placementAllocations(client: PlacementClient): ProviderAllocations {
   return async (rpUuid) => {
     const r = await client.call<{ allocations: Record<string, { resources: Record<string, number> }> } | null>(
-      'GET', `/resource_providers/${rpUuid}/allocations`, { microversion: Microversions.base, ok: [404] },
+      'GET',
+      `/resource_providers/${rpUuid}/allocations`,
+      { microversion: Microversions.base, ok: [404] },
     );
     return Object.fromEntries(Object.entries(r?.allocations ?? {}).map(([consumer, a]) => [consumer, a.resources]));
   };
@@ -37,7 +39,9 @@ export async function assertNotAllocated(lookup: ProviderAllocations | null, acc
   const allocations = await lookup(accelerator.rpUuid);
   const consumers = Object.keys(allocations).sort();
   if (consumers.length === 0) return;
-  throw new CyborgError('accelerator.allocated',
+  throw new CyborgError(
+    'accelerator.allocated',
     `accelerator ${accelerator.id} is allocated in Placement to consumer ${consumers.join(', ')}: ${action.toLowerCase()} refused until that allocation is gone`,
-    { acceleratorId: accelerator.id, rpUuid: accelerator.rpUuid, action, consumers, allocations });
+    { acceleratorId: accelerator.id, rpUuid: accelerator.rpUuid, action, consumers, allocations },
+  );
 }

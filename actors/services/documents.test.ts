@@ -7,7 +7,12 @@ import type { DeviceProfileDoc } from '../../model/index.js';
 
 const log = pino({ level: 'silent' });
 const profile = (name: string, uuid: string): DeviceProfileDoc => ({
-  uuid, name, description: '', groups: [{ 'resources:FPGA': '1' }], createdAt: '2026-01-01T00:00:00.000Z', updatedAt: null,
+  uuid,
+  name,
+  description: '',
+  groups: [{ 'resources:FPGA': '1' }],
+  createdAt: '2026-01-01T00:00:00.000Z',
+  updatedAt: null,
 });
 
 describe('DocumentStore', () => {
@@ -18,8 +23,14 @@ describe('DocumentStore', () => {
     await store.createProfile(profile('fpga', '11111111-1111-4111-8111-111111111111'));
     await store.createAttribute({ uuid: '22222222-2222-4222-8222-222222222222', deployableUuid: 'd', key: 'k', value: 'v', createdAt: 'now', updatedAt: null });
     await store.setDeviceStatus('dev-1', 'maintaining');
-    expect(journal.documents.get('device_profiles/11111111-1111-4111-8111-111111111111')?.body)
-      .toEqual({ uuid: '11111111-1111-4111-8111-111111111111', name: 'fpga', description: '', groups: [{ 'resources:FPGA': '1' }], createdAt: '2026-01-01T00:00:00.000Z', updatedAt: null });
+    expect(journal.documents.get('device_profiles/11111111-1111-4111-8111-111111111111')?.body).toEqual({
+      uuid: '11111111-1111-4111-8111-111111111111',
+      name: 'fpga',
+      description: '',
+      groups: [{ 'resources:FPGA': '1' }],
+      createdAt: '2026-01-01T00:00:00.000Z',
+      updatedAt: null,
+    });
 
     const again = new DocumentStore(journal, log);
     again.load((await journal.load()).documents);

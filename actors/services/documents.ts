@@ -18,7 +18,10 @@ export class DocumentCollection<T extends { uuid: string }> {
   /** Bumped on every committed change: lets readers cache what they derive from the collection. */
   generation = 0;
 
-  constructor(readonly name: string, private readonly journal: Journal) {}
+  constructor(
+    readonly name: string,
+    private readonly journal: Journal,
+  ) {}
 
   /** Replaces the collection with what `docs` holds of it. */
   load(docs: Recovered['documents']): void {
@@ -69,7 +72,10 @@ export class DocumentStore implements Documents {
   /** Names of creates not yet committed: a racing create with the same name must lose. */
   private readonly reserved = new Set<string>();
 
-  constructor(journal: Journal, private readonly log: Logger) {
+  constructor(
+    journal: Journal,
+    private readonly log: Logger,
+  ) {
     this.profiles = new DocumentCollection(Collections.deviceProfiles, journal);
     this.attributes = new DocumentCollection(Collections.attributes, journal);
     this.statuses = new DocumentCollection(Collections.deviceStatus, journal);

@@ -9,8 +9,30 @@ import { CyborgError, DriverError, isCyborgError } from '../../errors/index.js';
 import { attachInstance, detachInstance, type Settle } from './instance-attach.js';
 import type { Journal, MachineRecord, Recovered } from '../runtime/index.js';
 import { MachineHost } from '../runtime/index.js';
-import { AcceleratorStates, type DriverContext, driverMachine, type DriverOpOutcome, type DriverOpRequest, type DriverState, DriverStates, HostStates, tagsOfState } from '../../machines/index.js';
-import type { AcceleratorView, AttachRequest, AttachResult, BackendService, ControlPlane, DetachResult, DiscoverResult, DriverControl, DriverView, RequestMeta, ServiceView } from '../../model/index.js';
+import {
+  AcceleratorStates,
+  type DriverContext,
+  driverMachine,
+  type DriverOpOutcome,
+  type DriverOpRequest,
+  type DriverState,
+  DriverStates,
+  HostStates,
+  tagsOfState,
+} from '../../machines/index.js';
+import type {
+  AcceleratorView,
+  AttachRequest,
+  AttachResult,
+  BackendService,
+  ControlPlane,
+  DetachResult,
+  DiscoverResult,
+  DriverControl,
+  DriverView,
+  RequestMeta,
+  ServiceView,
+} from '../../model/index.js';
 
 /** The document collections this file writes through the journal. */
 export const DriverCollections = { drivers: 'drivers', services: 'services' } as const;
@@ -139,24 +161,32 @@ export class DriverAdmin implements DriverControl {
     const hosts = o.host ? [this.opts.control.getHost(o.host)] : this.opts.control.listHosts().filter((h) => h.state === HostStates.online);
     const failures: DiscoverResult['failures'] = [];
     const docs: ServiceDoc[] = [];
-    await Promise.all(hosts.map(async (h) => {
-      const drivers = [...this.records.values()].filter((r) => r.host === h.name && r.installed);
-      for (const r of drivers) {
-        try {
-          const reply = await this.ask({ op: 'services', host: h.name, driver: r.name });
-          docs.push({ host: h.name, driver: r.name, discoveredAt: new Date().toISOString(), services: reply.services ?? [] });
-        } catch (err) {
-          failures.push({ host: h.name, driver: r.name, code: isCyborgError(err) ? err.code : 'driver.failed', reason: (err as Error).message });
+    await Promise.all(
+      hosts.map(async (h) => {
+        const drivers = [...this.records.values()].filter((r) => r.host === h.name && r.installed);
+        for (const r of drivers) {
+          try {
+            const reply = await this.ask({ op: 'services', host: h.name, driver: r.name });
+            docs.push({ host: h.name, driver: r.name, discoveredAt: new Date().toISOString(), services: reply.services ?? [] });
+          } catch (err) {
+            failures.push({ host: h.name, driver: r.name, code: isCyborgError(err) ? err.code : 'driver.failed', reason: (err as Error).message });
+          }
         }
-      }
-    }));
+      }),
+    );
     if (docs.length > 0) {
-      await this.opts.journal.commit(docs.map((d) => ({ type: 'document' as const, collection: DriverCollections.services, id: `${d.host}/${d.driver}`, body: { ...d } })));
+      await this.opts.journal.commit(
+        docs.map((d) => ({ type: 'document' as const, collection: DriverCollections.services, id: `${d.host}/${d.driver}`, body: { ...d } })),
+      );
       for (const d of docs) this.services.set(`${d.host}/${d.driver}`, d);
     }
     this.opts.log.info({ hosts: hosts.length, recorded: docs.length, failures: failures.length, requestId: meta.requestId }, 'services discovered');
     if (o.host && docs.length === 0 && failures.length > 0) {
-      throw new DriverError(failures[0]!.code === 'driver.timeout' ? 'driver.timeout' : 'driver.failed', `service discovery on ${o.host} failed: ${failures[0]!.reason}`, { failures });
+      throw new DriverError(
+        failures[0]!.code === 'driver.timeout' ? 'driver.timeout' : 'driver.failed',
+        `service discovery on ${o.host} failed: ${failures[0]!.reason}`,
+        { failures },
+      );
     }
     const seen = new Set(docs.map((d) => d.host));
     return { services: this.listServices().filter((s) => seen.has(s.host)), failures };
@@ -175,7 +205,11 @@ export class DriverAdmin implements DriverControl {
   private async change(op: DriverOp, rec: DriverRecord, version: string | undefined, meta: RequestMeta): Promise<DriverView> {
     const log = this.opts.log.child({ host: rec.host, driver: rec.name, op, requestId: meta.requestId, actor: meta.actor });
     const running = this.running.get(rec.id);
-    if (running) throw new CyborgError('driver.busy', `driver ${rec.name} on ${rec.host} is ${running.m.value}: wait for it to finish, then retry`, { id: rec.id, state: running.m.value });
+    if (running)
+      throw new CyborgError('driver.busy', `driver ${rec.name} on ${rec.host} is ${running.m.value}: wait for it to finish, then retry`, {
+        id: rec.id,
+        state: running.m.value,
+      });
     this.preflight(op, rec, version);
     if (op === 'install' && rec.installed && (version === undefined || version === rec.version)) return this.view(rec);
     if (op === 'uninstall' && !rec.installed) return this.view(rec);
@@ -203,16 +237,21 @@ export class DriverAdmin implements DriverControl {
    */
   private run(rec: DriverRecord, meta: RequestMeta): DriverRun {
     let finish!: (outcome: Promise<void>) => void;
-    const done = new Promise<void>((resolve, reject) => { finish = (outcome) => outcome.then(resolve, reject); });
+    const done = new Promise<void>((resolve, reject) => {
+      finish = (outcome) => outcome.then(resolve, reject);
+    });
     const run: DriverRun = {
-      meta, done, finish,
+      meta,
+      done,
+      finish,
       m: new MachineHost({
         machine: this.logic,
         record: machineRecordOf(rec),
         owner: {
           onTransition: (change, persisted) => {
             // Every step of a driver's install / uninstall / update is in the audit log, with who asked.
-            this.opts.journal.commit([{ type: 'transition', record: { kind: 'driver', id: rec.id, host: rec.host, ...change } }])
+            this.opts.journal
+              .commit([{ type: 'transition', record: { kind: 'driver', id: rec.id, host: rec.host, ...change } }])
               .catch((err: unknown) => this.opts.log.warn({ err, host: rec.host, driver: rec.name }, 'driver transition not logged'));
             if (change.to !== DriverStates.installed && change.to !== DriverStates.uninstalled) return;
             const written = this.persist([driverRecordOf(persisted, change.at)]);
@@ -247,37 +286,56 @@ export class DriverAdmin implements DriverControl {
     const notDrained = accs.filter((a) => a.maintenance?.mark !== 'maintenance');
     if (notDrained.length === 0) return;
     const draining = notDrained.filter((a) => a.maintenance?.mark === 'draining').length;
-    throw new CyborgError('host.not_drained',
-      `host ${rec.host} is not drained (${notDrained.length - draining} device(s) in service, ${draining} still draining): `
-      + `drain it first (cyborg host drain ${rec.host}) and wait for its consumers to leave, or update with --force`,
-      { host: rec.host, inService: notDrained.length - draining, draining });
+    throw new CyborgError(
+      'host.not_drained',
+      `host ${rec.host} is not drained (${notDrained.length - draining} device(s) in service, ${draining} still draining): ` +
+        `drain it first (cyborg host drain ${rec.host}) and wait for its consumers to leave, or update with --force`,
+      { host: rec.host, inService: notDrained.length - draining, draining },
+    );
   }
 
   /** Refuses what would hurt a running instance or cannot work now, saying why and what to do. */
   private preflight(op: DriverOp, rec: DriverRecord, version: string | undefined): void {
     const host = this.opts.control.getHost(rec.host);
     if (host.state !== HostStates.online) {
-      throw new CyborgError('host.offline', `host ${rec.host} is ${host.state}: its agent must be online to change driver ${rec.name}`, { host: rec.host, state: host.state });
+      throw new CyborgError('host.offline', `host ${rec.host} is ${host.state}: its agent must be online to change driver ${rec.name}`, {
+        host: rec.host,
+        state: host.state,
+      });
     }
     if (op === 'install' && rec.installed && version !== undefined && version !== rec.version) {
-      throw new CyborgError('driver.already_installed', `driver ${rec.name} is already installed on ${rec.host} at ${rec.version}: use update-driver to move to ${version}`, { id: rec.id, version: rec.version });
+      throw new CyborgError(
+        'driver.already_installed',
+        `driver ${rec.name} is already installed on ${rec.host} at ${rec.version}: use update-driver to move to ${version}`,
+        { id: rec.id, version: rec.version },
+      );
     }
     if (op === 'update' && !rec.installed) {
-      throw new CyborgError('driver.not_installed', `driver ${rec.name} is not installed on ${rec.host}: install it first (cyborg install-driver ${rec.name} --host ${rec.host})`, { id: rec.id });
+      throw new CyborgError(
+        'driver.not_installed',
+        `driver ${rec.name} is not installed on ${rec.host}: install it first (cyborg install-driver ${rec.name} --host ${rec.host})`,
+        { id: rec.id },
+      );
     }
     if (op === 'install') return;
     const accs = this.acceleratorsOf(rec);
     const held = accs.find((a) => a.allocations.length > 0 || a.tags.includes('in-use'));
     if (held) {
       const instance = held.allocations[0]?.instanceUuid;
-      throw new CyborgError('driver.in_use',
-        `driver ${rec.name} on ${rec.host} is in use: accelerator ${held.name} (${held.id}) is attached${instance ? ` to instance ${instance}` : ''}. `
-        + `Detach it first${instance ? ` (cyborg detach-instance ${instance})` : ''}, then ${op} the driver`,
-        { id: rec.id, acceleratorId: held.id, instanceUuid: instance ?? null });
+      throw new CyborgError(
+        'driver.in_use',
+        `driver ${rec.name} on ${rec.host} is in use: accelerator ${held.name} (${held.id}) is attached${instance ? ` to instance ${instance}` : ''}. ` +
+          `Detach it first${instance ? ` (cyborg detach-instance ${instance})` : ''}, then ${op} the driver`,
+        { id: rec.id, acceleratorId: held.id, instanceUuid: instance ?? null },
+      );
     }
     const working = accs.find((a) => a.tags.includes('busy'));
     if (working) {
-      throw new CyborgError('driver.busy', `accelerator ${working.name} of driver ${rec.name} is ${working.state}: wait for it to settle, then retry`, { id: rec.id, acceleratorId: working.id, state: working.state });
+      throw new CyborgError('driver.busy', `accelerator ${working.name} of driver ${rec.name} is ${working.state}: wait for it to settle, then retry`, {
+        id: rec.id,
+        acceleratorId: working.id,
+        state: working.state,
+      });
     }
   }
 
@@ -286,7 +344,12 @@ export class DriverAdmin implements DriverControl {
     for (const a of this.acceleratorsOf(rec)) {
       if (!a.allowed.includes('DISABLE')) continue;
       const v = await this.opts.control.act(a.id, { type: 'DISABLE' }, meta);
-      if (v.state === AcceleratorStates.error) throw new DriverError('driver.failed', `could not disable accelerator ${a.name} before uninstalling ${rec.name}: ${v.error?.reason ?? 'unknown reason'}`, { acceleratorId: a.id });
+      if (v.state === AcceleratorStates.error)
+        throw new DriverError(
+          'driver.failed',
+          `could not disable accelerator ${a.name} before uninstalling ${rec.name}: ${v.error?.reason ?? 'unknown reason'}`,
+          { acceleratorId: a.id },
+        );
     }
   }
 
@@ -297,16 +360,32 @@ export class DriverAdmin implements DriverControl {
   private async ask(cmd: Omit<DriverCommandMsg, 'idempotencyKey'>): Promise<{ installed: boolean; version: string; services?: BackendService[] }> {
     let reply;
     try {
-      reply = await this.opts.bus.request(Subjects.driverCommand(cmd.host), DriverCommandMessage, DriverCommandReply, { ...cmd, idempotencyKey: randomUUID() }, { timeoutMs: this.opts.timeoutMs });
+      reply = await this.opts.bus.request(
+        Subjects.driverCommand(cmd.host),
+        DriverCommandMessage,
+        DriverCommandReply,
+        { ...cmd, idempotencyKey: randomUUID() },
+        { timeoutMs: this.opts.timeoutMs },
+      );
     } catch (err) {
       if (isCyborgError(err) && (err.code === 'bus.timeout' || err.code === 'bus.no_responder')) {
-        throw new DriverError('driver.timeout', `the agent on ${cmd.host} did not answer ${cmd.op} of driver ${cmd.driver} in time`, { host: cmd.host }, { cause: err });
+        throw new DriverError(
+          'driver.timeout',
+          `the agent on ${cmd.host} did not answer ${cmd.op} of driver ${cmd.driver} in time`,
+          { host: cmd.host },
+          { cause: err },
+        );
       }
       throw err;
     }
     if (!reply.ok) {
-      if (reply.code === 'driver.not_found') throw new CyborgError('driver.not_found', `${reply.reason}: load it in the agent's configuration first`, { host: cmd.host, driver: cmd.driver });
-      throw new DriverError('driver.failed', `${cmd.op} of driver ${cmd.driver} on ${cmd.host} failed: ${reply.reason}`, { host: cmd.host, driver: cmd.driver, reason: reply.reason });
+      if (reply.code === 'driver.not_found')
+        throw new CyborgError('driver.not_found', `${reply.reason}: load it in the agent's configuration first`, { host: cmd.host, driver: cmd.driver });
+      throw new DriverError('driver.failed', `${cmd.op} of driver ${cmd.driver} on ${cmd.host} failed: ${reply.reason}`, {
+        host: cmd.host,
+        driver: cmd.driver,
+        reason: reply.reason,
+      });
     }
     return reply;
   }
@@ -326,10 +405,18 @@ export class DriverAdmin implements DriverControl {
     const found = [...this.records.values()].filter((r) => r.name === name && (!onHost || r.host === onHost));
     if (found.length === 1) return found[0]!;
     if (found.length > 1) {
-      throw new CyborgError('driver.ambiguous', `driver ${name} runs on ${found.length} hosts (${found.map((r) => r.host).join(', ')}): name one with --host, or use the driver's id`, { name, hosts: found.map((r) => r.host) });
+      throw new CyborgError(
+        'driver.ambiguous',
+        `driver ${name} runs on ${found.length} hosts (${found.map((r) => r.host).join(', ')}): name one with --host, or use the driver's id`,
+        { name, hosts: found.map((r) => r.host) },
+      );
     }
     const known = [...this.records.values()].map((r) => `${r.name}@${r.host}`).sort();
-    throw new CyborgError('driver.not_found', `no driver "${ref}"${onHost ? ` on host ${onHost}` : ''}. Known drivers: ${known.join(', ') || 'none'} (see: cyborg driver-list)`, { id: ref });
+    throw new CyborgError(
+      'driver.not_found',
+      `no driver "${ref}"${onHost ? ` on host ${onHost}` : ''}. Known drivers: ${known.join(', ') || 'none'} (see: cyborg driver-list)`,
+      { id: ref },
+    );
   }
 
   private view(r: DriverRecord): DriverView {
@@ -350,7 +437,8 @@ export class DriverAdmin implements DriverControl {
       ...rest,
       state,
       tags: [...tagsOfState(driverMachine, state)],
-      loaded, hostState,
+      loaded,
+      hostState,
       accelerators: accs.length,
       inUse: accs.filter((a) => a.allocations.length > 0).length,
     };
@@ -374,7 +462,11 @@ function machineRecordOf(r: DriverRecord): MachineRecord {
 function driverRecordOf(m: MachineRecord, at: string): DriverRecord {
   const c = m.context as unknown as DriverContext;
   return {
-    id: c.id, host: c.host, name: c.name, version: c.version, installed: m.value === DriverStates.installed,
+    id: c.id,
+    host: c.host,
+    name: c.name,
+    version: c.version,
+    installed: m.value === DriverStates.installed,
     lastError: c.lastError ? { op: c.lastError.op, reason: c.lastError.reason, at: c.lastError.at ?? at } : null,
     updatedAt: at,
   };

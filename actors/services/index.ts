@@ -8,5 +8,13 @@ export { Collections, DocumentStore } from './documents.js';
 export { DriverAdmin } from './driver-admin.js';
 export { attachInstance, detachInstance, type Settle } from './instance-attach.js';
 export { OrphanSweep, isOrphan, type HeldHandle } from './orphan-sweep.js';
-export { PlacementSync, placementLink, startPlacementSync, type PlacementLink, type PlacementPort, type PlacementSyncSettings, type PlacementSyncSource } from './placement-sync.js';
+export {
+  PlacementSync,
+  placementLink,
+  startPlacementSync,
+  type PlacementLink,
+  type PlacementPort,
+  type PlacementSyncSettings,
+  type PlacementSyncSource,
+} from './placement-sync.js';
 export { ringBytes, UsageWindows } from './usage-window.js';

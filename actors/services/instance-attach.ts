@@ -1,5 +1,14 @@
 import { CyborgError, DriverError } from '../../errors/index.js';
-import { whyUnavailable, type AcceleratorView, type ArqView, type AttachRequest, type AttachResult, type ControlPlane, type DetachResult, type RequestMeta } from '../../model/index.js';
+import {
+  whyUnavailable,
+  type AcceleratorView,
+  type ArqView,
+  type AttachRequest,
+  type AttachResult,
+  type ControlPlane,
+  type DetachResult,
+  type RequestMeta,
+} from '../../model/index.js';
 import { describe, matchGroups, readGroups, whyNot, type Candidate, type RequestGroup } from '../../placement-query/index.js';
 import { AcceleratorStates, ArqStates } from '../../machines/index.js';
 
@@ -14,19 +23,43 @@ export type Settle = (acceleratorId: string) => Promise<void>;
 
 const noWait: Settle = async () => undefined;
 
-export async function attachInstance(control: ControlPlane, instanceUuid: string, req: AttachRequest, meta: RequestMeta = {}, settle: Settle = noWait): Promise<AttachResult> {
+export async function attachInstance(
+  control: ControlPlane,
+  instanceUuid: string,
+  req: AttachRequest,
+  meta: RequestMeta = {},
+  settle: Settle = noWait,
+): Promise<AttachResult> {
   const picks = pick(control, req);
   const bound: ArqView[] = [];
   try {
     // One ARQ per unit each group asks for, as Nova makes them (resources:PGPU=2 is two).
     for (const p of picks) {
-      const arq = await control.createArq({ deviceProfileName: p.profile ?? `operator:${p.accelerator.resourceClass ?? p.accelerator.name}`, deviceProfileGroupId: p.group, projectId: req.projectId ?? null }, meta);
-      const done = await control.bindArq(arq.uuid, {
-        hostname: p.accelerator.host, deviceRpUuid: p.accelerator.rpUuid, instanceUuid, projectId: req.projectId ?? null, ...(req.handleUuid && req.acceleratorId ? { handleUuid: req.handleUuid } : {}),
-      }, meta);
+      const arq = await control.createArq(
+        {
+          deviceProfileName: p.profile ?? `operator:${p.accelerator.resourceClass ?? p.accelerator.name}`,
+          deviceProfileGroupId: p.group,
+          projectId: req.projectId ?? null,
+        },
+        meta,
+      );
+      const done = await control.bindArq(
+        arq.uuid,
+        {
+          hostname: p.accelerator.host,
+          deviceRpUuid: p.accelerator.rpUuid,
+          instanceUuid,
+          projectId: req.projectId ?? null,
+          ...(req.handleUuid && req.acceleratorId ? { handleUuid: req.handleUuid } : {}),
+        },
+        meta,
+      );
       bound.push(done);
       if (done.state !== ArqStates.Bound) {
-        throw new DriverError('driver.failed', `attaching instance ${instanceUuid} to accelerator ${p.accelerator.name} failed: ${done.error ?? done.state}`, { acceleratorId: p.accelerator.id, instanceUuid });
+        throw new DriverError('driver.failed', `attaching instance ${instanceUuid} to accelerator ${p.accelerator.name} failed: ${done.error ?? done.state}`, {
+          acceleratorId: p.accelerator.id,
+          instanceUuid,
+        });
       }
     }
   } catch (err) {
@@ -37,7 +70,8 @@ export async function attachInstance(control: ControlPlane, instanceUuid: string
   const ids = [...new Set(picks.map((p) => p.accelerator.id))];
   await Promise.all(ids.map((id) => settle(id)));
   return {
-    arq: bound[0]!, accelerator: control.getAccelerator(picks[0]!.accelerator.id),
+    arq: bound[0]!,
+    accelerator: control.getAccelerator(picks[0]!.accelerator.id),
     ...(bound.length > 1 ? { arqs: bound, accelerators: ids.map((id) => control.getAccelerator(id)) } : {}),
   };
 }
@@ -53,12 +87,18 @@ export async function detachInstance(control: ControlPlane, instanceUuid: string
   for (const a of arqs) {
     if (a.boundTo) touched.add(a.boundTo.acceleratorId);
     const v = await control.deleteArq(a.uuid, meta);
-    if (v.state !== ArqStates.Deleted) throw new DriverError('driver.failed', `detaching instance ${instanceUuid}: ARQ ${a.uuid} is ${v.state}: ${v.error ?? 'unbind failed'}`, { arqUuid: a.uuid });
+    if (v.state !== ArqStates.Deleted)
+      throw new DriverError('driver.failed', `detaching instance ${instanceUuid}: ARQ ${a.uuid} is ${v.state}: ${v.error ?? 'unbind failed'}`, {
+        arqUuid: a.uuid,
+      });
   }
   for (const acc of control.listAccelerators()) {
     for (const alloc of acc.allocations.filter((x) => x.instanceUuid === instanceUuid && !x.arqUuid)) {
       const v = await control.detach(acc.id, { handleUuid: alloc.handleUuid }, meta);
-      if (v.state === AcceleratorStates.error) throw new DriverError('driver.failed', `detaching instance ${instanceUuid} from ${acc.name} failed: ${v.error?.reason ?? 'unknown reason'}`, { acceleratorId: acc.id });
+      if (v.state === AcceleratorStates.error)
+        throw new DriverError('driver.failed', `detaching instance ${instanceUuid} from ${acc.name} failed: ${v.error?.reason ?? 'unknown reason'}`, {
+          acceleratorId: acc.id,
+        });
       touched.add(acc.id);
     }
   }
@@ -80,42 +120,60 @@ interface Pick {
  * Placement applies to Nova's requests (placement-query/).
  */
 function pick(control: ControlPlane, req: AttachRequest): Pick[] {
-  if (req.handleUuid && !req.acceleratorId) throw new CyborgError('request.invalid', 'handleUuid names a handle of one accelerator: give its acceleratorId too', { field: 'handleUuid' });
+  if (req.handleUuid && !req.acceleratorId)
+    throw new CyborgError('request.invalid', 'handleUuid names a handle of one accelerator: give its acceleratorId too', { field: 'handleUuid' });
   if (req.acceleratorId) {
     const a = control.getAccelerator(req.acceleratorId);
     const refused = whyUnavailable(a);
     if (refused || !a.allowed.includes('ATTACH')) {
       // The cause (drain, mark, quarantine, handles held, state) and the way out, not only the state.
-      throw new CyborgError('accelerator.transition_invalid', refused ?? `accelerator ${a.name} is ${a.state} and cannot take an instance now`, { id: a.id, state: a.state, allowed: a.allowed });
+      throw new CyborgError('accelerator.transition_invalid', refused ?? `accelerator ${a.name} is ${a.state} and cannot take an instance now`, {
+        id: a.id,
+        state: a.state,
+        allowed: a.allowed,
+      });
     }
     return [{ accelerator: a, group: 0, ...(req.deviceProfileName ? { profile: req.deviceProfileName } : {}) }];
   }
   let groups: RequestGroup[];
   if (req.deviceProfileName) {
     const p = control.documents.profileByName(req.deviceProfileName);
-    if (!p) throw new CyborgError('device_profile.not_found', `no device profile named ${req.deviceProfileName} (see: openstack accelerator device profile list)`, { name: req.deviceProfileName });
+    if (!p)
+      throw new CyborgError('device_profile.not_found', `no device profile named ${req.deviceProfileName} (see: openstack accelerator device profile list)`, {
+        name: req.deviceProfileName,
+      });
     groups = readGroups(p.groups);
   } else {
-    if (!req.resourceClass) throw new CyborgError('request.invalid', 'name the accelerator to attach: an accelerator id, a resource class, or a device profile');
+    if (!req.resourceClass)
+      throw new CyborgError('request.invalid', 'name the accelerator to attach: an accelerator id, a resource class, or a device profile');
     groups = readGroups([{ [`resources:${req.resourceClass}`]: '1', ...Object.fromEntries((req.traits ?? []).map((t) => [`trait:${t}`, 'required'])) }]);
   }
   const all = control.listAccelerators(req.host ? { host: req.host } : {});
-  const free = all.filter((a) => a.allowed.includes('ATTACH') && !a.missing)
+  const free = all
+    .filter((a) => a.allowed.includes('ATTACH') && !a.missing)
     .sort((a, b) => a.allocations.length - b.allocations.length || a.host.localeCompare(b.host) || a.name.localeCompare(b.name));
-  const candidates: Candidate[] = free.filter((a) => a.resourceClass).map((a) => ({ id: a.id, free: new Map([[a.resourceClass!, a.capacity - a.allocations.length]]), traits: a.traits }));
+  const candidates: Candidate[] = free
+    .filter((a) => a.resourceClass)
+    .map((a) => ({ id: a.id, free: new Map([[a.resourceClass!, a.capacity - a.allocations.length]]), traits: a.traits }));
   const found = matchGroups(groups, candidates, req.groupPolicy ?? 'none');
   if ('reasons' in found) {
     const wanted = new Set(groups.flatMap((g) => [...g.resources.keys()]));
     // Those a group would take if they were free and usable: where the profile's devices are now.
     const whole = (a: AcceleratorView): Candidate => ({ id: a.id, free: new Map([[a.resourceClass!, Math.max(1, a.capacity)]]), traits: a.traits });
     const ofClass = all.filter((a) => a.resourceClass && groups.some((g) => whyNot(g, whole(a)) === null));
-    const states = Object.entries(ofClass.reduce<Record<string, number>>((m, a) => ({ ...m, [a.state]: (m[a.state] ?? 0) + 1 }), {})).map(([s, n]) => `${n} ${s}`).join(', ');
-    const asked = req.deviceProfileName ? `profile ${req.deviceProfileName} (${groups.map(describe).join(' | ')})` : `${req.resourceClass}${req.traits?.length ? ` with ${req.traits.join(', ')}` : ''}`;
+    const states = Object.entries(ofClass.reduce<Record<string, number>>((m, a) => ({ ...m, [a.state]: (m[a.state] ?? 0) + 1 }), {}))
+      .map(([s, n]) => `${n} ${s}`)
+      .join(', ');
+    const asked = req.deviceProfileName
+      ? `profile ${req.deviceProfileName} (${groups.map(describe).join(' | ')})`
+      : `${req.resourceClass}${req.traits?.length ? ` with ${req.traits.join(', ')}` : ''}`;
     const what = `${asked}${req.host ? ` on ${req.host}` : ''}`;
     const inactive = ofClass.find((a) => a.state === AcceleratorStates.inactive);
-    throw new CyborgError('accelerator.none_available',
+    throw new CyborgError(
+      'accelerator.none_available',
       `no accelerator of ${what} can take an instance now (${states || 'none found'})${ofClass.length > 0 ? `: ${found.reasons.join('; ')}` : ''}${inactive ? `; enable one first: cyborg accelerator enable ${inactive.id}` : ''}`,
-      { resourceClass: [...wanted].join(','), traits: [...new Set(groups.flatMap((g) => [...g.required]))] });
+      { resourceClass: [...wanted].join(','), traits: [...new Set(groups.flatMap((g) => [...g.required]))] },
+    );
   }
   const byId = new Map(free.map((a) => [a.id, a]));
   return groups.flatMap((g, i) => {

@@ -30,8 +30,12 @@ describe('the sweep of orphaned attach handles', () => {
         asked.push([...uuids]);
         return Object.fromEntries(uuids.flatMap((u) => (u in answer ? [[u, answer[u]!]] : [])));
       },
-      release: async (x) => { released.push(x); },
-      graceMs: 10_000, pageSize: 2, log: pino({ level: 'silent' }),
+      release: async (x) => {
+        released.push(x);
+      },
+      graceMs: 10_000,
+      pageSize: 2,
+      log: pino({ level: 'silent' }),
     });
     return { sweep, released, asked };
   };

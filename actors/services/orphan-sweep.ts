@@ -83,7 +83,10 @@ export class OrphanSweep {
         await this.opts.release(h);
         this.suspects.delete(key);
         released.push(h);
-        this.opts.log.warn({ acceleratorId: h.acceleratorId, handleUuid: h.handleUuid, arqUuid: h.arqUuid }, 'released an attach handle whose ARQ is gone or holds it no more');
+        this.opts.log.warn(
+          { acceleratorId: h.acceleratorId, handleUuid: h.handleUuid, arqUuid: h.arqUuid },
+          'released an attach handle whose ARQ is gone or holds it no more',
+        );
       } catch (err) {
         // Host away, detach failed: the next sweep tries again.
         this.opts.log.warn({ err, acceleratorId: h.acceleratorId, arqUuid: h.arqUuid }, 'could not release an orphaned attach handle yet');

@@ -56,7 +56,10 @@ export class PlacementSync {
 
   constructor(private readonly opts: PlacementSyncOptions) {
     const roots = new RootProviders({
-      client: opts.client, log: opts.log, nameTemplate: opts.resourceProviderName, createRoots: opts.createRootProviders,
+      client: opts.client,
+      log: opts.log,
+      nameTemplate: opts.resourceProviderName,
+      createRoots: opts.createRootProviders,
     });
     this.reconciler = new Reconciler({ client: opts.client, roots, log: opts.log, concurrency: opts.concurrency });
   }
@@ -146,16 +149,24 @@ export class PlacementSync {
     const byHost = new Map<string, AcceleratorView[]>();
     for (const v of scope) byHost.set(v.host, [...(byHost.get(v.host) ?? []), v]);
     const limit = pLimit(this.opts.concurrency);
-    const results = await Promise.all([...byHost].map(([host, vs]) => limit(() => {
-      // A change made for a request is synced under its id, so Placement's log names it too.
-      const requestId = work.full ? undefined : vs.map((v) => this.requestOf.get(v.id)).find(Boolean);
-      for (const v of vs) this.requestOf.delete(v.id);
-      if (requestId) this.opts.log.info({ host, requestId, accelerators: vs.map((v) => v.id) }, 'placement sync for a request');
-      return withGlobalRequestId(requestId, () => this.reconciler.syncHost(host, vs.map(desiredOf), { full: work.full, claimed }));
-    })));
+    const results = await Promise.all(
+      [...byHost].map(([host, vs]) =>
+        limit(() => {
+          // A change made for a request is synced under its id, so Placement's log names it too.
+          const requestId = work.full ? undefined : vs.map((v) => this.requestOf.get(v.id)).find(Boolean);
+          for (const v of vs) this.requestOf.delete(v.id);
+          if (requestId) this.opts.log.info({ host, requestId, accelerators: vs.map((v) => v.id) }, 'placement sync for a request');
+          return withGlobalRequestId(requestId, () => this.reconciler.syncHost(host, vs.map(desiredOf), { full: work.full, claimed }));
+        }),
+      ),
+    );
     const outcomes = results.flatMap((r) => r.outcomes);
     for (const o of outcomes) this.record(o);
-    if (work.full) this.recordStale(views, results.flatMap((r) => r.stale));
+    if (work.full)
+      this.recordStale(
+        views,
+        results.flatMap((r) => r.stale),
+      );
     const retry = outcomes.find((o) => o.retry);
     this.noteAvailability();
     passCounter.inc({ kind: work.full ? 'full' : 'changes', result: retry ? 'retry' : 'ok' });
@@ -168,7 +179,7 @@ export class PlacementSync {
       this.opts.log.info({ acceleratorId: o.id, rpUuid: o.rpUuid }, 'placement provider changed outside Cyborg: repaired');
     }
     const prev = this.statuses.get(o.id);
-    const syncedAt = o.status === 'in_sync' ? new Date().toISOString() : prev?.syncedAt ?? null;
+    const syncedAt = o.status === 'in_sync' ? new Date().toISOString() : (prev?.syncedAt ?? null);
     if (o.flags.length > 0 && JSON.stringify(prev?.flags) !== JSON.stringify(o.flags)) {
       this.opts.log.warn({ acceleratorId: o.id, rpUuid: o.rpUuid, flags: o.flags }, 'placement provider kept for its allocations');
     }
@@ -186,8 +197,11 @@ export class PlacementSync {
   private markPending(id: string): void {
     const prev = this.statuses.get(id);
     this.statuses.set(id, {
-      status: 'pending', reason: 'a committed change is not in Placement yet',
-      flags: prev?.flags ?? [], generation: prev?.generation ?? null, syncedAt: prev?.syncedAt ?? null,
+      status: 'pending',
+      reason: 'a committed change is not in Placement yet',
+      flags: prev?.flags ?? [],
+      generation: prev?.generation ?? null,
+      syncedAt: prev?.syncedAt ?? null,
     });
   }
 
@@ -201,7 +215,8 @@ export class PlacementSync {
   /** Says once when Placement goes away and once when it is back, not on every pass. */
   private noteAvailability(): void {
     const down = this.reconciler.unavailable;
-    if (down && !this.wasDown) this.opts.log.warn({ err: down, placementUrl: this.opts.client.url }, 'Placement unavailable: transitions go on, the sync catches up when it returns');
+    if (down && !this.wasDown)
+      this.opts.log.warn({ err: down, placementUrl: this.opts.client.url }, 'Placement unavailable: transitions go on, the sync catches up when it returns');
     if (!down && this.wasDown) this.opts.log.info({ placementUrl: this.opts.client.url }, 'Placement is back: sync caught up');
     this.wasDown = down !== null;
   }
@@ -247,7 +262,11 @@ export function placementLink(client: PlacementClient | null, settings: Placemen
   if (!client) return { start: () => null };
   let sync: PlacementSync | undefined;
   return {
-    port: { status: (id) => sync?.status(id), allocations: placementAllocations(client), releaseConsumer: (consumer, rp) => client.releaseProvider(consumer, rp) },
+    port: {
+      status: (id) => sync?.status(id),
+      allocations: placementAllocations(client),
+      releaseConsumer: (consumer, rp) => client.releaseProvider(consumer, rp),
+    },
     start: (source) => (sync = startPlacementSync(source, client, settings, log)),
   };
 }

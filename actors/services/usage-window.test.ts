@@ -7,7 +7,8 @@ const T0 = Date.parse('2026-11-24T10:00:00Z');
 describe('usage windows', () => {
   it('keep the last samples of each device, oldest first, in the units the API shows', () => {
     const w = new UsageWindows(3);
-    for (let i = 0; i < 5; i++) w.record('gpu-1', T0 + i * 5_000, { utilization: i / 10, memoryUsedBytes: 2 * GiB, memoryTotalBytes: 16 * GiB, temperatureC: 50 + i, powerW: 100 }, T0);
+    for (let i = 0; i < 5; i++)
+      w.record('gpu-1', T0 + i * 5_000, { utilization: i / 10, memoryUsedBytes: 2 * GiB, memoryTotalBytes: 16 * GiB, temperatureC: 50 + i, powerW: 100 }, T0);
     expect(w.samples('gpu-1')).toEqual([
       { at: '2026-11-24T10:00:10.000Z', utilization: 20, memoryUsedMiB: 2048, memoryTotalMiB: 16_384, temperatureC: 52, powerW: 100 },
       { at: '2026-11-24T10:00:15.000Z', utilization: 30, memoryUsedMiB: 2048, memoryTotalMiB: 16_384, temperatureC: 53, powerW: 100 },
@@ -27,7 +28,14 @@ describe('usage windows', () => {
     const w = new UsageWindows(4);
     // A driver reporting percent instead of a fraction, memory in use beyond the card's, a broken sensor.
     w.record('gpu-1', T0, { utilization: 87, memoryUsedBytes: 40 * GiB, memoryTotalBytes: 16 * GiB, temperatureC: 9_999, powerW: -5 }, T0);
-    expect(w.latest('gpu-1')).toEqual({ at: new Date(T0).toISOString(), utilization: 100, memoryUsedMiB: 16_384, memoryTotalMiB: 16_384, temperatureC: 150, powerW: 0 });
+    expect(w.latest('gpu-1')).toEqual({
+      at: new Date(T0).toISOString(),
+      utilization: 100,
+      memoryUsedMiB: 16_384,
+      memoryTotalMiB: 16_384,
+      temperatureC: 150,
+      powerW: 0,
+    });
     expect(w.stats).toMatchObject({ recorded: 1, clamped: 1, invalid: 0 });
   });
 

@@ -4,14 +4,24 @@ import type { KeystoneToken } from '../../openstack/keystone/index.js';
 import { BrowserSessions, crossSiteReason, readCookie, sessionCookie } from './browser-session.js';
 
 const token = (expiresAt: number): KeystoneToken => ({
-  userId: 'u1', userName: 'alice', userDomainId: 'default', projectId: 'p1', projectName: 'demo', projectDomainId: 'default',
-  domainId: null, systemScoped: false, roles: ['reader'], expiresAt, isAdminProject: false, catalog: [],
+  userId: 'u1',
+  userName: 'alice',
+  userDomainId: 'default',
+  projectId: 'p1',
+  projectName: 'demo',
+  projectDomainId: 'default',
+  domainId: null,
+  systemScoped: false,
+  roles: ['reader'],
+  expiresAt,
+  isAdminProject: false,
+  catalog: [],
 });
 
 const req = (headers: Record<string, string>, protocol = 'http', host = 'cyborg.example:6680') => ({ headers, protocol, host }) as unknown as FastifyRequest;
 
-describe('the api\'s browser sessions', () => {
-  it('hands out an unguessable id, finds the session by it, and forgets it at the token\'s expiry', () => {
+describe("the api's browser sessions", () => {
+  it("hands out an unguessable id, finds the session by it, and forgets it at the token's expiry", () => {
     let now = 1_000;
     const sessions = new BrowserSessions(10, () => now);
     const { id, session } = sessions.create('tok-1', token(5_000), 'password');

@@ -38,7 +38,10 @@ declare module 'fastify' {
 export class BrowserSessions {
   private readonly byHash = new Map<string, BrowserSession>();
 
-  constructor(private readonly maxEntries = 10_000, private readonly now: () => number = Date.now) {}
+  constructor(
+    private readonly maxEntries = 10_000,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   get size(): number {
     return this.byHash.size;
@@ -94,7 +97,16 @@ function hash(id: string): string {
 }
 
 function fromToken(token: string, d: KeystoneToken, obtained: BrowserSession['obtained']): BrowserSession {
-  return { token, expiresAt: d.expiresAt, userId: d.userId, userName: d.userName, userDomainId: d.userDomainId, projectId: d.projectId, projectName: d.projectName, obtained };
+  return {
+    token,
+    expiresAt: d.expiresAt,
+    userId: d.userId,
+    userName: d.userName,
+    userDomainId: d.userDomainId,
+    projectId: d.projectId,
+    projectName: d.projectName,
+    obtained,
+  };
 }
 
 /** The value of one cookie in a `Cookie` header (RFC 6265 §5.4: `name=value` pairs split by `;`). */
@@ -102,7 +114,11 @@ export function readCookie(header: string | undefined, name: string): string | u
   if (!header) return undefined;
   for (const part of header.split(';')) {
     const eq = part.indexOf('=');
-    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim().replace(/^"(.*)"$/, '$1');
+    if (eq > 0 && part.slice(0, eq).trim() === name)
+      return part
+        .slice(eq + 1)
+        .trim()
+        .replace(/^"(.*)"$/, '$1');
   }
   return undefined;
 }

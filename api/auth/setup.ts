@@ -18,7 +18,8 @@ export function keystoneAuthFromConfig(config: Pick<Config, 'v2' | 'keystoneAuth
   const timeoutMs = k.httpConnectTimeout * 1000;
   const session = new KeystoneSession({ authUrl: k.authUrl, auth: authMethod('keystone_authtoken', k), timeoutMs });
   const validator = new TokenValidator({
-    session, timeoutMs,
+    session,
+    timeoutMs,
     cache: { ttlMs: k.tokenCacheTime * 1000, maxEntries: k.cacheMaxEntries, negativeTtlMs: k.negativeCacheTime * 1000 },
   });
   return { validator, wwwAuthenticateUri: k.wwwAuthenticateUri ?? session.authUrl.replace(/\/v3$/, '') };
@@ -27,7 +28,9 @@ export function keystoneAuthFromConfig(config: Pick<Config, 'v2' | 'keystoneAuth
 /** The policy from `[oslo_policy]`; a bad policy file throws (PolicyFileError names the rule) and the start stops. */
 export function loadEnforcer(config: Pick<Config, 'v2' | 'osloPolicy'>): Enforcer {
   return new Enforcer(CYBORG_RULES, {
-    enforceNewDefaults: config.v2.enforceNewDefaults, enforceScope: config.osloPolicy.enforceScope, policyFile: config.osloPolicy.policyFile,
+    enforceNewDefaults: config.v2.enforceNewDefaults,
+    enforceScope: config.osloPolicy.enforceScope,
+    policyFile: config.osloPolicy.policyFile,
   });
 }
 
@@ -51,6 +54,13 @@ export function apiAuthFromConfig(config: Pick<Config, 'v2' | 'keystoneAuthtoken
   const enforcer = loadEnforcer(config);
   const keystone = keystoneAuthFromConfig(config);
   const close = watchPolicyReload(enforcer, log.child({ component: 'policy' }));
-  log.info({ strategy: config.v2.authStrategy, policyFile: config.osloPolicy.policyFile ?? null, overrides: enforcer.effective().filter((r) => r.source.startsWith('file')).length }, 'identity and policy loaded');
+  log.info(
+    {
+      strategy: config.v2.authStrategy,
+      policyFile: config.osloPolicy.policyFile ?? null,
+      overrides: enforcer.effective().filter((r) => r.source.startsWith('file')).length,
+    },
+    'identity and policy loaded',
+  );
   return { enforcer, ...(keystone ? { keystone } : {}), close };
 }

@@ -3,7 +3,14 @@ import { Type, type Static } from '@sinclair/typebox';
 import { DriverError } from '../../errors/index.js';
 import type { DriverOp } from '../../machines/index.js';
 import { ErrorSchema, Uuid } from './shared.js';
-import { AcceleratorViewSchema, type AcceleratorView, type ControlPlane, type OperatorEvent, type PlacementStatusView, type RequestMeta } from '../../model/index.js';
+import {
+  AcceleratorViewSchema,
+  type AcceleratorView,
+  type ControlPlane,
+  type OperatorEvent,
+  type PlacementStatusView,
+  type RequestMeta,
+} from '../../model/index.js';
 import { MAX, Name, Text } from '../bounds.js';
 import { requestMeta } from '../request-meta.js';
 import { policy } from '../auth/index.js';
@@ -26,20 +33,38 @@ export const AcceleratorSchema = Type.Composite([AcceleratorViewSchema, Type.Obj
 
 const Params = Type.Object({ id: Uuid });
 const Empty = Type.Object({}, { additionalProperties: false });
-const ProgramBody = Type.Object({
-  bitstreamId: Type.Optional(Name()),
-  functionId: Type.Optional(Name()),
-}, { additionalProperties: false });
-const AttachBody = Type.Object({
-  instanceUuid: Uuid,
-  projectId: Type.Optional(Name()),
-}, { additionalProperties: false });
-const DetachBody = Type.Object({
-  handleUuid: Type.Optional(Uuid),
-  instanceUuid: Type.Optional(Uuid),
-}, { additionalProperties: false });
+const ProgramBody = Type.Object(
+  {
+    bitstreamId: Type.Optional(Name()),
+    functionId: Type.Optional(Name()),
+  },
+  { additionalProperties: false },
+);
+const AttachBody = Type.Object(
+  {
+    instanceUuid: Uuid,
+    projectId: Type.Optional(Name()),
+  },
+  { additionalProperties: false },
+);
+const DetachBody = Type.Object(
+  {
+    handleUuid: Type.Optional(Uuid),
+    instanceUuid: Type.Optional(Uuid),
+  },
+  { additionalProperties: false },
+);
 
-const actionResponses = { 200: AcceleratorSchema, 202: AcceleratorSchema, 400: ErrorSchema, 404: ErrorSchema, 409: ErrorSchema, 502: ErrorSchema, 503: ErrorSchema, 504: ErrorSchema };
+const actionResponses = {
+  200: AcceleratorSchema,
+  202: AcceleratorSchema,
+  400: ErrorSchema,
+  404: ErrorSchema,
+  409: ErrorSchema,
+  502: ErrorSchema,
+  503: ErrorSchema,
+  504: ErrorSchema,
+};
 
 /** What each simple action sends, and the driver operation that runs for it. */
 const SIMPLE: Record<string, { event: OperatorEvent; op?: DriverOp; summary: string }> = {
@@ -54,63 +79,112 @@ const SIMPLE: Record<string, { event: OperatorEvent; op?: DriverOp; summary: str
  * operation has finished; 409 names the current state and the allowed events; a driver failure
  * is 502 with the driver's reason and the accelerator (now in `error`).
  */
-export const acceleratorRoutes: FastifyPluginAsyncTypebox<{ control: ControlPlane; pageMax?: number }> = async (app, { control, pageMax = apiLimits().pageMax }) => {
+export const acceleratorRoutes: FastifyPluginAsyncTypebox<{ control: ControlPlane; pageMax?: number }> = async (
+  app,
+  { control, pageMax = apiLimits().pageMax },
+) => {
   // `curl -XPOST .../enable` sends no body: treat it as `{}` so the schema can still refuse junk.
   app.addHook('preValidation', async (req) => {
     if (req.body === undefined || req.body === null) req.body = {};
   });
-  app.get('/accelerators', {
-    onRequest: policy('cyborg:operator:accelerator:get'),
-    schema: {
-      tags: ['operator'], summary: 'List accelerators with their state (paged: limit, marker = the last id)',
-      querystring: Type.Object({
-        host: Type.Optional(Text(MAX.name)),
-        state: Type.Optional(Text(64)),
-        type: Type.Optional(Text(16)),
-        ...PageQuery,
-      }, { additionalProperties: false }),
-      response: { 200: Type.Object({ accelerators: Type.Array(AcceleratorSchema), next: NextLink }), 400: ErrorSchema },
+  app.get(
+    '/accelerators',
+    {
+      onRequest: policy('cyborg:operator:accelerator:get'),
+      schema: {
+        tags: ['operator'],
+        summary: 'List accelerators with their state (paged: limit, marker = the last id)',
+        querystring: Type.Object(
+          {
+            host: Type.Optional(Text(MAX.name)),
+            state: Type.Optional(Text(64)),
+            type: Type.Optional(Text(16)),
+            ...PageQuery,
+          },
+          { additionalProperties: false },
+        ),
+        response: { 200: Type.Object({ accelerators: Type.Array(AcceleratorSchema), next: NextLink }), 400: ErrorSchema },
+      },
     },
-  }, async (req) => {
-    const { limit, marker, ...filter } = req.query;
-    const p = page(control.listAccelerators(filter), { limit, marker }, (v) => v.id, pageMax);
-    return pageBody('accelerators', { ...p, items: p.items.map((v) => withPlacement(control, v)) }, req.url);
-  });
+    async (req) => {
+      const { limit, marker, ...filter } = req.query;
+      const p = page(control.listAccelerators(filter), { limit, marker }, (v) => v.id, pageMax);
+      return pageBody('accelerators', { ...p, items: p.items.map((v) => withPlacement(control, v)) }, req.url);
+    },
+  );
 
-  app.get('/accelerators/:id', {
-    onRequest: policy('cyborg:operator:accelerator:get'),
-    schema: { tags: ['operator'], summary: 'One accelerator', params: Params, response: { 200: AcceleratorSchema, 400: ErrorSchema, 404: ErrorSchema } },
-  }, async (req) => withPlacement(control, control.getAccelerator(req.params.id)));
+  app.get(
+    '/accelerators/:id',
+    {
+      onRequest: policy('cyborg:operator:accelerator:get'),
+      schema: { tags: ['operator'], summary: 'One accelerator', params: Params, response: { 200: AcceleratorSchema, 400: ErrorSchema, 404: ErrorSchema } },
+    },
+    async (req) => withPlacement(control, control.getAccelerator(req.params.id)),
+  );
 
   for (const [action, spec] of Object.entries(SIMPLE)) {
-    app.post(`/accelerators/:id/${action}`, {
-      onRequest: policy(`cyborg:operator:accelerator:${action}`),
-      schema: { tags: ['operator'], summary: spec.summary, params: Params, body: Empty, response: actionResponses },
-    }, async (req, reply) => acceptedIfUnderWay(req, reply, failed(await control.act(req.params.id, spec.event, meta(req)), spec.op), resourceOf(req)));
+    app.post(
+      `/accelerators/:id/${action}`,
+      {
+        onRequest: policy(`cyborg:operator:accelerator:${action}`),
+        schema: { tags: ['operator'], summary: spec.summary, params: Params, body: Empty, response: actionResponses },
+      },
+      async (req, reply) => acceptedIfUnderWay(req, reply, failed(await control.act(req.params.id, spec.event, meta(req)), spec.op), resourceOf(req)),
+    );
   }
 
-  app.post('/accelerators/:id/program', {
-    onRequest: policy('cyborg:operator:accelerator:program'),
-    schema: { tags: ['operator'], summary: 'Program a bitstream / function: ready/programmed → programming → programmed', params: Params, body: ProgramBody, response: actionResponses },
-  }, async (req, reply) => {
-    const body = req.body as Static<typeof ProgramBody>;
-    return acceptedIfUnderWay(req, reply, failed(await control.act(req.params.id, { type: 'PROGRAM', ...body }, meta(req)), 'program'), resourceOf(req));
-  });
+  app.post(
+    '/accelerators/:id/program',
+    {
+      onRequest: policy('cyborg:operator:accelerator:program'),
+      schema: {
+        tags: ['operator'],
+        summary: 'Program a bitstream / function: ready/programmed → programming → programmed',
+        params: Params,
+        body: ProgramBody,
+        response: actionResponses,
+      },
+    },
+    async (req, reply) => {
+      const body = req.body as Static<typeof ProgramBody>;
+      return acceptedIfUnderWay(req, reply, failed(await control.act(req.params.id, { type: 'PROGRAM', ...body }, meta(req)), 'program'), resourceOf(req));
+    },
+  );
 
-  app.post('/accelerators/:id/attach', {
-    onRequest: policy('cyborg:operator:accelerator:attach'),
-    schema: { tags: ['operator'], summary: 'Attach an instance to the first free attach handle', params: Params, body: AttachBody, response: actionResponses },
-  }, async (req) => {
-    const before = control.getAccelerator(req.params.id).allocations.length;
-    const view = await control.attach(req.params.id, req.body, meta(req));
-    if (view.allocations.length <= before && view.error?.op === 'attach') throw driverFailed(view);
-    return view;
-  });
+  app.post(
+    '/accelerators/:id/attach',
+    {
+      onRequest: policy('cyborg:operator:accelerator:attach'),
+      schema: {
+        tags: ['operator'],
+        summary: 'Attach an instance to the first free attach handle',
+        params: Params,
+        body: AttachBody,
+        response: actionResponses,
+      },
+    },
+    async (req) => {
+      const before = control.getAccelerator(req.params.id).allocations.length;
+      const view = await control.attach(req.params.id, req.body, meta(req));
+      if (view.allocations.length <= before && view.error?.op === 'attach') throw driverFailed(view);
+      return view;
+    },
+  );
 
-  app.post('/accelerators/:id/detach', {
-    onRequest: policy('cyborg:operator:accelerator:detach'),
-    schema: { tags: ['operator'], summary: 'Detach an instance (by handle or instance; the first one if neither)', params: Params, body: DetachBody, response: actionResponses },
-  }, async (req) => failed(await control.detach(req.params.id, req.body, meta(req)), 'detach'));
+  app.post(
+    '/accelerators/:id/detach',
+    {
+      onRequest: policy('cyborg:operator:accelerator:detach'),
+      schema: {
+        tags: ['operator'],
+        summary: 'Detach an instance (by handle or instance; the first one if neither)',
+        params: Params,
+        body: DetachBody,
+        response: actionResponses,
+      },
+    },
+    async (req) => failed(await control.detach(req.params.id, req.body, meta(req)), 'detach'),
+  );
 };
 
 /** Adds the Placement sync state where a sync runs. */

@@ -7,7 +7,12 @@ import { isBusy } from '../../control/index.js';
  * the driver, whose state settles when the work does), never a 504 for work that goes on.
  * A view in a settled state is answered as it is (200).
  */
-export function acceptedIfUnderWay<V extends { state: string; tags: readonly string[] }>(req: FastifyRequest, reply: FastifyReply, view: V, location: string): V {
+export function acceptedIfUnderWay<V extends { state: string; tags: readonly string[] }>(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  view: V,
+  location: string,
+): V {
   if (isBusy(view)) {
     void reply.code(202).header('location', location);
     req.log.info({ state: view.state, location }, 'operation goes on past the request timeout: 202 Accepted');

@@ -49,14 +49,30 @@ export class EventStreams {
   peakUnreadBytes = 0;
   peakPendingEvents = 0;
 
-  stats(): { clients: number; refused: number; dropped: number; unreadBytes: number; pendingEvents: number; peakUnreadBytes: number; peakPendingEvents: number } {
+  stats(): {
+    clients: number;
+    refused: number;
+    dropped: number;
+    unreadBytes: number;
+    pendingEvents: number;
+    peakUnreadBytes: number;
+    peakPendingEvents: number;
+  } {
     let unreadBytes = 0;
     let pendingEvents = 0;
     for (const s of this.open) {
       unreadBytes += s.unreadBytes;
       pendingEvents += s.pendingEvents;
     }
-    return { clients: this.open.size, refused: this.refused, dropped: this.dropped, unreadBytes, pendingEvents, peakUnreadBytes: this.peakUnreadBytes, peakPendingEvents: this.peakPendingEvents };
+    return {
+      clients: this.open.size,
+      refused: this.refused,
+      dropped: this.dropped,
+      unreadBytes,
+      pendingEvents,
+      peakUnreadBytes: this.peakUnreadBytes,
+      peakPendingEvents: this.peakPendingEvents,
+    };
   }
 
   /** Ends every stream (the server is closing): hijacked streams are invisible to Fastify's close. */
@@ -89,87 +105,109 @@ export const eventRoutes: FastifyPluginAsyncTypebox<EventStreamOptions> = async 
   // Hijacked streams are invisible to Fastify's close: end them first, or close would wait forever.
   app.addHook('preClose', async () => streams.closeAll());
 
-  app.get('/snapshot', {
-    onRequest: policy('cyborg:operator:event:snapshot'),
-    schema: {
-      tags: ['operator'], summary: 'Everything the visualizer shows, with the event cursor it matches',
-      response: {
-        200: Type.Object({
-          cursor: Type.Integer(),
-          hosts: Type.Array(HostSchema),
-          accelerators: Type.Array(AcceleratorSchema),
-          arqs: Type.Array(ArqSchema),
-        }),
+  app.get(
+    '/snapshot',
+    {
+      onRequest: policy('cyborg:operator:event:snapshot'),
+      schema: {
+        tags: ['operator'],
+        summary: 'Everything the visualizer shows, with the event cursor it matches',
+        response: {
+          200: Type.Object({
+            cursor: Type.Integer(),
+            hosts: Type.Array(HostSchema),
+            accelerators: Type.Array(AcceleratorSchema),
+            arqs: Type.Array(ArqSchema),
+          }),
+        },
       },
     },
-  }, async (req, reply) => {
-    const scope = scopeOf(req);
-    const cursor = control.hub.cursor;
-    const [hosts, accelerators, arqs] = scope.fleet ? [control.listHosts(), control.listAccelerators(), control.listArqs()] : [
-      control.listHosts().flatMap((h) => scope.host(h) ?? []),
-      control.listAccelerators().flatMap((a) => scope.accelerator(a) ?? []),
-      control.listArqs().flatMap((a) => scope.arq(a) ?? []),
-    ];
-    // The whole fleet's state, streamed as the client reads it (api/stream-list.ts): a slow or
-    // stuck visualizer holds references, not a copy of the text. Each item as its schema says.
-    const as = (schema: TSchema): ((x: never) => string) => reply.compileSerializationSchema(schema) as (x: never) => string;
-    return reply.type('application/json; charset=utf-8').send(jsonObjectStream({
-      cursor: { value: cursor },
-      hosts: { items: hosts, toText: as(HostSchema) },
-      accelerators: { items: accelerators, toText: as(AcceleratorSchema) },
-      arqs: { items: arqs, toText: as(ArqSchema) },
-    }) as never); // a stream of the schema's JSON, serialized item by item above
-  });
-
-  app.get('/history/:id', {
-    onRequest: policy('cyborg:operator:event:history'),
-    schema: {
-      tags: ['operator'], summary: 'The committed transition log of one accelerator, ARQ or host (oldest first)',
-      params: Type.Object({ id: Name() }),
-      querystring: Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })) }, { additionalProperties: false }),
-      response: { 200: Type.Object({ transitions: Type.Array(TransitionSchema) }) },
+    async (req, reply) => {
+      const scope = scopeOf(req);
+      const cursor = control.hub.cursor;
+      const [hosts, accelerators, arqs] = scope.fleet
+        ? [control.listHosts(), control.listAccelerators(), control.listArqs()]
+        : [
+            control.listHosts().flatMap((h) => scope.host(h) ?? []),
+            control.listAccelerators().flatMap((a) => scope.accelerator(a) ?? []),
+            control.listArqs().flatMap((a) => scope.arq(a) ?? []),
+          ];
+      // The whole fleet's state, streamed as the client reads it (api/stream-list.ts): a slow or
+      // stuck visualizer holds references, not a copy of the text. Each item as its schema says.
+      const as = (schema: TSchema): ((x: never) => string) => reply.compileSerializationSchema(schema) as (x: never) => string;
+      return reply.type('application/json; charset=utf-8').send(
+        jsonObjectStream({
+          cursor: { value: cursor },
+          hosts: { items: hosts, toText: as(HostSchema) },
+          accelerators: { items: accelerators, toText: as(AcceleratorSchema) },
+          arqs: { items: arqs, toText: as(ArqSchema) },
+        }) as never,
+      ); // a stream of the schema's JSON, serialized item by item above
     },
-  }, async (req) => {
-    // Outside the caller's scope an id has no history, as an unknown one.
-    const scope = scopeOf(req);
-    if (!scope.seesHistoryOf(control, req.params.id)) return { transitions: [] };
-    return { transitions: (await control.history(req.params.id, req.query.limit ?? 200)).map((t) => scope.redact(t)) };
-  });
+  );
 
-  app.get('/events', {
-    onRequest: policy('cyborg:operator:event:stream'),
-    schema: {
-      tags: ['operator'], summary: 'Server-Sent Events: committed transitions, batched, resumable by Last-Event-ID or ?cursor=',
-      querystring: Type.Object({ cursor: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER })) }, { additionalProperties: false }),
+  app.get(
+    '/history/:id',
+    {
+      onRequest: policy('cyborg:operator:event:history'),
+      schema: {
+        tags: ['operator'],
+        summary: 'The committed transition log of one accelerator, ARQ or host (oldest first)',
+        params: Type.Object({ id: Name() }),
+        querystring: Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })) }, { additionalProperties: false }),
+        response: { 200: Type.Object({ transitions: Type.Array(TransitionSchema) }) },
+      },
     },
-  }, async (req, reply) => {
-    const header = req.headers['last-event-id'];
-    const fromHeader = typeof header === 'string' && /^\d+$/.test(header) ? Number(header) : undefined;
-    const cursor = fromHeader ?? req.query.cursor;
-    if (streams.open.size >= limits.maxClients) {
-      streams.refused++;
-      throw new CyborgError('events.too_many_clients', `the event stream serves ${limits.maxClients} clients at once; retry later`, { limit: limits.maxClients, retryAfterS: 5 });
-    }
-    reply.hijack();
-    const res = reply.raw;
-    res.writeHead(200, {
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-cache, no-transform',
-      connection: 'keep-alive',
-      'x-accel-buffering': 'no',
-    });
-    res.write('retry: 1000\n\n');
-    const stream = new BatchedStream(res, control, new EventScope(scopeOf(req), control), limits, streams, opts, req.log);
-    streams.open.add(stream);
-    // Counted until its connection is gone (a dropped client's socket may still hold its last bytes).
-    const gone = (): void => {
-      stream.stop();
-      streams.open.delete(stream);
-    };
-    req.raw.once('close', gone);
-    res.socket?.once('close', gone);
-    stream.start(cursor);
-  });
+    async (req) => {
+      // Outside the caller's scope an id has no history, as an unknown one.
+      const scope = scopeOf(req);
+      if (!scope.seesHistoryOf(control, req.params.id)) return { transitions: [] };
+      return { transitions: (await control.history(req.params.id, req.query.limit ?? 200)).map((t) => scope.redact(t)) };
+    },
+  );
+
+  app.get(
+    '/events',
+    {
+      onRequest: policy('cyborg:operator:event:stream'),
+      schema: {
+        tags: ['operator'],
+        summary: 'Server-Sent Events: committed transitions, batched, resumable by Last-Event-ID or ?cursor=',
+        querystring: Type.Object({ cursor: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER })) }, { additionalProperties: false }),
+      },
+    },
+    async (req, reply) => {
+      const header = req.headers['last-event-id'];
+      const fromHeader = typeof header === 'string' && /^\d+$/.test(header) ? Number(header) : undefined;
+      const cursor = fromHeader ?? req.query.cursor;
+      if (streams.open.size >= limits.maxClients) {
+        streams.refused++;
+        throw new CyborgError('events.too_many_clients', `the event stream serves ${limits.maxClients} clients at once; retry later`, {
+          limit: limits.maxClients,
+          retryAfterS: 5,
+        });
+      }
+      reply.hijack();
+      const res = reply.raw;
+      res.writeHead(200, {
+        'content-type': 'text/event-stream; charset=utf-8',
+        'cache-control': 'no-cache, no-transform',
+        connection: 'keep-alive',
+        'x-accel-buffering': 'no',
+      });
+      res.write('retry: 1000\n\n');
+      const stream = new BatchedStream(res, control, new EventScope(scopeOf(req), control), limits, streams, opts, req.log);
+      streams.open.add(stream);
+      // Counted until its connection is gone (a dropped client's socket may still hold its last bytes).
+      const gone = (): void => {
+        stream.stop();
+        streams.open.delete(stream);
+      };
+      req.raw.once('close', gone);
+      res.socket?.once('close', gone);
+      stream.start(cursor);
+    },
+  );
 };
 
 /** The most events one SSE message carries. */
@@ -238,10 +276,12 @@ class BatchedStream {
         else {
           this.last = cursor;
           const now = Date.now();
-          this.buffer.unshift(...backlog.events.flatMap((e) => {
-            const seen = this.scope.event(e);
-            return seen ? [{ ...seen, committedAt: now }] : [];
-          }));
+          this.buffer.unshift(
+            ...backlog.events.flatMap((e) => {
+              const seen = this.scope.event(e);
+              return seen ? [{ ...seen, committedAt: now }] : [];
+            }),
+          );
           this.flush();
         }
       }

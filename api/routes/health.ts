@@ -8,17 +8,31 @@ export interface HealthOptions {
 
 /** `/healthz` says the process is alive; `/readyz` says its dependencies answer. */
 export const healthRoutes: FastifyPluginAsyncTypebox<HealthOptions> = async (app, opts) => {
-  app.get('/healthz', { schema: { tags: ['health'], response: { 200: Type.Object({ status: Type.Literal('ok') }) } } }, async () => ({ status: 'ok' as const }));
-  app.get('/readyz', {
-    schema: { tags: ['health'], response: { 200: Type.Object({ status: Type.String(), checks: Type.Record(Type.String(), Type.String()) }), 503: Type.Object({ status: Type.String(), checks: Type.Record(Type.String(), Type.String()) }) } },
-  }, async (_req, reply) => {
-    const checks: Record<string, string> = {};
-    let ok = true;
-    for (const [name, check] of Object.entries(opts.checks ?? {})) {
-      const err = await Promise.resolve().then(check).catch((e: unknown) => (e instanceof Error ? e.message : String(e)));
-      checks[name] = err ?? 'ok';
-      if (err) ok = false;
-    }
-    return reply.status(ok ? 200 : 503).send({ status: ok ? 'ok' : 'unavailable', checks });
-  });
+  app.get('/healthz', { schema: { tags: ['health'], response: { 200: Type.Object({ status: Type.Literal('ok') }) } } }, async () => ({
+    status: 'ok' as const,
+  }));
+  app.get(
+    '/readyz',
+    {
+      schema: {
+        tags: ['health'],
+        response: {
+          200: Type.Object({ status: Type.String(), checks: Type.Record(Type.String(), Type.String()) }),
+          503: Type.Object({ status: Type.String(), checks: Type.Record(Type.String(), Type.String()) }),
+        },
+      },
+    },
+    async (_req, reply) => {
+      const checks: Record<string, string> = {};
+      let ok = true;
+      for (const [name, check] of Object.entries(opts.checks ?? {})) {
+        const err = await Promise.resolve()
+          .then(check)
+          .catch((e: unknown) => (e instanceof Error ? e.message : String(e)));
+        checks[name] = err ?? 'ok';
+        if (err) ok = false;
+      }
+      return reply.status(ok ? 200 : 503).send({ status: ok ? 'ok' : 'unavailable', checks });
+    },
+  );
 };

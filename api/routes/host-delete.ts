@@ -17,12 +17,17 @@ export interface HostRetirer {
  * audited as the host's `DELETE` row and each accelerator's removal.
  */
 export const hostDeleteRoutes: FastifyPluginAsyncTypebox<{ retirer: HostRetirer }> = async (app, { retirer }) => {
-  app.delete('/hosts/:name', {
-    onRequest: policy('cyborg:operator:host:delete'),
-    schema: {
-      tags: ['operator'], summary: 'Delete a lost host that holds no instance: its accelerators removed (and their Placement providers), its records forgotten',
-      params: Type.Object({ name: Name() }),
-      response: { 200: Type.Object({ host: Type.String(), accelerators: Type.Array(Type.String()) }), 404: ErrorSchema, 409: ErrorSchema, 503: ErrorSchema },
+  app.delete(
+    '/hosts/:name',
+    {
+      onRequest: policy('cyborg:operator:host:delete'),
+      schema: {
+        tags: ['operator'],
+        summary: 'Delete a lost host that holds no instance: its accelerators removed (and their Placement providers), its records forgotten',
+        params: Type.Object({ name: Name() }),
+        response: { 200: Type.Object({ host: Type.String(), accelerators: Type.Array(Type.String()) }), 404: ErrorSchema, 409: ErrorSchema, 503: ErrorSchema },
+      },
     },
-  }, async (req) => retirer.retire(req.params.name, meta(req)));
+    async (req) => retirer.retire(req.params.name, meta(req)),
+  );
 };

@@ -19,21 +19,36 @@ export const HostSchema = Type.Object({
 
 /** Compute hosts as their agents report them. */
 export const hostRoutes: FastifyPluginAsyncTypebox<{ control: ControlPlane; pageMax?: number }> = async (app, { control, pageMax = apiLimits().pageMax }) => {
-  app.get('/hosts', {
-    onRequest: policy('cyborg:operator:host:get'),
-    schema: {
-      tags: ['operator'], summary: 'List hosts and their agent liveness (paged: limit, marker = the last name)',
-      querystring: Type.Object(PageQuery, { additionalProperties: false }),
-      response: { 200: Type.Object({ hosts: Type.Array(HostSchema), next: NextLink }), 400: ErrorSchema },
+  app.get(
+    '/hosts',
+    {
+      onRequest: policy('cyborg:operator:host:get'),
+      schema: {
+        tags: ['operator'],
+        summary: 'List hosts and their agent liveness (paged: limit, marker = the last name)',
+        querystring: Type.Object(PageQuery, { additionalProperties: false }),
+        response: { 200: Type.Object({ hosts: Type.Array(HostSchema), next: NextLink }), 400: ErrorSchema },
+      },
     },
-  }, async (req) => pageBody('hosts', page(control.listHosts(), req.query, (h) => h.name, pageMax), req.url));
+    async (req) =>
+      pageBody(
+        'hosts',
+        page(control.listHosts(), req.query, (h) => h.name, pageMax),
+        req.url,
+      ),
+  );
 
-  app.get('/hosts/:name', {
-    onRequest: policy('cyborg:operator:host:get'),
-    schema: {
-      tags: ['operator'], summary: 'One host',
-      params: Type.Object({ name: Name() }),
-      response: { 200: HostSchema, 404: ErrorSchema },
+  app.get(
+    '/hosts/:name',
+    {
+      onRequest: policy('cyborg:operator:host:get'),
+      schema: {
+        tags: ['operator'],
+        summary: 'One host',
+        params: Type.Object({ name: Name() }),
+        response: { 200: HostSchema, 404: ErrorSchema },
+      },
     },
-  }, async (req) => control.getHost(req.params.name));
+    async (req) => control.getHost(req.params.name),
+  );
 };

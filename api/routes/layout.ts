@@ -13,13 +13,26 @@ import { policy } from '../auth/index.js';
  * the driver's 502 with its reason, the card unchanged.
  */
 export const layoutRoutes: FastifyPluginAsyncTypebox<{ control: ControlPlane }> = async (app, { control }) => {
-  app.post('/hosts/:host/layout', {
-    onRequest: policy('cyborg:operator:host:relayout'),
-    schema: {
-      tags: ['operator'], summary: 'Re-lay out a card: MIG instances or VF count (never below an allocation)',
-      params: Type.Object({ host: Name() }),
-      body: RelayoutRequestSchema,
-      response: { 200: Type.Object({ accelerators: Type.Array(AcceleratorSchema) }), 400: ErrorSchema, 404: ErrorSchema, 409: ErrorSchema, 502: ErrorSchema, 503: ErrorSchema, 504: ErrorSchema },
+  app.post(
+    '/hosts/:host/layout',
+    {
+      onRequest: policy('cyborg:operator:host:relayout'),
+      schema: {
+        tags: ['operator'],
+        summary: 'Re-lay out a card: MIG instances or VF count (never below an allocation)',
+        params: Type.Object({ host: Name() }),
+        body: RelayoutRequestSchema,
+        response: {
+          200: Type.Object({ accelerators: Type.Array(AcceleratorSchema) }),
+          400: ErrorSchema,
+          404: ErrorSchema,
+          409: ErrorSchema,
+          502: ErrorSchema,
+          503: ErrorSchema,
+          504: ErrorSchema,
+        },
+      },
     },
-  }, async (req) => ({ accelerators: await control.relayout(req.params.host, req.body, meta(req)) }));
+    async (req) => ({ accelerators: await control.relayout(req.params.host, req.body, meta(req)) }),
+  );
 };

@@ -33,55 +33,121 @@ export type { DrainView } from '../../model/index.js';
  *   apart, so cancelling the drain never cancels it); an unknown host is 404.
  */
 export const maintenanceRoutes: FastifyPluginAsyncTypebox<{ control: ControlPlane }> = async (app, { control }) => {
-  app.post('/accelerators/:id/reset', {
-    onRequest: policy('cyborg:operator:accelerator:reset'),
-    schema: { tags: ['operator'], summary: 'Reset the device (driver reset where it has one) and clear its health: ready/programmed only', params: Params, body: Empty, response: responses },
-  }, async (req) => {
-    const view = await control.act(req.params.id, { type: 'RESET' }, meta(req));
-    if (view.state === AcceleratorStates.error && view.error?.op === 'reset') {
-      throw new DriverError('driver.failed', `driver reset failed on ${view.host}: ${view.error.reason}`, { accelerator: view });
-    }
-    return view;
-  });
+  app.post(
+    '/accelerators/:id/reset',
+    {
+      onRequest: policy('cyborg:operator:accelerator:reset'),
+      schema: {
+        tags: ['operator'],
+        summary: 'Reset the device (driver reset where it has one) and clear its health: ready/programmed only',
+        params: Params,
+        body: Empty,
+        response: responses,
+      },
+    },
+    async (req) => {
+      const view = await control.act(req.params.id, { type: 'RESET' }, meta(req));
+      if (view.state === AcceleratorStates.error && view.error?.op === 'reset') {
+        throw new DriverError('driver.failed', `driver reset failed on ${view.host}: ${view.error.reason}`, { accelerator: view });
+      }
+      return view;
+    },
+  );
 
-  app.post('/accelerators/:id/clear-health', {
-    onRequest: policy('cyborg:operator:accelerator:clear_health'),
-    schema: { tags: ['operator'], summary: 'Forget a health fault (a fatal one included) and return the device to service', params: Params, body: Empty, response: responses },
-  }, async (req) => control.act(req.params.id, { type: 'CLEAR_HEALTH' }, meta(req)));
+  app.post(
+    '/accelerators/:id/clear-health',
+    {
+      onRequest: policy('cyborg:operator:accelerator:clear_health'),
+      schema: {
+        tags: ['operator'],
+        summary: 'Forget a health fault (a fatal one included) and return the device to service',
+        params: Params,
+        body: Empty,
+        response: responses,
+      },
+    },
+    async (req) => control.act(req.params.id, { type: 'CLEAR_HEALTH' }, meta(req)),
+  );
 
-  app.post('/accelerators/:id/maintenance', {
-    onRequest: policy('cyborg:operator:accelerator:maintenance'),
-    schema: { tags: ['operator'], summary: 'Mark for maintenance: no new binds, reserved in Placement, instances keep running (draining → maintenance)', params: Params, body: Empty, response: responses },
-  }, async (req) => control.act(req.params.id, { type: 'MAINTAIN', scope: 'device' }, meta(req)));
+  app.post(
+    '/accelerators/:id/maintenance',
+    {
+      onRequest: policy('cyborg:operator:accelerator:maintenance'),
+      schema: {
+        tags: ['operator'],
+        summary: 'Mark for maintenance: no new binds, reserved in Placement, instances keep running (draining → maintenance)',
+        params: Params,
+        body: Empty,
+        response: responses,
+      },
+    },
+    async (req) => control.act(req.params.id, { type: 'MAINTAIN', scope: 'device' }, meta(req)),
+  );
 
-  app.delete('/accelerators/:id/maintenance', {
-    onRequest: policy('cyborg:operator:accelerator:maintenance_cancel'),
-    schema: { tags: ['operator'], summary: 'Cancel the device\'s maintenance mark (409 if it has none)', params: Params, response: responses },
-  }, async (req) => {
-    const view = control.getAccelerator(req.params.id);
-    if (!view.maintenance?.scopes.includes('device')) {
-      throw new CyborgError('maintenance.not_marked', `accelerator ${view.id} has no maintenance mark of its own${view.maintenance ? ' (its host is being drained: cancel the drain)' : ''}`, { id: view.id });
-    }
-    return control.act(view.id, { type: 'END_MAINTENANCE', scope: 'device' }, meta(req));
-  });
+  app.delete(
+    '/accelerators/:id/maintenance',
+    {
+      onRequest: policy('cyborg:operator:accelerator:maintenance_cancel'),
+      schema: { tags: ['operator'], summary: "Cancel the device's maintenance mark (409 if it has none)", params: Params, response: responses },
+    },
+    async (req) => {
+      const view = control.getAccelerator(req.params.id);
+      if (!view.maintenance?.scopes.includes('device')) {
+        throw new CyborgError(
+          'maintenance.not_marked',
+          `accelerator ${view.id} has no maintenance mark of its own${view.maintenance ? ' (its host is being drained: cancel the drain)' : ''}`,
+          { id: view.id },
+        );
+      }
+      return control.act(view.id, { type: 'END_MAINTENANCE', scope: 'device' }, meta(req));
+    },
+  );
 
-  app.post('/hosts/:host/drain', {
-    onRequest: policy('cyborg:operator:host:drain'),
-    schema: { tags: ['operator'], summary: 'Drain a host: mark every device of it for maintenance', params: HostParams, body: Empty, response: { 200: DrainSchema, 400: ErrorSchema, 404: ErrorSchema, 409: ErrorSchema, 503: ErrorSchema } },
-  }, async (req) => drain(control, req.params.host, true, meta(req)));
+  app.post(
+    '/hosts/:host/drain',
+    {
+      onRequest: policy('cyborg:operator:host:drain'),
+      schema: {
+        tags: ['operator'],
+        summary: 'Drain a host: mark every device of it for maintenance',
+        params: HostParams,
+        body: Empty,
+        response: { 200: DrainSchema, 400: ErrorSchema, 404: ErrorSchema, 409: ErrorSchema, 503: ErrorSchema },
+      },
+    },
+    async (req) => drain(control, req.params.host, true, meta(req)),
+  );
 
-  app.get('/hosts/:host/drain', {
-    onRequest: policy('cyborg:operator:host:get'),
-    schema: { tags: ['operator'], summary: 'A host\'s drain: each device\'s mark and its remaining consumers', params: HostParams, response: { 200: DrainSchema, 404: ErrorSchema } },
-  }, async (req) => {
-    control.getHost(req.params.host);
-    return drainView(req.params.host, control.listAccelerators({ host: req.params.host }));
-  });
+  app.get(
+    '/hosts/:host/drain',
+    {
+      onRequest: policy('cyborg:operator:host:get'),
+      schema: {
+        tags: ['operator'],
+        summary: "A host's drain: each device's mark and its remaining consumers",
+        params: HostParams,
+        response: { 200: DrainSchema, 404: ErrorSchema },
+      },
+    },
+    async (req) => {
+      control.getHost(req.params.host);
+      return drainView(req.params.host, control.listAccelerators({ host: req.params.host }));
+    },
+  );
 
-  app.delete('/hosts/:host/drain', {
-    onRequest: policy('cyborg:operator:host:drain_cancel'),
-    schema: { tags: ['operator'], summary: 'Cancel a host\'s drain (409 if it is not draining); devices\' own marks stay', params: HostParams, response: { 200: DrainSchema, 404: ErrorSchema, 409: ErrorSchema, 503: ErrorSchema } },
-  }, async (req) => drain(control, req.params.host, false, meta(req)));
+  app.delete(
+    '/hosts/:host/drain',
+    {
+      onRequest: policy('cyborg:operator:host:drain_cancel'),
+      schema: {
+        tags: ['operator'],
+        summary: "Cancel a host's drain (409 if it is not draining); devices' own marks stay",
+        params: HostParams,
+        response: { 200: DrainSchema, 404: ErrorSchema, 409: ErrorSchema, 503: ErrorSchema },
+      },
+    },
+    async (req) => drain(control, req.params.host, false, meta(req)),
+  );
 };
 
 /** Sets (or cancels) the host scope of every device of `host`: all marks are sent before any is awaited. */

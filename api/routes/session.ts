@@ -16,10 +16,10 @@ const PASSWORD_MAX = 4096;
 const Ref = Type.Object({ id: Type.Union([Type.String(), Type.Null()]), name: Type.Union([Type.String(), Type.Null()]) });
 
 const SessionView = Type.Object({
-  expires_at: Type.String({ description: 'ISO 8601: when Keystone\'s token, and so the session, ends; renew before it' }),
+  expires_at: Type.String({ description: "ISO 8601: when Keystone's token, and so the session, ends; renew before it" }),
   user: Ref,
   project: Ref,
-  renewable: Type.Boolean({ description: 'whether POST auth/session/renew can extend it with the user\'s password' }),
+  renewable: Type.Boolean({ description: "whether POST auth/session/renew can extend it with the user's password" }),
 });
 
 const Renew = Type.Object({ password: Type.String({ minLength: 1, maxLength: PASSWORD_MAX }) }, { additionalProperties: false });
@@ -34,7 +34,12 @@ function view(s: BrowserSession) {
 }
 
 /** A token for a password, from Keystone; its refusal is a 401 that tells nothing more. */
-async function passwordToken(keystone: KeystoneAuth, auth: AuthMethod, req: FastifyRequest, reply: FastifyReply): Promise<{ token: string; data: KeystoneToken }> {
+async function passwordToken(
+  keystone: KeystoneAuth,
+  auth: AuthMethod,
+  req: FastifyRequest,
+  reply: FastifyReply,
+): Promise<{ token: string; data: KeystoneToken }> {
   const session = new KeystoneSession({ authUrl: keystone.validator.authUrl, dispatcher, expiryMarginMs: 0, auth });
   try {
     const data = await session.tokenData();
@@ -55,12 +60,15 @@ async function revoke(keystone: KeystoneAuth, s: BrowserSession, req: FastifyReq
   if (s.obtained !== 'password') return;
   try {
     const res = await request(`${keystone.validator.authUrl}/auth/tokens`, {
-      method: 'DELETE', dispatcher, headers: { 'x-auth-token': s.token, 'x-subject-token': s.token }, signal: AbortSignal.timeout(30_000),
+      method: 'DELETE',
+      dispatcher,
+      headers: { 'x-auth-token': s.token, 'x-subject-token': s.token },
+      signal: AbortSignal.timeout(30_000),
     });
     await res.body.dump();
   } catch (err) {
     // The session is over here either way; the token then lives until Keystone's expiry.
-    req.log.warn({ err: (err as Error).message }, 'could not revoke a signed-out session\'s token');
+    req.log.warn({ err: (err as Error).message }, "could not revoke a signed-out session's token");
   }
 }
 
@@ -76,76 +84,109 @@ const dispatcher = openstackDispatcher();
 export const sessionRoutes: FastifyPluginAsyncTypebox<{ sessions: BrowserSessions }> = async (app, opts) => {
   const { sessions } = opts;
 
-  app.post('/auth/session', {
-    schema: {
-      tags: ['operator'],
-      summary: 'Sign a browser in: a session cookie (HttpOnly, SameSite=Strict) for a password or a token; the token stays with the api',
-      body: Type.Union([PasswordSignIn, TokenSignIn]),
-      response: { 201: SessionView, 400: ErrorSchema, 401: ErrorSchema, 403: ErrorSchema, 404: ErrorSchema, 429: ErrorSchema, 503: ErrorSchema },
+  app.post(
+    '/auth/session',
+    {
+      schema: {
+        tags: ['operator'],
+        summary: 'Sign a browser in: a session cookie (HttpOnly, SameSite=Strict) for a password or a token; the token stays with the api',
+        body: Type.Union([PasswordSignIn, TokenSignIn]),
+        response: { 201: SessionView, 400: ErrorSchema, 401: ErrorSchema, 403: ErrorSchema, 404: ErrorSchema, 429: ErrorSchema, 503: ErrorSchema },
+      },
     },
-  }, async (req, reply) => {
-    const keystone = keystoneOf(req.server.cyborgAuth);
-    // A sign-in posted by another site's page would sign the victim in as the attacker (login CSRF).
-    const why = crossSiteReason(req);
-    if (why) throw v2Error('request.forbidden', `Sign in from this api's own page: ${why}.`, { reason: 'cross_site' });
-    const body = req.body;
-    let made: { id: string; session: BrowserSession };
-    if ('token' in body) {
-      const data = await keystone.validator.validate(body.token);
-      if (!data) {
-        void reply.header('www-authenticate', `Keystone uri="${keystone.wwwAuthenticateUri}"`);
-        throw v2Error('request.unauthorized', 'Keystone does not accept this token: invalid, expired or revoked.');
+    async (req, reply) => {
+      const keystone = keystoneOf(req.server.cyborgAuth);
+      // A sign-in posted by another site's page would sign the victim in as the attacker (login CSRF).
+      const why = crossSiteReason(req);
+      if (why) throw v2Error('request.forbidden', `Sign in from this api's own page: ${why}.`, { reason: 'cross_site' });
+      const body = req.body;
+      let made: { id: string; session: BrowserSession };
+      if ('token' in body) {
+        const data = await keystone.validator.validate(body.token);
+        if (!data) {
+          void reply.header('www-authenticate', `Keystone uri="${keystone.wwwAuthenticateUri}"`);
+          throw v2Error('request.unauthorized', 'Keystone does not accept this token: invalid, expired or revoked.');
+        }
+        made = sessions.create(body.token, data, 'token');
+      } else {
+        const { token, data } = await passwordToken(
+          keystone,
+          {
+            type: 'password',
+            username: body.username,
+            password: body.password,
+            userDomainName: body.user_domain_name ?? 'Default',
+            projectName: body.project_name,
+            projectDomainName: body.project_domain_name ?? 'Default',
+          },
+          req,
+          reply,
+        );
+        made = sessions.create(token, data, 'password');
       }
-      made = sessions.create(body.token, data, 'token');
-    } else {
-      const { token, data } = await passwordToken(keystone, {
-        type: 'password', username: body.username, password: body.password, userDomainName: body.user_domain_name ?? 'Default',
-        projectName: body.project_name, projectDomainName: body.project_domain_name ?? 'Default',
-      }, req, reply);
-      made = sessions.create(token, data, 'password');
-    }
-    req.log.info({ userId: made.session.userId, projectId: made.session.projectId, sessions: sessions.size }, 'browser session started');
-    void reply.header('set-cookie', sessionCookie(made.id, (made.session.expiresAt - Date.now()) / 1000, req.protocol === 'https'));
-    return reply.status(201).send(view(made.session));
-  });
-
-  app.post('/auth/session/renew', {
-    onRequest: policy('cyborg:operator:auth:whoami'),
-    schema: {
-      tags: ['operator'],
-      summary: 'Renew the browser session before Keystone\'s token expires: the user\'s password again, for a new token of the same user and project',
-      body: Renew,
-      response: { 200: SessionView, 400: ErrorSchema, 401: ErrorSchema, 403: ErrorSchema, 409: ErrorSchema, 429: ErrorSchema, 503: ErrorSchema },
+      req.log.info({ userId: made.session.userId, projectId: made.session.projectId, sessions: sessions.size }, 'browser session started');
+      void reply.header('set-cookie', sessionCookie(made.id, (made.session.expiresAt - Date.now()) / 1000, req.protocol === 'https'));
+      return reply.status(201).send(view(made.session));
     },
-  }, async (req, reply) => {
-    const keystone = keystoneOf(req.server.cyborgAuth);
-    const current = req.browserSession;
-    if (!current) throw v2Error('request.unauthorized', 'Renewing needs the session cookie: sign in first.');
-    const s = current.session;
-    if (!s.userName || !s.projectId) throw v2Error('request.forbidden', 'This session\'s token names no user or project to renew for: sign in again.');
-    const { token, data } = await passwordToken(keystone, {
-      type: 'password', username: s.userName, password: req.body.password,
-      ...(s.userDomainId ? { userDomainId: s.userDomainId } : { userDomainName: 'Default' }), projectId: s.projectId,
-    }, req, reply);
-    const renewed = sessions.renew(current.id, token, data)!;
-    // Not waited for: Keystone takes seconds to record a revocation, the page need not.
-    void revoke(keystone, s, req);
-    req.log.info({ userId: renewed.userId, expiresAt: new Date(renewed.expiresAt).toISOString() }, 'browser session renewed');
-    void reply.header('set-cookie', sessionCookie(current.id, (renewed.expiresAt - Date.now()) / 1000, req.protocol === 'https'));
-    return view(renewed);
-  });
+  );
 
-  app.delete('/auth/session', {
-    schema: { tags: ['operator'], summary: 'Sign the browser out: the session ends here and the token it held is revoked', response: { 204: Type.Null(), 403: ErrorSchema } },
-  }, async (req, reply) => {
-    const current = req.browserSession;
-    if (current) {
-      sessions.end(current.id);
-      const auth = req.server.cyborgAuth;
-      if (auth.strategy === 'keystone' && auth.keystone) void revoke(auth.keystone, current.session, req);
-      req.log.info({ userId: current.session.userId }, 'browser session ended');
-    }
-    void reply.header('set-cookie', clearSessionCookie(req));
-    return reply.status(204).send(null);
-  });
+  app.post(
+    '/auth/session/renew',
+    {
+      onRequest: policy('cyborg:operator:auth:whoami'),
+      schema: {
+        tags: ['operator'],
+        summary: "Renew the browser session before Keystone's token expires: the user's password again, for a new token of the same user and project",
+        body: Renew,
+        response: { 200: SessionView, 400: ErrorSchema, 401: ErrorSchema, 403: ErrorSchema, 409: ErrorSchema, 429: ErrorSchema, 503: ErrorSchema },
+      },
+    },
+    async (req, reply) => {
+      const keystone = keystoneOf(req.server.cyborgAuth);
+      const current = req.browserSession;
+      if (!current) throw v2Error('request.unauthorized', 'Renewing needs the session cookie: sign in first.');
+      const s = current.session;
+      if (!s.userName || !s.projectId) throw v2Error('request.forbidden', "This session's token names no user or project to renew for: sign in again.");
+      const { token, data } = await passwordToken(
+        keystone,
+        {
+          type: 'password',
+          username: s.userName,
+          password: req.body.password,
+          ...(s.userDomainId ? { userDomainId: s.userDomainId } : { userDomainName: 'Default' }),
+          projectId: s.projectId,
+        },
+        req,
+        reply,
+      );
+      const renewed = sessions.renew(current.id, token, data)!;
+      // Not waited for: Keystone takes seconds to record a revocation, the page need not.
+      void revoke(keystone, s, req);
+      req.log.info({ userId: renewed.userId, expiresAt: new Date(renewed.expiresAt).toISOString() }, 'browser session renewed');
+      void reply.header('set-cookie', sessionCookie(current.id, (renewed.expiresAt - Date.now()) / 1000, req.protocol === 'https'));
+      return view(renewed);
+    },
+  );
+
+  app.delete(
+    '/auth/session',
+    {
+      schema: {
+        tags: ['operator'],
+        summary: 'Sign the browser out: the session ends here and the token it held is revoked',
+        response: { 204: Type.Null(), 403: ErrorSchema },
+      },
+    },
+    async (req, reply) => {
+      const current = req.browserSession;
+      if (current) {
+        sessions.end(current.id);
+        const auth = req.server.cyborgAuth;
+        if (auth.strategy === 'keystone' && auth.keystone) void revoke(auth.keystone, current.session, req);
+        req.log.info({ userId: current.session.userId }, 'browser session ended');
+      }
+      void reply.header('set-cookie', clearSessionCookie(req));
+      return reply.status(204).send(null);
+    },
+  );
 };

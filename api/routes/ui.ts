@@ -13,10 +13,18 @@ export const UI_DIST = fileURLToPath(new URL('../../ui/dist/', import.meta.url))
 const Graph = Type.Object({
   id: Type.String(),
   initial: Type.Union([Type.String(), Type.Null()]),
-  states: Type.Array(Type.Object({
-    id: Type.String(), type: Type.String(), tags: Type.Array(Type.String()), transient: Type.Boolean(), invokes: Type.Array(Type.String()),
-  })),
-  transitions: Type.Array(Type.Object({ from: Type.String(), to: Type.String(), event: Type.String(), guard: Type.Optional(Type.String()), operator: Type.Boolean() })),
+  states: Type.Array(
+    Type.Object({
+      id: Type.String(),
+      type: Type.String(),
+      tags: Type.Array(Type.String()),
+      transient: Type.Boolean(),
+      invokes: Type.Array(Type.String()),
+    }),
+  ),
+  transitions: Type.Array(
+    Type.Object({ from: Type.String(), to: Type.String(), event: Type.String(), guard: Type.Optional(Type.String()), operator: Type.Boolean() }),
+  ),
 });
 
 /**
@@ -26,13 +34,18 @@ const Graph = Type.Object({
  */
 export const machineRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const graphs = { accelerator: machineGraph(acceleratorMachine, OPERATOR_EVENTS), arq: machineGraph(arqMachine, ARQ_EVENTS), host: machineGraph(hostMachine) };
-  app.get('/machines', {
-    onRequest: policy('cyborg:operator:machine:get'),
-    schema: {
-      tags: ['operator'], summary: 'The accelerator, ARQ and host state machines as graphs (states, transitions, guards)',
-      response: { 200: Type.Object({ accelerator: Graph, arq: Graph, host: Graph }) },
+  app.get(
+    '/machines',
+    {
+      onRequest: policy('cyborg:operator:machine:get'),
+      schema: {
+        tags: ['operator'],
+        summary: 'The accelerator, ARQ and host state machines as graphs (states, transitions, guards)',
+        response: { 200: Type.Object({ accelerator: Graph, arq: Graph, host: Graph }) },
+      },
     },
-  }, async () => graphs);
+    async () => graphs,
+  );
 };
 
 export interface UiOptions {
@@ -45,8 +58,9 @@ export const uiRoutes: FastifyPluginAsyncTypebox<UiOptions> = async (app, opts) 
   const root = opts.root ?? UI_DIST;
   app.get('/ui', async (_req, reply) => reply.redirect('/ui/'));
   if (!existsSync(root)) {
-    app.get('/ui/*', async (_req, reply) => reply.status(503).type('text/plain')
-      .send('The visualizer is not built: run `npm run build:ui` (npm start does it for you).\n'));
+    app.get('/ui/*', async (_req, reply) =>
+      reply.status(503).type('text/plain').send('The visualizer is not built: run `npm run build:ui` (npm start does it for you).\n'),
+    );
     return;
   }
   // decorateReply false: another plugin (swagger-ui) may register @fastify/static too.

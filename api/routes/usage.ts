@@ -26,7 +26,11 @@ export function projectSummaries(accelerators: Iterable<AcceleratorView>): Proje
     for (const al of a.allocations) {
       const projectId = al.projectId ?? '';
       let p = byProject.get(projectId);
-      if (!p) byProject.set(projectId, (p = { projectId, accelerators: 0, allocations: 0, instances: [], byDeviceType: {}, byResourceClass: {}, seen: new Set(), instanceSet: new Set() }));
+      if (!p)
+        byProject.set(
+          projectId,
+          (p = { projectId, accelerators: 0, allocations: 0, instances: [], byDeviceType: {}, byResourceClass: {}, seen: new Set(), instanceSet: new Set() }),
+        );
       p.allocations++;
       p.instanceSet.add(al.instanceUuid);
       if (p.seen.has(a.id)) continue;
@@ -47,35 +51,50 @@ export function projectSummaries(accelerators: Iterable<AcceleratorView>): Proje
  * summary of what is allocated.
  */
 export const usageRoutes: FastifyPluginAsyncTypebox<{ control: ControlPlane }> = async (app, { control }) => {
-  app.get('/accelerators/:id/usage', {
-    onRequest: policy('cyborg:operator:usage:get'),
-    schema: {
-      tags: ['operator'], summary: 'Recent usage samples of one accelerator, oldest first (utilisation, memory, temperature, power where measured)',
-      params: Type.Object({ id: Uuid }),
-      response: { 200: AcceleratorUsageSchema, 400: ErrorSchema, 404: ErrorSchema, 503: ErrorSchema, 504: ErrorSchema },
+  app.get(
+    '/accelerators/:id/usage',
+    {
+      onRequest: policy('cyborg:operator:usage:get'),
+      schema: {
+        tags: ['operator'],
+        summary: 'Recent usage samples of one accelerator, oldest first (utilisation, memory, temperature, power where measured)',
+        params: Type.Object({ id: Uuid }),
+        response: { 200: AcceleratorUsageSchema, 400: ErrorSchema, 404: ErrorSchema, 503: ErrorSchema, 504: ErrorSchema },
+      },
     },
-  }, async (req) => {
-    scopeOf(req).requireAccelerator(control, req.params.id);
-    return control.acceleratorUsage(req.params.id);
-  });
+    async (req) => {
+      scopeOf(req).requireAccelerator(control, req.params.id);
+      return control.acceleratorUsage(req.params.id);
+    },
+  );
 
-  app.get('/hosts/:name/usage', {
-    onRequest: policy('cyborg:operator:usage:get'),
-    schema: {
-      tags: ['operator'], summary: 'Recent usage samples of a host\'s accelerators (those that reported any)',
-      params: Type.Object({ name: Name() }),
-      response: { 200: HostUsageSchema, 400: ErrorSchema, 404: ErrorSchema, 503: ErrorSchema, 504: ErrorSchema },
+  app.get(
+    '/hosts/:name/usage',
+    {
+      onRequest: policy('cyborg:operator:usage:get'),
+      schema: {
+        tags: ['operator'],
+        summary: "Recent usage samples of a host's accelerators (those that reported any)",
+        params: Type.Object({ name: Name() }),
+        response: { 200: HostUsageSchema, 400: ErrorSchema, 404: ErrorSchema, 503: ErrorSchema, 504: ErrorSchema },
+      },
     },
-  }, async (req) => scopeOf(req).hostUsage(control, await control.hostUsage(req.params.name)));
+    async (req) => scopeOf(req).hostUsage(control, await control.hostUsage(req.params.name)),
+  );
 
-  app.get('/projects', {
-    onRequest: policy('cyborg:operator:project:get'),
-    schema: {
-      tags: ['operator'], summary: 'Per project: the accelerators its instances hold, by device type and resource class (a project-scoped caller: its own project only)',
-      response: { 200: Type.Object({ projects: Type.Array(ProjectSummarySchema) }) },
+  app.get(
+    '/projects',
+    {
+      onRequest: policy('cyborg:operator:project:get'),
+      schema: {
+        tags: ['operator'],
+        summary: 'Per project: the accelerators its instances hold, by device type and resource class (a project-scoped caller: its own project only)',
+        response: { 200: Type.Object({ projects: Type.Array(ProjectSummarySchema) }) },
+      },
     },
-  }, async (req) => {
-    const scope = scopeOf(req);
-    return { projects: projectSummaries(control.listAccelerators().flatMap((a) => scope.accelerator(a) ?? [])) };
-  });
+    async (req) => {
+      const scope = scopeOf(req);
+      return { projects: projectSummaries(control.listAccelerators().flatMap((a) => scope.accelerator(a) ?? [])) };
+    },
+  );
 };

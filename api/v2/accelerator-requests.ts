@@ -49,10 +49,20 @@ export function arqBody(v: ArqView, control: ControlPlane, base: string): Arq {
     }
   }
   return {
-    uuid: v.uuid, state: v.cyborgState, device_profile_name: v.deviceProfileName, device_profile_group_id: v.deviceProfileGroupId,
-    hostname: v.binding?.hostname ?? null, device_rp_uuid: v.binding?.deviceRpUuid ?? null, instance_uuid: v.binding?.instanceUuid ?? null,
-    project_id: v.projectId, attach_handle_type: handle?.attachType ?? '', attach_handle_uuid: handle?.uuid ?? null, attach_handle_info: info,
-    links: selfLink(base, 'accelerator_requests', v.uuid), created_at: ts(v.createdAt), updated_at: updated(v.createdAt, v.updatedAt),
+    uuid: v.uuid,
+    state: v.cyborgState,
+    device_profile_name: v.deviceProfileName,
+    device_profile_group_id: v.deviceProfileGroupId,
+    hostname: v.binding?.hostname ?? null,
+    device_rp_uuid: v.binding?.deviceRpUuid ?? null,
+    instance_uuid: v.binding?.instanceUuid ?? null,
+    project_id: v.projectId,
+    attach_handle_type: handle?.attachType ?? '',
+    attach_handle_uuid: handle?.uuid ?? null,
+    attach_handle_info: info,
+    links: selfLink(base, 'accelerator_requests', v.uuid),
+    created_at: ts(v.createdAt),
+    updated_at: updated(v.createdAt, v.updatedAt),
   };
 }
 
@@ -79,58 +89,89 @@ export const arqRoutes: FastifyPluginAsyncTypebox<V2Deps> = async (app, deps) =>
     }
   };
 
-  app.post('/accelerator_requests', {
-    schema: {
-      tags: [TAG], summary: 'Create ARQs from a device profile', hide: deps.hide,
-      body: Type.Object({ device_profile_name: Text(MAX.name) }, { additionalProperties: true }),
-      response: { 201: Arqs, ...errors(400, 401, 403, 404, 406) },
+  app.post(
+    '/accelerator_requests',
+    {
+      schema: {
+        tags: [TAG],
+        summary: 'Create ARQs from a device profile',
+        hide: deps.hide,
+        body: Type.Object({ device_profile_name: Text(MAX.name) }, { additionalProperties: true }),
+        response: { 201: Arqs, ...errors(400, 401, 403, 404, 406) },
+      },
     },
-  }, async (req, reply) => {
-    h.authorize(req, 'cyborg:arq:create');
-    const name = req.body.device_profile_name;
-    const profile = control.documents.profileByName(name);
-    if (!profile) throw notFound.profile('name', name);
-    const projectId = req.identity.projectId;
-    // A profile stored before the cap (or under a higher one) is still held to it here.
-    checkArqTotal(profile.groups, deps.limits.maxArqsPerRequest);
-    const wanted = profile.groups.flatMap((g, i) => Array.from({ length: arqCount(g) }, () => i));
-    const views = await Promise.all(wanted.map((group) => control.createArq({ deviceProfileName: name, deviceProfileGroupId: group, projectId }, h.meta(req))));
-    const base = h.base(req);
-    return reply.status(201).send({ arqs: views.map((v) => arqBody(v, control, base)) });
-  });
-
-  app.get('/accelerator_requests', {
-    schema: {
-      tags: [TAG], summary: 'List ARQs (Nova: ?instance=<uuid>&bind_state=resolved, 423 while unresolved)', hide: deps.hide,
-      querystring: Type.Object({ instance: Type.Optional(Text(MAX.name)), bind_state: Type.Optional(Text(32)), ...PageQuery }),
-      response: { 200: ArqPage, ...errors(400, 401, 403, 406) },
+    async (req, reply) => {
+      h.authorize(req, 'cyborg:arq:create');
+      const name = req.body.device_profile_name;
+      const profile = control.documents.profileByName(name);
+      if (!profile) throw notFound.profile('name', name);
+      const projectId = req.identity.projectId;
+      // A profile stored before the cap (or under a higher one) is still held to it here.
+      checkArqTotal(profile.groups, deps.limits.maxArqsPerRequest);
+      const wanted = profile.groups.flatMap((g, i) => Array.from({ length: arqCount(g) }, () => i));
+      const views = await Promise.all(
+        wanted.map((group) => control.createArq({ deviceProfileName: name, deviceProfileGroupId: group, projectId }, h.meta(req))),
+      );
+      const base = h.base(req);
+      return reply.status(201).send({ arqs: views.map((v) => arqBody(v, control, base)) });
     },
-  }, async (req, reply) => {
-    h.authorize(req, 'cyborg:arq:get_all');
-    const { instance, bind_state: bindState } = req.query;
-    if (bindState !== undefined && bindState !== 'resolved') {
-      throw v2Error('request.invalid', `Bad state: ${bindState} for ARQ: None. Expected state(s): ['resolved']`);
-    }
-    let arqs = control.listArqs({ instanceUuid: instance, projectId: h.projectScope(req) });
-    if (bindState === 'resolved') {
-      if (instance !== undefined && arqs.some((a) => !a.tags.includes(RESOLVED))) throw v2Error('arq.unresolved', `ARQs of instance ${instance} are not resolved yet`);
-      arqs = arqs.filter((a) => a.tags.includes(RESOLVED));
-    }
-    const base = h.base(req);
-    // Without limit or marker, all of them (as Nova and tempest expect), streamed: bounded memory per reader.
-    const { limit, marker } = req.query;
-    return sendList(reply, 'arqs', arqs, { limit, marker, url: req.url }, { id: (a) => a.uuid, toJson: (a) => arqBody(a, control, base), pageMax: deps.limits.pageMax });
-  });
+  );
 
-  app.get('/accelerator_requests/:uuid', {
-    schema: { tags: [TAG], summary: 'Show one ARQ', hide: deps.hide, params: Type.Object({ uuid: UuidParam }), response: { 200: ArqSchema, ...errors(400, 401, 403, 404, 406) } },
-  }, async (req) => {
-    h.authorize(req, 'cyborg:arq:get_one');
-    const uuid = req.params.uuid;
-    const v = visible(req, checkUuid(uuid));
-    if (!v) throw notFound.arq(uuid);
-    return arqBody(v, control, h.base(req));
-  });
+  app.get(
+    '/accelerator_requests',
+    {
+      schema: {
+        tags: [TAG],
+        summary: 'List ARQs (Nova: ?instance=<uuid>&bind_state=resolved, 423 while unresolved)',
+        hide: deps.hide,
+        querystring: Type.Object({ instance: Type.Optional(Text(MAX.name)), bind_state: Type.Optional(Text(32)), ...PageQuery }),
+        response: { 200: ArqPage, ...errors(400, 401, 403, 406) },
+      },
+    },
+    async (req, reply) => {
+      h.authorize(req, 'cyborg:arq:get_all');
+      const { instance, bind_state: bindState } = req.query;
+      if (bindState !== undefined && bindState !== 'resolved') {
+        throw v2Error('request.invalid', `Bad state: ${bindState} for ARQ: None. Expected state(s): ['resolved']`);
+      }
+      let arqs = control.listArqs({ instanceUuid: instance, projectId: h.projectScope(req) });
+      if (bindState === 'resolved') {
+        if (instance !== undefined && arqs.some((a) => !a.tags.includes(RESOLVED)))
+          throw v2Error('arq.unresolved', `ARQs of instance ${instance} are not resolved yet`);
+        arqs = arqs.filter((a) => a.tags.includes(RESOLVED));
+      }
+      const base = h.base(req);
+      // Without limit or marker, all of them (as Nova and tempest expect), streamed: bounded memory per reader.
+      const { limit, marker } = req.query;
+      return sendList(
+        reply,
+        'arqs',
+        arqs,
+        { limit, marker, url: req.url },
+        { id: (a) => a.uuid, toJson: (a) => arqBody(a, control, base), pageMax: deps.limits.pageMax },
+      );
+    },
+  );
+
+  app.get(
+    '/accelerator_requests/:uuid',
+    {
+      schema: {
+        tags: [TAG],
+        summary: 'Show one ARQ',
+        hide: deps.hide,
+        params: Type.Object({ uuid: UuidParam }),
+        response: { 200: ArqSchema, ...errors(400, 401, 403, 404, 406) },
+      },
+    },
+    async (req) => {
+      h.authorize(req, 'cyborg:arq:get_one');
+      const uuid = req.params.uuid;
+      const v = visible(req, checkUuid(uuid));
+      if (!v) throw notFound.arq(uuid);
+      return arqBody(v, control, h.base(req));
+    },
+  );
 
   /** Bind or unbind every ARQ of one patch; all are checked before any of them moves. */
   const applyPatch = async (req: FastifyRequest, patch: Record<string, PatchOpsT>): Promise<void> => {
@@ -164,24 +205,39 @@ export const arqRoutes: FastifyPluginAsyncTypebox<V2Deps> = async (app, deps) =>
   };
 
   const patchSchema = (summary: string, body: typeof PatchMap | ReturnType<typeof Type.Union>, hide?: boolean) => ({
-    tags: [TAG], summary, hide, body, response: { ...errors(400, 401, 403, 404, 406, 409) },
+    tags: [TAG],
+    summary,
+    hide,
+    body,
+    response: { ...errors(400, 401, 403, 404, 406, 409) },
   });
 
-  app.patch('/accelerator_requests', { schema: patchSchema('Bind / unbind ARQs (Nova\'s form: {"<arq uuid>": [JSON-patch ops]})', PatchMap, deps.hide) }, async (req, reply) => {
-    await applyPatch(req, req.body as Record<string, PatchOpsT>);
-    return empty(reply as FastifyReply, 202);
-  });
+  app.patch(
+    '/accelerator_requests',
+    { schema: patchSchema('Bind / unbind ARQs (Nova\'s form: {"<arq uuid>": [JSON-patch ops]})', PatchMap, deps.hide) },
+    async (req, reply) => {
+      await applyPatch(req, req.body as Record<string, PatchOpsT>);
+      return empty(reply as FastifyReply, 202);
+    },
+  );
 
-  app.patch('/accelerator_requests/:uuid', {
-    schema: { ...patchSchema('Bind / unbind one ARQ (the CLI\'s form: a list of ops, or the map)', Type.Union([PatchOps, PatchMap]), deps.hide), params: Type.Object({ uuid: UuidParam }) },
-  }, async (req, reply) => {
-    const uuid = req.params.uuid;
-    const body = req.body as PatchOpsT | Record<string, PatchOpsT>;
-    const patch = Array.isArray(body) ? { [uuid]: body } : body;
-    if (Object.keys(patch).some((k) => k !== uuid)) throw v2Error('request.invalid', `The patch of ARQ ${uuid} may only name that ARQ`);
-    await applyPatch(req, patch);
-    return empty(reply as FastifyReply, 202);
-  });
+  app.patch(
+    '/accelerator_requests/:uuid',
+    {
+      schema: {
+        ...patchSchema("Bind / unbind one ARQ (the CLI's form: a list of ops, or the map)", Type.Union([PatchOps, PatchMap]), deps.hide),
+        params: Type.Object({ uuid: UuidParam }),
+      },
+    },
+    async (req, reply) => {
+      const uuid = req.params.uuid;
+      const body = req.body as PatchOpsT | Record<string, PatchOpsT>;
+      const patch = Array.isArray(body) ? { [uuid]: body } : body;
+      if (Object.keys(patch).some((k) => k !== uuid)) throw v2Error('request.invalid', `The patch of ARQ ${uuid} may only name that ARQ`);
+      await applyPatch(req, patch);
+      return empty(reply as FastifyReply, 202);
+    },
+  );
 
   const deleteByUuids = async (req: FastifyRequest, uuids: string[]): Promise<void> => {
     const found = uuids.map((u) => visible(req, u)).filter((v): v is ArqView => v !== undefined);
@@ -192,33 +248,49 @@ export const arqRoutes: FastifyPluginAsyncTypebox<V2Deps> = async (app, deps) =>
     if (missing.length > 0) throw v2Error('arq.not_found', `ARQ not found with uuids [${missing.map((m) => `'${m}'`).join(', ')}]`, { missing });
   };
 
-  app.delete('/accelerator_requests', {
-    schema: {
-      tags: [TAG], summary: 'Delete ARQs by instance (idempotent) or by uuids', hide: deps.hide,
-      querystring: Type.Object({ arqs: Type.Optional(Text(MAX.list)), instance: Type.Optional(Text(MAX.name)) }),
-      response: { ...errors(400, 401, 403, 404, 406, 409) },
+  app.delete(
+    '/accelerator_requests',
+    {
+      schema: {
+        tags: [TAG],
+        summary: 'Delete ARQs by instance (idempotent) or by uuids',
+        hide: deps.hide,
+        querystring: Type.Object({ arqs: Type.Optional(Text(MAX.list)), instance: Type.Optional(Text(MAX.name)) }),
+        response: { ...errors(400, 401, 403, 404, 406, 409) },
+      },
     },
-  }, async (req, reply) => {
-    h.authorize(req, 'cyborg:arq:delete');
-    const { arqs, instance } = req.query;
-    if ((arqs === undefined) === (instance === undefined)) throw v2Error('request.invalid', 'Provide either an ARQ uuid list or an instance UUID');
-    if (instance !== undefined) {
-      requireServiceToken('Deleting accelerator requests by instance', req.identity, deps.auth);
-      const meta = h.meta(req);
-      await Promise.all(control.listArqs({ instanceUuid: instance, projectId: h.projectScope(req) }).map((a) => control.deleteArq(a.uuid, meta)));
-    } else {
-      const uuids = csv(arqs);
-      if (uuids.length === 0) throw v2Error('request.invalid', 'Provide either an ARQ uuid list or an instance UUID');
-      await deleteByUuids(req, uuids);
-    }
-    return empty(reply as FastifyReply, 204);
-  });
+    async (req, reply) => {
+      h.authorize(req, 'cyborg:arq:delete');
+      const { arqs, instance } = req.query;
+      if ((arqs === undefined) === (instance === undefined)) throw v2Error('request.invalid', 'Provide either an ARQ uuid list or an instance UUID');
+      if (instance !== undefined) {
+        requireServiceToken('Deleting accelerator requests by instance', req.identity, deps.auth);
+        const meta = h.meta(req);
+        await Promise.all(control.listArqs({ instanceUuid: instance, projectId: h.projectScope(req) }).map((a) => control.deleteArq(a.uuid, meta)));
+      } else {
+        const uuids = csv(arqs);
+        if (uuids.length === 0) throw v2Error('request.invalid', 'Provide either an ARQ uuid list or an instance UUID');
+        await deleteByUuids(req, uuids);
+      }
+      return empty(reply as FastifyReply, 204);
+    },
+  );
 
-  app.delete('/accelerator_requests/:uuid', {
-    schema: { tags: [TAG], summary: 'Delete one ARQ (the CLI\'s form)', hide: deps.hide, params: Type.Object({ uuid: Text(MAX.list, { minLength: 1, description: 'a uuid, or several comma-separated' }) }), response: { ...errors(400, 401, 403, 404, 406, 409) } },
-  }, async (req, reply) => {
-    h.authorize(req, 'cyborg:arq:delete');
-    await deleteByUuids(req, csv(req.params.uuid));
-    return empty(reply as FastifyReply, 204);
-  });
+  app.delete(
+    '/accelerator_requests/:uuid',
+    {
+      schema: {
+        tags: [TAG],
+        summary: "Delete one ARQ (the CLI's form)",
+        hide: deps.hide,
+        params: Type.Object({ uuid: Text(MAX.list, { minLength: 1, description: 'a uuid, or several comma-separated' }) }),
+        response: { ...errors(400, 401, 403, 404, 406, 409) },
+      },
+    },
+    async (req, reply) => {
+      h.authorize(req, 'cyborg:arq:delete');
+      await deleteByUuids(req, csv(req.params.uuid));
+      return empty(reply as FastifyReply, 204);
+    },
+  );
 };

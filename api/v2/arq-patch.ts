@@ -6,20 +6,25 @@ import type { Identity } from './identity.js';
 import { atLeast, type Microversion } from './microversion.js';
 import { isStorable, MAX, Text, TEXT_PATTERN } from '../bounds.js';
 
-export const PatchOp = Type.Object({
-  op: Text(32),
-  path: Text(MAX.name),
-  value: Type.Optional(Type.Unknown()),
-}, { additionalProperties: true });
+export const PatchOp = Type.Object(
+  {
+    op: Text(32),
+    path: Text(MAX.name),
+    value: Type.Optional(Type.Unknown()),
+  },
+  { additionalProperties: true },
+);
 export const PatchOps = Type.Array(PatchOp, { minItems: 1, maxItems: 16 });
 /** Nova's form: `{"<arq uuid>": [ops], ...}`. */
-export const PatchMap = Type.Record(Type.String(), PatchOps, { minProperties: 1, maxProperties: MAX.items, propertyNames: { maxLength: MAX.uuid, pattern: TEXT_PATTERN } });
+export const PatchMap = Type.Record(Type.String(), PatchOps, {
+  minProperties: 1,
+  maxProperties: MAX.items,
+  propertyNames: { maxLength: MAX.uuid, pattern: TEXT_PATTERN },
+});
 
 export type PatchOpsT = Static<typeof PatchOps>;
 
-export type ParsedPatch =
-  | { kind: 'bind'; items: { uuid: string; binding: Binding }[] }
-  | { kind: 'unbind'; items: { uuid: string }[] };
+export type ParsedPatch = { kind: 'bind'; items: { uuid: string; binding: Binding }[] } | { kind: 'unbind'; items: { uuid: string }[] };
 
 const FIELDS = ['hostname', 'device_rp_uuid', 'instance_uuid'] as const;
 const PATHS = new Set(['/hostname', '/device_rp_uuid', '/instance_uuid', '/project_id']);
@@ -43,7 +48,8 @@ export function parsePatch(patch: Record<string, PatchOpsT>, version: Microversi
         if (!who.isAdmin) throw v2Error('request.forbidden', 'Only an admin may set project_id in a bind');
       }
       if (kind === 'bind') {
-        if (typeof o.value !== 'string' || o.value === '' || !isStorable(o.value, MAX.name)) throw patchError(`Value of ${o.path} must be a non-empty string of at most ${MAX.name} characters, without NUL or unpaired surrogates`);
+        if (typeof o.value !== 'string' || o.value === '' || !isStorable(o.value, MAX.name))
+          throw patchError(`Value of ${o.path} must be a non-empty string of at most ${MAX.name} characters, without NUL or unpaired surrogates`);
         values[o.path.slice(1)] = o.value;
       }
     }
@@ -54,12 +60,12 @@ export function parsePatch(patch: Record<string, PatchOpsT>, version: Microversi
       if (!isUuid(values[f]!)) throw patchError(`${f} ${values[f]} is not a uuid`);
     }
     const binding: Binding = {
-      hostname: values.hostname!, deviceRpUuid: values.device_rp_uuid!, instanceUuid: values.instance_uuid!,
+      hostname: values.hostname!,
+      deviceRpUuid: values.device_rp_uuid!,
+      instanceUuid: values.instance_uuid!,
       projectId: values.project_id ?? who.projectId,
     };
     return { uuid, binding };
   });
-  return kind === 'bind'
-    ? { kind, items: items as { uuid: string; binding: Binding }[] }
-    : { kind, items };
+  return kind === 'bind' ? { kind, items: items as { uuid: string; binding: Binding }[] } : { kind, items };
 }

@@ -26,7 +26,7 @@ export function helpers(deps: V2Deps) {
     authorize: (req: FastifyRequest, rule: RuleName) => authorize(rule, req.identity, deps.auth),
     base: (req: FastifyRequest) => apiRoot(req, deps.links),
     /** ARQs of other projects are invisible to a non-admin (CVE-2026-40214). */
-    projectScope: (req: FastifyRequest): string | undefined => (req.identity.isAdmin ? undefined : req.identity.projectId ?? ''),
+    projectScope: (req: FastifyRequest): string | undefined => (req.identity.isAdmin ? undefined : (req.identity.projectId ?? '')),
     meta: (req: FastifyRequest) => requestMeta(req, 'anonymous'),
   };
 }

@@ -47,10 +47,19 @@ export const deployableRoutes: FastifyPluginAsyncTypebox<V2Deps> = async (app, d
     const view = catalogue.view(d.uuid);
     const createdAt = catalogue.createdAt(d.uuid);
     return {
-      uuid: d.uuid, parent_id: null, root_id: null, name: d.name, num_accelerators: d.numAccelerators, device_id: intId(e.device.uuid),
+      uuid: d.uuid,
+      parent_id: null,
+      root_id: null,
+      name: d.name,
+      num_accelerators: d.numAccelerators,
+      device_id: intId(e.device.uuid),
       attributes_list: JSON.stringify(d.attributes.map((a) => ({ [a.key]: a.value }))),
-      rp_uuid: view?.rpUuid ?? '', driver_name: d.driverName, bitstream_id: view?.program?.bitstreamId ?? null,
-      links: selfAndBookmark(base, 'deployables', d.uuid), created_at: ts(createdAt), updated_at: updated(createdAt, view?.updatedAt),
+      rp_uuid: view?.rpUuid ?? '',
+      driver_name: d.driverName,
+      bitstream_id: view?.program?.bitstreamId ?? null,
+      links: selfAndBookmark(base, 'deployables', d.uuid),
+      created_at: ts(createdAt),
+      updated_at: updated(createdAt, view?.updatedAt),
     };
   };
 
@@ -60,26 +69,42 @@ export const deployableRoutes: FastifyPluginAsyncTypebox<V2Deps> = async (app, d
     return e;
   };
 
-  app.get('/deployables', {
-    schema: {
-      tags: [TAG], summary: 'List deployables (Cyborg\'s limit and marker: at most api.pageMax, after the uuid `marker`)', hide: deps.hide,
-      querystring: Type.Object({ name: Type.Optional(Text(MAX.name)), filters: IgnoredFilters, ...PageQuery }, { additionalProperties: true }),
-      response: { 200: Type.Object({ deployables: Type.Array(DeployableSchema) }), ...errors(400, 401, 403, 406) },
+  app.get(
+    '/deployables',
+    {
+      schema: {
+        tags: [TAG],
+        summary: "List deployables (Cyborg's limit and marker: at most api.pageMax, after the uuid `marker`)",
+        hide: deps.hide,
+        querystring: Type.Object({ name: Type.Optional(Text(MAX.name)), filters: IgnoredFilters, ...PageQuery }, { additionalProperties: true }),
+        response: { 200: Type.Object({ deployables: Type.Array(DeployableSchema) }), ...errors(400, 401, 403, 406) },
+      },
     },
-  }, async (req) => {
-    h.authorize(req, 'cyborg:deployable:get_all');
-    const base = h.base(req);
-    const { name, limit, marker } = req.query;
-    const all = catalogue.deployables().filter((e) => name === undefined || e.deployable.name === name);
-    return { deployables: page(all, { limit, marker }, (e) => e.deployable.uuid, deps.limits.pageMax).items.map((e) => serialize(e, base)) };
-  });
+    async (req) => {
+      h.authorize(req, 'cyborg:deployable:get_all');
+      const base = h.base(req);
+      const { name, limit, marker } = req.query;
+      const all = catalogue.deployables().filter((e) => name === undefined || e.deployable.name === name);
+      return { deployables: page(all, { limit, marker }, (e) => e.deployable.uuid, deps.limits.pageMax).items.map((e) => serialize(e, base)) };
+    },
+  );
 
-  app.get('/deployables/:uuid', {
-    schema: { tags: [TAG], summary: 'Show one deployable', hide: deps.hide, params: Type.Object({ uuid: UuidParam }), response: { 200: DeployableSchema, ...errors(400, 401, 403, 404, 406) } },
-  }, async (req) => {
-    h.authorize(req, 'cyborg:deployable:get_one');
-    return serialize(find(req.params.uuid), h.base(req));
-  });
+  app.get(
+    '/deployables/:uuid',
+    {
+      schema: {
+        tags: [TAG],
+        summary: 'Show one deployable',
+        hide: deps.hide,
+        params: Type.Object({ uuid: UuidParam }),
+        response: { 200: DeployableSchema, ...errors(400, 401, 403, 404, 406) },
+      },
+    },
+    async (req) => {
+      h.authorize(req, 'cyborg:deployable:get_one');
+      return serialize(find(req.params.uuid), h.base(req));
+    },
+  );
 
   const program = async (req: { params: { uuid: string }; body: Static<typeof ProgramBody> } & Parameters<typeof h.authorize>[0]): Promise<Deployable> => {
     h.authorize(req, 'cyborg:deployable:program');
@@ -94,7 +119,11 @@ export const deployableRoutes: FastifyPluginAsyncTypebox<V2Deps> = async (app, d
     return serialize(e, h.base(req));
   };
   const programSchema = (summary: string, hide?: boolean) => ({
-    tags: [TAG], summary, hide, params: Type.Object({ uuid: UuidParam }), body: ProgramBody,
+    tags: [TAG],
+    summary,
+    hide,
+    params: Type.Object({ uuid: UuidParam }),
+    body: ProgramBody,
     response: { 200: DeployableSchema, ...errors(400, 401, 403, 404, 406, 409, 502, 503, 504) },
   });
   app.patch('/deployables/:uuid/program', { schema: programSchema('Program a deployable (FPGA bitstream by Glance image uuid)', deps.hide) }, program);

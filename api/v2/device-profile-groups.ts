@@ -53,7 +53,10 @@ export function normalizeGroups(groups: unknown): Record<string, string>[] {
 export function checkArqTotal(groups: Record<string, string>[], max: number): number {
   const total = groups.reduce((n, g) => n + arqCount(g), 0);
   if (total > max) {
-    throw v2Error('request.invalid', `Device profile groups ask for ${total} accelerator requests; at most ${max} per request`, { field: 'groups', limit: max });
+    throw v2Error('request.invalid', `Device profile groups ask for ${total} accelerator requests; at most ${max} per request`, {
+      field: 'groups',
+      limit: max,
+    });
   }
   return total;
 }

@@ -16,9 +16,13 @@ import { sendList } from '../stream-list.js';
 const Groups = Type.Array(Type.Record(Type.String(), Type.String()));
 
 /** What a group may hold on input: `resources:` / `trait:` / `accel:` keys with short values (checked further by normalizeGroups). */
-const GroupsIn = Type.Array(Type.Record(Type.String(), Type.Union([Text(MAX.name), Type.Number(), Type.Boolean()]), {
-  maxProperties: MAX.items, propertyNames: { maxLength: MAX.name, pattern: TEXT_PATTERN },
-}), { maxItems: MAX.items });
+const GroupsIn = Type.Array(
+  Type.Record(Type.String(), Type.Union([Text(MAX.name), Type.Number(), Type.Boolean()]), {
+    maxProperties: MAX.items,
+    propertyNames: { maxLength: MAX.name, pattern: TEXT_PATTERN },
+  }),
+  { maxItems: MAX.items },
+);
 
 export const DeviceProfileSchema = Type.Object({
   uuid: Type.String(),
@@ -35,12 +39,18 @@ const DeviceProfileOne = Type.Object({
   device_profile: Type.Object({ ...DeviceProfileSchema.properties, created_at: Type.String(), updated_at: Type.String() }),
 });
 
-const CreateBody = Type.Array(Type.Object({
-  name: Type.Optional(Text(MAX.name)),
-  description: Type.Optional(Type.Union([Text(MAX.text), Type.Null()])),
-  uuid: Type.Optional(Text(MAX.uuid)),
-  groups: Type.Optional(GroupsIn),
-}, { additionalProperties: true }), { maxItems: MAX.items, description: 'a JSON list with exactly one profile' });
+const CreateBody = Type.Array(
+  Type.Object(
+    {
+      name: Type.Optional(Text(MAX.name)),
+      description: Type.Optional(Type.Union([Text(MAX.text), Type.Null()])),
+      uuid: Type.Optional(Text(MAX.uuid)),
+      groups: Type.Optional(GroupsIn),
+    },
+    { additionalProperties: true },
+  ),
+  { maxItems: MAX.items, description: 'a JSON list with exactly one profile' },
+);
 
 /**
  * `/v2/device_profiles`: create (from a one-element list), list (`?name=a,b`), show by uuid or
@@ -51,58 +61,99 @@ export const deviceProfileRoutes: FastifyPluginAsyncTypebox<V2Deps> = async (app
   const docs = deps.control.documents;
 
   const serialize = (p: DeviceProfileDoc, base: string) => ({
-    uuid: p.uuid, name: p.name, description: p.description ?? '', groups: p.groups,
-    created_at: ts(p.createdAt), updated_at: updated(p.createdAt, p.updatedAt), links: selfLink(base, 'device_profiles', p.uuid),
+    uuid: p.uuid,
+    name: p.name,
+    description: p.description ?? '',
+    groups: p.groups,
+    created_at: ts(p.createdAt),
+    updated_at: updated(p.createdAt, p.updatedAt),
+    links: selfLink(base, 'device_profiles', p.uuid),
   });
 
-  app.get('/device_profiles', {
-    schema: {
-      tags: [TAG], summary: 'List device profiles', hide: deps.hide,
-      querystring: Type.Object({ name: Type.Optional(Text(MAX.list)), ...PageQuery }),
-      response: { 200: Type.Object({ device_profiles: Type.Array(DeviceProfileSchema), next: NextLink }), ...errors(400, 401, 403, 406) },
+  app.get(
+    '/device_profiles',
+    {
+      schema: {
+        tags: [TAG],
+        summary: 'List device profiles',
+        hide: deps.hide,
+        querystring: Type.Object({ name: Type.Optional(Text(MAX.list)), ...PageQuery }),
+        response: { 200: Type.Object({ device_profiles: Type.Array(DeviceProfileSchema), next: NextLink }), ...errors(400, 401, 403, 406) },
+      },
     },
-  }, async (req, reply) => {
-    h.authorize(req, 'cyborg:device_profile:get_all');
-    const names = req.query.name === undefined ? undefined : new Set(csv(req.query.name));
-    const base = h.base(req);
-    const { limit, marker } = req.query;
-    return sendList(reply, 'device_profiles', docs.listProfiles().filter((p) => !names || names.has(p.name)), { limit, marker, url: req.url },
-      { id: (p) => p.uuid, toJson: (p) => serialize(p, base), pageMax: deps.limits.pageMax });
-  });
+    async (req, reply) => {
+      h.authorize(req, 'cyborg:device_profile:get_all');
+      const names = req.query.name === undefined ? undefined : new Set(csv(req.query.name));
+      const base = h.base(req);
+      const { limit, marker } = req.query;
+      return sendList(
+        reply,
+        'device_profiles',
+        docs.listProfiles().filter((p) => !names || names.has(p.name)),
+        { limit, marker, url: req.url },
+        { id: (p) => p.uuid, toJson: (p) => serialize(p, base), pageMax: deps.limits.pageMax },
+      );
+    },
+  );
 
-  app.get('/device_profiles/:id', {
-    schema: { tags: [TAG], summary: 'Show one device profile by uuid (or by name at 2.2)', hide: deps.hide, params: Type.Object({ id: ProfileParam }), response: { 200: DeviceProfileOne, ...errors(400, 401, 403, 404, 406) } },
-  }, async (req) => {
-    h.authorize(req, 'cyborg:device_profile:get_one');
-    const id = req.params.id;
-    let p: DeviceProfileDoc | undefined;
-    if (isUuid(id)) {
-      p = docs.getProfile(id);
-      if (!p) throw notFound.profile('uuid', id);
-    } else {
-      if (!atLeast(req.microversion, 2)) throw needsVersion('2.2');
-      p = docs.profileByName(id);
-      if (!p) throw notFound.profile('name', id);
-    }
-    return { device_profile: { ...serialize(p, h.base(req)), created_at: pyStr(p.createdAt), updated_at: pyStr(p.updatedAt) } };
-  });
+  app.get(
+    '/device_profiles/:id',
+    {
+      schema: {
+        tags: [TAG],
+        summary: 'Show one device profile by uuid (or by name at 2.2)',
+        hide: deps.hide,
+        params: Type.Object({ id: ProfileParam }),
+        response: { 200: DeviceProfileOne, ...errors(400, 401, 403, 404, 406) },
+      },
+    },
+    async (req) => {
+      h.authorize(req, 'cyborg:device_profile:get_one');
+      const id = req.params.id;
+      let p: DeviceProfileDoc | undefined;
+      if (isUuid(id)) {
+        p = docs.getProfile(id);
+        if (!p) throw notFound.profile('uuid', id);
+      } else {
+        if (!atLeast(req.microversion, 2)) throw needsVersion('2.2');
+        p = docs.profileByName(id);
+        if (!p) throw notFound.profile('name', id);
+      }
+      return { device_profile: { ...serialize(p, h.base(req)), created_at: pyStr(p.createdAt), updated_at: pyStr(p.updatedAt) } };
+    },
+  );
 
-  app.post('/device_profiles', {
-    schema: { tags: [TAG], summary: 'Create a device profile', hide: deps.hide, body: CreateBody, response: { 201: DeviceProfileSchema, ...errors(400, 401, 403, 406, 409) } },
-  }, async (req, reply) => {
-    h.authorize(req, 'cyborg:device_profile:create');
-    if (req.body.length !== 1) throw v2Error('request.invalid', `Expected a list with exactly one device profile, got ${req.body.length}`);
-    const input = req.body[0]!;
-    const name = checkName(input.name);
-    const groups = normalizeGroups(input.groups);
-    checkArqTotal(groups, deps.limits.maxArqsPerRequest);
-    if (input.uuid !== undefined) checkUuid(input.uuid);
-    const now = new Date().toISOString();
-    const doc = await docs.createProfile({
-      uuid: input.uuid ?? randomUUID(), name, description: input.description ?? '', groups, createdAt: now, updatedAt: null,
-    });
-    return reply.status(201).send(serialize(doc, h.base(req)));
-  });
+  app.post(
+    '/device_profiles',
+    {
+      schema: {
+        tags: [TAG],
+        summary: 'Create a device profile',
+        hide: deps.hide,
+        body: CreateBody,
+        response: { 201: DeviceProfileSchema, ...errors(400, 401, 403, 406, 409) },
+      },
+    },
+    async (req, reply) => {
+      h.authorize(req, 'cyborg:device_profile:create');
+      if (req.body.length !== 1) throw v2Error('request.invalid', `Expected a list with exactly one device profile, got ${req.body.length}`);
+      const input = req.body[0]!;
+      const name = checkName(input.name);
+      const groups = normalizeGroups(input.groups);
+      checkArqTotal(groups, deps.limits.maxArqsPerRequest);
+      if (input.uuid !== undefined) checkUuid(input.uuid);
+      const now = new Date().toISOString();
+      const doc = await docs.createProfile({
+        uuid: input.uuid ?? randomUUID(),
+        name,
+        description: input.description ?? '',
+        groups,
+        createdAt: now,
+        updatedAt: null,
+      });
+      return reply.status(201).send(serialize(doc, h.base(req)));
+    },
+  );
 
   const remove = async (p: DeviceProfileDoc): Promise<void> => {
     const users = deps.control.listArqs().filter((a) => a.deviceProfileName === p.name).length;
@@ -110,30 +161,46 @@ export const deviceProfileRoutes: FastifyPluginAsyncTypebox<V2Deps> = async (app
     await docs.deleteProfile(p.uuid);
   };
 
-  app.delete('/device_profiles/:uuid', {
-    schema: { tags: [TAG], summary: 'Delete a device profile', hide: deps.hide, params: Type.Object({ uuid: ProfileParam }), response: { ...errors(400, 401, 403, 404, 406, 409) } },
-  }, async (req, reply) => {
-    h.authorize(req, 'cyborg:device_profile:delete');
-    const id = req.params.uuid;
-    const p = isUuid(id) ? docs.getProfile(id) : docs.profileByName(id);
-    if (!p) throw notFound.profile(isUuid(id) ? 'uuid' : 'name', id);
-    await remove(p);
-    return empty(reply as FastifyReply, 204);
-  });
-
-  app.delete('/device_profiles', {
-    schema: {
-      tags: [TAG], summary: 'Delete device profiles by name (?value=n1,n2)', hide: deps.hide,
-      querystring: Type.Object({ value: Text(MAX.list, { minLength: 1 }) }),
-      response: { ...errors(400, 401, 403, 404, 406, 409) },
+  app.delete(
+    '/device_profiles/:uuid',
+    {
+      schema: {
+        tags: [TAG],
+        summary: 'Delete a device profile',
+        hide: deps.hide,
+        params: Type.Object({ uuid: ProfileParam }),
+        response: { ...errors(400, 401, 403, 404, 406, 409) },
+      },
     },
-  }, async (req, reply) => {
-    h.authorize(req, 'cyborg:device_profile:delete');
-    for (const v of csv(req.query.value)) {
-      const p = isUuid(v) ? docs.getProfile(v) : docs.profileByName(v);
-      if (!p) throw notFound.profile(isUuid(v) ? 'uuid' : 'name', v);
+    async (req, reply) => {
+      h.authorize(req, 'cyborg:device_profile:delete');
+      const id = req.params.uuid;
+      const p = isUuid(id) ? docs.getProfile(id) : docs.profileByName(id);
+      if (!p) throw notFound.profile(isUuid(id) ? 'uuid' : 'name', id);
       await remove(p);
-    }
-    return empty(reply as FastifyReply, 204);
-  });
+      return empty(reply as FastifyReply, 204);
+    },
+  );
+
+  app.delete(
+    '/device_profiles',
+    {
+      schema: {
+        tags: [TAG],
+        summary: 'Delete device profiles by name (?value=n1,n2)',
+        hide: deps.hide,
+        querystring: Type.Object({ value: Text(MAX.list, { minLength: 1 }) }),
+        response: { ...errors(400, 401, 403, 404, 406, 409) },
+      },
+    },
+    async (req, reply) => {
+      h.authorize(req, 'cyborg:device_profile:delete');
+      for (const v of csv(req.query.value)) {
+        const p = isUuid(v) ? docs.getProfile(v) : docs.profileByName(v);
+        if (!p) throw notFound.profile(isUuid(v) ? 'uuid' : 'name', v);
+        await remove(p);
+      }
+      return empty(reply as FastifyReply, 204);
+    },
+  );
 };

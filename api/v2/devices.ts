@@ -20,7 +20,9 @@ export const DeviceSchema = Type.Object({
   std_board_info: Type.String({ description: 'JSON text' }),
   vendor_board_info: Type.String(),
   hostname: Type.String(),
-  status: Type.Optional(Type.String({ description: 'enabled (can take an ARQ now) | maintaining (disabled, or no accelerator installed yet); only at microversion >= 2.3' })),
+  status: Type.Optional(
+    Type.String({ description: 'enabled (can take an ARQ now) | maintaining (disabled, or no accelerator installed yet); only at microversion >= 2.3' }),
+  ),
   links: Links,
   created_at: Timestamp,
   updated_at: NullableTimestamp,
@@ -69,48 +71,84 @@ export const deviceRoutes: FastifyPluginAsyncTypebox<V2Deps> = async (app, deps)
     return Boolean(tags?.includes('usable') && !tags.includes('reserved'));
   };
   const status = (d: DeviceT): 'enabled' | 'maintaining' =>
-    (control.documents.deviceStatus(d.uuid) === 'enabled' && d.deployables.some((dep) => inService(dep.uuid)) ? 'enabled' : 'maintaining');
+    control.documents.deviceStatus(d.uuid) === 'enabled' && d.deployables.some((dep) => inService(dep.uuid)) ? 'enabled' : 'maintaining';
 
   const serialize = (e: DeviceEntry, base: string, withStatus: boolean): Device => {
     const d = e.device;
     const out: Device = {
-      uuid: d.uuid, type: d.type, vendor: d.vendor, model: d.model, std_board_info: d.stdBoardInfo, vendor_board_info: d.vendorBoardInfo,
-      hostname: e.host, links: selfLink(base, 'devices', d.uuid), created_at: ts(catalogue.createdAt(d.uuid)), updated_at: null,
+      uuid: d.uuid,
+      type: d.type,
+      vendor: d.vendor,
+      model: d.model,
+      std_board_info: d.stdBoardInfo,
+      vendor_board_info: d.vendorBoardInfo,
+      hostname: e.host,
+      links: selfLink(base, 'devices', d.uuid),
+      created_at: ts(catalogue.createdAt(d.uuid)),
+      updated_at: null,
     };
     if (withStatus) out.status = status(d);
     return out;
   };
 
-  app.get('/devices', {
-    schema: { tags: [TAG], summary: 'List devices', hide: deps.hide, querystring: ListQuery, response: { 200: Type.Object({ devices: Type.Array(DeviceSchema) }), ...errors(400, 401, 403, 406) } },
-  }, async (req, reply) => {
-    h.authorize(req, 'cyborg:device:get_all');
-    const withStatus = atLeast(req.microversion, 3);
-    const base = h.base(req);
-    const { type, vendor, hostname } = req.query;
-    // A device list of a large fleet is big and rarely changes: serve the same bytes until an
-    // inventory or a device status changes (inventory arrays are replaced, never mutated).
-    const inventories = catalogue.inventories();
-    const key = `${withStatus}|${base}|${type ?? ''}|${vendor ?? ''}|${hostname ?? ''}`;
-    const gen = control.documents.statusGeneration;
-    const statuses = withStatus ? inventories.map((i) => i.devices.map((d) => (d.stub ? '' : status(d)[0])).join('')).join('|') : '';
-    if (!(cache && cache.key === key && cache.statusGeneration === gen && cache.statuses === statuses && cache.inventories.length === inventories.length
-      && cache.inventories.every((inv, i) => inv === inventories[i]!.devices))) {
-      cache = { key, inventories: inventories.map((i) => i.devices), statusGeneration: gen, statuses, body: build(inventories, base, withStatus, req.query) };
-    }
-    reply.type('application/json').header('vary', 'OpenStack-API-Version, Accept-Encoding');
-    if (/\bgzip\b/.test(String(req.headers['accept-encoding'] ?? ''))) {
-      cache.gzipped ??= gzipSync(cache.body, { level: 6 });
-      return reply.header('content-encoding', 'gzip').send(cache.gzipped as never); // pre-serialized bytes
-    }
-    return reply.send(cache.body as never);
-  });
+  app.get(
+    '/devices',
+    {
+      schema: {
+        tags: [TAG],
+        summary: 'List devices',
+        hide: deps.hide,
+        querystring: ListQuery,
+        response: { 200: Type.Object({ devices: Type.Array(DeviceSchema) }), ...errors(400, 401, 403, 406) },
+      },
+    },
+    async (req, reply) => {
+      h.authorize(req, 'cyborg:device:get_all');
+      const withStatus = atLeast(req.microversion, 3);
+      const base = h.base(req);
+      const { type, vendor, hostname } = req.query;
+      // A device list of a large fleet is big and rarely changes: serve the same bytes until an
+      // inventory or a device status changes (inventory arrays are replaced, never mutated).
+      const inventories = catalogue.inventories();
+      const key = `${withStatus}|${base}|${type ?? ''}|${vendor ?? ''}|${hostname ?? ''}`;
+      const gen = control.documents.statusGeneration;
+      const statuses = withStatus ? inventories.map((i) => i.devices.map((d) => (d.stub ? '' : status(d)[0])).join('')).join('|') : '';
+      if (
+        !(
+          cache &&
+          cache.key === key &&
+          cache.statusGeneration === gen &&
+          cache.statuses === statuses &&
+          cache.inventories.length === inventories.length &&
+          cache.inventories.every((inv, i) => inv === inventories[i]!.devices)
+        )
+      ) {
+        cache = { key, inventories: inventories.map((i) => i.devices), statusGeneration: gen, statuses, body: build(inventories, base, withStatus, req.query) };
+      }
+      reply.type('application/json').header('vary', 'OpenStack-API-Version, Accept-Encoding');
+      if (/\bgzip\b/.test(String(req.headers['accept-encoding'] ?? ''))) {
+        cache.gzipped ??= gzipSync(cache.body, { level: 6 });
+        return reply.header('content-encoding', 'gzip').send(cache.gzipped as never); // pre-serialized bytes
+      }
+      return reply.send(cache.body as never);
+    },
+  );
 
-  const build = (inventories: ReturnType<typeof catalogue.inventories>, base: string, withStatus: boolean, q: { type?: string; vendor?: string; hostname?: string }): Buffer => {
+  const build = (
+    inventories: ReturnType<typeof catalogue.inventories>,
+    base: string,
+    withStatus: boolean,
+    q: { type?: string; vendor?: string; hostname?: string },
+  ): Buffer => {
     const { type, vendor, hostname } = q;
     const devices = inventories
       .flatMap(({ host, devices: ds }) => ds.filter((d) => !d.stub).map((device) => ({ host, device })))
-      .filter((e) => (type === undefined || e.device.type === type) && (vendor === undefined || e.device.vendor === vendor) && (hostname === undefined || e.host === hostname))
+      .filter(
+        (e) =>
+          (type === undefined || e.device.type === type) &&
+          (vendor === undefined || e.device.vendor === vendor) &&
+          (hostname === undefined || e.host === hostname),
+      )
       .map((e) => serialize(e, base, withStatus));
     return Buffer.from(JSON.stringify({ devices }));
   };
@@ -121,41 +159,73 @@ export const deviceRoutes: FastifyPluginAsyncTypebox<V2Deps> = async (app, deps)
     return e;
   };
 
-  app.get('/devices/:uuid', {
-    schema: { tags: [TAG], summary: 'Show one device', hide: deps.hide, params: Type.Object({ uuid: UuidParam }), response: { 200: DeviceSchema, ...errors(400, 401, 403, 404, 406) } },
-  }, async (req) => {
-    h.authorize(req, 'cyborg:device:get_one');
-    return serialize(find(req.params.uuid), h.base(req), atLeast(req.microversion, 3));
-  });
+  app.get(
+    '/devices/:uuid',
+    {
+      schema: {
+        tags: [TAG],
+        summary: 'Show one device',
+        hide: deps.hide,
+        params: Type.Object({ uuid: UuidParam }),
+        response: { 200: DeviceSchema, ...errors(400, 401, 403, 404, 406) },
+      },
+    },
+    async (req) => {
+      h.authorize(req, 'cyborg:device:get_one');
+      return serialize(find(req.params.uuid), h.base(req), atLeast(req.microversion, 3));
+    },
+  );
 
-  app.post('/devices/:uuid/enable', {
-    schema: { tags: [TAG], summary: 'Enable a device (status enabled; installs its inactive accelerators)', hide: deps.hide, params: Type.Object({ uuid: UuidParam }), response: { ...errors(400, 401, 403, 404, 406, 409) } },
-  }, async (req, reply) => {
-    h.authorize(req, 'cyborg:device:enable');
-    const e = find(req.params.uuid);
-    await control.documents.setDeviceStatus(e.device.uuid, 'enabled');
-    for (const dep of e.device.deployables) {
-      const view = catalogue.view(dep.uuid);
-      // Undoes `disable`: its maintenance mark goes, and Placement frees the inventory.
-      if (view?.maintenance?.scopes.includes('device')) await control.act(dep.uuid, { type: 'END_MAINTENANCE', scope: 'device' }, h.meta(req));
-      if (view?.state === AcceleratorStates.inactive) await control.act(dep.uuid, { type: 'ENABLE' }, h.meta(req));
-    }
-    return empty(reply as FastifyReply, 200);
-  });
+  app.post(
+    '/devices/:uuid/enable',
+    {
+      schema: {
+        tags: [TAG],
+        summary: 'Enable a device (status enabled; installs its inactive accelerators)',
+        hide: deps.hide,
+        params: Type.Object({ uuid: UuidParam }),
+        response: { ...errors(400, 401, 403, 404, 406, 409) },
+      },
+    },
+    async (req, reply) => {
+      h.authorize(req, 'cyborg:device:enable');
+      const e = find(req.params.uuid);
+      await control.documents.setDeviceStatus(e.device.uuid, 'enabled');
+      for (const dep of e.device.deployables) {
+        const view = catalogue.view(dep.uuid);
+        // Undoes `disable`: its maintenance mark goes, and Placement frees the inventory.
+        if (view?.maintenance?.scopes.includes('device')) await control.act(dep.uuid, { type: 'END_MAINTENANCE', scope: 'device' }, h.meta(req));
+        if (view?.state === AcceleratorStates.inactive) await control.act(dep.uuid, { type: 'ENABLE' }, h.meta(req));
+      }
+      return empty(reply as FastifyReply, 200);
+    },
+  );
 
-  app.post('/devices/:uuid/disable', {
-    schema: { tags: [TAG], summary: 'Disable a device (status maintaining; its accelerators marked for maintenance: reserved in Placement, no new binds; running instances keep it)', hide: deps.hide, params: Type.Object({ uuid: UuidParam }), response: { ...errors(400, 401, 403, 404, 406) } },
-  }, async (req, reply) => {
-    h.authorize(req, 'cyborg:device:disable');
-    const e = find(req.params.uuid);
-    await control.documents.setDeviceStatus(e.device.uuid, 'maintaining');
-    // Cyborg's disable takes the device out of service: each accelerator gets the device's
-    // maintenance mark, so its inventory is reserved in Placement and a bind on it fails naming
-    // the mark; the instances on it keep running.
-    for (const dep of e.device.deployables) {
-      const view = catalogue.view(dep.uuid);
-      if (view && view.state !== AcceleratorStates.removed && !view.maintenance?.scopes.includes('device')) await control.act(dep.uuid, { type: 'MAINTAIN', scope: 'device' }, h.meta(req));
-    }
-    return empty(reply as FastifyReply, 200);
-  });
+  app.post(
+    '/devices/:uuid/disable',
+    {
+      schema: {
+        tags: [TAG],
+        summary:
+          'Disable a device (status maintaining; its accelerators marked for maintenance: reserved in Placement, no new binds; running instances keep it)',
+        hide: deps.hide,
+        params: Type.Object({ uuid: UuidParam }),
+        response: { ...errors(400, 401, 403, 404, 406) },
+      },
+    },
+    async (req, reply) => {
+      h.authorize(req, 'cyborg:device:disable');
+      const e = find(req.params.uuid);
+      await control.documents.setDeviceStatus(e.device.uuid, 'maintaining');
+      // Cyborg's disable takes the device out of service: each accelerator gets the device's
+      // maintenance mark, so its inventory is reserved in Placement and a bind on it fails naming
+      // the mark; the instances on it keep running.
+      for (const dep of e.device.deployables) {
+        const view = catalogue.view(dep.uuid);
+        if (view && view.state !== AcceleratorStates.removed && !view.maintenance?.scopes.includes('device'))
+          await control.act(dep.uuid, { type: 'MAINTAIN', scope: 'device' }, h.meta(req));
+      }
+      return empty(reply as FastifyReply, 200);
+    },
+  );
 };

@@ -89,7 +89,10 @@ export function installV2ErrorHandler(scope: FastifyInstance, opts: { notFound?:
   });
   if (opts.notFound) {
     scope.setNotFoundHandler((req, reply) => {
-      void reply.status(404).type('application/json').send({ error_message: JSON.stringify({ code: 404, title: 'Not Found', description: `no route ${req.method} ${req.url}` }) });
+      void reply
+        .status(404)
+        .type('application/json')
+        .send({ error_message: JSON.stringify({ code: 404, title: 'Not Found', description: `no route ${req.method} ${req.url}` }) });
     });
   }
 }

@@ -46,5 +46,8 @@ export function isUuid(s: string): boolean {
 
 /** Splits Cyborg's comma-separated query values, dropping blanks. */
 export function csv(s: string | undefined): string[] {
-  return (s ?? '').split(',').map((x) => x.trim()).filter(Boolean);
+  return (s ?? '')
+    .split(',')
+    .map((x) => x.trim())
+    .filter(Boolean);
 }

@@ -54,7 +54,10 @@ const RESOURCES = [deviceRoutes, deployableRoutes, attributeRoutes, deviceProfil
  * under `/accelerator`, where devstack-style deployments and Keystone catalogs put it; each copy's
  * links stay under its own mount (the second copy is left out of the OpenAPI document).
  */
-export async function registerCyborgV2(app: FastifyInstance, opts: { control: ControlPlane; settings?: V2Settings; trust?: TrustFn; limits?: Partial<ApiLimits> }): Promise<void> {
+export async function registerCyborgV2(
+  app: FastifyInstance,
+  opts: { control: ControlPlane; settings?: V2Settings; trust?: TrustFn; limits?: Partial<ApiLimits> },
+): Promise<void> {
   const auth = authSettings(opts.settings);
   const limits = apiLimits(opts.limits);
   const catalogue = new Catalogue(opts.control);
@@ -76,29 +79,38 @@ async function registerMount(app: FastifyInstance, deps: V2Deps): Promise<void> 
     req.identity = await identify(req, auth, reply);
   };
 
-  await app.register(async (scope) => {
-    installV2ErrorHandler(scope);
-    await scope.register(rootRoutes, { links, hide });
-  }, { prefix: links.mount });
+  await app.register(
+    async (scope) => {
+      installV2ErrorHandler(scope);
+      await scope.register(rootRoutes, { links, hide });
+    },
+    { prefix: links.mount },
+  );
 
-  await app.register(async (scope) => {
-    installV2ErrorHandler(scope, { notFound: true });
-    installLenientJson(scope);
-    scope.addHook('onRequest', microversionHook);
-    await scope.register(v2DocRoutes, { links, hide });
-    await scope.register(async (resources) => {
-      resources.addHook('onRequest', headerBounds);
-      resources.addHook('onRequest', identityHook);
-      for (const r of RESOURCES) await resources.register(r, deps);
-    });
-  }, { prefix: `${links.mount}/v2` });
+  await app.register(
+    async (scope) => {
+      installV2ErrorHandler(scope, { notFound: true });
+      installLenientJson(scope);
+      scope.addHook('onRequest', microversionHook);
+      await scope.register(v2DocRoutes, { links, hide });
+      await scope.register(async (resources) => {
+        resources.addHook('onRequest', headerBounds);
+        resources.addHook('onRequest', identityHook);
+        for (const r of RESOURCES) await resources.register(r, deps);
+      });
+    },
+    { prefix: `${links.mount}/v2` },
+  );
 
-  await app.register(async (scope) => {
-    installV2ErrorHandler(scope);
-    installLenientJson(scope);
-    scope.addHook('onRequest', microversionHook);
-    scope.addHook('onRequest', headerBounds);
-    scope.addHook('onRequest', identityHook);
-    for (const r of RESOURCES) await scope.register(r, { ...deps, hide: true });
-  }, { prefix: links.mount });
+  await app.register(
+    async (scope) => {
+      installV2ErrorHandler(scope);
+      installLenientJson(scope);
+      scope.addHook('onRequest', microversionHook);
+      scope.addHook('onRequest', headerBounds);
+      scope.addHook('onRequest', identityHook);
+      for (const r of RESOURCES) await scope.register(r, { ...deps, hide: true });
+    },
+    { prefix: links.mount },
+  );
 }

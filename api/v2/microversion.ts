@@ -28,7 +28,8 @@ export function parseMicroversion(header: string | string[] | undefined): Microv
   let value: string | undefined;
   for (const entry of raw.split(',')) {
     const parts = entry.trim().split(/\s+/);
-    if (parts.length === 1 && /^\d/.test(parts[0]!)) value = parts[0]; // bare "2.N" (deprecated form)
+    if (parts.length === 1 && /^\d/.test(parts[0]!))
+      value = parts[0]; // bare "2.N" (deprecated form)
     else if (parts.length === 2 && parts[0]!.toLowerCase() === 'accelerator') value = parts[1];
   }
   if (value === undefined) return { ...MIN_VERSION };
@@ -37,9 +38,11 @@ export function parseMicroversion(header: string | string[] | undefined): Microv
   if (!m) throw v2Error('request.not_acceptable', 'Invalid value for OpenStack-API-Version header', { value });
   const v = { major: Number(m[1]), minor: Number(m[2]) };
   if (v.major !== MAX_VERSION.major || v.minor < MIN_VERSION.minor || v.minor > MAX_VERSION.minor) {
-    throw v2Error('request.not_acceptable',
+    throw v2Error(
+      'request.not_acceptable',
       `Version ${value} was requested but the minor version is not supported by this service. The supported version range is: [${MIN_TEXT}, ${MAX_TEXT}].`,
-      { value });
+      { value },
+    );
   }
   return v;
 }

@@ -7,11 +7,26 @@ import { hasServiceToken, type AuthSettings, type Identity } from './identity.js
  * policy/cyborg-rules.ts, enforced by policy/enforcer.ts and overridable from policy.yaml.
  */
 export type RuleName =
-  | 'cyborg:device_profile:get_all' | 'cyborg:device_profile:get_one' | 'cyborg:device_profile:create' | 'cyborg:device_profile:delete'
-  | 'cyborg:arq:get_all' | 'cyborg:arq:get_one' | 'cyborg:arq:create' | 'cyborg:arq:update' | 'cyborg:arq:delete'
-  | 'cyborg:device:get_all' | 'cyborg:device:get_one' | 'cyborg:device:enable' | 'cyborg:device:disable'
-  | 'cyborg:deployable:get_all' | 'cyborg:deployable:get_one' | 'cyborg:deployable:program'
-  | 'cyborg:attribute:get_all' | 'cyborg:attribute:get_one' | 'cyborg:attribute:create' | 'cyborg:attribute:delete';
+  | 'cyborg:device_profile:get_all'
+  | 'cyborg:device_profile:get_one'
+  | 'cyborg:device_profile:create'
+  | 'cyborg:device_profile:delete'
+  | 'cyborg:arq:get_all'
+  | 'cyborg:arq:get_one'
+  | 'cyborg:arq:create'
+  | 'cyborg:arq:update'
+  | 'cyborg:arq:delete'
+  | 'cyborg:device:get_all'
+  | 'cyborg:device:get_one'
+  | 'cyborg:device:enable'
+  | 'cyborg:device:disable'
+  | 'cyborg:deployable:get_all'
+  | 'cyborg:deployable:get_one'
+  | 'cyborg:deployable:program'
+  | 'cyborg:attribute:get_all'
+  | 'cyborg:attribute:get_one'
+  | 'cyborg:attribute:create'
+  | 'cyborg:attribute:delete';
 
 /** One Enforcer per `enforce_new_defaults` value for callers that bring none (tests, benchmarks): the defaults only. */
 const defaults = new Map<boolean, Enforcer>();

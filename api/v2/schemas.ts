@@ -13,7 +13,9 @@ export const UuidParam = Text(MAX.uuid, { minLength: 1, description: 'a uuid' })
 /** A device profile's uuid, or (at 2.2) its name. */
 export const ProfileParam = Name({ description: 'a uuid, or a device profile name at 2.2' });
 /** Cyborg's `filters` query parameter: accepted and ignored. */
-export const IgnoredFilters = Type.Optional(Type.Union([Text(MAX.list), Type.Array(Text(MAX.list), { maxItems: MAX.items })], { description: 'WSME filter list; accepted and ignored, as in Cyborg' }));
+export const IgnoredFilters = Type.Optional(
+  Type.Union([Text(MAX.list), Type.Array(Text(MAX.list), { maxItems: MAX.items })], { description: 'WSME filter list; accepted and ignored, as in Cyborg' }),
+);
 
 /** The error statuses a v2 route can answer with, all in Cyborg's body. */
 export function errors(...statuses: number[]): Record<number, typeof V2Error> {

@@ -19,27 +19,39 @@ const Root = Type.Object({
   default_version: Version,
 });
 
-const DESCRIPTION = 'Cyborg is the OpenStack project for lifecycle management of hardware accelerators, such as GPUs,FPGAs, AI chips, security accelerators, etc.';
+const DESCRIPTION =
+  'Cyborg is the OpenStack project for lifecycle management of hardware accelerators, such as GPUs,FPGAs, AI chips, security accelerators, etc.';
 
 /**
  * `GET /`: the version discovery document (no auth, no microversion headers). Its link is what
  * keystoneauth follows to find the v2 API, so it names the same mount this document came from.
  */
 export const rootRoutes: FastifyPluginAsyncTypebox<{ links: LinkSettings; hide?: boolean }> = async (app, opts) => {
-  app.get('/', {
-    schema: { tags: [TAG], summary: 'Version discovery (no auth)', hide: opts.hide, response: { 200: Root } },
-  }, async (req) => {
-    const v = { id: 'v2', status: 'CURRENT', min_version: MIN_TEXT, max_version: MAX_TEXT, links: [{ href: `${apiRoot(req, opts.links)}/v2`, rel: 'self' }] };
-    return { name: 'OpenStack Cyborg API', description: DESCRIPTION, versions: [v], default_version: v };
-  });
+  app.get(
+    '/',
+    {
+      schema: { tags: [TAG], summary: 'Version discovery (no auth)', hide: opts.hide, response: { 200: Root } },
+    },
+    async (req) => {
+      const v = { id: 'v2', status: 'CURRENT', min_version: MIN_TEXT, max_version: MAX_TEXT, links: [{ href: `${apiRoot(req, opts.links)}/v2`, rel: 'self' }] };
+      return { name: 'OpenStack Cyborg API', description: DESCRIPTION, versions: [v], default_version: v };
+    },
+  );
 };
 
 /** `GET /v2` (and `/v2/`): the v2 document, with the microversion headers (no auth). */
 export const v2DocRoutes: FastifyPluginAsyncTypebox<{ links: LinkSettings; hide?: boolean }> = async (app, opts) => {
-  app.get('/', {
-    schema: { tags: [TAG], summary: 'The v2 version document (no auth)', hide: opts.hide, response: { 200: Version } },
-  }, async (req) => ({
-    id: 'v2.0', status: 'CURRENT', min_version: MIN_TEXT, max_version: MAX_TEXT,
-    links: [{ href: `${apiRoot(req, opts.links)}/v2/`, rel: 'self' }],
-  }));
+  app.get(
+    '/',
+    {
+      schema: { tags: [TAG], summary: 'The v2 version document (no auth)', hide: opts.hide, response: { 200: Version } },
+    },
+    async (req) => ({
+      id: 'v2.0',
+      status: 'CURRENT',
+      min_version: MIN_TEXT,
+      max_version: MAX_TEXT,
+      links: [{ href: `${apiRoot(req, opts.links)}/v2/`, rel: 'self' }],
+    }),
+  );
 };

@@ -19,11 +19,14 @@ const password = (user: string): string => process.env[`KEYSTONE_${user.toUpperC
 
 async function tokenOf(user: string, project: string): Promise<string> {
   const res = await request(`${KEYSTONE_URL}/auth/tokens?nocatalog`, {
-    method: 'POST', headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ auth: {
-      identity: { methods: ['password'], password: { user: { name: user, domain: { name: 'Default' }, password: password(user) } } },
-      scope: { project: { name: project, domain: { name: 'Default' } } },
-    } }),
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      auth: {
+        identity: { methods: ['password'], password: { user: { name: user, domain: { name: 'Default' }, password: password(user) } } },
+        scope: { project: { name: project, domain: { name: 'Default' } } },
+      },
+    }),
   });
   await res.body.dump();
   const token = res.headers['x-subject-token'];
@@ -51,10 +54,22 @@ export async function keystoneSection(o: KeystoneSectionOptions): Promise<void> 
     console.log(`\nkeystone mode: skipped — Keystone unreachable or refusing at ${KEYSTONE_URL} (${String(err)})`);
     return;
   }
-  const session = new KeystoneSession({ authUrl: KEYSTONE_URL, auth: { type: 'password', username: 'cyborg', password: password('cyborg'), userDomainName: 'Default', projectName: 'service', projectDomainName: 'Default' } });
+  const session = new KeystoneSession({
+    authUrl: KEYSTONE_URL,
+    auth: {
+      type: 'password',
+      username: 'cyborg',
+      password: password('cyborg'),
+      userDomainName: 'Default',
+      projectName: 'service',
+      projectDomainName: 'Default',
+    },
+  });
   const validator = new TokenValidator({ session, cache: {} });
   const app = await buildApi({
-    control: o.control, log: o.log, v2: { authStrategy: 'keystone' },
+    control: o.control,
+    log: o.log,
+    v2: { authStrategy: 'keystone' },
     auth: { keystone: { validator, wwwAuthenticateUri: KEYSTONE_URL.replace(/\/v3\/?$/, '') } },
   });
   await app.listen({ host: '127.0.0.1', port: 0 });
@@ -76,15 +91,21 @@ export async function keystoneSection(o: KeystoneSectionOptions): Promise<void> 
     const keystone = await lifecycle(url, o.clients, o.hosts, o.seconds, { headers });
     apiRequests += sent.requests - s0;
     breakdown();
-    console.log(`ARQ lifecycle, ${o.clients} clients: noauth ${noauth.perS.toFixed(1)} cycles/s (${noauth.failures} failed), keystone ${keystone.perS.toFixed(1)} cycles/s (p99 ${keystone.p99.toFixed(1)} ms, ${keystone.failures} failed${keystone.firstError ? `: ${keystone.firstError}` : ''})`);
+    console.log(
+      `ARQ lifecycle, ${o.clients} clients: noauth ${noauth.perS.toFixed(1)} cycles/s (${noauth.failures} failed), keystone ${keystone.perS.toFixed(1)} cycles/s (p99 ${keystone.p99.toFixed(1)} ms, ${keystone.failures} failed${keystone.firstError ? `: ${keystone.firstError}` : ''})`,
+    );
     console.log(`  keystone / noauth: ${ratio(keystone.perS, noauth.perS)}`);
     const dn = await o.devices(o.noauthUrl, NOAUTH);
     const dk = await o.devices(url, headers);
-    console.log(`GET /v2/devices, 10 conns: noauth ${dn.perS.toFixed(1)} req/s (${dn.errors} errors), keystone ${dk.perS.toFixed(1)} req/s (p99 ${dk.p99} ms, ${dk.errors} errors)`);
+    console.log(
+      `GET /v2/devices, 10 conns: noauth ${dn.perS.toFixed(1)} req/s (${dn.errors} errors), keystone ${dk.perS.toFixed(1)} req/s (p99 ${dk.p99} ms, ${dk.errors} errors)`,
+    );
     console.log(`  keystone / noauth: ${ratio(dk.perS, dn.perS)}`);
     const ks = validator.keystoneRequests + session.authentications;
     const total = apiRequests + dk.total;
-    console.log(`Keystone requests: ${ks} (${validator.keystoneRequests} validations, ${session.authentications} service-user authentications) for ${total} keystone-mode API requests: ${((ks / Math.max(1, total)) * 1000).toFixed(2)} per 1,000`);
+    console.log(
+      `Keystone requests: ${ks} (${validator.keystoneRequests} validations, ${session.authentications} service-user authentications) for ${total} keystone-mode API requests: ${((ks / Math.max(1, total)) * 1000).toFixed(2)} per 1,000`,
+    );
   } finally {
     await app.close();
   }

@@ -18,11 +18,22 @@ export function pct(sorted: number[], p: number): number {
 /** Requests sent through call() (the keystone section reports Keystone's requests per 1,000 of them). */
 export const sent = { requests: 0 };
 
-export async function call(pool: Pool, method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, body?: unknown, headers: Headers = NOAUTH): Promise<{ status: number; json: unknown }> {
+export async function call(
+  pool: Pool,
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE',
+  path: string,
+  body?: unknown,
+  headers: Headers = NOAUTH,
+): Promise<{ status: number; json: unknown }> {
   sent.requests++;
-  const res = await pool.request({ method, path, headers: body === undefined ? headers : { ...headers, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const res = await pool.request({
+    method,
+    path,
+    headers: body === undefined ? headers : { ...headers, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   const text = await res.body.text();
-  return { status: res.statusCode, json: text ? JSON.parse(text) as unknown : null };
+  return { status: res.statusCode, json: text ? (JSON.parse(text) as unknown) : null };
 }
 
 /** Milliseconds per step of the cycles, for the breakdown line. */
@@ -52,13 +63,19 @@ export async function cycle(pool: Pool, host: string, headers: Headers = NOAUTH,
   if (created.status !== 201) throw new Error(`create: ${created.status}`);
   const uuid = (created.json as { arqs: { uuid: string }[] }).arqs[0]!.uuid;
   acks?.created.add(uuid);
-  const bound = await call(pool, 'PATCH', '/v2/accelerator_requests', {
-    [uuid]: [
-      { op: 'add', path: '/hostname', value: host },
-      { op: 'add', path: '/device_rp_uuid', value: uuid3(NAMESPACE_DNS, `${host}_FakeDevice`) },
-      { op: 'add', path: '/instance_uuid', value: instance },
-    ],
-  }, headers);
+  const bound = await call(
+    pool,
+    'PATCH',
+    '/v2/accelerator_requests',
+    {
+      [uuid]: [
+        { op: 'add', path: '/hostname', value: host },
+        { op: 'add', path: '/device_rp_uuid', value: uuid3(NAMESPACE_DNS, `${host}_FakeDevice`) },
+        { op: 'add', path: '/instance_uuid', value: instance },
+      ],
+    },
+    headers,
+  );
   if (bound.status !== 202) throw new Error(`bind: ${bound.status}`);
   lap('bind');
   for (;;) {
@@ -79,13 +96,26 @@ export async function cycle(pool: Pool, host: string, headers: Headers = NOAUTH,
 }
 
 export function breakdown(): string {
-  const out = Object.entries(steps).map(([k, v]) => `${k} ${pct([...v].sort((a, b) => a - b), 50).toFixed(1)}`).join(', ');
+  const out = Object.entries(steps)
+    .map(
+      ([k, v]) =>
+        `${k} ${pct(
+          [...v].sort((a, b) => a - b),
+          50,
+        ).toFixed(1)}`,
+    )
+    .join(', ');
   for (const v of Object.values(steps)) v.length = 0;
   return `p50 per step (ms): ${out}`;
 }
 
 export interface LifecycleResult {
-  cycles: number; failures: number; perS: number; p50: number; p99: number; firstError?: string;
+  cycles: number;
+  failures: number;
+  perS: number;
+  p50: number;
+  p99: number;
+  firstError?: string;
   /** Failures by what they said, most frequent first. */
   errors: [string, number][];
 }
@@ -94,7 +124,13 @@ export interface LifecycleResult {
  * `clients` clients each running cycles on its host for `seconds`. `onCycle` hears every cycle's
  * end (time, success), for the fault run's recovery times.
  */
-export async function lifecycle(url: string, clients: number, hosts: string[], seconds: number, o: { headers?: Headers; acks?: CycleAcks; onCycle?: (startedAt: number, endedAt: number, ok: boolean) => void } = {}): Promise<LifecycleResult> {
+export async function lifecycle(
+  url: string,
+  clients: number,
+  hosts: string[],
+  seconds: number,
+  o: { headers?: Headers; acks?: CycleAcks; onCycle?: (startedAt: number, endedAt: number, ok: boolean) => void } = {},
+): Promise<LifecycleResult> {
   const pool = new Pool(url, { connections: clients, pipelining: 1 });
   const lat: number[] = [];
   let failures = 0;
@@ -102,24 +138,34 @@ export async function lifecycle(url: string, clients: number, hosts: string[], s
   const errors = new Map<string, number>();
   const start = performance.now();
   const end = start + seconds * 1000;
-  await Promise.all(Array.from({ length: clients }, async (_, i) => {
-    const host = hosts[i % hosts.length]!;
-    while (performance.now() < end) {
-      const t = performance.now();
-      try {
-        await cycle(pool, host, o.headers, o.acks);
-        lat.push(performance.now() - t);
-        o.onCycle?.(t, performance.now(), true);
-      } catch (err) {
-        failures++;
-        firstError ??= String(err);
-        errors.set(String(err), (errors.get(String(err)) ?? 0) + 1);
-        o.onCycle?.(t, performance.now(), false);
+  await Promise.all(
+    Array.from({ length: clients }, async (_, i) => {
+      const host = hosts[i % hosts.length]!;
+      while (performance.now() < end) {
+        const t = performance.now();
+        try {
+          await cycle(pool, host, o.headers, o.acks);
+          lat.push(performance.now() - t);
+          o.onCycle?.(t, performance.now(), true);
+        } catch (err) {
+          failures++;
+          firstError ??= String(err);
+          errors.set(String(err), (errors.get(String(err)) ?? 0) + 1);
+          o.onCycle?.(t, performance.now(), false);
+        }
       }
-    }
-  }));
+    }),
+  );
   const elapsed = (performance.now() - start) / 1000;
   await pool.close();
   lat.sort((a, b) => a - b);
-  return { cycles: lat.length, failures, perS: lat.length / elapsed, p50: pct(lat, 50), p99: pct(lat, 99), firstError, errors: [...errors].sort((a, b) => b[1] - a[1]) };
+  return {
+    cycles: lat.length,
+    failures,
+    perS: lat.length / elapsed,
+    p50: pct(lat, 50),
+    p99: pct(lat, 99),
+    firstError,
+    errors: [...errors].sort((a, b) => b[1] - a[1]),
+  };
 }

@@ -20,7 +20,9 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 /** Resolves with the first answer of `check` that is neither undefined nor false, polled every 200 ms. */
 export async function until<T>(what: string, check: () => Promise<T | undefined> | T | undefined, timeoutMs = 120_000): Promise<T> {
   for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; await sleep(200)) {
-    const v = await Promise.resolve().then(check).catch(() => undefined);
+    const v = await Promise.resolve()
+      .then(check)
+      .catch(() => undefined);
     if (v !== undefined && v !== false) return v;
   }
   throw new Error(`timed out waiting for ${what}`);

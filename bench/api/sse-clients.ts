@@ -9,20 +9,22 @@ const [url, n] = [process.argv[2]!, Number(process.argv[3])];
 const dispatcher = new Agent({ connections: null, bodyTimeout: 0, headersTimeout: 30_000 });
 let open = 0;
 let refused = 0;
-await Promise.all(Array.from({ length: n }, async () => {
-  try {
-    const res = await request(`${url}/cyborg/v1/events`, { dispatcher, headers: { 'x-auth-token': 'admin', accept: 'text/event-stream' } });
-    if (res.statusCode !== 200) {
+await Promise.all(
+  Array.from({ length: n }, async () => {
+    try {
+      const res = await request(`${url}/cyborg/v1/events`, { dispatcher, headers: { 'x-auth-token': 'admin', accept: 'text/event-stream' } });
+      if (res.statusCode !== 200) {
+        refused++;
+        await res.body.dump();
+        return;
+      }
+      open++;
+      res.body.on('data', () => undefined);
+      res.body.on('error', () => undefined);
+    } catch {
       refused++;
-      await res.body.dump();
-      return;
     }
-    open++;
-    res.body.on('data', () => undefined);
-    res.body.on('error', () => undefined);
-  } catch {
-    refused++;
-  }
-}));
+  }),
+);
 console.log(`connected ${open} refused ${refused}`);
 setInterval(() => undefined, 60_000);

@@ -28,7 +28,9 @@ function rss(): number {
 
 export async function sseSection(o: SseSectionOptions): Promise<void> {
   const before = rss();
-  const child = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'sse-clients.ts'), o.url, String(o.clients)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'sse-clients.ts'), o.url, String(o.clients)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const lines: string[] = [];
   let buf = '';
   const connected = new Promise<{ open: number; refused: number }>((resolve, reject) => {
@@ -52,11 +54,20 @@ export async function sseSection(o: SseSectionOptions): Promise<void> {
   for (let round = 0; round < 5; round++) {
     for (const id of ids) {
       const a = o.control.getAccelerator(id);
-      if (a?.state === AcceleratorStates.ready) await o.control.act(id, { type: 'DISABLE' }).then(() => transitions++, () => undefined);
-      else if (a?.state === AcceleratorStates.inactive) await o.control.act(id, { type: 'ENABLE' }).then(() => transitions++, () => undefined);
+      if (a?.state === AcceleratorStates.ready)
+        await o.control.act(id, { type: 'DISABLE' }).then(
+          () => transitions++,
+          () => undefined,
+        );
+      else if (a?.state === AcceleratorStates.inactive)
+        await o.control.act(id, { type: 'ENABLE' }).then(
+          () => transitions++,
+          () => undefined,
+        );
     }
   }
-  for (const id of ids) if (o.control.getAccelerator(id)?.state === AcceleratorStates.inactive) await o.control.act(id, { type: 'ENABLE' }).catch(() => undefined);
+  for (const id of ids)
+    if (o.control.getAccelerator(id)?.state === AcceleratorStates.inactive) await o.control.act(id, { type: 'ENABLE' }).catch(() => undefined);
   const busyS = (performance.now() - t0) / 1000;
   const withClients = rss();
   child.kill('SIGTERM');
@@ -64,5 +75,7 @@ export async function sseSection(o: SseSectionOptions): Promise<void> {
   await new Promise((r) => setTimeout(r, 500));
   const after = rss();
   console.log(`\nevent stream, ${o.clients} clients (api.sseMaxClients = ${o.maxClients}): ${open} connected, ${refused} refused (503)`);
-  console.log(`  api RSS: before ${mib(before)}, with the clients ${mib(withClients)} (+${mib(withClients - before)}, ${((withClients - before) / 1024 / Math.max(1, open)).toFixed(1)} KiB a client), after they left ${mib(after)}; ${transitions} operator actions published to them in ${busyS.toFixed(1)} s`);
+  console.log(
+    `  api RSS: before ${mib(before)}, with the clients ${mib(withClients)} (+${mib(withClients - before)}, ${((withClients - before) / 1024 / Math.max(1, open)).toFixed(1)} KiB a client), after they left ${mib(after)}; ${transitions} operator actions published to them in ${busyS.toFixed(1)} s`,
+  );
 }

@@ -30,11 +30,22 @@ import { admin, PG, startedWhenReady, until } from './setup.js';
 const NATS = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 const ROOT = join(import.meta.dirname, '..', '..');
 
-export interface StormOptions { boots: number; hosts: number; rounds: number; baseline?: string }
+export interface StormOptions {
+  boots: number;
+  hosts: number;
+  rounds: number;
+  baseline?: string;
+}
 
 /** What one deployment's storms measured (the child's `STORM` line). */
 export interface StormResult {
-  boots: number; failures: number; p50: number; p99: number; max: number; wallS: number; firstError?: string;
+  boots: number;
+  failures: number;
+  p50: number;
+  p99: number;
+  max: number;
+  wallS: number;
+  firstError?: string;
   /** p50 of each request of a boot, ms. */
   steps?: Record<Step, number>;
   /** CPU seconds spent during the storms by the conductor process and by the api + agents + clients process. */
@@ -59,7 +70,11 @@ function cpuOf(pid: number): number {
 async function boot(pool: Pool, slot: { host: string; rpUuid: string }, steps?: Record<Step, number[]>): Promise<number> {
   const t = performance.now();
   let last = t;
-  const lap = (s: Step): void => { const now = performance.now(); steps?.[s].push(now - last); last = now; };
+  const lap = (s: Step): void => {
+    const now = performance.now();
+    steps?.[s].push(now - last);
+    last = now;
+  };
   const instance = randomUUID();
   const created = await call(pool, 'POST', '/v2/accelerator_requests', { device_profile_name: 'storm-dp' });
   if (created.status !== 201) throw new Error(`create: ${created.status}`);
@@ -111,15 +126,35 @@ export async function runStorm(o: StormOptions): Promise<StormResult> {
   try {
     conductor = spawn('./cli/bin.js', ['conductor', '--conductor-id', 'storm-c1'], {
       cwd: ROOT,
-      env: { ...process.env, NATS_URL: NATS, CYBORG_SUBJECT_PREFIX: prefix, DATABASE_URL: dbUrl.toString(), LOG_LEVEL: 'error', LOG_PRETTY: 'false', CYBORG_METRICS_PORT: '-1' },
-      stdio: ['ignore', 'ignore', 'inherit'], detached: true,
+      env: {
+        ...process.env,
+        NATS_URL: NATS,
+        CYBORG_SUBJECT_PREFIX: prefix,
+        DATABASE_URL: dbUrl.toString(),
+        LOG_LEVEL: 'error',
+        LOG_PRETTY: 'false',
+        CYBORG_METRICS_PORT: '-1',
+      },
+      stdio: ['ignore', 'ignore', 'inherit'],
+      detached: true,
     });
     const Stats = Type.Record(Type.String(), Type.Unknown());
-    await until('the conductor', () => bus.request(Subjects.service('conductor', 'storm-c1', 'STATS'), Type.Object({}), Stats, {}, { timeoutMs: 2_000 }).then(() => true));
+    await until('the conductor', () =>
+      bus.request(Subjects.service('conductor', 'storm-c1', 'STATS'), Type.Object({}), Stats, {}, { timeoutMs: 2_000 }).then(() => true),
+    );
     const hosts = Array.from({ length: o.hosts }, (_, i) => `storm-${String(i + 1).padStart(2, '0')}`);
     const perHost = Math.ceil(o.boots / o.hosts);
     for (const host of hosts) {
-      const agent = new Agent({ host, bus, log, drivers: new DriverRegistry([new FakeDriver({ host, gpus: perHost, nics: 0 })]), heartbeatIntervalMs: 5_000, discoveryIntervalMs: 3_600_000, requestTimeoutMs: 30_000, telemetryIntervalMs: 0 });
+      const agent = new Agent({
+        host,
+        bus,
+        log,
+        drivers: new DriverRegistry([new FakeDriver({ host, gpus: perHost, nics: 0 })]),
+        heartbeatIntervalMs: 5_000,
+        discoveryIntervalMs: 3_600_000,
+        requestTimeoutMs: 30_000,
+        telemetryIntervalMs: 0,
+      });
       await startedWhenReady(`agent ${host} registered`, agent);
       agents.push(agent);
     }
@@ -146,18 +181,41 @@ export async function runStorm(o: StormOptions): Promise<StormResult> {
     const cpu0 = { conductor: cpuOf(conductor.pid!), api: cpuOf(process.pid) };
     const started = performance.now();
     for (let r = 0; r < o.rounds; r++) {
-      await Promise.all(slots.map((s) => boot(pool, s, steps).then((ms) => { lat.push(ms); }, (err: unknown) => {
-        failures++;
-        firstError ??= String(err);
-      })));
+      await Promise.all(
+        slots.map((s) =>
+          boot(pool, s, steps).then(
+            (ms) => {
+              lat.push(ms);
+            },
+            (err: unknown) => {
+              failures++;
+              firstError ??= String(err);
+            },
+          ),
+        ),
+      );
     }
     const wallS = (performance.now() - started) / 1000;
     const cpuS = { conductor: cpuOf(conductor.pid!) - cpu0.conductor, api: cpuOf(process.pid) - cpu0.api };
     await pool.close();
     lat.sort((a, b) => a - b);
-    const p50Of = (v: number[]): number => pct([...v].sort((a, b) => a - b), 50);
+    const p50Of = (v: number[]): number =>
+      pct(
+        [...v].sort((a, b) => a - b),
+        50,
+      );
     const stepP50 = { create: p50Of(steps.create), bind: p50Of(steps.bind), resolved: p50Of(steps.resolved), delete: p50Of(steps.delete) };
-    return { boots: lat.length + failures, failures, p50: pct(lat, 50), p99: pct(lat, 99), max: lat.at(-1) ?? NaN, wallS, steps: stepP50, cpuS, ...(firstError ? { firstError } : {}) };
+    return {
+      boots: lat.length + failures,
+      failures,
+      p50: pct(lat, 50),
+      p99: pct(lat, 99),
+      max: lat.at(-1) ?? NaN,
+      wallS,
+      steps: stepP50,
+      cpuS,
+      ...(firstError ? { firstError } : {}),
+    };
   } finally {
     await app?.close();
     control.stop();
@@ -178,11 +236,23 @@ export async function runStorm(o: StormOptions): Promise<StormResult> {
 
 /** Runs the storm in a process of its own on the tree at `root`; its `STORM` line. */
 function stormIn(root: string, o: StormOptions): Promise<StormResult> {
-  const args = ['--import', 'tsx', 'bench/api/storm.ts', '--storm-boots', String(o.boots), '--storm-hosts', String(o.hosts), '--storm-rounds', String(o.rounds)];
+  const args = [
+    '--import',
+    'tsx',
+    'bench/api/storm.ts',
+    '--storm-boots',
+    String(o.boots),
+    '--storm-hosts',
+    String(o.hosts),
+    '--storm-rounds',
+    String(o.rounds),
+  ];
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, args, { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
-    child.stdout!.on('data', (b: Buffer) => { out += b.toString(); });
+    child.stdout!.on('data', (b: Buffer) => {
+      out += b.toString();
+    });
     child.once('exit', (code) => {
       const line = out.split('\n').find((l) => l.startsWith('STORM '));
       if (line) resolve(JSON.parse(line.slice(6)) as StormResult);
@@ -202,9 +272,13 @@ function worktreeOf(ref: string): { root: string; sha: string } {
 }
 
 const line = (what: string, r: StormResult): string =>
-  `${what}: p50 ${r.p50.toFixed(0)} ms  p99 ${r.p99.toFixed(0)} ms  max ${r.max.toFixed(0)} ms per boot, ${r.boots} boots in ${r.wallS.toFixed(1)} s, ${r.failures} failed${r.firstError ? ` (first: ${r.firstError})` : ''}`
-  + (r.steps ? `\n    p50 per request (ms): ${Object.entries(r.steps).map(([k, v]) => `${k} ${v.toFixed(0)}`).join(', ')}` : '')
-  + (r.cpuS ? `; CPU during the storms: conductor ${r.cpuS.conductor.toFixed(1)} s, api + agents + clients ${r.cpuS.api.toFixed(1)} s` : '');
+  `${what}: p50 ${r.p50.toFixed(0)} ms  p99 ${r.p99.toFixed(0)} ms  max ${r.max.toFixed(0)} ms per boot, ${r.boots} boots in ${r.wallS.toFixed(1)} s, ${r.failures} failed${r.firstError ? ` (first: ${r.firstError})` : ''}` +
+  (r.steps
+    ? `\n    p50 per request (ms): ${Object.entries(r.steps)
+        .map(([k, v]) => `${k} ${v.toFixed(0)}`)
+        .join(', ')}`
+    : '') +
+  (r.cpuS ? `; CPU during the storms: conductor ${r.cpuS.conductor.toFixed(1)} s, api + agents + clients ${r.cpuS.api.toFixed(1)} s` : '');
 
 /** The `storm` section of bench:api: this tree, and the baseline commit in the same run. */
 export async function stormSection(o: StormOptions): Promise<void> {
@@ -214,10 +288,17 @@ export async function stormSection(o: StormOptions): Promise<void> {
     console.log(`\nstorm: skipped — PostgreSQL unreachable at ${PG} (${String(err)})`);
     return;
   }
-  console.log(`\nstorm: ${o.rounds} × ${o.boots} Nova boots at once (create, bind, poll, delete), ${o.hosts} fake hosts × ${Math.ceil(o.boots / o.hosts)} GPUs, one conductor process, NATS ${NATS}, PostgreSQL ${new URL(PG).host} (target p99 <= 1 s, 0 failures)`);
+  console.log(
+    `\nstorm: ${o.rounds} × ${o.boots} Nova boots at once (create, bind, poll, delete), ${o.hosts} fake hosts × ${Math.ceil(o.boots / o.hosts)} GPUs, one conductor process, NATS ${NATS}, PostgreSQL ${new URL(PG).host} (target p99 <= 1 s, 0 failures)`,
+  );
   const base = o.baseline ? worktreeOf(o.baseline) : undefined;
   // The baseline first and this tree last, each in a fresh process and deployment.
-  const theirs = base ? await stormIn(base.root, o).catch((err: unknown) => { console.log(`  baseline ${base.sha}: failed to run: ${String(err)}`); return undefined; }) : undefined;
+  const theirs = base
+    ? await stormIn(base.root, o).catch((err: unknown) => {
+        console.log(`  baseline ${base.sha}: failed to run: ${String(err)}`);
+        return undefined;
+      })
+    : undefined;
   const ours = await stormIn(ROOT, o);
   if (theirs) console.log(`  ${line(`baseline ${base!.sha}`, theirs)}`);
   console.log(`  ${line('this tree', ours)}`);

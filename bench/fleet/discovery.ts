@@ -32,8 +32,11 @@ export async function discoverySection(passes: number): Promise<void> {
   console.log(`\n== discovery per host, by driver kind (${passes} passes each, vendor fixtures) ==`);
   for (const [kind, root, what] of kinds) {
     const settings: DriverSettings = {
-      host: 'bench-host', sysfsRoot: root, stateDir: mkdtempSync(join(tmpdir(), 'cyborg-bench-state-')),
-      gpu: { nvidiaSmi: ['sh', join(FIXTURES, 'bin', 'fake-nvidia-smi.sh'), smi] }, fake: { gpus: 9, nics: 0 },
+      host: 'bench-host',
+      sysfsRoot: root,
+      stateDir: mkdtempSync(join(tmpdir(), 'cyborg-bench-state-')),
+      gpu: { nvidiaSmi: ['sh', join(FIXTURES, 'bin', 'fake-nvidia-smi.sh'), smi] },
+      fake: { gpus: 9, nics: 0 },
     };
     try {
       const [driver] = createDrivers([kind], settings);
@@ -49,7 +52,9 @@ export async function discoverySection(passes: number): Promise<void> {
         deployables = found.reduce((n, d) => n + (d.deployables?.length ?? 0), 0);
       }
       lat.sort((a, b) => a - b);
-      console.log(`  ${kind.padEnd(20)} p50 ${pct(lat, 50).toFixed(2)} ms  p99 ${pct(lat, 99).toFixed(2)} ms per host  (${devices} devices, ${deployables} deployables; ${what})`);
+      console.log(
+        `  ${kind.padEnd(20)} p50 ${pct(lat, 50).toFixed(2)} ms  p99 ${pct(lat, 99).toFixed(2)} ms per host  (${devices} devices, ${deployables} deployables; ${what})`,
+      );
     } catch (err) {
       console.log(`  ${kind.padEnd(20)} failed: ${String(err)}`);
     }

@@ -39,7 +39,10 @@ export class FlappingFleet {
   private startedAt = 0;
   private readonly off: Unsubscribe;
 
-  constructor(bus: NatsBus, private readonly share: number) {
+  constructor(
+    bus: NatsBus,
+    private readonly share: number,
+  ) {
     this.off = bus.subscribe(Subjects.views, ViewsBatch, (batch) => this.views(batch));
   }
 
@@ -49,7 +52,7 @@ export class FlappingFleet {
 
   /** Waits for the fleet to be in service (auto-enabled), then makes every 1/share-th accelerator flap. */
   async begin(accelerators: number): Promise<void> {
-    for (const deadline = Date.now() + 600_000; this.usable.size < accelerators;) {
+    for (const deadline = Date.now() + 600_000; this.usable.size < accelerators; ) {
       if (Date.now() > deadline) throw new Error(`only ${this.usable.size} of ${accelerators} accelerators came into service`);
       await new Promise((r) => setTimeout(r, 500));
     }
@@ -81,7 +84,9 @@ export class FlappingFleet {
     const perMin = (w.writes / windowS) * 60;
     const each = w.writes / Math.max(1, w.flapping);
     console.log(`  flapping at 1 Hz         ${w.flapping} accelerators (${(this.share * 100).toFixed(2)} %), ${w.quarantined} quarantined by the window's end`);
-    console.log(`  Placement writes         ${w.writes} over ${windowS} s = ${perMin.toFixed(0)}/min (${((w.lateWrites / (windowS / 2)) * 60).toFixed(0)}/min in its second half), peak ${w.peakPerS}/s; ${each.toFixed(2)} per flapping device (target ≤ ${TARGET_WRITES_PER_FLAPPING_DEVICE} → ${(each / TARGET_WRITES_PER_FLAPPING_DEVICE).toFixed(2)}x of target; unchecked, 1 Hz flapping would be ${w.flapping * 60}/min)`);
+    console.log(
+      `  Placement writes         ${w.writes} over ${windowS} s = ${perMin.toFixed(0)}/min (${((w.lateWrites / (windowS / 2)) * 60).toFixed(0)}/min in its second half), peak ${w.peakPerS}/s; ${each.toFixed(2)} per flapping device (target ≤ ${TARGET_WRITES_PER_FLAPPING_DEVICE} → ${(each / TARGET_WRITES_PER_FLAPPING_DEVICE).toFixed(2)}x of target; unchecked, 1 Hz flapping would be ${w.flapping * 60}/min)`,
+    );
   }
 
   stop(): void {

@@ -12,7 +12,15 @@ import { buildHost, FPGA_VENDOR_HOST, NIC_HOST, NVIDIA_HOST } from '../../test/f
 
 const FIXTURES = join(import.meta.dirname, '..', '..', 'test', 'fixtures', 'vendors');
 
-export const MIX_KINDS = ['nvidia_gpu_driver', 'intel_fpga_driver', 'xilinx_fpga_driver', 'intel_nic_driver', 'intel_qat_driver', 'generic', 'fake_driver'] as const;
+export const MIX_KINDS = [
+  'nvidia_gpu_driver',
+  'intel_fpga_driver',
+  'xilinx_fpga_driver',
+  'intel_nic_driver',
+  'intel_qat_driver',
+  'generic',
+  'fake_driver',
+] as const;
 
 /**
  * Each host's drivers, discovered once before the clock starts: the first discovery the agent
@@ -38,17 +46,24 @@ export function mixedDrivers(): { kindOf: (i: number) => string; driversFor: (ho
   const smi = join(mkdtempSync(join(tmpdir(), 'cyborg-bench-smi-')), 'h100');
   cpSync(join(FIXTURES, 'nvidia-smi', 'h100'), smi, { recursive: true });
   const roots: Record<string, string | undefined> = {
-    nvidia_gpu_driver: buildHost(NVIDIA_HOST, 'mix-nvidia'), generic: buildHost(NVIDIA_HOST, 'mix-generic'),
-    intel_fpga_driver: buildHost(FPGA_VENDOR_HOST, 'mix-fpga'), xilinx_fpga_driver: buildHost(FPGA_VENDOR_HOST, 'mix-fpga-x'),
-    intel_nic_driver: buildHost(NIC_HOST, 'mix-nic'), intel_qat_driver: buildHost(NIC_HOST, 'mix-qat'),
+    nvidia_gpu_driver: buildHost(NVIDIA_HOST, 'mix-nvidia'),
+    generic: buildHost(NVIDIA_HOST, 'mix-generic'),
+    intel_fpga_driver: buildHost(FPGA_VENDOR_HOST, 'mix-fpga'),
+    xilinx_fpga_driver: buildHost(FPGA_VENDOR_HOST, 'mix-fpga-x'),
+    intel_nic_driver: buildHost(NIC_HOST, 'mix-nic'),
+    intel_qat_driver: buildHost(NIC_HOST, 'mix-qat'),
   };
   const stateDir = mkdtempSync(join(tmpdir(), 'cyborg-bench-mix-state-'));
   const kindOf = (i: number): string => MIX_KINDS[i % MIX_KINDS.length]!;
   return {
     kindOf,
-    driversFor: (host, i) => createDrivers([kindOf(i)], {
-      host, sysfsRoot: roots[kindOf(i)], stateDir,
-      gpu: { nvidiaSmi: ['sh', join(FIXTURES, 'bin', 'fake-nvidia-smi.sh'), smi] }, fake: { gpus: 9, nics: 0 },
-    }),
+    driversFor: (host, i) =>
+      createDrivers([kindOf(i)], {
+        host,
+        sysfsRoot: roots[kindOf(i)],
+        stateDir,
+        gpu: { nvidiaSmi: ['sh', join(FIXTURES, 'bin', 'fake-nvidia-smi.sh'), smi] },
+        fake: { gpus: 9, nics: 0 },
+      }),
   };
 }

@@ -83,7 +83,8 @@ export function loadClouds(ctx: SearchContext = defaultSearchContext()): { cloud
   let doc: unknown = {};
   for (const f of files) doc = merge(doc, normalise(readYaml(f)));
   const clouds = (doc as { clouds?: unknown }).clouds ?? {};
-  if (typeof clouds !== 'object' || clouds === null || Array.isArray(clouds)) throw new ClientConfigError(`${file ?? secure}: "clouds" must be a mapping of cloud names`);
+  if (typeof clouds !== 'object' || clouds === null || Array.isArray(clouds))
+    throw new ClientConfigError(`${file ?? secure}: "clouds" must be a mapping of cloud names`);
   return { clouds: clouds as Record<string, CloudEntry>, files };
 }
 
@@ -95,7 +96,12 @@ export function findCloud(name: string, ctx: SearchContext = defaultSearchContex
   const { clouds, files } = loadClouds(ctx);
   const cloud = clouds[name];
   if (cloud && typeof cloud === 'object') return cloud;
-  if (!files.length) throw new ClientConfigError(`cloud "${name}" was not found: no clouds.yaml in ${searchPath(ctx).filter((p) => p.endsWith('clouds.yaml')).join(', ')}`);
+  if (!files.length)
+    throw new ClientConfigError(
+      `cloud "${name}" was not found: no clouds.yaml in ${searchPath(ctx)
+        .filter((p) => p.endsWith('clouds.yaml'))
+        .join(', ')}`,
+    );
   const known = Object.keys(clouds);
   throw new ClientConfigError(`cloud "${name}" was not found in ${files.join(' + ')} (clouds there: ${known.join(', ') || 'none'})`);
 }

@@ -57,7 +57,10 @@ function explain(err: unknown, plan: Extract<AuthPlan, { kind: 'keystone' }>): u
 /** The session's token, each failure as a SignInError. */
 function tokens(session: KeystoneSession, plan: Extract<AuthPlan, { kind: 'keystone' }>): TokenSource {
   return {
-    token: () => session.token().catch((err: unknown) => { throw explain(err, plan); }),
+    token: () =>
+      session.token().catch((err: unknown) => {
+        throw explain(err, plan);
+      }),
     invalidate: (token) => {
       session.invalidate(token);
       return true;
@@ -77,7 +80,11 @@ export async function connect(plan: AuthPlan, url: UrlChoice, timeoutMs: number)
     return { url: url.value, auth: { token: () => Promise.resolve(plan.token), invalidate: () => false } };
   }
   const session = new KeystoneSession({
-    authUrl: plan.authUrl, auth: plan.auth, serviceType: SERVICE_TYPE, interfaces: [plan.interface], timeoutMs,
+    authUrl: plan.authUrl,
+    auth: plan.auth,
+    serviceType: SERVICE_TYPE,
+    interfaces: [plan.interface],
+    timeoutMs,
     ...(plan.region ? { region: plan.region } : {}),
   });
   const auth = tokens(session, plan);
@@ -89,7 +96,9 @@ export async function connect(plan: AuthPlan, url: UrlChoice, timeoutMs: number)
     return { url: apiRoot(await session.endpoint()), auth };
   } catch (err) {
     const explained = explain(err, plan);
-    if (explained !== err || !(err instanceof Error && err.message.startsWith('Keystone\'s catalog has no'))) throw explained;
-    throw new ClientConfigError(`Keystone's catalog has no ${SERVICE_TYPE} endpoint for interface ${plan.interface}${plan.region ? ` in region ${plan.region}` : ''}: give --url / CYBORG_URL, or another OS_INTERFACE / OS_REGION_NAME`);
+    if (explained !== err || !(err instanceof Error && err.message.startsWith("Keystone's catalog has no"))) throw explained;
+    throw new ClientConfigError(
+      `Keystone's catalog has no ${SERVICE_TYPE} endpoint for interface ${plan.interface}${plan.region ? ` in region ${plan.region}` : ''}: give --url / CYBORG_URL, or another OS_INTERFACE / OS_REGION_NAME`,
+    );
   }
 }

@@ -6,7 +6,10 @@ import { ExitCode } from '../output.js';
  * not answer (6). The message is the whole story: it is printed as one line.
  */
 export class SignInError extends Error {
-  constructor(message: string, readonly exitCode: number) {
+  constructor(
+    message: string,
+    readonly exitCode: number,
+  ) {
     super(message);
     this.name = 'SignInError';
   }

@@ -13,20 +13,33 @@ mkdirSync(cwd);
 const ctx = { cwd, home, env: {} };
 afterAll(() => rmSync(home, { recursive: true, force: true }));
 
-describe('the openstack CLI\'s ways to say who one is', () => {
+describe("the openstack CLI's ways to say who one is", () => {
   it('nothing given is noauth, as the CLI always worked', () => {
     expect(planAuth({}, ctx)).toEqual({ kind: 'none' });
     expect(planAuth({ auth_type: 'none', username: 'x' }, ctx)).toEqual({ kind: 'none' });
   });
 
   it('a cloud from ~/.config/openstack/clouds.yaml, its secret merged from secure.yaml, the variables over both', () => {
-    writeFileSync(join(home, '.config/openstack/clouds.yaml'), [
-      'clouds:', '  prod:', '    auth:', '      auth-url: https://keystone.example/v3', '      username: alice', '      project_name: ops',
-      '    region_name: East', '    interface: internalURL',
-    ].join('\n'));
+    writeFileSync(
+      join(home, '.config/openstack/clouds.yaml'),
+      [
+        'clouds:',
+        '  prod:',
+        '    auth:',
+        '      auth-url: https://keystone.example/v3',
+        '      username: alice',
+        '      project_name: ops',
+        '    region_name: East',
+        '    interface: internalURL',
+      ].join('\n'),
+    );
     writeFileSync(join(home, '.config/openstack/secure.yaml'), 'clouds:\n  prod:\n    auth:\n      password: s3cret\n');
     expect(planAuth({ cloud: 'prod' }, ctx)).toEqual({
-      kind: 'keystone', authUrl: 'https://keystone.example/v3', region: 'East', interface: 'internal', cloud: 'prod',
+      kind: 'keystone',
+      authUrl: 'https://keystone.example/v3',
+      region: 'East',
+      interface: 'internal',
+      cloud: 'prod',
       auth: { type: 'password', username: 'alice', password: 's3cret', userDomainName: 'Default', projectName: 'ops', projectDomainName: 'Default' },
     });
     const over = planAuth({ cloud: 'prod', project_name: 'other', region_name: 'West' }, ctx);
@@ -34,14 +47,22 @@ describe('the openstack CLI\'s ways to say who one is', () => {
   });
 
   it('./clouds.yaml comes before the one in the home directory', () => {
-    writeFileSync(join(cwd, 'clouds.yaml'), 'clouds:\n  local:\n    auth:\n      auth_url: http://k/v3\n      application_credential_id: abc\n      application_credential_secret: xyz\n');
+    writeFileSync(
+      join(cwd, 'clouds.yaml'),
+      'clouds:\n  local:\n    auth:\n      auth_url: http://k/v3\n      application_credential_id: abc\n      application_credential_secret: xyz\n',
+    );
     expect(planAuth({ cloud: 'local' }, ctx)).toMatchObject({ kind: 'keystone', auth: { type: 'application_credential', id: 'abc', secret: 'xyz' } });
-    expect(() => planAuth({ cloud: 'staging' }, ctx)).toThrow(/cloud "staging" was not found in .*here\/clouds\.yaml \+ .*secure\.yaml \(clouds there: local, prod\)/);
+    expect(() => planAuth({ cloud: 'staging' }, ctx)).toThrow(
+      /cloud "staging" was not found in .*here\/clouds\.yaml \+ .*secure\.yaml \(clouds there: local, prod\)/,
+    );
     rmSync(join(cwd, 'clouds.yaml'));
   });
 
   it('a token: exchanged with Keystone where there is an auth URL, sent as it is where there is none', () => {
-    expect(planAuth({ token: 't0k', auth_url: 'http://k/v3', project_name: 'demo' }, ctx)).toMatchObject({ kind: 'keystone', auth: { type: 'token', token: 't0k', projectName: 'demo' } });
+    expect(planAuth({ token: 't0k', auth_url: 'http://k/v3', project_name: 'demo' }, ctx)).toMatchObject({
+      kind: 'keystone',
+      auth: { type: 'token', token: 't0k', projectName: 'demo' },
+    });
     expect(planAuth({ token: 't0k' }, ctx)).toEqual({ kind: 'token', token: 't0k' });
   });
 

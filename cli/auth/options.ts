@@ -10,18 +10,18 @@ import { ClientConfigError } from './errors.js';
  */
 const FLAGS: [key: string, flag: string, env: string, what: string][] = [
   ['cloud', '--os-cloud', 'OS_CLOUD', 'a cloud of clouds.yaml (./, ~/.config/openstack/, /etc/openstack/; secure.yaml merged)'],
-  ['auth_url', '--os-auth-url', 'OS_AUTH_URL', 'Keystone\'s URL'],
+  ['auth_url', '--os-auth-url', 'OS_AUTH_URL', "Keystone's URL"],
   ['auth_type', '--os-auth-type', 'OS_AUTH_TYPE', 'password, v3applicationcredential, token, admin_token or none'],
   ['username', '--os-username', 'OS_USERNAME', 'user name'],
   ['password', '--os-password', 'OS_PASSWORD', 'password'],
   ['project_name', '--os-project-name', 'OS_PROJECT_NAME', 'project to scope the token to'],
   ['project_id', '--os-project-id', 'OS_PROJECT_ID', 'project id to scope the token to'],
-  ['user_domain_name', '--os-user-domain-name', 'OS_USER_DOMAIN_NAME', 'the user\'s domain (default Default)'],
-  ['user_domain_id', '--os-user-domain-id', 'OS_USER_DOMAIN_ID', 'the user\'s domain id'],
-  ['project_domain_name', '--os-project-domain-name', 'OS_PROJECT_DOMAIN_NAME', 'the project\'s domain (default Default)'],
-  ['project_domain_id', '--os-project-domain-id', 'OS_PROJECT_DOMAIN_ID', 'the project\'s domain id'],
+  ['user_domain_name', '--os-user-domain-name', 'OS_USER_DOMAIN_NAME', "the user's domain (default Default)"],
+  ['user_domain_id', '--os-user-domain-id', 'OS_USER_DOMAIN_ID', "the user's domain id"],
+  ['project_domain_name', '--os-project-domain-name', 'OS_PROJECT_DOMAIN_NAME', "the project's domain (default Default)"],
+  ['project_domain_id', '--os-project-domain-id', 'OS_PROJECT_DOMAIN_ID', "the project's domain id"],
   ['system_scope', '--os-system-scope', 'OS_SYSTEM_SCOPE', 'all: a system-scoped token instead of a project one'],
-  ['region_name', '--os-region-name', 'OS_REGION_NAME', 'region of the catalog\'s endpoint'],
+  ['region_name', '--os-region-name', 'OS_REGION_NAME', "region of the catalog's endpoint"],
   ['interface', '--os-interface', 'OS_INTERFACE', 'public (default), internal or admin endpoint'],
   ['token', '--os-token', 'OS_TOKEN', 'a Keystone token (with --url and no auth URL: sent as it is)'],
   ['application_credential_id', '--os-application-credential-id', 'OS_APPLICATION_CREDENTIAL_ID', 'application credential id'],
@@ -56,11 +56,17 @@ export function openStackValues(cmd: Command): Record<string, string> {
 }
 
 const AUTH_TYPES: Record<string, 'password' | 'application_credential' | 'token' | 'admin_token' | 'none'> = {
-  password: 'password', v3password: 'password',
-  v3applicationcredential: 'application_credential', applicationcredential: 'application_credential', application_credential: 'application_credential',
-  token: 'token', v3token: 'token',
-  admin_token: 'admin_token', token_endpoint: 'admin_token',
-  none: 'none', noauth: 'none',
+  password: 'password',
+  v3password: 'password',
+  v3applicationcredential: 'application_credential',
+  applicationcredential: 'application_credential',
+  application_credential: 'application_credential',
+  token: 'token',
+  v3token: 'token',
+  admin_token: 'admin_token',
+  token_endpoint: 'admin_token',
+  none: 'none',
+  noauth: 'none',
 };
 
 /**
@@ -77,7 +83,8 @@ export function planAuth(given: Record<string, string>, ctx: SearchContext = def
   const v = (k: string): string | undefined => given[k] ?? fromCloud(k);
   const typeName = v('auth_type');
   const type = typeName === undefined ? undefined : AUTH_TYPES[typeName.toLowerCase()];
-  if (typeName !== undefined && !type) throw new ClientConfigError(`auth type "${typeName}" is not one this CLI speaks (${Object.keys(AUTH_TYPES).join(', ')})`);
+  if (typeName !== undefined && !type)
+    throw new ClientConfigError(`auth type "${typeName}" is not one this CLI speaks (${Object.keys(AUTH_TYPES).join(', ')})`);
   if (type === 'none') return { kind: 'none' };
   const authUrl = v('auth_url');
   const token = v('token');
@@ -85,14 +92,19 @@ export function planAuth(given: Record<string, string>, ctx: SearchContext = def
     if (!token) throw new ClientConfigError(`auth type ${typeName} needs a token (--os-token / OS_TOKEN)`);
     return { kind: 'token', token };
   }
-  const anything = cloud !== undefined || authUrl !== undefined || ['username', 'password', 'application_credential_id', 'application_credential_secret'].some((k) => v(k));
+  const anything =
+    cloud !== undefined || authUrl !== undefined || ['username', 'password', 'application_credential_id', 'application_credential_secret'].some((k) => v(k));
   if (!anything) return { kind: 'none' };
   const where = cloud ? ` (cloud ${given.cloud})` : '';
   if (!authUrl) throw new ClientConfigError(`no Keystone URL to sign in to${where}: set OS_AUTH_URL, --os-auth-url or auth_url in clouds.yaml`);
   const region = v('region_name') ?? firstRegion(cloud);
   const plan = (auth: AuthMethod): AuthPlan => ({
-    kind: 'keystone', authUrl, auth, interface: (v('interface') ?? 'public').replace(/URL$/, '').toLowerCase(),
-    ...(region ? { region } : {}), ...(given.cloud ? { cloud: given.cloud } : {}),
+    kind: 'keystone',
+    authUrl,
+    auth,
+    interface: (v('interface') ?? 'public').replace(/URL$/, '').toLowerCase(),
+    ...(region ? { region } : {}),
+    ...(given.cloud ? { cloud: given.cloud } : {}),
   });
   const scope = {
     ...(v('project_id') ? { projectId: v('project_id') } : v('project_name') ? { projectName: v('project_name') } : {}),
@@ -104,9 +116,15 @@ export function planAuth(given: Record<string, string>, ctx: SearchContext = def
     const id = v('application_credential_id');
     const name = v('application_credential_name');
     if (!secret || !(id || (name && v('username')))) {
-      throw new ClientConfigError(`an application credential${where} needs its secret and its id (or its name and the user name): OS_APPLICATION_CREDENTIAL_SECRET, OS_APPLICATION_CREDENTIAL_ID`);
+      throw new ClientConfigError(
+        `an application credential${where} needs its secret and its id (or its name and the user name): OS_APPLICATION_CREDENTIAL_SECRET, OS_APPLICATION_CREDENTIAL_ID`,
+      );
     }
-    return plan({ type: 'application_credential', secret, ...(id ? { id } : { name, username: v('username'), userDomainName: v('user_domain_name') ?? 'Default' }) });
+    return plan({
+      type: 'application_credential',
+      secret,
+      ...(id ? { id } : { name, username: v('username'), userDomainName: v('user_domain_name') ?? 'Default' }),
+    });
   }
   if (type === 'token' || (!type && token && !v('password'))) {
     if (!token) throw new ClientConfigError(`auth type ${typeName} needs a token (--os-token / OS_TOKEN)`);
@@ -115,9 +133,12 @@ export function planAuth(given: Record<string, string>, ctx: SearchContext = def
   const username = v('username');
   const password = v('password');
   if (!username) throw new ClientConfigError(`no user to sign in as${where}: set OS_USERNAME, --os-username or username in clouds.yaml`);
-  if (password === undefined) throw new ClientConfigError(`no password for user ${username}${where}: set OS_PASSWORD, --os-password, or password in clouds.yaml or secure.yaml`);
+  if (password === undefined)
+    throw new ClientConfigError(`no password for user ${username}${where}: set OS_PASSWORD, --os-password, or password in clouds.yaml or secure.yaml`);
   return plan({
-    type: 'password', username, password,
+    type: 'password',
+    username,
+    password,
     ...(v('user_domain_id') ? { userDomainId: v('user_domain_id') } : { userDomainName: v('user_domain_name') ?? 'Default' }),
     ...scope,
   });

@@ -10,7 +10,9 @@ import type { AuthPlan } from './options.js';
 export function authFailure(err: unknown, plan: AuthPlan | undefined): { text: string; exitCode?: number } | undefined {
   if (err instanceof SignInError) return { text: `cyborg: ${err.message}\n`, exitCode: err.exitCode };
   if (err instanceof ApiError && err.status === 401 && (!plan || plan.kind === 'none')) {
-    return { text: '  This API authenticates with Keystone: sign in as the openstack CLI does (OS_CLOUD with clouds.yaml, or OS_AUTH_URL, OS_USERNAME, OS_PASSWORD, OS_PROJECT_NAME; see docs/cli.md).\n' };
+    return {
+      text: '  This API authenticates with Keystone: sign in as the openstack CLI does (OS_CLOUD with clouds.yaml, or OS_AUTH_URL, OS_USERNAME, OS_PASSWORD, OS_PROJECT_NAME; see docs/cli.md).\n',
+    };
   }
   return undefined;
 }

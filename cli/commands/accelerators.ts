@@ -19,16 +19,34 @@ export async function resolveAccelerator(ctx: Ctx, ref: string): Promise<string>
 }
 
 function rows(accs: AcceleratorView[]): string {
-  return table(['ID', 'NAME', 'HOST', 'TYPE', 'RESOURCE CLASS', 'STATE', 'IN USE', 'ALLOWED'], accs.map((a) => [
-    a.id, a.name, a.host, a.deviceType, a.resourceClass ?? '', `${a.state}${a.missing ? ' (missing)' : ''}${a.health?.status === 'unknown' ? ' (not observed)' : ''}`, `${a.allocations.length}/${a.capacity}`, a.allowed.join(' '),
-  ]));
+  return table(
+    ['ID', 'NAME', 'HOST', 'TYPE', 'RESOURCE CLASS', 'STATE', 'IN USE', 'ALLOWED'],
+    accs.map((a) => [
+      a.id,
+      a.name,
+      a.host,
+      a.deviceType,
+      a.resourceClass ?? '',
+      `${a.state}${a.missing ? ' (missing)' : ''}${a.health?.status === 'unknown' ? ' (not observed)' : ''}`,
+      `${a.allocations.length}/${a.capacity}`,
+      a.allowed.join(' '),
+    ]),
+  );
 }
 
 function show(a: AcceleratorView): string {
   return fields([
-    ['id', a.id], ['name', a.name], ['host', a.host], ['type', a.deviceType], ['vendor / model', `${a.vendor} ${a.model}`],
-    ['driver', a.driver], ['resource class', a.resourceClass ?? ''], ['traits', a.traits.join(' ')], ['resource provider', a.rpUuid],
-    ['state', a.state], ['allowed now', a.allowed.join(' ') || 'nothing'],
+    ['id', a.id],
+    ['name', a.name],
+    ['host', a.host],
+    ['type', a.deviceType],
+    ['vendor / model', `${a.vendor} ${a.model}`],
+    ['driver', a.driver],
+    ['resource class', a.resourceClass ?? ''],
+    ['traits', a.traits.join(' ')],
+    ['resource provider', a.rpUuid],
+    ['state', a.state],
+    ['allowed now', a.allowed.join(' ') || 'nothing'],
     ['attached', a.allocations.map((x) => `${x.instanceUuid}${x.arqUuid ? ` (ARQ ${x.arqUuid})` : ''}`).join('\n') || 'none'],
     ['programmed', a.program ? (a.program.functionId ?? a.program.bitstreamId ?? 'yes') : 'no'],
     ['last error', a.error ? `${a.error.op}: ${a.error.reason}` : 'none'],
@@ -57,7 +75,9 @@ async function transition(ctx: Ctx, ref: string, action: string, verb: string, b
   }
   if (r.accepted) after = await withProgress(ctx.io, ctx.json, `${text}: ${after.state}`, settle(ctx, r.accepted.location));
   if (ctx.json) return printJson(ctx, after);
-  ctx.io.out(`${after.name}: ${before!.state} → ${after.state}${after.state === AcceleratorStates.error && after.error ? ` (${after.error.op}: ${after.error.reason})` : ''}\n`);
+  ctx.io.out(
+    `${after.name}: ${before!.state} → ${after.state}${after.state === AcceleratorStates.error && after.error ? ` (${after.error.op}: ${after.error.reason})` : ''}\n`,
+  );
 }
 
 /** Polls an accelerator until its state settles (its driver operation done: no `busy` tag). */
@@ -71,16 +91,27 @@ async function settle(ctx: Ctx, location: string): Promise<AcceleratorView> {
 
 /** `cyborg accelerator list|show|enable|disable|program|attach|detach|retry|remove`. */
 export function addAcceleratorCommands(program: Command, io: Io): void {
-  const acc = group(program, 'accelerator', 'Accelerators and their lifecycle (inactive → ready → programmed → attached); <accelerator> is an id or a name', io);
+  const acc = group(
+    program,
+    'accelerator',
+    'Accelerators and their lifecycle (inactive → ready → programmed → attached); <accelerator> is an id or a name',
+    io,
+  );
 
-  act<{ host?: string; state?: string; type?: string; driver?: string }>(apiCommand(acc, 'list', 'List accelerators with their state and what they allow now', io)
-    .option('--host <host>', 'only this host').addOption(new Option('--state <state>', 'only in this state').choices(STATES)).option('--type <type>', 'only this device type (GPU, FPGA, NIC, …)')
-    .option('--driver <name>', 'only this driver\'s (backend\'s)'), io, async (ctx, _a, o) => {
-    const all = await ctx.api.list<AcceleratorView>('/accelerators', 'accelerators', { host: o.host, state: o.state, type: o.type?.toUpperCase() });
-    const accelerators = o.driver ? all.filter((a) => a.driver === o.driver) : all;
-    if (ctx.json) return printJson(ctx, accelerators);
-    io.out(accelerators.length ? rows(accelerators) : 'No accelerators.\n');
-  });
+  act<{ host?: string; state?: string; type?: string; driver?: string }>(
+    apiCommand(acc, 'list', 'List accelerators with their state and what they allow now', io)
+      .option('--host <host>', 'only this host')
+      .addOption(new Option('--state <state>', 'only in this state').choices(STATES))
+      .option('--type <type>', 'only this device type (GPU, FPGA, NIC, …)')
+      .option('--driver <name>', "only this driver's (backend's)"),
+    io,
+    async (ctx, _a, o) => {
+      const all = await ctx.api.list<AcceleratorView>('/accelerators', 'accelerators', { host: o.host, state: o.state, type: o.type?.toUpperCase() });
+      const accelerators = o.driver ? all.filter((a) => a.driver === o.driver) : all;
+      if (ctx.json) return printJson(ctx, accelerators);
+      io.out(accelerators.length ? rows(accelerators) : 'No accelerators.\n');
+    },
+  );
 
   act(apiCommand(acc, 'show <accelerator>', 'One accelerator in full', io), io, async (ctx, [id]) => {
     const a = await ctx.api.get<AcceleratorView>(path(await resolveAccelerator(ctx, id!)));
@@ -97,26 +128,42 @@ export function addAcceleratorCommands(program: Command, io: Io): void {
   const noWait = '--no-wait';
   const noWaitHelp = 'return as soon as the API accepts an operation that goes on (202), without waiting for it to settle';
   for (const [action, verb, description] of simple) {
-    act<{ wait: boolean }>(apiCommand(acc, `${action} <accelerator>`, description, io).option(noWait, noWaitHelp), io,
-      (ctx, [id], o) => transition(ctx, id!, action, verb, {}, o.wait));
+    act<{ wait: boolean }>(apiCommand(acc, `${action} <accelerator>`, description, io).option(noWait, noWaitHelp), io, (ctx, [id], o) =>
+      transition(ctx, id!, action, verb, {}, o.wait),
+    );
   }
 
-  act<{ bitstream?: string; function?: string; wait: boolean }>(apiCommand(acc, 'program <accelerator>', 'Load a bitstream or function (ready / programmed → programmed)', io)
-    .option('--bitstream <id>', 'bitstream (image) id').option('--function <id>', 'function id').option(noWait, noWaitHelp), io, async (ctx, [id], o) => {
-    if (!o.bitstream && !o.function) throw new UsageError('say what to program: --bitstream <id> or --function <id>');
-    await transition(ctx, id!, 'program', 'programming', { bitstreamId: o.bitstream, functionId: o.function }, o.wait);
-  });
+  act<{ bitstream?: string; function?: string; wait: boolean }>(
+    apiCommand(acc, 'program <accelerator>', 'Load a bitstream or function (ready / programmed → programmed)', io)
+      .option('--bitstream <id>', 'bitstream (image) id')
+      .option('--function <id>', 'function id')
+      .option(noWait, noWaitHelp),
+    io,
+    async (ctx, [id], o) => {
+      if (!o.bitstream && !o.function) throw new UsageError('say what to program: --bitstream <id> or --function <id>');
+      await transition(ctx, id!, 'program', 'programming', { bitstreamId: o.bitstream, functionId: o.function }, o.wait);
+    },
+  );
 
-  act<{ instance: string; project?: string }>(apiCommand(acc, 'attach <accelerator>', 'Attach an instance to its first free handle, directly (no ARQ; see attach-instance)', io)
-    .requiredOption('--instance <uuid>', 'the instance').option('--project <id>', 'its project'), io, (ctx, [id], o) =>
-    transition(ctx, id!, 'attach', 'attaching', { instanceUuid: o.instance, projectId: o.project }));
+  act<{ instance: string; project?: string }>(
+    apiCommand(acc, 'attach <accelerator>', 'Attach an instance to its first free handle, directly (no ARQ; see attach-instance)', io)
+      .requiredOption('--instance <uuid>', 'the instance')
+      .option('--project <id>', 'its project'),
+    io,
+    (ctx, [id], o) => transition(ctx, id!, 'attach', 'attaching', { instanceUuid: o.instance, projectId: o.project }),
+  );
 
-  act<{ instance?: string; handle?: string }>(apiCommand(acc, 'detach <accelerator>', 'Detach an instance (by instance or handle; the first one if neither)', io)
-    .option('--instance <uuid>', 'the instance').option('--handle <uuid>', 'the attach handle'), io, async (ctx, [ref], o) => {
-    const id = await resolveAccelerator(ctx, ref!);
-    if (o.instance || o.handle) await mustHold(ctx, id, o);
-    await transition(ctx, id, 'detach', 'detaching', { instanceUuid: o.instance, handleUuid: o.handle });
-  });
+  act<{ instance?: string; handle?: string }>(
+    apiCommand(acc, 'detach <accelerator>', 'Detach an instance (by instance or handle; the first one if neither)', io)
+      .option('--instance <uuid>', 'the instance')
+      .option('--handle <uuid>', 'the attach handle'),
+    io,
+    async (ctx, [ref], o) => {
+      const id = await resolveAccelerator(ctx, ref!);
+      if (o.instance || o.handle) await mustHold(ctx, id, o);
+      await transition(ctx, id, 'detach', 'detaching', { instanceUuid: o.instance, handleUuid: o.handle });
+    },
+  );
 }
 
 /** The states `--state` takes: the accelerator machine's own (not its momentary settle steps). */

@@ -33,7 +33,11 @@ function seconds(v: string): number {
  */
 export function apiCommand(parent: Command, spec: string, description: string, io: Io): Command {
   return addOpenStackOptions(parent.command(spec).description(description))
-    .addOption(new Option('--url <url>', 'the Cyborg API (default with --os-* / OS_*: the accelerator endpoint of Keystone\'s catalog)').env('CYBORG_URL').default(`http://127.0.0.1:${PORTS.allInOne}`))
+    .addOption(
+      new Option('--url <url>', "the Cyborg API (default with --os-* / OS_*: the accelerator endpoint of Keystone's catalog)")
+        .env('CYBORG_URL')
+        .default(`http://127.0.0.1:${PORTS.allInOne}`),
+    )
     .option('--json', 'print JSON (for scripts) instead of tables')
     .addOption(new Option('--timeout <seconds>', 'give up waiting for the API after this long').default(300).argParser(seconds))
     .configureOutput({ writeOut: io.out, writeErr: io.err })
@@ -42,7 +46,9 @@ export function apiCommand(parent: Command, spec: string, description: string, i
 
 /** A group of subcommands (`cyborg accelerator …`) with the same output and exit rules. */
 export function group(parent: Command, name: string, description: string, io: Io): Command {
-  return parent.command(name).description(description)
+  return parent
+    .command(name)
+    .description(description)
     .configureOutput({ writeOut: io.out, writeErr: io.err })
     .exitOverride((e) => io.usageExit(e.exitCode === 0 ? ExitCode.ok : ExitCode.usage));
 }

@@ -38,21 +38,43 @@ export function addInstanceCommands(program: Command, io: Io): void {
     }
     instanceId(instance!);
     const body = {
-      acceleratorId: o.accelerator ? await resolveAccelerator(ctx, o.accelerator) : undefined, resourceClass: o.resourceClass?.toUpperCase(), traits: o.trait, deviceProfileName: o.deviceProfile, host: o.host, projectId: o.project,
+      acceleratorId: o.accelerator ? await resolveAccelerator(ctx, o.accelerator) : undefined,
+      resourceClass: o.resourceClass?.toUpperCase(),
+      traits: o.trait,
+      deviceProfileName: o.deviceProfile,
+      host: o.host,
+      projectId: o.project,
     };
-    const r = await withProgress(io, ctx.json, `attaching instance ${instance}`, ctx.api.post<{ arq: ArqView; accelerator: AcceleratorView }>(`/instances/${encodeURIComponent(instance!)}/attach`, body));
+    const r = await withProgress(
+      io,
+      ctx.json,
+      `attaching instance ${instance}`,
+      ctx.api.post<{ arq: ArqView; accelerator: AcceleratorView }>(`/instances/${encodeURIComponent(instance!)}/attach`, body),
+    );
     if (ctx.json) return printJson(ctx, r);
     const alloc = r.accelerator.allocations.find((a) => a.arqUuid === r.arq.uuid);
-    io.out(`instance ${instance} attached to ${r.accelerator.name} (${r.accelerator.id}) on ${r.accelerator.host}\n`
-      + `  ARQ ${r.arq.uuid}: ${r.arq.cyborgState}${alloc ? `, attach handle ${alloc.handleUuid}` : ''}\n`);
+    io.out(
+      `instance ${instance} attached to ${r.accelerator.name} (${r.accelerator.id}) on ${r.accelerator.host}\n` +
+        `  ARQ ${r.arq.uuid}: ${r.arq.cyborgState}${alloc ? `, attach handle ${alloc.handleUuid}` : ''}\n`,
+    );
   });
 
-  act(apiCommand(program, 'detach-instance <instance_id>', 'Detach every accelerator an instance holds (its ARQs are unbound and deleted)', io), io, async (ctx, [instance]) => {
-    instanceId(instance!);
-    const r = await withProgress(io, ctx.json, `detaching instance ${instance}`,
-      ctx.api.post<{ instanceUuid: string; arqs: string[]; accelerators: AcceleratorView[] }>(`/instances/${encodeURIComponent(instance!)}/detach`));
-    if (ctx.json) return printJson(ctx, r);
-    if (r.accelerators.length === 0 && r.arqs.length === 0) return io.out(`instance ${instance} holds no accelerator: nothing to detach\n`);
-    io.out(`instance ${instance} detached from ${r.accelerators.map((a) => `${a.name} (now ${a.state})`).join(', ') || 'its accelerators'}; ${r.arqs.length} ARQ(s) deleted\n`);
-  });
+  act(
+    apiCommand(program, 'detach-instance <instance_id>', 'Detach every accelerator an instance holds (its ARQs are unbound and deleted)', io),
+    io,
+    async (ctx, [instance]) => {
+      instanceId(instance!);
+      const r = await withProgress(
+        io,
+        ctx.json,
+        `detaching instance ${instance}`,
+        ctx.api.post<{ instanceUuid: string; arqs: string[]; accelerators: AcceleratorView[] }>(`/instances/${encodeURIComponent(instance!)}/detach`),
+      );
+      if (ctx.json) return printJson(ctx, r);
+      if (r.accelerators.length === 0 && r.arqs.length === 0) return io.out(`instance ${instance} holds no accelerator: nothing to detach\n`);
+      io.out(
+        `instance ${instance} detached from ${r.accelerators.map((a) => `${a.name} (now ${a.state})`).join(', ') || 'its accelerators'}; ${r.arqs.length} ARQ(s) deleted\n`,
+      );
+    },
+  );
 }

@@ -92,7 +92,12 @@ export const TransitionLog = defineEntity({
   // (host, at, seq) and (at, seq): the audit's keyset pages by host and time range, and retention.
   indexes: [{ properties: ['id', 'seq'] }, { properties: ['host', 'at', 'seq'] }, { properties: ['at', 'seq'] }],
   // Partial: one row per flush carries a stamp (Migration20261122170000_flush_stamp).
-  uniques: [{ name: 'transition_log_flush_unique', expression: 'create unique index "transition_log_flush_unique" on "transition_log" ("flush") where "flush" is not null' }],
+  uniques: [
+    {
+      name: 'transition_log_flush_unique',
+      expression: 'create unique index "transition_log_flush_unique" on "transition_log" ("flush") where "flush" is not null',
+    },
+  ],
   properties: {
     seq: p.bigint('number').primary().autoincrement(),
     kind: p.string(),

@@ -6,7 +6,6 @@ import { Migration } from '@mikro-orm/migrations';
  * index: one row per flush is stamped, not one per transition.
  */
 export class Migration20261122170000_flush_stamp extends Migration {
-
   override name = 'Migration20261122170000_flush_stamp';
 
   override up(): void | Promise<void> {
@@ -18,5 +17,4 @@ export class Migration20261122170000_flush_stamp extends Migration {
     this.addSql(`drop index "transition_log_flush_unique";`);
     this.addSql(`alter table "transition_log" drop column "flush";`);
   }
-
 }

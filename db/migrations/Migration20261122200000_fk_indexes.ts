@@ -7,7 +7,6 @@ import { Migration } from '@mikro-orm/migrations';
  * referencing rows the same way — costs that grow with the fleet, not with the host.
  */
 export class Migration20261122200000_fk_indexes extends Migration {
-
   override name = 'Migration20261122200000_fk_indexes';
 
   override up(): void | Promise<void> {
@@ -17,7 +16,6 @@ export class Migration20261122200000_fk_indexes extends Migration {
   override down(): void | Promise<void> {
     for (const [table, column] of FK_COLUMNS) this.addSql(`drop index "${table}_${column}_index";`);
   }
-
 }
 
 const FK_COLUMNS = [

@@ -8,7 +8,6 @@ import { Migration } from '@mikro-orm/migrations';
  * Added columns are null on the rows already written: the log is never rewritten.
  */
 export class Migration20261123220000_audit extends Migration {
-
   override name = 'Migration20261123220000_audit';
 
   override up(): void | Promise<void> {
@@ -22,5 +21,4 @@ export class Migration20261123220000_audit extends Migration {
     this.addSql(`drop index "transition_log_host_at_seq_index";`);
     this.addSql(`alter table "transition_log" drop column "args", drop column "project_id";`);
   }
-
 }

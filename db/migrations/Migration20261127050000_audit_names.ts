@@ -7,7 +7,6 @@ import { Migration } from '@mikro-orm/migrations';
  * what no Keystone user did (agents, the conductor, noauth).
  */
 export class Migration20261127050000_audit_names extends Migration {
-
   override name = 'Migration20261127050000_audit_names';
 
   override up(): void | Promise<void> {
@@ -17,5 +16,4 @@ export class Migration20261127050000_audit_names extends Migration {
   override down(): void | Promise<void> {
     this.addSql(`alter table "transition_log" drop column "project_name", drop column "actor_name";`);
   }
-
 }

@@ -1,6 +1,17 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type {
-  AttachPreparer, Driver, DriverDevice, Health, HealthReporter, Installer, OpRequest, OpResult, Programmer, Resetter, Usage, UsageReporter,
+  AttachPreparer,
+  Driver,
+  DriverDevice,
+  Health,
+  HealthReporter,
+  Installer,
+  OpRequest,
+  OpResult,
+  Programmer,
+  Resetter,
+  Usage,
+  UsageReporter,
 } from '../driver.js';
 import type { BoundHandle, BoundRestorer, HostObserver, Observation } from '../abilities.js';
 import { sanitizeName, stableId } from '../ids.js';
@@ -34,7 +45,9 @@ interface Fault {
 const FAKE_CPID = '{"domain":"0000","bus":"0c","device":"00","function":"0"}';
 
 function pci(bus: string, device: number, fn: number): string {
-  return JSON.stringify({ domain: '0000', bus, device: String(device), function: String(fn) }).replace(/":"/g, '": "').replace(/","/g, '", "');
+  return JSON.stringify({ domain: '0000', bus, device: String(device), function: String(fn) })
+    .replace(/":"/g, '": "')
+    .replace(/","/g, '", "');
 }
 
 /**
@@ -107,7 +120,11 @@ export class FakeDriver implements Driver, Installer, Programmer, AttachPreparer
   /** Every deployable it reports, with the handles made now; no card of its has a layout. */
   async observe(devices: readonly DriverDevice[]): Promise<Observation> {
     const deps = devices.flatMap((d) => d.deployables);
-    return { deployables: deps.map((d) => d.uuid), present: deps.flatMap((d) => d.attachHandles.filter((h) => this.made.has(h.uuid)).map((h) => h.uuid)), cards: [] };
+    return {
+      deployables: deps.map((d) => d.uuid),
+      present: deps.flatMap((d) => d.attachHandles.filter((h) => this.made.has(h.uuid)).map((h) => h.uuid)),
+      cards: [],
+    };
   }
 
   /** Makes the host side of handles an instance still holds again (fails as scripted with `injectFailure('restore', …)`). */
@@ -132,13 +149,15 @@ export class FakeDriver implements Driver, Installer, Programmer, AttachPreparer
   }
 
   async health(): Promise<Health[]> {
-    return this.devices.flatMap((d) => d.deployables).map((dep) => {
-      const f = this.unhealthy.get(dep.uuid);
-      if (!f) return { deployableUuid: dep.uuid, healthy: true };
-      const bad = f.fault !== 'flapping' || f.checks++ % 2 === 0;
-      if (!bad) return { deployableUuid: dep.uuid, healthy: true };
-      return { deployableUuid: dep.uuid, healthy: false, reason: f.reason, severity: f.fault === 'fatal' ? 'fatal' : 'transient' };
-    });
+    return this.devices
+      .flatMap((d) => d.deployables)
+      .map((dep) => {
+        const f = this.unhealthy.get(dep.uuid);
+        if (!f) return { deployableUuid: dep.uuid, healthy: true };
+        const bad = f.fault !== 'flapping' || f.checks++ % 2 === 0;
+        if (!bad) return { deployableUuid: dep.uuid, healthy: true };
+        return { deployableUuid: dep.uuid, healthy: false, reason: f.reason, severity: f.fault === 'fatal' ? 'fatal' : 'transient' };
+      });
   }
 
   /** Resets the device: a scripted fault of any kind is gone afterwards (unless the reset is made to fail). */
@@ -151,7 +170,8 @@ export class FakeDriver implements Driver, Installer, Programmer, AttachPreparer
 
   async usage(): Promise<Usage[]> {
     const now = Date.now();
-    return this.devices.filter((d) => !this.unplugged.has(d.uuid))
+    return this.devices
+      .filter((d) => !this.unplugged.has(d.uuid))
       .flatMap((d) => d.deployables.map((dep) => fakeUsage(d.type, dep.uuid, this.attached.get(dep.uuid) ?? 0, dep.numAccelerators, now)));
   }
 
@@ -226,37 +246,59 @@ function handles(host: string, dep: string, n: number, type: AttachHandleT['atta
 function buildDevices(opts: FakeDriverOptions): DriverDevice[] {
   const host = opts.host;
   const fpgaName = sanitizeName(`${host}_FakeDevice`);
-  const devices: DriverDevice[] = [{
-    uuid: stableId(host, 'fake', FAKE_CPID),
-    type: 'FPGA',
-    vendor: '0xABCD',
-    model: 'miss model info',
-    stdBoardInfo: '{"device_id": "0xabcd", "class": "Fake class"}',
-    vendorBoardInfo: 'fake_vendor_info',
-    stub: false,
-    controlPath: { type: 'PCI', info: FAKE_CPID },
-    driver: 'fake',
-    deployables: [{
-      uuid: stableId(host, 'deployable', fpgaName),
-      name: fpgaName,
-      numAccelerators: 16,
-      driverName: 'fake',
-      attributes: [{ key: 'rc', value: 'FPGA' }, { key: 'traits1', value: 'CUSTOM_FAKE_DEVICE' }],
-      attachHandles: handles(host, fpgaName, 16, 'TEST_PCI', (n) => pci('0c', Math.floor(n / 8), n % 8)),
-    }],
-  }];
+  const devices: DriverDevice[] = [
+    {
+      uuid: stableId(host, 'fake', FAKE_CPID),
+      type: 'FPGA',
+      vendor: '0xABCD',
+      model: 'miss model info',
+      stdBoardInfo: '{"device_id": "0xabcd", "class": "Fake class"}',
+      vendorBoardInfo: 'fake_vendor_info',
+      stub: false,
+      controlPath: { type: 'PCI', info: FAKE_CPID },
+      driver: 'fake',
+      deployables: [
+        {
+          uuid: stableId(host, 'deployable', fpgaName),
+          name: fpgaName,
+          numAccelerators: 16,
+          driverName: 'fake',
+          attributes: [
+            { key: 'rc', value: 'FPGA' },
+            { key: 'traits1', value: 'CUSTOM_FAKE_DEVICE' },
+          ],
+          attachHandles: handles(host, fpgaName, 16, 'TEST_PCI', (n) => pci('0c', Math.floor(n / 8), n % 8)),
+        },
+      ],
+    },
+  ];
   for (let g = 0; g < (opts.gpus ?? 0); g++) {
     const bus = (0x40 + g).toString(16).padStart(2, '0');
     const cpid = JSON.stringify({ bus, device: '00', domain: '0000', function: '0' });
     const name = sanitizeName(`${host}_fake_gpu_${bus}`);
     devices.push({
-      uuid: stableId(host, 'fake', cpid), type: 'GPU', vendor: '0xABCD', model: 'Fake GPU', stdBoardInfo: '{"device_id": "0xabce", "class": "3D controller"}',
-      vendorBoardInfo: 'fake_vendor_info', stub: false, controlPath: { type: 'PCI', info: cpid }, driver: 'fake',
-      deployables: [{
-        uuid: stableId(host, 'deployable', name), name, numAccelerators: 1, driverName: 'fake',
-        attributes: [{ key: 'rc', value: 'PGPU' }, { key: 'traits1', value: 'CUSTOM_FAKE_GPU' }],
-        attachHandles: handles(host, name, 1, 'PCI', () => pci(bus, 0, 0)),
-      }],
+      uuid: stableId(host, 'fake', cpid),
+      type: 'GPU',
+      vendor: '0xABCD',
+      model: 'Fake GPU',
+      stdBoardInfo: '{"device_id": "0xabce", "class": "3D controller"}',
+      vendorBoardInfo: 'fake_vendor_info',
+      stub: false,
+      controlPath: { type: 'PCI', info: cpid },
+      driver: 'fake',
+      deployables: [
+        {
+          uuid: stableId(host, 'deployable', name),
+          name,
+          numAccelerators: 1,
+          driverName: 'fake',
+          attributes: [
+            { key: 'rc', value: 'PGPU' },
+            { key: 'traits1', value: 'CUSTOM_FAKE_GPU' },
+          ],
+          attachHandles: handles(host, name, 1, 'PCI', () => pci(bus, 0, 0)),
+        },
+      ],
     });
   }
   for (let n = 0; n < (opts.nics ?? 0); n++) {
@@ -264,13 +306,27 @@ function buildDevices(opts: FakeDriverOptions): DriverDevice[] {
     const cpid = JSON.stringify({ bus, device: '00', domain: '0000', function: '0' });
     const vfs = opts.vfsPerNic ?? 4;
     devices.push({
-      uuid: stableId(host, 'fake', cpid), type: 'NIC', vendor: '0xABCD', model: 'Fake NIC', stdBoardInfo: '{"device_id": "0xabcf", "class": "Ethernet controller"}',
-      vendorBoardInfo: 'fake_vendor_info', stub: false, controlPath: { type: 'PCI', info: cpid }, driver: 'fake',
+      uuid: stableId(host, 'fake', cpid),
+      type: 'NIC',
+      vendor: '0xABCD',
+      model: 'Fake NIC',
+      stdBoardInfo: '{"device_id": "0xabcf", "class": "Ethernet controller"}',
+      vendorBoardInfo: 'fake_vendor_info',
+      stub: false,
+      controlPath: { type: 'PCI', info: cpid },
+      driver: 'fake',
       deployables: Array.from({ length: vfs }, (_, v) => {
         const name = sanitizeName(`${host}_fake_nic_${bus}_vf${v}`);
         return {
-          uuid: stableId(host, 'deployable', name), name, numAccelerators: 1, driverName: 'fake',
-          attributes: [{ key: 'rc', value: 'CUSTOM_NIC' }, { key: 'traits1', value: 'CUSTOM_VF' }, { key: 'traits2', value: 'CUSTOM_FAKE_NIC' }],
+          uuid: stableId(host, 'deployable', name),
+          name,
+          numAccelerators: 1,
+          driverName: 'fake',
+          attributes: [
+            { key: 'rc', value: 'CUSTOM_NIC' },
+            { key: 'traits1', value: 'CUSTOM_VF' },
+            { key: 'traits2', value: 'CUSTOM_FAKE_NIC' },
+          ],
           attachHandles: handles(host, name, 1, 'PCI', () => pci(bus, 1 + Math.floor(v / 8), v % 8)),
         };
       }),

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { FakeDriver } from './index.js';
 
-describe('the fake driver\'s usage, for demos', () => {
+describe("the fake driver's usage, for demos", () => {
   afterEach(() => {
     vi.useRealTimers();
   });
@@ -30,7 +30,14 @@ describe('the fake driver\'s usage, for demos', () => {
     expect((await of(gpuDep.uuid)).utilization).toBeLessThan(0.07);
 
     // The FPGA has memory, temperature and power; a NIC's VF measures only how busy it is.
-    expect(Object.keys(await of(fpga!.deployables[0]!.uuid)).sort()).toEqual(['deployableUuid', 'memoryTotalBytes', 'memoryUsedBytes', 'powerW', 'temperatureC', 'utilization']);
+    expect(Object.keys(await of(fpga!.deployables[0]!.uuid)).sort()).toEqual([
+      'deployableUuid',
+      'memoryTotalBytes',
+      'memoryUsedBytes',
+      'powerW',
+      'temperatureC',
+      'utilization',
+    ]);
     expect(Object.keys(await of(nic!.deployables[0]!.uuid)).sort()).toEqual(['deployableUuid', 'utilization']);
   });
 

@@ -13,7 +13,10 @@ async function list(dir: string): Promise<string[]> {
 }
 
 async function line(path: string): Promise<string | null> {
-  return readFile(path, 'utf8').then((t) => t.split('\n')[0]!.trim(), () => null);
+  return readFile(path, 'utf8').then(
+    (t) => t.split('\n')[0]!.trim(),
+    () => null,
+  );
 }
 
 /** The OPAE nodes of one function: AFU ids of its ports, PR interface ids of its FME. */
@@ -45,16 +48,38 @@ export async function discoverIntel(root: string, host: string, fns: PciFunction
     const own = await opaeIds(root, pf.address);
     const product = INTEL_PRODUCTS[pf.productId];
     const idTraits = (ids: { afus: string[]; regions: string[] }): string[] => [
-      ...ids.afus.map((a) => functionTrait('INTEL', a)), ...ids.regions.map((r) => customName('FPGA_REGION_INTEL', r))];
-    const traits = own.stub ? [] : ['CUSTOM_FPGA_INTEL', product ? `CUSTOM_FPGA_INTEL_${product}` : customName('FPGA_PRODUCT_ID', pf.productId), ...idTraits(own)];
+      ...ids.afus.map((a) => functionTrait('INTEL', a)),
+      ...ids.regions.map((r) => customName('FPGA_REGION_INTEL', r)),
+    ];
+    const traits = own.stub
+      ? []
+      : ['CUSTOM_FPGA_INTEL', product ? `CUSTOM_FPGA_INTEL_${product}` : customName('FPGA_PRODUCT_ID', pf.productId), ...idTraits(own)];
     for (const vf of vfs) traits.push(...idTraits(await opaeIds(root, vf.address)));
     const members = vfs.length > 0 ? vfs : [pf];
     const name = `${host}_${members.at(-1)!.address}`;
-    out.push(cyborgDevice({
-      host, address: pf.address, type: 'FPGA', vendor: `0x${pf.vendorId}`, model: 'miss_model_info', stub: own.stub,
-      stdBoardInfo: { product_id: `0x${pf.productId}` }, vendorBoardInfo: 'miss_vb_info', driver,
-      deployables: [cyborgDeployable({ host, name, driverName: 'intel', rc: 'FPGA', traits: [...new Set(traits)], handles: members.map((m) => pciHandle(host, name, m.address)) })],
-    }));
+    out.push(
+      cyborgDevice({
+        host,
+        address: pf.address,
+        type: 'FPGA',
+        vendor: `0x${pf.vendorId}`,
+        model: 'miss_model_info',
+        stub: own.stub,
+        stdBoardInfo: { product_id: `0x${pf.productId}` },
+        vendorBoardInfo: 'miss_vb_info',
+        driver,
+        deployables: [
+          cyborgDeployable({
+            host,
+            name,
+            driverName: 'intel',
+            rc: 'FPGA',
+            traits: [...new Set(traits)],
+            handles: members.map((m) => pciHandle(host, name, m.address)),
+          }),
+        ],
+      }),
+    );
   }
   return out;
 }
@@ -75,9 +100,25 @@ export function discoverXilinx(host: string, fns: PciFunction[], functionOf: (ad
     const fn = functionOf(first.address);
     const traits = ['CUSTOM_FPGA_XILINX', `CUSTOM_FPGA_PRODUCT_ID_${first.productId.toUpperCase()}`, ...(fn ? [functionTrait('XILINX', fn)] : [])];
     return cyborgDevice({
-      host, address: first.address, type: 'FPGA', vendor: first.vendorId, model: 'miss model info',
-      stdBoardInfo: { product_id: first.productId, controller: 'Processing accelerators' }, vendorBoardInfo: pyDumps({ vendor_info: 'fpga_vb_info' }), driver,
-      deployables: [cyborgDeployable({ host, name, driverName: 'XILINX', rc: 'FPGA', traits, handles: members.map((m) => pciHandle(host, name, m.address)), numAccelerators: 1 })],
+      host,
+      address: first.address,
+      type: 'FPGA',
+      vendor: first.vendorId,
+      model: 'miss model info',
+      stdBoardInfo: { product_id: first.productId, controller: 'Processing accelerators' },
+      vendorBoardInfo: pyDumps({ vendor_info: 'fpga_vb_info' }),
+      driver,
+      deployables: [
+        cyborgDeployable({
+          host,
+          name,
+          driverName: 'XILINX',
+          rc: 'FPGA',
+          traits,
+          handles: members.map((m) => pciHandle(host, name, m.address)),
+          numAccelerators: 1,
+        }),
+      ],
     });
   });
 }

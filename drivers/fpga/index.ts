@@ -31,8 +31,17 @@ export const XBMGMT = ['/opt/xilinx/xrt/bin/xbmgmt', 'program', '--device', '{ad
 function imageOf(params: Record<string, unknown>): ImageSpec {
   const s = (k: string): string | undefined => (typeof params[k] === 'string' && params[k] !== '' ? (params[k] as string) : undefined);
   const path = s('imagePath');
-  if (!path) throw new DriverError('driver.failed', 'program needs imagePath (the bitstream fetched from Glance) and its checksum', { reason: 'image_missing' });
-  return { path, hashAlgorithm: s('hashAlgorithm'), hash: s('hash'), sha256: s('sha256'), md5: s('md5'), bitstreamId: s('bitstreamId'), functionId: s('functionId') };
+  if (!path)
+    throw new DriverError('driver.failed', 'program needs imagePath (the bitstream fetched from Glance) and its checksum', { reason: 'image_missing' });
+  return {
+    path,
+    hashAlgorithm: s('hashAlgorithm'),
+    hash: s('hash'),
+    sha256: s('sha256'),
+    md5: s('md5'),
+    bitstreamId: s('bitstreamId'),
+    functionId: s('functionId'),
+  };
 }
 
 /** What both FPGA drivers share: the card of a deployable, and programming through the configured tool. */
@@ -43,8 +52,18 @@ abstract class FpgaDriver implements Driver, ProgressProgrammer, ImageHolder, Re
   /** Deployable uuid → the card (control-path address) it is on, from the last discovery. */
   private readonly cardOf = new Map<string, string>();
 
-  constructor(protected readonly opts: FpgaDriverOptions, defaultCommand: readonly string[], stateName: string) {
-    this.programmer = new FpgaProgrammer({ command: opts.programCommand?.length ? opts.programCommand : defaultCommand, timeoutMs: opts.programTimeoutMs ?? 600_000, stateDir: opts.stateDir, stateName, run: opts.run });
+  constructor(
+    protected readonly opts: FpgaDriverOptions,
+    defaultCommand: readonly string[],
+    stateName: string,
+  ) {
+    this.programmer = new FpgaProgrammer({
+      command: opts.programCommand?.length ? opts.programCommand : defaultCommand,
+      timeoutMs: opts.programTimeoutMs ?? 600_000,
+      stateDir: opts.stateDir,
+      stateName,
+      run: opts.run,
+    });
   }
 
   protected abstract scan(): Promise<DriverDevice[]>;

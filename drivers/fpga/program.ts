@@ -43,7 +43,10 @@ async function digest(path: string, algorithm: string): Promise<string> {
  * image programmed again. A second programming of a busy card is refused, never queued behind.
  */
 /** The state file's schema: each card's image as recorded (checked on read). */
-const PROGRAMMED = Type.Record(Type.String(), Type.Object({ image: Type.String(), bitstreamId: Type.Optional(Type.String()), functionId: Type.Optional(Type.String()) }));
+const PROGRAMMED = Type.Record(
+  Type.String(),
+  Type.Object({ image: Type.String(), bitstreamId: Type.Optional(Type.String()), functionId: Type.Optional(Type.String()) }),
+);
 
 export class FpgaProgrammer {
   private readonly busy = new Set<string>();
@@ -64,7 +67,11 @@ export class FpgaProgrammer {
     return Object.values(await this.state.read()).flatMap((p) => (p ? [p.image] : []));
   }
 
-  async program(address: string, image: ImageSpec, onProgress: (p: Progress) => void = () => undefined): Promise<{ address: string; bitstreamId: string | null; functionId: string | null }> {
+  async program(
+    address: string,
+    image: ImageSpec,
+    onProgress: (p: Progress) => void = () => undefined,
+  ): Promise<{ address: string; bitstreamId: string | null; functionId: string | null }> {
     if (this.busy.has(address)) throw new DriverError('driver.busy', `FPGA ${address} is being programmed: try again when it is done`, { address });
     this.busy.add(address);
     try {
@@ -76,7 +83,14 @@ export class FpgaProgrammer {
       } catch (err) {
         await this.rollback(address, previous?.image, err as Error, onProgress);
       }
-      await this.state.update((cur) => ({ ...cur, [address]: { image: image.path, ...(image.bitstreamId ? { bitstreamId: image.bitstreamId } : {}), ...(image.functionId ? { functionId: image.functionId } : {}) } }));
+      await this.state.update((cur) => ({
+        ...cur,
+        [address]: {
+          image: image.path,
+          ...(image.bitstreamId ? { bitstreamId: image.bitstreamId } : {}),
+          ...(image.functionId ? { functionId: image.functionId } : {}),
+        },
+      }));
       onProgress({ phase: 'done', message: `${address} programmed` });
       return { address, bitstreamId: image.bitstreamId ?? null, functionId: image.functionId ?? null };
     } finally {
@@ -89,9 +103,13 @@ export class FpgaProgrammer {
    * whose configuration a fault corrupted reloads what it is recorded to run). The image was
    * verified when it was first programmed and is kept on disk as the card's rollback target.
    */
-  async reload(address: string, onProgress: (p: Progress) => void = () => undefined): Promise<{ address: string; image: string; bitstreamId: string | null; functionId: string | null }> {
+  async reload(
+    address: string,
+    onProgress: (p: Progress) => void = () => undefined,
+  ): Promise<{ address: string; image: string; bitstreamId: string | null; functionId: string | null }> {
     const current = (await this.state.read())[address];
-    if (!current) throw new DriverError('driver.failed', `FPGA ${address} has no image recorded to reload: program it first`, { reason: 'nothing_to_reload', address });
+    if (!current)
+      throw new DriverError('driver.failed', `FPGA ${address} has no image recorded to reload: program it first`, { reason: 'nothing_to_reload', address });
     if (this.busy.has(address)) throw new DriverError('driver.busy', `FPGA ${address} is being programmed: try again when it is done`, { address });
     this.busy.add(address);
     try {
@@ -117,14 +135,30 @@ export class FpgaProgrammer {
   private async rollback(address: string, previous: string | undefined, err: Error, onProgress: (p: Progress) => void): Promise<never> {
     const reason = err.message;
     const code = err instanceof DriverError && err.code === 'driver.timeout' ? 'driver.timeout' : 'driver.failed';
-    if (!previous) throw new DriverError(code, `programming ${address} failed and no previous image is known: ${reason}`, { reason: 'program_failed', address, rolledBack: false }, { cause: err });
+    if (!previous)
+      throw new DriverError(
+        code,
+        `programming ${address} failed and no previous image is known: ${reason}`,
+        { reason: 'program_failed', address, rolledBack: false },
+        { cause: err },
+      );
     onProgress({ phase: 'rollback', message: `programming failed, restoring ${previous}` });
     try {
       await this.write(address, previous, onProgress);
     } catch (again) {
-      throw new DriverError('driver.failed', `programming ${address} failed (${reason}), and restoring ${previous} failed too (${(again as Error).message})`, { reason: 'rollback_failed', address, rolledBack: false }, { cause: err });
+      throw new DriverError(
+        'driver.failed',
+        `programming ${address} failed (${reason}), and restoring ${previous} failed too (${(again as Error).message})`,
+        { reason: 'rollback_failed', address, rolledBack: false },
+        { cause: err },
+      );
     }
-    throw new DriverError(code, `programming ${address} failed, previous image ${previous} restored: ${reason}`, { reason: 'program_failed', address, rolledBack: true }, { cause: err });
+    throw new DriverError(
+      code,
+      `programming ${address} failed, previous image ${previous} restored: ${reason}`,
+      { reason: 'program_failed', address, rolledBack: true },
+      { cause: err },
+    );
   }
 }
 
@@ -139,8 +173,16 @@ function checksOf(address: string, image: ImageSpec): [string, string] {
   if (algo && image.hash && known.has(algo)) return [algo, image.hash];
   if (image.sha256) return ['sha256', image.sha256];
   if (image.md5) return ['md5', image.md5];
-  if (algo && image.hash) throw new DriverError('driver.failed', `image ${image.path} for ${address} comes with a ${algo} checksum, which this host cannot compute, and no md5`, { reason: 'checksum_unsupported', address, algorithm: algo });
-  throw new DriverError('driver.failed', `image ${image.path} for ${address} comes with no checksum (Glance's os_hash_value or md5 checksum, or sha256)`, { reason: 'checksum_missing', address });
+  if (algo && image.hash)
+    throw new DriverError('driver.failed', `image ${image.path} for ${address} comes with a ${algo} checksum, which this host cannot compute, and no md5`, {
+      reason: 'checksum_unsupported',
+      address,
+      algorithm: algo,
+    });
+  throw new DriverError('driver.failed', `image ${image.path} for ${address} comes with no checksum (Glance's os_hash_value or md5 checksum, or sha256)`, {
+    reason: 'checksum_missing',
+    address,
+  });
 }
 
 async function verify(address: string, image: ImageSpec): Promise<void> {
@@ -149,9 +191,18 @@ async function verify(address: string, image: ImageSpec): Promise<void> {
   try {
     got = await digest(image.path, algorithm);
   } catch (err) {
-    throw new DriverError('driver.failed', `image ${image.path} cannot be read: ${(err as Error).message}`, { reason: 'image_missing', address }, { cause: err });
+    throw new DriverError(
+      'driver.failed',
+      `image ${image.path} cannot be read: ${(err as Error).message}`,
+      { reason: 'image_missing', address },
+      { cause: err },
+    );
   }
   if (got !== want.toLowerCase()) {
-    throw new DriverError('driver.failed', `image ${image.path} for ${address}: ${algorithm} is ${got}, expected ${want}; nothing was programmed`, { reason: 'checksum_mismatch', address, algorithm });
+    throw new DriverError('driver.failed', `image ${image.path} for ${address}: ${algorithm} is ${got}, expected ${want}; nothing was programmed`, {
+      reason: 'checksum_mismatch',
+      address,
+      algorithm,
+    });
   }
 }

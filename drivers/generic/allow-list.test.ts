@@ -5,7 +5,7 @@ import { pciInfo, pyJson } from './pci.js';
 const fn = (address: string, vendorId = '8086', productId = '154c', netdevs: string[] = []) => ({ address, vendorId, productId, netdevs });
 
 describe('allow-list (Nova passthrough_whitelist format)', () => {
-  it('is absent when empty: the driver\'s defaults apply', () => {
+  it("is absent when empty: the driver's defaults apply", () => {
     expect(AllowList.fromJson('')).toBeNull();
     expect(AllowList.fromJson('  ')).toBeNull();
   });
@@ -47,9 +47,12 @@ describe('allow-list (Nova passthrough_whitelist format)', () => {
   it('never admits a bridge or the console display, even when the entry names its vendor, product and address', () => {
     const nf200 = { ...fn('0000:b1:00.0', '10de', '05b1'), classCode: '060400' };
     const console = { ...fn('0000:02:00.0', '10de', '1eb8'), classCode: '030000', bootVga: true };
-    const a = AllowList.fromJson(JSON.stringify([
-      { vendor_id: '10de', product_id: '05b1', address: '0000:b1:00.0' }, { vendor_id: '10de', product_id: '1eb8', address: '0000:02:00.0' },
-    ]))!;
+    const a = AllowList.fromJson(
+      JSON.stringify([
+        { vendor_id: '10de', product_id: '05b1', address: '0000:b1:00.0' },
+        { vendor_id: '10de', product_id: '1eb8', address: '0000:02:00.0' },
+      ]),
+    )!;
     expect(a.match(nf200)).toBeUndefined();
     expect(a.match({ ...nf200, classCode: '060000' })).toBeUndefined();
     expect(a.match(console)).toBeUndefined();
@@ -66,7 +69,7 @@ describe('allow-list (Nova passthrough_whitelist format)', () => {
   });
 });
 
-describe('Cyborg\'s PCI JSON', () => {
+describe("Cyborg's PCI JSON", () => {
   it('is Python json.dumps(sort_keys=True), byte for byte', () => {
     expect(pciInfo('0000:84:00.0')).toBe('{"bus": "84", "device": "00", "domain": "0000", "function": "0"}');
     expect(pyJson({ vgpu_mark: 'nvidia-223_0', asked_type: 'nvidia-223' })).toBe('{"asked_type": "nvidia-223", "vgpu_mark": "nvidia-223_0"}');

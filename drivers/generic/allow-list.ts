@@ -65,7 +65,10 @@ export class AllowList {
    * display, the root file system's controller) are never admitted, whatever the entries say: a
    * vendor-only entry must not hand an instance the host's own PCI bridges.
    */
-  match(fn: Pick<PciFunction, 'address' | 'vendorId' | 'productId' | 'netdevs'> & Partial<Pick<PciFunction, 'classCode' | 'bootVga'>>, protectedAddresses?: ReadonlySet<string>): AllowEntry | undefined {
+  match(
+    fn: Pick<PciFunction, 'address' | 'vendorId' | 'productId' | 'netdevs'> & Partial<Pick<PciFunction, 'classCode' | 'bootVga'>>,
+    protectedAddresses?: ReadonlySet<string>,
+  ): AllowEntry | undefined {
     if (hostCritical(fn, protectedAddresses)) return undefined;
     const own = parseAddress(fn.address);
     return this.entries.find((c) => {
@@ -90,7 +93,8 @@ function compile(raw: unknown, i: number): Compiled {
   }
   for (const k of ['vendor_id', 'product_id']) {
     const v = entry[k];
-    if (v !== undefined && (typeof v !== 'string' || !/^(0x)?[0-9a-fA-F]{1,4}$/.test(v))) throw new AllowListError(`whitelist entry ${i}: ${k} must be 1-4 hex digits`);
+    if (v !== undefined && (typeof v !== 'string' || !/^(0x)?[0-9a-fA-F]{1,4}$/.test(v)))
+      throw new AllowListError(`whitelist entry ${i}: ${k} must be 1-4 hex digits`);
   }
   const e = entry as AllowEntry;
   if (e.address === undefined) return { entry: e };
@@ -139,7 +143,10 @@ export type CriticalReason = 'bridge' | 'console' | 'root_storage';
  * PCI-to-PCI bridges alike), the display the firmware's console runs on (`boot_vga` = 1), or a
  * controller the caller knows holds the root file system (see rootStorageAddress).
  */
-export function hostCritical(fn: { address: string; classCode?: string; bootVga?: boolean }, protectedAddresses?: ReadonlySet<string>): CriticalReason | undefined {
+export function hostCritical(
+  fn: { address: string; classCode?: string; bootVga?: boolean },
+  protectedAddresses?: ReadonlySet<string>,
+): CriticalReason | undefined {
   if (fn.classCode?.startsWith('06')) return 'bridge';
   if (fn.bootVga) return 'console';
   if (protectedAddresses?.has(fn.address)) return 'root_storage';
@@ -160,7 +167,10 @@ export function majorMinor(dev: number): string {
 export async function rootStorageAddress(sysfsRoot: string, dev: number = statSync('/').dev): Promise<string | undefined> {
   try {
     const target = await readlink(join(sysfsRoot, 'dev', 'block', majorMinor(dev)));
-    return target.split('/').filter((p) => parseAddress(p) !== undefined).at(-1);
+    return target
+      .split('/')
+      .filter((p) => parseAddress(p) !== undefined)
+      .at(-1);
   } catch {
     return undefined;
   }

@@ -47,7 +47,9 @@ export function discoverPci(functions: PciFunction[], opts: DiscoverOptions): Di
     const vfs = fn.virtfns.map((a) => byAddr.get(a)).filter((v): v is PciFunction => v !== undefined);
     const rule = admit(fn, vfs, entry, opts.allow);
     if (!rule) continue;
-    const members = rule.groupFunctions ? functions.filter((f) => f.physfn === null && slotOf(f.address) === slotOf(fn.address) && f.vendorId === fn.vendorId) : [fn];
+    const members = rule.groupFunctions
+      ? functions.filter((f) => f.physfn === null && slotOf(f.address) === slotOf(fn.address) && f.vendorId === fn.vendorId)
+      : [fn];
     for (const m of members) grouped.add(m.address);
     const device = deviceOf(fn, rule, opts);
     const add = (dep: DeployableT, placement: Omit<Placement, 'device' | 'pf'>): void => {
@@ -59,18 +61,31 @@ export function discoverPci(functions: PciFunction[], opts: DiscoverOptions): Di
     if (vfsAdmitted.length > 0) {
       for (const vf of vfsAdmitted) {
         const e = opts.allow?.match(vf) ?? entry;
-        add(deployable(opts, vf.address, rcOf(e, rule.vfRc), [...baseTraits(rule, vf), 'CUSTOM_VF', ...extraTraits(e)], [pciHandle(vf.address)]), { functions: [vf.address] });
+        add(deployable(opts, vf.address, rcOf(e, rule.vfRc), [...baseTraits(rule, vf), 'CUSTOM_VF', ...extraTraits(e)], [pciHandle(vf.address)]), {
+          functions: [vf.address],
+        });
       }
     } else if (mdev) {
       const n = mdev.availableInstances + mdev.devices.length;
-      const handles = Array.from({ length: n }, (_, i): AttachHandleT => (
-        { uuid: '', attachType: 'MDEV', attachInfo: pyJson({ asked_type: mdev.id, vgpu_mark: `${mdev.id}_${i}` }), inUse: false }));
+      const handles = Array.from(
+        { length: n },
+        (_, i): AttachHandleT => ({ uuid: '', attachType: 'MDEV', attachInfo: pyJson({ asked_type: mdev.id, vgpu_mark: `${mdev.id}_${i}` }), inUse: false }),
+      );
       const traits = [...baseTraits(rule, fn), traitName('CUSTOM', rule.traitPrefix, 'MDEV', mdev.id), ...extraTraits(entry)];
       add(deployable(opts, fn.address, rcOf(entry, 'VGPU'), traits, handles), { functions: [fn.address], mdevType: mdev.id });
     } else {
       const sriov = fn.sriovTotalVfs > 0 ? ['CUSTOM_PF'] : [];
       const traits = [...baseTraits(rule, fn), ...sriov, ...extraTraits(entry)];
-      add(deployable(opts, fn.address, rcOf(entry, rule.rc), traits, members.map((m) => pciHandle(m.address))), { functions: members.map((m) => m.address) });
+      add(
+        deployable(
+          opts,
+          fn.address,
+          rcOf(entry, rule.rc),
+          traits,
+          members.map((m) => pciHandle(m.address)),
+        ),
+        { functions: members.map((m) => m.address) },
+      );
     }
     devices.push(device);
   }
@@ -92,12 +107,18 @@ function admit(fn: PciFunction, vfs: PciFunction[], entry: AllowEntry | undefine
 
 function deviceOf(fn: PciFunction, rule: KindRule, opts: DiscoverOptions): DeviceT {
   const std: Record<string, string> = {
-    class: `0x${fn.classCode}`, device_id: `0x${fn.productId}`, driver: fn.driver ?? '', iommu_group: fn.iommuGroup ?? '',
-    numa_node: fn.numaNode === null ? '' : String(fn.numaNode), vendor_id: `0x${fn.vendorId}`,
+    class: `0x${fn.classCode}`,
+    device_id: `0x${fn.productId}`,
+    driver: fn.driver ?? '',
+    iommu_group: fn.iommuGroup ?? '',
+    numa_node: fn.numaNode === null ? '' : String(fn.numaNode),
+    vendor_id: `0x${fn.vendorId}`,
   };
   const vendorInfo: Record<string, string> = {
-    sriov_numvfs: String(fn.sriovNumVfs), sriov_totalvfs: String(fn.sriovTotalVfs),
-    subsystem_device: fn.subsystemDeviceId ? `0x${fn.subsystemDeviceId}` : '', subsystem_vendor: fn.subsystemVendorId ? `0x${fn.subsystemVendorId}` : '',
+    sriov_numvfs: String(fn.sriovNumVfs),
+    sriov_totalvfs: String(fn.sriovTotalVfs),
+    subsystem_device: fn.subsystemDeviceId ? `0x${fn.subsystemDeviceId}` : '',
+    subsystem_vendor: fn.subsystemVendorId ? `0x${fn.subsystemVendorId}` : '',
   };
   return {
     uuid: stableId(opts.host, 'pci', fn.address),
@@ -146,8 +167,12 @@ function rcOf(entry: AllowEntry | undefined, fallback: string): string {
 /** Nova's `traits` key: comma-separated; names without CUSTOM_ get it. */
 function extraTraits(entry: AllowEntry | undefined): string[] {
   if (!entry?.traits) return [];
-  return entry.traits.split(',').map((t) => t.trim()).filter(Boolean).map((t) => {
-    const n = traitName(t);
-    return n.startsWith('CUSTOM_') ? n : `CUSTOM_${n}`;
-  });
+  return entry.traits
+    .split(',')
+    .map((t) => t.trim())
+    .filter(Boolean)
+    .map((t) => {
+      const n = traitName(t);
+      return n.startsWith('CUSTOM_') ? n : `CUSTOM_${n}`;
+    });
 }

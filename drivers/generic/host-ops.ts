@@ -44,7 +44,12 @@ export class HostOpError extends Error {
 export class SysfsOps implements HostOps {
   readonly mode = 'sysfs';
 
-  constructor(private readonly root: string, private readonly vfioDriver: string, private readonly commands: HostOpsCommands = {}, private readonly timeoutMs = 120_000) {}
+  constructor(
+    private readonly root: string,
+    private readonly vfioDriver: string,
+    private readonly commands: HostOpsCommands = {},
+    private readonly timeoutMs = 120_000,
+  ) {}
 
   async bind(address: string, driver: string): Promise<void> {
     const dev = join(devicesDir(this.root), address);
@@ -109,16 +114,31 @@ export class SysfsOps implements HostOps {
 export class CommandOps implements HostOps {
   readonly mode = 'command';
 
-  constructor(private readonly helper: string[], private readonly timeoutMs = 120_000) {
+  constructor(
+    private readonly helper: string[],
+    private readonly timeoutMs = 120_000,
+  ) {
     if (helper.length === 0) throw new HostOpError('command mode needs a helper: set CYBORG_GENERIC_HELPER');
   }
 
-  bind(address: string, driver: string): Promise<void> { return this.call('bind', address, driver); }
-  release(address: string): Promise<void> { return this.call('release', address); }
-  createMdev(parent: string, type: string, uuid: string): Promise<void> { return this.call('mdev-create', parent, type, uuid); }
-  removeMdev(parent: string, type: string, uuid: string): Promise<void> { return this.call('mdev-remove', parent, type, uuid); }
-  program(address: string, image: string): Promise<void> { return this.call('program', address, image); }
-  lifecycle(op: 'install' | 'uninstall' | 'update', version: string): Promise<void> { return this.call(`driver-${op}`, version); }
+  bind(address: string, driver: string): Promise<void> {
+    return this.call('bind', address, driver);
+  }
+  release(address: string): Promise<void> {
+    return this.call('release', address);
+  }
+  createMdev(parent: string, type: string, uuid: string): Promise<void> {
+    return this.call('mdev-create', parent, type, uuid);
+  }
+  removeMdev(parent: string, type: string, uuid: string): Promise<void> {
+    return this.call('mdev-remove', parent, type, uuid);
+  }
+  program(address: string, image: string): Promise<void> {
+    return this.call('program', address, image);
+  }
+  lifecycle(op: 'install' | 'uninstall' | 'update', version: string): Promise<void> {
+    return this.call(`driver-${op}`, version);
+  }
 
   private async call(...args: string[]): Promise<void> {
     const [file, ...pre] = this.helper;

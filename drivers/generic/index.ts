@@ -1,4 +1,15 @@
-import type { AttachPreparer, Driver, DriverDevice, DriverLifecycle, Installer, LifecycleRequest, OpRequest, OpResult, Programmer, ServiceReporter } from '../driver.js';
+import type {
+  AttachPreparer,
+  Driver,
+  DriverDevice,
+  DriverLifecycle,
+  Installer,
+  LifecycleRequest,
+  OpRequest,
+  OpResult,
+  Programmer,
+  ServiceReporter,
+} from '../driver.js';
 import { AllowList } from './allow-list.js';
 import { discoverPci, type Discovery, type Placement } from './discover.js';
 import { CommandOps, SimulatedOps, SysfsOps, type HostOps, type HostOpsCommands } from './host-ops.js';
@@ -148,9 +159,12 @@ export class GenericDriver implements Driver, Installer, Programmer, AttachPrepa
 
 function makeOps(opts: GenericDriverOptions, vfio: string): HostOps {
   switch (opts.hostOps ?? 'sysfs') {
-    case 'simulate': return new SimulatedOps();
-    case 'command': return new CommandOps(opts.helper ?? []);
-    default: return new SysfsOps(opts.sysfsRoot, vfio, opts.commands);
+    case 'simulate':
+      return new SimulatedOps();
+    case 'command':
+      return new CommandOps(opts.helper ?? []);
+    default:
+      return new SysfsOps(opts.sysfsRoot, vfio, opts.commands);
   }
 }
 

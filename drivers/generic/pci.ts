@@ -29,7 +29,10 @@ export function slotOf(address: string): string {
 
 /** Python's `json.dumps(obj, sort_keys=True)` for a flat object of strings. */
 export function pyJson(obj: Record<string, string>): string {
-  const body = Object.keys(obj).sort().map((k) => `${JSON.stringify(k)}: ${JSON.stringify(obj[k])}`).join(', ');
+  const body = Object.keys(obj)
+    .sort()
+    .map((k) => `${JSON.stringify(k)}: ${JSON.stringify(obj[k])}`)
+    .join(', ');
   return `{${body}}`;
 }
 

@@ -19,18 +19,30 @@ export function servicesOf(host: string, discovery: Discovery, functions: PciFun
     const pf = pfAddr ? byAddr.get(pfAddr) : undefined;
     if (!pf) continue;
     const svc = (kind: BackendService['kind'], name: string, rest: Partial<BackendService> & { details: Record<string, string> }): void => {
-      out.push({ id: stableId(host, 'service', pf.address, kind, name, rest.details.parent ?? ''), deviceUuid: device.uuid, address: pf.address, kind, name, ...rest });
+      out.push({
+        id: stableId(host, 'service', pf.address, kind, name, rest.details.parent ?? ''),
+        deviceUuid: device.uuid,
+        address: pf.address,
+        kind,
+        name,
+        ...rest,
+      });
     };
     pf.virtfns.forEach((vfAddr, index) => {
       const vf = byAddr.get(vfAddr);
-      svc('vf', vfAddr, { details: { index: String(index), product_id: `0x${vf?.productId ?? ''}`, driver: vf?.driver ?? '', iommu_group: vf?.iommuGroup ?? '' } });
+      svc('vf', vfAddr, {
+        details: { index: String(index), product_id: `0x${vf?.productId ?? ''}`, driver: vf?.driver ?? '', iommu_group: vf?.iommuGroup ?? '' },
+      });
     });
     const parents = [pf, ...pf.virtfns.map((a) => byAddr.get(a)).filter((v): v is PciFunction => v !== undefined)];
     for (const parent of parents) {
       for (const t of parent.mdevTypes) svc('mdev_type', t.id, mdevService(t, parent.address));
     }
     const prog = programmed.get(device.uuid);
-    if (prog) svc('function', prog.functionId ?? prog.bitstreamId ?? 'programmed', { details: { bitstream_id: prog.bitstreamId ?? '', function_id: prog.functionId ?? '' } });
+    if (prog)
+      svc('function', prog.functionId ?? prog.bitstreamId ?? 'programmed', {
+        details: { bitstream_id: prog.bitstreamId ?? '', function_id: prog.functionId ?? '' },
+      });
     if (pf.virtfns.length === 0 && pf.mdevTypes.length === 0) {
       svc('passthrough', pf.address, { details: { driver: pf.driver ?? '', iommu_group: pf.iommuGroup ?? '' } });
     }

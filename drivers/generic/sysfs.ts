@@ -70,9 +70,20 @@ export async function readPciFunction(root: string, address: string): Promise<Pc
 
 async function readFunction(dir: string, address: string): Promise<PciFunction> {
   const [classCode, vendorId, productId, subVendor, subDevice, numa, iommu, driver, override, physfn, total, num, bootVga, entries] = await Promise.all([
-    hex(dir, 'class'), hex(dir, 'vendor'), hex(dir, 'device'), hex(dir, 'subsystem_vendor'), hex(dir, 'subsystem_device'),
-    text(dir, 'numa_node'), link(dir, 'iommu_group'), link(dir, 'driver'), text(dir, 'driver_override'), link(dir, 'physfn'),
-    text(dir, 'sriov_totalvfs'), text(dir, 'sriov_numvfs'), text(dir, 'boot_vga'), list(dir),
+    hex(dir, 'class'),
+    hex(dir, 'vendor'),
+    hex(dir, 'device'),
+    hex(dir, 'subsystem_vendor'),
+    hex(dir, 'subsystem_device'),
+    text(dir, 'numa_node'),
+    link(dir, 'iommu_group'),
+    link(dir, 'driver'),
+    text(dir, 'driver_override'),
+    link(dir, 'physfn'),
+    text(dir, 'sriov_totalvfs'),
+    text(dir, 'sriov_numvfs'),
+    text(dir, 'boot_vga'),
+    list(dir),
   ]);
   const virtfnLinks = entries.filter((e) => /^virtfn\d+$/.test(e)).sort((a, b) => Number(a.slice(6)) - Number(b.slice(6)));
   const virtfns = await Promise.all(virtfnLinks.map((l) => link(dir, l)));
@@ -100,13 +111,26 @@ async function readFunction(dir: string, address: string): Promise<PciFunction> 
 
 async function readMdevTypes(dir: string): Promise<MdevType[]> {
   const ids = (await list(dir)).sort();
-  return Promise.all(ids.map(async (id) => {
-    const t = join(dir, id);
-    const [name, description, deviceApi, available, devices] = await Promise.all([
-      text(t, 'name'), text(t, 'description'), text(t, 'device_api'), text(t, 'available_instances'), list(join(t, 'devices')),
-    ]);
-    return { id, name: name ?? id, description: description ?? '', deviceApi: deviceApi ?? '', availableInstances: Number(available ?? 0) || 0, devices: devices.sort() };
-  }));
+  return Promise.all(
+    ids.map(async (id) => {
+      const t = join(dir, id);
+      const [name, description, deviceApi, available, devices] = await Promise.all([
+        text(t, 'name'),
+        text(t, 'description'),
+        text(t, 'device_api'),
+        text(t, 'available_instances'),
+        list(join(t, 'devices')),
+      ]);
+      return {
+        id,
+        name: name ?? id,
+        description: description ?? '',
+        deviceApi: deviceApi ?? '',
+        availableInstances: Number(available ?? 0) || 0,
+        devices: devices.sort(),
+      };
+    }),
+  );
 }
 
 /** A sysfs attribute's text, trimmed; null when absent or unreadable (EACCES, EINVAL on some attributes). */

@@ -46,26 +46,54 @@ export const UNKNOWN_KIND: KindRule = { type: 'GPU', rc: 'CUSTOM_PCI', vfRc: 'CU
 
 /** Vendor names used in traits and models (`CUSTOM_GPU_NVIDIA`). Unknown vendors get no vendor trait. */
 export const VENDOR_NAMES: Readonly<Record<string, string>> = {
-  '8086': 'INTEL', '10de': 'NVIDIA', '1002': 'AMD', '10ee': 'XILINX', '15b3': 'MELLANOX', '19e5': 'HUAWEI',
-  '1bd4': 'INSPUR', '14e4': 'BROADCOM', '1077': 'QLOGIC', '1924': 'SOLARFLARE', '1d0f': 'AMAZON', '1ded': 'ALIBABA',
+  '8086': 'INTEL',
+  '10de': 'NVIDIA',
+  '1002': 'AMD',
+  '10ee': 'XILINX',
+  '15b3': 'MELLANOX',
+  '19e5': 'HUAWEI',
+  '1bd4': 'INSPUR',
+  '14e4': 'BROADCOM',
+  '1077': 'QLOGIC',
+  '1924': 'SOLARFLARE',
+  '1d0f': 'AMAZON',
+  '1ded': 'ALIBABA',
 };
 
 /** Product names for models; the rest read `PCI <vendor>:<product>`. */
 export const PRODUCT_NAMES: Readonly<Record<string, string>> = {
-  '10de:1eb8': 'Tesla T4', '10de:1db4': 'Tesla V100 PCIe 16GB', '10de:20b0': 'A100 SXM4 40GB', '10de:2330': 'H100 SXM5 80GB',
-  '10de:2331': 'H100 PCIe', '10de:26b9': 'L40S', '8086:56c0': 'Data Center GPU Flex 170', '8086:56c1': 'Data Center GPU Flex 140',
-  '8086:09c4': 'PAC Arria 10 GX', '8086:0b2b': 'PAC D5005', '8086:0b30': 'FPGA PAC N3000', '10ee:5004': 'Alveo U250 (management)',
-  '10ee:5005': 'Alveo U250 (user)', '8086:37c8': 'QuickAssist C62x', '8086:4940': 'QuickAssist 4xxx', '8086:1572': 'Ethernet Controller X710 10GbE SFP+',
-  '8086:158b': 'Ethernet Controller XXV710 25GbE SFP28', '8086:1521': 'I350 Gigabit Network Connection', '15b3:1017': 'ConnectX-5',
-  '15b3:101b': 'ConnectX-6', '1a03:2000': 'ASPEED Graphics Family', '19e5:d100': 'Ascend 310',
+  '10de:1eb8': 'Tesla T4',
+  '10de:1db4': 'Tesla V100 PCIe 16GB',
+  '10de:20b0': 'A100 SXM4 40GB',
+  '10de:2330': 'H100 SXM5 80GB',
+  '10de:2331': 'H100 PCIe',
+  '10de:26b9': 'L40S',
+  '8086:56c0': 'Data Center GPU Flex 170',
+  '8086:56c1': 'Data Center GPU Flex 140',
+  '8086:09c4': 'PAC Arria 10 GX',
+  '8086:0b2b': 'PAC D5005',
+  '8086:0b30': 'FPGA PAC N3000',
+  '10ee:5004': 'Alveo U250 (management)',
+  '10ee:5005': 'Alveo U250 (user)',
+  '8086:37c8': 'QuickAssist C62x',
+  '8086:4940': 'QuickAssist 4xxx',
+  '8086:1572': 'Ethernet Controller X710 10GbE SFP+',
+  '8086:158b': 'Ethernet Controller XXV710 25GbE SFP28',
+  '8086:1521': 'I350 Gigabit Network Connection',
+  '15b3:1017': 'ConnectX-5',
+  '15b3:101b': 'ConnectX-6',
+  '1a03:2000': 'ASPEED Graphics Family',
+  '19e5:d100': 'Ascend 310',
 };
 
 /** The first table row this function fits, or undefined. */
 export function kindOf(fn: Pick<PciFunction, 'classCode' | 'vendorId' | 'productId'>): KindRule | undefined {
-  return KIND_TABLE.find((r) =>
-    (r.vendor === undefined || r.vendor === fn.vendorId)
-    && (r.products === undefined || r.products.includes(fn.productId))
-    && (r.classes === undefined || r.classes.some((c) => fn.classCode.startsWith(c))));
+  return KIND_TABLE.find(
+    (r) =>
+      (r.vendor === undefined || r.vendor === fn.vendorId) &&
+      (r.products === undefined || r.products.includes(fn.productId)) &&
+      (r.classes === undefined || r.classes.some((c) => fn.classCode.startsWith(c))),
+  );
 }
 
 export function modelOf(fn: Pick<PciFunction, 'vendorId' | 'productId'>): string {
@@ -74,7 +102,10 @@ export function modelOf(fn: Pick<PciFunction, 'vendorId' | 'productId'>): string
 
 /** A trait or custom resource-class name: upper case, `[A-Z0-9_]` only. */
 export function traitName(...parts: string[]): string {
-  return parts.join('_').toUpperCase().replace(/[^A-Z0-9_]/g, '_');
+  return parts
+    .join('_')
+    .toUpperCase()
+    .replace(/[^A-Z0-9_]/g, '_');
 }
 
 /** The traits of a deployable built from `fn` (see docs/generic-driver.md for the list). */

@@ -58,8 +58,14 @@ export class IntelNicDriver implements Driver, AttachPreparer, BoundRestorer, Ho
         return d;
       };
       return cyborgDevice({
-        host, address: pf.address, type: 'NIC', vendor: `0x${pf.vendorId}`, model: 'miss_model_info',
-        stdBoardInfo: { product_id: `0x${pf.productId}` }, vendorBoardInfo: 'miss_vb_info', driver: this.name,
+        host,
+        address: pf.address,
+        type: 'NIC',
+        vendor: `0x${pf.vendorId}`,
+        model: 'miss_model_info',
+        stdBoardInfo: { product_id: `0x${pf.productId}` },
+        vendorBoardInfo: 'miss_vb_info',
+        driver: this.name,
         deployables: vfs.length > 0 ? vfs.map((v) => dep(v, 'VF')) : [dep(pf, 'PF')],
       });
     });
@@ -103,6 +109,9 @@ function keyOf(mapping: Map<string, Set<string>>, ifname: string): string | unde
 
 export function handleIn(req: OpRequest): DeployableT['attachHandles'][number] {
   const h = req.deployable.attachHandles.find((x) => x.uuid === req.params.handleUuid);
-  if (!h) throw new DriverError('driver.failed', `deployable ${req.deployable.name} has no attach handle ${String(req.params.handleUuid ?? '(none given)')}`, { reason: 'handle_unknown' });
+  if (!h)
+    throw new DriverError('driver.failed', `deployable ${req.deployable.name} has no attach handle ${String(req.params.handleUuid ?? '(none given)')}`, {
+      reason: 'handle_unknown',
+    });
   return h;
 }

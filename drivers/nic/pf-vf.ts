@@ -30,7 +30,12 @@ export class VfCounts {
   private readonly bound = new Map<string, DeployableT>();
   private readonly state: StateFile<Record<string, number>>;
 
-  constructor(private readonly sysfsRoot: string, stateDir: string | undefined, name: string, private readonly pfOf: (dep: DeployableT) => string | undefined) {
+  constructor(
+    private readonly sysfsRoot: string,
+    stateDir: string | undefined,
+    name: string,
+    private readonly pfOf: (dep: DeployableT) => string | undefined,
+  ) {
     this.state = new StateFile(stateDir, name, Type.Record(Type.String(), Type.Integer({ minimum: 0, maximum: 4096 })));
   }
 
@@ -50,7 +55,10 @@ export class VfCounts {
   async set(address: string, count: number): Promise<{ address: string; numvfs: number }> {
     const attached = [...this.bound.values()].filter((d) => this.pfOf(d) === address);
     if (attached.length > 0) {
-      throw new DriverError('driver.in_use', `${attached.length} VF(s) of ${address} are attached: detach them before changing its VF count`, { address, deployables: attached.map((d) => d.name) });
+      throw new DriverError('driver.in_use', `${attached.length} VF(s) of ${address} are attached: detach them before changing its VF count`, {
+        address,
+        deployables: attached.map((d) => d.name),
+      });
     }
     const dir = join(this.sysfsRoot, 'bus', 'pci', 'devices', address);
     const total = Number((await readFile(join(dir, 'sriov_totalvfs'), 'utf8').catch(() => '0')).trim());
@@ -91,7 +99,10 @@ export async function observeVfCounts(sysfsRoot: string, devices: readonly Drive
       out.present.push(...dep.attachHandles.map((h) => h.uuid));
     }
     const a = JSON.parse(d.controlPath.info) as Record<string, string>;
-    out.cards.push({ deviceUuid: d.uuid, vfCount: await numvfs(join(sysfsRoot, 'bus', 'pci', 'devices', `${a.domain}:${a.bus}:${a.device}.${a.function}`)).catch(() => 0) });
+    out.cards.push({
+      deviceUuid: d.uuid,
+      vfCount: await numvfs(join(sysfsRoot, 'bus', 'pci', 'devices', `${a.domain}:${a.bus}:${a.device}.${a.function}`)).catch(() => 0),
+    });
   }
   return out;
 }

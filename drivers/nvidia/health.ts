@@ -10,9 +10,13 @@ import { XidParser, type XidEvent, type XidPolicy } from './xid.js';
  * role's /metrics includes (the agent's own; the all-in-one's). A code is a small number from
  * NVIDIA's catalogue, so the label stays bounded.
  */
-const xidEvents = (register.getSingleMetric('cyborg_gpu_xid_events_total') as Counter<'code' | 'verdict'> | undefined) ?? new Counter({
-  name: 'cyborg_gpu_xid_events_total', help: 'NVIDIA Xid events read from the kernel log, by code and verdict (fatal, transient, ignored)', labelNames: ['code', 'verdict'] as const,
-});
+const xidEvents =
+  (register.getSingleMetric('cyborg_gpu_xid_events_total') as Counter<'code' | 'verdict'> | undefined) ??
+  new Counter({
+    name: 'cyborg_gpu_xid_events_total',
+    help: 'NVIDIA Xid events read from the kernel log, by code and verdict (fatal, transient, ignored)',
+    labelNames: ['code', 'verdict'] as const,
+  });
 
 export interface XidHealthOptions {
   /** argv of the kernel log follower (`[gpu_devices] xid_command`); empty: XIDs are not watched. */
@@ -82,7 +86,10 @@ export class XidHealth {
       if (signals.length > 0) onSignals(signals);
     };
     const command = new WatchedCommand({
-      argv: this.opts.command, log, env: this.opts.env, retryMinMs: this.opts.retryMinMs,
+      argv: this.opts.command,
+      log,
+      env: this.opts.env,
+      retryMinMs: this.opts.retryMinMs,
       messages: {
         up: 'xid: watching the kernel log for NVIDIA Xid events',
         back: 'xid: the kernel log is followed again; Xid events of the outage were not seen',
@@ -111,7 +118,12 @@ export class XidHealth {
       return [];
     }
     log.warn({ ...about, deployables: uuids.length }, 'xid: GPU fault; reported at once');
-    return uuids.map((deployableUuid) => ({ deployableUuid, healthy: false, severity: ev.verdict === 'fatal' ? 'fatal' as const : 'transient' as const, reason: reasonOf(ev) }));
+    return uuids.map((deployableUuid) => ({
+      deployableUuid,
+      healthy: false,
+      severity: ev.verdict === 'fatal' ? ('fatal' as const) : ('transient' as const),
+      reason: reasonOf(ev),
+    }));
   }
 }
 

@@ -1,6 +1,17 @@
 import type { Logger } from 'pino';
 import type { AttachPreparer, Driver, DriverDevice, Health, HealthReporter, OpRequest, OpResult, Resetter } from '../driver.js';
-import type { BoundHandle, BoundRestorer, HealthWatch, HealthWatcher, HostObserver, MigLayoutManager, Observation, PartialDiscoverer, PartialDiscovery, UnobservedDevice } from '../abilities.js';
+import type {
+  BoundHandle,
+  BoundRestorer,
+  HealthWatch,
+  HealthWatcher,
+  HostObserver,
+  MigLayoutManager,
+  Observation,
+  PartialDiscoverer,
+  PartialDiscovery,
+  UnobservedDevice,
+} from '../abilities.js';
 import { cyborgDeployable, cyborgDevice, handleOf, mdevJson, pciHandle } from '../cyborg-report.js';
 import { DriverError } from '../../errors/index.js';
 import { runCommand, type CommandRunner } from '../exec.js';
@@ -69,7 +80,9 @@ const GPU_CLASSES = ['0300', '0302'];
  * `CUSTOM_NVIDIA_<PID>_<TYPE>`), plus MIG: a MIG-enabled GPU reports one deployable per profile
  * of its GPU instances, bound as a MIG-backed vGPU. Mdevs are created on attach and removed on detach; docs/drivers.md.
  */
-export class NvidiaGpuDriver implements Driver, PartialDiscoverer, AttachPreparer, BoundRestorer, HostObserver, MigLayoutManager, HealthReporter, HealthWatcher, Resetter {
+export class NvidiaGpuDriver
+  implements Driver, PartialDiscoverer, AttachPreparer, BoundRestorer, HostObserver, MigLayoutManager, HealthReporter, HealthWatcher, Resetter
+{
   readonly name = 'nvidia_gpu_driver';
   readonly version = '1.0.0';
   private readonly smi: Smi;
@@ -91,7 +104,11 @@ export class NvidiaGpuDriver implements Driver, PartialDiscoverer, AttachPrepare
       }
     }
     this.smi = new Smi(opts.nvidiaSmi ?? [], opts.run ?? runCommand, opts.commandTimeoutMs ?? 30_000);
-    this.layouts = new StateFile(opts.stateDir, 'nvidia-mig-layouts.json', Type.Record(Type.String(), Type.Array(Type.String({ maxLength: 64 }), { maxItems: 64 })));
+    this.layouts = new StateFile(
+      opts.stateDir,
+      'nvidia-mig-layouts.json',
+      Type.Record(Type.String(), Type.Array(Type.String({ maxLength: 64 }), { maxItems: 64 })),
+    );
     this.xid = new XidHealth({ command: opts.xidCommand ?? [], env: opts.xidEnv, retryMinMs: opts.xidRetryMinMs, policy: opts.xidPolicy });
   }
 
@@ -131,11 +148,18 @@ export class NvidiaGpuDriver implements Driver, PartialDiscoverer, AttachPrepare
       if (fn.physfn !== null && (this.opts.filterSriovVfs || this.typeOf.has(fn.physfn) || mig.gpus.has(fn.physfn))) continue;
       const vfs = fn.virtfns.map((a) => byAddr.get(a)).filter((v): v is PciFunction => v !== undefined);
       const smiGpu = mig.gpus.get(fn.address);
-      const deviceOf = (deployables: DeployableT[]): DriverDevice => cyborgDevice({
-        host: this.opts.host, address: fn.address, type: 'GPU', vendor: fn.vendorId, model: mig.products.get(fn.address) || this.modelOf(fn),
-        stdBoardInfo: { product_id: fn.productId, controller: fn.classCode.startsWith('0300') ? 'VGA compatible controller' : '3D controller' },
-        vendorBoardInfo: '{"vendor_info": "gpu_vb_info"}', driver: this.name, deployables,
-      });
+      const deviceOf = (deployables: DeployableT[]): DriverDevice =>
+        cyborgDevice({
+          host: this.opts.host,
+          address: fn.address,
+          type: 'GPU',
+          vendor: fn.vendorId,
+          model: mig.products.get(fn.address) || this.modelOf(fn),
+          stdBoardInfo: { product_id: fn.productId, controller: fn.classCode.startsWith('0300') ? 'VGA compatible controller' : '3D controller' },
+          vendorBoardInfo: '{"vendor_info": "gpu_vb_info"}',
+          driver: this.name,
+          deployables,
+        });
       let deployables: DeployableT[];
       try {
         deployables = smiGpu ? this.migDeployables(fn, smiGpu, mig.instances, mig.names) : [await this.gpuDeployable(fn, vfs)];
@@ -170,10 +194,24 @@ export class NvidiaGpuDriver implements Driver, PartialDiscoverer, AttachPrepare
     const type = this.typeOf.get(fn.address);
     if (!type) {
       const legacy = this.opts.legacyTraits ? legacyPgpuTraits(fn.productId) : [];
-      return cyborgDeployable({ host, name, driverName: NVIDIA_DRIVER_NAME, rc: 'PGPU', traits: ['OWNER_CYBORG', pgpuTrait(fn.productId), ...legacy], handles: [pciHandle(host, name, fn.address)] });
+      return cyborgDeployable({
+        host,
+        name,
+        driverName: NVIDIA_DRIVER_NAME,
+        rc: 'PGPU',
+        traits: ['OWNER_CYBORG', pgpuTrait(fn.productId), ...legacy],
+        handles: [pciHandle(host, name, fn.address)],
+      });
     }
     const offer = await vgpuOffer(this.opts.sysfsRoot, host, name, fn, vfs, type);
-    return cyborgDeployable({ host, name, driverName: NVIDIA_DRIVER_NAME, rc: 'VGPU', traits: ['OWNER_CYBORG', `${pgpuTrait(fn.productId)}_${offer.typeName}`], handles: offer.handles });
+    return cyborgDeployable({
+      host,
+      name,
+      driverName: NVIDIA_DRIVER_NAME,
+      rc: 'VGPU',
+      traits: ['OWNER_CYBORG', `${pgpuTrait(fn.productId)}_${offer.typeName}`],
+      handles: offer.handles,
+    });
   }
 
   /**
@@ -188,9 +226,19 @@ export class NvidiaGpuDriver implements Driver, PartialDiscoverer, AttachPrepare
     const profiles = [...new Set(mine.map(nameOf))].sort();
     return profiles.map((profile) => {
       const name = `${host}_${fn.address}_MIG_${profile}`;
-      const handles = mine.filter((i) => nameOf(i) === profile)
-        .map((i) => handleOf(host, name, 'MDEV', mdevJson(fn.address, `MIG-${profile}`, `MIG-${profile}_${i.instanceId}`, { gpu_instance_id: String(i.instanceId) })));
-      return cyborgDeployable({ host, name, driverName: NVIDIA_DRIVER_NAME, rc: migResourceClass(profile), traits: ['OWNER_CYBORG', migTrait(fn.productId, profile)], handles });
+      const handles = mine
+        .filter((i) => nameOf(i) === profile)
+        .map((i) =>
+          handleOf(host, name, 'MDEV', mdevJson(fn.address, `MIG-${profile}`, `MIG-${profile}_${i.instanceId}`, { gpu_instance_id: String(i.instanceId) })),
+        );
+      return cyborgDeployable({
+        host,
+        name,
+        driverName: NVIDIA_DRIVER_NAME,
+        rc: migResourceClass(profile),
+        traits: ['OWNER_CYBORG', migTrait(fn.productId, profile)],
+        handles,
+      });
     });
   }
 
@@ -261,7 +309,7 @@ export class NvidiaGpuDriver implements Driver, PartialDiscoverer, AttachPrepare
     const present: string[] = [];
     for (const b of bound) {
       const handle = handleIn(b.deployable, b.handleUuid);
-      (await this.make(b.deployable, handle) ? restored : present).push(handle.uuid);
+      ((await this.make(b.deployable, handle)) ? restored : present).push(handle.uuid);
       this.bound.set(handle.uuid, b.deployable);
     }
     return { restored, present };
@@ -320,11 +368,18 @@ export class NvidiaGpuDriver implements Driver, PartialDiscoverer, AttachPrepare
    */
   async reset(req: OpRequest): Promise<OpResult> {
     const address = /[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]/i.exec(req.deployable.name.slice(this.opts.host.length + 1))?.[0];
-    if (!address) throw new DriverError('driver.failed', `deployable ${req.deployable.name} names no GPU address`, { reason: 'not_found', deployable: req.deployable.name });
+    if (!address)
+      throw new DriverError('driver.failed', `deployable ${req.deployable.name} names no GPU address`, {
+        reason: 'not_found',
+        deployable: req.deployable.name,
+      });
     // A reset takes the whole GPU: none of its deployables (its other MIG profiles) may be in use.
     const inUse = [...this.bound.entries()].filter(([, d]) => d.name.slice(this.opts.host.length + 1).startsWith(address));
     if (inUse.length > 0) {
-      throw new DriverError('driver.in_use', `GPU ${address} has ${inUse.length} handle(s) attached: detach them before resetting it`, { address, handles: inUse.map(([u]) => u) });
+      throw new DriverError('driver.in_use', `GPU ${address} has ${inUse.length} handle(s) attached: detach them before resetting it`, {
+        address,
+        handles: inUse.map(([u]) => u),
+      });
     }
     const output = this.smi.enabled ? await this.smi.reset(address) : undefined;
     this.xid.cleared(req.deployable.uuid);
@@ -334,10 +389,17 @@ export class NvidiaGpuDriver implements Driver, PartialDiscoverer, AttachPrepare
   async applyMigLayout(address: string, profiles: readonly string[]): Promise<OpResult> {
     const attached = [...this.bound.entries()].filter(([, d]) => d.name.startsWith(`${this.opts.host}_${address}_MIG_`));
     if (attached.length > 0) {
-      throw new DriverError('driver.in_use', `GPU ${address} has ${attached.length} MIG instance(s) attached: detach them before changing its layout`, { address, handles: attached.map(([u]) => u) });
+      throw new DriverError('driver.in_use', `GPU ${address} has ${attached.length} MIG instance(s) attached: detach them before changing its layout`, {
+        address,
+        handles: attached.map(([u]) => u),
+      });
     }
     const gpu = await this.migGpu(address);
-    const chosen = resolveLayout(address, profiles, (await this.smi.profiles()).filter((p) => p.gpu === gpu.index));
+    const chosen = resolveLayout(
+      address,
+      profiles,
+      (await this.smi.profiles()).filter((p) => p.gpu === gpu.index),
+    );
     const ids = chosen.map((p) => p.id);
     const previous = currentIds(gpu.index, await this.smi.instances());
     const output = await replaceLayout(this.smi, gpu, ids, previous);
@@ -352,7 +414,9 @@ export class NvidiaGpuDriver implements Driver, PartialDiscoverer, AttachPrepare
       if (!layout) continue;
       const gpu = await this.migGpu(address);
       const profiles = (await this.smi.profiles()).filter((p) => p.gpu === gpu.index);
-      const want = resolveLayout(address, layout, profiles).map((p) => p.id).sort((a, b) => a - b);
+      const want = resolveLayout(address, layout, profiles)
+        .map((p) => p.id)
+        .sort((a, b) => a - b);
       const have = currentIds(gpu.index, await this.smi.instances());
       if (want.join() === have.join()) {
         out.push({ address, layout, applied: false });
@@ -367,7 +431,11 @@ export class NvidiaGpuDriver implements Driver, PartialDiscoverer, AttachPrepare
     if (!this.smi.enabled) throw new DriverError('driver.failed', 'MIG needs nvidia-smi: none is configured', { reason: 'binary_missing' });
     const gpu = (await this.smi.query()).find((g) => g.address === address);
     if (!gpu) throw new DriverError('driver.failed', `nvidia-smi lists no GPU ${address}`, { reason: 'not_found', address });
-    if (gpu.migCurrent !== 'Enabled') throw new DriverError('driver.failed', `GPU ${address} is not in MIG mode (current ${gpu.migCurrent}, pending ${gpu.migPending})`, { reason: 'mig_disabled', address });
+    if (gpu.migCurrent !== 'Enabled')
+      throw new DriverError('driver.failed', `GPU ${address} is not in MIG mode (current ${gpu.migCurrent}, pending ${gpu.migPending})`, {
+        reason: 'mig_disabled',
+        address,
+      });
     return gpu;
   }
 }
@@ -385,6 +453,10 @@ function addressOf(d: DriverDevice): string {
 
 function handleIn(dep: DeployableT, uuid: unknown): DeployableT['attachHandles'][number] {
   const handle = dep.attachHandles.find((h) => h.uuid === uuid);
-  if (!handle) throw new DriverError('driver.failed', `deployable ${dep.name} has no attach handle ${String(uuid ?? '(none given)')}`, { reason: 'handle_unknown', deployable: dep.name });
+  if (!handle)
+    throw new DriverError('driver.failed', `deployable ${dep.name} has no attach handle ${String(uuid ?? '(none given)')}`, {
+      reason: 'handle_unknown',
+      deployable: dep.name,
+    });
   return handle;
 }

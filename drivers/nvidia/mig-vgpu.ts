@@ -34,8 +34,12 @@ function backs(type: MdevType, suffix: string): boolean {
 }
 
 const notServable = (pf: string, profile: string, gpuInstanceId: string, why: string): DriverError =>
-  new DriverError('driver.failed', `GPU ${pf}, MIG ${profile} (GPU instance ${gpuInstanceId}): ${why}`,
-    { reason: 'mig_not_servable', address: pf, profile, gpuInstanceId });
+  new DriverError('driver.failed', `GPU ${pf}, MIG ${profile} (GPU instance ${gpuInstanceId}): ${why}`, {
+    reason: 'mig_not_servable',
+    address: pf,
+    profile,
+    gpuInstanceId,
+  });
 
 /**
  * The VF and MIG-backed type on which a vGPU of `profile` can be made now, or a `mig_not_servable`
@@ -48,7 +52,12 @@ export async function migVgpuParent(root: string, pf: string, profile: string, g
   if (!suffix) throw notServable(pf, profile, gpuInstanceId, 'NVIDIA offers no MIG-backed vGPU type for this profile');
   const gpu = await readPciFunction(root, pf);
   if (!gpu || gpu.virtfns.length === 0) {
-    throw notServable(pf, profile, gpuInstanceId, 'the GPU has no SR-IOV VFs, where MIG-backed vGPUs are made (enable them: NVIDIA\'s sriov-manage -e, docs/drivers.md MIG)');
+    throw notServable(
+      pf,
+      profile,
+      gpuInstanceId,
+      "the GPU has no SR-IOV VFs, where MIG-backed vGPUs are made (enable them: NVIDIA's sriov-manage -e, docs/drivers.md MIG)",
+    );
   }
   let offered: string | undefined;
   let vendorVfio = false;
@@ -63,9 +72,20 @@ export async function migVgpuParent(root: string, pf: string, profile: string, g
     offered ??= type.name;
     if (type.availableInstances > 0 && vf.mdevTypes.every((t) => t.devices.length === 0)) return { vf: address, type: type.id, typeName: type.name };
   }
-  if (offered) throw notServable(pf, profile, gpuInstanceId, `no VF can take another ${offered} now (each GPU instance of the profile already backs a vGPU, or each VF holds one)`);
+  if (offered)
+    throw notServable(
+      pf,
+      profile,
+      gpuInstanceId,
+      `no VF can take another ${offered} now (each GPU instance of the profile already backs a vGPU, or each VF holds one)`,
+    );
   if (vendorVfio) {
-    throw notServable(pf, profile, gpuInstanceId, 'the VFs carry no mdev types (vGPU 17+, the vendor VFIO layout): give VMs MIG slices through [gpu_devices] enabled_vgpu_types on the VFs instead (docs/drivers.md MIG)');
+    throw notServable(
+      pf,
+      profile,
+      gpuInstanceId,
+      'the VFs carry no mdev types (vGPU 17+, the vendor VFIO layout): give VMs MIG slices through [gpu_devices] enabled_vgpu_types on the VFs instead (docs/drivers.md MIG)',
+    );
   }
   throw notServable(pf, profile, gpuInstanceId, `no VF offers a MIG-backed vGPU type for ${profile} (is NVIDIA's vGPU manager installed? docs/drivers.md MIG)`);
 }

@@ -4,7 +4,11 @@ import { parseLgi, parseLgip, parseQueryXml, type GpuInstance, type GpuInstanceP
 
 /** nvidia-smi through the runner, with its deadline. */
 export class Smi {
-  constructor(private readonly argv: readonly string[], private readonly run: CommandRunner, private readonly timeoutMs: number) {}
+  constructor(
+    private readonly argv: readonly string[],
+    private readonly run: CommandRunner,
+    private readonly timeoutMs: number,
+  ) {}
 
   get enabled(): boolean {
     return this.argv.length > 0;
@@ -53,7 +57,11 @@ function slices(profile: string): number {
   return Number(/^(\d+)g\./.exec(profile)?.[1] ?? 0);
 }
 
-const bare = (name: string): string => name.replace(/^MIG\s+/i, '').trim().toLowerCase();
+const bare = (name: string): string =>
+  name
+    .replace(/^MIG\s+/i, '')
+    .trim()
+    .toLowerCase();
 
 /**
  * Resolves an operator's layout (profile names like `1g.10gb` or ids like `19`) against the
@@ -63,10 +71,18 @@ const bare = (name: string): string => name.replace(/^MIG\s+/i, '').trim().toLow
  */
 export function resolveLayout(address: string, wanted: readonly string[], profiles: readonly GpuInstanceProfile[]): GpuInstanceProfile[] {
   const refuse = (why: string): never => {
-    throw new DriverError('driver.failed', `MIG layout [${wanted.join(', ')}] does not fit GPU ${address}: ${why}`, { reason: 'layout_unsupported', address, layout: wanted });
+    throw new DriverError('driver.failed', `MIG layout [${wanted.join(', ')}] does not fit GPU ${address}: ${why}`, {
+      reason: 'layout_unsupported',
+      address,
+      layout: wanted,
+    });
   };
   if (profiles.length === 0) refuse('the card lists no MIG profiles');
-  const chosen = wanted.map((w) => profiles.find((p) => String(p.id) === w.trim() || p.name.toLowerCase() === bare(w)) ?? refuse(`no profile ${w} (the card has ${profiles.map((p) => p.name).join(', ')})`));
+  const chosen = wanted.map(
+    (w) =>
+      profiles.find((p) => String(p.id) === w.trim() || p.name.toLowerCase() === bare(w)) ??
+      refuse(`no profile ${w} (the card has ${profiles.map((p) => p.name).join(', ')})`),
+  );
   for (const p of new Set(chosen)) {
     const n = chosen.filter((c) => c === p).length;
     if (n > p.total) refuse(`${n} × ${p.name}, the card takes at most ${p.total}`);
@@ -81,7 +97,10 @@ export function resolveLayout(address: string, wanted: readonly string[], profil
 
 /** Profile ids of the instances a GPU has now, sorted: two layouts compare equal as multisets. */
 export function currentIds(gpu: number, instances: readonly GpuInstance[]): number[] {
-  return instances.filter((i) => i.gpu === gpu).map((i) => i.profileId).sort((a, b) => a - b);
+  return instances
+    .filter((i) => i.gpu === gpu)
+    .map((i) => i.profileId)
+    .sort((a, b) => a - b);
 }
 
 /**
@@ -98,8 +117,18 @@ export async function replaceLayout(smi: Smi, gpu: SmiGpu, layout: readonly numb
       await smi.destroyAll(gpu.index).catch(() => undefined);
       if (previous.length > 0) await smi.create(gpu.index, previous);
     } catch (restoreErr) {
-      throw new DriverError('driver.failed', `MIG layout on GPU ${gpu.address} failed (${reason}), and restoring the previous layout failed too (${(restoreErr as Error).message})`, { reason: 'layout_rejected', address: gpu.address, restored: false }, { cause: err });
+      throw new DriverError(
+        'driver.failed',
+        `MIG layout on GPU ${gpu.address} failed (${reason}), and restoring the previous layout failed too (${(restoreErr as Error).message})`,
+        { reason: 'layout_rejected', address: gpu.address, restored: false },
+        { cause: err },
+      );
     }
-    throw new DriverError('driver.failed', `MIG layout on GPU ${gpu.address} failed, previous layout restored: ${reason}`, { reason: 'layout_rejected', address: gpu.address, restored: true }, { cause: err });
+    throw new DriverError(
+      'driver.failed',
+      `MIG layout on GPU ${gpu.address} failed, previous layout restored: ${reason}`,
+      { reason: 'layout_rejected', address: gpu.address, restored: true },
+      { cause: err },
+    );
   }
 }

@@ -38,7 +38,10 @@ export function vgpuTrait(productId: string, typeName: string): string {
 
 /** `1g.10gb+me` → `1G_10GB_ME`. */
 export function migProfileName(profile: string): string {
-  return profile.replace(/^MIG\s+/i, '').toUpperCase().replace(/[^A-Z0-9]+/g, '_');
+  return profile
+    .replace(/^MIG\s+/i, '')
+    .toUpperCase()
+    .replace(/[^A-Z0-9]+/g, '_');
 }
 
 /** Our extension: the trait of one MIG profile on one product, `CUSTOM_NVIDIA_2330_MIG_1G_10GB`. */

@@ -40,7 +40,12 @@ export interface GpuInstance {
   placement: string;
 }
 
-const parser = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: '@', parseTagValue: false, isArray: (name) => name === 'gpu' || name === 'mig_device' });
+const parser = new XMLParser({
+  ignoreAttributes: false,
+  attributeNamePrefix: '@',
+  parseTagValue: false,
+  isArray: (name) => name === 'gpu' || name === 'mig_device',
+});
 
 /** nvidia-smi's `00000000:3B:00.0` as the kernel names the function: `0000:3b:00.0`. */
 export function linuxAddress(smiBusId: string): string {
@@ -73,11 +78,18 @@ export function parseQueryXml(xml: string): SmiGpu[] {
     } catch {
       throw malformed('nvidia-smi -q -x', `GPU ${index} has no PCI bus id`);
     }
-    const devs = g.mig_devices && typeof g.mig_devices === 'object' ? ((g.mig_devices as Node).mig_device as Node[] | undefined) ?? [] : [];
+    const devs = g.mig_devices && typeof g.mig_devices === 'object' ? (((g.mig_devices as Node).mig_device as Node[] | undefined) ?? []) : [];
     return {
-      index, address, productName: field(g, 'product_name'), uuid: field(g, 'uuid'),
-      migCurrent: field(g, 'mig_mode', 'current_mig') || 'N/A', migPending: field(g, 'mig_mode', 'pending_mig') || 'N/A',
-      migDevices: devs.map((d) => ({ gpuInstanceId: int(field(d, 'gpu_instance_id'), 'gpu_instance_id'), computeInstanceId: int(field(d, 'compute_instance_id'), 'compute_instance_id') })),
+      index,
+      address,
+      productName: field(g, 'product_name'),
+      uuid: field(g, 'uuid'),
+      migCurrent: field(g, 'mig_mode', 'current_mig') || 'N/A',
+      migPending: field(g, 'mig_mode', 'pending_mig') || 'N/A',
+      migDevices: devs.map((d) => ({
+        gpuInstanceId: int(field(d, 'gpu_instance_id'), 'gpu_instance_id'),
+        computeInstanceId: int(field(d, 'compute_instance_id'), 'compute_instance_id'),
+      })),
     };
   });
 }
@@ -92,7 +104,8 @@ function tableRows(text: string, what: string): string[][] {
   const lines = text.split('\n');
   const rule = lines.findIndex((l) => /^\|=+\|$/.test(l.trim()));
   if (rule < 0) throw malformed(what, 'no table header');
-  return lines.slice(rule + 1)
+  return lines
+    .slice(rule + 1)
     .map((l) => l.trim())
     .filter((l) => l.startsWith('|') && l.endsWith('|'))
     .map((l) => l.slice(1, -1).trim().split(/\s+/))

@@ -77,7 +77,7 @@ export async function vgpuOffer(root: string, host: string, name: string, pf: Pc
     if (creatable === null) continue;
     const id = typeNumber(type);
     const names = parseCreatable(creatable);
-    const current = Number(await read(join(devDir(root, vf.address), 'nvidia', 'current_vgpu_type')) ?? 0);
+    const current = Number((await read(join(devDir(root, vf.address), 'nvidia', 'current_vgpu_type'))) ?? 0);
     if (names.has(id)) typeName ??= vgpuTypeName(names.get(id)!);
     if (names.has(id) || current === id) handles.push(handleOf(host, name, 'PCI', pciJson(vf.address)));
   }
@@ -86,12 +86,17 @@ export async function vgpuOffer(root: string, host: string, name: string, pf: Pc
   let left = max;
   for (const { vf, t } of ranked) {
     const mine: AttachHandleT[] = [];
-    for (let i = 0; i < t.availableInstances + t.devices.length && left > 0; i++, left--) mine.push(handleOf(host, name, 'MDEV', mdevJson(vf.address, type, `${type}_${i}`)));
+    for (let i = 0; i < t.availableInstances + t.devices.length && left > 0; i++, left--)
+      mine.push(handleOf(host, name, 'MDEV', mdevJson(vf.address, type, `${type}_${i}`)));
     handles.push(...adoptMdevs(mine, t.devices));
   }
   handles.sort((a, b) => (a.attachInfo < b.attachInfo ? -1 : a.attachInfo > b.attachInfo ? 1 : 0));
   if (handles.length === 0 || typeName === undefined) {
-    throw new DriverError('driver.failed', `GPU ${pf.address} offers no vGPU type ${type} (see [vgpu_${type}] device_addresses)`, { reason: 'vgpu_type_unsupported', address: pf.address, type });
+    throw new DriverError('driver.failed', `GPU ${pf.address} offers no vGPU type ${type} (see [vgpu_${type}] device_addresses)`, {
+      reason: 'vgpu_type_unsupported',
+      address: pf.address,
+      type,
+    });
   }
   return { typeName, handles };
 }
@@ -163,7 +168,7 @@ export async function vfVgpuType(root: string, vf: string): Promise<number | und
 /** Makes a VF a vGPU of `type` (vGPU 17+ layout), or gives it back with 0. Idempotent. */
 export async function setVfVgpuType(root: string, vf: string, type: number): Promise<boolean> {
   const file = join(devDir(root, vf), 'nvidia', 'current_vgpu_type');
-  if (Number(await read(file) ?? -1) === type) return false;
+  if (Number((await read(file)) ?? -1) === type) return false;
   await write(file, String(type), `vGPU type of ${vf}`);
   return true;
 }

@@ -10,7 +10,9 @@ describe('reading NVIDIA Xid events from the kernel log', () => {
     const p = new XidParser();
     const events = [...p.push(recorded('fallen-off-bus.log')), ...p.push(recorded('app-fault.log'))];
     expect(events.map((e) => [e.pciPrefix, e.code, e.verdict])).toEqual([
-      ['0000:1b:00', 79, 'fatal'], ['0000:43:00', 31, 'ignored'], ['0000:43:00', 13, 'ignored'],
+      ['0000:1b:00', 79, 'fatal'],
+      ['0000:43:00', 31, 'ignored'],
+      ['0000:43:00', 13, 'ignored'],
     ]);
     expect(events[0]!.text).toBe('pid=0, name=, GPU has fallen off the bus.');
     expect(p.malformed).toBe(0);
@@ -34,7 +36,7 @@ describe('reading NVIDIA Xid events from the kernel log', () => {
     expect(p.malformed).toBe(3);
   });
 
-  it('judges each code as NVIDIA\'s catalogue does: reset-needed ones fatal, a tenant\'s own faults not held against the card', () => {
+  it("judges each code as NVIDIA's catalogue does: reset-needed ones fatal, a tenant's own faults not held against the card", () => {
     for (const code of [48, 61, 62, 64, 74, 79, 95, 119, 120, 140]) expect(classifyXid(code, '')).toBe('fatal');
     for (const code of [13, 31, 43, 45, 63]) expect(classifyXid(code, '')).toBe('ignored');
     for (const code of [94, 9999]) expect(classifyXid(code, '')).toBe('transient');
@@ -44,7 +46,7 @@ describe('reading NVIDIA Xid events from the kernel log', () => {
     expect(parseXidLine('NVRM: Xid (0000:01:00): 3, C 00000005 SC 00000007')).toMatchObject({ pciPrefix: '0000:01:00', code: 3 });
   });
 
-  it('follows the operator\'s policy: a code named in a list leaves the built-in ones', () => {
+  it("follows the operator's policy: a code named in a list leaves the built-in ones", () => {
     // A site that counts its tenants' page faults, trusts its NVLink errors to heal, and wants 154 ignored.
     const policy = xidPolicy({ transient: [31], ignored: [74, 154], fatal: [94] });
     expect(classifyXid(31, '', policy)).toBe('transient');

@@ -39,9 +39,24 @@ export class PciDriver implements Driver {
       const name = `${host}_${fn.address}`;
       const traits = ['OWNER_CYBORG', ...(vendor ? [`CUSTOM_PCI_${vendor.toUpperCase()}`] : []), `CUSTOM_PCI_PRODUCT_ID_${fn.productId.toUpperCase()}`];
       return cyborgDevice({
-        host, address: fn.address, type: 'GPU', vendor: fn.vendorId, model: fn.productId,
-        stdBoardInfo: { product_id: fn.productId, controller: null }, vendorBoardInfo: 'miss_vb_info', driver: this.name,
-        deployables: [cyborgDeployable({ host, name, driverName: (vendor ?? fn.vendorId).toUpperCase(), rc: 'CUSTOM_PCI', traits, handles: [pciHandle(host, name, fn.address)] })],
+        host,
+        address: fn.address,
+        type: 'GPU',
+        vendor: fn.vendorId,
+        model: fn.productId,
+        stdBoardInfo: { product_id: fn.productId, controller: null },
+        vendorBoardInfo: 'miss_vb_info',
+        driver: this.name,
+        deployables: [
+          cyborgDeployable({
+            host,
+            name,
+            driverName: (vendor ?? fn.vendorId).toUpperCase(),
+            rc: 'CUSTOM_PCI',
+            traits,
+            handles: [pciHandle(host, name, fn.address)],
+          }),
+        ],
       });
     });
   }

@@ -36,8 +36,14 @@ export class IntelQatDriver implements Driver, AttachPreparer, BoundRestorer, Ho
         return cyborgDeployable({ host, name, driverName: 'intel', rc: 'CUSTOM_QAT', traits: [], handles: [pciHandle(host, name, f.address)] });
       };
       return cyborgDevice({
-        host, address: pf.address, type: 'QAT', vendor: `0x${pf.vendorId}`, model: 'miss_model_info',
-        stdBoardInfo: { product_id: `0x${pf.productId}` }, vendorBoardInfo: 'miss_vb_info', driver: this.name,
+        host,
+        address: pf.address,
+        type: 'QAT',
+        vendor: `0x${pf.vendorId}`,
+        model: 'miss_model_info',
+        stdBoardInfo: { product_id: `0x${pf.productId}` },
+        vendorBoardInfo: 'miss_vb_info',
+        driver: this.name,
         deployables: vfs.length > 0 ? vfs.map(dep) : [dep(pf)],
       });
     });

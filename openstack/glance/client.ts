@@ -50,7 +50,8 @@ export class GlanceClient {
 
   /** The record of image `id` (`accel:bitstream_id`). */
   async image(id: string): Promise<GlanceImage> {
-    if (!UUID.test(id)) throw glanceError(`bitstream id ${JSON.stringify(id.slice(0, 80))} is not a Glance image id (a UUID)`, 'image_id_invalid', { imageId: id.slice(0, 80) });
+    if (!UUID.test(id))
+      throw glanceError(`bitstream id ${JSON.stringify(id.slice(0, 80))} is not a Glance image id (a UUID)`, 'image_id_invalid', { imageId: id.slice(0, 80) });
     return this.json<GlanceImage>(`/v2/images/${encodeURIComponent(id)}`, `image ${id}`, id);
   }
 
@@ -63,10 +64,16 @@ export class GlanceClient {
     const body = await this.json<{ images?: GlanceImage[] }>(`/v2/images?${q}`, `the images of function ${functionId}`);
     const images = Array.isArray(body.images) ? body.images : [];
     if (images.length !== 1) {
-      throw glanceError(images.length === 0
-        ? `Glance has no image with accel:function_id ${functionId}`
-        : `Glance has ${images.length} images with accel:function_id ${functionId} (${images.slice(0, 5).map((i) => i.id).join(', ')}); exactly one must provide a function`,
-      images.length === 0 ? 'image_not_found' : 'image_ambiguous', { functionId, count: images.length });
+      throw glanceError(
+        images.length === 0
+          ? `Glance has no image with accel:function_id ${functionId}`
+          : `Glance has ${images.length} images with accel:function_id ${functionId} (${images
+              .slice(0, 5)
+              .map((i) => i.id)
+              .join(', ')}); exactly one must provide a function`,
+        images.length === 0 ? 'image_not_found' : 'image_ambiguous',
+        { functionId, count: images.length },
+      );
     }
     return images[0]!;
   }
@@ -96,7 +103,8 @@ export class GlanceClient {
   private failed(status: number, what: string, imageId?: string): DriverError {
     const id = imageId ? { imageId } : {};
     if (status === 404) return glanceError(`Glance has no ${what} (404)`, 'image_not_found', id);
-    if (status === 401 || status === 403) return glanceError(`Glance refused ${what} to this agent's user (${status}): see [glance] auth_url and its user`, 'glance_forbidden', id);
+    if (status === 401 || status === 403)
+      return glanceError(`Glance refused ${what} to this agent's user (${status}): see [glance] auth_url and its user`, 'glance_forbidden', id);
     return glanceError(`Glance answered ${status} for ${what}`, 'glance_failed', { ...id, status });
   }
 
@@ -112,14 +120,19 @@ export class GlanceClient {
       let res: Dispatcher.ResponseData;
       try {
         res = await request(`${base}${path}`, {
-          dispatcher: this.dispatcher, headers: { accept: '*/*', ...(token ? { 'x-auth-token': token } : {}), ...globalRequestIdHeader() },
-          signal, headersTimeout: this.o.timeoutMs, bodyTimeout: this.o.timeoutMs,
+          dispatcher: this.dispatcher,
+          headers: { accept: '*/*', ...(token ? { 'x-auth-token': token } : {}), ...globalRequestIdHeader() },
+          signal,
+          headersTimeout: this.o.timeoutMs,
+          bodyTimeout: this.o.timeoutMs,
         });
       } catch (err) {
         // undici's RetryAgent gave up on a 502/503/504: Glance answered, just not usefully.
         const status = (err as { statusCode?: unknown }).statusCode;
-        if (typeof status === 'number') throw glanceError(`Glance answered ${status} for ${what} (${this.o.retries} retries)`, 'glance_failed', { status }, err);
-        const why = (err as Error).name === 'TimeoutError' || (err as Error).name === 'AbortError' ? `no answer within ${this.o.timeoutMs} ms` : (err as Error).message;
+        if (typeof status === 'number')
+          throw glanceError(`Glance answered ${status} for ${what} (${this.o.retries} retries)`, 'glance_failed', { status }, err);
+        const why =
+          (err as Error).name === 'TimeoutError' || (err as Error).name === 'AbortError' ? `no answer within ${this.o.timeoutMs} ms` : (err as Error).message;
         throw glanceError(`Glance did not answer for ${what}: ${why}`, 'glance_unreachable', {}, err);
       }
       if (res.statusCode !== 401 || !token || !this.o.invalidate || attempt > 0) return res;

@@ -19,14 +19,19 @@ export function glanceFromConfig(config: Pick<Config, 'glance' | 'dataDir'>): Im
   if (!g.endpointOverride && !g.authUrl) return undefined;
   const session = g.authUrl
     ? new KeystoneSession({
-      authUrl: g.authUrl, auth: authMethod('glance', g), serviceType: 'image', interfaces: g.validInterfaces,
-      ...(g.regionName ? { region: g.regionName } : {}), ...(g.endpointOverride ? { endpointOverride: g.endpointOverride } : {}),
-    })
+        authUrl: g.authUrl,
+        auth: authMethod('glance', g),
+        serviceType: 'image',
+        interfaces: g.validInterfaces,
+        ...(g.regionName ? { region: g.regionName } : {}),
+        ...(g.endpointOverride ? { endpointOverride: g.endpointOverride } : {}),
+      })
     : undefined;
   const client = new GlanceClient({
     endpoint: session ? () => session.endpoint() : () => Promise.resolve(g.endpointOverride!),
     ...(session ? { token: () => session.token(), invalidate: (t: string) => session.invalidate(t) } : {}),
-    timeoutMs: g.timeoutMs, retries: g.numRetries,
+    timeoutMs: g.timeoutMs,
+    retries: g.numRetries,
   });
   return new ImageStore({ client, dir: g.downloadDir ?? join(config.dataDir, 'images'), maxImageBytes: g.maxImageBytes, timeoutMs: g.timeoutMs });
 }

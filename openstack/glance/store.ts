@@ -98,12 +98,14 @@ export class ImageStore {
       await rm(partial, { force: true });
       const e = err as { name?: string; code?: string; message?: string; details?: unknown };
       if (e.details !== undefined) throw err;
-      const why = e.name === 'TimeoutError' || e.name === 'AbortError' ? `not done within [glance] timeout ${this.o.timeoutMs} ms` : e.message ?? String(err);
+      const why = e.name === 'TimeoutError' || e.name === 'AbortError' ? `not done within [glance] timeout ${this.o.timeoutMs} ms` : (e.message ?? String(err));
       throw glanceError(`downloading image ${id} failed: ${why}`, 'image_download_failed', { imageId: id }, err);
     }
     const fn = image['accel:function_id'];
     return {
-      imageId: id, path, release,
+      imageId: id,
+      path,
+      release,
       ...(typeof fn === 'string' && fn ? { functionId: fn } : {}),
       ...(image.os_hash_algo && image.os_hash_value ? { hashAlgorithm: image.os_hash_algo, hash: image.os_hash_value } : {}),
       ...(image.checksum ? { md5: image.checksum } : {}),

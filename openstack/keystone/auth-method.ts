@@ -19,11 +19,21 @@ export function authMethod(section: string, o: KeystoneAuthOptions): AuthMethod 
     if (!o.applicationCredentialSecret || !(o.applicationCredentialId || o.applicationCredentialName)) {
       throw new Error(`[${section}] auth_type = v3applicationcredential needs application_credential_secret and its id (or name and username)`);
     }
-    return { type: 'application_credential', id: o.applicationCredentialId, name: o.applicationCredentialName, secret: o.applicationCredentialSecret, username: o.username, userDomainName: o.userDomainName };
+    return {
+      type: 'application_credential',
+      id: o.applicationCredentialId,
+      name: o.applicationCredentialName,
+      secret: o.applicationCredentialSecret,
+      username: o.username,
+      userDomainName: o.userDomainName,
+    };
   }
   if (!o.username || o.password === undefined) throw new Error(`[${section}] auth_type = password needs username and password`);
   return {
-    type: 'password', username: o.username, password: o.password, userDomainName: o.userDomainName,
+    type: 'password',
+    username: o.username,
+    password: o.password,
+    userDomainName: o.userDomainName,
     ...(o.projectName ? { projectName: o.projectName, projectDomainName: o.projectDomainName } : {}),
   };
 }

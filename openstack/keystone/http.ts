@@ -36,8 +36,13 @@ export async function send(dispatcher: Dispatcher, url: string, o: HttpOptions, 
   let res: Dispatcher.ResponseData;
   try {
     res = await request(url, {
-      dispatcher, method: o.method as Dispatcher.HttpMethod, headers: o.headers, body: o.body,
-      signal: AbortSignal.timeout(o.timeoutMs), headersTimeout: o.timeoutMs, bodyTimeout: o.timeoutMs,
+      dispatcher,
+      method: o.method as Dispatcher.HttpMethod,
+      headers: o.headers,
+      body: o.body,
+      signal: AbortSignal.timeout(o.timeoutMs),
+      headersTimeout: o.timeoutMs,
+      bodyTimeout: o.timeoutMs,
     });
   } catch (err) {
     throw new NoAnswerError(`${what} ${o.method} ${url}: ${reason(err, o.timeoutMs)}`, { cause: err });

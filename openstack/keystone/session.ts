@@ -81,7 +81,9 @@ export class KeystoneSession {
     const { data } = await this.current();
     const url = findEndpoint(data.catalog, { serviceType: this.o.serviceType, interfaces: this.o.interfaces, region: this.o.region });
     if (!url) {
-      throw new Error(`Keystone's catalog has no ${this.o.serviceType} endpoint (interfaces ${(this.o.interfaces ?? ['internal', 'public']).join(', ')}${this.o.region ? `, region ${this.o.region}` : ''})`);
+      throw new Error(
+        `Keystone's catalog has no ${this.o.serviceType} endpoint (interfaces ${(this.o.interfaces ?? ['internal', 'public']).join(', ')}${this.o.region ? `, region ${this.o.region}` : ''})`,
+      );
     }
     return url;
   }
@@ -97,7 +99,12 @@ export class KeystoneSession {
       const headers: Record<string, string> = { ...o.headers, 'x-auth-token': token };
       const service = this.o.serviceTokenFrom === 'self' ? this : this.o.serviceTokenFrom;
       if (service) headers['x-service-token'] = await service.token();
-      const res = await send(this.dispatcher, base + path, { method: o.method, headers, body: o.body, timeoutMs: o.timeoutMs ?? this.timeoutMs }, this.o.serviceType ?? 'service');
+      const res = await send(
+        this.dispatcher,
+        base + path,
+        { method: o.method, headers, body: o.body, timeoutMs: o.timeoutMs ?? this.timeoutMs },
+        this.o.serviceType ?? 'service',
+      );
       if (res.status !== 401 || attempt > 0) return res;
       this.invalidate(token);
       service?.invalidate(headers['x-service-token']);
@@ -121,9 +128,17 @@ export class KeystoneSession {
   private async authenticate(): Promise<Held> {
     let res: HttpAnswer;
     try {
-      res = await send(this.dispatcher, `${this.authUrl}/auth/tokens`, {
-        method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify(authBody(this.o.auth)), timeoutMs: this.timeoutMs,
-      }, 'Keystone');
+      res = await send(
+        this.dispatcher,
+        `${this.authUrl}/auth/tokens`,
+        {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept: 'application/json' },
+          body: JSON.stringify(authBody(this.o.auth)),
+          timeoutMs: this.timeoutMs,
+        },
+        'Keystone',
+      );
     } catch (err) {
       if (err instanceof NoAnswerError) throw keystoneDown(err);
       throw err;

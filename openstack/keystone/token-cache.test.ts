@@ -4,8 +4,18 @@ import { TokenCache } from './token-cache.js';
 import { authBody, readToken, type KeystoneToken } from './types.js';
 
 const token = (expiresAt: number): KeystoneToken => ({
-  userId: 'u', userName: 'u', userDomainId: 'default', projectId: 'p', projectName: 'p', projectDomainId: 'default', domainId: null,
-  systemScoped: false, roles: ['reader'], expiresAt, isAdminProject: false, catalog: [],
+  userId: 'u',
+  userName: 'u',
+  userDomainId: 'default',
+  projectId: 'p',
+  projectName: 'p',
+  projectDomainId: 'default',
+  domainId: null,
+  systemScoped: false,
+  roles: ['reader'],
+  expiresAt,
+  isAdminProject: false,
+  catalog: [],
 });
 
 describe('TokenCache', () => {
@@ -41,13 +51,16 @@ describe('TokenCache', () => {
 });
 
 describe('Keystone catalog and bodies', () => {
-  const catalog = [{
-    type: 'placement', endpoints: [
-      { interface: 'public', region_id: 'RegionOne', url: 'http://pub:8778/' },
-      { interface: 'internal', region_id: 'RegionTwo', url: 'http://int2:8778' },
-      { interface: 'internal', region_id: 'RegionOne', url: 'http://int1:8778' },
-    ],
-  }];
+  const catalog = [
+    {
+      type: 'placement',
+      endpoints: [
+        { interface: 'public', region_id: 'RegionOne', url: 'http://pub:8778/' },
+        { interface: 'internal', region_id: 'RegionTwo', url: 'http://int2:8778' },
+        { interface: 'internal', region_id: 'RegionOne', url: 'http://int1:8778' },
+      ],
+    },
+  ];
 
   it('finds the endpoint by service type, interface preference and region', () => {
     expect(findEndpoint(catalog, { serviceType: 'placement', region: 'RegionOne' })).toBe('http://int1:8778');
@@ -57,7 +70,9 @@ describe('Keystone catalog and bodies', () => {
   });
 
   it('builds password and application-credential auth bodies', () => {
-    expect(authBody({ type: 'password', username: 'cyborg', password: 's', projectName: 'service', userDomainName: 'Default', projectDomainName: 'Default' })).toEqual({
+    expect(
+      authBody({ type: 'password', username: 'cyborg', password: 's', projectName: 'service', userDomainName: 'Default', projectDomainName: 'Default' }),
+    ).toEqual({
       auth: {
         identity: { methods: ['password'], password: { user: { name: 'cyborg', domain: { name: 'Default' }, password: 's' } } },
         scope: { project: { name: 'service', domain: { name: 'Default' } } },
@@ -69,7 +84,9 @@ describe('Keystone catalog and bodies', () => {
   });
 
   it('reads a token body: scope, roles, expiry', () => {
-    const t = readToken({ token: { expires_at: '2030-01-01T00:00:00.000000Z', user: { id: 'u1', name: 'demo' }, system: { all: true }, roles: [{ name: 'admin' }] } });
+    const t = readToken({
+      token: { expires_at: '2030-01-01T00:00:00.000000Z', user: { id: 'u1', name: 'demo' }, system: { all: true }, roles: [{ name: 'admin' }] },
+    });
     expect(t).toMatchObject({ userId: 'u1', systemScoped: true, projectId: null, roles: ['admin'], expiresAt: Date.UTC(2030, 0, 1) });
     expect(() => readToken({})).toThrow(/without a token/);
   });

@@ -70,7 +70,10 @@ export class KeystoneUnavailableError extends CyborgError {
 
 /** Keystone refuses this service's own credentials (or their permission to validate tokens). */
 export class ServiceAuthError extends CyborgError {
-  constructor(message: string, readonly httpStatus: number) {
+  constructor(
+    message: string,
+    readonly httpStatus: number,
+  ) {
     super('keystone.service_auth_failed', message, { httpStatus });
     this.name = 'ServiceAuthError';
   }
@@ -79,18 +82,18 @@ export class ServiceAuthError extends CyborgError {
 /** How a service authenticates: keystoneauth's `password` or `v3applicationcredential` plugin. */
 export type AuthMethod =
   | {
-    type: 'password';
-    username: string;
-    password: string;
-    userDomainName?: string;
-    userDomainId?: string;
-    projectName?: string;
-    projectId?: string;
-    projectDomainName?: string;
-    projectDomainId?: string;
-    /** A system-scoped token instead of a project one. */
-    systemScope?: 'all';
-  }
+      type: 'password';
+      username: string;
+      password: string;
+      userDomainName?: string;
+      userDomainId?: string;
+      projectName?: string;
+      projectId?: string;
+      projectDomainName?: string;
+      projectDomainId?: string;
+      /** A system-scoped token instead of a project one. */
+      systemScope?: 'all';
+    }
   | { type: 'application_credential'; id?: string; name?: string; secret: string; username?: string; userDomainName?: string }
   /** keystoneauth's `v3token`: a token one already has, exchanged for one scoped to a project (the `openstack --os-token` way). */
   | { type: 'token'; token: string; projectName?: string; projectId?: string; projectDomainName?: string; projectDomainId?: string; systemScope?: 'all' };
@@ -105,9 +108,10 @@ export function authBody(m: AuthMethod): unknown {
     return { auth: { identity: { methods: ['application_credential'], application_credential: cred } } };
   }
   const domain = (id?: string, name?: string) => (id ? { id } : { name: name ?? 'Default' });
-  const identity = m.type === 'token'
-    ? { methods: ['token'], token: { id: m.token } }
-    : { methods: ['password'], password: { user: { name: m.username, domain: domain(m.userDomainId, m.userDomainName), password: m.password } } };
+  const identity =
+    m.type === 'token'
+      ? { methods: ['token'], token: { id: m.token } }
+      : { methods: ['password'], password: { user: { name: m.username, domain: domain(m.userDomainId, m.userDomainName), password: m.password } } };
   let scope: unknown;
   if (m.systemScope) scope = { system: { all: true } };
   else if (m.projectId) scope = { project: { id: m.projectId } };

@@ -57,9 +57,16 @@ export class TokenValidator {
       this.keystoneRequests++;
       let res;
       try {
-        res = await send(this.dispatcher, `${this.o.session.authUrl}/auth/tokens?nocatalog`, {
-          method: 'GET', headers: { 'x-auth-token': serviceToken, 'x-subject-token': token, accept: 'application/json' }, timeoutMs: this.o.timeoutMs ?? 10_000,
-        }, 'Keystone');
+        res = await send(
+          this.dispatcher,
+          `${this.o.session.authUrl}/auth/tokens?nocatalog`,
+          {
+            method: 'GET',
+            headers: { 'x-auth-token': serviceToken, 'x-subject-token': token, accept: 'application/json' },
+            timeoutMs: this.o.timeoutMs ?? 10_000,
+          },
+          'Keystone',
+        );
       } catch (err) {
         if (err instanceof NoAnswerError) throw keystoneDown(err);
         throw err;
@@ -83,7 +90,10 @@ export class TokenValidator {
         continue;
       }
       if (res.status >= 500) throw new KeystoneUnavailableError(`Keystone answered ${res.status} to a token validation`);
-      throw new ServiceAuthError(`Keystone refused to validate a token for this service (${res.status}): check [keystone_authtoken]'s user and its roles (admin or service)`, res.status);
+      throw new ServiceAuthError(
+        `Keystone refused to validate a token for this service (${res.status}): check [keystone_authtoken]'s user and its roles (admin or service)`,
+        res.status,
+      );
     }
   }
 }

@@ -122,7 +122,8 @@ export class PlacementClient {
   /** Renames or re-parents a provider (re-parenting needs 1.37). */
   updateProvider(uuid: string, p: { name: string; parentUuid: string | null }): Promise<Provider> {
     return this.call<Provider>('PUT', `/resource_providers/${uuid}`, {
-      microversion: Microversions.reparent, body: { name: p.name, parent_provider_uuid: p.parentUuid },
+      microversion: Microversions.reparent,
+      body: { name: p.name, parent_provider_uuid: p.parentUuid },
     });
   }
 
@@ -133,27 +134,37 @@ export class PlacementClient {
   }
 
   async getInventories(uuid: string): Promise<{ generation: number; inventories: Inventories }> {
-    const r = await this.call<{ resource_provider_generation: number; inventories: Inventories }>('GET', `/resource_providers/${uuid}/inventories`, { microversion: Microversions.base });
+    const r = await this.call<{ resource_provider_generation: number; inventories: Inventories }>('GET', `/resource_providers/${uuid}/inventories`, {
+      microversion: Microversions.base,
+    });
     return { generation: r.resource_provider_generation, inventories: r.inventories };
   }
 
   /** Replaces all inventories; returns the provider's new generation and what Placement now holds. */
-  async putInventories(uuid: string, generation: number, inventories: Record<string, Partial<InventoryRecord> & { total: number }>): Promise<{ generation: number; inventories: Inventories }> {
+  async putInventories(
+    uuid: string,
+    generation: number,
+    inventories: Record<string, Partial<InventoryRecord> & { total: number }>,
+  ): Promise<{ generation: number; inventories: Inventories }> {
     const r = await this.call<{ resource_provider_generation: number; inventories: Inventories }>('PUT', `/resource_providers/${uuid}/inventories`, {
-      microversion: Microversions.inventories, body: { resource_provider_generation: generation, inventories },
+      microversion: Microversions.inventories,
+      body: { resource_provider_generation: generation, inventories },
     });
     return { generation: r.resource_provider_generation, inventories: r.inventories };
   }
 
   async getTraits(uuid: string): Promise<{ generation: number; traits: string[] }> {
-    const r = await this.call<{ resource_provider_generation: number; traits: string[] }>('GET', `/resource_providers/${uuid}/traits`, { microversion: Microversions.traits });
+    const r = await this.call<{ resource_provider_generation: number; traits: string[] }>('GET', `/resource_providers/${uuid}/traits`, {
+      microversion: Microversions.traits,
+    });
     return { generation: r.resource_provider_generation, traits: r.traits };
   }
 
   /** Replaces all traits; returns the provider's new generation. */
   async putTraits(uuid: string, generation: number, traits: string[]): Promise<number> {
     const r = await this.call<{ resource_provider_generation: number }>('PUT', `/resource_providers/${uuid}/traits`, {
-      microversion: Microversions.traits, body: { resource_provider_generation: generation, traits },
+      microversion: Microversions.traits,
+      body: { resource_provider_generation: generation, traits },
     });
     return r.resource_provider_generation;
   }
@@ -181,10 +192,16 @@ export class PlacementClient {
   }
 
   /** Writes a consumer's allocations (1.39 dict format): what Nova's scheduler does; tests use it. */
-  async putAllocations(consumer: string, body: {
-    allocations: Record<string, { resources: Record<string, number> }>;
-    project_id: string; user_id: string; consumer_generation: number | null; consumer_type?: string;
-  }): Promise<void> {
+  async putAllocations(
+    consumer: string,
+    body: {
+      allocations: Record<string, { resources: Record<string, number> }>;
+      project_id: string;
+      user_id: string;
+      consumer_generation: number | null;
+      consumer_type?: string;
+    },
+  ): Promise<void> {
     await this.call('PUT', `/allocations/${consumer}`, { microversion: Microversions.allocations, body: { consumer_type: 'INSTANCE', ...body } });
   }
 
@@ -202,16 +219,29 @@ export class PlacementClient {
     for (let attempt = 0; ; attempt++) {
       const cur = await this.call<{
         allocations: Record<string, { resources: Record<string, number> }>;
-        consumer_generation?: number; project_id?: string; user_id?: string; consumer_type?: string;
+        consumer_generation?: number;
+        project_id?: string;
+        user_id?: string;
+        consumer_type?: string;
       }>('GET', `/allocations/${consumer}`, { microversion: Microversions.allocations });
       if (!cur.allocations[rpUuid]) return false;
-      const rest = Object.fromEntries(Object.entries(cur.allocations).filter(([rp]) => rp !== rpUuid).map(([rp, a]) => [rp, { resources: a.resources }]));
+      const rest = Object.fromEntries(
+        Object.entries(cur.allocations)
+          .filter(([rp]) => rp !== rpUuid)
+          .map(([rp, a]) => [rp, { resources: a.resources }]),
+      );
       try {
         if (Object.keys(rest).length === 0) await this.deleteAllocations(consumer);
         else {
           await this.call('PUT', `/allocations/${consumer}`, {
             microversion: Microversions.allocations,
-            body: { allocations: rest, consumer_generation: cur.consumer_generation ?? null, project_id: cur.project_id, user_id: cur.user_id, consumer_type: cur.consumer_type ?? 'INSTANCE' },
+            body: {
+              allocations: rest,
+              consumer_generation: cur.consumer_generation ?? null,
+              project_id: cur.project_id,
+              user_id: cur.user_id,
+              consumer_type: cur.consumer_type ?? 'INSTANCE',
+            },
           });
         }
         return true;
@@ -267,11 +297,15 @@ export class PlacementClient {
     }
     const text = res.text;
     this.opts.onRequest?.(method, res.status, performance.now() - started);
-    if (res.status >= 200 && res.status < 300) return { status: res.status, body: text ? JSON.parse(text) as unknown : null };
+    if (res.status >= 200 && res.status < 300) return { status: res.status, body: text ? (JSON.parse(text) as unknown) : null };
     if (o.ok?.includes(res.status)) return { status: res.status, body: null };
     const e = firstError(text);
     throw new PlacementError(`Placement ${method} ${path}: ${res.status} ${e.detail}`, {
-      method, path, httpStatus: res.status, placementCode: e.code, ...(e.requestId ? { requestId: e.requestId } : {}),
+      method,
+      path,
+      httpStatus: res.status,
+      placementCode: e.code,
+      ...(e.requestId ? { requestId: e.requestId } : {}),
     });
   }
 
@@ -285,7 +319,10 @@ export class PlacementClient {
       return session.request(path, { method, headers, body, timeoutMs: this.opts.timeoutMs });
     }
     const res = await fetch(this.base + path, {
-      method, headers: { ...headers, 'X-Auth-Token': this.opts.token ?? 'admin' }, body, signal: AbortSignal.timeout(this.opts.timeoutMs),
+      method,
+      headers: { ...headers, 'X-Auth-Token': this.opts.token ?? 'admin' },
+      body,
+      signal: AbortSignal.timeout(this.opts.timeoutMs),
     });
     return { status: res.status, text: await res.text().catch(() => '') };
   }
@@ -304,8 +341,13 @@ export function placementClientFromConfig(
   const common = { timeoutMs: p.timeoutMs, ...(onRequest ? { onRequest } : {}) };
   if (p.authUrl) {
     const session = new KeystoneSession({
-      authUrl: p.authUrl, auth: authMethod('placement', p), serviceType: 'placement', interfaces: p.validInterfaces,
-      ...(p.regionName ? { region: p.regionName } : {}), ...(config.placementUrl ? { endpointOverride: config.placementUrl } : {}), timeoutMs: p.timeoutMs,
+      authUrl: p.authUrl,
+      auth: authMethod('placement', p),
+      serviceType: 'placement',
+      interfaces: p.validInterfaces,
+      ...(p.regionName ? { region: p.regionName } : {}),
+      ...(config.placementUrl ? { endpointOverride: config.placementUrl } : {}),
+      timeoutMs: p.timeoutMs,
     });
     return new PlacementClient({ ...common, session, ...(config.placementUrl ? { url: config.placementUrl } : {}) });
   }

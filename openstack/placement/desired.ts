@@ -37,7 +37,13 @@ export { functionTrait };
  */
 export function desiredOf(view: AcceleratorView): Desired {
   if (!view.resourceClass) {
-    return { ok: false, id: view.id, host: view.host, rpUuid: view.rpUuid, reason: `deployable ${view.name} has no "rc" attribute: no resource class to report` };
+    return {
+      ok: false,
+      id: view.id,
+      host: view.host,
+      rpUuid: view.rpUuid,
+      reason: `deployable ${view.name} has no "rc" attribute: no resource class to report`,
+    };
   }
   // A card programmed with a known function says that one only, as Cyborg swaps it after a
   // programming: every CUSTOM_FPGA_FUNCTION_ID trait goes, the new function's is added.

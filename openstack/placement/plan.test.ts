@@ -5,20 +5,39 @@ import { needsUsages, planHold, planInventories, planTraits } from './plan.js';
 import type { AcceleratorView } from '../../model/index.js';
 import { acceleratorMachine, type AcceleratorState } from '../../machines/index.js';
 
-const inv = (rc: string, total: number, reserved: number): Inventories =>
-  ({ [rc]: { total, reserved, min_unit: 1, max_unit: total, step_size: 1, allocation_ratio: 1 } });
+const inv = (rc: string, total: number, reserved: number): Inventories => ({
+  [rc]: { total, reserved, min_unit: 1, max_unit: total, step_size: 1, allocation_ratio: 1 },
+});
 
 const fpga = (over: Partial<DesiredProvider> = {}): DesiredProvider => ({
-  id: 'a', host: 'h', rpUuid: 'r', name: 'h_FakeDevice', present: true, resourceClass: 'FPGA', total: 16,
-  usable: true, missing: false, traits: ['CUSTOM_FAKE_DEVICE', 'OWNER_CYBORG'], ...over,
+  id: 'a',
+  host: 'h',
+  rpUuid: 'r',
+  name: 'h_FakeDevice',
+  present: true,
+  resourceClass: 'FPGA',
+  total: 16,
+  usable: true,
+  missing: false,
+  traits: ['CUSTOM_FAKE_DEVICE', 'OWNER_CYBORG'],
+  ...over,
 });
 
 describe('desired provider of an accelerator', () => {
   /** A view in `state`, with that state's tags as the machine declares them. */
   const inState = (state: AcceleratorState) => ({ state, tags: [...acceleratorMachine.states[state]!.tags] });
   const view = {
-    id: 'a', name: 'h_FakeDevice', host: 'h', driver: 'fake', resourceClass: 'FPGA', traits: ['CUSTOM_FAKE_DEVICE'],
-    rpUuid: 'r', capacity: 16, ...inState('programmed'), program: { functionId: 'gzip-v1' }, missing: false,
+    id: 'a',
+    name: 'h_FakeDevice',
+    host: 'h',
+    driver: 'fake',
+    resourceClass: 'FPGA',
+    traits: ['CUSTOM_FAKE_DEVICE'],
+    rpUuid: 'r',
+    capacity: 16,
+    ...inState('programmed'),
+    program: { functionId: 'gzip-v1' },
+    missing: false,
   } as AcceleratorView;
 
   it('adds OWNER_CYBORG and the function trait of a programmed FPGA', () => {
@@ -46,7 +65,7 @@ describe('desired provider of an accelerator', () => {
 });
 
 describe('inventory plan', () => {
-  it('writes Cyborg\'s inventory on a new provider, reserved while not usable', () => {
+  it("writes Cyborg's inventory on a new provider, reserved while not usable", () => {
     expect(planInventories(fpga({ usable: false }), {}).write).toEqual(inv('FPGA', 16, 16));
     expect(planInventories(fpga(), {}).write).toEqual(inv('FPGA', 16, 0));
   });
@@ -78,7 +97,7 @@ describe('inventory plan', () => {
     expect(p.flags.map((f) => f.code)).toEqual(['stale_class_allocated']);
   });
 
-  it('holds a removed provider\'s inventory for its allocations', () => {
+  it("holds a removed provider's inventory for its allocations", () => {
     const p = planHold(inv('PGPU', 1, 0), { PGPU: 1 });
     expect(p.write).toBeNull();
     expect(p.flags[0]!.code).toBe('removed_but_allocated');

@@ -79,7 +79,10 @@ export function planInventories(d: DesiredProvider, actual: Inventories, usages:
 export function planHold(actual: Inventories, usages: Record<string, number>): InventoryPlan {
   const target: Inventories = {};
   for (const [rc, r] of Object.entries(actual)) target[rc] = held(r, usages[rc] ?? 0);
-  const allocated = Object.entries(usages).filter(([, n]) => n > 0).map(([rc, n]) => `${n} ${rc}`).join(', ');
+  const allocated = Object.entries(usages)
+    .filter(([, n]) => n > 0)
+    .map(([rc, n]) => `${n} ${rc}`)
+    .join(', ');
   return {
     write: sameInventories(target, actual) ? null : target,
     flags: [{ code: 'removed_but_allocated', message: `the accelerator is gone but ${allocated} is allocated in Placement: provider kept, reserved` }],
@@ -113,7 +116,14 @@ export function sameInventories(a: Inventories, b: Inventories): boolean {
   return ka.every((rc) => {
     const x = a[rc]!;
     const y = b[rc];
-    return y !== undefined && x.total === y.total && x.reserved === y.reserved && x.min_unit === y.min_unit
-      && x.max_unit === y.max_unit && x.step_size === y.step_size && x.allocation_ratio === y.allocation_ratio;
+    return (
+      y !== undefined &&
+      x.total === y.total &&
+      x.reserved === y.reserved &&
+      x.min_unit === y.min_unit &&
+      x.max_unit === y.max_unit &&
+      x.step_size === y.step_size &&
+      x.allocation_ratio === y.allocation_ratio
+    );
   });
 }

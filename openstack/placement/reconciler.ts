@@ -129,7 +129,9 @@ export class Reconciler {
           if (!state) continue;
           wrote = true;
         }
-        const flags = await this.apply(d, state, () => { wrote = true; });
+        const flags = await this.apply(d, state, () => {
+          wrote = true;
+        });
         return { ...base(d.id, d.rpUuid), status: 'in_sync', flags, generation: state.generation, repaired: drifted && wrote };
       } catch (err) {
         if (!isPlacementError(err) || !(err.concurrentUpdate || err.notFound || err.placementCode === PlacementCodes.inventoryInUse)) throw err;
@@ -158,7 +160,10 @@ export class Reconciler {
       if (!isPlacementError(err) || err.httpStatus !== 409) throw err;
       const existing = await this.opts.client.getProvider(d.rpUuid);
       if (!existing) throw err; // the name is taken by another uuid: say so
-      this.opts.log.warn({ rpUuid: d.rpUuid, from: existing.parent_provider_uuid, to: root }, 'provider found under another parent: moving it under the compute node');
+      this.opts.log.warn(
+        { rpUuid: d.rpUuid, from: existing.parent_provider_uuid, to: root },
+        'provider found under another parent: moving it under the compute node',
+      );
       await this.opts.client.updateProvider(d.rpUuid, { name: d.name, parentUuid: root });
       return null;
     }
@@ -228,16 +233,23 @@ export class Reconciler {
       return [];
     }
     const stale = owned.filter((p) => p.uuid !== root && !claimed.has(p.uuid));
-    return Promise.all(stale.map((p) => this.limit(async (): Promise<StaleOutcome> => {
-      try {
-        const r = await this.deleteOrHold(p.uuid);
-        this.opts.log.info({ host, rpUuid: p.uuid, rpName: p.name, deleted: r.deleted }, r.deleted ? 'deleted a stale Cyborg provider' : 'stale Cyborg provider has allocations: kept');
-        return { host, rpUuid: p.uuid, name: p.name, deleted: r.deleted, flags: r.flags };
-      } catch (err) {
-        this.opts.log.warn({ err, host, rpUuid: p.uuid }, 'could not remove a stale Cyborg provider');
-        return { host, rpUuid: p.uuid, name: p.name, deleted: false, flags: [] };
-      }
-    })));
+    return Promise.all(
+      stale.map((p) =>
+        this.limit(async (): Promise<StaleOutcome> => {
+          try {
+            const r = await this.deleteOrHold(p.uuid);
+            this.opts.log.info(
+              { host, rpUuid: p.uuid, rpName: p.name, deleted: r.deleted },
+              r.deleted ? 'deleted a stale Cyborg provider' : 'stale Cyborg provider has allocations: kept',
+            );
+            return { host, rpUuid: p.uuid, name: p.name, deleted: r.deleted, flags: r.flags };
+          } catch (err) {
+            this.opts.log.warn({ err, host, rpUuid: p.uuid }, 'could not remove a stale Cyborg provider');
+            return { host, rpUuid: p.uuid, name: p.name, deleted: false, flags: [] };
+          }
+        }),
+      ),
+    );
   }
 
   /**

@@ -5,9 +5,14 @@ import { isPlacementError } from './errors.js';
 
 /** The compute node's provider is not in Placement (yet): nova-compute has not created it. */
 export class RootProviderMissingError extends Error {
-  constructor(readonly host: string, readonly rpName: string) {
-    super(`no resource provider named "${rpName}" in Placement for host ${host}: nova-compute creates it; `
-      + 'retrying (set PLACEMENT_CREATE_ROOT_PROVIDERS=true for a setup without Nova)');
+  constructor(
+    readonly host: string,
+    readonly rpName: string,
+  ) {
+    super(
+      `no resource provider named "${rpName}" in Placement for host ${host}: nova-compute creates it; ` +
+        'retrying (set PLACEMENT_CREATE_ROOT_PROVIDERS=true for a setup without Nova)',
+    );
     this.name = 'RootProviderMissingError';
   }
 }

@@ -20,7 +20,10 @@ describe('Cyborg v2 contract', () => {
   beforeAll(async () => {
     c = await startCyborg({ hosts: [HOST] });
     await enableAll(c);
-    const dp = await c.call('POST', '/v2/device_profiles', { headers: persona.admin, body: [{ name: 'fake-dp-5c6fc9f1', description: 'fake FPGA profile', groups: [FAKE_PROFILE] }] });
+    const dp = await c.call('POST', '/v2/device_profiles', {
+      headers: persona.admin,
+      body: [{ name: 'fake-dp-5c6fc9f1', description: 'fake FPGA profile', groups: [FAKE_PROFILE] }],
+    });
     profileUuid = dp.json<{ uuid: string }>().uuid;
     const created = await c.call('POST', '/v2/accelerator_requests', { headers: persona.admin, body: { device_profile_name: 'fake-dp-5c6fc9f1' } });
     arq = created.json<{ arqs: { uuid: string }[] }>().arqs[0]!.uuid;
@@ -44,7 +47,10 @@ describe('Cyborg v2 contract', () => {
       const res = await c.call('GET', path);
       expect(res.statusCode).toBe(200);
       expect(res.headers).toMatchObject({
-        'openstack-api-version': 'accelerator 2.0', 'openstack-api-minimum-version': '2.0', 'openstack-api-maximum-version': '2.3', vary: 'OpenStack-API-Version',
+        'openstack-api-version': 'accelerator 2.0',
+        'openstack-api-minimum-version': '2.0',
+        'openstack-api-maximum-version': '2.3',
+        vary: 'OpenStack-API-Version',
       });
       expect(res.json()).toMatchObject({ id: 'v2.0', status: 'CURRENT', min_version: '2.0', max_version: '2.3' });
       if (haveReference) expect(keys(res.json())).toEqual(keys(observedBody('02-v2.json')));
@@ -53,21 +59,29 @@ describe('Cyborg v2 contract', () => {
 
   describe('microversions', () => {
     it.each([
-      [undefined, '2.0'], ['accelerator 2.1', '2.1'], ['accelerator 2.3', '2.3'], ['accelerator latest', '2.3'],
-      ['2.2', '2.2'], ['compute 2.99', '2.0'], ['compute 2.1, accelerator 2.2', '2.2'],
+      [undefined, '2.0'],
+      ['accelerator 2.1', '2.1'],
+      ['accelerator 2.3', '2.3'],
+      ['accelerator latest', '2.3'],
+      ['2.2', '2.2'],
+      ['compute 2.99', '2.0'],
+      ['compute 2.1, accelerator 2.2', '2.2'],
     ])('header %s → runs at %s', async (header, used) => {
       const res = await c.call('GET', '/v2/devices', { headers: header ? v(header) : persona.admin });
       expect(res.statusCode).toBe(200);
       expect(res.headers['openstack-api-version']).toBe(`accelerator ${used}`);
     });
 
-    it.each(['accelerator 2.99', 'accelerator 3.0', 'accelerator 1.9', 'accelerator banana', 'accelerator 2.x'])('header %s → 406 with the supported range', async (header) => {
-      const res = await c.call('GET', '/v2/devices', { headers: v(header) });
-      expect(res.statusCode).toBe(406);
-      expect(res.headers['openstack-api-minimum-version']).toBe('2.0');
-      expect(res.headers['openstack-api-maximum-version']).toBe('2.3');
-      expect(fault(res)).toMatch(/OpenStack-API-Version|supported version range/);
-    });
+    it.each(['accelerator 2.99', 'accelerator 3.0', 'accelerator 1.9', 'accelerator banana', 'accelerator 2.x'])(
+      'header %s → 406 with the supported range',
+      async (header) => {
+        const res = await c.call('GET', '/v2/devices', { headers: v(header) });
+        expect(res.statusCode).toBe(406);
+        expect(res.headers['openstack-api-minimum-version']).toBe('2.0');
+        expect(res.headers['openstack-api-maximum-version']).toBe('2.3');
+        expect(fault(res)).toMatch(/OpenStack-API-Version|supported version range/);
+      },
+    );
 
     it('device status appears at 2.3 only', async () => {
       const at22 = (await c.call('GET', `/v2/devices/${deviceUuid}`, { headers: v('accelerator 2.2') })).json<Obj>();
@@ -87,20 +101,38 @@ describe('Cyborg v2 contract', () => {
 
     it('a bind with /project_id needs 2.1 (406 below) and an admin (403 otherwise)', async () => {
       const ops = [
-        { op: 'add', path: '/hostname', value: HOST }, { op: 'add', path: '/device_rp_uuid', value: c.rpOf(HOST) },
-        { op: 'add', path: '/instance_uuid', value: 'e83c3a0b-9625-4ed9-b19b-4d616bad29da' }, { op: 'add', path: '/project_id', value: 'p' },
+        { op: 'add', path: '/hostname', value: HOST },
+        { op: 'add', path: '/device_rp_uuid', value: c.rpOf(HOST) },
+        { op: 'add', path: '/instance_uuid', value: 'e83c3a0b-9625-4ed9-b19b-4d616bad29da' },
+        { op: 'add', path: '/project_id', value: 'p' },
       ];
       const old = await c.call('PATCH', '/v2/accelerator_requests', { headers: persona.admin, body: { [arq]: ops } });
       expect(old.statusCode).toBe(406);
       expect(fault(old)).toBe('Request not acceptable. The minimal required API version should be 2.1');
-      const member = await c.call('PATCH', '/v2/accelerator_requests', { headers: { ...persona.member, 'openstack-api-version': 'accelerator 2.1' }, body: { [arq]: ops } });
+      const member = await c.call('PATCH', '/v2/accelerator_requests', {
+        headers: { ...persona.member, 'openstack-api-version': 'accelerator 2.1' },
+        body: { [arq]: ops },
+      });
       expect(member.statusCode).toBe(403);
       const ok = await c.call('PATCH', '/v2/accelerator_requests', { headers: v('accelerator 2.1'), body: { [arq]: ops } });
       expect(ok.statusCode).toBe(202);
       expect(ok.headers['openstack-api-version']).toBe('accelerator 2.1');
       const shown = (await c.call('GET', `/v2/accelerator_requests/${arq}`, { headers: persona.admin })).json<Obj>();
       expect(shown).toMatchObject({ state: 'Bound', project_id: 'p' });
-      expect((await c.call('PATCH', '/v2/accelerator_requests', { headers: persona.admin, body: { [arq]: [{ op: 'remove', path: '/hostname' }, { op: 'remove', path: '/device_rp_uuid' }, { op: 'remove', path: '/instance_uuid' }] } })).statusCode).toBe(202);
+      expect(
+        (
+          await c.call('PATCH', '/v2/accelerator_requests', {
+            headers: persona.admin,
+            body: {
+              [arq]: [
+                { op: 'remove', path: '/hostname' },
+                { op: 'remove', path: '/device_rp_uuid' },
+                { op: 'remove', path: '/instance_uuid' },
+              ],
+            },
+          })
+        ).statusCode,
+      ).toBe(202);
     });
   });
 
@@ -124,7 +156,12 @@ describe('Cyborg v2 contract', () => {
       expect(itemKeys(list, 'deployables')).toEqual(itemKeys(observedBody('07-deployables-list.json'), 'deployables'));
       const one = (await c.call('GET', `/v2/deployables/${deployableUuid}`, { headers: persona.admin })).json<Obj>();
       expect(keys(one)).toEqual(keys(sample('deployables/deployables-getone-resp.json')));
-      expect(one).toMatchObject({ name: `${HOST}_FakeDevice`, num_accelerators: 16, driver_name: 'fake', rp_uuid: observedBody<Obj>('08-deployable-get-one.json').rp_uuid });
+      expect(one).toMatchObject({
+        name: `${HOST}_FakeDevice`,
+        num_accelerators: 16,
+        driver_name: 'fake',
+        rp_uuid: observedBody<Obj>('08-deployable-get-one.json').rp_uuid,
+      });
       expect(JSON.parse(one.attributes_list as string)).toEqual(expect.arrayContaining([{ traits1: 'CUSTOM_FAKE_DEVICE' }, { rc: 'FPGA' }]));
       expect((one.links as Obj[]).map((l) => l.rel)).toEqual(['self', 'bookmark']);
     });
@@ -135,13 +172,18 @@ describe('Cyborg v2 contract', () => {
       expect(list.attributes.map((a) => a.key).sort()).toEqual(['rc', 'traits1']);
       const rc = (await c.call('GET', '/v2/attributes?key=rc', { headers: persona.admin })).json<{ attributes: Obj[] }>().attributes;
       expect(rc).toHaveLength(1);
-      const byDep = (await c.call('GET', `/v2/attributes?deployable_id=${rc[0]!.deployable_id}`, { headers: persona.admin })).json<{ attributes: Obj[] }>().attributes;
+      const byDep = (await c.call('GET', `/v2/attributes?deployable_id=${rc[0]!.deployable_id}`, { headers: persona.admin })).json<{ attributes: Obj[] }>()
+        .attributes;
       expect(byDep).toHaveLength(2);
       const one = (await c.call('GET', `/v2/attributes/${rc[0]!.uuid}`, { headers: persona.admin })).json<Obj>();
       expect(keys(one)).toEqual(keys(observedBody('73-v10-attribute-get-one.json')));
       expect(keys(one)).toEqual(keys(sample('attributes/attributes-getone-resp.json')));
-      expect((await c.call('GET', '/v2/attributes', { headers: persona.admin })).json<{ attributes: Obj[] }>().attributes.map((a) => a.uuid).sort())
-        .toEqual(list.attributes.map((a) => a.uuid).sort());
+      expect(
+        (await c.call('GET', '/v2/attributes', { headers: persona.admin }))
+          .json<{ attributes: Obj[] }>()
+          .attributes.map((a) => a.uuid)
+          .sort(),
+      ).toEqual(list.attributes.map((a) => a.uuid).sort());
     });
 
     it('device profiles (create, list, show with Python-str timestamps)', async () => {
@@ -152,7 +194,10 @@ describe('Cyborg v2 contract', () => {
       expect(keys(one.device_profile)).toEqual(keys(observedBody<{ device_profile: Obj }>('13-device-profile-get-by-uuid.json').device_profile));
       expect(one.device_profile.created_at).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\+00:00$/);
       expect(one.device_profile.updated_at).toBe('None');
-      const created = await c.call('POST', '/v2/device_profiles', { headers: persona.admin, body: [{ name: 'shape-dp', groups: [{ 'resources:FPGA': 1, 'trait: CUSTOM_FAKE_DEVICE': 'required' }] }] });
+      const created = await c.call('POST', '/v2/device_profiles', {
+        headers: persona.admin,
+        body: [{ name: 'shape-dp', groups: [{ 'resources:FPGA': 1, 'trait: CUSTOM_FAKE_DEVICE': 'required' }] }],
+      });
       expect(created.statusCode).toBe(201);
       expect(keys(created.json())).toEqual(keys(observedBody('11-device-profile-create.json')));
       // Values are stored as strings; names after the colon are trimmed.
@@ -171,12 +216,23 @@ describe('Cyborg v2 contract', () => {
     });
   });
 
-  it('the OpenAPI document covers the Cyborg v2 routes and this project\'s own', async () => {
+  it("the OpenAPI document covers the Cyborg v2 routes and this project's own", async () => {
     const res = await c.call('GET', '/openapi.json');
     expect(res.statusCode).toBe(200);
     const doc = res.json<{ openapi: string; paths: Record<string, Record<string, unknown>> }>();
     expect(doc.openapi).toMatch(/^3\./);
-    for (const path of ['/', '/v2/', '/v2/devices', '/v2/devices/{uuid}/enable', '/v2/deployables/{uuid}/program', '/v2/attributes', '/v2/device_profiles', '/v2/accelerator_requests', '/v2/accelerator_requests/{uuid}', '/cyborg/v1/accelerators']) {
+    for (const path of [
+      '/',
+      '/v2/',
+      '/v2/devices',
+      '/v2/devices/{uuid}/enable',
+      '/v2/deployables/{uuid}/program',
+      '/v2/attributes',
+      '/v2/device_profiles',
+      '/v2/accelerator_requests',
+      '/v2/accelerator_requests/{uuid}',
+      '/cyborg/v1/accelerators',
+    ]) {
       expect(doc.paths[path], path).toBeDefined();
     }
     expect(Object.keys(doc.paths['/v2/accelerator_requests']!).sort()).toEqual(['delete', 'get', 'patch', 'post']);
@@ -208,8 +264,11 @@ describe('Cyborg v2 contract', () => {
       }
       const badKey = await c.call('POST', '/v2/device_profiles', { headers: persona.admin, body: [{ name: 'badkey', groups: [{ 'foo:bar': '1' }] }] });
       expect(fault(badKey)).toBe('Device profile group keys must be of the form ^(resources:|trait:|accel:)');
-      const missing = await c.call('PATCH', '/v2/accelerator_requests', { headers: persona.admin, body: { [arq]: [{ op: 'add', path: '/hostname', value: HOST }] } });
-      expect(fault(missing)).toBe('Couldn\'t apply patch. Reason: Fields absent in patch device_rp_uuid,instance_uuid');
+      const missing = await c.call('PATCH', '/v2/accelerator_requests', {
+        headers: persona.admin,
+        body: { [arq]: [{ op: 'add', path: '/hostname', value: HOST }] },
+      });
+      expect(fault(missing)).toBe("Couldn't apply patch. Reason: Fields absent in patch device_rp_uuid,instance_uuid");
       const malformed = await c.call('POST', '/v2/accelerator_requests', { headers: persona.admin, raw: '{not json' });
       expect(fault(malformed)).toBe('Request is not in valid JSON format');
     });
@@ -228,7 +287,7 @@ describe('Cyborg v2 contract', () => {
     it('403: a policy failure names the rule', async () => {
       const res = await c.call('POST', '/v2/device_profiles', { headers: persona.member, body: [{ name: 'nope', groups: [FAKE_PROFILE] }] });
       expect(res.statusCode).toBe(403);
-      expect(fault(res)).toBe('Policy doesn\'t allow cyborg:device_profile:create to be performed.');
+      expect(fault(res)).toBe("Policy doesn't allow cyborg:device_profile:create to be performed.");
     });
 
     it('404: unknown ARQ, profile, device, deployable, attribute, resource provider, path', async () => {
@@ -254,7 +313,13 @@ describe('Cyborg v2 contract', () => {
       }
       const bogusRp = await c.call('PATCH', '/v2/accelerator_requests', {
         headers: persona.admin,
-        body: { [arq]: [{ op: 'add', path: '/hostname', value: HOST }, { op: 'add', path: '/device_rp_uuid', value: 'c2bbc215-6e29-4474-b9a3-c2c6e0f16aa5' }, { op: 'add', path: '/instance_uuid', value: '0526d287-3268-4811-915f-71498baa1b3f' }] },
+        body: {
+          [arq]: [
+            { op: 'add', path: '/hostname', value: HOST },
+            { op: 'add', path: '/device_rp_uuid', value: 'c2bbc215-6e29-4474-b9a3-c2c6e0f16aa5' },
+            { op: 'add', path: '/instance_uuid', value: '0526d287-3268-4811-915f-71498baa1b3f' },
+          ],
+        },
       });
       expect(bogusRp.statusCode).toBe(404);
       expect(fault(bogusRp)).toBe('Deployable not found with resource provider uuid=c2bbc215-6e29-4474-b9a3-c2c6e0f16aa5');
@@ -269,7 +334,7 @@ describe('Cyborg v2 contract', () => {
       expect((await c.call('DELETE', `/v2/device_profiles/${profileUuid}`, { headers: persona.admin })).statusCode).toBe(409);
     });
 
-    it('423: Nova\'s resolved query while an instance\'s ARQ is still binding (empty body)', async () => {
+    it("423: Nova's resolved query while an instance's ARQ is still binding (empty body)", async () => {
       const fake = c.fakes[0]!;
       fake.slowDown('attach', 300);
       const created = await c.call('POST', '/v2/accelerator_requests', { headers: persona.admin, body: { device_profile_name: 'fake-dp-5c6fc9f1' } });
@@ -277,7 +342,13 @@ describe('Cyborg v2 contract', () => {
       const instance = '2f0c4e5a-8b1d-4c6e-9f3a-7d5b1e2c4a60';
       const bind = c.call('PATCH', '/v2/accelerator_requests', {
         headers: persona.admin,
-        body: { [u]: [{ op: 'add', path: '/hostname', value: HOST }, { op: 'add', path: '/device_rp_uuid', value: c.rpOf(HOST) }, { op: 'add', path: '/instance_uuid', value: instance }] },
+        body: {
+          [u]: [
+            { op: 'add', path: '/hostname', value: HOST },
+            { op: 'add', path: '/device_rp_uuid', value: c.rpOf(HOST) },
+            { op: 'add', path: '/instance_uuid', value: instance },
+          ],
+        },
       });
       let locked: { statusCode: number; body: string } | undefined;
       for (let i = 0; i < 1000 && !locked; i++) {

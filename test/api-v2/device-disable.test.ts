@@ -23,8 +23,13 @@ describe.skipIf(!svc.placement || (!cliReady && !required))('v2 device disable w
   let s: Synced;
   let endpoint = '';
   const openstack = async (...args: string[]): Promise<string> =>
-    (await run('openstack', ['--os-auth-type', 'none', '--os-endpoint', endpoint, '--os-accelerator-api-version', '2.1', 'accelerator', ...args], { timeout: 60_000 })).stdout;
-  const v2 = (method: 'POST', path: string) => s.app.inject({ method, url: `/v2${path}`, headers: { 'openstack-api-version': 'accelerator 2.3' }, payload: {} });
+    (
+      await run('openstack', ['--os-auth-type', 'none', '--os-endpoint', endpoint, '--os-accelerator-api-version', '2.1', 'accelerator', ...args], {
+        timeout: 60_000,
+      })
+    ).stdout;
+  const v2 = (method: 'POST', path: string) =>
+    s.app.inject({ method, url: `/v2${path}`, headers: { 'openstack-api-version': 'accelerator 2.3' }, payload: {} });
   /** The device's status at microversion 2.3 (the 2.0.0 client's `device show` does not print it). */
   const statusOf = async (uuid: string): Promise<string> =>
     (await s.app.inject({ method: 'GET', url: `/v2/devices/${uuid}`, headers: { 'openstack-api-version': 'accelerator 2.3' } })).json().status;
@@ -40,7 +45,7 @@ describe.skipIf(!svc.placement || (!cliReady && !required))('v2 device disable w
   });
 
   async function bindWithCli(profile: string, rpUuid: string): Promise<string> {
-    const arq = (JSON.parse(await openstack('arq', 'create', profile, '-f', 'json')) as { uuid: string }[] | { uuid: string });
+    const arq = JSON.parse(await openstack('arq', 'create', profile, '-f', 'json')) as { uuid: string }[] | { uuid: string };
     const uuid = Array.isArray(arq) ? arq[0]!.uuid : arq.uuid;
     await openstack('arq', 'bind', uuid, s.host, randomUUID(), rpUuid, randomUUID());
     await eventually(() => ['Bound', 'BindFailed'].includes(s.conductor.getArq(uuid).state), { what: `ARQ ${uuid} resolved` });
@@ -73,7 +78,7 @@ describe.skipIf(!svc.placement || (!cliReady && !required))('v2 device disable w
     expect(s.conductor.getAccelerator(fpga.id).allocations.map((a) => a.instanceUuid)).toContain('vm-running');
   });
 
-  it('shows a drained host\'s devices as maintaining', async () => {
+  it("shows a drained host's devices as maintaining", async () => {
     const fpga = s.accelerator('FakeDevice');
     expect((await s.app.inject({ method: 'POST', url: `/cyborg/v1/hosts/${s.host}/drain`, payload: {} })).statusCode).toBe(200);
     expect(await statusOf(fpga.deviceUuid)).toBe('maintaining');

@@ -40,13 +40,18 @@ describe('device status in v2 says whether the device can take an ARQ', () => {
 
   it('an enabled device does take an ARQ', async () => {
     await c.call('POST', '/v2/device_profiles', { headers: persona.admin, body: [{ name: 'status-dp', groups: [FAKE_PROFILE] }] });
-    const arq = (await c.call('POST', '/v2/accelerator_requests', { headers: persona.admin, body: { device_profile_name: 'status-dp' } })).json<{ arqs: { uuid: string }[] }>().arqs[0]!.uuid;
+    const arq = (await c.call('POST', '/v2/accelerator_requests', { headers: persona.admin, body: { device_profile_name: 'status-dp' } })).json<{
+      arqs: { uuid: string }[];
+    }>().arqs[0]!.uuid;
     const bind = await c.call('PATCH', '/v2/accelerator_requests', {
       headers: persona.admin,
-      body: { [arq]: [
-        { op: 'add', path: '/hostname', value: 'status-host' }, { op: 'add', path: '/device_rp_uuid', value: c.rpOf('status-host') },
-        { op: 'add', path: '/instance_uuid', value: '3b1c6f1e-9a53-4b0e-9b7e-0d1c2e3f4a5b' },
-      ] },
+      body: {
+        [arq]: [
+          { op: 'add', path: '/hostname', value: 'status-host' },
+          { op: 'add', path: '/device_rp_uuid', value: c.rpOf('status-host') },
+          { op: 'add', path: '/instance_uuid', value: '3b1c6f1e-9a53-4b0e-9b7e-0d1c2e3f4a5b' },
+        ],
+      },
     });
     expect(bind.statusCode).toBe(202);
   });

@@ -19,8 +19,15 @@ async function discover(endpoint: string, major = 2): Promise<string> {
     const res = await fetch(`${url}/`.replace(/\/+$/, '/'), { headers: { accept: 'application/json' } });
     if (res.status !== 200 && res.status !== 300) continue;
     const body = (await res.json()) as { versions?: VersionDoc[] | { values: VersionDoc[] }; version?: VersionDoc } & Partial<VersionDoc>;
-    const versions = body.versions ? (Array.isArray(body.versions) ? body.versions : body.versions.values)
-      : body.version ? [body.version] : body.id ? [body as VersionDoc] : [];
+    const versions = body.versions
+      ? Array.isArray(body.versions)
+        ? body.versions
+        : body.versions.values
+      : body.version
+        ? [body.version]
+        : body.id
+          ? [body as VersionDoc]
+          : [];
     const wanted = versions.find((v) => Number(/^v?(\d+)/.exec(v.id)?.[1]) === major);
     const self = wanted?.links.find((l) => l.rel === 'self')?.href;
     if (self) return new URL(self, `${url}/`).href;
@@ -43,8 +50,13 @@ describe('version discovery resolves, at the root and under /accelerator', () =>
   afterAll(async () => c.stop());
 
   it.each([
-    ['', '/v2/'], ['/', '/v2/'], ['/v2', '/v2/'], ['/v2/', '/v2/'],
-    ['/accelerator', '/accelerator/v2/'], ['/accelerator/', '/accelerator/v2/'], ['/accelerator/v2', '/accelerator/v2/'],
+    ['', '/v2/'],
+    ['/', '/v2/'],
+    ['/v2', '/v2/'],
+    ['/v2/', '/v2/'],
+    ['/accelerator', '/accelerator/v2/'],
+    ['/accelerator/', '/accelerator/v2/'],
+    ['/accelerator/v2', '/accelerator/v2/'],
   ])('`openstack --os-endpoint <root>%s accelerator device list` finds the API at %s and lists devices', async (endpoint, expected) => {
     const service = await discover(`${root}${endpoint}`);
     expect(new URL(service).pathname.replace(/\/?$/, '/')).toBe(expected);
@@ -61,7 +73,7 @@ describe('version discovery resolves, at the root and under /accelerator', () =>
     }
   });
 
-  it('the /accelerator copy serves the unversioned resources, its errors in Cyborg\'s format, and not the operator API', async () => {
+  it("the /accelerator copy serves the unversioned resources, its errors in Cyborg's format, and not the operator API", async () => {
     expect((await c.call('GET', '/accelerator/devices', { headers: persona.admin })).statusCode).toBe(200);
     const missing = await c.call('GET', '/accelerator/v2/nothing-here', { headers: persona.admin });
     expect(missing.statusCode).toBe(404);
@@ -70,7 +82,7 @@ describe('version discovery resolves, at the root and under /accelerator', () =>
     expect((await c.call('GET', '/accelerator/cyborg/v1/accelerators')).statusCode).toBe(404);
   });
 
-  it('a trusted proxy\'s X-Forwarded-Proto / -Host / -Prefix shape the links; anyone else\'s are ignored', async () => {
+  it("a trusted proxy's X-Forwarded-Proto / -Host / -Prefix shape the links; anyone else's are ignored", async () => {
     const forwarded = { 'x-forwarded-proto': 'https', 'x-forwarded-host': 'cloud.example', 'x-forwarded-prefix': '/compute-api/' };
     const viaProxy = await c.app.inject({ method: 'GET', url: '/accelerator', headers: forwarded, remoteAddress: '10.1.2.3' });
     expect(viaProxy.json<{ versions: VersionDoc[] }>().versions[0]!.links[0]!.href).toBe('https://cloud.example/compute-api/accelerator/v2');
@@ -88,7 +100,8 @@ describe('version discovery resolves, at the root and under /accelerator', () =>
         const res = await pub.call('GET', url, { headers: { 'x-forwarded-host': 'evil.example' } });
         expect(res.json<{ versions: VersionDoc[] }>().versions[0]!.links[0]!.href).toBe('https://cloud.example/accelerator/v2');
       }
-      const devices = (await pub.call('GET', '/v2/devices', { headers: persona.admin })).json<{ devices: { uuid: string; links: { href: string }[] }[] }>().devices;
+      const devices = (await pub.call('GET', '/v2/devices', { headers: persona.admin })).json<{ devices: { uuid: string; links: { href: string }[] }[] }>()
+        .devices;
       expect(devices[0]!.links[0]!.href).toBe(`https://cloud.example/accelerator/v2/devices/${devices[0]!.uuid}`);
     } finally {
       await pub.stop();

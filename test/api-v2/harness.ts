@@ -16,7 +16,11 @@ export interface Cyborg {
   fakes: FakeDriver[];
   /** `<host>_FakeDevice`'s resource provider uuid: uuid3(DNS, name), as Placement knows it. */
   rpOf(host: string): string;
-  call(method: InjectOptions['method'], url: string, opts?: { headers?: Record<string, string>; body?: unknown; raw?: string }): Promise<LightMyRequestResponse>;
+  call(
+    method: InjectOptions['method'],
+    url: string,
+    opts?: { headers?: Record<string, string>; body?: unknown; raw?: string },
+  ): Promise<LightMyRequestResponse>;
   stop(): Promise<void>;
 }
 
@@ -38,18 +42,27 @@ export type Persona = keyof typeof persona;
 
 export async function startCyborg(opts: { hosts?: string[]; v2?: V2Settings; journal?: Journal; log?: Logger } = {}): Promise<Cyborg> {
   const stack = await startStack({
-    hosts: opts.hosts ?? ['cyborg-host1'], journal: opts.journal, log: opts.log ?? quietLogger(), timing,
-    agent: { telemetryIntervalMs: 0 }, api: { v2: opts.v2 },
+    hosts: opts.hosts ?? ['cyborg-host1'],
+    journal: opts.journal,
+    log: opts.log ?? quietLogger(),
+    timing,
+    agent: { telemetryIntervalMs: 0 },
+    api: { v2: opts.v2 },
   });
   const { app } = stack;
   return {
-    app, conductor: stack.conductor, journal: stack.journal, fakes: stack.fakes,
+    app,
+    conductor: stack.conductor,
+    journal: stack.journal,
+    fakes: stack.fakes,
     rpOf: (host) => uuid3(NAMESPACE_DNS, `${host}_FakeDevice`),
-    call: (method, url, o = {}) => app.inject({
-      method, url,
-      headers: { ...(o.body !== undefined || o.raw !== undefined ? { 'content-type': 'application/json' } : {}), ...o.headers },
-      ...(o.raw !== undefined ? { payload: o.raw } : o.body !== undefined ? { payload: JSON.stringify(o.body) } : {}),
-    }),
+    call: (method, url, o = {}) =>
+      app.inject({
+        method,
+        url,
+        headers: { ...(o.body !== undefined || o.raw !== undefined ? { 'content-type': 'application/json' } : {}), ...o.headers },
+        ...(o.raw !== undefined ? { payload: o.raw } : o.body !== undefined ? { payload: JSON.stringify(o.body) } : {}),
+      }),
     stop: () => stack.stop(),
   };
 }

@@ -23,7 +23,15 @@ describe('Nova boots and deletes a server with the fake FPGA', () => {
   beforeAll(async () => {
     c = await startCyborg({ hosts: [HOST], v2: { serviceTokenRequired: true } });
     nova = await startNovaRecorder();
-    notifier = new NovaNotifier({ novaUrl: nova.url, token: 'admin', retries: 3, retryDelayMs: 20, hub: c.conductor.hub, getArq: (u) => c.conductor.getArq(u), log: quietLogger() }).start();
+    notifier = new NovaNotifier({
+      novaUrl: nova.url,
+      token: 'admin',
+      retries: 3,
+      retryDelayMs: 20,
+      hub: c.conductor.hub,
+      getArq: (u) => c.conductor.getArq(u),
+      log: quietLogger(),
+    }).start();
     await enableAll(c);
   });
 
@@ -34,7 +42,10 @@ describe('Nova boots and deletes a server with the fake FPGA', () => {
   });
 
   it('the operator creates the tempest device profile', async () => {
-    const res = await c.call('POST', '/v2/device_profiles', { headers: persona.admin, body: [{ name: 'fake-dp', description: 'fake FPGA profile', groups: [FAKE_PROFILE] }] });
+    const res = await c.call('POST', '/v2/device_profiles', {
+      headers: persona.admin,
+      body: [{ name: 'fake-dp', description: 'fake FPGA profile', groups: [FAKE_PROFILE] }],
+    });
     expect(res.statusCode).toBe(201);
     expect(res.json()).toMatchObject({ name: 'fake-dp', groups: [FAKE_PROFILE] });
   });
@@ -65,27 +76,34 @@ describe('Nova boots and deletes a server with the fake FPGA', () => {
   it('nova-conductor binds the ARQ to the deployable Placement chose; Nova receives the event', async () => {
     const res = await c.call('PATCH', '/accelerator_requests', {
       headers: novaHeaders,
-      body: { [arq]: [
-        { op: 'add', path: '/hostname', value: HOST },
-        { op: 'add', path: '/device_rp_uuid', value: c.rpOf(HOST) },
-        { op: 'add', path: '/instance_uuid', value: SERVER },
-      ] },
+      body: {
+        [arq]: [
+          { op: 'add', path: '/hostname', value: HOST },
+          { op: 'add', path: '/device_rp_uuid', value: c.rpOf(HOST) },
+          { op: 'add', path: '/instance_uuid', value: SERVER },
+        ],
+      },
     });
     expect(res.statusCode).toBe(202);
     expect(res.body).toBe('');
-    const got = await eventually(() => nova.received.find((r) => r.body.events.some((e) => e.tag === arq)), { what: 'Nova\'s external event' });
+    const got = await eventually(() => nova.received.find((r) => r.body.events.some((e) => e.tag === arq)), { what: "Nova's external event" });
     expect(got.path).toBe('/v2.1/os-server-external-events');
     expect(got.headers['openstack-api-version']).toBe('compute 2.82');
     expect(got.body.events).toEqual([{ name: 'accelerator-request-bound', server_uuid: SERVER, tag: arq, status: 'completed' }]);
   });
 
-  it('nova-compute lists the instance\'s ARQs resolved, with the TEST_PCI attach handle', async () => {
+  it("nova-compute lists the instance's ARQs resolved, with the TEST_PCI attach handle", async () => {
     const res = await c.call('GET', `/accelerator_requests?instance=${SERVER}&bind_state=resolved`, { headers: novaHeaders });
     expect(res.statusCode).toBe(200);
     const [a] = res.json().arqs;
     expect(a).toMatchObject({
-      uuid: arq, state: 'Bound', hostname: HOST, device_rp_uuid: c.rpOf(HOST), instance_uuid: SERVER,
-      attach_handle_type: 'TEST_PCI', attach_handle_info: { domain: '0000', bus: '0c', device: '0', function: '1' },
+      uuid: arq,
+      state: 'Bound',
+      hostname: HOST,
+      device_rp_uuid: c.rpOf(HOST),
+      instance_uuid: SERVER,
+      attach_handle_type: 'TEST_PCI',
+      attach_handle_info: { domain: '0000', bus: '0c', device: '0', function: '1' },
     });
     expect(a.attach_handle_uuid).toMatch(/^[0-9a-f-]{36}$/);
     // The accelerator behind it is attached, through the transition log.
@@ -100,9 +118,13 @@ describe('Nova boots and deletes a server with the fake FPGA', () => {
     const other = more.json().arqs[0].uuid as string;
     const res = await c.call('PATCH', '/accelerator_requests', {
       headers: novaHeaders,
-      body: { [other]: [
-        { op: 'add', path: '/hostname', value: HOST }, { op: 'add', path: '/device_rp_uuid', value: c.rpOf(HOST) }, { op: 'add', path: '/instance_uuid', value: SERVER },
-      ] },
+      body: {
+        [other]: [
+          { op: 'add', path: '/hostname', value: HOST },
+          { op: 'add', path: '/device_rp_uuid', value: c.rpOf(HOST) },
+          { op: 'add', path: '/instance_uuid', value: SERVER },
+        ],
+      },
     });
     expect(res.statusCode).toBe(400);
     expect(fault(res)).toContain('already has accelerator requests');
@@ -123,7 +145,13 @@ describe('Nova boots and deletes a server with the fake FPGA', () => {
     const u = created.json().arqs[0].uuid as string;
     const bind = await c.call('PATCH', '/accelerator_requests', {
       headers: persona.member,
-      body: { [u]: [{ op: 'add', path: '/hostname', value: HOST }, { op: 'add', path: '/device_rp_uuid', value: c.rpOf(HOST) }, { op: 'add', path: '/instance_uuid', value: SERVER }] },
+      body: {
+        [u]: [
+          { op: 'add', path: '/hostname', value: HOST },
+          { op: 'add', path: '/device_rp_uuid', value: c.rpOf(HOST) },
+          { op: 'add', path: '/instance_uuid', value: SERVER },
+        ],
+      },
     });
     expect(bind.statusCode).toBe(403);
     expect(fault(bind)).toContain('requires a service token');
@@ -141,7 +169,13 @@ describe('Nova boots and deletes a server with the fake FPGA', () => {
     // openstacksdk sends the map keyed by the ARQ to the item URL; a bare list is accepted too.
     const bind = await c.call('PATCH', `/accelerator_requests/${u}`, {
       headers: cli,
-      body: { [u]: [{ op: 'add', path: '/hostname', value: HOST }, { op: 'add', path: '/device_rp_uuid', value: c.rpOf(HOST) }, { op: 'add', path: '/instance_uuid', value: instance }] },
+      body: {
+        [u]: [
+          { op: 'add', path: '/hostname', value: HOST },
+          { op: 'add', path: '/device_rp_uuid', value: c.rpOf(HOST) },
+          { op: 'add', path: '/instance_uuid', value: instance },
+        ],
+      },
     });
     expect(bind.statusCode).toBe(202);
     const shown = await c.call('GET', `/accelerator_requests/${u}`, { headers: cli });
@@ -149,23 +183,42 @@ describe('Nova boots and deletes a server with the fake FPGA', () => {
     await eventually(() => nova.received.some((r) => r.body.events.some((e) => e.tag === u)), { what: 'event for the CLI bind' });
 
     const unbind = await c.call('PATCH', `/accelerator_requests/${u}`, {
-      headers: cli, body: [{ op: 'remove', path: '/hostname' }, { op: 'remove', path: '/device_rp_uuid' }, { op: 'remove', path: '/instance_uuid' }],
+      headers: cli,
+      body: [
+        { op: 'remove', path: '/hostname' },
+        { op: 'remove', path: '/device_rp_uuid' },
+        { op: 'remove', path: '/instance_uuid' },
+      ],
     });
     expect(unbind.statusCode).toBe(202);
     const after = await c.call('GET', `/accelerator_requests/${u}`, { headers: cli });
-    expect(after.json()).toMatchObject({ state: 'Unbound', hostname: null, device_rp_uuid: null, instance_uuid: null, attach_handle_type: '', attach_handle_info: {} });
+    expect(after.json()).toMatchObject({
+      state: 'Unbound',
+      hostname: null,
+      device_rp_uuid: null,
+      instance_uuid: null,
+      attach_handle_type: '',
+      attach_handle_info: {},
+    });
 
     expect((await c.call('DELETE', `/accelerator_requests/${u}`, { headers: cli })).statusCode).toBe(204);
     expect((await c.call('GET', `/accelerator_requests/${u}`, { headers: cli })).statusCode).toBe(404);
   });
 
   it('a profile asking for two FPGAs binds both ARQs to the one deployable in one PATCH', async () => {
-    await c.call('POST', '/device_profiles', { headers: persona.admin, body: [{ name: 'two-fpgas', groups: [{ 'resources:FPGA': '2', 'trait:CUSTOM_FAKE_DEVICE': 'required' }] }] });
+    await c.call('POST', '/device_profiles', {
+      headers: persona.admin,
+      body: [{ name: 'two-fpgas', groups: [{ 'resources:FPGA': '2', 'trait:CUSTOM_FAKE_DEVICE': 'required' }] }],
+    });
     const created = await c.call('POST', '/accelerator_requests', { headers: novaHeaders, body: { device_profile_name: 'two-fpgas' } });
     const uuids = (created.json().arqs as { uuid: string }[]).map((a) => a.uuid);
     expect(uuids).toHaveLength(2);
     const instance = '0f3b8f4e-1d1c-4a53-8b0e-2f7f4f1c9d21';
-    const ops = [{ op: 'add', path: '/hostname', value: HOST }, { op: 'add', path: '/device_rp_uuid', value: c.rpOf(HOST) }, { op: 'add', path: '/instance_uuid', value: instance }];
+    const ops = [
+      { op: 'add', path: '/hostname', value: HOST },
+      { op: 'add', path: '/device_rp_uuid', value: c.rpOf(HOST) },
+      { op: 'add', path: '/instance_uuid', value: instance },
+    ];
     const res = await c.call('PATCH', '/accelerator_requests', { headers: novaHeaders, body: Object.fromEntries(uuids.map((u) => [u, ops])) });
     expect(res.statusCode).toBe(202);
     const listed = await c.call('GET', `/accelerator_requests?instance=${instance}&bind_state=resolved`, { headers: novaHeaders });
@@ -182,7 +235,13 @@ describe('Nova boots and deletes a server with the fake FPGA', () => {
     const instance = '7a0d3c55-9b7e-4d0a-8f5e-2a6f0b9c3e11';
     await c.call('PATCH', '/accelerator_requests', {
       headers: novaHeaders,
-      body: { [u]: [{ op: 'add', path: '/hostname', value: HOST }, { op: 'add', path: '/device_rp_uuid', value: c.rpOf(HOST) }, { op: 'add', path: '/instance_uuid', value: instance }] },
+      body: {
+        [u]: [
+          { op: 'add', path: '/hostname', value: HOST },
+          { op: 'add', path: '/device_rp_uuid', value: c.rpOf(HOST) },
+          { op: 'add', path: '/instance_uuid', value: instance },
+        ],
+      },
     });
     await eventually(() => nova.received.some((r) => r.body.events.some((e) => e.tag === u)), { what: 'the retried event' });
     await c.call('DELETE', `/accelerator_requests?instance=${instance}`, { headers: novaHeaders });

@@ -19,14 +19,15 @@ const NOAUTH = { 'x-auth-token': 'notused', 'content-type': 'application/json' }
  * an ARQ bound to the X710's VF, then Nova's own client (nova/accelerator/cyborg.py) reads the
  * resolved ARQ and builds the PCI device profile for Neutron — which needs `physical_network`.
  */
-describe.skipIf(!novaInstalled)('Nova\'s get_arq_pci_device_profile on an intel_nic_driver VF (python3-nova)', () => {
+describe.skipIf(!novaInstalled)("Nova's get_arq_pci_device_profile on an intel_nic_driver VF (python3-nova)", () => {
   let rt: Stack;
   let url: string;
 
   beforeAll(async () => {
     const root = buildHost(NIC_HOST, 'nova-nic');
     rt = await startStack({
-      hosts: ['compute1'], api: true,
+      hosts: ['compute1'],
+      api: true,
       drivers: (host) => [new IntelNicDriver({ host, sysfsRoot: root, physicalDeviceMappings: ['physnet1:ens1f0', 'physnet2:ens1f1'] })],
     });
     url = await rt.app!.listen({ host: '127.0.0.1', port: 0 });
@@ -41,12 +42,14 @@ describe.skipIf(!novaInstalled)('Nova\'s get_arq_pci_device_profile on an intel_
     return { status: res.status, json: text ? JSON.parse(text) : null };
   };
 
-  it('gets physical_network and the VF\'s PCI slot for the bound ARQ', async () => {
+  it("gets physical_network and the VF's PCI slot for the bound ARQ", async () => {
     const vf = rt.conductor.listAccelerators({ host: 'compute1' }).find((a) => a.traits.includes('CUSTOM_VF') && a.traits.includes('CUSTOM_PHYSNET1'))!;
     const enabled = await rt.conductor.act(vf.id, { type: 'ENABLE' });
     expect(enabled.error).toBeNull();
     expect(enabled.state).toBe('ready');
-    const dp = await call('POST', '/v2/device_profiles', [{ name: 'smartnic-physnet1', groups: [{ 'resources:CUSTOM_NIC': '1', 'trait:CUSTOM_VF': 'required', 'trait:CUSTOM_PHYSNET1': 'required' }] }]);
+    const dp = await call('POST', '/v2/device_profiles', [
+      { name: 'smartnic-physnet1', groups: [{ 'resources:CUSTOM_NIC': '1', 'trait:CUSTOM_VF': 'required', 'trait:CUSTOM_PHYSNET1': 'required' }] },
+    ]);
     expect(dp.status).toBe(201);
     const created = await call('POST', '/v2/accelerator_requests', { device_profile_name: 'smartnic-physnet1' });
     expect(created.status).toBe(201);
@@ -60,10 +63,15 @@ describe.skipIf(!novaInstalled)('Nova\'s get_arq_pci_device_profile on an intel_
       ],
     });
     expect(bound.status).toBe(202);
-    await eventually(async () => (await call('GET', `/v2/accelerator_requests?instance=${instance}&bind_state=resolved`)).status === 200, { what: 'the ARQ resolved' });
+    await eventually(async () => (await call('GET', `/v2/accelerator_requests?instance=${instance}&bind_state=resolved`)).status === 200, {
+      what: 'the ARQ resolved',
+    });
 
     // Not spawnSync: the API answering it runs in this process.
-    const run = await promisify(execFile)(PYTHON, [join(import.meta.dirname, 'nova', 'pci_profile.py'), `${url}/v2`, instance], { encoding: 'utf8', timeout: 60_000 });
+    const run = await promisify(execFile)(PYTHON, [join(import.meta.dirname, 'nova', 'pci_profile.py'), `${url}/v2`, instance], {
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
     expect(run.stderr).toBe('');
     expect(JSON.parse(run.stdout)).toEqual([{ physical_network: 'physnet1', pci_slot: '0000:3b:02.0', arq_uuid: arq }]);
   });

@@ -25,8 +25,7 @@ export async function startNovaRecorder(): Promise<{ url: string; received: Reco
       }
       const body = JSON.parse(Buffer.concat(chunks).toString()) as Recorded['body'];
       received.push({ path: req.url ?? '', headers: req.headers, body });
-      res.writeHead(200, { 'content-type': 'application/json' })
-        .end(JSON.stringify({ events: body.events.map((e) => ({ ...e, code: 200 })) }));
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ events: body.events.map((e) => ({ ...e, code: 200 })) }));
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -34,7 +33,9 @@ export async function startNovaRecorder(): Promise<{ url: string; received: Reco
   return {
     url: `http://127.0.0.1:${port}/v2.1`,
     received,
-    failNext: (n) => { failures = n; },
+    failNext: (n) => {
+      failures = n;
+    },
     close: () => new Promise<void>((r) => server.close(() => r())),
   };
 }

@@ -46,7 +46,9 @@ describe.skipIf(!cliReady && !required)('the real openstack accelerator CLI, wit
     await openstack(under, 'device', 'profile', 'create', 'cli-profile', '[{"resources:FPGA": "1", "trait:CUSTOM_FAKE_DEVICE": "required"}]');
     const profiles = JSON.parse(await openstack(under, 'device', 'profile', 'list')) as { name: string }[];
     expect(profiles.map((p) => p.name)).toContain('cli-profile');
-    await run('openstack', ['--os-auth-type', 'none', '--os-endpoint', under, 'accelerator', 'device', 'profile', 'delete', 'cli-profile'], { timeout: 60_000 });
+    await run('openstack', ['--os-auth-type', 'none', '--os-endpoint', under, 'accelerator', 'device', 'profile', 'delete', 'cli-profile'], {
+      timeout: 60_000,
+    });
     const after = JSON.parse(await openstack(under, 'device', 'profile', 'list')) as { name: string }[];
     expect(after.map((p) => p.name)).not.toContain('cli-profile');
   });

@@ -14,7 +14,7 @@ describe('an agent that does not answer', () => {
   });
   afterAll(async () => rt?.stop());
 
-  it('makes an operator\'s enable a 503 with Retry-After at its deadline', async () => {
+  it("makes an operator's enable a 503 with Retry-After at its deadline", async () => {
     const gpu = rt.conductor.listAccelerators({ host: 'silent-1' }).find((a) => a.deviceType === 'GPU')!;
     await rt.agents[0]!.stop();
     const res = await rt.app.inject({ method: 'POST', url: `/cyborg/v1/accelerators/${gpu.id}/enable` });

@@ -15,11 +15,15 @@ describe('ARQs per device-profile request are capped', () => {
   });
   afterAll(async () => c?.stop());
 
-  const createProfile = (name: string, groups: Record<string, string>[]) => c.call('POST', '/v2/device_profiles', { headers: persona.admin, body: [{ name, groups }] });
+  const createProfile = (name: string, groups: Record<string, string>[]) =>
+    c.call('POST', '/v2/device_profiles', { headers: persona.admin, body: [{ name, groups }] });
 
   it('takes a profile of exactly the cap and refuses one over it, in one group or across groups', async () => {
     expect((await createProfile('at-cap', [{ 'resources:FPGA': '64' }])).statusCode).toBe(201);
-    const over: Record<string, string>[][] = [[{ 'resources:FPGA': '65' }], [{ 'resources:GPU': '40' }, { 'resources:FPGA': '20', 'trait:CUSTOM_FPGA_XILINX': 'required' }]];
+    const over: Record<string, string>[][] = [
+      [{ 'resources:FPGA': '65' }],
+      [{ 'resources:GPU': '40' }, { 'resources:FPGA': '20', 'trait:CUSTOM_FPGA_XILINX': 'required' }],
+    ];
     for (const groups of over) {
       const res = await createProfile(`over-${randomUUID().slice(0, 8)}`, groups);
       expect(res.statusCode).toBe(400);
@@ -29,7 +33,12 @@ describe('ARQs per device-profile request are capped', () => {
 
   it('refuses ARQs from a stored profile over the cap and creates nothing', async () => {
     await c.conductor.documents.createProfile({
-      uuid: randomUUID(), name: 'stored-huge', description: '', groups: [{ 'resources:FPGA': '5000' }], createdAt: new Date().toISOString(), updatedAt: null,
+      uuid: randomUUID(),
+      name: 'stored-huge',
+      description: '',
+      groups: [{ 'resources:FPGA': '5000' }],
+      createdAt: new Date().toISOString(),
+      updatedAt: null,
     });
     const before = c.conductor.listArqs().length;
     const res = await c.call('POST', '/v2/accelerator_requests', { headers: persona.admin, body: { device_profile_name: 'stored-huge' } });

@@ -61,7 +61,16 @@ describe('event stream limits', () => {
   function burst(count: number): void {
     const reason = 'x'.repeat(1_000);
     for (let i = 0; i < count; i++) {
-      rt.conductor.hub.publish({ kind: 'host', id: 'sse-limits-1', host: 'sse-limits-1', event: 'HEARTBEAT', from: 'online', to: 'online', at: new Date().toISOString(), reason });
+      rt.conductor.hub.publish({
+        kind: 'host',
+        id: 'sse-limits-1',
+        host: 'sse-limits-1',
+        event: 'HEARTBEAT',
+        from: 'online',
+        to: 'online',
+        at: new Date().toISOString(),
+        reason,
+      });
     }
   }
 
@@ -85,13 +94,16 @@ describe('event stream limits', () => {
       }
     })();
     let published = 0;
-    await eventually(async () => {
-      burst(100);
-      published += 100;
-      // Let the streams flush before the next burst, as commits spread over time would.
-      await new Promise((r) => setTimeout(r, 60));
-      return app.eventStreams.stats().dropped === 1;
-    }, { what: 'the stalled client dropped', timeoutMs: 60_000, intervalMs: 1 });
+    await eventually(
+      async () => {
+        burst(100);
+        published += 100;
+        // Let the streams flush before the next burst, as commits spread over time would.
+        await new Promise((r) => setTimeout(r, 60));
+        return app.eventStreams.stats().dropped === 1;
+      },
+      { what: 'the stalled client dropped', timeoutMs: 60_000, intervalMs: 1 },
+    );
     // One more after the drop, so the reader's last batch comes after it.
     burst(1);
     published += 1;
@@ -110,7 +122,7 @@ describe('event stream limits', () => {
 
     // The stalled client, reading at last, finds the reason as the stream's last event.
     slow.socket.resume();
-    await eventually(() => slow.socket.readableEnded || slow.socket.destroyed, { what: 'the stalled client\'s stream ended' });
+    await eventually(() => slow.socket.readableEnded || slow.socket.destroyed, { what: "the stalled client's stream ended" });
     // The raw bytes are chunked (HTTP/1.1): the event is found, and nothing follows it.
     const raw = slow.received();
     const at = raw.lastIndexOf('event: dropped\ndata: ');

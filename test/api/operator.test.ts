@@ -52,7 +52,7 @@ describe('operator API', () => {
     expect(codes).toEqual([200, 409, 409, 409, 409]);
   });
 
-  it('reports a driver failure as 502 with the driver\'s reason, and retry recovers', async () => {
+  it("reports a driver failure as 502 with the driver's reason, and retry recovers", async () => {
     const id = await fpga();
     rt.fakes[0]!.injectFailure('install', 'no power on slot 3');
     const res = await post(`${base}/accelerators/${id}/enable`);
@@ -68,7 +68,12 @@ describe('operator API', () => {
       await post(`${base}/accelerators/${id}/attach`, { instanceUuid: 'nope' }),
       await post(`${base}/accelerators/${id}/attach`, {}),
       await post(`${base}/accelerators/${id}/program`, { bitstreamId: 42, extra: true }),
-      await app.inject({ method: 'POST', url: `${base}/accelerators/${id}/program`, headers: { 'content-type': 'application/json' }, payload: '{"bitstreamId":' }),
+      await app.inject({
+        method: 'POST',
+        url: `${base}/accelerators/${id}/program`,
+        headers: { 'content-type': 'application/json' },
+        payload: '{"bitstreamId":',
+      }),
       await app.inject({ url: `${base}/accelerators?color=blue` }),
     ];
     for (const r of cases) {

@@ -75,23 +75,32 @@ describe('lists in pages', () => {
     expect((await app.inject({ method: 'GET', url: '/cyborg/v1/hosts?limit=0' })).statusCode).toBe(400);
   });
 
-  it('pages Cyborg\'s deployables with its limit and marker', async () => {
+  it("pages Cyborg's deployables with its limit and marker", async () => {
     const headers = { 'x-roles': 'admin', 'x-project-id': 'p', 'x-user-id': 'u' };
     const whole = (await app.inject({ method: 'GET', url: '/v2/deployables', headers })).json<{ deployables: { uuid: string }[] }>().deployables;
     expect(whole).toHaveLength(PAGE_MAX);
     const first = (await app.inject({ method: 'GET', url: '/v2/deployables?limit=2', headers })).json<{ deployables: { uuid: string }[] }>().deployables;
-    const second = (await app.inject({ method: 'GET', url: `/v2/deployables?limit=2&marker=${first[1]!.uuid}`, headers })).json<{ deployables: { uuid: string }[] }>().deployables;
+    const second = (await app.inject({ method: 'GET', url: `/v2/deployables?limit=2&marker=${first[1]!.uuid}`, headers })).json<{
+      deployables: { uuid: string }[];
+    }>().deployables;
     expect([...first, ...second].map((d) => d.uuid)).toEqual(whole.map((d) => d.uuid));
     const bad = await app.inject({ method: 'GET', url: '/v2/deployables?marker=00000000-0000-4000-8000-000000000000', headers });
     expect(bad.statusCode).toBe(400);
   });
 
-  it('answers Nova\'s whole ARQ list without a limit (streamed), and pages it, profiles and attributes with limit and marker', async () => {
+  it("answers Nova's whole ARQ list without a limit (streamed), and pages it, profiles and attributes with limit and marker", async () => {
     const headers = { 'x-roles': 'admin', 'x-project-id': 'p', 'x-user-id': 'u', 'content-type': 'application/json' };
     for (const name of ['page-a', 'page-b', 'page-c']) {
-      const res = await app.inject({ method: 'POST', url: '/v2/device_profiles', headers, payload: JSON.stringify([{ name, groups: [{ 'resources:FPGA': '5' }] }]) });
+      const res = await app.inject({
+        method: 'POST',
+        url: '/v2/device_profiles',
+        headers,
+        payload: JSON.stringify([{ name, groups: [{ 'resources:FPGA': '5' }] }]),
+      });
       expect(res.statusCode).toBe(201);
-      expect((await app.inject({ method: 'POST', url: '/v2/accelerator_requests', headers, payload: JSON.stringify({ device_profile_name: name }) })).statusCode).toBe(201);
+      expect(
+        (await app.inject({ method: 'POST', url: '/v2/accelerator_requests', headers, payload: JSON.stringify({ device_profile_name: name }) })).statusCode,
+      ).toBe(201);
     }
     const v2 = { 'x-roles': 'admin', 'x-project-id': 'p', 'x-user-id': 'u' };
     const list = async <T>(url: string): Promise<{ status: number; body: T }> => {

@@ -46,12 +46,17 @@ describe('operator write rate per client', () => {
     expect((await write({}, '10.0.0.8')).statusCode).toBe(409);
   });
 
-  it('never limits reads, health or Nova\'s v2 calls', async () => {
+  it("never limits reads, health or Nova's v2 calls", async () => {
     const alice = { 'x-user-id': 'alice' };
     for (let i = 0; i < PER_MINUTE * 3; i++) {
       expect((await app.inject({ method: 'GET', url: '/cyborg/v1/accelerators', headers: alice })).statusCode).toBe(200);
       expect((await app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
-      const v2 = await app.inject({ method: 'POST', url: '/v2/device_profiles', headers: { ...alice, 'x-roles': 'admin', 'x-project-id': 'p' }, payload: [{ name: `rate-dp-${i}`, groups: [{ 'resources:GPU': '1' }] }] });
+      const v2 = await app.inject({
+        method: 'POST',
+        url: '/v2/device_profiles',
+        headers: { ...alice, 'x-roles': 'admin', 'x-project-id': 'p' },
+        payload: [{ name: `rate-dp-${i}`, groups: [{ 'resources:GPU': '1' }] }],
+      });
       expect(v2.statusCode).toBe(201);
     }
   });

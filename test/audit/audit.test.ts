@@ -34,7 +34,7 @@ describe.skipIf(!svc.postgres)('audit: who did what, from the transition log (Po
   const all = async (url: string): Promise<{ rows: AuditEntry[]; pages: number }> => {
     const rows: AuditEntry[] = [];
     let pages = 0;
-    for (let next: string | undefined = url; next;) {
+    for (let next: string | undefined = url; next; ) {
       const p = await get(next);
       rows.push(...p.audit);
       pages++;
@@ -46,29 +46,47 @@ describe.skipIf(!svc.postgres)('audit: who did what, from the transition log (Po
   beforeAll(async () => {
     db = await freshDatabase('audit');
     run = await startStack({
-      hosts: ['compute-1', 'compute-2'], journal: { databaseUrl: db.url }, api: true, log: quietLogger(),
+      hosts: ['compute-1', 'compute-2'],
+      journal: { databaseUrl: db.url },
+      api: true,
+      log: quietLogger(),
       timing: { heartbeatIntervalMs: 100, staleAfterMs: 1_000, lostAfterMs: 120_000 },
     });
     fpga = run.conductor.listAccelerators({ host: 'compute-1', type: 'FPGA' })[0]!.id;
 
-    const enabled = await run.app.inject({ method: 'POST', url: `/cyborg/v1/accelerators/${fpga}/enable`, headers: { ...alice, 'x-openstack-request-id': enableId } });
+    const enabled = await run.app.inject({
+      method: 'POST',
+      url: `/cyborg/v1/accelerators/${fpga}/enable`,
+      headers: { ...alice, 'x-openstack-request-id': enableId },
+    });
     expect(enabled.statusCode, enabled.body).toBe(200);
     await new Promise((r) => setTimeout(r, 5)); // the program's rows are strictly later than the enable's
     beforeProgram = new Date().toISOString();
     const programmed = await run.app.inject({
-      method: 'POST', url: `/cyborg/v1/accelerators/${fpga}/program`, headers: { ...alice, 'x-openstack-request-id': programId }, payload: { bitstreamId: 'bs-fir-filter' },
+      method: 'POST',
+      url: `/cyborg/v1/accelerators/${fpga}/program`,
+      headers: { ...alice, 'x-openstack-request-id': programId },
+      payload: { bitstreamId: 'bs-fir-filter' },
     });
     expect(programmed.statusCode, programmed.body).toBe(200);
 
     for (const op of ['uninstall', 'install']) {
-      const res = await run.app.inject({ method: 'POST', url: `/cyborg/v1/drivers/${encodeURIComponent('fake@compute-2')}/${op}`, headers: { 'x-user-id': 'bob' }, payload: {} });
+      const res = await run.app.inject({
+        method: 'POST',
+        url: `/cyborg/v1/drivers/${encodeURIComponent('fake@compute-2')}/${op}`,
+        headers: { 'x-user-id': 'bob' },
+        payload: {},
+      });
       expect(res.statusCode, res.body).toBe(200);
     }
 
     // compute-2's agent stops: nothing asks, the conductor's timer makes the host stale.
     await run.agents[1]!.stop();
     await eventually(() => run.conductor.getHost('compute-2').state === 'stale', { what: 'compute-2 stale', timeoutMs: 10_000 });
-    await eventually(async () => (await get('/cyborg/v1/audit?host=compute-2&kind=host')).audit.some((e) => e.to === 'stale'), { what: 'the stale transition committed', timeoutMs: 5_000 });
+    await eventually(async () => (await get('/cyborg/v1/audit?host=compute-2&kind=host')).audit.some((e) => e.to === 'stale'), {
+      what: 'the stale transition committed',
+      timeoutMs: 5_000,
+    });
   }, 60_000);
 
   afterAll(async () => {
@@ -145,10 +163,24 @@ describe.skipIf(!svc.postgres)('audit: who did what, from the transition log (Po
   it('retention deletes only the rows older than the limit, and keeps the newest rows by count', async () => {
     const journal = run.journal as PgJournal;
     const old = new Date(Date.now() - 3 * 86_400_000).toISOString();
-    await journal.commit([1, 2, 3].map((n) => ({ type: 'transition' as const, record: { kind: 'host' as const, id: 'retired-host', host: 'retired-host', event: 'HEARTBEAT', from: 'online', to: 'online', at: old, actor: `agent:${n}` } })));
+    await journal.commit(
+      [1, 2, 3].map((n) => ({
+        type: 'transition' as const,
+        record: {
+          kind: 'host' as const,
+          id: 'retired-host',
+          host: 'retired-host',
+          event: 'HEARTBEAT',
+          from: 'online',
+          to: 'online',
+          at: old,
+          actor: `agent:${n}`,
+        },
+      })),
+    );
     const count = async (): Promise<number> => (await query<{ n: number }>(db.url, 'select count(*)::int as n from transition_log'))[0]!.n;
     const before = await count();
-    const newest = (await query<{ seq: string }>(db.url, 'select seq from transition_log order by at desc, seq desc'));
+    const newest = await query<{ seq: string }>(db.url, 'select seq from transition_log order by at desc, seq desc');
 
     expect(await journal.prune({ maxAgeMs: 86_400_000, maxRows: 0 })).toBe(3);
     expect(await count()).toBe(before - 3);

@@ -13,7 +13,9 @@ describe('cyborg audit', () => {
     expect((await run('accelerator', 'enable', T4)).code).toBe(0);
     expect((await run('uninstall-driver', 'fake')).code).toBe(0);
   });
-  afterAll(async () => { await target.running.stop(); });
+  afterAll(async () => {
+    await target.running.stop();
+  });
 
   it('shows the enable and the driver uninstall, newest first, as a table and as JSON', async () => {
     const table = await run('audit', '--host', 'cli-host');

@@ -27,7 +27,9 @@ describe.skipIf(!svc.keystone || !svc.postgres)('audit with Keystone identities 
     const session = new KeystoneSession({ authUrl: KEYSTONE_URL, auth: serviceAuth(), timeoutMs: 10_000 });
     const validator = new TokenValidator({ session, cache: { ttlMs: 300_000 }, timeoutMs: 10_000 });
     app = await buildApi({
-      control: stack.conductor, log: quietLogger(), v2: { authStrategy: 'keystone' },
+      control: stack.conductor,
+      log: quietLogger(),
+      v2: { authStrategy: 'keystone' },
       auth: { keystone: { validator, wwwAuthenticateUri: 'http://127.0.0.1:15001' } },
     });
     await app.ready();
@@ -38,25 +40,30 @@ describe.skipIf(!svc.keystone || !svc.postgres)('audit with Keystone identities 
     await db?.drop();
   });
 
-  it('records the admin\'s Keystone user and project ids with the request id; forged headers change nothing', async () => {
+  it("records the admin's Keystone user and project ids with the request id; forged headers change nothing", async () => {
     const admin = await tokenOf('admin');
     const reader = await tokenOf('demoReader');
     const fpga = stack.conductor.listAccelerators({ type: 'FPGA' })[0]!.id;
     const requestId = `req-${randomUUID()}`;
     const res = await app.inject({
-      method: 'POST', url: `/cyborg/v1/accelerators/${fpga}/enable`,
+      method: 'POST',
+      url: `/cyborg/v1/accelerators/${fpga}/enable`,
       headers: { 'x-auth-token': admin.token, 'x-openstack-request-id': requestId, 'x-user-id': 'mallory', 'x-project-id': 'forged' },
     });
     expect(res.statusCode, res.body).toBe(200);
 
     const page = await app.inject({ url: `/cyborg/v1/audit?accelerator=${fpga}&action=enable`, headers: { 'x-auth-token': admin.token } });
     expect(page.statusCode, page.body).toBe(200);
-    expect((page.json() as { audit: AuditEntry[] }).audit.map((e) => [e.actor, e.actorName, e.projectId, e.projectName, e.requestId]))
-      .toEqual([[admin.userId, 'admin', admin.projectId, 'admin', requestId]]);
+    expect((page.json() as { audit: AuditEntry[] }).audit.map((e) => [e.actor, e.actorName, e.projectId, e.projectName, e.requestId])).toEqual([
+      [admin.userId, 'admin', admin.projectId, 'admin', requestId],
+    ]);
     // A user and a project are found by name as by id.
     for (const q of ['user=admin', `user=${admin.userId}`, 'project=admin', `project=${admin.projectId}`]) {
       const found = await app.inject({ url: `/cyborg/v1/audit?${q}&accelerator=${fpga}`, headers: { 'x-auth-token': admin.token } });
-      expect((found.json() as { audit: AuditEntry[] }).audit.map((e) => e.requestId), q).toContain(requestId);
+      expect(
+        (found.json() as { audit: AuditEntry[] }).audit.map((e) => e.requestId),
+        q,
+      ).toContain(requestId);
     }
     const nobody = await app.inject({ url: `/cyborg/v1/audit?user=demo-reader&accelerator=${fpga}`, headers: { 'x-auth-token': admin.token } });
     expect((nobody.json() as { audit: AuditEntry[] }).audit).toEqual([]);

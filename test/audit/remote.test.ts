@@ -38,9 +38,22 @@ describe('audit through the control protocol (api role apart from the conductor)
 
   it('records the remote caller, project and request id, and answers the audit from the conductor', async () => {
     const fpga = run.conductor.listAccelerators({ type: 'FPGA' })[0]!.id;
-    await eventually(() => { try { return remote.getAccelerator(fpga).id === fpga; } catch { return false; } }, { what: 'the api to see the FPGA' });
+    await eventually(
+      () => {
+        try {
+          return remote.getAccelerator(fpga).id === fpga;
+        } catch {
+          return false;
+        }
+      },
+      { what: 'the api to see the FPGA' },
+    );
     const requestId = `req-${randomUUID()}`;
-    const res = await api.inject({ method: 'POST', url: `/cyborg/v1/accelerators/${fpga}/enable`, headers: { 'x-user-id': 'carol', 'x-project-id': 'proj-c', 'x-openstack-request-id': requestId } });
+    const res = await api.inject({
+      method: 'POST',
+      url: `/cyborg/v1/accelerators/${fpga}/enable`,
+      headers: { 'x-user-id': 'carol', 'x-project-id': 'proj-c', 'x-openstack-request-id': requestId },
+    });
     expect(res.statusCode, res.body).toBe(200);
 
     const page = await api.inject({ method: 'GET', url: `/cyborg/v1/audit?user=carol&accelerator=${fpga}` });

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { svc } from '../services.js';
 import { startCyborg } from './spawn.js';
 
-describe.skipIf(!svc.nats)('the api role\'s visualizer, on a port browsers open', () => {
+describe.skipIf(!svc.nats)("the api role's visualizer, on a port browsers open", () => {
   it('a second listener of the same API ([api] ui_port) and one log line saying where to open it', async () => {
     const api = startCyborg(['api', '--nats', svc.nats!, '--prefix', `ui${randomBytes(3).toString('hex')}`, '--port', '0'], { env: { CYBORG_UI_PORT: '0' } });
     try {

@@ -20,13 +20,28 @@ async function spawnCyborg(cmd: string, args: string[]): Promise<{ code: number;
 
 describe('the cyborg binary', () => {
   let target: Awaited<ReturnType<typeof startCliTarget>>;
-  beforeAll(async () => { target = await startCliTarget('bin-host'); });
-  afterAll(async () => { await target.running.stop(); });
+  beforeAll(async () => {
+    target = await startCliTarget('bin-host');
+  });
+  afterAll(async () => {
+    await target.running.stop();
+  });
 
   it('npx cyborg --help lists the operator commands beside the roles', async () => {
     const r = await spawnCyborg('npx', ['cyborg', '--help']);
     expect(r.code).toBe(0);
-    for (const c of ['all-in-one', 'driver-list', 'install-driver', 'uninstall-driver', 'update-driver', 'service-list', 'discover-services', 'attach-instance', 'detach-instance', 'accelerator']) {
+    for (const c of [
+      'all-in-one',
+      'driver-list',
+      'install-driver',
+      'uninstall-driver',
+      'update-driver',
+      'service-list',
+      'discover-services',
+      'attach-instance',
+      'detach-instance',
+      'accelerator',
+    ]) {
       expect(r.stdout).toContain(c);
     }
   });
@@ -43,6 +58,6 @@ describe('the cyborg binary', () => {
   it('exits 2 on a usage error, naming it', async () => {
     const r = await spawnCyborg(process.execPath, ['cli/bin.js', 'uninstall-driver']);
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain('missing required argument \'driver_id\'');
+    expect(r.stderr).toContain("missing required argument 'driver_id'");
   });
 });

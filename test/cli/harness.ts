@@ -24,11 +24,19 @@ class UsageExit extends Error {
 export async function cyborg(...argv: string[]): Promise<CliResult> {
   const r: CliResult = { code: -1, stdout: '', stderr: '' };
   const io: Io = {
-    out: (t) => { r.stdout += t; },
-    err: (t) => { r.stderr += t; },
+    out: (t) => {
+      r.stdout += t;
+    },
+    err: (t) => {
+      r.stderr += t;
+    },
     isTTY: false,
-    setExitCode: (c) => { r.code = c; },
-    usageExit: (c) => { throw new UsageExit(c); },
+    setExitCode: (c) => {
+      r.code = c;
+    },
+    usageExit: (c) => {
+      throw new UsageExit(c);
+    },
   };
   // The real program (its --version and the roles included): a subcommand's --version must be its own.
   const program = buildProgram(io).exitOverride().configureOutput({ writeOut: io.out, writeErr: io.err });

@@ -27,7 +27,11 @@ const run = promisify(execFile);
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const openstackReady = spawnSync('openstack', ['accelerator', 'device', 'list', '--help'], { stdio: 'ignore' }).status === 0;
 
-interface Ran { code: number; stdout: string; stderr: string }
+interface Ran {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
 
 /** The environment of a fresh shell: none of this runner's OS_* or CYBORG_* settings. */
 function cleanEnv(extra: Record<string, string>, home: string): NodeJS.ProcessEnv {
@@ -68,7 +72,8 @@ describe.skipIf(!svc.keystone)('cyborg signs in as the openstack CLI does, again
   let appCred: { id: string; secret: string; userId: string; token: string } | undefined;
 
   // The real bin where the shell's environment and working directory are the story; in process otherwise (a spawn costs seconds).
-  const cyborg = (args: string[], env: Record<string, string>, dir = cwd) => shell(process.execPath, [join(root, 'cli/bin.js'), ...args], cleanEnv(env, home), dir);
+  const cyborg = (args: string[], env: Record<string, string>, dir = cwd) =>
+    shell(process.execPath, [join(root, 'cli/bin.js'), ...args], cleanEnv(env, home), dir);
   const cyborgWith = async (args: string[], env: Record<string, string>) => {
     const saved = { ...process.env };
     for (const k of Object.keys(process.env)) if (k.startsWith('OS_') || k.startsWith('CYBORG_')) delete process.env[k];
@@ -82,8 +87,14 @@ describe.skipIf(!svc.keystone)('cyborg signs in as the openstack CLI does, again
   };
   const openstack = (args: string[], env: Record<string, string>, dir = cwd) => shell('openstack', [...args, '-f', 'json'], cleanEnv(env, home), dir);
   const adminVars = {
-    OS_AUTH_URL: KEYSTONE_URL, OS_USERNAME: 'admin', OS_PASSWORD: password('admin'), OS_PROJECT_NAME: 'admin',
-    OS_USER_DOMAIN_NAME: 'Default', OS_PROJECT_DOMAIN_NAME: 'Default', OS_REGION_NAME: process.env.KEYSTONE_REGION ?? 'RegionOne', OS_INTERFACE: 'public',
+    OS_AUTH_URL: KEYSTONE_URL,
+    OS_USERNAME: 'admin',
+    OS_PASSWORD: password('admin'),
+    OS_PROJECT_NAME: 'admin',
+    OS_USER_DOMAIN_NAME: 'Default',
+    OS_PROJECT_DOMAIN_NAME: 'Default',
+    OS_REGION_NAME: process.env.KEYSTONE_REGION ?? 'RegionOne',
+    OS_INTERFACE: 'public',
     OS_IDENTITY_API_VERSION: '3',
   };
   const names = (r: Ran): string[] => (JSON.parse(r.stdout) as { host: string }[]).map((a) => a.host);
@@ -92,7 +103,9 @@ describe.skipIf(!svc.keystone)('cyborg signs in as the openstack CLI does, again
     stack = await startStack({ hosts: ['os-auth-host'], log: quietLogger() });
     const session = new KeystoneSession({ authUrl: KEYSTONE_URL, auth: serviceAuth() });
     app = await buildApi({
-      control: stack.conductor, log: quietLogger(), v2: { authStrategy: 'keystone' },
+      control: stack.conductor,
+      log: quietLogger(),
+      v2: { authStrategy: 'keystone' },
       auth: { keystone: { validator: new TokenValidator({ session, cache: { ttlMs: 300_000 } }), wwwAuthenticateUri: KEYSTONE_URL.replace(/\/v3$/, '') } },
     });
     await listenAtCatalog(app);
@@ -100,25 +113,43 @@ describe.skipIf(!svc.keystone)('cyborg signs in as the openstack CLI does, again
     cwd = join(home, 'work');
     mkdirSync(cwd);
     // The cloud in ./clouds.yaml, its password apart in ~/.config/openstack/secure.yaml, as operators keep it.
-    writeFileSync(join(cwd, 'clouds.yaml'), [
-      'clouds:', '  peer:', '    auth:', `      auth_url: ${KEYSTONE_URL}`, '      username: admin', '      project_name: admin',
-      '      user_domain_name: Default', '      project_domain_name: Default', `    region_name: ${adminVars.OS_REGION_NAME}`, '    interface: public', '    identity_api_version: 3', '',
-    ].join('\n'));
+    writeFileSync(
+      join(cwd, 'clouds.yaml'),
+      [
+        'clouds:',
+        '  peer:',
+        '    auth:',
+        `      auth_url: ${KEYSTONE_URL}`,
+        '      username: admin',
+        '      project_name: admin',
+        '      user_domain_name: Default',
+        '      project_domain_name: Default',
+        `    region_name: ${adminVars.OS_REGION_NAME}`,
+        '    interface: public',
+        '    identity_api_version: 3',
+        '',
+      ].join('\n'),
+    );
     mkdirSync(join(home, '.config/openstack'), { recursive: true });
     writeFileSync(join(home, '.config/openstack/secure.yaml'), `clouds:\n  peer:\n    auth:\n      password: ${password('admin')}\n`);
     // An application credential of the admin's (Keystone: POST /v3/users/{id}/application_credentials).
     const admin = await tokenOf('admin');
     const made = await request(`${KEYSTONE_URL}/users/${admin.userId}/application_credentials`, {
-      method: 'POST', headers: { 'content-type': 'application/json', 'x-auth-token': admin.token },
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-auth-token': admin.token },
       body: JSON.stringify({ application_credential: { name: `cyborg-cli-${process.pid}-${Date.now()}`, description: 'test/cli/openstack-auth.test.ts' } }),
     });
-    const body = await made.body.json() as { application_credential: { id: string; secret: string } };
+    const body = (await made.body.json()) as { application_credential: { id: string; secret: string } };
     expect(made.statusCode).toBe(201);
     appCred = { ...body.application_credential, userId: admin.userId, token: admin.token };
   }, 150_000);
 
   afterAll(async () => {
-    if (appCred) await request(`${KEYSTONE_URL}/users/${appCred.userId}/application_credentials/${appCred.id}`, { method: 'DELETE', headers: { 'x-auth-token': appCred.token } }).then((r) => r.body.dump());
+    if (appCred)
+      await request(`${KEYSTONE_URL}/users/${appCred.userId}/application_credentials/${appCred.id}`, {
+        method: 'DELETE',
+        headers: { 'x-auth-token': appCred.token },
+      }).then((r) => r.body.dump());
     await app?.close();
     await stack?.stop();
     if (home) rmSync(home, { recursive: true, force: true });
@@ -147,12 +178,20 @@ describe.skipIf(!svc.keystone)('cyborg signs in as the openstack CLI does, again
   });
 
   it('with an application credential, and --os-* flags over the variables', async () => {
-    const vars = { OS_AUTH_URL: KEYSTONE_URL, OS_AUTH_TYPE: 'v3applicationcredential', OS_APPLICATION_CREDENTIAL_ID: appCred!.id, OS_APPLICATION_CREDENTIAL_SECRET: appCred!.secret };
+    const vars = {
+      OS_AUTH_URL: KEYSTONE_URL,
+      OS_AUTH_TYPE: 'v3applicationcredential',
+      OS_APPLICATION_CREDENTIAL_ID: appCred!.id,
+      OS_APPLICATION_CREDENTIAL_SECRET: appCred!.secret,
+    };
     const mine = await cyborg(['accelerator', 'list', '--json'], vars);
     expect([mine.code, mine.stderr]).toEqual([0, '']);
     expect(new Set(names(mine))).toEqual(new Set(['os-auth-host']));
     // A flag wins over its variable: the right secret on the command line beats a wrong one in the environment.
-    const flagged = await cyborgWith(['accelerator', 'list', '--json', '--os-application-credential-secret', appCred!.secret], { ...vars, OS_APPLICATION_CREDENTIAL_SECRET: 'wrong' });
+    const flagged = await cyborgWith(['accelerator', 'list', '--json', '--os-application-credential-secret', appCred!.secret], {
+      ...vars,
+      OS_APPLICATION_CREDENTIAL_SECRET: 'wrong',
+    });
     expect(flagged.code).toBe(0);
     if (!openstackReady && process.env.CI !== 'true') return;
     const theirs = await openstack(['accelerator', 'device', 'list'], vars);
@@ -162,7 +201,12 @@ describe.skipIf(!svc.keystone)('cyborg signs in as the openstack CLI does, again
 
   it('a reader is refused an enable with the rule that refused it, exit 7', async () => {
     const target = stack.conductor.listAccelerators()[0]!;
-    const r = await cyborgWith(['accelerator', 'enable', target.id], { ...adminVars, OS_USERNAME: 'demo-reader', OS_PASSWORD: password('demo-reader'), OS_PROJECT_NAME: 'demo' });
+    const r = await cyborgWith(['accelerator', 'enable', target.id], {
+      ...adminVars,
+      OS_USERNAME: 'demo-reader',
+      OS_PASSWORD: password('demo-reader'),
+      OS_PROJECT_NAME: 'demo',
+    });
     expect(r.code).toBe(7);
     expect(r.stderr).toMatch(/^cyborg: Policy doesn't allow cyborg:operator:accelerator:\w+ to be performed\. \[request\.forbidden\]\n$/);
     expect(stack.conductor.getAccelerator(target.id).state).toBe('inactive');
@@ -171,12 +215,16 @@ describe.skipIf(!svc.keystone)('cyborg signs in as the openstack CLI does, again
   it('a wrong password, an unknown cloud, a clouds.yaml that is not YAML: one line each, and its exit code', async () => {
     const wrong = await cyborgWith(['accelerator', 'list'], { ...adminVars, OS_PASSWORD: 'not-the-password' });
     expect([wrong.code, wrong.stdout]).toEqual([7, '']);
-    expect(wrong.stderr).toBe(`cyborg: Keystone at ${KEYSTONE_URL} refused the password of user admin (401: The request you have made requires authentication.)\n`);
+    expect(wrong.stderr).toBe(
+      `cyborg: Keystone at ${KEYSTONE_URL} refused the password of user admin (401: The request you have made requires authentication.)\n`,
+    );
 
     const clouds = { OS_CLIENT_CONFIG_FILE: join(cwd, 'clouds.yaml') };
     const unknown = await cyborgWith(['accelerator', 'list'], { ...clouds, OS_CLOUD: 'nope' });
     expect(unknown.code).toBe(8);
-    expect(unknown.stderr).toBe(`cyborg: cloud "nope" was not found in ${join(cwd, 'clouds.yaml')} + ${join(home, '.config/openstack/secure.yaml')} (clouds there: peer)\n`);
+    expect(unknown.stderr).toBe(
+      `cyborg: cloud "nope" was not found in ${join(cwd, 'clouds.yaml')} + ${join(home, '.config/openstack/secure.yaml')} (clouds there: peer)\n`,
+    );
 
     const broken = join(home, 'broken');
     mkdirSync(broken, { recursive: true });

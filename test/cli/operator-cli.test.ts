@@ -19,7 +19,9 @@ describe('cyborg CLI against a running all-in-one', () => {
     target = await startCliTarget();
     url = target.url;
   });
-  afterAll(async () => { await target.running.stop(); });
+  afterAll(async () => {
+    await target.running.stop();
+  });
 
   it('driver-list shows each driver of the host, installed, as a table and as JSON', async () => {
     const table = await run('driver-list');
@@ -28,7 +30,10 @@ describe('cyborg CLI against a running all-in-one', () => {
     expect(table.stdout).toMatch(/│ generic │ cli-host │ 1\.0\.0\s+│ installed │ 4\s+│ 0\s+│ online │/);
     const json = await run('driver-list', '--json');
     const drivers = JSON.parse(json.stdout) as DriverView[];
-    expect(drivers.map((d) => [d.name, d.state, d.accelerators])).toEqual([['fake', 'installed', 7], ['generic', 'installed', 4]]);
+    expect(drivers.map((d) => [d.name, d.state, d.accelerators])).toEqual([
+      ['fake', 'installed', 7],
+      ['generic', 'installed', 4],
+    ]);
   });
 
   it('discover-services asks the agent, then service-list shows what was found', async () => {
@@ -37,10 +42,17 @@ describe('cyborg CLI against a running all-in-one', () => {
     const found = await run('discover-services');
     expect(found.code).toBe(0);
     expect(found.stdout).toContain('6 service(s) on 1 host(s)');
-    expect(found.stdout).toMatch(/│ cli-host │ generic │ 0000:3b:00\.0 │ mdev_type\s+│ nvidia-223\s+│ 7\/8\s+│ parent=0000:3b:00\.0 name=GRID T4-2B device_api=vfio-pci/);
+    expect(found.stdout).toMatch(
+      /│ cli-host │ generic │ 0000:3b:00\.0 │ mdev_type\s+│ nvidia-223\s+│ 7\/8\s+│ parent=0000:3b:00\.0 name=GRID T4-2B device_api=vfio-pci/,
+    );
     const listed = JSON.parse((await run('service-list', '--driver', 'generic', '--json')).stdout) as ServiceView[];
     expect(listed.map((s) => `${s.kind} ${s.name}`)).toEqual([
-      'mdev_type nvidia-222', 'mdev_type nvidia-223', 'mdev_type nvidia-230', 'vf 0000:86:00.1', 'vf 0000:86:00.2', 'passthrough 0000:af:00.0',
+      'mdev_type nvidia-222',
+      'mdev_type nvidia-223',
+      'mdev_type nvidia-230',
+      'vf 0000:86:00.1',
+      'vf 0000:86:00.2',
+      'passthrough 0000:af:00.0',
     ]);
   });
 
@@ -59,7 +71,9 @@ describe('cyborg CLI against a running all-in-one', () => {
   it('attach-instance binds an ARQ for the instance on a free accelerator of the resource class', async () => {
     const r = await run('attach-instance', instance, '--resource-class', 'pgpu', '--host', 'cli-host');
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(new RegExp(`^instance ${instance} attached to ${T4} \\([0-9a-f-]{36}\\) on cli-host\\n  ARQ [0-9a-f-]{36}: Bound, attach handle [0-9a-f-]{36}\\n$`));
+    expect(r.stdout).toMatch(
+      new RegExp(`^instance ${instance} attached to ${T4} \\([0-9a-f-]{36}\\) on cli-host\\n  ARQ [0-9a-f-]{36}: Bound, attach handle [0-9a-f-]{36}\\n$`),
+    );
     const arqs = target.running.conductor.listArqs({ instanceUuid: instance });
     expect(arqs.map((a) => [a.state, a.deviceProfileName])).toEqual([['Bound', 'operator:PGPU']]);
   });
@@ -68,8 +82,12 @@ describe('cyborg CLI against a running all-in-one', () => {
     const r = await run('uninstall-driver', 'generic');
     expect(r.code).toBe(4);
     expect(r.stdout).toBe('');
-    expect(r.stderr).toMatch(new RegExp(`^cyborg: driver generic on cli-host is in use: accelerator ${T4} \\([0-9a-f-]{36}\\) is attached to instance ${instance}\\. `
-      + `Detach it first \\(cyborg detach-instance ${instance}\\), then uninstall the driver \\[driver\\.in_use\\]\\n$`));
+    expect(r.stderr).toMatch(
+      new RegExp(
+        `^cyborg: driver generic on cli-host is in use: accelerator ${T4} \\([0-9a-f-]{36}\\) is attached to instance ${instance}\\. ` +
+          `Detach it first \\(cyborg detach-instance ${instance}\\), then uninstall the driver \\[driver\\.in_use\\]\\n$`,
+      ),
+    );
     // --force passes the drain rule (test/maintenance); an attached instance still stops it.
     const u = await run('update-driver', 'generic', '--version', '2.0.0', '--force');
     expect(u.code).toBe(4);
@@ -79,7 +97,10 @@ describe('cyborg CLI against a running all-in-one', () => {
 
   it('names an unknown driver as such, listing the known ones (exit 3)', async () => {
     const r = await run('install-driver', 'nvidia');
-    expect([r.code, r.stderr]).toEqual([3, 'cyborg: no driver "nvidia". Known drivers: fake@cli-host, generic@cli-host (see: cyborg driver-list) [driver.not_found]\n']);
+    expect([r.code, r.stderr]).toEqual([
+      3,
+      'cyborg: no driver "nvidia". Known drivers: fake@cli-host, generic@cli-host (see: cyborg driver-list) [driver.not_found]\n',
+    ]);
   });
 
   it('detach-instance unbinds and deletes the ARQ; detaching again is not an error', async () => {
@@ -91,7 +112,7 @@ describe('cyborg CLI against a running all-in-one', () => {
 
   it('uninstall-driver, install-driver and update-driver change the driver on the host', async () => {
     const un = await run('uninstall-driver', 'generic');
-    expect([un.code, un.stdout]).toEqual([0, 'driver generic@cli-host uninstalled; its accelerators are gone from the host\'s inventory\n']);
+    expect([un.code, un.stdout]).toEqual([0, "driver generic@cli-host uninstalled; its accelerators are gone from the host's inventory\n"]);
     const gone = JSON.parse((await run('accelerator', 'list', '--json', '--driver', 'generic')).stdout) as AcceleratorView[];
     expect(gone.map((a) => a.state)).toEqual(['removed', 'removed', 'removed', 'removed']);
 
@@ -101,18 +122,26 @@ describe('cyborg CLI against a running all-in-one', () => {
     expect(up.code).toBe(0);
     expect(JSON.parse(up.stdout)).toMatchObject({ name: 'generic', host: 'cli-host', state: 'installed', version: '1.2.0', lastError: null });
     expect(target.ops.calls.filter((c) => c.op.startsWith('driver-')).map((c) => `${c.op} ${c.args.join(' ')}`)).toEqual([
-      'driver-uninstall 1.0.0', 'driver-install 1.1.0', 'driver-update 1.2.0',
+      'driver-uninstall 1.0.0',
+      'driver-install 1.1.0',
+      'driver-update 1.2.0',
     ]);
   });
 
   it('reports a driver that fails on the host with its reason (exit 5), and records it', async () => {
     const lifecycle = target.ops.lifecycle.bind(target.ops);
-    target.ops.lifecycle = async () => { throw new Error('dkms: build of vfio-helper 9.9 failed'); };
+    target.ops.lifecycle = async () => {
+      throw new Error('dkms: build of vfio-helper 9.9 failed');
+    };
     try {
       const r = await run('update-driver', 'generic', '--version', '9.9', '--force');
       expect([r.code, r.stderr]).toEqual([5, 'cyborg: update of driver generic on cli-host failed: dkms: build of vfio-helper 9.9 failed [driver.failed]\n']);
       const d = JSON.parse((await run('driver-list', '--json')).stdout) as DriverView[];
-      expect(d.find((x) => x.name === 'generic')).toMatchObject({ version: '1.2.0', state: 'installed', lastError: { op: 'update', reason: 'dkms: build of vfio-helper 9.9 failed' } });
+      expect(d.find((x) => x.name === 'generic')).toMatchObject({
+        version: '1.2.0',
+        state: 'installed',
+        lastError: { op: 'update', reason: 'dkms: build of vfio-helper 9.9 failed' },
+      });
     } finally {
       target.ops.lifecycle = lifecycle;
     }
@@ -137,13 +166,19 @@ describe('cyborg CLI against a running all-in-one', () => {
   it('says what is wrong with the command line (exit 2) and with an unknown accelerator (exit 3)', async () => {
     expect((await run('accelerator', 'program', 'cli-host_0000_af_00_0')).code).toBe(2);
     const noTarget = await run('attach-instance', randomUUID());
-    expect([noTarget.code, noTarget.stderr]).toEqual([2, 'cyborg: say which accelerator: --accelerator <id>, --resource-class <rc> or --device-profile <name> (see: cyborg accelerator list)\n']);
+    expect([noTarget.code, noTarget.stderr]).toEqual([
+      2,
+      'cyborg: say which accelerator: --accelerator <id>, --resource-class <rc> or --device-profile <name> (see: cyborg accelerator list)\n',
+    ]);
     const badId = await run('detach-instance', 'web-1');
     expect([badId.code, badId.stderr]).toEqual([2, 'cyborg: instance ids are UUIDs (as "openstack server list" shows them), got "web-1"\n']);
     expect((await cyborg('driver-list', '--frobnicate')).code).toBe(2);
     expect((await cyborg('install-driver')).code).toBe(2);
     const unknown = await run('accelerator', 'show', 'no-such-accelerator');
-    expect([unknown.code, unknown.stderr]).toEqual([3, 'cyborg: no accelerator named no-such-accelerator (see: cyborg accelerator list) [accelerator.not_found]\n']);
+    expect([unknown.code, unknown.stderr]).toEqual([
+      3,
+      'cyborg: no accelerator named no-such-accelerator (see: cyborg accelerator list) [accelerator.not_found]\n',
+    ]);
     const none = await run('attach-instance', randomUUID(), '--resource-class', 'FPGA', '--trait', 'CUSTOM_NOPE');
     expect(none.code).toBe(4);
     expect(none.stderr).toContain('no accelerator of FPGA with CUSTOM_NOPE can take an instance now (none found) [accelerator.none_available]');
@@ -153,7 +188,9 @@ describe('cyborg CLI against a running all-in-one', () => {
     const port = await closedPort();
     const r = await cyborg('driver-list', '--url', `http://127.0.0.1:${port}`);
     expect(r.code).toBe(6);
-    expect(r.stderr).toBe(`cyborg: cannot reach the Cyborg API at http://127.0.0.1:${port}: ECONNREFUSED\n  Is it running? Start one with "cyborg all-in-one", or point --url / CYBORG_URL at it.\n`);
+    expect(r.stderr).toBe(
+      `cyborg: cannot reach the Cyborg API at http://127.0.0.1:${port}: ECONNREFUSED\n  Is it running? Start one with "cyborg all-in-one", or point --url / CYBORG_URL at it.\n`,
+    );
   });
 });
 

@@ -9,16 +9,23 @@ const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.me
 describe('cyborg CLI regressions', () => {
   let target: Awaited<ReturnType<typeof startCliTarget>>;
   const run = (...argv: string[]) => cyborg(...argv, '--url', target.url);
-  beforeAll(async () => { target = await startCliTarget('reg-host'); });
-  afterAll(async () => { await target.running.stop(); });
+  beforeAll(async () => {
+    target = await startCliTarget('reg-host');
+  });
+  afterAll(async () => {
+    await target.running.stop();
+  });
 
-  it('update-driver / install-driver --version 1.1.0 set the driver\'s version, not print the program\'s', async () => {
+  it("update-driver / install-driver --version 1.1.0 set the driver's version, not print the program's", async () => {
     expect(await cyborg('--version')).toMatchObject({ code: 0, stdout: `${VERSION}\n` });
     const up = await run('update-driver', 'generic', '--version', '1.1.0', '--force');
     expect(up).toMatchObject({ code: 0, stdout: expect.stringContaining('updated to version 1.1.0') });
     expect(up.stdout).not.toBe(`${VERSION}\n`);
     await run('uninstall-driver', 'generic');
-    expect(await run('install-driver', 'generic', '--version', '1.2.0')).toMatchObject({ code: 0, stdout: expect.stringContaining('installed, version 1.2.0') });
+    expect(await run('install-driver', 'generic', '--version', '1.2.0')).toMatchObject({
+      code: 0,
+      stdout: expect.stringContaining('installed, version 1.2.0'),
+    });
   });
 
   it('--timeout abc is one usage line, exit 2, not a stack trace', async () => {
@@ -44,7 +51,9 @@ describe('cyborg CLI regressions', () => {
   it('--state bogus lists the states there are and exits 2, not "No accelerators." and 0', async () => {
     const r = await run('accelerator', 'list', '--state', 'bogus');
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/^error: option '--state <state>' argument 'bogus' is invalid\. Allowed choices are inactive, .*ready.*attached.*error.*removed\.\n/);
+    expect(r.stderr).toMatch(
+      /^error: option '--state <state>' argument 'bogus' is invalid\. Allowed choices are inactive, .*ready.*attached.*error.*removed\.\n/,
+    );
     expect((await run('accelerator', 'list', '--state', 'ready')).code).toBe(0);
   });
 });

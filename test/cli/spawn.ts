@@ -63,25 +63,31 @@ export function startCyborg(argv: string[], opts: { cwd?: string; env?: Record<s
   };
   child.stdout.on('data', onData);
   child.stderr.on('data', onData);
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => { for (const l of listeners) l(); resolve(code); }));
+  const exited = new Promise<number | null>((resolve) =>
+    child.once('exit', (code) => {
+      for (const l of listeners) l();
+      resolve(code);
+    }),
+  );
   return {
     output: () => text,
     exited,
-    waitFor: (pattern, timeoutMs = 30_000) => new Promise((resolve, reject) => {
-      const check = (): void => {
-        const line = text.split('\n').find((l) => pattern.test(l));
-        if (line !== undefined) done(() => resolve(line));
-        else if (child.exitCode !== null) done(() => reject(new Error(`exited ${child.exitCode} before ${pattern}; it wrote:\n${text}`)));
-      };
-      const timer = setTimeout(() => done(() => reject(new Error(`no ${pattern} in ${timeoutMs} ms; it wrote:\n${text}`))), timeoutMs);
-      const done = (f: () => void): void => {
-        clearTimeout(timer);
-        listeners.delete(check);
-        f();
-      };
-      listeners.add(check);
-      check();
-    }),
+    waitFor: (pattern, timeoutMs = 30_000) =>
+      new Promise((resolve, reject) => {
+        const check = (): void => {
+          const line = text.split('\n').find((l) => pattern.test(l));
+          if (line !== undefined) done(() => resolve(line));
+          else if (child.exitCode !== null) done(() => reject(new Error(`exited ${child.exitCode} before ${pattern}; it wrote:\n${text}`)));
+        };
+        const timer = setTimeout(() => done(() => reject(new Error(`no ${pattern} in ${timeoutMs} ms; it wrote:\n${text}`))), timeoutMs);
+        const done = (f: () => void): void => {
+          clearTimeout(timer);
+          listeners.delete(check);
+          f();
+        };
+        listeners.add(check);
+        check();
+      }),
     kill: async () => {
       if (child.exitCode === null) child.kill('SIGKILL');
       await exited;

@@ -50,27 +50,50 @@ describe('each start-up mistake is one line and a documented exit status, throug
 
   describe.skipIf(!svc.nats)('with NATS', () => {
     let other: Awaited<ReturnType<typeof taken>>;
-    beforeAll(async () => { other = await taken(); });
-    afterAll(() => { other?.server.close(); });
-
-    it('the api\'s port held by another program: exit 5 naming [api] port', async () => {
-      const r = await cyborgProcess(['api', '--nats', svc.nats!, '--prefix', prefix(), '--port', String(other.port)]);
-      expect(r.code).toBe(5);
-      expect(r.stderr).toBe(`cyborg: [api] port (CYBORG_PORT, --port) = ${other.port}: 127.0.0.1:${other.port} is in use by another process; stop it or set another port\n`);
+    beforeAll(async () => {
+      other = await taken();
+    });
+    afterAll(() => {
+      other?.server.close();
     });
 
-    it('an address that is not this machine\'s: exit 5 naming [api] host_ip', async () => {
+    it("the api's port held by another program: exit 5 naming [api] port", async () => {
+      const r = await cyborgProcess(['api', '--nats', svc.nats!, '--prefix', prefix(), '--port', String(other.port)]);
+      expect(r.code).toBe(5);
+      expect(r.stderr).toBe(
+        `cyborg: [api] port (CYBORG_PORT, --port) = ${other.port}: 127.0.0.1:${other.port} is in use by another process; stop it or set another port\n`,
+      );
+    });
+
+    it("an address that is not this machine's: exit 5 naming [api] host_ip", async () => {
       const r = await cyborgProcess(['api', '--nats', svc.nats!, '--prefix', prefix(), '--port', '0', '--listen', '192.0.2.1']);
       expect(r.code).toBe(5);
-      expect(r.stderr).toBe('cyborg: [api] host_ip (CYBORG_LISTEN_ADDRESS, --listen) = 192.0.2.1: not an address of this machine; set one of its addresses, or 0.0.0.0 for all\n');
+      expect(r.stderr).toBe(
+        'cyborg: [api] host_ip (CYBORG_LISTEN_ADDRESS, --listen) = 192.0.2.1: not an address of this machine; set one of its addresses, or 0.0.0.0 for all\n',
+      );
     });
 
     it('a vendor driver enabled on a host without its hardware: a warn line naming the driver', async () => {
       const p = prefix();
       const conductor = startCyborg(['conductor', '--nats', svc.nats!, '--prefix', p, '--no-leases', '--metrics-port', '-1']);
-      const agent = startCyborg(['agent', '--nats', svc.nats!, '--prefix', p, '--host', 'bare-host', '--metrics-port', '-1', '--data-dir', mkdtempSync(join(tmpdir(), 'cyborg-agent-'))], {
-        env: { CYBORG_ENABLED_DRIVERS: 'intel_qat_driver', CYBORG_GENERIC_SYSFS_ROOT: mkdtempSync(join(tmpdir(), 'cyborg-sysfs-')) },
-      });
+      const agent = startCyborg(
+        [
+          'agent',
+          '--nats',
+          svc.nats!,
+          '--prefix',
+          p,
+          '--host',
+          'bare-host',
+          '--metrics-port',
+          '-1',
+          '--data-dir',
+          mkdtempSync(join(tmpdir(), 'cyborg-agent-')),
+        ],
+        {
+          env: { CYBORG_ENABLED_DRIVERS: 'intel_qat_driver', CYBORG_GENERIC_SYSFS_ROOT: mkdtempSync(join(tmpdir(), 'cyborg-sysfs-')) },
+        },
+      );
       try {
         const line = await agent.waitFor(/finds nothing to drive/, 60_000);
         expect(JSON.parse(line)).toMatchObject({ level: 40, driver: 'intel_qat_driver' });
@@ -93,7 +116,10 @@ describe('configuration that cannot be read: one line each, exit 1, through the 
     ]);
     expect(file).toMatchObject({ code: 1, stderr: `cyborg: cannot read the config file ${d}: EISDIR\n` });
     expect(missing).toMatchObject({ code: 1, stderr: `cyborg: invalid configuration: --config-dir ${d}/agent.conf.d: no such directory\n` });
-    expect(stray).toMatchObject({ code: 1, stderr: `cyborg: invalid configuration: --config-dir ${d}: nats.cfg is not a *.conf file (only those are read; move it out of the directory)\n` });
+    expect(stray).toMatchObject({
+      code: 1,
+      stderr: `cyborg: invalid configuration: --config-dir ${d}: nats.cfg is not a *.conf file (only those are read; move it out of the directory)\n`,
+    });
   });
 });
 
@@ -109,13 +135,18 @@ const OLD_NODE = (() => {
 
 describe.skipIf(!OLD_NODE)('on a Node older than 22 (/usr/bin/node here)', () => {
   it('--version answers; anything else is refused in one line naming the Node and what to do', async () => {
-    const run = (args: string[]) => new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-      execFile('/usr/bin/node', [BIN, ...args], { env: { PATH: '/usr/bin:/bin' } }, (err, stdout, stderr) => resolve({ code: err ? Number(err.code) : 0, stdout, stderr }));
-    });
+    const run = (args: string[]) =>
+      new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+        execFile('/usr/bin/node', [BIN, ...args], { env: { PATH: '/usr/bin:/bin' } }, (err, stdout, stderr) =>
+          resolve({ code: err ? Number(err.code) : 0, stdout, stderr }),
+        );
+      });
     const version = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version as string;
     expect(await run(['--version'])).toMatchObject({ code: 0, stdout: `${version}\n` });
     const refused = await run(['agent']);
     expect(refused.code).toBe(1);
-    expect(refused.stderr).toBe(`cyborg needs Node.js >= 22 and \`node\` here is ${OLD_NODE} (/usr/bin/node): put Node.js 22 or later first on the PATH (in a checkout, npm run / npx bring Node 24)\n`);
+    expect(refused.stderr).toBe(
+      `cyborg needs Node.js >= 22 and \`node\` here is ${OLD_NODE} (/usr/bin/node): put Node.js 22 or later first on the PATH (in a checkout, npm run / npx bring Node 24)\n`,
+    );
   });
 });

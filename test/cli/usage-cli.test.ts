@@ -18,13 +18,20 @@ describe('cyborg usage and cyborg projects against a running all-in-one', () => 
 
   beforeAll(async () => {
     // The fake driver's two GPUs, FPGA and a NIC's VFs; telemetry ten times a second so the story is quick.
-    const config = loadConfig({ host: 'usage-host', listen: { address: '127.0.0.1', port: 0 }, logLevel: 'silent', logPretty: false, timing: { telemetryIntervalMs: 100 } }, {});
+    const config = loadConfig(
+      { host: 'usage-host', listen: { address: '127.0.0.1', port: 0 }, logLevel: 'silent', logPretty: false, timing: { telemetryIntervalMs: 100 } },
+      {},
+    );
     running = await startAllInOne(config, pino({ level: 'silent' }), { journal: new MemoryJournal() });
-    await eventually(() => running.conductor.listAccelerators().every((a) => running.conductor.usage.samples(a.id).length >= 3), { what: 'three samples of every device' });
+    await eventually(() => running.conductor.listAccelerators().every((a) => running.conductor.usage.samples(a.id).length >= 3), {
+      what: 'three samples of every device',
+    });
   });
-  afterAll(async () => { await running?.stop(); });
+  afterAll(async () => {
+    await running?.stop();
+  });
 
-  it('shows one accelerator\'s recent samples by name, oldest first, and the same as JSON', async () => {
+  it("shows one accelerator's recent samples by name, oldest first, and the same as JSON", async () => {
     const r = await run('usage', GPU);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/│ AT\s+│ UTIL % │ MEMORY\s+│ TEMP °C │ POWER W │/);
@@ -35,7 +42,7 @@ describe('cyborg usage and cyborg projects against a running all-in-one', () => 
     expect(json.samples.map((s) => s.at)).toEqual([...json.samples.map((s) => s.at)].sort());
   });
 
-  it('shows a host\'s devices at a glance, each with what its driver measures', async () => {
+  it("shows a host's devices at a glance, each with what its driver measures", async () => {
     const r = await run('usage', '--host', 'usage-host');
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/│ ACCELERATOR\s+│ TYPE\s+│ STATE\s+│ IN USE │ SAMPLES │ UTIL % NOW │ UTIL % MEAN │ MEMORY\s+│ TEMP °C │ POWER W │ LATEST/);
@@ -57,7 +64,9 @@ describe('cyborg usage and cyborg projects against a running all-in-one', () => 
     expect(r.stdout).toMatch(/│ blue\s+│ 1\s+│ 1\s+│ 1\s+│ GPU=1\s+│ PGPU=1\s+│/);
     expect(r.stdout).toMatch(/│ green\s+│ 1\s+│ 1\s+│ 1\s+│ GPU=1\s+│ PGPU=1\s+│/);
     const green = JSON.parse((await run('projects', '--project', 'green', '--json')).stdout);
-    expect(green).toEqual([{ projectId: 'green', accelerators: 1, allocations: 1, instances: ['vm-green-1'], byDeviceType: { GPU: 1 }, byResourceClass: { PGPU: 1 } }]);
+    expect(green).toEqual([
+      { projectId: 'green', accelerators: 1, allocations: 1, instances: ['vm-green-1'], byDeviceType: { GPU: 1 }, byResourceClass: { PGPU: 1 } },
+    ]);
     expect((await run('projects', '--project', 'red')).stdout).toBe('Project red holds no accelerator.\n');
     // The attached GPU now works: the host's table says it is in use.
     expect((await run('usage', '--host', 'usage-host')).stdout).toMatch(new RegExp(`│ ${GPU}\\s+│ GPU\\s+│ attached │ 1/1`));

@@ -20,10 +20,12 @@ describe('drivers per role, as the operator enables them', () => {
 });
 
 describe('[agent] auto_enable', () => {
-  const start = async (autoEnable: boolean) => startAllInOne(
-    loadConfig({ host: `auto-${autoEnable}`, listen: { port: 0 }, logLevel: 'silent', logPretty: false, agent: { autoEnable } }, {}, { role: 'all-in-one' }),
-    quietLogger(), { journal: new MemoryJournal() },
-  );
+  const start = async (autoEnable: boolean) =>
+    startAllInOne(
+      loadConfig({ host: `auto-${autoEnable}`, listen: { port: 0 }, logLevel: 'silent', logPretty: false, agent: { autoEnable } }, {}, { role: 'all-in-one' }),
+      quietLogger(),
+      { journal: new MemoryJournal() },
+    );
 
   it('off (the default): newly discovered accelerators wait inactive for an operator', async () => {
     const running = await start(false);
@@ -39,10 +41,13 @@ describe('[agent] auto_enable', () => {
   it('on: every newly discovered accelerator is enabled, ready for Nova, without an operator', async () => {
     const running = await start(true);
     try {
-      await eventually(() => {
-        const accs = running.conductor.listAccelerators();
-        return accs.length > 0 && accs.every((a) => a.state === 'ready');
-      }, { what: 'every accelerator ready' });
+      await eventually(
+        () => {
+          const accs = running.conductor.listAccelerators();
+          return accs.length > 0 && accs.every((a) => a.state === 'ready');
+        },
+        { what: 'every accelerator ready' },
+      );
       const history = await running.conductor.history(running.conductor.listAccelerators()[0]!.id);
       expect(history.find((h) => h.event === 'ENABLE')?.actor).toBe('auto-enable');
     } finally {

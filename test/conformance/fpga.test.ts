@@ -35,7 +35,7 @@ describe.skipIf(skipReason !== undefined)(`conformance with OpenStack Cyborg ${T
 
 // Said only where the suite cannot run, so the run's list of skips names the reason.
 if (skipReason !== undefined) {
-  describe('conformance with OpenStack Cyborg\'s Intel FPGA driver', () => {
+  describe("conformance with OpenStack Cyborg's Intel FPGA driver", () => {
     it.skip(`skipped: ${skipReason}`, () => undefined);
   });
 }

@@ -26,9 +26,11 @@ const gitDir = SOURCE ? (existsSync(join(SOURCE, '.git')) ? join(SOURCE, '.git')
 
 /** Why the suite cannot run here, or undefined. */
 export const skipReason = !python
-  ? 'no python3 to run Cyborg\'s driver code'
+  ? "no python3 to run Cyborg's driver code"
   : !SOURCE && !existsSync(join(VENDORED, TAG))
-    ? `no Cyborg source for ${TAG}: set CYBORG_SOURCE to a clone of openstack/cyborg (only ${readdirSync(VENDORED).filter((d) => /^\d/.test(d)).join(', ')} are kept here)`
+    ? `no Cyborg source for ${TAG}: set CYBORG_SOURCE to a clone of openstack/cyborg (only ${readdirSync(VENDORED)
+        .filter((d) => /^\d/.test(d))
+        .join(', ')} are kept here)`
     : undefined;
 
 /** One of Cyborg's files at `tag`: from the clone when CYBORG_SOURCE names one, else the copy kept here. */
@@ -58,26 +60,41 @@ export async function runCyborg(tree: string, root: string, conf: object, module
   writeFileSync(lspci, await lspciOf(root));
   const out = execFileSync('python3', [join(HERE, 'run_cyborg.py'), module, func, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, PYTHONPATH: tree, CONFORMANCE_SYSFS: root, CONFORMANCE_LSPCI: lspci, CONFORMANCE_CONF: JSON.stringify({ host: 'compute1', ...conf }) },
+    env: {
+      ...process.env,
+      PYTHONPATH: tree,
+      CONFORMANCE_SYSFS: root,
+      CONFORMANCE_LSPCI: lspci,
+      CONFORMANCE_CONF: JSON.stringify({ host: 'compute1', ...conf }),
+    },
   });
   return JSON.parse(out.toString()) as CyborgResult;
 }
 
 /** The facts compared, deployable by deployable: name (so the provider's uuid3), class and count, traits, handles (physnet included), control path, board info. */
 export function facts(devices: Omit<DeviceT, 'uuid' | 'stub' | 'driver'>[]): { key: string; value: unknown }[] {
-  return devices.flatMap((d) => d.deployables.map((dep) => ({
-    key: dep.name,
-    value: {
-      type: d.type, vendor: d.vendor, controlPath: d.controlPath.info, stdBoardInfo: JSON.parse(d.stdBoardInfo) as unknown, vendorBoardInfo: parseOr(d.vendorBoardInfo),
-      driverName: dep.driverName, numAccelerators: dep.numAccelerators,
-      // What Placement gets: the class and the set of traits (attribute keys and order are not
-      // compared: Cyborg's Intel FPGA driver numbers a VF's traits from the PF's last index, so
-      // two of its attributes share a key; docs/drivers.md lists it).
-      rc: dep.attributes.find((a) => a.key === 'rc')?.value ?? null,
-      traits: [...new Set(dep.attributes.filter((a) => a.key.startsWith('trait')).map((a) => a.value))].sort(),
-      handles: dep.attachHandles.map((h) => `${h.attachType} ${h.attachInfo}`),
-    },
-  }))).sort((a, b) => a.key.localeCompare(b.key));
+  return devices
+    .flatMap((d) =>
+      d.deployables.map((dep) => ({
+        key: dep.name,
+        value: {
+          type: d.type,
+          vendor: d.vendor,
+          controlPath: d.controlPath.info,
+          stdBoardInfo: JSON.parse(d.stdBoardInfo) as unknown,
+          vendorBoardInfo: parseOr(d.vendorBoardInfo),
+          driverName: dep.driverName,
+          numAccelerators: dep.numAccelerators,
+          // What Placement gets: the class and the set of traits (attribute keys and order are not
+          // compared: Cyborg's Intel FPGA driver numbers a VF's traits from the PF's last index, so
+          // two of its attributes share a key; docs/drivers.md lists it).
+          rc: dep.attributes.find((a) => a.key === 'rc')?.value ?? null,
+          traits: [...new Set(dep.attributes.filter((a) => a.key.startsWith('trait')).map((a) => a.value))].sort(),
+          handles: dep.attachHandles.map((h) => `${h.attachType} ${h.attachInfo}`),
+        },
+      })),
+    )
+    .sort((a, b) => a.key.localeCompare(b.key));
 }
 
 function parseOr(text: string): unknown {

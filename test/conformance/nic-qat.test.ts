@@ -23,7 +23,12 @@ describe.skipIf(skipReason !== undefined)(`conformance with OpenStack Cyborg ${T
     const mappings = { physical_device_mappings: ['physnet1:ens1f0'], function_device_mappings: ['GTPV1:ens1f0'] };
     const theirs = await runCyborg(tree, root, { x710_static: mappings }, 'cyborg.accelerator.drivers.nic.intel.sysinfo', 'nic_tree');
     if (!theirs.ok) throw new Error(`Cyborg's driver failed: ${theirs.error}`);
-    const ours = await new IntelNicDriver({ host: 'compute1', sysfsRoot: root, physicalDeviceMappings: mappings.physical_device_mappings, functionDeviceMappings: mappings.function_device_mappings }).discover();
+    const ours = await new IntelNicDriver({
+      host: 'compute1',
+      sysfsRoot: root,
+      physicalDeviceMappings: mappings.physical_device_mappings,
+      functionDeviceMappings: mappings.function_device_mappings,
+    }).discover();
     expect(facts(ours).length).toBeGreaterThan(0);
     expect(facts(ours)).toEqual(facts(theirs.devices));
   });
@@ -39,7 +44,7 @@ describe.skipIf(skipReason !== undefined)(`conformance with OpenStack Cyborg ${T
 
 // Said only where the suite cannot run, so the run's list of skips names the reason.
 if (skipReason !== undefined) {
-  describe('conformance with OpenStack Cyborg\'s NIC and QAT drivers', () => {
+  describe("conformance with OpenStack Cyborg's NIC and QAT drivers", () => {
     it.skip(`skipped: ${skipReason}`, () => undefined);
   });
 }

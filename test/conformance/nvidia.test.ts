@@ -14,8 +14,9 @@ import { cyborgTree, facts, OLD_TAG, runCyborg, skipReason, TAG, type CyborgResu
  */
 /** Differences kept on purpose, by case and deployable (or `*`), with why. */
 const DELIBERATE: Record<string, string> = {
-  'model': 'the model is nvidia-smi\'s product name or pci.ids\' (lspci\'s device text in Cyborg): both are the card\'s name, worded by different tools',
-  'a16-sriov-vgpu:cyborg-error': 'Cyborg lists mdev_supported_types on the PF of an SR-IOV vGPU card (A16, A10: the types live on the VFs) and raises; we offer the vGPUs of its VFs',
+  model: "the model is nvidia-smi's product name or pci.ids' (lspci's device text in Cyborg): both are the card's name, worded by different tools",
+  'a16-sriov-vgpu:cyborg-error':
+    'Cyborg lists mdev_supported_types on the PF of an SR-IOV vGPU card (A16, A10: the types live on the VFs) and raises; we offer the vGPUs of its VFs',
 };
 
 describe.skipIf(skipReason !== undefined)(`conformance with OpenStack Cyborg ${TAG}'s nvidia_gpu_driver`, () => {
@@ -24,7 +25,8 @@ describe.skipIf(skipReason !== undefined)(`conformance with OpenStack Cyborg ${T
     tree = cyborgTree(['cyborg/accelerator/drivers/gpu/nvidia/sysinfo.py', 'cyborg/accelerator/drivers/gpu/utils.py']);
   });
 
-  const cyborg = (root: string, conf: object): Promise<CyborgResult> => runCyborg(tree, root, conf, 'cyborg.accelerator.drivers.gpu.nvidia.sysinfo', '_discover_gpus', '10de');
+  const cyborg = (root: string, conf: object): Promise<CyborgResult> =>
+    runCyborg(tree, root, conf, 'cyborg.accelerator.drivers.gpu.nvidia.sysinfo', '_discover_gpus', '10de');
 
   const cases: { name: string; spec: typeof NVIDIA_HOST; vgpu: Record<string, string[]>; filter: boolean }[] = [
     { name: 'h100-a10-a16-pgpu', spec: NVIDIA_HOST, vgpu: {}, filter: true },
@@ -34,7 +36,10 @@ describe.skipIf(skipReason !== undefined)(`conformance with OpenStack Cyborg ${T
 
   it.each(cases)('$name: every device the same', async ({ name, spec, vgpu, filter }) => {
     const root = buildHost(spec, `conformance-${name}`);
-    const theirs = await cyborg(root, { gpu_devices: { enabled_vgpu_types: Object.keys(vgpu), filter_sriov_vfs: filter }, ...Object.fromEntries(Object.entries(vgpu).map(([t, a]) => [`vgpu_${t}`, { device_addresses: a }])) });
+    const theirs = await cyborg(root, {
+      gpu_devices: { enabled_vgpu_types: Object.keys(vgpu), filter_sriov_vfs: filter },
+      ...Object.fromEntries(Object.entries(vgpu).map(([t, a]) => [`vgpu_${t}`, { device_addresses: a }])),
+    });
     if (!theirs.ok) throw new Error(`Cyborg's driver failed: ${theirs.error}`);
     const ours = await new NvidiaGpuDriver({ host: 'compute1', sysfsRoot: root, vgpuTypes: vgpu, filterSriovVfs: filter }).discover();
     expect(facts(ours).length).toBeGreaterThan(0);
@@ -42,10 +47,13 @@ describe.skipIf(skipReason !== undefined)(`conformance with OpenStack Cyborg ${T
     expect(DELIBERATE.model).toBeDefined();
   });
 
-  it('an SR-IOV vGPU card: Cyborg raises, we offer its VFs\' vGPUs (deliberate)', async () => {
+  it("an SR-IOV vGPU card: Cyborg raises, we offer its VFs' vGPUs (deliberate)", async () => {
     const root = buildHost(NVIDIA_HOST, 'conformance-a16');
     const vgpu = { 'nvidia-699': ['0000:b1:00.0'] };
-    const theirs = await cyborg(root, { gpu_devices: { enabled_vgpu_types: ['nvidia-699'], filter_sriov_vfs: true }, 'vgpu_nvidia-699': { device_addresses: vgpu['nvidia-699'] } });
+    const theirs = await cyborg(root, {
+      gpu_devices: { enabled_vgpu_types: ['nvidia-699'], filter_sriov_vfs: true },
+      'vgpu_nvidia-699': { device_addresses: vgpu['nvidia-699'] },
+    });
     expect(theirs).toMatchObject({ ok: false, error: expect.stringMatching(/FileNotFoundError|InvalidVGPUType/) });
     expect(DELIBERATE['a16-sriov-vgpu:cyborg-error']).toBeDefined();
     const ours = await new NvidiaGpuDriver({ host: 'compute1', sysfsRoot: root, vgpuTypes: vgpu, filterSriovVfs: true }).discover();
@@ -74,7 +82,7 @@ describe.skipIf(skipReason !== undefined)(`conformance with OpenStack Cyborg ${O
 
 // Said only where the suite cannot run, so the run's list of skips names the reason.
 if (skipReason !== undefined) {
-  describe('conformance with OpenStack Cyborg\'s NVIDIA driver', () => {
+  describe("conformance with OpenStack Cyborg's NVIDIA driver", () => {
     it.skip(`skipped: ${skipReason}`, () => undefined);
   });
 }

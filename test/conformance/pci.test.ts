@@ -10,7 +10,12 @@ import { cyborgTree, facts, runCyborg, skipReason, TAG } from './harness.js';
 describe.skipIf(skipReason !== undefined)(`conformance with OpenStack Cyborg ${TAG}'s pci_driver`, () => {
   let tree: string;
   beforeAll(() => {
-    tree = cyborgTree(['cyborg/accelerator/drivers/pci/pci/sysinfo.py', 'cyborg/accelerator/drivers/pci/utils.py', 'cyborg/accelerator/drivers/pci/whitelist.py', 'cyborg/accelerator/drivers/pci/devspec.py']);
+    tree = cyborgTree([
+      'cyborg/accelerator/drivers/pci/pci/sysinfo.py',
+      'cyborg/accelerator/drivers/pci/utils.py',
+      'cyborg/accelerator/drivers/pci/whitelist.py',
+      'cyborg/accelerator/drivers/pci/devspec.py',
+    ]);
   });
 
   it.each([
@@ -25,14 +30,19 @@ describe.skipIf(skipReason !== undefined)(`conformance with OpenStack Cyborg ${T
     // Released pci_drivers (14.0.0 to 16.0.1) give no OWNER_CYBORG attribute; Cyborg's master adds
     // it, as ours does: Placement gets it on every provider either way (docs/drivers.md).
     const theirsOwned = theirs.devices.some((d) => d.deployables.some((dep) => dep.attributes.some((a) => a.value === 'OWNER_CYBORG')));
-    const mine = theirsOwned ? ours : ours.map((d) => ({ ...d, deployables: d.deployables.map((dep) => ({ ...dep, attributes: dep.attributes.filter((a) => a.value !== 'OWNER_CYBORG') })) }));
+    const mine = theirsOwned
+      ? ours
+      : ours.map((d) => ({
+          ...d,
+          deployables: d.deployables.map((dep) => ({ ...dep, attributes: dep.attributes.filter((a) => a.value !== 'OWNER_CYBORG') })),
+        }));
     expect(facts(mine)).toEqual(facts(theirs.devices));
   });
 });
 
 // Said only where the suite cannot run, so the run's list of skips names the reason.
 if (skipReason !== undefined) {
-  describe('conformance with OpenStack Cyborg\'s pci_driver', () => {
+  describe("conformance with OpenStack Cyborg's pci_driver", () => {
     it.skip(`skipped: ${skipReason}`, () => undefined);
   });
 }

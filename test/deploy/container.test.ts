@@ -59,18 +59,22 @@ describe('the container image as shipped', () => {
   });
 
   // Here: a Docker client without a daemon. Where an engine answers, the image is built and run.
-  it.skipIf(!ENGINE)('no container engine here (podman/docker info fail): where one exists, the image builds and its all-in-one answers /readyz from outside', { timeout: 900_000 }, async () => {
-    const e = ENGINE!;
-    const tag = `cyborg-test:${process.pid}`;
-    await run(e, ['build', '-f', 'Containerfile', '-t', tag, '.'], { cwd: ROOT, timeout: 900_000, maxBuffer: 64 * 1024 * 1024 });
-    const { stdout: id } = await run(e, ['run', '-d', '-p', '127.0.0.1::6680', tag, 'all-in-one', '--port', '6680']);
-    try {
-      const { stdout: mapped } = await run(e, ['port', id.trim(), '6680']);
-      const url = `http://${mapped.trim().split('\n')[0]}/readyz`;
-      await eventually(async () => (await fetch(url)).status === 200, { what: `${url} answering 200`, timeoutMs: 120_000 });
-    } finally {
-      await run(e, ['rm', '-f', id.trim()]).catch(() => undefined);
-      await run(e, ['rmi', '-f', tag]).catch(() => undefined);
-    }
-  });
+  it.skipIf(!ENGINE)(
+    'no container engine here (podman/docker info fail): where one exists, the image builds and its all-in-one answers /readyz from outside',
+    { timeout: 900_000 },
+    async () => {
+      const e = ENGINE!;
+      const tag = `cyborg-test:${process.pid}`;
+      await run(e, ['build', '-f', 'Containerfile', '-t', tag, '.'], { cwd: ROOT, timeout: 900_000, maxBuffer: 64 * 1024 * 1024 });
+      const { stdout: id } = await run(e, ['run', '-d', '-p', '127.0.0.1::6680', tag, 'all-in-one', '--port', '6680']);
+      try {
+        const { stdout: mapped } = await run(e, ['port', id.trim(), '6680']);
+        const url = `http://${mapped.trim().split('\n')[0]}/readyz`;
+        await eventually(async () => (await fetch(url)).status === 200, { what: `${url} answering 200`, timeoutMs: 120_000 });
+      } finally {
+        await run(e, ['rm', '-f', id.trim()]).catch(() => undefined);
+        await run(e, ['rmi', '-f', tag]).catch(() => undefined);
+      }
+    },
+  );
 });

@@ -27,12 +27,16 @@ describe('the shipped Prometheus alert rules', () => {
     await run('promtool', ['check', 'config', `${dir}prometheus.yml`]);
   });
 
-  it.skipIf(!promtool && !required)(`fire in promtool test rules for a quarantined held device, a lost host, a stuck drain, Placement out of sync and no conductor${promtool ? '' : ` (skipped: ${SKIPPED})`}`, async () => {
-    const { stdout } = await run('promtool', ['test', 'rules', 'cyborg-alerts.test.yml'], { cwd: dir });
-    expect(stdout).toContain('SUCCESS');
-    const tests = readFileSync(`${dir}cyborg-alerts.test.yml`, 'utf8');
-    for (const alert of ['CyborgQuarantinedDeviceHeld', 'CyborgHostLost', 'CyborgDrainStuck', 'CyborgPlacementOutOfSync', 'CyborgNoConductor']) expect(tests).toContain(`alertname: ${alert}`);
-  });
+  it.skipIf(!promtool && !required)(
+    `fire in promtool test rules for a quarantined held device, a lost host, a stuck drain, Placement out of sync and no conductor${promtool ? '' : ` (skipped: ${SKIPPED})`}`,
+    async () => {
+      const { stdout } = await run('promtool', ['test', 'rules', 'cyborg-alerts.test.yml'], { cwd: dir });
+      expect(stdout).toContain('SUCCESS');
+      const tests = readFileSync(`${dir}cyborg-alerts.test.yml`, 'utf8');
+      for (const alert of ['CyborgQuarantinedDeviceHeld', 'CyborgHostLost', 'CyborgDrainStuck', 'CyborgPlacementOutOfSync', 'CyborgNoConductor'])
+        expect(tests).toContain(`alertname: ${alert}`);
+    },
+  );
 });
 
 describe('the rules and the dashboard read what cyborg exports', () => {
@@ -69,13 +73,23 @@ interface Panel {
 
 describe('the Grafana fleet dashboard', () => {
   const dash = JSON.parse(readFileSync(new URL('../../deploy/grafana/cyborg-fleet.json', import.meta.url), 'utf8')) as {
-    title: string; uid: string; schemaVersion: number; panels: Panel[]; templating: { list: { name: string; type: string }[] }; time: { from: string; to: string };
+    title: string;
+    uid: string;
+    schemaVersion: number;
+    panels: Panel[];
+    templating: { list: { name: string; type: string }[] };
+    time: { from: string; to: string };
   };
 
   // Grafana's dashboard model (grafana/grafana kinds/dashboard): no official JSON schema ships
   // for import, so the fields an import reads are checked for their shape.
   it('is a dashboard Grafana imports: uid, schema version, a Prometheus data source variable, panels on the 24-column grid', () => {
-    expect(dash).toMatchObject({ title: expect.any(String), uid: expect.stringMatching(/^[a-zA-Z0-9_-]{1,40}$/), schemaVersion: expect.any(Number), time: { from: expect.any(String), to: expect.any(String) } });
+    expect(dash).toMatchObject({
+      title: expect.any(String),
+      uid: expect.stringMatching(/^[a-zA-Z0-9_-]{1,40}$/),
+      schemaVersion: expect.any(Number),
+      time: { from: expect.any(String), to: expect.any(String) },
+    });
     expect(dash.schemaVersion).toBeGreaterThanOrEqual(36);
     expect(dash.templating.list.find((v) => v.name === 'datasource')).toMatchObject({ type: 'datasource', query: 'prometheus' });
     const ids = dash.panels.map((p) => p.id);

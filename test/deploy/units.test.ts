@@ -8,12 +8,15 @@ const ROLES = ['api', 'conductor', 'agent'];
 const unit = (role: string): string => new URL(`../../deploy/systemd/cyborg-${role}.service`, import.meta.url).pathname;
 
 describe('the systemd units of a production install', () => {
-  it.each(ROLES)('cyborg-%s runs its role from the package install, with the config file and its own drop-in directory, as the cyborg user, hardened', (role) => {
-    const text = readFileSync(unit(role), 'utf8');
-    expect(text).toContain(`ExecStart=/opt/cyborg/bin/cyborg ${role} --config-file /etc/cyborg/cyborg.conf --config-dir /etc/cyborg/cyborg-${role}.conf.d`);
-    expect(text).toMatch(/^User=cyborg$/m);
-    for (const option of ['NoNewPrivileges=yes', 'ProtectSystem=strict', 'ProtectHome=yes', 'PrivateTmp=yes']) expect(text).toContain(option);
-  });
+  it.each(ROLES)(
+    'cyborg-%s runs its role from the package install, with the config file and its own drop-in directory, as the cyborg user, hardened',
+    (role) => {
+      const text = readFileSync(unit(role), 'utf8');
+      expect(text).toContain(`ExecStart=/opt/cyborg/bin/cyborg ${role} --config-file /etc/cyborg/cyborg.conf --config-dir /etc/cyborg/cyborg-${role}.conf.d`);
+      expect(text).toMatch(/^User=cyborg$/m);
+      for (const option of ['NoNewPrivileges=yes', 'ProtectSystem=strict', 'ProtectHome=yes', 'PrivateTmp=yes']) expect(text).toContain(option);
+    },
+  );
 
   it.skipIf(!existsSync('/usr/bin/systemd-analyze'))('pass systemd-analyze verify', async () => {
     // It exits 1 on the missing executable alone; what it says is checked below.

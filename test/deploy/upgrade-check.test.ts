@@ -15,7 +15,11 @@ const dir = mkdtempSync(join(tmpdir(), 'cyborg-upgrade-'));
 /** `cyborg <argv>` as an operator runs it: a process of its own, its exit code and output. */
 async function cyborg(...argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await run(TSX, [join(ROOT, 'cli/main.ts'), ...argv], { cwd: dir, env: { PATH: process.env.PATH, HOME: process.env.HOME }, timeout: 60_000 });
+    const { stdout, stderr } = await run(TSX, [join(ROOT, 'cli/main.ts'), ...argv], {
+      cwd: dir,
+      env: { PATH: process.env.PATH, HOME: process.env.HOME },
+      timeout: 60_000,
+    });
     return { code: 0, stdout, stderr };
   } catch (err) {
     const e = err as { code: number; stdout: string; stderr: string };
@@ -51,7 +55,7 @@ describe.skipIf(!svc.postgres)('an upgrade, checked as cyborg-status checks it',
   it('after cyborg db migrate: --check exits 0 and upgrade-check succeeds (0)', async () => {
     expect((await cyborg('db', 'migrate', '--config-file', file)).code).toBe(0);
     const check = await cyborg('db', 'migrate', '--check', '--config-file', file);
-    expect(check).toMatchObject({ code: 0, stdout: 'at the code\'s schema\n' });
+    expect(check).toMatchObject({ code: 0, stdout: "at the code's schema\n" });
     const status = await cyborg('status', 'upgrade-check', '--config-file', file);
     expect(status.code).toBe(0);
     expect(status.stdout).not.toMatch(/Result: (Warning|Failure)/);

@@ -20,9 +20,11 @@ describe('the allow-list never admits what the host needs', () => {
     expect(found.devices).toEqual([]);
   });
 
-  it('keeps Nova\'s physical_network tag on the entry and names why a function is critical', () => {
+  it("keeps Nova's physical_network tag on the entry and names why a function is critical", () => {
     const a = AllowList.fromJson('{"devname": "ens1f0", "physical_network": "physnet1"}')!;
-    expect(a.match({ address: '0000:3b:00.0', vendorId: '8086', productId: '1572', netdevs: ['ens1f0'], classCode: '020000' })?.physical_network).toBe('physnet1');
+    expect(a.match({ address: '0000:3b:00.0', vendorId: '8086', productId: '1572', netdevs: ['ens1f0'], classCode: '020000' })?.physical_network).toBe(
+      'physnet1',
+    );
     expect(hostCritical({ address: '0000:00:00.0', classCode: '060000' })).toBe('bridge');
     expect(hostCritical({ address: '0000:02:00.0', classCode: '030000', bootVga: true })).toBe('console');
     expect(hostCritical({ address: '0000:da:00.0', classCode: '010802' }, new Set(['0000:da:00.0']))).toBe('root_storage');

@@ -50,13 +50,17 @@ describe('FPGA programming on bind (intel_fpga_driver, xilinx_fpga_driver, Glanc
     dir = mkdtempSync(join(tmpdir(), 'cyborg-fpga-bind-'));
     const tool = join(dir, 'program.sh');
     // Logs what it programs and says how far it got; refuses images whose file name says "bad".
-    writeFileSync(tool, 'echo "$1" >> "$(dirname "$0")/programmed.log"\necho "Programming $1: 50%"\ncase "$1" in *bad*) echo "flash write failed" >&2; exit 1;; esac\necho done\n');
+    writeFileSync(
+      tool,
+      'echo "$1" >> "$(dirname "$0")/programmed.log"\necho "Programming $1: 50%"\ncase "$1" in *bad*) echo "flash write failed" >&2; exit 1;; esac\necho done\n',
+    );
     const root = buildHost(FPGA_VENDOR_HOST, 'fpga-bind');
     const client = new GlanceClient({ endpoint: async () => glance.url, timeoutMs: 10_000, retries: 2 });
     const images = new ImageStore({ client, dir: join(dir, 'images'), maxImageBytes: 1024, timeoutMs: 10_000 });
     const program = { programCommand: ['sh', tool, '{image}'], stateDir: join(dir, 'state') };
     rt = await startStack({
-      hosts: ['compute1'], agent: { images, telemetryIntervalMs: 0 },
+      hosts: ['compute1'],
+      agent: { images, telemetryIntervalMs: 0 },
       drivers: (host) => [new IntelFpgaDriver({ host, sysfsRoot: root, ...program }), new XilinxFpgaDriver({ host, sysfsRoot: root, ...program })],
     });
     for (const a of rt.conductor.listAccelerators({ host: 'compute1' })) expect((await rt.conductor.act(a.id, { type: 'ENABLE' })).state).toBe('ready');
@@ -74,7 +78,14 @@ describe('FPGA programming on bind (intel_fpga_driver, xilinx_fpga_driver, Glanc
   const bind = async (accel: Record<string, string>, driver: 'intel' | 'XILINX' = 'intel') => {
     const c = rt.conductor;
     const name = `fpga-dp-${++n}`;
-    await c.documents.createProfile({ uuid: `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`, name, description: null, groups: [{ 'resources:FPGA': '1', ...accel }], createdAt: new Date().toISOString(), updatedAt: null });
+    await c.documents.createProfile({
+      uuid: `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`,
+      name,
+      description: null,
+      groups: [{ 'resources:FPGA': '1', ...accel }],
+      createdAt: new Date().toISOString(),
+      updatedAt: null,
+    });
     const arq = await c.createArq({ deviceProfileName: name, deviceProfileGroupId: 0, projectId: 'p1' });
     const bound = await c.bindArq(arq.uuid, { hostname: 'compute1', deviceRpUuid: card(driver).rpUuid, instanceUuid: `vm-${n}` });
     return { arq: bound, card: c.getAccelerator(card(driver).id) };
@@ -107,7 +118,7 @@ describe('FPGA programming on bind (intel_fpga_driver, xilinx_fpga_driver, Glanc
     await release(arq.uuid);
   });
 
-  it('leaves the ARQ BindFailed, and the card untouched, when the image does not match Glance\'s checksum', async () => {
+  it("leaves the ARQ BindFailed, and the card untouched, when the image does not match Glance's checksum", async () => {
     const { arq, card: pac } = await bind({ 'accel:bitstream_id': CORRUPT });
     expect(arq.state).toBe('BindFailed');
     expect(arq.error).toMatch(/sha512 is [0-9a-f]{128}, expected 0{128}; nothing was programmed/);
@@ -117,7 +128,7 @@ describe('FPGA programming on bind (intel_fpga_driver, xilinx_fpga_driver, Glanc
     await release(arq.uuid);
   });
 
-  it('leaves the ARQ BindFailed with the tool\'s reason when programming fails, the card rolled back to its image', async () => {
+  it("leaves the ARQ BindFailed with the tool's reason when programming fails, the card rolled back to its image", async () => {
     const before = programmed().length;
     const { arq, card: pac } = await bind({ 'accel:bitstream_id': FAILING });
     expect(arq.state).toBe('BindFailed');
@@ -142,7 +153,7 @@ describe('FPGA programming on bind (intel_fpga_driver, xilinx_fpga_driver, Glanc
     await release(arq.uuid);
   });
 
-  it('resets a free U250 on the operator\'s word by reloading the image it runs, and keeps it in service with it', async () => {
+  it("resets a free U250 on the operator's word by reloading the image it runs, and keeps it in service with it", async () => {
     const u250 = card('XILINX');
     expect(u250).toMatchObject({ state: 'programmed', allocations: [], program: { functionId: 'gzip' } });
     const before = programmed().length;
@@ -168,7 +179,7 @@ describe('FPGA programming on bind (intel_fpga_driver, xilinx_fpga_driver, Glanc
     await release(arq.uuid);
   });
 
-  it('verifies an image older than Glance\'s multihash by its md5 checksum', async () => {
+  it("verifies an image older than Glance's multihash by its md5 checksum", async () => {
     const { arq, card: pac } = await bind({ 'accel:bitstream_id': OLD_MD5 });
     expect(arq.state).toBe('Bound');
     expect(pac.program).toMatchObject({ bitstreamId: OLD_MD5 });
@@ -218,10 +229,24 @@ describe('FPGA programming on bind past its deadline', () => {
     const dir = mkdtempSync(join(tmpdir(), 'cyborg-fpga-slow-'));
     const tool = join(dir, 'program.sh');
     writeFileSync(tool, 'sleep 2\necho done\n');
-    const images = new ImageStore({ client: new GlanceClient({ endpoint: async () => glance.url, timeoutMs: 5_000, retries: 0 }), dir: join(dir, 'images'), maxImageBytes: 1024, timeoutMs: 5_000 });
+    const images = new ImageStore({
+      client: new GlanceClient({ endpoint: async () => glance.url, timeoutMs: 5_000, retries: 0 }),
+      dir: join(dir, 'images'),
+      maxImageBytes: 1024,
+      timeoutMs: 5_000,
+    });
     rt = await startStack({
-      hosts: ['compute1'], agent: { images, telemetryIntervalMs: 0 }, timing: { programTimeoutMs: 500 },
-      drivers: (host) => [new IntelFpgaDriver({ host, sysfsRoot: buildHost(FPGA_VENDOR_HOST, 'fpga-slow'), programCommand: ['sh', tool, '{image}'], stateDir: join(dir, 'state') })],
+      hosts: ['compute1'],
+      agent: { images, telemetryIntervalMs: 0 },
+      timing: { programTimeoutMs: 500 },
+      drivers: (host) => [
+        new IntelFpgaDriver({
+          host,
+          sysfsRoot: buildHost(FPGA_VENDOR_HOST, 'fpga-slow'),
+          programCommand: ['sh', tool, '{image}'],
+          stateDir: join(dir, 'state'),
+        }),
+      ],
     });
   });
   afterAll(async () => {
@@ -233,7 +258,14 @@ describe('FPGA programming on bind past its deadline', () => {
     const c = rt.conductor;
     const pac = c.listAccelerators({ host: 'compute1' })[0]!;
     await c.act(pac.id, { type: 'ENABLE' });
-    await c.documents.createProfile({ uuid: '00000000-0000-4000-8000-0000000000ff', name: 'slow', description: null, groups: [{ 'resources:FPGA': '1', 'accel:bitstream_id': NLB3 }], createdAt: new Date().toISOString(), updatedAt: null });
+    await c.documents.createProfile({
+      uuid: '00000000-0000-4000-8000-0000000000ff',
+      name: 'slow',
+      description: null,
+      groups: [{ 'resources:FPGA': '1', 'accel:bitstream_id': NLB3 }],
+      createdAt: new Date().toISOString(),
+      updatedAt: null,
+    });
     const arq = await c.createArq({ deviceProfileName: 'slow', deviceProfileGroupId: 0, projectId: 'p1' });
     const started = Date.now();
     const bound = await c.bindArq(arq.uuid, { hostname: 'compute1', deviceRpUuid: pac.rpUuid, instanceUuid: 'vm-slow' });

@@ -20,8 +20,17 @@ describe('one function trait, from discovery and after a reprogram with the same
     expect(discovered).toContain(trait);
     const guid = `${NLB0_AFU.slice(0, 8)}-${NLB0_AFU.slice(8, 12)}-${NLB0_AFU.slice(12, 16)}-${NLB0_AFU.slice(16, 20)}-${NLB0_AFU.slice(20)}`;
     const view = {
-      id: dep.uuid, name: dep.name, host: 'h', rpUuid: 'rp', driver: dep.driverName, resourceClass: 'FPGA', traits: discovered, capacity: 1,
-      tags: ['usable'], missing: false, program: { functionId: guid },
+      id: dep.uuid,
+      name: dep.name,
+      host: 'h',
+      rpUuid: 'rp',
+      driver: dep.driverName,
+      resourceClass: 'FPGA',
+      traits: discovered,
+      capacity: 1,
+      tags: ['usable'],
+      missing: false,
+      program: { functionId: guid },
     } as unknown as AcceleratorView;
     const d = desiredOf(view);
     expect(d.ok && d.desired.traits.filter((t) => t.startsWith('CUSTOM_FPGA_FUNCTION_ID'))).toEqual([trait]);

@@ -31,38 +31,52 @@ describe.skipIf(!svc.nats || !svc.postgres)('Nova binds MIG slices as MIG-backed
   let db: Awaited<ReturnType<typeof freshDatabase>>;
   const nova = persona.service;
   const call = (method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, headers: Record<string, string>, body?: unknown) =>
-    s.app.inject({ method, url, headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) }, ...(body === undefined ? {} : { payload: JSON.stringify(body) }) });
+    s.app.inject({
+      method,
+      url,
+      headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      ...(body === undefined ? {} : { payload: JSON.stringify(body) }),
+    });
   const acc = (name: string) => {
     const a = s.conductor.listAccelerators({}).find((x) => x.name === `${HOST}_${name}`);
     if (!a) throw new Error(`no ${name}`);
     return a;
   };
   /** Every mdev on the A100's VFs, as `<vf> <type> <uuid>`. */
-  const mdevs = (): string[] => ['4', '5', '6'].flatMap((f) => {
-    const types = join(root, 'bus', 'pci', 'devices', `0000:1b:00.${f}`, 'mdev_supported_types');
-    return readdirSync(types).flatMap((t) => {
-      try {
-        return readdirSync(join(types, t, 'devices')).map((u) => `0000:1b:00.${f} ${t} ${u}`);
-      } catch {
-        return [];
-      }
+  const mdevs = (): string[] =>
+    ['4', '5', '6'].flatMap((f) => {
+      const types = join(root, 'bus', 'pci', 'devices', `0000:1b:00.${f}`, 'mdev_supported_types');
+      return readdirSync(types).flatMap((t) => {
+        try {
+          return readdirSync(join(types, t, 'devices')).map((u) => `0000:1b:00.${f} ${t} ${u}`);
+        } catch {
+          return [];
+        }
+      });
     });
-  });
 
   async function boot(profile: string, deployable: string, server: string): Promise<string> {
     const created = await call('POST', '/accelerator_requests', nova, { device_profile_name: profile });
     expect(created.statusCode, created.body).toBe(201);
     const arq = created.json().arqs[0].uuid as string;
-    const bind = await call('PATCH', '/accelerator_requests', nova, { [arq]: [
-      { op: 'add', path: '/hostname', value: HOST }, { op: 'add', path: '/device_rp_uuid', value: acc(deployable).rpUuid }, { op: 'add', path: '/instance_uuid', value: server },
-    ] });
+    const bind = await call('PATCH', '/accelerator_requests', nova, {
+      [arq]: [
+        { op: 'add', path: '/hostname', value: HOST },
+        { op: 'add', path: '/device_rp_uuid', value: acc(deployable).rpUuid },
+        { op: 'add', path: '/instance_uuid', value: server },
+      ],
+    });
     expect(bind.statusCode, bind.body).toBe(202);
     return arq;
   }
-  const settled = (arq: string) => eventually(async () => {
-    const res = await call('GET', `/accelerator_requests/${arq}`, nova);
-    return ['Bound', 'BindFailed'].includes(res.json().state) ? res.json() : undefined;
-  }, { what: `ARQ ${arq} resolved`, timeoutMs: 15_000 });
+  const settled = (arq: string) =>
+    eventually(
+      async () => {
+        const res = await call('GET', `/accelerator_requests/${arq}`, nova);
+        return ['Bound', 'BindFailed'].includes(res.json().state) ? res.json() : undefined;
+      },
+      { what: `ARQ ${arq} resolved`, timeoutMs: 15_000 },
+    );
 
   beforeAll(async () => {
     root = join(mkdtempSync(join(tmpdir(), 'cyborg-mig-nova-')), 'sys');
@@ -71,7 +85,11 @@ describe.skipIf(!svc.nats || !svc.postgres)('Nova binds MIG slices as MIG-backed
     cpSync(join(fixtures, 'nvidia-smi', 'a100-h100'), smi, { recursive: true });
     db = await freshDatabase('mig_vgpu_nova', { migrated: true });
     s = await startStack({
-      hosts: [HOST], api: true, log: quietLogger(), bus: { natsUrl: svc.nats!, prefix: `t${process.pid}migvm` }, journal: { databaseUrl: db.url },
+      hosts: [HOST],
+      api: true,
+      log: quietLogger(),
+      bus: { natsUrl: svc.nats!, prefix: `t${process.pid}migvm` },
+      journal: { databaseUrl: db.url },
       drivers: (host) => [kernel.drives(new NvidiaGpuDriver({ host, sysfsRoot: root, nvidiaSmi: ['sh', join(fixtures, 'bin', 'fake-nvidia-smi.sh'), smi] }))],
     });
     for (const a of s.conductor.listAccelerators({})) expect((await s.conductor.act(a.id, { type: 'ENABLE' })).state).toBe('ready');
@@ -87,15 +105,19 @@ describe.skipIf(!svc.nats || !svc.postgres)('Nova binds MIG slices as MIG-backed
     await db?.drop();
   });
 
-  it('binds the A100\'s 3g.20gb: the ARQ is Bound with an MDEV handle whose uuid is the GRID A100-3-20C mdev made on a VF', async () => {
+  it("binds the A100's 3g.20gb: the ARQ is Bound with an MDEV handle whose uuid is the GRID A100-3-20C mdev made on a VF", async () => {
     const arq = await boot('a100-3g20', '0000:1b:00.0_MIG_3g.20gb', SERVER);
     const bound = await settled(arq);
-    expect(bound).toMatchObject({ state: 'Bound', attach_handle_type: 'MDEV', attach_handle_info: { asked_type: 'MIG-3g.20gb', bus: '1b', gpu_instance_id: '2' } });
+    expect(bound).toMatchObject({
+      state: 'Bound',
+      attach_handle_type: 'MDEV',
+      attach_handle_info: { asked_type: 'MIG-3g.20gb', bus: '1b', gpu_instance_id: '2' },
+    });
     expect(mdevs()).toEqual([`0000:1b:00.4 nvidia-476 ${bound.attach_handle_uuid as string}`]);
     expect(acc('0000:1b:00.0_MIG_3g.20gb')).toMatchObject({ state: 'attached', allocations: [{ instanceUuid: SERVER }] });
   });
 
-  it('Nova deletes the server\'s ARQs: the mdev is removed and the slice is ready again', async () => {
+  it("Nova deletes the server's ARQs: the mdev is removed and the slice is ready again", async () => {
     expect((await call('DELETE', `/accelerator_requests?instance=${SERVER}`, nova)).statusCode).toBe(204);
     await eventually(() => mdevs().length === 0 && acc('0000:1b:00.0_MIG_3g.20gb').state === 'ready', { what: 'the mdev removed', timeoutMs: 15_000 });
   });

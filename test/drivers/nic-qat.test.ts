@@ -17,9 +17,17 @@ describe('intel_nic_driver on an X710 with VFs', () => {
   });
 
   it('splits PF and VFs as Cyborg does and carries physical_network in the attach info', async () => {
-    const driver = new IntelNicDriver({ host: 'compute1', sysfsRoot: root, physicalDeviceMappings: ['physnet1:ens1f0', 'physnet2:ens1f1'], functionDeviceMappings: ['GTPV1:ens1f0'] });
+    const driver = new IntelNicDriver({
+      host: 'compute1',
+      sysfsRoot: root,
+      physicalDeviceMappings: ['physnet1:ens1f0', 'physnet2:ens1f1'],
+      functionDeviceMappings: ['GTPV1:ens1f0'],
+    });
     const devices = await driver.discover();
-    expect(devices.map((d) => [d.vendor, d.stdBoardInfo, d.deployables.length])).toEqual([['0x8086', '{"product_id": "0x1572"}', 4], ['0x8086', '{"product_id": "0x1572"}', 1]]);
+    expect(devices.map((d) => [d.vendor, d.stdBoardInfo, d.deployables.length])).toEqual([
+      ['0x8086', '{"product_id": "0x1572"}', 4],
+      ['0x8086', '{"product_id": "0x1572"}', 1],
+    ]);
     const vf = devices[0]!.deployables[1]!;
     expect(vf.name).toBe('compute1_0000:3b:02.1');
     expect(vf.driverName).toBe('intel');
@@ -47,14 +55,16 @@ describe('intel_nic_driver on an X710 with VFs', () => {
 });
 
 describe('what the NIC and QAT drivers observe after a reboot', () => {
-
-  it('reports each PF\'s VF count from sriov_numvfs, every VF it found present, and 0 once a reboot lost them', async () => {
+  it("reports each PF's VF count from sriov_numvfs, every VF it found present, and 0 once a reboot lost them", async () => {
     const root = join(mkdtempSync(join(tmpdir(), 'cyborg-nic-observe-')), 'sys');
     const kernel = new SysfsKernel(root, NIC_HOST);
     const nic = new IntelNicDriver({ host: 'compute1', sysfsRoot: root });
     const before = await nic.discover();
     const seen = await nic.observe(before);
-    expect(seen.cards).toEqual([{ deviceUuid: before[0]!.uuid, vfCount: 4 }, { deviceUuid: before[1]!.uuid, vfCount: 0 }]);
+    expect(seen.cards).toEqual([
+      { deviceUuid: before[0]!.uuid, vfCount: 4 },
+      { deviceUuid: before[1]!.uuid, vfCount: 0 },
+    ]);
     expect(seen.present).toEqual(before.flatMap((d) => d.deployables.flatMap((x) => x.attachHandles.map((h) => h.uuid))));
     expect(seen.deployables).toHaveLength(5);
 

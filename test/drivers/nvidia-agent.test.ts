@@ -25,8 +25,15 @@ describe('an agent with enabled_drivers = nvidia_gpu_driver on an H100 host', ()
     s = undefined;
   });
 
-  const driversOf = (host: string) => enabledDrivers(loadConfig({ host, dataDir: root, generic: { sysfsRoot: root }, gpu: { filterSriovVfs: true } },
-    { CYBORG_ENABLED_DRIVERS: 'nvidia_gpu_driver' }, { role: 'agent' }), quietLogger());
+  const driversOf = (host: string) =>
+    enabledDrivers(
+      loadConfig(
+        { host, dataDir: root, generic: { sysfsRoot: root }, gpu: { filterSriovVfs: true } },
+        { CYBORG_ENABLED_DRIVERS: 'nvidia_gpu_driver' },
+        { role: 'agent' },
+      ),
+      quietLogger(),
+    );
 
   it('registers every GPU as Cyborg names it: <host>_<address>, provider uuid3 of that name, PGPU with CUSTOM_NVIDIA_<PID>', async () => {
     s = await startStack({ hosts: ['compute1'], drivers: driversOf });
@@ -38,7 +45,7 @@ describe('an agent with enabled_drivers = nvidia_gpu_driver on an H100 host', ()
     expect(s.conductor.listHosts()[0]).toMatchObject({ name: 'compute1', drivers: [{ name: 'nvidia_gpu_driver' }] });
   });
 
-  it.skipIf(!svc.placement)('with a real Placement, the providers carry CUSTOM_NVIDIA_<PID> as Cyborg\'s do', async () => {
+  it.skipIf(!svc.placement)("with a real Placement, the providers carry CUSTOM_NVIDIA_<PID> as Cyborg's do", async () => {
     const host = uniqueHost('nv');
     s = await startStack({ hosts: [host], drivers: driversOf, placement: { url: svc.placement!, createRoots: true } });
     const stack = s;

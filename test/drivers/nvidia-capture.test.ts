@@ -28,14 +28,27 @@ function sysfsFromCapture(): string {
 
 describe('the NVIDIA driver against a real H100 host (captured: test/fixtures/captures/h100-vm/)', () => {
   it('reads what nvidia-smi 580 really prints', () => {
-    expect(parseQueryXml(smi('query.xml'))).toEqual([{
-      index: 0, address: '0000:00:06.0', productName: 'NVIDIA H100 80GB HBM3', uuid: 'GPU-239a4fd2-a53f-116c-5797-fcb494176850',
-      migCurrent: 'Disabled', migPending: 'Disabled', migDevices: [],
-    }]);
+    expect(parseQueryXml(smi('query.xml'))).toEqual([
+      {
+        index: 0,
+        address: '0000:00:06.0',
+        productName: 'NVIDIA H100 80GB HBM3',
+        uuid: 'GPU-239a4fd2-a53f-116c-5797-fcb494176850',
+        migCurrent: 'Disabled',
+        migPending: 'Disabled',
+        migDevices: [],
+      },
+    ]);
     // With every GPU out of MIG mode, `mig -lgi` says so on stdout and exits 0: no instances.
     expect(parseLgi(smi('lgi.txt'))).toEqual([]);
     expect(parseLgip(smi('lgip.txt')).map((p) => `${p.name}:${p.id}:${p.free}/${p.total}:${p.memoryGiB}`)).toEqual([
-      '1g.10gb:19:7/7:9.75', '1g.10gb+me:20:1/1:9.75', '1g.20gb:15:4/4:19.62', '2g.20gb:14:3/3:19.62', '3g.40gb:9:2/2:39.5', '4g.40gb:5:1/1:39.5', '7g.80gb:0:1/1:79.25',
+      '1g.10gb:19:7/7:9.75',
+      '1g.10gb+me:20:1/1:9.75',
+      '1g.20gb:15:4/4:19.62',
+      '2g.20gb:14:3/3:19.62',
+      '3g.40gb:9:2/2:39.5',
+      '4g.40gb:5:1/1:39.5',
+      '7g.80gb:0:1/1:79.25',
     ]);
   });
 
@@ -48,7 +61,12 @@ describe('the NVIDIA driver against a real H100 host (captured: test/fixtures/ca
   });
 
   it('reports here what it reported on the machine: one pGPU, named and placed as Cyborg does', async () => {
-    const driver = new NvidiaGpuDriver({ host: 'vm', sysfsRoot: sysfsFromCapture(), nvidiaSmi: ['sh', FAKE_SMI, join(capture, 'smi')], stateDir: mkdtempSync(join(tmpdir(), 'cyborg-h100-state-')) });
+    const driver = new NvidiaGpuDriver({
+      host: 'vm',
+      sysfsRoot: sysfsFromCapture(),
+      nvidiaSmi: ['sh', FAKE_SMI, join(capture, 'smi')],
+      stateDir: mkdtempSync(join(tmpdir(), 'cyborg-h100-state-')),
+    });
     const { devices, unobserved } = await driver.discoverPartial();
     const onTheMachine = JSON.parse(readFileSync(join(capture, 'discovery.json'), 'utf8')) as { devices: unknown; unobserved: unknown[]; observed: unknown };
     expect(devices).toEqual(onTheMachine.devices);

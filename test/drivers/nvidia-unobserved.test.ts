@@ -49,12 +49,21 @@ describe.skipIf(!svc.nats || !svc.postgres)('nvidia_gpu_driver: discovery failur
     db = await freshDatabase('nvidia_unobserved', { migrated: true });
     const memory = await AgentCache.open(mkdtempSync(join(tmpdir(), 'cyborg-agent-')), HOST, [], log);
     s = await startStack({
-      hosts: [HOST], api: true, log, bus: { natsUrl: svc.nats!, prefix: `t${process.pid}unobs` }, journal: { databaseUrl: db.url },
+      hosts: [HOST],
+      api: true,
+      log,
+      bus: { natsUrl: svc.nats!, prefix: `t${process.pid}unobs` },
+      journal: { databaseUrl: db.url },
       agent: { memory },
-      drivers: (host) => [new NvidiaGpuDriver({
-        host, sysfsRoot: root, nvidiaSmi: ['sh', FAILING_SMI, smi], commandTimeoutMs: 1_000,
-        vgpuTypes: { 'nvidia-590': ['0000:17:00.0'], 'nvidia-699': ['0000:b1:00.0'] },
-      })],
+      drivers: (host) => [
+        new NvidiaGpuDriver({
+          host,
+          sysfsRoot: root,
+          nvidiaSmi: ['sh', FAILING_SMI, smi],
+          commandTimeoutMs: 1_000,
+          vgpuTypes: { 'nvidia-590': ['0000:17:00.0'], 'nvidia-699': ['0000:b1:00.0'] },
+        }),
+      ],
     });
     // The pGPU in service: its state must survive every failure below.
     const h100 = byName().get('0000:43:00.0')!;
@@ -76,26 +85,29 @@ describe.skipIf(!svc.nats || !svc.postgres)('nvidia_gpu_driver: discovery failur
     ['hang', /no answer within 1000 ms, killed/],
     ['exit', /exited with 15: Unable to determine the device handle for GPU0000:1B:00.0: Unknown Error/],
     ['truncated', /output not understood: not XML/],
-  ])('nvidia-smi failing (%s) removes nothing: the MIG GPU keeps its last record, marked unknown with the tool\'s words; the rest is reported from sysfs', async (mode, words) => {
-    fail(mode);
-    const accs = await rediscover();
-    expect([...accs.keys()].sort()).toEqual(ALL);
-    for (const name of MIG) {
-      const a = accs.get(name)!;
-      expect(a.state).toBe('inactive');
-      expect(a.health).toMatchObject({ status: 'unknown' });
-      expect(a.health?.reason).toMatch(words);
-    }
-    // nvidia-smi said at the last success that this one is not in MIG mode: sysfs tells all of it.
-    expect(accs.get('0000:43:00.0')).toMatchObject({ state: 'ready', health: { status: 'ok' } });
-    expect(accs.get('0000:b1:00.0')!.health?.status).toBe('ok');
-    // Alerts read it as such: status unknown, the reason's class, never a fault severity.
-    expect(healthLabels(accs.get(MIG[0]!)!, 'online')).toEqual({ status: 'unknown', severity: 'none', reason_class: 'unobserved' });
-    // The API shows it as the conductor does.
-    const id = accs.get(MIG[2]!)!.id;
-    const r = await s.app.inject({ method: 'GET', url: `/cyborg/v1/accelerators/${id}` });
-    expect(r.json()).toMatchObject({ state: 'inactive', health: { status: 'unknown' } });
-  });
+  ])(
+    "nvidia-smi failing (%s) removes nothing: the MIG GPU keeps its last record, marked unknown with the tool's words; the rest is reported from sysfs",
+    async (mode, words) => {
+      fail(mode);
+      const accs = await rediscover();
+      expect([...accs.keys()].sort()).toEqual(ALL);
+      for (const name of MIG) {
+        const a = accs.get(name)!;
+        expect(a.state).toBe('inactive');
+        expect(a.health).toMatchObject({ status: 'unknown' });
+        expect(a.health?.reason).toMatch(words);
+      }
+      // nvidia-smi said at the last success that this one is not in MIG mode: sysfs tells all of it.
+      expect(accs.get('0000:43:00.0')).toMatchObject({ state: 'ready', health: { status: 'ok' } });
+      expect(accs.get('0000:b1:00.0')!.health?.status).toBe('ok');
+      // Alerts read it as such: status unknown, the reason's class, never a fault severity.
+      expect(healthLabels(accs.get(MIG[0]!)!, 'online')).toEqual({ status: 'unknown', severity: 'none', reason_class: 'unobserved' });
+      // The API shows it as the conductor does.
+      const id = accs.get(MIG[2]!)!.id;
+      const r = await s.app.inject({ method: 'GET', url: `/cyborg/v1/accelerators/${id}` });
+      expect(r.json()).toMatchObject({ state: 'inactive', health: { status: 'unknown' } });
+    },
+  );
 
   it('a vGPU type one card no longer offers fails that card alone, kept as it was', async () => {
     fail('');
@@ -125,7 +137,7 @@ describe.skipIf(!svc.nats || !svc.postgres)('nvidia_gpu_driver: discovery failur
     expect(accs.get('0000:43:00.0')!.state).toBe('ready');
   });
 
-  it('a report without a failed driver\'s devices (an agent whose cache is gone) removes none of them', async () => {
+  it("a report without a failed driver's devices (an agent whose cache is gone) removes none of them", async () => {
     const host = s.conductor.hosts.get(HOST)!;
     const before = host.inventory().filter((d) => d.driver === 'nvidia_gpu_driver').length;
     await host.applyInventory([], { actor: 'agent:test' }, [{ driver: 'nvidia_gpu_driver', reason: 'sysfs: EIO' }]);
@@ -168,16 +180,26 @@ describe.skipIf(!svc.nats || !svc.postgres)('a driver failing whole on an agent 
     const root = buildHost(NVIDIA_HOST, 'nvidia-no-cache');
     db = await freshDatabase('nvidia_no_cache', { migrated: true });
     s = await startStack({
-      hosts: [host], log, bus: { natsUrl: svc.nats!, prefix: `t${process.pid}nocache` }, journal: { databaseUrl: db.url },
+      hosts: [host],
+      log,
+      bus: { natsUrl: svc.nats!, prefix: `t${process.pid}nocache` },
+      journal: { databaseUrl: db.url },
       drivers: (h) => {
         const gpu = new NvidiaGpuDriver({ host: h, sysfsRoot: root, filterSriovVfs: true });
         // The host's sysfs unreadable this time (an I/O error): the whole driver fails.
-        return [Object.assign(Object.create(gpu) as NvidiaGpuDriver, {
-          discoverPartial: () => (broken ? Promise.reject(new Error(broken)) : gpu.discoverPartial()),
-        })];
+        return [
+          Object.assign(Object.create(gpu) as NvidiaGpuDriver, {
+            discoverPartial: () => (broken ? Promise.reject(new Error(broken)) : gpu.discoverPartial()),
+          }),
+        ];
       },
     });
-    const names = (): string[] => s.conductor.listAccelerators({}).filter((a) => a.state !== 'removed').map((a) => a.name).sort();
+    const names = (): string[] =>
+      s.conductor
+        .listAccelerators({})
+        .filter((a) => a.state !== 'removed')
+        .map((a) => a.name)
+        .sort();
     const before = names();
     expect(before).toHaveLength(4);
     broken = 'readdir /sys/bus/pci/devices: EIO: i/o error';

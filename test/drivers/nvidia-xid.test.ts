@@ -37,13 +37,26 @@ describe('NVIDIA Xid events pushed from the kernel log', () => {
     if (refused) writeFileSync(join(dir, 'fail'), refused);
     const env = { ...process.env, FAKE_KMSG: join(dir, 'kmsg'), FAKE_KMSG_CALLS: join(dir, 'calls'), FAKE_KMSG_FAIL: join(dir, 'fail') };
     s = await startStack({
-      api: true, hosts: ['gpu-1'], timing, agent: { healthIntervalMs: 0 },
+      api: true,
+      hosts: ['gpu-1'],
+      timing,
+      agent: { healthIntervalMs: 0 },
       drivers: (host) => [new NvidiaGpuDriver({ host, sysfsRoot: root, filterSriovVfs: true, xidCommand, xidEnv: env, xidRetryMinMs: 200, xidPolicy: policy })],
     });
     return s;
   }
   const kernelSays = (text: string): void => appendFileSync(join(dir, 'kmsg'), text);
-  const following = (): Promise<unknown> => eventually(() => { try { return readFileSync(join(dir, 'calls'), 'utf8').trim().split('\n').length; } catch { return 0; } }, { what: 'the kernel log followed' });
+  const following = (): Promise<unknown> =>
+    eventually(
+      () => {
+        try {
+          return readFileSync(join(dir, 'calls'), 'utf8').trim().split('\n').length;
+        } catch {
+          return 0;
+        }
+      },
+      { what: 'the kernel log followed' },
+    );
   const gpu = (st: Stack, address: string): AcceleratorView => st.conductor.listAccelerators().find((a) => a.name === `gpu-1_${address}`)!;
 
   it('quarantines the GPU that fell off the bus at once, degrades the one whose application faulted, and keeps the rest in service', async () => {
@@ -51,12 +64,16 @@ describe('NVIDIA Xid events pushed from the kernel log', () => {
     // (`[gpu_devices] xid_transient = 13, 31`; by default they are ignored).
     const st = await gpuHost(['sh', FAKE_DMESG, '--follow-new'], undefined, xidPolicy({ transient: [13, 31] }));
     await following();
-    for (const a of st.conductor.listAccelerators()) expect((await st.app.inject({ method: 'POST', url: `${base}/accelerators/${a.id}/enable`, payload: {} })).statusCode).toBe(200);
+    for (const a of st.conductor.listAccelerators())
+      expect((await st.app.inject({ method: 'POST', url: `${base}/accelerators/${a.id}/enable`, payload: {} })).statusCode).toBe(200);
 
     kernelSays(recorded('fallen-off-bus.log'));
     const dead = gpu(st, '0000:1b:00.0');
     await eventually(() => st.conductor.getAccelerator(dead.id).health?.status === 'quarantined', { what: 'Xid 79 quarantined the H100', timeoutMs: 5_000 });
-    expect(st.conductor.getAccelerator(dead.id)).toMatchObject({ health: { fatal: true, reason: 'Xid 79: pid=0, name=, GPU has fallen off the bus.' }, tags: expect.arrayContaining(['quarantined', 'reserved']) });
+    expect(st.conductor.getAccelerator(dead.id)).toMatchObject({
+      health: { fatal: true, reason: 'Xid 79: pid=0, name=, GPU has fallen off the bus.' },
+      tags: expect.arrayContaining(['quarantined', 'reserved']),
+    });
 
     // An application's faults on the other H100: degraded, not out for good; nobody else touched.
     kernelSays(recorded('app-fault.log'));
@@ -95,14 +112,19 @@ describe('NVIDIA Xid events pushed from the kernel log', () => {
 
   it('says once that the kernel log cannot be followed, keeps trying, and reports once it can', async () => {
     const missing = await gpuHost(['/nonexistent/dmesg', '--follow-new']);
-    await eventually(() => missing.lines.some((l) => l.msg.startsWith('xid: cannot follow the kernel log') && String(l.reason).includes('not found')), { what: 'the missing binary logged' });
+    await eventually(() => missing.lines.some((l) => l.msg.startsWith('xid: cannot follow the kernel log') && String(l.reason).includes('not found')), {
+      what: 'the missing binary logged',
+    });
     expect(missing.conductor.listAccelerators()).toHaveLength(4);
     await missing.stop();
     s = undefined;
 
     // dmesg refused (no CAP_SYSLOG) at first, then allowed: the events after that are seen.
     const st = await gpuHost(['sh', FAKE_DMESG, '--follow-new'], 'dmesg: read kernel buffer failed: Operation not permitted\n');
-    await eventually(() => st.lines.some((l) => l.msg.startsWith('xid: cannot follow the kernel log') && String(l.reason).includes('Operation not permitted')), { what: 'the refusal logged' });
+    await eventually(
+      () => st.lines.some((l) => l.msg.startsWith('xid: cannot follow the kernel log') && String(l.reason).includes('Operation not permitted')),
+      { what: 'the refusal logged' },
+    );
     rmSync(join(dir, 'fail'));
     await following();
     await eventually(() => st.lines.some((l) => l.msg.startsWith('xid: the kernel log is followed again')), { what: 'back', timeoutMs: 10_000 });

@@ -22,7 +22,13 @@ function smiDir(): string {
 const attrs = (d: DeployableT): Record<string, string> => Object.fromEntries(d.attributes.map((a) => [a.key, a.value]));
 const dep = (devices: DeviceT[], name: string): DeployableT => {
   const d = devices.flatMap((x) => x.deployables).find((x) => x.name === name);
-  if (!d) throw new Error(`no deployable ${name} in ${devices.flatMap((x) => x.deployables).map((x) => x.name).join(', ')}`);
+  if (!d)
+    throw new Error(
+      `no deployable ${name} in ${devices
+        .flatMap((x) => x.deployables)
+        .map((x) => x.name)
+        .join(', ')}`,
+    );
   return d;
 };
 
@@ -50,13 +56,17 @@ describe('nvidia_gpu_driver on an H100 / A10 / A16 host', () => {
 
   it('offers vGPUs on the VFs of SR-IOV cards, several types per host', async () => {
     const driver = new NvidiaGpuDriver({
-      host: 'compute1', sysfsRoot: root, vgpuTypes: { 'nvidia-590': ['0000:17:00.0'], 'nvidia-699': ['0000:b1:00.0'] },
+      host: 'compute1',
+      sysfsRoot: root,
+      vgpuTypes: { 'nvidia-590': ['0000:17:00.0'], 'nvidia-699': ['0000:b1:00.0'] },
     });
     const devices = await driver.discover();
     const a10 = dep(devices, 'compute1_0000:17:00.0');
     expect(attrs(a10)).toEqual({ rc: 'VGPU', trait0: 'OWNER_CYBORG', trait1: 'CUSTOM_NVIDIA_2236_A10_4Q' });
     // VF 5 is an A10-4Q already (bound before), VFs 4 and 6 can become one.
-    expect(a10.attachHandles.map((h) => h.attachInfo)).toEqual(['0000:17:00.4', '0000:17:00.5', '0000:17:00.6'].map((a) => `{"bus": "17", "device": "00", "domain": "0000", "function": "${a.at(-1)}"}`));
+    expect(a10.attachHandles.map((h) => h.attachInfo)).toEqual(
+      ['0000:17:00.4', '0000:17:00.5', '0000:17:00.6'].map((a) => `{"bus": "17", "device": "00", "domain": "0000", "function": "${a.at(-1)}"}`),
+    );
     const a16 = dep(devices, 'compute1_0000:b1:00.0');
     expect(attrs(a16)).toEqual({ rc: 'VGPU', trait0: 'OWNER_CYBORG', trait1: 'CUSTOM_NVIDIA_25B6_A16_2Q' });
     expect(a16.attachHandles.map((h) => [h.attachType, h.attachInfo])).toEqual([
@@ -67,7 +77,7 @@ describe('nvidia_gpu_driver on an H100 / A10 / A16 host', () => {
     expect(devices.flatMap((d) => d.deployables).map((d) => d.name)).not.toContain('compute1_0000:17:00.4');
   });
 
-  it('offers no more vGPUs on a card\'s VFs than the type\'s max_instance, keeping the VF that holds one', async () => {
+  it("offers no more vGPUs on a card's VFs than the type's max_instance, keeping the VF that holds one", async () => {
     const own = buildHost(NVIDIA_HOST, 'nvidia-max-instance');
     for (const fn of ['4', '5']) {
       const t = join(own, `bus/pci/devices/0000:b1:00.${fn}/mdev_supported_types/nvidia-699`);
@@ -83,7 +93,7 @@ describe('nvidia_gpu_driver on an H100 / A10 / A16 host', () => {
     expect(a16.numAccelerators).toBe(1);
   });
 
-  it('gives an mdev it did not make (an OpenStack Cyborg agent\'s, before the host moved) its own uuid as handle; the handle\'s own uuid comes back once it is gone', async () => {
+  it("gives an mdev it did not make (an OpenStack Cyborg agent's, before the host moved) its own uuid as handle; the handle's own uuid comes back once it is gone", async () => {
     const own = buildHost(NVIDIA_HOST, 'nvidia-foreign-mdev');
     const types = (fn: string): string => join(own, `bus/pci/devices/0000:b1:00.${fn}/mdev_supported_types/nvidia-699`);
     const driver = new NvidiaGpuDriver({ host: 'compute1', sysfsRoot: own, vgpuTypes: { 'nvidia-699': ['0000:b1:00.0'] } });
@@ -95,7 +105,10 @@ describe('nvidia_gpu_driver on an H100 / A10 / A16 host', () => {
     mkdirSync(join(types('4'), 'devices', cyborgs), { recursive: true });
     writeFileSync(join(types('4'), 'available_instances'), '0\n');
     const a16 = dep(await driver.discover(), 'compute1_0000:b1:00.0');
-    expect(a16.attachHandles.map((h) => [h.uuid, JSON.parse(h.attachInfo).function])).toEqual([[cyborgs, '4'], [before[1], '5']]);
+    expect(a16.attachHandles.map((h) => [h.uuid, JSON.parse(h.attachInfo).function])).toEqual([
+      [cyborgs, '4'],
+      [before[1], '5'],
+    ]);
     // Bound to it (the conductor adopting it for the guest): nothing is made, the mdev is there.
     await driver.prepareAttach({ key: 'k', deployable: a16, params: { handleUuid: cyborgs } });
     expect(readFileSync(join(types('4'), 'create'), 'utf8')).toBe('');
@@ -135,20 +148,31 @@ describe('nvidia_gpu_driver on an H100 / A10 / A16 host', () => {
     await expect(driver.discover()).rejects.toMatchObject({ code: 'driver.failed', details: { reason: 'vgpu_type_unsupported' } });
     const { devices, unobserved } = await driver.discoverPartial();
     expect(devices.flatMap((d) => d.deployables).map((d) => d.name)).toEqual(['compute1_0000:17:00.0', 'compute1_0000:1b:00.0', 'compute1_0000:43:00.0']);
-    expect(unobserved).toEqual([expect.objectContaining({ reason: 'GPU 0000:b1:00.0 offers no vGPU type nvidia-999 (see [vgpu_nvidia-999] device_addresses)' })]);
+    expect(unobserved).toEqual([
+      expect.objectContaining({ reason: 'GPU 0000:b1:00.0 offers no vGPU type nvidia-999 (see [vgpu_nvidia-999] device_addresses)' }),
+    ]);
     expect(unobserved[0]!.partial).toBeUndefined();
   });
 
-  it('hides a GPU that is the firmware\'s console display (boot_vga = 1): an instance must not take the host\'s screen', async () => {
+  it("hides a GPU that is the firmware's console display (boot_vga = 1): an instance must not take the host's screen", async () => {
     const console = NVIDIA_HOST.filter((f) => f.vendor !== '1a03').map((f) => (f.address === '0000:43:00.0' ? { ...f, cls: '030000', bootVga: true } : f));
     const driver = new NvidiaGpuDriver({ host: 'compute1', sysfsRoot: buildHost(console, 'nvidia-boot-vga'), filterSriovVfs: true });
-    expect((await driver.discover()).flatMap((d) => d.deployables).map((d) => d.name)).toEqual(['compute1_0000:17:00.0', 'compute1_0000:1b:00.0', 'compute1_0000:b1:00.0']);
+    expect((await driver.discover()).flatMap((d) => d.deployables).map((d) => d.name)).toEqual([
+      'compute1_0000:17:00.0',
+      'compute1_0000:1b:00.0',
+      'compute1_0000:b1:00.0',
+    ]);
   });
 
-  it('names the model from pci.ids when nvidia-smi does not run, Cyborg\'s placeholder when nothing knows it', async () => {
+  it("names the model from pci.ids when nvidia-smi does not run, Cyborg's placeholder when nothing knows it", async () => {
     const driver = new NvidiaGpuDriver({ host: 'compute1', sysfsRoot: root, filterSriovVfs: true, modelNames: new Map([['2331', 'GH100 [H100 PCIe]']]) });
     const models = (await driver.discover()).map((d) => [d.controlPath.info.slice(9, 11), d.model]);
-    expect(models).toEqual([['17', 'miss model info'], ['1b', 'GH100 [H100 PCIe]'], ['43', 'GH100 [H100 PCIe]'], ['b1', 'miss model info']]);
+    expect(models).toEqual([
+      ['17', 'miss model info'],
+      ['1b', 'GH100 [H100 PCIe]'],
+      ['43', 'GH100 [H100 PCIe]'],
+      ['b1', 'miss model info'],
+    ]);
   });
 });
 
@@ -170,7 +194,7 @@ describe('MIG on a host with an A100 40GB and an H100: profile ids are per GPU m
   });
 });
 
-describe('MIG slices for VMs: the profile\'s MIG-backed vGPU, made on a VF at bind and removed at unbind', () => {
+describe("MIG slices for VMs: the profile's MIG-backed vGPU, made on a VF at bind and removed at unbind", () => {
   let root: string;
   let kernel: SysfsKernel;
   let driver: NvidiaGpuDriver;
@@ -184,12 +208,13 @@ describe('MIG slices for VMs: the profile\'s MIG-backed vGPU, made on a VF at bi
   });
   const migDep = async (name: string): Promise<DeployableT> => dep(await driver.discover(), `compute1_${name}`);
 
-  it('reports the A100\'s MIG profiles only, never its VFs as GPUs of their own', async () => {
+  it("reports the A100's MIG profiles only, never its VFs as GPUs of their own", async () => {
     expect((await driver.discover()).flatMap((d) => d.deployables).map((d) => d.name)).toEqual(
-      ['0000:1b:00.0_MIG_2g.10gb', '0000:1b:00.0_MIG_3g.20gb', '0000:43:00.0_MIG_1g.10gb', '0000:43:00.0_MIG_3g.40gb'].map((n) => `compute1_${n}`));
+      ['0000:1b:00.0_MIG_2g.10gb', '0000:1b:00.0_MIG_3g.20gb', '0000:43:00.0_MIG_1g.10gb', '0000:43:00.0_MIG_3g.40gb'].map((n) => `compute1_${n}`),
+    );
   });
 
-  it('binds a 3g.20gb as a GRID A100-3-20C mdev with the handle\'s uuid, which Nova puts in the guest; unbind removes it', async () => {
+  it("binds a 3g.20gb as a GRID A100-3-20C mdev with the handle's uuid, which Nova puts in the guest; unbind removes it", async () => {
     const d = await migDep('0000:1b:00.0_MIG_3g.20gb');
     const handle = d.attachHandles[0]!;
     const out = await driver.prepareAttach({ key: 'k', deployable: d, params: { handleUuid: handle.uuid } });
@@ -222,8 +247,9 @@ describe('MIG slices for VMs: the profile\'s MIG-backed vGPU, made on a VF at bi
 
   it('fails the bind with a reason on a GPU without VFs, and on VFs of the vendor VFIO layout (vGPU 17+)', async () => {
     const h100 = await migDep('0000:43:00.0_MIG_1g.10gb');
-    await expect(driver.prepareAttach({ key: 'k', deployable: h100, params: { handleUuid: h100.attachHandles[0]!.uuid } }))
-      .rejects.toMatchObject({ details: { reason: 'mig_not_servable', address: '0000:43:00.0' } });
+    await expect(driver.prepareAttach({ key: 'k', deployable: h100, params: { handleUuid: h100.attachHandles[0]!.uuid } })).rejects.toMatchObject({
+      details: { reason: 'mig_not_servable', address: '0000:43:00.0' },
+    });
     const d = await migDep('0000:1b:00.0_MIG_2g.10gb');
     for (const vf of [4, 5, 6]) {
       rmSync(join(vfDir(`0000:1b:00.${vf}`), 'mdev_supported_types'), { recursive: true });
@@ -256,10 +282,24 @@ describe('MIG on the H100', () => {
   it('reads nvidia-smi -q -x, mig -lgip and mig -lgi', () => {
     const dir = join(fixtures, 'nvidia-smi', 'h100');
     const gpus = parseQueryXml(readFileSync(join(dir, 'query.xml'), 'utf8'));
-    expect(gpus.map((g) => [g.index, g.address, g.migCurrent, g.migDevices.length])).toEqual([[0, '0000:1b:00.0', 'Enabled', 3], [1, '0000:43:00.0', 'Disabled', 0]]);
-    expect(parseLgip(readFileSync(join(dir, 'lgip.txt'), 'utf8')).map((p) => `${p.name}:${p.id}:${p.total}`)).toEqual(
-      ['1g.10gb:19:7', '1g.10gb+me:20:1', '1g.20gb:15:4', '2g.20gb:14:3', '3g.40gb:9:2', '4g.40gb:5:1', '7g.80gb:0:1']);
-    expect(parseLgi(readFileSync(join(dir, 'lgi.txt'), 'utf8')).map((i) => [i.name, i.instanceId])).toEqual([['3g.40gb', 2], ['2g.20gb', 3], ['1g.10gb', 9]]);
+    expect(gpus.map((g) => [g.index, g.address, g.migCurrent, g.migDevices.length])).toEqual([
+      [0, '0000:1b:00.0', 'Enabled', 3],
+      [1, '0000:43:00.0', 'Disabled', 0],
+    ]);
+    expect(parseLgip(readFileSync(join(dir, 'lgip.txt'), 'utf8')).map((p) => `${p.name}:${p.id}:${p.total}`)).toEqual([
+      '1g.10gb:19:7',
+      '1g.10gb+me:20:1',
+      '1g.20gb:15:4',
+      '2g.20gb:14:3',
+      '3g.40gb:9:2',
+      '4g.40gb:5:1',
+      '7g.80gb:0:1',
+    ]);
+    expect(parseLgi(readFileSync(join(dir, 'lgi.txt'), 'utf8')).map((i) => [i.name, i.instanceId])).toEqual([
+      ['3g.40gb', 2],
+      ['2g.20gb', 3],
+      ['1g.10gb', 9],
+    ]);
   });
 
   it('reports each MIG profile as its own resource class and trait; the GPU without MIG stays a pGPU', async () => {
@@ -272,7 +312,9 @@ describe('MIG on the H100', () => {
       ['compute1_0000:1b:00.0_MIG_2g.20gb', 'CUSTOM_MIG_2G_20GB', 'CUSTOM_NVIDIA_2331_MIG_2G_20GB', 1],
       ['compute1_0000:1b:00.0_MIG_3g.40gb', 'CUSTOM_MIG_3G_40GB', 'CUSTOM_NVIDIA_2331_MIG_3G_40GB', 1],
     ]);
-    expect(mig.deployables[2]!.attachHandles[0]!.attachInfo).toBe('{"asked_type": "MIG-3g.40gb", "bus": "1b", "device": "00", "domain": "0000", "function": "0", "gpu_instance_id": "2", "vgpu_mark": "MIG-3g.40gb_2"}');
+    expect(mig.deployables[2]!.attachHandles[0]!.attachInfo).toBe(
+      '{"asked_type": "MIG-3g.40gb", "bus": "1b", "device": "00", "domain": "0000", "function": "0", "gpu_instance_id": "2", "vgpu_mark": "MIG-3g.40gb_2"}',
+    );
     expect(attrs(dep(devices, 'compute1_0000:43:00.0')).rc).toBe('PGPU');
   });
 
@@ -292,7 +334,10 @@ describe('MIG on the H100', () => {
   it('refuses a layout the card cannot take before touching it', async () => {
     const dir = smiDir();
     const driver = new NvidiaGpuDriver({ host: 'compute1', sysfsRoot: root, nvidiaSmi: ['sh', FAKE_SMI, dir] });
-    await expect(driver.applyMigLayout('0000:1b:00.0', ['3g.40gb', '3g.40gb', '1g.10gb'])).rejects.toMatchObject({ code: 'driver.failed', details: { reason: 'layout_unsupported' } });
+    await expect(driver.applyMigLayout('0000:1b:00.0', ['3g.40gb', '3g.40gb', '1g.10gb'])).rejects.toMatchObject({
+      code: 'driver.failed',
+      details: { reason: 'layout_unsupported' },
+    });
     await expect(driver.applyMigLayout('0000:1b:00.0', ['7g.80gb', '7g.80gb'])).rejects.toThrow('the card takes at most 1');
     await expect(driver.applyMigLayout('0000:1b:00.0', ['5g.50gb'])).rejects.toThrow('no profile 5g.50gb');
     await expect(driver.applyMigLayout('0000:43:00.0', ['7g.80gb'])).rejects.toMatchObject({ details: { reason: 'mig_disabled' } });
@@ -319,32 +364,64 @@ describe('MIG on the H100', () => {
 
   it('reads an N/A product name as no name: the model falls back to pci.ids', async () => {
     const dir = smiDir();
-    writeFileSync(join(dir, 'query.xml'), readFileSync(join(dir, 'query.xml'), 'utf8').replaceAll('<product_name>NVIDIA H100 PCIe</product_name>', '<product_name>N/A</product_name>'));
-    const driver = new NvidiaGpuDriver({ host: 'compute1', sysfsRoot: root, nvidiaSmi: ['sh', FAKE_SMI, dir], filterSriovVfs: true, modelNames: new Map([['2331', 'GH100 [H100 PCIe]']]) });
+    writeFileSync(
+      join(dir, 'query.xml'),
+      readFileSync(join(dir, 'query.xml'), 'utf8').replaceAll('<product_name>NVIDIA H100 PCIe</product_name>', '<product_name>N/A</product_name>'),
+    );
+    const driver = new NvidiaGpuDriver({
+      host: 'compute1',
+      sysfsRoot: root,
+      nvidiaSmi: ['sh', FAKE_SMI, dir],
+      filterSriovVfs: true,
+      modelNames: new Map([['2331', 'GH100 [H100 PCIe]']]),
+    });
     expect((await driver.discover()).filter((d) => d.stdBoardInfo.includes('2331')).map((d) => d.model)).toEqual(['GH100 [H100 PCIe]', 'GH100 [H100 PCIe]']);
   });
 
   it('never hands a VM a GPU instance it cannot make a vGPU on: without VFs the bind fails with a reason, nothing is made', async () => {
     const driver = new NvidiaGpuDriver({ host: 'compute1', sysfsRoot: root, nvidiaSmi: ['sh', FAKE_SMI, smiDir()] });
     const d = (await driver.discover()).flatMap((x) => x.deployables).find((x) => x.name.endsWith('MIG_3g.40gb'))!;
-    const err = await driver.prepareAttach({ key: 'k', deployable: d, params: { handleUuid: d.attachHandles[0]!.uuid, arqUuid: 'a1' } }).catch((e: unknown) => e);
+    const err = await driver
+      .prepareAttach({ key: 'k', deployable: d, params: { handleUuid: d.attachHandles[0]!.uuid, arqUuid: 'a1' } })
+      .catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'driver.failed', details: { reason: 'mig_not_servable', gpuInstanceId: '2', profile: '3g.40gb' } });
     expect((err as Error).message).toMatch(/GPU 0000:1b:00.0, MIG 3g.40gb \(GPU instance 2\): the GPU has no SR-IOV VFs/);
   });
 
   it('reports the GPUs from sysfs when nvidia-smi fails, naming as not observed those that may be in MIG mode', async () => {
-    const mismatch = ['sh', '-c', 'echo "Failed to initialize NVML: Driver/library version mismatch"; echo "NVML library version: 550.127"; exit 18', 'nvidia-smi'];
-    const driver = new NvidiaGpuDriver({ host: 'compute1', sysfsRoot: root, nvidiaSmi: mismatch, vgpuTypes: { 'nvidia-699': ['0000:b1:00.0'] }, filterSriovVfs: true });
+    const mismatch = [
+      'sh',
+      '-c',
+      'echo "Failed to initialize NVML: Driver/library version mismatch"; echo "NVML library version: 550.127"; exit 18',
+      'nvidia-smi',
+    ];
+    const driver = new NvidiaGpuDriver({
+      host: 'compute1',
+      sysfsRoot: root,
+      nvidiaSmi: mismatch,
+      vgpuTypes: { 'nvidia-699': ['0000:b1:00.0'] },
+      filterSriovVfs: true,
+    });
     const { devices, unobserved } = await driver.discoverPartial();
     // A vGPU card is all in sysfs; the others cannot be told from a MIG GPU without nvidia-smi.
     expect(devices.flatMap((d) => d.deployables).map((d) => d.name)).toEqual(['compute1_0000:b1:00.0']);
-    expect(unobserved.map((u) => u.partial?.deployables.map((d) => d.name)[0])).toEqual(['compute1_0000:17:00.0', 'compute1_0000:1b:00.0', 'compute1_0000:43:00.0']);
-    for (const u of unobserved) expect(u.reason).toBe('nvidia-smi -q -x: exited with 18: Failed to initialize NVML: Driver/library version mismatch / NVML library version: 550.127');
+    expect(unobserved.map((u) => u.partial?.deployables.map((d) => d.name)[0])).toEqual([
+      'compute1_0000:17:00.0',
+      'compute1_0000:1b:00.0',
+      'compute1_0000:43:00.0',
+    ]);
+    for (const u of unobserved)
+      expect(u.reason).toBe('nvidia-smi -q -x: exited with 18: Failed to initialize NVML: Driver/library version mismatch / NVML library version: 550.127');
   });
 
   it('after nvidia-smi said which GPUs are out of MIG mode, only the MIG one waits for it', async () => {
     const dir = smiDir();
-    const driver = new NvidiaGpuDriver({ host: 'compute1', sysfsRoot: root, nvidiaSmi: ['sh', join(fixtures, 'bin', 'failing-nvidia-smi.sh'), dir], filterSriovVfs: true });
+    const driver = new NvidiaGpuDriver({
+      host: 'compute1',
+      sysfsRoot: root,
+      nvidiaSmi: ['sh', join(fixtures, 'bin', 'failing-nvidia-smi.sh'), dir],
+      filterSriovVfs: true,
+    });
     await driver.discoverPartial();
     for (const mode of ['exit', 'truncated']) {
       writeFileSync(join(dir, 'failure'), mode);
@@ -372,6 +449,13 @@ describe('MIG on the H100', () => {
 
 describe('MIG-backed vGPU type names', () => {
   it('reads a profile as the suffix of its vGPU type: slices, memory, ME for +me; none for compute-instance profiles', () => {
-    expect(['3g.20gb', '1g.5gb+me', 'MIG 7g.80gb', '1g.10gb', '1c.2g.10gb', '1g.24gb+gfx'].map(migVgpuSuffix)).toEqual(['3-20C', '1-5CME', '7-80C', '1-10C', undefined, undefined]);
+    expect(['3g.20gb', '1g.5gb+me', 'MIG 7g.80gb', '1g.10gb', '1c.2g.10gb', '1g.24gb+gfx'].map(migVgpuSuffix)).toEqual([
+      '3-20C',
+      '1-5CME',
+      '7-80C',
+      '1-10C',
+      undefined,
+      undefined,
+    ]);
   });
 });

@@ -28,17 +28,32 @@ describe('POST /cyborg/v1/hosts/{host}/layout (MIG on an H100, VFs on an X710)',
     nicRoot = buildHost(NIC_HOST, 'relayout-nic');
     const state = mkdtempSync(join(tmpdir(), 'cyborg-relayout-state-'));
     rt = await startStack({
-      hosts: ['gpu-1', 'nic-1'], api: true,
-      drivers: (host) => (host === 'gpu-1'
-        ? [new NvidiaGpuDriver({ host, sysfsRoot: gpuRoot, nvidiaSmi: ['sh', join(fixtures, 'bin', 'fake-nvidia-smi.sh'), smi], stateDir: join(state, host) })]
-        : [new IntelNicDriver({ host, sysfsRoot: nicRoot, stateDir: join(state, host) })]),
+      hosts: ['gpu-1', 'nic-1'],
+      api: true,
+      drivers: (host) =>
+        host === 'gpu-1'
+          ? [
+              new NvidiaGpuDriver({
+                host,
+                sysfsRoot: gpuRoot,
+                nvidiaSmi: ['sh', join(fixtures, 'bin', 'fake-nvidia-smi.sh'), smi],
+                stateDir: join(state, host),
+              }),
+            ]
+          : [new IntelNicDriver({ host, sysfsRoot: nicRoot, stateDir: join(state, host) })],
     });
   });
   afterAll(async () => {
     await rt?.stop();
   });
 
-  const layout = (host: string, body: unknown) => rt.app!.inject({ method: 'POST', url: `/cyborg/v1/hosts/${host}/layout`, headers: { ...ADMIN, 'x-request-id': 'req-relayout-1' }, payload: body as object });
+  const layout = (host: string, body: unknown) =>
+    rt.app!.inject({
+      method: 'POST',
+      url: `/cyborg/v1/hosts/${host}/layout`,
+      headers: { ...ADMIN, 'x-request-id': 'req-relayout-1' },
+      payload: body as object,
+    });
 
   it('applies a MIG layout through nvidia-smi and logs who asked', async () => {
     const res = await layout('gpu-1', { kind: 'mig', address: '0000:1b:00.0', profiles: ['1g.20gb', '1g.20gb', '1g.20gb', '1g.20gb'] });
@@ -48,7 +63,7 @@ describe('POST /cyborg/v1/hosts/{host}/layout (MIG on an H100, VFs on an X710)',
     expect(audit).toMatchObject({ kind: 'host', args: { address: '0000:1b:00.0', profiles: '1g.20gb,1g.20gb,1g.20gb,1g.20gb' } });
   });
 
-  it('refuses a layout the card cannot take with the driver\'s reason, and bad input with 400', async () => {
+  it("refuses a layout the card cannot take with the driver's reason, and bad input with 400", async () => {
     const res = await layout('gpu-1', { kind: 'mig', address: '0000:1b:00.0', profiles: ['7g.80gb', '7g.80gb'] });
     expect(res.statusCode).toBe(502);
     expect(res.json().message).toMatch(/at most 1/);

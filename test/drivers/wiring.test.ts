@@ -16,26 +16,44 @@ function conf(text: string): string {
   return path;
 }
 
-describe('cyborg.conf written for Cyborg\'s vendor drivers', () => {
+describe("cyborg.conf written for Cyborg's vendor drivers", () => {
   it('[agent] enabled_drivers takes every name the driver registry builds', () => {
     expect([...DRIVER_NAMES].sort()).toEqual(Object.keys(DRIVER_FACTORIES).sort());
   });
 
-  it('maps [gpu_devices] + [vgpu_<type>], [fpga] and [nic_devices] + [<nic type>] onto the drivers\' settings', () => {
+  it("maps [gpu_devices] + [vgpu_<type>], [fpga] and [nic_devices] + [<nic type>] onto the drivers' settings", () => {
     const warnings: string[] = [];
-    const path = conf([
-      '[DEFAULT]', 'host = compute1', 'state_path = /var/lib/cyborg',
-      '[agent]', 'enabled_drivers = nvidia_gpu_driver, intel_nic_driver, intel_fpga_driver',
-      '[generic_driver]', 'sysfs_root = /srv/sys',
-      '[gpu_devices]', 'enabled_vgpu_types = nvidia-35, nvidia-699', 'filter_sriov_vfs = true', 'nvidia_smi = /usr/bin/nvidia-smi', 'command_timeout = 20',
-      '[vgpu_nvidia-35]', 'device_addresses = 0000:84:00.0,0000:85:00.0',
-      '[vgpu_nvidia-699]', 'device_addresses = 0000:b1:00.0',
-      '[fpga]', 'program_command = /opt/bin/program {address} {image}', 'program_timeout = 120',
-      '[nic_devices]', 'enabled_nic_types = x710_static',
-      '[x710_static]', 'physical_device_mappings = physnet1:ens1f0|ens1f1', 'function_device_mappings = GTPV1:ens1f0',
-      '[x710_unused]', 'physical_device_mappings = physnet9:ens9f0',
-      '',
-    ].join('\n'));
+    const path = conf(
+      [
+        '[DEFAULT]',
+        'host = compute1',
+        'state_path = /var/lib/cyborg',
+        '[agent]',
+        'enabled_drivers = nvidia_gpu_driver, intel_nic_driver, intel_fpga_driver',
+        '[generic_driver]',
+        'sysfs_root = /srv/sys',
+        '[gpu_devices]',
+        'enabled_vgpu_types = nvidia-35, nvidia-699',
+        'filter_sriov_vfs = true',
+        'nvidia_smi = /usr/bin/nvidia-smi',
+        'command_timeout = 20',
+        '[vgpu_nvidia-35]',
+        'device_addresses = 0000:84:00.0,0000:85:00.0',
+        '[vgpu_nvidia-699]',
+        'device_addresses = 0000:b1:00.0',
+        '[fpga]',
+        'program_command = /opt/bin/program {address} {image}',
+        'program_timeout = 120',
+        '[nic_devices]',
+        'enabled_nic_types = x710_static',
+        '[x710_static]',
+        'physical_device_mappings = physnet1:ens1f0|ens1f1',
+        'function_device_mappings = GTPV1:ens1f0',
+        '[x710_unused]',
+        'physical_device_mappings = physnet9:ens9f0',
+        '',
+      ].join('\n'),
+    );
     const config = loadConfig({}, {}, { role: 'agent', configFiles: [path], onWarning: (m) => warnings.push(m) });
     expect(warnings).toEqual([]);
     expect(config.agent.enabledDrivers).toEqual(['nvidia_gpu_driver', 'intel_nic_driver', 'intel_fpga_driver']);
@@ -44,8 +62,17 @@ describe('cyborg.conf written for Cyborg\'s vendor drivers', () => {
       host: 'compute1',
       sysfsRoot: '/srv/sys',
       stateDir: '/var/lib/cyborg/agent/drivers',
-      gpu: { vgpuTypes: { 'nvidia-35': ['0000:84:00.0', '0000:85:00.0'], 'nvidia-699': ['0000:b1:00.0'] }, filterSriovVfs: true, nvidiaSmi: ['/usr/bin/nvidia-smi'], commandTimeoutMs: 20_000 },
-      fpga: { intelProgramCommand: ['/opt/bin/program', '{address}', '{image}'], xilinxProgramCommand: ['/opt/bin/program', '{address}', '{image}'], programTimeoutMs: 120_000 },
+      gpu: {
+        vgpuTypes: { 'nvidia-35': ['0000:84:00.0', '0000:85:00.0'], 'nvidia-699': ['0000:b1:00.0'] },
+        filterSriovVfs: true,
+        nvidiaSmi: ['/usr/bin/nvidia-smi'],
+        commandTimeoutMs: 20_000,
+      },
+      fpga: {
+        intelProgramCommand: ['/opt/bin/program', '{address}', '{image}'],
+        xilinxProgramCommand: ['/opt/bin/program', '{address}', '{image}'],
+        programTimeoutMs: 120_000,
+      },
       // Only the enabled NIC type's mappings count.
       nic: { physicalDeviceMappings: ['physnet1:ens1f0|ens1f1'], functionDeviceMappings: ['GTPV1:ens1f0'] },
     });
@@ -54,13 +81,21 @@ describe('cyborg.conf written for Cyborg\'s vendor drivers', () => {
 
   it('refuses at boot an enabled type without its section, a GPU given two vGPU types, and an unknown driver', () => {
     const noSection = conf('[gpu_devices]\nenabled_vgpu_types = nvidia-35\n');
-    expect(() => loadConfig({}, {}, { configFiles: [noSection] })).toThrow(new ConfigError(`invalid configuration: ${noSection} [gpu_devices] enabled_vgpu_types: vGPU type nvidia-35 has no [vgpu_nvidia-35] device_addresses`));
-    const twice = conf('[gpu_devices]\nenabled_vgpu_types = nvidia-35, nvidia-36\n[vgpu_nvidia-35]\ndevice_addresses = 0000:84:00.0\n[vgpu_nvidia-36]\ndevice_addresses = 0000:84:00.0\n');
-    expect(() => loadConfig({}, {}, { configFiles: [twice] })).toThrow(`${twice} [vgpu_nvidia-36] device_addresses: GPU 0000:84:00.0 already offers nvidia-35 (one vGPU type per GPU)`);
+    expect(() => loadConfig({}, {}, { configFiles: [noSection] })).toThrow(
+      new ConfigError(`invalid configuration: ${noSection} [gpu_devices] enabled_vgpu_types: vGPU type nvidia-35 has no [vgpu_nvidia-35] device_addresses`),
+    );
+    const twice = conf(
+      '[gpu_devices]\nenabled_vgpu_types = nvidia-35, nvidia-36\n[vgpu_nvidia-35]\ndevice_addresses = 0000:84:00.0\n[vgpu_nvidia-36]\ndevice_addresses = 0000:84:00.0\n',
+    );
+    expect(() => loadConfig({}, {}, { configFiles: [twice] })).toThrow(
+      `${twice} [vgpu_nvidia-36] device_addresses: GPU 0000:84:00.0 already offers nvidia-35 (one vGPU type per GPU)`,
+    );
     const nic = conf('[nic_devices]\nenabled_nic_types = x710_static\n');
     expect(() => loadConfig({}, {}, { configFiles: [nic] })).toThrow('NIC type x710_static has no [x710_static] section');
     const unknown = conf('[agent]\nenabled_drivers = amd_gpu_driver\n');
-    expect(() => loadConfig({}, {}, { configFiles: [unknown] })).toThrow(/enabled_drivers: Expected union value \(one of fake_driver, generic, generic_driver, nvidia_gpu_driver/);
+    expect(() => loadConfig({}, {}, { configFiles: [unknown] })).toThrow(
+      /enabled_drivers: Expected union value \(one of fake_driver, generic, generic_driver, nvidia_gpu_driver/,
+    );
   });
 });
 
@@ -72,8 +107,16 @@ describe('an agent start after a reboot', () => {
 
   it('re-creates the mdev of a handle an ARQ still holds, from the agent cache', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'cyborg-agent-'));
-    const config = loadConfig({ host: 'compute1', dataDir, generic: { sysfsRoot: root }, gpu: { enabledVgpuTypes: ['nvidia-699'], vgpuDeviceAddresses: { 'nvidia-699': ['0000:b1:00.0'] } } },
-      { CYBORG_ENABLED_DRIVERS: 'nvidia_gpu_driver' }, { role: 'agent' });
+    const config = loadConfig(
+      {
+        host: 'compute1',
+        dataDir,
+        generic: { sysfsRoot: root },
+        gpu: { enabledVgpuTypes: ['nvidia-699'], vgpuDeviceAddresses: { 'nvidia-699': ['0000:b1:00.0'] } },
+      },
+      { CYBORG_ENABLED_DRIVERS: 'nvidia_gpu_driver' },
+      { role: 'agent' },
+    );
     const [gpu] = enabledDrivers(config, quietLogger());
     const devices = await gpu!.discover();
     const a16 = devices.flatMap((d) => d.deployables).find((d) => d.name === 'compute1_0000:b1:00.0')!;
@@ -90,7 +133,10 @@ describe('an agent start after a reboot', () => {
     const reopened = await AgentCache.open(join(dataDir, 'agent'), 'compute1', [], quietLogger());
     const { log, lines } = captureLogger();
     const steps = await restoreHostState(enabledDrivers(config, log), reopened.boundHandles(), log);
-    expect(steps).toEqual([{ driver: 'nvidia_gpu_driver', step: 'restoreBound', ok: true, detail: { restored: [handle.uuid], present: [] } }, expect.objectContaining({ step: 'reapplyMigLayouts', ok: true })]);
+    expect(steps).toEqual([
+      { driver: 'nvidia_gpu_driver', step: 'restoreBound', ok: true, detail: { restored: [handle.uuid], present: [] } },
+      expect.objectContaining({ step: 'reapplyMigLayouts', ok: true }),
+    ]);
     expect(readFileSync(create, 'utf8')).toBe(handle.uuid);
     expect(lines.some((l) => l.msg === 'host state restored')).toBe(true);
   });
@@ -98,14 +144,29 @@ describe('an agent start after a reboot', () => {
   it('logs and reports a step that fails, and goes on with the other drivers', async () => {
     const { log, lines } = captureLogger();
     const broken = {
-      name: 'nvidia_gpu_driver', version: '1', discover: async () => [],
+      name: 'nvidia_gpu_driver',
+      version: '1',
+      discover: async () => [],
       applyMigLayout: async () => ({}),
-      reapplyMigLayouts: async () => { throw Object.assign(new Error('nvidia-smi: not found'), { code: 'driver.failed', details: { reason: 'binary_missing' } }); },
+      reapplyMigLayouts: async () => {
+        throw Object.assign(new Error('nvidia-smi: not found'), { code: 'driver.failed', details: { reason: 'binary_missing' } });
+      },
     };
-    const nic = { name: 'intel_nic_driver', version: '1', discover: async () => [], setVfCount: async () => ({}), reapplyVfCounts: async () => [{ address: '0000:3b:00.0', numvfs: 8 }] };
+    const nic = {
+      name: 'intel_nic_driver',
+      version: '1',
+      discover: async () => [],
+      setVfCount: async () => ({}),
+      reapplyVfCounts: async () => [{ address: '0000:3b:00.0', numvfs: 8 }],
+    };
     const steps = await restoreHostState([broken, nic], new Map(), log);
     expect(steps).toEqual([
-      { driver: 'nvidia_gpu_driver', step: 'reapplyMigLayouts', ok: false, detail: { code: 'driver.failed', reason: 'nvidia-smi: not found', details: { reason: 'binary_missing' } } },
+      {
+        driver: 'nvidia_gpu_driver',
+        step: 'reapplyMigLayouts',
+        ok: false,
+        detail: { code: 'driver.failed', reason: 'nvidia-smi: not found', details: { reason: 'binary_missing' } },
+      },
       { driver: 'intel_nic_driver', step: 'reapplyVfCounts', ok: true, detail: [{ address: '0000:3b:00.0', numvfs: 8 }] },
     ]);
     expect(lines.find((l) => l.level === 50)?.msg).toBe('restoring host state after a start failed; the agent goes on without it');

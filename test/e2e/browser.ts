@@ -20,12 +20,22 @@ export function pageDiagnostics(page: Page): () => Promise<string> {
   const note = (line: string): void => {
     if (said.length < 50) said.push(`${new Date().toISOString().slice(11, 23)} ${line}`);
   };
-  page.on('console', (m) => { if (m.type() === 'error' || m.type() === 'warning') note(`console.${m.type()}: ${m.text()}`); });
+  page.on('console', (m) => {
+    if (m.type() === 'error' || m.type() === 'warning') note(`console.${m.type()}: ${m.text()}`);
+  });
   page.on('pageerror', (e) => note(`page error: ${e.message}`));
   page.on('requestfailed', (r) => note(`request failed: ${r.method()} ${r.url()} ${r.failure()?.errorText ?? ''}`));
-  page.on('response', (r) => { if (r.status() >= 400) note(`${r.status()} ${r.request().method()} ${r.url()}`); });
+  page.on('response', (r) => {
+    if (r.status() >= 400) note(`${r.status()} ${r.request().method()} ${r.url()}`);
+  });
   return async () => {
-    const text = await page.locator('body').innerText({ timeout: 2_000 }).then((t) => t.slice(0, 400), (e: unknown) => `(unreadable: ${String(e)})`);
+    const text = await page
+      .locator('body')
+      .innerText({ timeout: 2_000 })
+      .then(
+        (t) => t.slice(0, 400),
+        (e: unknown) => `(unreadable: ${String(e)})`,
+      );
     return [...said, `the page shows: ${JSON.stringify(text)}`].join('\n');
   };
 }

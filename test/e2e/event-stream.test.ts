@@ -52,7 +52,8 @@ describe('the event stream at /cyborg/v1/events', () => {
     return { batches, lastId };
   }
 
-  const snapshot = async (): Promise<{ cursor: number; accelerators: AcceleratorView[] }> => (await fetch(`${base}/snapshot`)).json() as Promise<{ cursor: number; accelerators: AcceleratorView[] }>;
+  const snapshot = async (): Promise<{ cursor: number; accelerators: AcceleratorView[] }> =>
+    (await fetch(`${base}/snapshot`)).json() as Promise<{ cursor: number; accelerators: AcceleratorView[] }>;
 
   it('follows a snapshot with every committed transition and the view it left', async () => {
     const snap = await snapshot();
@@ -63,7 +64,10 @@ describe('the event stream at /cyborg/v1/events', () => {
     const enabled = rt.conductor.act(gpu.id, { type: 'ENABLE' });
     const { batches } = await until(stream, (bs) => bs.some((b) => b.events.some((e) => e.id === gpu.id && e.to === 'ready')));
     await enabled;
-    const steps = batches.flatMap((b) => b.events).filter((e) => e.id === gpu.id).map((e) => `${e.from}→${e.to}`);
+    const steps = batches
+      .flatMap((b) => b.events)
+      .filter((e) => e.id === gpu.id)
+      .map((e) => `${e.from}→${e.to}`);
     expect(steps).toEqual(['inactive→installing', 'installing→ready']);
     const last = batches[batches.length - 1]!;
     expect(last.accelerators[gpu.id]).toMatchObject({ state: 'ready', allowed: expect.arrayContaining(['PROGRAM', 'DISABLE']) });
@@ -103,7 +107,12 @@ describe('the event stream at /cyborg/v1/events', () => {
     const { batches } = await until(stream, (bs) => bs.flatMap((x) => x.events).length >= 6);
     await done;
     expect(batches[0]!.events.filter((e) => e.to === 'programming')).toHaveLength(3);
-    expect(batches.flatMap((x) => x.events).map((e) => e.to).sort()).toEqual(['programmed', 'programmed', 'programmed', 'programming', 'programming', 'programming']);
+    expect(
+      batches
+        .flatMap((x) => x.events)
+        .map((e) => e.to)
+        .sort(),
+    ).toEqual(['programmed', 'programmed', 'programmed', 'programming', 'programming', 'programming']);
   });
 
   it('tells a client that was away longer than the ring remembers to reload its snapshot', async () => {
@@ -111,7 +120,15 @@ describe('the event stream at /cyborg/v1/events', () => {
     // More events than the hub keeps (10,000) happen while the client is away: heartbeat-level
     // noise from the host, announced through the hub's own API.
     for (let i = 0; i < 10_001; i++) {
-      rt.conductor.hub.publish({ kind: 'host', id: 'stream-1', host: 'stream-1', event: 'HEARTBEAT', from: 'online', to: 'online', at: new Date().toISOString() });
+      rt.conductor.hub.publish({
+        kind: 'host',
+        id: 'stream-1',
+        host: 'stream-1',
+        event: 'HEARTBEAT',
+        from: 'online',
+        to: 'online',
+        at: new Date().toISOString(),
+      });
     }
     const stream = open('', { 'last-event-id': String(snap.cursor) });
     expect((await stream.next()).value).toMatchObject({ event: 'hello' });

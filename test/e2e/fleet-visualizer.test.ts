@@ -31,9 +31,13 @@ describe.skipIf(!svc.browser)('the visualizer at fleet scale', () => {
   beforeAll(async () => {
     await ensureUiBuilt();
     s = await startStack({
-      hosts: HOSTS, fake: PER_HOST, api: true, log: quietLogger(),
+      hosts: HOSTS,
+      fake: PER_HOST,
+      api: true,
+      log: quietLogger(),
       // One fatal check quarantines; the story drives checks and telemetry itself, one round at a time.
-      agent: { telemetryIntervalMs: 0 }, timing: { healthEnterAfter: 1, healthLeaveAfter: 1, healthStableMs: 0 },
+      agent: { telemetryIntervalMs: 0 },
+      timing: { healthEnterAfter: 1, healthLeaveAfter: 1, healthStableMs: 0 },
     });
     await eventually(() => s.conductor.listAccelerators().length === TOTAL || undefined, { what: `${TOTAL} accelerators registered`, timeoutMs: 120_000 });
     await s.app.listen({ host: '127.0.0.1', port: 0 });
@@ -94,7 +98,10 @@ describe.skipIf(!svc.browser)('the visualizer at fleet scale', () => {
 
   it('drains a host with two attached instances from the page, cancels midway, and finishes when the instances leave', async () => {
     const [g1, g2, g3] = gpusOf('rack-012');
-    for (const [g, vm] of [[g1!, vm1], [g2!, vm2]] as const) {
+    for (const [g, vm] of [
+      [g1!, vm1],
+      [g2!, vm2],
+    ] as const) {
       expect((await post(`/accelerators/${g.id}/enable`)).statusCode).toBe(200);
       expect((await post(`/accelerators/${g.id}/attach`, { instanceUuid: vm, projectId: 'p-blue' })).statusCode).toBe(200);
     }
@@ -149,7 +156,9 @@ describe.skipIf(!svc.browser)('the visualizer at fleet scale', () => {
     await page.getByTestId('audit-action').fill('maintain');
     const audit = page.locator('[data-testid=audit] li');
     await expect.poll(() => audit.count()).toBe(50);
-    expect(new Set(await audit.evaluateAll((lis) => lis.map((li) => `${li.getAttribute('data-event')} by ${li.getAttribute('data-actor')}`)))).toEqual(new Set(['MAINTAIN by operator']));
+    expect(new Set(await audit.evaluateAll((lis) => lis.map((li) => `${li.getAttribute('data-event')} by ${li.getAttribute('data-actor')}`)))).toEqual(
+      new Set(['MAINTAIN by operator']),
+    );
     await page.getByTestId('audit-older').click();
     await expect.poll(() => audit.count()).toBe(100);
     await page.getByTestId('audit-action').fill('end_maintenance');
@@ -166,7 +175,10 @@ describe.skipIf(!svc.browser)('the visualizer at fleet scale', () => {
     await expect.poll(() => page.getByTestId('capacity-free').textContent(), { timeout: 15_000 }).toBe(free(api.fleet));
     await panel.locator('summary').click();
     for (const r of api.fleet) {
-      expect(await panel.locator(`tr[data-rc="${r.resourceClass}"] td`).allTextContents()).toEqual([r.resourceClass, ...[r.total, r.used, r.reserved, r.quarantined, r.maintenance, r.free].map(String)]);
+      expect(await panel.locator(`tr[data-rc="${r.resourceClass}"] td`).allTextContents()).toEqual([
+        r.resourceClass,
+        ...[r.total, r.used, r.reserved, r.quarantined, r.maintenance, r.free].map(String),
+      ]);
     }
     // The quarantined GPU of rack-007 is reserved there, and said to be quarantined.
     await host('rack-007').click();
@@ -179,7 +191,7 @@ describe.skipIf(!svc.browser)('the visualizer at fleet scale', () => {
     await host('rack-007').click(); // the host filter off again
   });
 
-  it('draws a GPU\'s and its host\'s usage from the conductor\'s window', async () => {
+  it("draws a GPU's and its host's usage from the conductor's window", async () => {
     const gpu = gpusOf('rack-003')[0]!;
     // Three telemetry rounds, a second apart, so that the host's chart has three ticks too.
     for (let i = 0; i < 3; i++) {

@@ -44,7 +44,9 @@ describe.skipIf(!svc.browser || !svc.keystone)('the visualizer signs in with Key
     // story empties the cache where waiting out its TTL would take minutes.
     validator = new TokenValidator({ session, cache: { ttlMs: 300_000 } });
     app = await buildApi({
-      control: stack.conductor, log: quietLogger(), v2: { authStrategy: 'keystone' },
+      control: stack.conductor,
+      log: quietLogger(),
+      v2: { authStrategy: 'keystone' },
       auth: { keystone: { validator, wwwAuthenticateUri: 'http://127.0.0.1:15001' } },
     });
     await app.listen({ host: '127.0.0.1', port: 0 });
@@ -54,7 +56,10 @@ describe.skipIf(!svc.browser || !svc.keystone)('the visualizer signs in with Key
     await stack.conductor.act(held.id, { type: 'ENABLE' });
     const [admin, reader] = await Promise.all([tokenOf('admin'), tokenOf('demoReader')]);
     const attached = await app.inject({
-      method: 'POST', url: `/cyborg/v1/accelerators/${held.id}/attach`, headers: { 'x-auth-token': admin.token }, payload: { instanceUuid: randomUUID(), projectId: reader.projectId },
+      method: 'POST',
+      url: `/cyborg/v1/accelerators/${held.id}/attach`,
+      headers: { 'x-auth-token': admin.token },
+      payload: { instanceUuid: randomUUID(), projectId: reader.projectId },
     });
     expect(attached.statusCode).toBe(200);
     target = stack.conductor.listAccelerators().find((a) => a.state === 'inactive')!;
@@ -73,7 +78,11 @@ describe.skipIf(!svc.browser || !svc.keystone)('the visualizer signs in with Key
 
   const form = () => page.getByTestId('signin');
   const row = (name: string) => page.locator(`[data-testid=accelerators] [data-name="${name}"]`);
-  const actions = (): Promise<string[]> => page.getByTestId('actions').locator('[data-action]').evaluateAll((els) => els.map((e) => e.getAttribute('data-action') ?? ''));
+  const actions = (): Promise<string[]> =>
+    page
+      .getByTestId('actions')
+      .locator('[data-action]')
+      .evaluateAll((els) => els.map((e) => e.getAttribute('data-action') ?? ''));
 
   async function signIn(user: string, project: string, secret = password(user)): Promise<void> {
     await form().locator('input[name=username]').fill(user);
@@ -87,7 +96,7 @@ describe.skipIf(!svc.browser || !svc.keystone)('the visualizer signs in with Key
     await expect.poll(() => form().count()).toBe(1);
   }
 
-  it('asks who is there before showing anything, and keeps no token in the browser\'s storage', async () => {
+  it("asks who is there before showing anything, and keeps no token in the browser's storage", async () => {
     await expect.poll(() => form().count(), { timeout: 15_000 }).toBe(1);
     expect(await page.getByTestId('accelerators').count()).toBe(0);
     await signIn('demo-reader', 'demo');
@@ -145,7 +154,7 @@ describe.skipIf(!svc.browser || !svc.keystone)('the visualizer signs in with Key
     await signOut();
   });
 
-  it('refuses another page\'s POST that carries the session cookie, and ends the session on the api at sign-out', async () => {
+  it("refuses another page's POST that carries the session cookie, and ends the session on the api at sign-out", async () => {
     await signIn('admin', 'admin');
     await expect.poll(() => page.getByTestId('who').textContent(), { timeout: 15_000 }).toContain('admin');
     const victim = stack.conductor.listAccelerators().find((a) => a.state === 'inactive')!;
@@ -153,7 +162,9 @@ describe.skipIf(!svc.browser || !svc.keystone)('the visualizer signs in with Key
     // the cookie: the Origin check is what stops it), and another host name (another site: no cookie).
     const evil: Server = createServer((_req, res) => {
       res.setHeader('content-type', 'text/html');
-      res.end(`<form method="POST" action="${url}/cyborg/v1/accelerators/${victim.id}/enable" enctype="text/plain"><input name="x" value="1"></form><script>document.forms[0].submit()</script>`);
+      res.end(
+        `<form method="POST" action="${url}/cyborg/v1/accelerators/${victim.id}/enable" enctype="text/plain"><input name="x" value="1"></form><script>document.forms[0].submit()</script>`,
+      );
     });
     await new Promise<void>((r) => evil.listen(0, '127.0.0.1', r));
     const evilPort = (evil.address() as AddressInfo).port;
@@ -189,7 +200,7 @@ describe.skipIf(!svc.browser || !svc.keystone)('the visualizer signs in with Key
     await expect.poll(() => form().count(), { timeout: 15_000 }).toBe(1);
   });
 
-  it('asks for the password again before Keystone\'s token expires, and renews the session in place', async () => {
+  it("asks for the password again before Keystone's token expires, and renews the session in place", async () => {
     const timed = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
     const timedSaid = pageDiagnostics(timed);
     await timed.clock.install();
@@ -213,7 +224,7 @@ describe.skipIf(!svc.browser || !svc.keystone)('the visualizer signs in with Key
       // Nobody answers the next prompt: at the expiry the form comes back, saying why.
       await timed.clock.fastForward('10:00');
       await expect.poll(() => timed.getByTestId('signin').count(), { timeout: 10_000 }).toBe(1);
-      expect(await timed.getByTestId('signin-reason').textContent()).toContain('Keystone\'s token for it expired');
+      expect(await timed.getByTestId('signin-reason').textContent()).toContain("Keystone's token for it expired");
     } finally {
       await timed.close();
     }

@@ -22,9 +22,12 @@ const CI = process.env.CI === 'true' || process.env.CI === '1';
 /** What the README's quick start tells a user, read from the README itself so that the two cannot drift. */
 const quickStart = {
   /** The lines `npm start` prints, as the README shows them. */
-  banner: section(/It prints the URLs:\s*```\n([\s\S]*?)```/, 'the printed URLs').split('\n').map((l) => l.trim()).filter(Boolean),
+  banner: section(/It prints the URLs:\s*```\n([\s\S]*?)```/, 'the printed URLs')
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean),
   /** `API=…` of the curl walk. */
-  api: section(/^API=(\S+)$/m, 'the curl walk\'s API='),
+  api: section(/^API=(\S+)$/m, "the curl walk's API="),
   /** The CLI command it gives, after `npm run cyborg --`. */
   cli: section(/`npm run cyborg -- (accelerator list)`/, 'the CLI command').split(' '),
 };
@@ -46,7 +49,7 @@ function section(re: RegExp, what: string): string {
  * it falls back on what the README documents for that case — `CYBORG_PORT` for the server,
  * `CYBORG_URL` for the CLI, `CYBORG_DATA_DIR` for the state — the same code paths as the defaults.
  */
-describe.skipIf(!svc.browser && !CI)('the README\'s quick start, as written', () => {
+describe.skipIf(!svc.browser && !CI)("the README's quick start, as written", () => {
   let port: number = PORTS.allInOne;
   let ownsPort = false;
   let dataDir: string | undefined;
@@ -72,7 +75,9 @@ describe.skipIf(!svc.browser && !CI)('the README\'s quick start, as written', ()
     } catch {
       dataDir = mkdtempSync(join(tmpdir(), 'cyborg-readme-'));
       env.CYBORG_DATA_DIR = dataDir;
-      console.warn(`readme test: .cyborg/ exists in the checkout (a developer's data, or another run's); the all-in-one keeps its state in CYBORG_DATA_DIR=${dataDir} instead`);
+      console.warn(
+        `readme test: .cyborg/ exists in the checkout (a developer's data, or another run's); the all-in-one keeps its state in CYBORG_DATA_DIR=${dataDir} instead`,
+      );
     }
 
     start = new ProcessGroup('npm', ['start'], { cwd: ROOT, env });
@@ -99,7 +104,7 @@ describe.skipIf(!svc.browser && !CI)('the README\'s quick start, as written', ()
     if (ownsPort) expect(`${quickStart.api}/accelerators`).toBe(printed.api);
   });
 
-  it('lists the fake accelerators at the printed API URL (the curl walk\'s first step)', async () => {
+  it("lists the fake accelerators at the printed API URL (the curl walk's first step)", async () => {
     const list = await call<{ accelerators: { id: string; name: string; deviceType: string; state: string }[] }>('GET', printed.api);
     expect(list.status).toBe(200);
     const { accelerators } = list.body;
@@ -130,7 +135,8 @@ describe.skipIf(!svc.browser && !CI)('the README\'s quick start, as written', ()
     const api = printed.api.replace(/\/accelerators$/, '');
     const fpgas = await call<{ accelerators: { id: string }[] }>('GET', `${api}/accelerators?type=FPGA`);
     const id = fpgas.body.accelerators[0]!.id;
-    const post = (action: string, body?: Record<string, unknown>) => call<{ state: string; code?: string; allowed?: string[] }>('POST', `${api}/accelerators/${id}/${action}`, body);
+    const post = (action: string, body?: Record<string, unknown>) =>
+      call<{ state: string; code?: string; allowed?: string[] }>('POST', `${api}/accelerators/${id}/${action}`, body);
     expect((await post('enable')).body.state).toBe('ready');
     expect((await post('program', { bitstreamId: 'bs-1' })).body.state).toBe('programmed');
     expect((await post('attach', { instanceUuid: '2b0a3b4e-1c55-4f3a-9a2c-6b1f0c7d9e11' })).body.state).toBe('attached');
@@ -140,7 +146,7 @@ describe.skipIf(!svc.browser && !CI)('the README\'s quick start, as written', ()
     expect((await post('detach')).body.state).toBe('programmed');
   });
 
-  it('reaches the API on a port browsers refuse (Cyborg\'s 6665–6669), as the README promises of the CLI', async (ctx) => {
+  it("reaches the API on a port browsers refuse (Cyborg's 6665–6669), as the README promises of the CLI", async (ctx) => {
     // A plain TCP relay on a refused port: the API answering there is the running all-in-one.
     const target = Number(new URL(printed.api).port);
     const relay = createServer((c) => {
@@ -184,7 +190,11 @@ describe.skipIf(!svc.browser && !CI)('the README\'s quick start, as written', ()
     const exit = await run.exited;
     // npm passes SIGTERM on and dies of it, as npm does (or exits 0 if the program ended first).
     expect([0, null]).toContain(exit.code);
-    await eventually(() => run.gone, { what: `every process of \`npm start\` to exit; it printed:\n${run.output.slice(-4000)}`, timeoutMs: 30_000, intervalMs: 100 });
+    await eventually(() => run.gone, {
+      what: `every process of \`npm start\` to exit; it printed:\n${run.output.slice(-4000)}`,
+      timeoutMs: 30_000,
+      intervalMs: 100,
+    });
   }
 
   /** `npm …` in the checkout with the user's environment; its exit code and everything it printed. */
@@ -203,8 +213,9 @@ describe.skipIf(!svc.browser && !CI)('the README\'s quick start, as written', ()
  */
 function userShellEnv(): NodeJS.ProcessEnv {
   const settings = new Set(OPTIONS.flatMap((o) => (o.env ? [o.env] : [])));
-  return Object.fromEntries(Object.entries(process.env).filter(([k]) =>
-    !settings.has(k) && !k.startsWith('CYBORG_') && !k.startsWith('VITEST') && k !== 'NODE_ENV' && k !== 'TEST'));
+  return Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => !settings.has(k) && !k.startsWith('CYBORG_') && !k.startsWith('VITEST') && k !== 'NODE_ENV' && k !== 'TEST'),
+  );
 }
 
 /** Like curl: any port, the body as JSON whatever the status. */

@@ -29,12 +29,18 @@ describe.skipIf(!svc.browser)('the visualizer in a browser', () => {
 
   beforeAll(async () => {
     await ensureUiBuilt();
-    const config = loadConfig({
-      host: HOST, logLevel: 'silent', logPretty: false, listen: { address: '127.0.0.1', port: 0 },
-      fake: { gpus: 2, nics: 1, vfsPerNic: 2, opDelayMs: 50 },
-      // Frequent heartbeats, so that the last story can lose the agent in seconds.
-      timing: { heartbeatIntervalMs: 500, staleAfterMs: 5_000, lostAfterMs: 10_000 },
-    }, {});
+    const config = loadConfig(
+      {
+        host: HOST,
+        logLevel: 'silent',
+        logPretty: false,
+        listen: { address: '127.0.0.1', port: 0 },
+        fake: { gpus: 2, nics: 1, vfsPerNic: 2, opDelayMs: 50 },
+        // Frequent heartbeats, so that the last story can lose the agent in seconds.
+        timing: { heartbeatIntervalMs: 500, staleAfterMs: 5_000, lostAfterMs: 10_000 },
+      },
+      {},
+    );
     run = await startAllInOne(config, pino({ level: 'silent' }), { journal: new MemoryJournal() });
     fpga = await eventually(() => run.conductor.listAccelerators({ type: 'FPGA' })[0], { what: 'the fake FPGA', timeoutMs: 20_000 });
     browser = await launchChromium(svc.browser!);
@@ -60,7 +66,7 @@ describe.skipIf(!svc.browser)('the visualizer in a browser', () => {
     await expect.poll(() => page.locator('[data-testid=state-counts] [data-state=inactive] b').textContent()).toBe(String(all.length));
   });
 
-  it('shows the FPGA\'s statechart from the machine definition, with only the allowed actions', async () => {
+  it("shows the FPGA's statechart from the machine definition, with only the allowed actions", async () => {
     await row(fpga.name).click();
     await expect.poll(() => detailState().textContent()).toBe('inactive');
     const chart = page.getByTestId('chart-accelerator');
@@ -114,7 +120,8 @@ describe.skipIf(!svc.browser)('the visualizer in a browser', () => {
     const navigations: string[] = [];
     page.on('framenavigated', (f) => navigations.push(f.url()));
     const res = await fetch(`${run.url}/cyborg/v1/accelerators/${fpga.id}/attach`, {
-      method: 'POST', headers: { 'content-type': 'application/json' },
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ instanceUuid: '6f1c2a34-5b6d-4e7f-8a9b-0c1d2e3f4a5b', projectId: 'project-e2e' }),
     });
     expect(res.status).toBe(200);
@@ -127,10 +134,22 @@ describe.skipIf(!svc.browser)('the visualizer in a browser', () => {
   });
 
   it('lists each step of the FPGA in its history and saves a screenshot', async () => {
-    const steps = (): Promise<string[]> => page.getByTestId('history').locator('li').evaluateAll((els) => els.map((e) => `${e.getAttribute('data-from')}→${e.getAttribute('data-to')}`).reverse());
-    await expect.poll(steps, { timeout: 10_000 }).toEqual([
-      'none→inactive', 'inactive→installing', 'installing→ready', 'ready→programming', 'programming→programmed', 'programmed→attaching', 'attaching→attached',
-    ]);
+    const steps = (): Promise<string[]> =>
+      page
+        .getByTestId('history')
+        .locator('li')
+        .evaluateAll((els) => els.map((e) => `${e.getAttribute('data-from')}→${e.getAttribute('data-to')}`).reverse());
+    await expect
+      .poll(steps, { timeout: 10_000 })
+      .toEqual([
+        'none→inactive',
+        'inactive→installing',
+        'installing→ready',
+        'ready→programming',
+        'programming→programmed',
+        'programmed→attaching',
+        'attaching→attached',
+      ]);
     mkdirSync(SHOTS, { recursive: true });
     await page.screenshot({ path: `${SHOTS}/visualizer.png`, fullPage: false });
     // The whole machine, enlarged, as an operator opens it.
@@ -184,7 +203,10 @@ describe.skipIf(!svc.browser)('the visualizer in a browser', () => {
   });
 
   async function actions(): Promise<string[]> {
-    return page.getByTestId('actions').locator('[data-action]').evaluateAll((els) => els.map((e) => e.getAttribute('data-action') ?? ''));
+    return page
+      .getByTestId('actions')
+      .locator('[data-action]')
+      .evaluateAll((els) => els.map((e) => e.getAttribute('data-action') ?? ''));
   }
 
   async function click(action: string): Promise<void> {

@@ -36,7 +36,11 @@ describe.skipIf(!svc.nats || !svc.postgres)('agent killed under ARQ load', { tim
     const accs = api.listAccelerators({ host: 'node-k' });
     for (const a of accs) expect((await api.act(a.id, { type: 'ENABLE' })).state).toBe('ready');
 
-    const load = novaLoad(api, 'node-k', accs.map((a) => a.rpUuid));
+    const load = novaLoad(
+      api,
+      'node-k',
+      accs.map((a) => a.rpUuid),
+    );
     await eventually(() => load.cycles() >= 10, { what: 'ARQ cycles under way', timeoutMs: 60_000 });
     await agent.kill('SIGKILL');
     await new Promise((r) => setTimeout(r, 3_000));

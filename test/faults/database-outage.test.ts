@@ -46,13 +46,20 @@ describe.skipIf(!svc.nats || !svc.postgres)('PostgreSQL away under ARQ load', { 
     for (const a of accs) expect((await api.act(a.id, { type: 'ENABLE' })).state).toBe('ready');
     await eventually(async () => (await readyz(role.url)).status === 200, { what: 'the api role ready' });
 
-    const load = novaLoad(api, 'node-o', accs.map((a) => a.rpUuid));
+    const load = novaLoad(
+      api,
+      'node-o',
+      accs.map((a) => a.rpUuid),
+    );
     await eventually(() => load.cycles() >= 10, { what: 'ARQ cycles under way', timeoutMs: 60_000 });
     proxy.cut();
-    const away = await eventually(async () => {
-      const r = await readyz(role.url);
-      return r.status === 503 && /database/.test(r.checks.conductor ?? '') ? r : undefined;
-    }, { what: 'the api role to say the conductor\'s database is away', timeoutMs: 15_000 });
+    const away = await eventually(
+      async () => {
+        const r = await readyz(role.url);
+        return r.status === 503 && /database/.test(r.checks.conductor ?? '') ? r : undefined;
+      },
+      { what: "the api role to say the conductor's database is away", timeoutMs: 15_000 },
+    );
     expect(away.checks.conductor).toMatch(/conductor-o: database/);
     await new Promise((r) => setTimeout(r, 2_000));
     proxy.restore();

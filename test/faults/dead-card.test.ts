@@ -24,7 +24,10 @@ describe('the end of a card that died under an instance', () => {
   const GPU = 'dead-host_fake_gpu_40';
 
   beforeAll(async () => {
-    const config = loadConfig({ host: 'dead-host', listen: { address: '127.0.0.1', port: 0 }, logLevel: 'silent', logPretty: false, api: { operatorRateLimit: 0 } }, {});
+    const config = loadConfig(
+      { host: 'dead-host', listen: { address: '127.0.0.1', port: 0 }, logLevel: 'silent', logPretty: false, api: { operatorRateLimit: 0 } },
+      {},
+    );
     r = await startAllInOne(config, quietLogger(), { journal: new MemoryJournal(), fake });
   });
   afterAll(async () => {
@@ -43,7 +46,11 @@ describe('the end of a card that died under an instance', () => {
     // remove is refused while the instance is on it, saying why and the way out.
     const refused = await run('accelerator', 'remove', GPU);
     expect(refused.code).not.toBe(0);
-    expect(refused.stderr).toMatch(new RegExp(`REMOVE is not allowed now — instance\\(s\\) ${vm} hold it: detach them first .*release them \\(cyborg accelerator release ${GPU} --instance <uuid>\\)`));
+    expect(refused.stderr).toMatch(
+      new RegExp(
+        `REMOVE is not allowed now — instance\\(s\\) ${vm} hold it: detach them first .*release them \\(cyborg accelerator release ${GPU} --instance <uuid>\\)`,
+      ),
+    );
 
     const released = await run('accelerator', 'release', GPU, '--instance', vm);
     expect([released.code, released.stderr]).toEqual([0, '']);
@@ -106,13 +113,16 @@ describe('an ARQ whose card died before Nova deleted the server', () => {
 
     await c.act(fpga.id, { type: 'RELEASE', instanceUuid: 'vm-dead' }, { actor: 'ops-alice' });
     c.reconcile(true);
-    await eventually(() => {
-      try {
-        return c.getArq(arq.uuid).state === 'Deleted';
-      } catch {
-        return true; // gone
-      }
-    }, { what: 'the ARQ deleted' });
+    await eventually(
+      () => {
+        try {
+          return c.getArq(arq.uuid).state === 'Deleted';
+        } catch {
+          return true; // gone
+        }
+      },
+      { what: 'the ARQ deleted' },
+    );
     expect(c.getAccelerator(fpga.id)).toMatchObject({ state: 'error', allocations: [] });
     expect((await c.history(fpga.id)).find((h) => h.event === 'RELEASE')?.actor).toBe('ops-alice');
   });
@@ -172,10 +182,17 @@ describe('a host gone for good', () => {
   });
 
   it('is deleted only once lost and empty: gone from the API and the metrics, audited with who', async () => {
-    const config = loadConfig({
-      host: 'gone-host', listen: { address: '127.0.0.1', port: 0 }, logLevel: 'silent', logPretty: false, api: { operatorRateLimit: 0 },
-      timing: { heartbeatIntervalMs: 50, staleAfterMs: 300, lostAfterMs: 600 },
-    }, {});
+    const config = loadConfig(
+      {
+        host: 'gone-host',
+        listen: { address: '127.0.0.1', port: 0 },
+        logLevel: 'silent',
+        logPretty: false,
+        api: { operatorRateLimit: 0 },
+        timing: { heartbeatIntervalMs: 50, staleAfterMs: 300, lostAfterMs: 600 },
+      },
+      {},
+    );
     const journal = new MemoryJournal();
     r = await startAllInOne(config, quietLogger(), { journal, fake });
     const run = (...argv: string[]) => cyborg(...argv, '--url', r!.url);
@@ -201,17 +218,29 @@ describe('a host gone for good', () => {
     expect([deleted.code, deleted.stdout]).toEqual([0, 'host gone-host deleted; 2 accelerator(s) removed\n']);
     expect(r.conductor.listHosts().map((h) => h.name)).not.toContain('gone-host');
     expect((await r.app.inject({ method: 'GET', url: '/cyborg/v1/hosts/gone-host' })).statusCode).toBe(404);
-    expect((await (await fetch(`${r.url}/metrics`)).text())).not.toContain('host="gone-host"');
+    expect(await (await fetch(`${r.url}/metrics`)).text()).not.toContain('host="gone-host"');
     expect(journal.hosts.has('gone-host')).toBe(false);
-    expect(journal.transitions.find((t) => t.kind === 'host' && t.event === 'DELETE')).toMatchObject({ id: 'gone-host', from: 'lost', to: 'deleted', actor: 'cli' });
+    expect(journal.transitions.find((t) => t.kind === 'host' && t.event === 'DELETE')).toMatchObject({
+      id: 'gone-host',
+      from: 'lost',
+      to: 'deleted',
+      actor: 'cli',
+    });
   });
 
-  it('with the api apart from the conductor: retired by the host\'s conductor over the control protocol, and gone from every api\'s view', async () => {
+  it("with the api apart from the conductor: retired by the host's conductor over the control protocol, and gone from every api's view", async () => {
     await r?.stop();
-    const config = loadConfig({
-      host: 'gone-2', listen: { address: '127.0.0.1', port: 0 }, logLevel: 'silent', logPretty: false, api: { operatorRateLimit: 0 },
-      timing: { heartbeatIntervalMs: 50, staleAfterMs: 300, lostAfterMs: 600 },
-    }, {});
+    const config = loadConfig(
+      {
+        host: 'gone-2',
+        listen: { address: '127.0.0.1', port: 0 },
+        logLevel: 'silent',
+        logPretty: false,
+        api: { operatorRateLimit: 0 },
+        timing: { heartbeatIntervalMs: 50, staleAfterMs: 300, lostAfterMs: 600 },
+      },
+      {},
+    );
     const journal = new MemoryJournal();
     r = await startAllInOne(config, quietLogger(), { journal, fake: new FakeDriver({ host: 'gone-2', gpus: 1, nics: 0 }) });
     const publisher = new ViewPublisher(r.bus, r.conductor, 'c1');
@@ -226,7 +255,9 @@ describe('a host gone for good', () => {
       expect(retired).toMatchObject({ host: 'gone-2' });
       expect(retired.accelerators).toHaveLength(2);
       // The other api learns it from the published views alone.
-      await eventually(() => apis.every((api) => !api.listHosts().some((h) => h.name === 'gone-2') && api.listAccelerators({ host: 'gone-2' }).length === 0), { what: 'the host gone from both views' });
+      await eventually(() => apis.every((api) => !api.listHosts().some((h) => h.name === 'gone-2') && api.listAccelerators({ host: 'gone-2' }).length === 0), {
+        what: 'the host gone from both views',
+      });
       expect(journal.hosts.has('gone-2')).toBe(false);
       expect(journal.transitions.find((t) => t.kind === 'host' && t.event === 'DELETE')).toMatchObject({ id: 'gone-2', actor: 'ops-carol' });
       await expect(apis[1]!.retireHost('gone-2')).rejects.toMatchObject({ code: 'host.not_found' });

@@ -36,7 +36,11 @@ describe.skipIf(!natsServerInstalled || !svc.postgres)('NATS killed and restarte
     const accs = api.listAccelerators({ host: 'node-s' });
     for (const a of accs) expect((await api.act(a.id, { type: 'ENABLE' })).state).toBe('ready');
 
-    const load = novaLoad(api, 'node-s', accs.map((a) => a.rpUuid));
+    const load = novaLoad(
+      api,
+      'node-s',
+      accs.map((a) => a.rpUuid),
+    );
     await eventually(() => load.cycles() >= 10, { what: 'ARQ cycles under way', timeoutMs: 60_000 });
     await nats.down();
     await new Promise((r) => setTimeout(r, 2_000));

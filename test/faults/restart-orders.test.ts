@@ -12,8 +12,16 @@ const ROUNDS = Number(process.env.CYBORG_TEST_RESTART_ROUNDS ?? 20);
 type Role = 'conductor' | 'agent' | 'api';
 /** Which roles die together (SIGKILL) and the order they come back in: every role, every start order. */
 const ORDERS: Role[][] = [
-  ['conductor'], ['api'], ['agent'], ['conductor', 'api'], ['api', 'conductor'],
-  ['agent', 'conductor'], ['conductor', 'agent'], ['conductor', 'agent', 'api'], ['api', 'agent', 'conductor'], ['agent', 'api', 'conductor'],
+  ['conductor'],
+  ['api'],
+  ['agent'],
+  ['conductor', 'api'],
+  ['api', 'conductor'],
+  ['agent', 'conductor'],
+  ['conductor', 'agent'],
+  ['conductor', 'agent', 'api'],
+  ['api', 'agent', 'conductor'],
+  ['agent', 'api', 'conductor'],
 ];
 const NOVA = { 'x-auth-token': 'admin', 'content-type': 'application/json' };
 
@@ -44,7 +52,7 @@ describe.skipIf(!svc.nats || !svc.postgres)(`${ROUNDS} rounds of roles killed an
   const call = async (method: string, path: string, body?: unknown): Promise<{ status: number; json: Record<string, unknown> }> => {
     const res = await fetch(`${apiUrl}${path}`, { method, headers: NOVA, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
     const text = await res.text();
-    return { status: res.status, json: text ? JSON.parse(text) as Record<string, unknown> : {} };
+    return { status: res.status, json: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
   };
 
   beforeAll(async () => {
@@ -52,7 +60,10 @@ describe.skipIf(!svc.nats || !svc.postgres)(`${ROUNDS} rounds of roles killed an
     dep = new Deployment(svc.nats!, db.url);
     for (const role of ['conductor', 'agent', 'api'] as const) await start(role);
     view = await dep.api();
-    await eventually(async () => (await readyz()) === 200 && view.listAccelerators({ host: 'node-r' }).length === 2, { what: 'the deployment up', timeoutMs: 60_000 });
+    await eventually(async () => (await readyz()) === 200 && view.listAccelerators({ host: 'node-r' }).length === 2, {
+      what: 'the deployment up',
+      timeoutMs: 60_000,
+    });
     for (const a of view.listAccelerators({ host: 'node-r' })) expect((await view.act(a.id, { type: 'ENABLE' })).state).toBe('ready');
     expect((await call('POST', '/v2/device_profiles', [{ name: 'restart-dp', groups: [{ 'resources:PGPU': '1' }] }])).status).toBe(201);
   }, 240_000);
@@ -61,7 +72,7 @@ describe.skipIf(!svc.nats || !svc.postgres)(`${ROUNDS} rounds of roles killed an
     await db?.drop();
   });
 
-  it('each round ends with the view complete and equal to the database, and Nova\'s bind finds its deployable', async () => {
+  it("each round ends with the view complete and equal to the database, and Nova's bind finds its deployable", async () => {
     dep.logsOnFailure();
     for (let round = 0; round < ROUNDS; round++) {
       const order = ORDERS[round % ORDERS.length]!;
@@ -82,11 +93,15 @@ describe.skipIf(!svc.nats || !svc.postgres)(`${ROUNDS} rounds of roles killed an
       const created = await call('POST', '/v2/accelerator_requests', { device_profile_name: 'restart-dp' });
       expect(created.status, `round ${round}: create ${JSON.stringify(created.json)}`).toBe(201);
       const uuid = (created.json.arqs as { uuid: string }[])[0]!.uuid;
-      const bound = await call('PATCH', '/v2/accelerator_requests', { [uuid]: [
-        { path: '/hostname', op: 'add', value: 'node-r' }, { path: '/device_rp_uuid', op: 'add', value: gpu.rpUuid }, { path: '/instance_uuid', op: 'add', value: randomUUID() },
-      ] });
+      const bound = await call('PATCH', '/v2/accelerator_requests', {
+        [uuid]: [
+          { path: '/hostname', op: 'add', value: 'node-r' },
+          { path: '/device_rp_uuid', op: 'add', value: gpu.rpUuid },
+          { path: '/instance_uuid', op: 'add', value: randomUUID() },
+        ],
+      });
       expect(bound.status, `round ${round}: bind ${JSON.stringify(bound.json)}`).toBe(202);
-      await eventually(async () => ((await call('GET', `/v2/accelerator_requests/${uuid}`)).json.state === 'Bound'), { what: `round ${round}: the ARQ bound` });
+      await eventually(async () => (await call('GET', `/v2/accelerator_requests/${uuid}`)).json.state === 'Bound', { what: `round ${round}: the ARQ bound` });
       expect((await call('DELETE', `/v2/accelerator_requests?arqs=${uuid}`)).status, `round ${round}: delete`).toBe(204);
     }
   });

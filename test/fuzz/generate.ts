@@ -55,36 +55,59 @@ export function deepValue(depth: number): unknown {
 /** A plausible id, name or uuid — or something that only looks like one. */
 export function hostileString(r: Rng): string {
   switch (r.int(12)) {
-    case 0: return `nul\u0000${r.int(1000)}`;
-    case 1: return `lone\uD800surrogate`;
-    case 2: return `\uDC00${r.int(10)}`;
-    case 3: return 'x'.repeat(r.pick([256, 4097, 70_000]));
-    case 4: return 'y'.repeat(MB);
-    case 5: return '';
-    case 6: return '../../etc/passwd';
-    case 7: return "'; drop table arqs; --";
-    case 8: return '85e4fd81-4906-4155-851d-cd0f814a9161';
-    case 9: return `emoji-😀-${r.int(100)}`;
-    case 10: return '%00%ff%fe';
-    default: return `ok-${r.int(100_000)}`;
+    case 0:
+      return `nul\u0000${r.int(1000)}`;
+    case 1:
+      return `lone\uD800surrogate`;
+    case 2:
+      return `\uDC00${r.int(10)}`;
+    case 3:
+      return 'x'.repeat(r.pick([256, 4097, 70_000]));
+    case 4:
+      return 'y'.repeat(MB);
+    case 5:
+      return '';
+    case 6:
+      return '../../etc/passwd';
+    case 7:
+      return "'; drop table arqs; --";
+    case 8:
+      return '85e4fd81-4906-4155-851d-cd0f814a9161';
+    case 9:
+      return `emoji-😀-${r.int(100)}`;
+    case 10:
+      return '%00%ff%fe';
+    default:
+      return `ok-${r.int(100_000)}`;
   }
 }
 
 /** Any JSON value, often of the wrong type for where it goes. */
 export function hostileValue(r: Rng, depth = 0): unknown {
   switch (r.int(depth > 2 ? 7 : 11)) {
-    case 0: return hostileString(r);
-    case 1: return r.pick([0, -1, 1.5, 2 ** 53, -(2 ** 63), 1e308]);
-    case 2: return r.pick([true, false]);
-    case 3: return null;
-    case 4: return hostileString(r);
-    case 5: return `v${r.int(10)}`;
-    case 6: return r.int(5);
-    case 7: return Array.from({ length: r.pick([0, 1, 3, 100_000]) }, () => (r.chance(0.5) ? 'a' : 1));
+    case 0:
+      return hostileString(r);
+    case 1:
+      return r.pick([0, -1, 1.5, 2 ** 53, -(2 ** 63), 1e308]);
+    case 2:
+      return r.pick([true, false]);
+    case 3:
+      return null;
+    case 4:
+      return hostileString(r);
+    case 5:
+      return `v${r.int(10)}`;
+    case 6:
+      return r.int(5);
+    case 7:
+      return Array.from({ length: r.pick([0, 1, 3, 100_000]) }, () => (r.chance(0.5) ? 'a' : 1));
     // Deeper still is sent as text (deepJson): JSON.stringify of this process would overflow first.
-    case 8: return deepValue(r.pick([50, 1_000]));
-    case 9: return Object.fromEntries(Array.from({ length: r.int(4) }, () => [hostileString(r).slice(0, 300), hostileValue(r, depth + 1)]));
-    default: return Array.from({ length: r.int(4) }, () => hostileValue(r, depth + 1));
+    case 8:
+      return deepValue(r.pick([50, 1_000]));
+    case 9:
+      return Object.fromEntries(Array.from({ length: r.int(4) }, () => [hostileString(r).slice(0, 300), hostileValue(r, depth + 1)]));
+    default:
+      return Array.from({ length: r.int(4) }, () => hostileValue(r, depth + 1));
   }
 }
 

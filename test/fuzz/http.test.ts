@@ -9,7 +9,18 @@ import { startStack, type Stack } from '../support/stack.js';
 import { deepJson, hostileObject, hostileString, hostileValue, MB, Rng, seedFromEnv, urlEncode } from './generate.js';
 
 type Operation = { method: string; path: string; query: string[]; body: string[] };
-type OpenApi = { paths: Record<string, Record<string, { parameters?: { in: string; name: string }[]; requestBody?: { content?: Record<string, { schema?: { properties?: Record<string, unknown>; items?: { properties?: Record<string, unknown> } } }> } }>> };
+type OpenApi = {
+  paths: Record<
+    string,
+    Record<
+      string,
+      {
+        parameters?: { in: string; name: string }[];
+        requestBody?: { content?: Record<string, { schema?: { properties?: Record<string, unknown>; items?: { properties?: Record<string, unknown> } } }> };
+      }
+    >
+  >;
+};
 
 const REQUESTS = 1_000;
 const SEED = seedFromEnv(19_0719);
@@ -25,7 +36,8 @@ function operationsOf(doc: OpenApi): Operation[] {
       if (!['get', 'post', 'put', 'patch', 'delete'].includes(method)) continue;
       const json = op.requestBody?.content?.['application/json']?.schema;
       ops.push({
-        method: method.toUpperCase(), path,
+        method: method.toUpperCase(),
+        path,
         query: (op.parameters ?? []).filter((p) => p.in === 'query').map((p) => p.name),
         body: Object.keys(json?.properties ?? json?.items?.properties ?? {}),
       });
@@ -42,12 +54,29 @@ function requestFor(r: Rng, op: Operation): InjectOptions {
   const opts: InjectOptions = { method: op.method as InjectOptions['method'], url: query.length ? `${path}?${query.join('&')}` : path, headers };
   if (op.method === 'GET' || op.method === 'DELETE') return opts;
   switch (r.int(8)) {
-    case 0: opts.payload = deepJson(10_000, r.chance(0.5)); headers['content-type'] = 'application/json'; break;
-    case 1: opts.payload = `{"a": "${'z'.repeat(MB)}"}`; headers['content-type'] = 'application/json'; break;
-    case 2: opts.payload = '{"truncated": '; headers['content-type'] = 'application/json'; break;
-    case 3: opts.payload = Buffer.from([0xff, 0xfe, 0x00, 0x7b, 0x22]); headers['content-type'] = r.pick(['application/json', 'application/octet-stream', 'text/plain', 'multipart/form-data; boundary=x']); break;
-    case 4: opts.payload = JSON.stringify(r.chance(0.5) ? [hostileObject(r, op.body)] : hostileValue(r)); headers['content-type'] = r.pick(['application/json', 'application/json; charset=latin1', 'text/plain']); break;
-    default: opts.payload = JSON.stringify(hostileObject(r, op.body)); headers['content-type'] = 'application/json';
+    case 0:
+      opts.payload = deepJson(10_000, r.chance(0.5));
+      headers['content-type'] = 'application/json';
+      break;
+    case 1:
+      opts.payload = `{"a": "${'z'.repeat(MB)}"}`;
+      headers['content-type'] = 'application/json';
+      break;
+    case 2:
+      opts.payload = '{"truncated": ';
+      headers['content-type'] = 'application/json';
+      break;
+    case 3:
+      opts.payload = Buffer.from([0xff, 0xfe, 0x00, 0x7b, 0x22]);
+      headers['content-type'] = r.pick(['application/json', 'application/octet-stream', 'text/plain', 'multipart/form-data; boundary=x']);
+      break;
+    case 4:
+      opts.payload = JSON.stringify(r.chance(0.5) ? [hostileObject(r, op.body)] : hostileValue(r));
+      headers['content-type'] = r.pick(['application/json', 'application/json; charset=latin1', 'text/plain']);
+      break;
+    default:
+      opts.payload = JSON.stringify(hostileObject(r, op.body));
+      headers['content-type'] = 'application/json';
   }
   if (r.chance(0.05)) headers['x-user-id'] = hostileString(r).slice(0, 2_000);
   if (r.chance(0.05)) headers['openstack-api-version'] = `accelerator ${hostileString(r).slice(0, 300)}`;
@@ -62,12 +91,33 @@ function nearlyValid(r: Rng, accelerators: string[]): InjectOptions {
   const headers = { ...persona.admin, 'content-type': 'application/json' };
   const v = (): unknown => (r.chance(0.3) ? `ok-${r.int(1_000)}` : r.chance(0.7) ? hostileString(r).slice(0, 300) : hostileValue(r));
   switch (r.int(4)) {
-    case 0: return { method: 'POST', url: '/v2/device_profiles', headers, payload: JSON.stringify([{ name: v(), description: v(), groups: [{ 'resources:FPGA': '1' }] }]) };
-    case 1: return { method: 'POST', url: '/v2/accelerator_requests', headers, payload: JSON.stringify({ device_profile_name: v(), device_profile_group_id: r.chance(0.5) ? 0 : v() }) };
-    case 2: return {
-      method: 'PATCH', url: '/v2/accelerator_requests', headers,
-      payload: JSON.stringify({ [String(v())]: [{ op: 'add', path: '/hostname', value: v() }, { op: 'add', path: '/device_rp_uuid', value: v() }, { op: 'add', path: '/instance_uuid', value: v() }] }),
-    };
+    case 0:
+      return {
+        method: 'POST',
+        url: '/v2/device_profiles',
+        headers,
+        payload: JSON.stringify([{ name: v(), description: v(), groups: [{ 'resources:FPGA': '1' }] }]),
+      };
+    case 1:
+      return {
+        method: 'POST',
+        url: '/v2/accelerator_requests',
+        headers,
+        payload: JSON.stringify({ device_profile_name: v(), device_profile_group_id: r.chance(0.5) ? 0 : v() }),
+      };
+    case 2:
+      return {
+        method: 'PATCH',
+        url: '/v2/accelerator_requests',
+        headers,
+        payload: JSON.stringify({
+          [String(v())]: [
+            { op: 'add', path: '/hostname', value: v() },
+            { op: 'add', path: '/device_rp_uuid', value: v() },
+            { op: 'add', path: '/instance_uuid', value: v() },
+          ],
+        }),
+      };
     default: {
       const action = r.pick(['program', 'attach', 'enable', 'detach']);
       const body = action === 'program' ? { bitstreamId: v() } : action === 'enable' ? {} : { instanceUuid: v() };
@@ -98,10 +148,18 @@ describe.skipIf(!svc.postgres)('fuzzed HTTP requests on every route', { timeout:
     const doc = (await s.app.inject({ method: 'GET', url: '/openapi.json' })).json<OpenApi>();
     const ops = operationsOf(doc);
     const paths = new Set(ops.map((o) => o.path));
-    expect([...paths].some((p) => p.startsWith('/v2/')), 'v2 routes in the document').toBe(true);
-    expect([...paths].some((p) => p.startsWith('/cyborg/v1/')), 'operator routes in the document').toBe(true);
+    expect(
+      [...paths].some((p) => p.startsWith('/v2/')),
+      'v2 routes in the document',
+    ).toBe(true);
+    expect(
+      [...paths].some((p) => p.startsWith('/cyborg/v1/')),
+      'operator routes in the document',
+    ).toBe(true);
 
-    const accelerators = (await s.app.inject({ method: 'GET', url: '/cyborg/v1/accelerators', headers: persona.admin })).json<{ accelerators: { id: string }[] }>().accelerators.map((a) => a.id);
+    const accelerators = (await s.app.inject({ method: 'GET', url: '/cyborg/v1/accelerators', headers: persona.admin }))
+      .json<{ accelerators: { id: string }[] }>()
+      .accelerators.map((a) => a.id);
     expect(accelerators.length).toBeGreaterThan(0);
     const r = new Rng(SEED);
     const failures: string[] = [];
@@ -128,7 +186,12 @@ describe.skipIf(!svc.postgres)('fuzzed HTTP requests on every route', { timeout:
     // Alive and not wedged: health answers, reads and writes work, the database takes a write.
     expect((await s.app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
     const profile = `after-fuzz-${SEED}`;
-    const created = await s.app.inject({ method: 'POST', url: '/v2/device_profiles', headers: persona.admin, payload: [{ name: profile, groups: [{ 'resources:FPGA': '1' }] }] });
+    const created = await s.app.inject({
+      method: 'POST',
+      url: '/v2/device_profiles',
+      headers: persona.admin,
+      payload: [{ name: profile, groups: [{ 'resources:FPGA': '1' }] }],
+    });
     expect(created.statusCode, created.body).toBeLessThan(300);
     const arq = await s.app.inject({ method: 'POST', url: '/v2/accelerator_requests', headers: persona.admin, payload: { device_profile_name: profile } });
     expect(arq.statusCode, arq.body).toBe(201);

@@ -24,13 +24,25 @@ const MAX_DRIVERS = 64;
 function device(r: Rng, hostile: boolean, deployableUuid = `dep-${r.int(1e9)}`): DeviceT {
   const s = (ok: string): string => (hostile && r.chance(0.3) ? hostileString(r) : ok);
   return {
-    uuid: s(`dev-${r.int(1e9)}`), type: 'FPGA', vendor: s('8086'), model: s('fuzz'), stdBoardInfo: s('{}'), vendorBoardInfo: s('{}'), stub: false,
-    controlPath: { type: 'PCI', info: s('0000:09:00.0') }, driver: s('fake'),
-    deployables: [{
-      uuid: s(deployableUuid), name: s('fpga'), numAccelerators: hostile && r.chance(0.2) ? 2 ** 40 : 1, driverName: s('fake'),
-      attributes: [{ key: s('k'), value: s('v') }],
-      attachHandles: [{ uuid: s(`ah-${r.int(1e9)}`), attachType: 'PCI', attachInfo: s('{}'), inUse: false }],
-    }],
+    uuid: s(`dev-${r.int(1e9)}`),
+    type: 'FPGA',
+    vendor: s('8086'),
+    model: s('fuzz'),
+    stdBoardInfo: s('{}'),
+    vendorBoardInfo: s('{}'),
+    stub: false,
+    controlPath: { type: 'PCI', info: s('0000:09:00.0') },
+    driver: s('fake'),
+    deployables: [
+      {
+        uuid: s(deployableUuid),
+        name: s('fpga'),
+        numAccelerators: hostile && r.chance(0.2) ? 2 ** 40 : 1,
+        driverName: s('fake'),
+        attributes: [{ key: s('k'), value: s('v') }],
+        attachHandles: [{ uuid: s(`ah-${r.int(1e9)}`), attachType: 'PCI', attachInfo: s('{}'), inUse: false }],
+      },
+    ],
   };
 }
 
@@ -40,27 +52,76 @@ function message(r: Rng, stack: Stack): { subject: string; data: string | Uint8A
   const ghost = r.pick(GHOSTS);
   const other = HOSTS.find((h) => h !== host)!;
   const kind = r.pick(['register', 'inventory', 'heartbeat', 'health'] as const);
-  const anySubject = (): string => r.pick([
-    Subjects.report(kind, host), Subjects.report(kind, ghost), Subjects.command(host), Subjects.driverCommand(host), Subjects.conductorApi,
-  ]);
+  const anySubject = (): string =>
+    r.pick([Subjects.report(kind, host), Subjects.report(kind, ghost), Subjects.command(host), Subjects.driverCommand(host), Subjects.conductorApi]);
   switch (r.int(14)) {
-    case 0: return { subject: anySubject(), data: randomBytes(r.int(2_000)) };
-    case 1: return { subject: anySubject(), data: deepJson(10_000, r.chance(0.5)) };
-    case 2: return { subject: anySubject(), data: JSON.stringify({ host: 'x'.repeat(900_000) }) };
-    case 3: return { subject: anySubject(), data: JSON.stringify(hostileObject(r, ['host', 'agentId', 'epoch', 'seq', 'drivers', 'devices', 'op', 'args', 'checks'])) };
+    case 0:
+      return { subject: anySubject(), data: randomBytes(r.int(2_000)) };
+    case 1:
+      return { subject: anySubject(), data: deepJson(10_000, r.chance(0.5)) };
+    case 2:
+      return { subject: anySubject(), data: JSON.stringify({ host: 'x'.repeat(900_000) }) };
+    case 3:
+      return {
+        subject: anySubject(),
+        data: JSON.stringify(hostileObject(r, ['host', 'agentId', 'epoch', 'seq', 'drivers', 'devices', 'op', 'args', 'checks'])),
+      };
     // 5,000 drivers in one register.
-    case 4: return { subject: Subjects.report('register', host), data: JSON.stringify({ host, agentId: 'fuzz', epoch: 0, drivers: Array.from({ length: 5_000 }, (_, i) => ({ name: `drv-${i}`, version: '1' })) }) };
+    case 4:
+      return {
+        subject: Subjects.report('register', host),
+        data: JSON.stringify({ host, agentId: 'fuzz', epoch: 0, drivers: Array.from({ length: 5_000 }, (_, i) => ({ name: `drv-${i}`, version: '1' })) }),
+      };
     // An inventory for a host that never registered, or on another host's subject.
-    case 5: return { subject: Subjects.report('inventory', r.chance(0.7) ? ghost : other), data: JSON.stringify({ host: ghost, agentId: 'fuzz', epoch: 0, seq: 1, devices: Array.from({ length: r.int(700) + 1 }, () => device(r, false)) }) };
+    case 5:
+      return {
+        subject: Subjects.report('inventory', r.chance(0.7) ? ghost : other),
+        data: JSON.stringify({ host: ghost, agentId: 'fuzz', epoch: 0, seq: 1, devices: Array.from({ length: r.int(700) + 1 }, () => device(r, false)) }),
+      };
     // Another host's deployable claimed by this one.
     case 6: {
       const theirs = [...(stack.conductor.hosts.get(other)?.accelerators.keys() ?? [])];
-      return { subject: Subjects.report('inventory', host), data: JSON.stringify({ host, agentId: 'fuzz', epoch: 0, seq: 1, devices: [device(r, false, theirs[0] ?? 'none')] }) };
+      return {
+        subject: Subjects.report('inventory', host),
+        data: JSON.stringify({ host, agentId: 'fuzz', epoch: 0, seq: 1, devices: [device(r, false, theirs[0] ?? 'none')] }),
+      };
     }
-    case 7: return { subject: Subjects.report('inventory', host), data: JSON.stringify({ host, agentId: 'fuzz', epoch: 0, seq: 1, devices: [device(r, true)] }) };
-    case 8: return { subject: Subjects.report('register', host), data: JSON.stringify({ host: r.chance(0.5) ? host : hostileString(r), agentId: hostileString(r), drivers: [{ name: hostileString(r), version: hostileString(r) }] }) };
-    case 9: return { subject: Subjects.report(r.pick(['heartbeat', 'health'] as const), host), data: JSON.stringify({ host, agentId: hostileValue(r), epoch: hostileValue(r), seq: 1, sentAt: 1, at: 1, checks: [{ deployableUuid: hostileString(r), healthy: false, reason: hostileString(r) }] }) };
-    case 10: return { subject: r.pick([Subjects.command(host), Subjects.driverCommand(host)]), data: JSON.stringify({ op: r.pick(['install', 'program', 'uninstall', 'attach', 'bogus']), idempotencyKey: hostileString(r), host, deployableUuid: hostileString(r), driver: r.pick(['fake', hostileString(r)]), params: { bitstreamId: hostileValue(r) } }) };
+    case 7:
+      return { subject: Subjects.report('inventory', host), data: JSON.stringify({ host, agentId: 'fuzz', epoch: 0, seq: 1, devices: [device(r, true)] }) };
+    case 8:
+      return {
+        subject: Subjects.report('register', host),
+        data: JSON.stringify({
+          host: r.chance(0.5) ? host : hostileString(r),
+          agentId: hostileString(r),
+          drivers: [{ name: hostileString(r), version: hostileString(r) }],
+        }),
+      };
+    case 9:
+      return {
+        subject: Subjects.report(r.pick(['heartbeat', 'health'] as const), host),
+        data: JSON.stringify({
+          host,
+          agentId: hostileValue(r),
+          epoch: hostileValue(r),
+          seq: 1,
+          sentAt: 1,
+          at: 1,
+          checks: [{ deployableUuid: hostileString(r), healthy: false, reason: hostileString(r) }],
+        }),
+      };
+    case 10:
+      return {
+        subject: r.pick([Subjects.command(host), Subjects.driverCommand(host)]),
+        data: JSON.stringify({
+          op: r.pick(['install', 'program', 'uninstall', 'attach', 'bogus']),
+          idempotencyKey: hostileString(r),
+          host,
+          deployableUuid: hostileString(r),
+          driver: r.pick(['fake', hostileString(r)]),
+          params: { bitstreamId: hostileValue(r) },
+        }),
+      };
     // Control calls with arguments of the wrong type or meaning.
     case 11: {
       const accelerators = [...(stack.conductor.hosts.get(host)?.accelerators.keys() ?? ['none'])];
@@ -74,8 +135,13 @@ function message(r: Rng, stack: Stack): { subject: string; data: string | Uint8A
       const op = 'status' in args ? 'documents.setDeviceStatus' : 'req' in args ? 'createArq' : 'act';
       return { subject: Subjects.conductorApi, data: JSON.stringify({ op, args }) };
     }
-    case 12: return { subject: Subjects.conductorApi, data: JSON.stringify({ op: r.pick([...Object.keys(ControlCalls), hostileString(r).slice(0, 60)]), args: hostileValue(r) }) };
-    default: return { subject: anySubject(), data: JSON.stringify(hostileValue(r)) };
+    case 12:
+      return {
+        subject: Subjects.conductorApi,
+        data: JSON.stringify({ op: r.pick([...Object.keys(ControlCalls), hostileString(r).slice(0, 60)]), args: hostileValue(r) }),
+      };
+    default:
+      return { subject: anySubject(), data: JSON.stringify(hostileValue(r)) };
   }
 }
 
@@ -95,8 +161,11 @@ describe.skipIf(!svc.postgres || !svc.nats)('fuzzed bus messages on every subjec
   beforeAll(async () => {
     db = await freshDatabase('fuzz_nats');
     s = await startStack({
-      hosts: HOSTS, journal: { databaseUrl: db.url }, bus: { natsUrl: svc.nats!, prefix: `fuzz${randomBytes(4).toString('hex')}` },
-      log: quietLogger(), agent: { telemetryIntervalMs: 0 },
+      hosts: HOSTS,
+      journal: { databaseUrl: db.url },
+      bus: { natsUrl: svc.nats!, prefix: `fuzz${randomBytes(4).toString('hex')}` },
+      log: quietLogger(),
+      agent: { telemetryIntervalMs: 0 },
     });
     publisher = new ViewPublisher(s.bus, s.conductor, 'fuzz-conductor');
     offControl = serveControlPlane({ bus: s.bus, conductor: s.conductor, conductorId: 'fuzz-conductor', publisher, timeoutMs: 5_000, log: quietLogger() });
@@ -121,7 +190,13 @@ describe.skipIf(!svc.postgres || !svc.nats)('fuzzed bus messages on every subjec
 
     // Still serving over the bus: a control call answers and a write goes through.
     const gpu = [...s.conductor.hosts.get('fuzz-a')!.accelerators.keys()][0]!;
-    const reply = await s.bus.request(Subjects.conductorApi, ControlRequest, ControlReply, { op: 'act', args: { id: gpu, event: { type: 'ENABLE' }, meta: {} } }, { timeoutMs: 10_000 });
+    const reply = await s.bus.request(
+      Subjects.conductorApi,
+      ControlRequest,
+      ControlReply,
+      { op: 'act', args: { id: gpu, event: { type: 'ENABLE' }, meta: {} } },
+      { timeoutMs: 10_000 },
+    );
     expect(reply.ok, JSON.stringify(reply)).toBe(true);
 
     // Nothing bad persisted.
@@ -131,9 +206,18 @@ describe.skipIf(!svc.postgres || !svc.nats)('fuzzed bus messages on every subjec
       const q = async (sql: string): Promise<number> => (await c.query(sql)).rows[0].n as number;
       expect(await q(`select count(*)::int as n from hosts where name not in ('fuzz-a', 'fuzz-b')`), `seed ${SEED}: ghost hosts`).toBe(0);
       expect(await q(`select count(*)::int as n from accelerators where host not in ('fuzz-a', 'fuzz-b')`), `seed ${SEED}: ghost-host accelerators`).toBe(0);
-      expect(await q(`select coalesce(max(k), 0)::int as n from (select count(*) as k from drivers group by host) d`), `seed ${SEED}: drivers of one host`).toBeLessThanOrEqual(MAX_DRIVERS);
-      expect(await q(`select count(*)::int as n from documents where body ? 'status' and body->>'status' not in ('enabled', 'maintaining')`), `seed ${SEED}: bogus statuses`).toBe(0);
-      expect(await q(`select count(*)::int as n from transition_log where args ? 'bitstreamId' and jsonb_typeof(args->'bitstreamId') <> 'string'`), `seed ${SEED}: a PROGRAM with an object`).toBe(0);
+      expect(
+        await q(`select coalesce(max(k), 0)::int as n from (select count(*) as k from drivers group by host) d`),
+        `seed ${SEED}: drivers of one host`,
+      ).toBeLessThanOrEqual(MAX_DRIVERS);
+      expect(
+        await q(`select count(*)::int as n from documents where body ? 'status' and body->>'status' not in ('enabled', 'maintaining')`),
+        `seed ${SEED}: bogus statuses`,
+      ).toBe(0);
+      expect(
+        await q(`select count(*)::int as n from transition_log where args ? 'bitstreamId' and jsonb_typeof(args->'bitstreamId') <> 'string'`),
+        `seed ${SEED}: a PROGRAM with an object`,
+      ).toBe(0);
     } finally {
       await c.end();
     }
@@ -146,7 +230,9 @@ describe.skipIf(!svc.postgres || !svc.nats)('fuzzed bus messages on every subjec
     const app = await buildApi({ control: conductor, log: quietLogger() });
     try {
       const doc = (await app.inject({ method: 'GET', url: '/openapi.json' })).json<{ paths: Record<string, Record<string, unknown>> }>();
-      const lists = Object.entries(doc.paths).filter(([p, ops]) => 'get' in ops && !p.includes('{') && !p.endsWith('/events')).map(([p]) => p);
+      const lists = Object.entries(doc.paths)
+        .filter(([p, ops]) => 'get' in ops && !p.includes('{') && !p.endsWith('/events'))
+        .map(([p]) => p);
       expect(lists.length).toBeGreaterThan(5);
       for (const path of lists) {
         const res = await app.inject({ method: 'GET', url: path, headers: persona.admin });

@@ -7,15 +7,23 @@ type Host = Awaited<ReturnType<typeof startGenericHost>>;
 
 describe('driver lifecycle per host, through the conductor', () => {
   let h: Host;
-  beforeEach(async () => { h = await startGenericHost(); });
-  afterEach(async () => { await h.stop(); });
+  beforeEach(async () => {
+    h = await startGenericHost();
+  });
+  afterEach(async () => {
+    await h.stop();
+  });
 
   const admin = () => h.conductor.driverAdmin;
   const generic = () => h.conductor.listAccelerators({ host: h.host }).filter((a) => a.driver === 'generic');
   const live = () => generic().filter((a) => a.state !== 'removed');
 
   it('lists the drivers an agent loads as installed at the version they ship', () => {
-    expect(admin().listDrivers().map((d) => [d.name, d.host, d.state, d.version, d.loaded, d.accelerators])).toEqual([
+    expect(
+      admin()
+        .listDrivers()
+        .map((d) => [d.name, d.host, d.state, d.version, d.loaded, d.accelerators]),
+    ).toEqual([
       ['fake', 'gpu-host-1', 'installed', '1.0.0', true, 1],
       ['generic', 'gpu-host-1', 'installed', '1.0.0', true, 4],
     ]);
@@ -28,11 +36,14 @@ describe('driver lifecycle per host, through the conductor', () => {
     const { arq } = await admin().attachInstance(instance, { resourceClass: 'PGPU' });
     expect(arq.state).toBe('Bound');
 
-    const refused = await admin().uninstallDriver('generic', {}).catch((e: unknown) => e);
+    const refused = await admin()
+      .uninstallDriver('generic', {})
+      .catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(CyborgError);
     expect((refused as CyborgError).code).toBe('driver.in_use');
     expect((refused as CyborgError).message).toBe(
-      `driver generic on gpu-host-1 is in use: accelerator ${t4.name} (${t4.id}) is attached to instance ${instance}. Detach it first (cyborg detach-instance ${instance}), then uninstall the driver`);
+      `driver generic on gpu-host-1 is in use: accelerator ${t4.name} (${t4.id}) is attached to instance ${instance}. Detach it first (cyborg detach-instance ${instance}), then uninstall the driver`,
+    );
     expect(h.ops.calls.map((c) => c.op)).not.toContain('driver-uninstall');
 
     await admin().detachInstance(instance);
@@ -59,7 +70,10 @@ describe('driver lifecycle per host, through the conductor', () => {
     expect(h.ops.calls.map((c) => `${c.op} ${c.args.join(' ')}`)).toEqual(['driver-install 1.2.0', 'driver-update 1.3.0']);
 
     await h.restartAgent();
-    expect(h.agent.driverStates.info()).toEqual([{ name: 'generic', version: '1.3.0' }, { name: 'fake', version: '1.0.0' }]);
+    expect(h.agent.driverStates.info()).toEqual([
+      { name: 'generic', version: '1.3.0' },
+      { name: 'fake', version: '1.0.0' },
+    ]);
     expect(h.conductor.getHost(h.host).drivers).toContainEqual({ name: 'generic', version: '1.3.0' });
 
     await h.restartConductor();
@@ -81,11 +95,14 @@ describe('driver lifecycle per host, through the conductor', () => {
     await expect(admin().updateDriver('generic', { host: 'elsewhere' })).rejects.toMatchObject({ code: 'driver.not_found' });
   });
 
-  it('records a failed install with the driver\'s reason and leaves the driver as it was', async () => {
+  it("records a failed install with the driver's reason and leaves the driver as it was", async () => {
     await admin().uninstallDriver('generic', {});
-    h.generic.ops.lifecycle = async () => { throw new Error('modprobe vfio-pci: Operation not permitted'); };
+    h.generic.ops.lifecycle = async () => {
+      throw new Error('modprobe vfio-pci: Operation not permitted');
+    };
     await expect(admin().installDriver('generic', {})).rejects.toMatchObject({
-      code: 'driver.failed', message: 'install of driver generic on gpu-host-1 failed: modprobe vfio-pci: Operation not permitted',
+      code: 'driver.failed',
+      message: 'install of driver generic on gpu-host-1 failed: modprobe vfio-pci: Operation not permitted',
     });
     const d = admin().getDriver('generic');
     expect([d.state, d.lastError?.op, d.lastError?.reason]).toEqual(['uninstalled', 'install', 'modprobe vfio-pci: Operation not permitted']);
@@ -94,8 +111,12 @@ describe('driver lifecycle per host, through the conductor', () => {
 
 describe('services of the backends', () => {
   let h: Host;
-  beforeEach(async () => { h = await startGenericHost(); });
-  afterEach(async () => { await h.stop(); });
+  beforeEach(async () => {
+    h = await startGenericHost();
+  });
+  afterEach(async () => {
+    await h.stop();
+  });
 
   it('lists nothing until discovered, then what each installed driver offers, and keeps it across a conductor restart', async () => {
     expect(h.conductor.driverAdmin.listServices()).toEqual([]);

@@ -24,7 +24,9 @@ describe.skipIf(!svc.postgres)('driver states survive a restart of the whole all
     return start();
   };
 
-  beforeAll(async () => { db = await freshDatabase('drivers'); });
+  beforeAll(async () => {
+    db = await freshDatabase('drivers');
+  });
   afterAll(async () => {
     await run?.stop();
     await db?.drop();

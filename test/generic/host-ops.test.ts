@@ -61,7 +61,9 @@ describe('generic driver host operations through sysfs', () => {
     const d = new GenericDriver({ host: 'h1', sysfsRoot: root, version: '1.0.0' });
     await expect(d.installDriver({ key: 'i1', version: '1.1.0' })).resolves.toEqual({ version: '1.1.0' });
     await rm(join(root, 'bus/pci/drivers/vfio-pci'), { recursive: true });
-    await expect(d.installDriver({ key: 'i2' })).rejects.toThrow('vfio-pci is not loaded on this host: run "modprobe vfio-pci" or set CYBORG_GENERIC_INSTALL_COMMAND');
+    await expect(d.installDriver({ key: 'i2' })).rejects.toThrow(
+      'vfio-pci is not loaded on this host: run "modprobe vfio-pci" or set CYBORG_GENERIC_INSTALL_COMMAND',
+    );
   });
 
   it('programming needs a configured command, and runs it with the address and the image', async () => {

@@ -17,8 +17,30 @@ const acc = (address: string): string => `hotplug-host_${address.replace(/[:.]/g
 /** A T4 that comes with its own PCIe switch: NVIDIA's NF200 (10de:05b1, class 0x0604) in front of it. */
 const BEHIND_NF200: FnSpec[] = [
   port('0000:b0:00.0', 1, 130),
-  { address: '0000:b1:00.0', port: '0000:b0:00.0', cls: '060400', vendor: '10de', device: '05b1', subVendor: '0000', subDevice: '0000', numa: 1, iommu: 131, driver: 'pcieport' },
-  { address: '0000:b2:00.0', port: '0000:b0:00.0', cls: '030200', vendor: '10de', device: '1eb8', subDevice: '12a2', numa: 1, iommu: 132, driver: 'nvidia', bootVga: false },
+  {
+    address: '0000:b1:00.0',
+    port: '0000:b0:00.0',
+    cls: '060400',
+    vendor: '10de',
+    device: '05b1',
+    subVendor: '0000',
+    subDevice: '0000',
+    numa: 1,
+    iommu: 131,
+    driver: 'pcieport',
+  },
+  {
+    address: '0000:b2:00.0',
+    port: '0000:b0:00.0',
+    cls: '030200',
+    vendor: '10de',
+    device: '1eb8',
+    subDevice: '12a2',
+    numa: 1,
+    iommu: 132,
+    driver: 'nvidia',
+    bootVga: false,
+  },
 ];
 
 /**
@@ -53,10 +75,20 @@ async function hotplugHost(opts: { allowList?: string; discoveryIntervalMs?: num
   });
   const { files, runs, kernelSays } = udev;
   return {
-    stack, root, files, discoveries, runs, kernelSays,
+    stack,
+    root,
+    files,
+    discoveries,
+    runs,
+    kernelSays,
     /** Waits for the `n`th run of udevadm to follow the events, and returns its pid. */
     monitorRun: async (n: number) => Number((await eventually(() => runs()[n - 1], { what: `udevadm run ${n}`, timeoutMs: 10_000 }))[0]),
-    names: () => stack.conductor.listAccelerators().filter((a) => a.state !== 'removed').map((a) => a.name).sort(),
+    names: () =>
+      stack.conductor
+        .listAccelerators()
+        .filter((a) => a.state !== 'removed')
+        .map((a) => a.name)
+        .sort(),
     logged: (msg: string) => stack.lines.filter((l) => l.msg === msg),
     stop: async () => {
       await stack.stop();
@@ -103,14 +135,25 @@ describe('hot-plug: the agent sees a card come and go from kernel events, not at
     const t = (h = await hotplugHost());
     await t.monitorRun(1);
     const pair = recorded('vf-enable.events');
-    const vf = (i: number) => `0000:87:${Math.floor(i / 8).toString(16).padStart(2, '0')}.${i % 8}`;
-    const flood = Array.from({ length: 500 }, (_, i) => pair.replaceAll('0000:86:00.3', vf(i)).replace('SEQNUM=6001', `SEQNUM=${7000 + 2 * i}`).replace('SEQNUM=6002', `SEQNUM=${7001 + 2 * i}`));
+    const vf = (i: number) =>
+      `0000:87:${Math.floor(i / 8)
+        .toString(16)
+        .padStart(2, '0')}.${i % 8}`;
+    const flood = Array.from({ length: 500 }, (_, i) =>
+      pair
+        .replaceAll('0000:86:00.3', vf(i))
+        .replace('SEQNUM=6001', `SEQNUM=${7000 + 2 * i}`)
+        .replace('SEQNUM=6002', `SEQNUM=${7001 + 2 * i}`),
+    );
     // The kernel writes them as fast as the VFs appear: ten writes, back to back.
     for (let i = 0; i < 10; i++) t.kernelSays(flood.slice(i * 50, (i + 1) * 50).join(''));
-    const bursts = await eventually(() => {
-      const b = t.logged('hot-plug: kernel events; discovering now');
-      return b.reduce((n, l) => n + (l.events as number), 0) === 1_000 ? b : undefined;
-    }, { what: 'all 1,000 events counted', timeoutMs: 15_000 });
+    const bursts = await eventually(
+      () => {
+        const b = t.logged('hot-plug: kernel events; discovering now');
+        return b.reduce((n, l) => n + (l.events as number), 0) === 1_000 ? b : undefined;
+      },
+      { what: 'all 1,000 events counted', timeoutMs: 15_000 },
+    );
     expect(bursts.length).toBeLessThanOrEqual(3);
     await eventually(() => t.discoveries.n >= 2, { what: 'a discovery after the flood' });
     expect(t.discoveries.n - 1).toBeLessThanOrEqual(bursts.length);
@@ -187,7 +230,7 @@ describe('hot-plug in cyborg.conf', () => {
     expect(hotplugFor(config({ CYBORG_UDEVADM_COMMAND: 'nsenter -t 1 -n udevadm' }), generic)?.command).toEqual(['nsenter', '-t', '1', '-n', 'udevadm']);
   });
 
-  it('is off when the operator says so, or when no driver reads the kernel\'s devices', () => {
+  it("is off when the operator says so, or when no driver reads the kernel's devices", () => {
     expect(hotplugFor(config({ CYBORG_HOTPLUG: 'off' }), generic)).toBeUndefined();
     expect(hotplugFor(config({}), [new FakeDriver({ host: 'h' })])).toBeUndefined();
     expect(() => config({ CYBORG_HOTPLUG: 'netlink' })).toThrow(/CYBORG_HOTPLUG/);

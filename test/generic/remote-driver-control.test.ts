@@ -29,7 +29,10 @@ describe('driver administration from an api process', () => {
   });
 
   it('lists, changes and refuses as the conductor does, with the same error codes', async () => {
-    expect((await remote.driverAdmin.listDrivers()).map((d) => `${d.name}@${d.host} ${d.state}`)).toEqual(['fake@remote-host installed', 'generic@remote-host installed']);
+    expect((await remote.driverAdmin.listDrivers()).map((d) => `${d.name}@${d.host} ${d.state}`)).toEqual([
+      'fake@remote-host installed',
+      'generic@remote-host installed',
+    ]);
     const err = await remote.driverAdmin.installDriver('nvidia', {}).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(CyborgError);
     expect((err as CyborgError).code).toBe('driver.not_found');
@@ -37,7 +40,7 @@ describe('driver administration from an api process', () => {
     expect(h.conductor.driverAdmin.getDriver('generic').state).toBe('uninstalled');
   });
 
-  it('serves the driver routes in the api role\'s HTTP app', async () => {
+  it("serves the driver routes in the api role's HTTP app", async () => {
     const app = await buildApi({ control: remote, log: captureLogger().log });
     try {
       const res = await app.inject({ method: 'POST', url: '/cyborg/v1/services/discover', payload: {} });

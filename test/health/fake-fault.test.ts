@@ -26,7 +26,7 @@ describe('cyborg fake fault on the all-in-one', () => {
 
   const health = (name: string) => target.running.conductor.listAccelerators().find((a) => a.name === name)!.health;
 
-  it('quarantines a fake GPU at once on a fatal fault, and clears it with the operator\'s clear-health', async () => {
+  it("quarantines a fake GPU at once on a fatal fault, and clears it with the operator's clear-health", async () => {
     expect(target.running.conductor.listAccelerators().map((a) => a.name)).toContain(GPU);
     const injected = await run('fake', 'fault', GPU, 'fatal', '--reason', 'Xid 79: GPU has fallen off the bus');
     expect([injected.code, injected.stderr]).toEqual([0, '']);
@@ -39,7 +39,7 @@ describe('cyborg fake fault on the all-in-one', () => {
     expect(health(GPU)?.status ?? 'ok').toBe('ok');
   });
 
-  it('refuses a real driver\'s device with a 400 naming the field and the driver, and an unknown fault as a usage error', async () => {
+  it("refuses a real driver's device with a 400 naming the field and the driver, and an unknown fault as a usage error", async () => {
     const refused = await run('fake', 'fault', REAL, 'fatal');
     expect(refused.code).not.toBe(0);
     expect(refused.stderr).toMatch(/driven by generic, not the fake driver.*field: id.*\[fault\.not_fake_driver\]/);
@@ -50,10 +50,17 @@ describe('cyborg fake fault on the all-in-one', () => {
   });
 
   it('does not exist on an all-in-one without the fake driver', async () => {
-    const config = loadConfig({ host: 'real-only', listen: { address: '127.0.0.1', port: 0 }, logLevel: 'silent', logPretty: false, agent: { enabledDrivers: [] } }, {});
+    const config = loadConfig(
+      { host: 'real-only', listen: { address: '127.0.0.1', port: 0 }, logLevel: 'silent', logPretty: false, agent: { enabledDrivers: [] } },
+      {},
+    );
     const running = await startAllInOne(config, quietLogger(), { journal: new MemoryJournal() });
     try {
-      const res = await running.app.inject({ method: 'POST', url: '/cyborg/v1/accelerators/00000000-0000-4000-8000-000000000000/fake-fault', payload: { fault: 'fatal' } });
+      const res = await running.app.inject({
+        method: 'POST',
+        url: '/cyborg/v1/accelerators/00000000-0000-4000-8000-000000000000/fake-fault',
+        payload: { fault: 'fatal' },
+      });
       expect(res.statusCode).toBe(404);
     } finally {
       await running.stop();

@@ -123,7 +123,9 @@ describe('device health', () => {
   it('drops a health check for a device nobody knows, and a malformed one, without harm', async () => {
     const [gpu] = await enabledGpus();
     s.bus.publish(Subjects.report('health', 'compute-1'), HealthMessage, {
-      host: 'compute-1', agentId: 'agent-x', at: Date.now(),
+      host: 'compute-1',
+      agentId: 'agent-x',
+      at: Date.now(),
       checks: [{ deployableUuid: 'no-such-deployable', healthy: false, severity: 'fatal', reason: 'ghost' }],
     });
     s.bus.publish(Subjects.report('health', 'compute-1'), HealthMessage, { host: 'compute-1', checks: 'not a list' } as never);

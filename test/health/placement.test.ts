@@ -16,7 +16,12 @@ describe.skipIf(!svc.placement)('health in a real Placement', () => {
   });
 
   it('reserves a quarantined device while it is out, whether it flaps or dies, and frees it when it is back', async () => {
-    s = await startSynced({ url, createRoots: true, fake: { gpus: 2, nics: 0 }, timing: { driverOpTimeoutMs: 5_000, healthEnterAfter: 3, healthLeaveAfter: 3, healthStableMs: 0 } as never });
+    s = await startSynced({
+      url,
+      createRoots: true,
+      fake: { gpus: 2, nics: 0 },
+      timing: { driverOpTimeoutMs: 5_000, healthEnterAfter: 3, healthLeaveAfter: 3, healthStableMs: 0 } as never,
+    });
     await allInSync(s);
     const flaky = s.accelerator('fake_gpu_40');
     const dead = s.accelerator('fake_gpu_41');

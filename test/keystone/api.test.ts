@@ -18,7 +18,9 @@ async function keystoneApi(stack: Stack, o: { authUrl?: string; ttlMs?: number }
   const session = new KeystoneSession({ authUrl: o.authUrl ?? KEYSTONE_URL, auth: serviceAuth(), timeoutMs });
   const validator = new TokenValidator({ session, cache: { ttlMs: o.ttlMs ?? 300_000 }, timeoutMs });
   const app = await buildApi({
-    control: stack.conductor, log: quietLogger(), v2: { authStrategy: 'keystone' },
+    control: stack.conductor,
+    log: quietLogger(),
+    v2: { authStrategy: 'keystone' },
     auth: { keystone: { validator, wwwAuthenticateUri: 'http://127.0.0.1:15001' } },
   });
   await app.ready();
@@ -78,7 +80,7 @@ describe.skipIf(!svc.keystone)('the api in keystone mode, against a real Keyston
     expect((await app.inject({ method: 'POST', url: `/cyborg/v1/accelerators/${id}/enable`, headers: as('admin') })).statusCode).toBe(200);
   });
 
-  it('a member of project demo never sees project other\'s ARQs', async () => {
+  it("a member of project demo never sees project other's ARQs", async () => {
     const dp = await app.inject({ method: 'POST', url: '/v2/device_profiles', headers: as('admin'), payload: [{ name: 'ks-dp', groups: [FAKE_PROFILE] }] });
     expect(dp.statusCode).toBe(201);
     const made = await app.inject({ method: 'POST', url: '/v2/accelerator_requests', headers: as('otherMember'), payload: { device_profile_name: 'ks-dp' } });
@@ -92,13 +94,25 @@ describe.skipIf(!svc.keystone)('the api in keystone mode, against a real Keyston
     expect((await app.inject({ url: `/v2/accelerator_requests/${arq.uuid}`, headers: as('otherMember') })).statusCode).toBe(200);
   });
 
-  it('a service token is validated too: Nova\'s counts, a bogus one is 401', async () => {
-    const bogus = await app.inject({ method: 'DELETE', url: '/v2/accelerator_requests?instance=0b2e4f4e-1c55-4f3a-9a2c-6b1f0c7d9e11', headers: { ...as('demoMember'), 'x-service-token': 'bogus' } });
+  it("a service token is validated too: Nova's counts, a bogus one is 401", async () => {
+    const bogus = await app.inject({
+      method: 'DELETE',
+      url: '/v2/accelerator_requests?instance=0b2e4f4e-1c55-4f3a-9a2c-6b1f0c7d9e11',
+      headers: { ...as('demoMember'), 'x-service-token': 'bogus' },
+    });
     expect(bogus.statusCode).toBe(401);
-    const without = await app.inject({ method: 'DELETE', url: '/v2/accelerator_requests?instance=0b2e4f4e-1c55-4f3a-9a2c-6b1f0c7d9e11', headers: as('demoMember') });
+    const without = await app.inject({
+      method: 'DELETE',
+      url: '/v2/accelerator_requests?instance=0b2e4f4e-1c55-4f3a-9a2c-6b1f0c7d9e11',
+      headers: as('demoMember'),
+    });
     expect(without.statusCode).toBe(403);
     expect(without.body).toContain('requires a service token');
-    const withNova = await app.inject({ method: 'DELETE', url: '/v2/accelerator_requests?instance=0b2e4f4e-1c55-4f3a-9a2c-6b1f0c7d9e11', headers: { ...as('demoMember'), 'x-service-token': tokens.nova.token } });
+    const withNova = await app.inject({
+      method: 'DELETE',
+      url: '/v2/accelerator_requests?instance=0b2e4f4e-1c55-4f3a-9a2c-6b1f0c7d9e11',
+      headers: { ...as('demoMember'), 'x-service-token': tokens.nova.token },
+    });
     expect(withNova.statusCode).toBe(204);
   });
 

@@ -13,7 +13,9 @@ async function keystoneApi(stack: Stack, o: { authUrl?: string; rateLimit?: numb
   const session = new KeystoneSession({ authUrl: o.authUrl ?? KEYSTONE_URL, auth: serviceAuth(), timeoutMs });
   const validator = new TokenValidator({ session, cache: {}, timeoutMs });
   const app = await buildApi({
-    control: stack.conductor, log: quietLogger(), v2: { authStrategy: 'keystone' },
+    control: stack.conductor,
+    log: quietLogger(),
+    v2: { authStrategy: 'keystone' },
     auth: { keystone: { validator, wwwAuthenticateUri: 'http://127.0.0.1:15001' } },
     ...(o.rateLimit ? { limits: { operatorRateLimit: o.rateLimit } } : {}),
   });
@@ -57,7 +59,11 @@ describe.skipIf(!svc.keystone)('signing in through the api, against a real Keyst
   });
 
   it('tells an anonymous page that it must sign in, and where', async () => {
-    expect((await app.inject({ url: '/cyborg/v1/auth/mode' })).json()).toEqual({ strategy: 'keystone', sign_in: true, www_authenticate_uri: 'http://127.0.0.1:15001' });
+    expect((await app.inject({ url: '/cyborg/v1/auth/mode' })).json()).toEqual({
+      strategy: 'keystone',
+      sign_in: true,
+      www_authenticate_uri: 'http://127.0.0.1:15001',
+    });
     const anon = await app.inject({ url: '/cyborg/v1/auth/whoami' });
     expect(anon.statusCode).toBe(401);
     expect(anon.headers['www-authenticate']).toBe('Keystone uri="http://127.0.0.1:15001"');
@@ -84,8 +90,14 @@ describe.skipIf(!svc.keystone)('signing in through the api, against a real Keyst
     expect(who.allowed).not.toContain('cyborg:operator:accelerator:enable');
   });
 
-  it('an admin\'s whoami lists the operator writes', async () => {
-    const res = await signIn(app, { username: 'admin', password: password('admin'), project_name: 'admin', user_domain_name: 'Default', project_domain_name: 'Default' });
+  it("an admin's whoami lists the operator writes", async () => {
+    const res = await signIn(app, {
+      username: 'admin',
+      password: password('admin'),
+      project_name: 'admin',
+      user_domain_name: 'Default',
+      project_domain_name: 'Default',
+    });
     expect(res.statusCode).toBe(201);
     const me = await app.inject({ url: '/cyborg/v1/auth/whoami', headers: { 'x-auth-token': res.json<{ token: string }>().token } });
     expect(me.json<{ allowed: string[] }>().allowed).toEqual(expect.arrayContaining(['cyborg:operator:accelerator:enable', 'cyborg:operator:driver:install']));
@@ -114,7 +126,7 @@ describe.skipIf(!svc.keystone)('signing in through the api, against a real Keyst
     }
   });
 
-  it('bounds what it is given: no password over Keystone\'s limit, no extra fields, no empty names', async () => {
+  it("bounds what it is given: no password over Keystone's limit, no extra fields, no empty names", async () => {
     const bad: Record<string, string>[] = [
       { username: 'demo-reader', password: 'x'.repeat(4097), project_name: 'demo' },
       { username: 'demo-reader', password: 'x', project_name: 'demo', roles: 'admin' },
@@ -127,7 +139,7 @@ describe.skipIf(!svc.keystone)('signing in through the api, against a real Keyst
     }
   });
 
-  it('counts sign-ins against the client\'s write limit', async () => {
+  it("counts sign-ins against the client's write limit", async () => {
     const limited = await keystoneApi(stack, { rateLimit: 2 });
     try {
       const wrong = { username: 'demo-reader', password: 'wrong', project_name: 'demo' };

@@ -26,7 +26,9 @@ describe.skipIf(!svc.keystone)('browser sessions against the real Keystone', () 
     const session = new KeystoneSession({ authUrl: KEYSTONE_URL, auth: serviceAuth() });
     validator = new TokenValidator({ session, cache: { ttlMs: 300_000 } });
     app = await buildApi({
-      control: stack.conductor, log: quietLogger(), v2: { authStrategy: 'keystone' },
+      control: stack.conductor,
+      log: quietLogger(),
+      v2: { authStrategy: 'keystone' },
       auth: { keystone: { validator, wwwAuthenticateUri: KEYSTONE_URL.replace(/\/v3$/, '') } },
     });
     await app.ready();
@@ -52,11 +54,18 @@ describe.skipIf(!svc.keystone)('browser sessions against the real Keystone', () 
     expect(me.json()).toMatchObject({ strategy: 'keystone', user: { name: 'admin' } });
   });
 
-  it('a write with the cookie from another origin, or naming none, is refused; from the page\'s own origin it is done', async () => {
+  it("a write with the cookie from another origin, or naming none, is refused; from the page's own origin it is done", async () => {
     const cookie = cookieOf(await signIn());
     const target = stack.conductor.listAccelerators().find((a) => a.state === 'inactive')!;
-    const enable = (headers: Record<string, string>) => app.inject({ method: 'POST', url: `/cyborg/v1/accelerators/${target.id}/enable`, headers: { host, cookie, ...headers }, payload: {} });
-    const attempts: Record<string, string>[] = [{ origin: 'http://evil.example' }, {}, { origin: 'null' }, { origin: own, 'sec-fetch-site': 'cross-site' }, { referer: 'http://evil.example/page' }];
+    const enable = (headers: Record<string, string>) =>
+      app.inject({ method: 'POST', url: `/cyborg/v1/accelerators/${target.id}/enable`, headers: { host, cookie, ...headers }, payload: {} });
+    const attempts: Record<string, string>[] = [
+      { origin: 'http://evil.example' },
+      {},
+      { origin: 'null' },
+      { origin: own, 'sec-fetch-site': 'cross-site' },
+      { referer: 'http://evil.example/page' },
+    ];
     for (const headers of attempts) {
       const refused = await enable(headers);
       expect(refused.statusCode, JSON.stringify(headers)).toBe(403);
@@ -84,10 +93,20 @@ describe.skipIf(!svc.keystone)('browser sessions against the real Keystone', () 
     const first = await signIn();
     const cookie = cookieOf(first);
     const before = first.json<{ expires_at: string }>().expires_at;
-    const wrong = await app.inject({ method: 'POST', url: '/cyborg/v1/auth/session/renew', headers: { host, origin: own, cookie }, payload: { password: 'not-it' } });
+    const wrong = await app.inject({
+      method: 'POST',
+      url: '/cyborg/v1/auth/session/renew',
+      headers: { host, origin: own, cookie },
+      payload: { password: 'not-it' },
+    });
     expect(wrong.statusCode).toBe(401);
     expect((await app.inject({ url: '/cyborg/v1/auth/whoami', headers: { host, cookie } })).statusCode).toBe(200);
-    const renewed = await app.inject({ method: 'POST', url: '/cyborg/v1/auth/session/renew', headers: { host, origin: own, cookie }, payload: { password: password('admin') } });
+    const renewed = await app.inject({
+      method: 'POST',
+      url: '/cyborg/v1/auth/session/renew',
+      headers: { host, origin: own, cookie },
+      payload: { password: password('admin') },
+    });
     expect(renewed.statusCode).toBe(200);
     expect(Date.parse(renewed.json<{ expires_at: string }>().expires_at)).toBeGreaterThanOrEqual(Date.parse(before));
     expect(cookieOf(renewed)).toBe(cookie);
@@ -103,7 +122,7 @@ describe.skipIf(!svc.keystone)('browser sessions against the real Keystone', () 
     expect(replay.statusCode).toBe(401);
   });
 
-  it('tools that send X-Auth-Token are untouched by the cookie, and Cyborg\'s v2 API never reads it', async () => {
+  it("tools that send X-Auth-Token are untouched by the cookie, and Cyborg's v2 API never reads it", async () => {
     const cookie = cookieOf(await signIn());
     const v2 = await app.inject({ url: '/v2/devices', headers: { host, cookie } });
     expect(v2.statusCode).toBe(401);

@@ -6,7 +6,13 @@ import { KEYSTONE_URL, revoke, serviceAuth, tokenOf } from './peer.js';
 
 describe.skipIf(!svc.keystone)('Keystone client against a real Keystone', () => {
   it('the service user authenticates once and finds endpoints in its catalog', async () => {
-    const s = new KeystoneSession({ authUrl: KEYSTONE_URL, auth: serviceAuth(), serviceType: 'placement', interfaces: ['internal', 'public'], region: 'RegionOne' });
+    const s = new KeystoneSession({
+      authUrl: KEYSTONE_URL,
+      auth: serviceAuth(),
+      serviceType: 'placement',
+      interfaces: ['internal', 'public'],
+      region: 'RegionOne',
+    });
     const [a, b] = await Promise.all([s.token(), s.token()]);
     expect(a).toBe(b);
     expect(s.authentications).toBe(1);
@@ -14,7 +20,7 @@ describe.skipIf(!svc.keystone)('Keystone client against a real Keystone', () => 
     expect(await s.endpoint()).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
   });
 
-  it('validates a user token with the service\'s own token: identity from Keystone\'s answer', async () => {
+  it("validates a user token with the service's own token: identity from Keystone's answer", async () => {
     const session = new KeystoneSession({ authUrl: KEYSTONE_URL, auth: serviceAuth() });
     const v = new TokenValidator({ session, cache: {} });
     const member = await tokenOf('demoMember');
@@ -36,7 +42,7 @@ describe.skipIf(!svc.keystone)('Keystone client against a real Keystone', () => 
     expect(await v.validate(reader.token)).toBeNull();
   });
 
-  it('when the service\'s own token is revoked, it authenticates again and validation goes on', async () => {
+  it("when the service's own token is revoked, it authenticates again and validation goes on", async () => {
     const session = new KeystoneSession({ authUrl: KEYSTONE_URL, auth: serviceAuth() });
     const v = new TokenValidator({ session, cache: {} });
     await revoke(await session.token());

@@ -28,7 +28,9 @@ describe.skipIf(!svc.keystone || (!cliReady && process.env.CI !== 'true'))('the 
     const session = new KeystoneSession({ authUrl: KEYSTONE_URL, auth: serviceAuth() });
     const validator = new TokenValidator({ session, cache: { ttlMs: 300_000 } });
     app = await buildApi({
-      control: stack.conductor, log: quietLogger(), v2: { authStrategy: 'keystone' },
+      control: stack.conductor,
+      log: quietLogger(),
+      v2: { authStrategy: 'keystone' },
       auth: { keystone: { validator, wwwAuthenticateUri: KEYSTONE_URL.replace(/\/v3$/, '') } },
     });
     // Where the peer's catalog says the accelerator service is (KEYSTONE_ACCELERATOR_ENDPOINT):
@@ -48,11 +50,30 @@ describe.skipIf(!svc.keystone || (!cliReady && process.env.CI !== 'true'))('the 
 
   const as = (who: PeerUser, ...args: string[]) => {
     const { user, project } = users[who];
-    return run('openstack', [
-      '--os-auth-url', KEYSTONE_URL, '--os-identity-api-version', '3', '--os-username', user, '--os-password', password(user),
-      '--os-project-name', project, '--os-user-domain-name', 'Default', '--os-project-domain-name', 'Default',
-      'accelerator', ...args, '-f', 'json',
-    ], { timeout: 60_000 });
+    return run(
+      'openstack',
+      [
+        '--os-auth-url',
+        KEYSTONE_URL,
+        '--os-identity-api-version',
+        '3',
+        '--os-username',
+        user,
+        '--os-password',
+        password(user),
+        '--os-project-name',
+        project,
+        '--os-user-domain-name',
+        'Default',
+        '--os-project-domain-name',
+        'Default',
+        'accelerator',
+        ...args,
+        '-f',
+        'json',
+      ],
+      { timeout: 60_000 },
+    );
   };
 
   it('an admin lists devices with a token Keystone issued, at the endpoint the catalog names', async (ctx) => {

@@ -21,20 +21,30 @@ export type PeerUser = keyof typeof users;
 
 /** How the service under test authenticates: the `cyborg` user in project `service`. */
 export function serviceAuth(): AuthMethod {
-  return { type: 'password', username: 'cyborg', password: password('cyborg'), userDomainName: 'Default', projectName: 'service', projectDomainName: 'Default' };
+  return {
+    type: 'password',
+    username: 'cyborg',
+    password: password('cyborg'),
+    userDomainName: 'Default',
+    projectName: 'service',
+    projectDomainName: 'Default',
+  };
 }
 
 /** A project-scoped token for one of the peer's users, as `openstack token issue` gets it. */
 export async function tokenOf(who: PeerUser): Promise<{ token: string; projectId: string; userId: string }> {
   const { user, project } = users[who];
   const res = await request(`${KEYSTONE_URL}/auth/tokens?nocatalog`, {
-    method: 'POST', headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ auth: {
-      identity: { methods: ['password'], password: { user: { name: user, domain: { name: 'Default' }, password: password(user) } } },
-      scope: { project: { name: project, domain: { name: 'Default' } } },
-    } }),
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      auth: {
+        identity: { methods: ['password'], password: { user: { name: user, domain: { name: 'Default' }, password: password(user) } } },
+        scope: { project: { name: project, domain: { name: 'Default' } } },
+      },
+    }),
   });
-  const body = await res.body.json() as { token: { project: { id: string }; user: { id: string } } };
+  const body = (await res.body.json()) as { token: { project: { id: string }; user: { id: string } } };
   const token = res.headers['x-subject-token'];
   if (res.statusCode !== 201 || typeof token !== 'string') throw new Error(`Keystone refused ${user}: ${res.statusCode}`);
   return { token, projectId: body.token.project.id, userId: body.token.user.id };
@@ -56,17 +66,27 @@ export async function shortLivedToken(who: PeerUser, lifeMs: number): Promise<{ 
   const owner = await tokenOf(who);
   const expires = new Date(Date.now() + lifeMs).toISOString().replace(/Z$/, '');
   const made = await request(`${KEYSTONE_URL}/users/${owner.userId}/application_credentials`, {
-    method: 'POST', headers: { 'content-type': 'application/json', 'x-auth-token': owner.token },
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-auth-token': owner.token },
     body: JSON.stringify({ application_credential: { name: `expiring-${Date.now()}-${Math.random().toString(36).slice(2, 8)}`, expires_at: expires } }),
   });
-  const cred = await made.body.json() as { application_credential?: { id: string; secret: string } };
+  const cred = (await made.body.json()) as { application_credential?: { id: string; secret: string } };
   if (made.statusCode !== 201 || !cred.application_credential) throw new Error(`Keystone refused an application credential: ${made.statusCode}`);
   const res = await request(`${KEYSTONE_URL}/auth/tokens?nocatalog`, {
-    method: 'POST', headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ auth: { identity: { methods: ['application_credential'], application_credential: { id: cred.application_credential.id, secret: cred.application_credential.secret } } } }),
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      auth: {
+        identity: {
+          methods: ['application_credential'],
+          application_credential: { id: cred.application_credential.id, secret: cred.application_credential.secret },
+        },
+      },
+    }),
   });
-  const body = await res.body.json() as { token?: { expires_at: string } };
+  const body = (await res.body.json()) as { token?: { expires_at: string } };
   const token = res.headers['x-subject-token'];
-  if (res.statusCode !== 201 || typeof token !== 'string' || !body.token) throw new Error(`Keystone refused the application credential's token: ${res.statusCode}`);
+  if (res.statusCode !== 201 || typeof token !== 'string' || !body.token)
+    throw new Error(`Keystone refused the application credential's token: ${res.statusCode}`);
   return { token, expiresAt: Date.parse(body.token.expires_at) };
 }

@@ -33,5 +33,10 @@ export function placementEnvFor(url: string): Record<string, string> {
   if (!(sharedValidates && url === svc.placement)) return {};
   const a = serviceAuth();
   if (a.type !== 'password') throw new Error('the test service user authenticates with a password');
-  return { PLACEMENT_AUTH_URL: KEYSTONE_URL, PLACEMENT_USERNAME: a.username, PLACEMENT_PASSWORD: a.password, PLACEMENT_PROJECT_NAME: a.projectName ?? 'service' };
+  return {
+    PLACEMENT_AUTH_URL: KEYSTONE_URL,
+    PLACEMENT_USERNAME: a.username,
+    PLACEMENT_PASSWORD: a.password,
+    PLACEMENT_PROJECT_NAME: a.projectName ?? 'service',
+  };
 }

@@ -6,14 +6,19 @@ import { svc } from '../services.js';
 import { KEYSTONE_URL, revoke, serviceAuth } from './peer.js';
 import { validatesKeystoneTokens } from './placement-auth.js';
 
-const session = (): KeystoneSession => new KeystoneSession({ authUrl: KEYSTONE_URL, auth: serviceAuth(), serviceType: 'placement', interfaces: ['internal', 'public'], region: 'RegionOne' });
+const session = (): KeystoneSession =>
+  new KeystoneSession({ authUrl: KEYSTONE_URL, auth: serviceAuth(), serviceType: 'placement', interfaces: ['internal', 'public'], region: 'RegionOne' });
 
 /** The Placement Keystone's catalog names, when it validates Keystone tokens (.ci/run starts it so). */
-const placement = svc.keystone ? await session().endpoint().catch(() => null) : null;
-const ready = placement !== null && await validatesKeystoneTokens(placement);
+const placement = svc.keystone
+  ? await session()
+      .endpoint()
+      .catch(() => null)
+  : null;
+const ready = placement !== null && (await validatesKeystoneTokens(placement));
 
 describe.skipIf(!ready)('Placement reached through a Keystone session', () => {
-  it('finds Placement in the catalog and calls it with the service user\'s token', async () => {
+  it("finds Placement in the catalog and calls it with the service user's token", async () => {
     const s = session();
     const client = new PlacementClient({ session: s, timeoutMs: 10_000 });
     const name = `ks-${randomUUID().slice(0, 8)}`;

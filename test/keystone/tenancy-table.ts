@@ -4,8 +4,17 @@
  * peer's `nova` user (role `service` only). tenancy.test.ts fails on a route missing here.
  */
 export const PERSONAS = [
-  'admin', 'memberA', 'readerA', 'managerA', 'memberB',
-  'service', 'serviceWithToken', 'readerWithServiceToken', 'anonymous', 'revoked', 'expired',
+  'admin',
+  'memberA',
+  'readerA',
+  'managerA',
+  'memberB',
+  'service',
+  'serviceWithToken',
+  'readerWithServiceToken',
+  'anonymous',
+  'revoked',
+  'expired',
 ] as const;
 export type Persona = (typeof PERSONAS)[number];
 
@@ -82,8 +91,12 @@ export const EXPECTATIONS: Record<string, Expectation> = {
   [`GET ${P}/accelerators/{id}/usage`]: projectRead,
 
   // Changes: admins, on absent targets.
-  ...Object.fromEntries(['enable', 'disable', 'retry', 'remove', 'program', 'attach', 'detach', 'reset', 'clear-health', 'maintenance']
-    .map((a) => [`POST ${P}/accelerators/{id}/${a}`, adminWrite()])),
+  ...Object.fromEntries(
+    ['enable', 'disable', 'retry', 'remove', 'program', 'attach', 'detach', 'reset', 'clear-health', 'maintenance'].map((a) => [
+      `POST ${P}/accelerators/{id}/${a}`,
+      adminWrite(),
+    ]),
+  ),
   [`DELETE ${P}/accelerators/{id}/maintenance`]: adminWrite(),
   // Its body names the instance to release: an empty one is the schema's 400.
   [`POST ${P}/accelerators/{id}/release`]: adminWrite(400),

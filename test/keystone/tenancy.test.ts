@@ -17,7 +17,12 @@ const FAKE_PROFILE = { 'resources:FPGA': '1', 'trait:CUSTOM_FAKE_DEVICE': 'requi
 const HOST = 'tenancy-host';
 
 /** What a project owns, as the stories below set it up: one bound ARQ on the shared FPGA. */
-interface Tenant { projectId: string; userIds: string[]; instance: string; arq: string }
+interface Tenant {
+  projectId: string;
+  userIds: string[];
+  instance: string;
+  arq: string;
+}
 
 /**
  * Tenants of a real Keystone cloud: project A (`demo`: member, reader, manager) and project B
@@ -45,7 +50,8 @@ describe.skipIf(!svc.keystone)('tenancy: every route × every persona against a 
   async function call(method: string, url: string, h: Record<string, string>, body?: unknown): Promise<{ status: number; text: string }> {
     if (url.startsWith('/cyborg/v1/events')) return stream(url, h);
     const res = await app.inject({
-      method: method as 'GET', url,
+      method: method as 'GET',
+      url,
       headers: { ...h, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
       ...(body !== undefined ? { payload: JSON.stringify(body) } : {}),
     });
@@ -67,7 +73,11 @@ describe.skipIf(!svc.keystone)('tenancy: every route × every persona against a 
     expect(made.status, made.text).toBe(201);
     const arq = (JSON.parse(made.text) as { arqs: { uuid: string }[] }).arqs[0]!.uuid;
     const instance = randomUUID();
-    const ops = [{ op: 'add', path: '/hostname', value: HOST }, { op: 'add', path: '/device_rp_uuid', value: fpga.rpUuid }, { op: 'add', path: '/instance_uuid', value: instance }];
+    const ops = [
+      { op: 'add', path: '/hostname', value: HOST },
+      { op: 'add', path: '/device_rp_uuid', value: fpga.rpUuid },
+      { op: 'add', path: '/instance_uuid', value: instance },
+    ];
     const bind = await call('PATCH', '/v2/accelerator_requests', { ...headers[who], 'x-service-token': headers.service['x-auth-token']! }, { [arq]: ops });
     expect(bind.status, bind.text).toBe(202);
     await eventually(() => stack.conductor.getArq(arq).state === 'Bound', { what: `ARQ ${arq} of ${who} bound` });
@@ -79,7 +89,12 @@ describe.skipIf(!svc.keystone)('tenancy: every route × every persona against a 
     // Patient with Keystone (its cache is off, and a busy machine makes it slow): a 503 here is no tenancy answer.
     const session = new KeystoneSession({ authUrl: KEYSTONE_URL, auth: serviceAuth(), timeoutMs: 30_000 });
     const validator = new TokenValidator({ session, cache: { ttlMs: 300_000 }, timeoutMs: 30_000 });
-    app = await buildApi({ control: stack.conductor, log: quietLogger(), v2: { authStrategy: 'keystone' }, auth: { keystone: { validator, wwwAuthenticateUri: 'http://127.0.0.1:15001' } } });
+    app = await buildApi({
+      control: stack.conductor,
+      log: quietLogger(),
+      v2: { authStrategy: 'keystone' },
+      auth: { keystone: { validator, wwwAuthenticateUri: 'http://127.0.0.1:15001' } },
+    });
     await app.listen({ host: '127.0.0.1', port: 0 });
     base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
 
@@ -97,10 +112,17 @@ describe.skipIf(!svc.keystone)('tenancy: every route × every persona against a 
     await new Promise((r) => setTimeout(r, Math.max(0, expiring.expiresAt - Date.now()) + 1_500));
     const t = (x: { token: string }) => ({ 'x-auth-token': x.token });
     Object.assign(headers, {
-      admin: t(admin!), memberA: t(memberA!), readerA: t(readerA!), managerA: t(managerA!), memberB: t(memberB!),
-      service: t(nova!), serviceWithToken: { ...t(nova!), 'x-service-token': nova!.token },
+      admin: t(admin!),
+      memberA: t(memberA!),
+      readerA: t(readerA!),
+      managerA: t(managerA!),
+      memberB: t(memberB!),
+      service: t(nova!),
+      serviceWithToken: { ...t(nova!), 'x-service-token': nova!.token },
       readerWithServiceToken: { ...t(readerA!), 'x-service-token': nova!.token },
-      anonymous: {}, revoked: t(revoked!), expired: t(expiring),
+      anonymous: {},
+      revoked: t(revoked!),
+      expired: t(expiring),
     } satisfies Record<Persona, Record<string, string>>);
 
     const view = stack.conductor.listAccelerators({ type: 'FPGA' })[0]!;
@@ -110,7 +132,12 @@ describe.skipIf(!svc.keystone)('tenancy: every route × every persona against a 
     A = await boot('memberA', { projectId: memberA!.projectId, userIds: [memberA!.userId, readerA!.userId, managerA!.userId] });
     B = await boot('memberB', { projectId: memberB!.projectId, userIds: [memberB!.userId] });
     // Both hold a slot of the same card: the one place where A's and B's data meet.
-    expect(stack.conductor.getAccelerator(fpga.id).allocations.map((a) => a.projectId).sort()).toEqual([A.projectId, B.projectId].sort());
+    expect(
+      stack.conductor
+        .getAccelerator(fpga.id)
+        .allocations.map((a) => a.projectId)
+        .sort(),
+    ).toEqual([A.projectId, B.projectId].sort());
   }, 120_000);
 
   afterAll(async () => {
@@ -123,8 +150,20 @@ describe.skipIf(!svc.keystone)('tenancy: every route × every persona against a 
     const write = method !== 'GET';
     const values: Record<string, string> = {
       id: write ? randomUUID() : path.startsWith('/v2/device_profiles') ? profileUuid : fpga.id,
-      uuid: write ? randomUUID() : path.startsWith('/v2/accelerator_requests') ? A.arq : path.startsWith('/v2/devices') ? deviceUuid : path.startsWith('/v2/deployables') ? deployableUuid : attributeUuid,
-      name: HOST, host: write ? 'no-such-host' : HOST, ref: write ? 'no-such-driver' : driverId, instanceUuid: randomUUID(), '*': 'index.html',
+      uuid: write
+        ? randomUUID()
+        : path.startsWith('/v2/accelerator_requests')
+          ? A.arq
+          : path.startsWith('/v2/devices')
+            ? deviceUuid
+            : path.startsWith('/v2/deployables')
+              ? deployableUuid
+              : attributeUuid,
+      name: HOST,
+      host: write ? 'no-such-host' : HOST,
+      ref: write ? 'no-such-driver' : driverId,
+      instanceUuid: randomUUID(),
+      '*': 'index.html',
     };
     if (path === '/cyborg/v1/history/{id}') return `/cyborg/v1/history/${A.arq}`;
     const url = path.replace(/\{([^}]+)\}/g, (_m, k: string) => values[k] ?? `no-value-for-${k}`);
@@ -141,7 +180,11 @@ describe.skipIf(!svc.keystone)('tenancy: every route × every persona against a 
     if (method === 'GET' || method === 'DELETE') return undefined;
     if (path === '/v2/accelerator_requests' && method === 'POST') return { device_profile_name: PROFILE };
     if (path.startsWith('/v2/accelerator_requests') && method === 'PATCH') {
-      const ops = [{ op: 'add', path: '/hostname', value: HOST }, { op: 'add', path: '/device_rp_uuid', value: fpga.rpUuid }, { op: 'add', path: '/instance_uuid', value: randomUUID() }];
+      const ops = [
+        { op: 'add', path: '/hostname', value: HOST },
+        { op: 'add', path: '/device_rp_uuid', value: fpga.rpUuid },
+        { op: 'add', path: '/instance_uuid', value: randomUUID() },
+      ];
       return path.endsWith('{uuid}') ? ops : { [randomUUID()]: ops };
     }
     if (path === '/v2/device_profiles') return [{ name: `tenancy-${randomUUID().slice(0, 8)}`, groups: [FAKE_PROFILE] }];
@@ -159,7 +202,8 @@ describe.skipIf(!svc.keystone)('tenancy: every route × every persona against a 
   let driverId = '';
 
   it('answers every route of the OpenAPI document as the table says, for every persona', async () => {
-    const first = async <T>(url: string, key: string): Promise<T> => (JSON.parse((await call('GET', url, headers.admin)).text) as Record<string, T[]>)[key]![0]!;
+    const first = async <T>(url: string, key: string): Promise<T> =>
+      (JSON.parse((await call('GET', url, headers.admin)).text) as Record<string, T[]>)[key]![0]!;
     profileUuid = (await first<{ uuid: string }>('/v2/device_profiles', 'device_profiles')).uuid;
     deviceUuid = (await first<{ uuid: string }>('/v2/devices', 'devices')).uuid;
     deployableUuid = (await first<{ uuid: string }>('/v2/deployables', 'deployables')).uuid;
@@ -169,11 +213,17 @@ describe.skipIf(!svc.keystone)('tenancy: every route × every persona against a 
     const doc = JSON.parse((await call('GET', '/openapi.json', {})).text) as { paths: Record<string, Record<string, unknown>> };
     const operations = Object.entries(doc.paths).flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`));
     // A route without an expectation is a failure: a new route is covered by construction.
-    expect(operations.filter((op) => !(op in EXPECTATIONS)), 'routes with no expectation in tenancy-table.ts').toEqual([]);
+    expect(
+      operations.filter((op) => !(op in EXPECTATIONS)),
+      'routes with no expectation in tenancy-table.ts',
+    ).toEqual([]);
     // And the table holds no route the API no longer serves (a rename would leave the new one
     // unchecked) — but the page's static files, served only where ui/dist has been built.
     const served = (op: string): boolean => operations.includes(op) || op === 'GET /ui/{*}';
-    expect(Object.keys(EXPECTATIONS).filter((op) => !served(op)), 'expectations for routes the API does not serve').toEqual([]);
+    expect(
+      Object.keys(EXPECTATIONS).filter((op) => !served(op)),
+      'expectations for routes the API does not serve',
+    ).toEqual([]);
 
     const got: Record<string, Record<string, number>> = {};
     const want: Record<string, Record<string, number>> = {};
@@ -196,7 +246,7 @@ describe.skipIf(!svc.keystone)('tenancy: every route × every persona against a 
     expect(got).toEqual(want);
   }, 240_000);
 
-  it('project B reads none of project A\'s ids in any body, on any page of the audit, or on the event stream', async () => {
+  it("project B reads none of project A's ids in any body, on any page of the audit, or on the event stream", async () => {
     // Every page of B's audit, one row a page.
     let url: string | undefined = '/cyborg/v1/audit?limit=1';
     let pages = 0;
@@ -220,39 +270,58 @@ describe.skipIf(!svc.keystone)('tenancy: every route × every persona against a 
     await call('DELETE', `/v2/accelerator_requests?arqs=${second.arq}`, { ...headers.memberA, 'x-service-token': headers.service['x-auth-token']! });
     const mine = await call('POST', '/v2/accelerator_requests', headers.memberB, { device_profile_name: PROFILE });
     const sentinel = (JSON.parse(mine.text) as { arqs: { uuid: string }[] }).arqs[0]!.uuid;
-    await eventually(() => text.includes(sentinel), { what: 'B\'s own ARQ on its event stream' });
+    await eventually(() => text.includes(sentinel), { what: "B's own ARQ on its event stream" });
     ac.abort();
     await reading;
     seenByB.push({ url: '/cyborg/v1/events', text });
     // The shared card's events reached B (it holds a slot), without A's ids.
     expect(text).toContain(fpga.id);
 
-    const leaks = seenByB.flatMap(({ url: asked, text: body }) => [...aIds(), second.arq, second.instance]
-      .filter((id) => body.includes(id) && !asked.includes(id)).map((id) => `${id} in ${asked}: ${body.slice(0, 300)}`));
+    const leaks = seenByB.flatMap(({ url: asked, text: body }) =>
+      [...aIds(), second.arq, second.instance].filter((id) => body.includes(id) && !asked.includes(id)).map((id) => `${id} in ${asked}: ${body.slice(0, 300)}`),
+    );
     expect(leaks).toEqual([]);
   }, 60_000);
 
-  it('with the new defaults too, a reader holding Nova\'s service token neither creates nor binds ARQs (Cyborg 2026.2)', async () => {
+  it("with the new defaults too, a reader holding Nova's service token neither creates nor binds ARQs (Cyborg 2026.2)", async () => {
     const session = new KeystoneSession({ authUrl: KEYSTONE_URL, auth: serviceAuth(), timeoutMs: 30_000 });
     const validator = new TokenValidator({ session, cache: { ttlMs: 300_000 }, timeoutMs: 30_000 });
     const strict = await buildApi({
-      control: stack.conductor, log: quietLogger(), v2: { authStrategy: 'keystone', enforceNewDefaults: true }, auth: { keystone: { validator, wwwAuthenticateUri: 'http://127.0.0.1:15001' } },
+      control: stack.conductor,
+      log: quietLogger(),
+      v2: { authStrategy: 'keystone', enforceNewDefaults: true },
+      auth: { keystone: { validator, wwwAuthenticateUri: 'http://127.0.0.1:15001' } },
     });
     try {
-      const ops = (arq: string) => ({ [arq]: [{ op: 'add', path: '/hostname', value: HOST }, { op: 'add', path: '/device_rp_uuid', value: fpga.rpUuid }, { op: 'add', path: '/instance_uuid', value: randomUUID() }] });
+      const ops = (arq: string) => ({
+        [arq]: [
+          { op: 'add', path: '/hostname', value: HOST },
+          { op: 'add', path: '/device_rp_uuid', value: fpga.rpUuid },
+          { op: 'add', path: '/instance_uuid', value: randomUUID() },
+        ],
+      });
       const as = async (who: Persona, method: 'POST' | 'PATCH', url: string, body: unknown): Promise<number> =>
         (await strict.inject({ method, url, headers: { ...headers[who], 'content-type': 'application/json' }, payload: JSON.stringify(body) })).statusCode;
       expect(await as('readerWithServiceToken', 'POST', '/v2/accelerator_requests', { device_profile_name: PROFILE })).toBe(403);
       expect(await as('readerWithServiceToken', 'PATCH', '/v2/accelerator_requests', ops(randomUUID()))).toBe(403);
       // The member with Nova's service token is who binds: through, to an ARQ that does not exist.
       expect(await as('memberA', 'PATCH', '/v2/accelerator_requests', ops(randomUUID()))).toBe(403);
-      expect(await strict.inject({ method: 'PATCH', url: '/v2/accelerator_requests', headers: { ...headers.memberA, 'x-service-token': headers.service['x-auth-token']!, 'content-type': 'application/json' }, payload: JSON.stringify(ops(randomUUID())) }).then((r) => r.statusCode)).toBe(404);
+      expect(
+        await strict
+          .inject({
+            method: 'PATCH',
+            url: '/v2/accelerator_requests',
+            headers: { ...headers.memberA, 'x-service-token': headers.service['x-auth-token']!, 'content-type': 'application/json' },
+            payload: JSON.stringify(ops(randomUUID())),
+          })
+          .then((r) => r.statusCode),
+      ).toBe(404);
     } finally {
       await strict.close();
     }
   });
 
-  it('B cannot read, bind or delete A\'s ARQ: it does not exist for B, and it is still there', async () => {
+  it("B cannot read, bind or delete A's ARQ: it does not exist for B, and it is still there", async () => {
     const withNova = { ...headers.memberB, 'x-service-token': headers.service['x-auth-token']! };
     expect((await call('GET', `/v2/accelerator_requests/${A.arq}`, headers.memberB)).status).toBe(404);
     expect((await call('DELETE', `/v2/accelerator_requests?arqs=${A.arq}`, withNova)).status).toBe(404);

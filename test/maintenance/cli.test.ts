@@ -13,7 +13,9 @@ describe('cyborg accelerator maintenance / host drain', () => {
     target = await startCliTarget();
     url = target.url;
   });
-  afterAll(async () => { await target.running.stop(); });
+  afterAll(async () => {
+    await target.running.stop();
+  });
 
   it('marks a device, cancels the mark, and says so clearly when there is nothing to cancel', async () => {
     const marked = await run('accelerator', 'maintenance', T4);

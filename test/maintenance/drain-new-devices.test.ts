@@ -17,10 +17,12 @@ afterEach(async () => {
   await s.stop();
 });
 
-const req = (method: 'GET' | 'POST' | 'DELETE', url: string) =>
-  s.app.inject({ method, url: `${base}${url}`, ...(method === 'POST' ? { payload: {} } : {}) });
+const req = (method: 'GET' | 'POST' | 'DELETE', url: string) => s.app.inject({ method, url: `${base}${url}`, ...(method === 'POST' ? { payload: {} } : {}) });
 const view = (id: string): AcceleratorView => s.conductor.getAccelerator(id);
-const usable = (id: string): boolean => { const d = desiredOf(view(id)); return d.ok && d.desired.usable; };
+const usable = (id: string): boolean => {
+  const d = desiredOf(view(id));
+  return d.ok && d.desired.usable;
+};
 const gpus = (): AcceleratorView[] => s.conductor.listAccelerators({ type: 'GPU' }).sort((a, b) => a.name.localeCompare(b.name));
 
 describe('a host drain and the devices that appear during it', () => {

@@ -27,7 +27,10 @@ const req = (method: 'GET' | 'POST' | 'DELETE', url: string, payload?: object) =
   s.app.inject({ method, url: `${base}${url}`, ...(method === 'POST' ? { payload: payload ?? {} } : {}) });
 const view = (id: string): AcceleratorView => s.conductor.getAccelerator(id);
 /** What Placement is told about it: usable (allocatable) or reserved. */
-const usable = (id: string): boolean => { const d = desiredOf(view(id)); return d.ok && d.desired.usable; };
+const usable = (id: string): boolean => {
+  const d = desiredOf(view(id));
+  return d.ok && d.desired.usable;
+};
 
 async function enabledGpus(): Promise<AcceleratorView[]> {
   const gpus = s.conductor.listAccelerators({ type: 'GPU' });
@@ -72,7 +75,10 @@ describe('maintenance of one device', () => {
 describe('host drain', () => {
   it('reserves every device at once, binds nothing new, finishes when the instances leave, and can be cancelled midway', async () => {
     const gpus = await enabledGpus();
-    for (const [g, vm] of [[gpus[0]!, vm1], [gpus[1]!, vm2]] as const) {
+    for (const [g, vm] of [
+      [gpus[0]!, vm1],
+      [gpus[1]!, vm2],
+    ] as const) {
       expect((await req('POST', `/accelerators/${g.id}/attach`, { instanceUuid: vm })).statusCode).toBe(200);
     }
     const fpga = s.conductor.listAccelerators({ type: 'FPGA' })[0]!;
@@ -90,7 +96,9 @@ describe('host drain', () => {
     for (const g of gpus) expect(view(g.id)).toMatchObject({ state: 'attached', maintenance: { mark: 'draining' } });
     expect((await req('POST', `/accelerators/${fpga.id}/attach`, { instanceUuid: vm3 })).statusCode).toBe(409);
     // Nova binding an ARQ to it (Placement chose it before the mark): the binder refuses too.
-    await expect(s.conductor.attachForArq(randomUUID(), { hostname: 'compute-1', deviceRpUuid: fpga.rpUuid, instanceUuid: vm3 })).rejects.toThrow(/its host compute-1 is being drained.*cyborg host drain compute-1 --cancel/);
+    await expect(s.conductor.attachForArq(randomUUID(), { hostname: 'compute-1', deviceRpUuid: fpga.rpUuid, instanceUuid: vm3 })).rejects.toThrow(
+      /its host compute-1 is being drained.*cyborg host drain compute-1 --cancel/,
+    );
     expect(view(fpga.id).allocations).toEqual([]);
 
     // One instance leaves; the drain is still waiting for the other.

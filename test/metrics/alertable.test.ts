@@ -59,7 +59,11 @@ describe('alertable health', () => {
     await polls(2);
     m = await scrape();
     // The alert "quarantined device held by an instance" joins these two series.
-    expect(select(m, 'cyborg_accelerator_health', { accelerator: held!.id })[0]!.labels).toMatchObject({ status: 'quarantined', severity: 'transient', reason_class: 'xid' });
+    expect(select(m, 'cyborg_accelerator_health', { accelerator: held!.id })[0]!.labels).toMatchObject({
+      status: 'quarantined',
+      severity: 'transient',
+      reason_class: 'xid',
+    });
     expect(select(m, 'cyborg_accelerator_consumers', { accelerator: held!.id })[0]!.value).toBe(1);
     expect(select(m, 'cyborg_accelerator_health_changes_total', { change: 'quarantined', severity: 'transient' })[0]!.value).toBe(1);
     expect(select(m, 'cyborg_accelerator_health_changes_total', { change: 'degraded', severity: 'transient' })[0]!.value).toBe(1);
@@ -72,13 +76,23 @@ describe('alertable health', () => {
     m = await scrape();
     expect(select(m, 'cyborg_accelerator_health', { accelerator: held!.id })[0]!.labels).toMatchObject({ status: 'ok' });
     expect(select(m, 'cyborg_accelerator_health_changes_total', { change: 'recovered' })[0]!.value).toBe(1);
-    expect(warnings(/recovered/)).toEqual([expect.objectContaining({ acceleratorId: held!.id, change: 'RECOVERED', was: 'Xid 94: contained ECC error', consumers: [vm] })]);
+    expect(warnings(/recovered/)).toEqual([
+      expect.objectContaining({ acceleratorId: held!.id, change: 'RECOVERED', was: 'Xid 94: contained ECC error', consumers: [vm] }),
+    ]);
     expect((await events(held!.id)).filter((e) => /^(DEGRADED|QUARANTINED|RECOVERED)$/.test(e))).toEqual(['DEGRADED', 'QUARANTINED', 'RECOVERED']);
     const audit = await s.conductor.audit({ event: 'quarantined', id: held!.id, limit: 10 });
-    expect(audit.entries).toEqual([expect.objectContaining({ event: 'QUARANTINED', from: 'attached', to: 'attached', reason: 'Xid 94: contained ECC error', args: expect.objectContaining({ health: 'degraded→quarantined' }) })]);
+    expect(audit.entries).toEqual([
+      expect.objectContaining({
+        event: 'QUARANTINED',
+        from: 'attached',
+        to: 'attached',
+        reason: 'Xid 94: contained ECC error',
+        args: expect.objectContaining({ health: 'degraded→quarantined' }),
+      }),
+    ]);
   });
 
-  it('a drain: the host\'s drain series while instances remain, a warn line when the last one leaves and when it is lifted', async () => {
+  it("a drain: the host's drain series while instances remain, a warn line when the last one leaves and when it is lifted", async () => {
     for (const g of gpus()) expect((await post(`/accelerators/${g.id}/enable`)).statusCode).toBe(200);
     const [held] = gpus();
     await s.conductor.attach(held!.id, { instanceUuid: vm });
@@ -101,7 +115,16 @@ describe('alertable health', () => {
     expect(select(m, 'cyborg_host_drain_started_timestamp_seconds')).toEqual([]);
     expect(select(m, 'cyborg_accelerator_maintenance', { mark: 'none' }).length).toBe(s.conductor.listAccelerators().length);
     // One line per device of the host whose drain mark was lifted.
-    expect(warnings(/drain ended/).map((l) => l.acceleratorId).sort()).toEqual(s.conductor.listAccelerators().map((a) => a.id).sort());
+    expect(
+      warnings(/drain ended/)
+        .map((l) => l.acceleratorId)
+        .sort(),
+    ).toEqual(
+      s.conductor
+        .listAccelerators()
+        .map((a) => a.id)
+        .sort(),
+    );
     const history = await s.conductor.history(held!.id);
     expect(history.filter((r) => r.event === 'MAINTAIN' || r.event === 'END_MAINTENANCE').map((r) => r.args?.maintenance)).toEqual(['none→host', 'host→none']);
   });

@@ -22,7 +22,7 @@ describe('metrics that add up', () => {
     await s.conductor.act(gpu.id, { type: 'ENABLE' });
     await s.conductor.attach(gpu.id, { instanceUuid: 'vm-d', projectId: 'p-blue' });
     for (const a of s.agents) await a.telemetry();
-    await eventually(() => s.conductor.listAccelerators().every((a) => s.conductor.usage.latest(a.id) !== undefined), { what: 'every device\'s first sample' });
+    await eventually(() => s.conductor.listAccelerators().every((a) => s.conductor.usage.latest(a.id) !== undefined), { what: "every device's first sample" });
   });
   afterAll(async () => {
     await s?.stop();
@@ -34,10 +34,17 @@ describe('metrics that add up', () => {
     return parseProm(await m.text());
   };
 
-  it('has one series per device, so a sum over the fleet is the devices\' own sum', async () => {
+  it("has one series per device, so a sum over the fleet is the devices' own sum", async () => {
     const samples = await scrapeWith(false);
     const devices = s.conductor.listAccelerators();
-    for (const name of ['cyborg_accelerator_power_watts', 'cyborg_accelerator_utilization_ratio', 'cyborg_accelerator_memory_total_bytes', 'cyborg_accelerator_consumers', 'cyborg_accelerator_health', 'cyborg_accelerator_maintenance']) {
+    for (const name of [
+      'cyborg_accelerator_power_watts',
+      'cyborg_accelerator_utilization_ratio',
+      'cyborg_accelerator_memory_total_bytes',
+      'cyborg_accelerator_consumers',
+      'cyborg_accelerator_health',
+      'cyborg_accelerator_maintenance',
+    ]) {
       const series = select(samples, name);
       expect(series.map((x) => x.labels.accelerator).sort(), name).toEqual(devices.map((d) => d.id).sort());
     }

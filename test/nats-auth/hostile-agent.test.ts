@@ -46,14 +46,25 @@ describe.skipIf(!natsServerPresent || !svc.postgres)('a hostile agent with its o
     await dep.conductor('conductor-1', conductor);
     await dep.conductor('conductor-2', conductor);
     await dep.agent('node-b', { NATS_USER: 'agent-node-b', NATS_PASSWORD: PASSWORDS['node-b'] });
-    dep.bus = await connectBus({ url: nats.url, name: 'test-api', log: dep.clientLog.log, prefix: dep.prefix, auth: { user: 'api', password: PASSWORDS.api }, inboxPrefix: Subjects.apiInbox });
+    dep.bus = await connectBus({
+      url: nats.url,
+      name: 'test-api',
+      log: dep.clientLog.log,
+      prefix: dep.prefix,
+      auth: { user: 'api', password: PASSWORDS.api },
+      inboxPrefix: Subjects.apiInbox,
+    });
     await dep.api();
     rogue = await connectBus({
-      url: nats.url, name: 'rogue-agent-a', log: rogueLog.log, prefix: dep.prefix,
-      auth: { user: 'agent-node-a', password: PASSWORDS['node-a'] }, inboxPrefix: Subjects.agentInbox('node-a'),
+      url: nats.url,
+      name: 'rogue-agent-a',
+      log: rogueLog.log,
+      prefix: dep.prefix,
+      auth: { user: 'agent-node-a', password: PASSWORDS['node-a'] },
+      inboxPrefix: Subjects.agentInbox('node-a'),
     });
     const api = dep.client!;
-    await eventually(() => api.listAccelerators({ host: 'node-b' }).some((a) => a.deviceType === 'GPU'), { what: 'node-b\'s GPU in the view' });
+    await eventually(() => api.listAccelerators({ host: 'node-b' }).some((a) => a.deviceType === 'GPU'), { what: "node-b's GPU in the view" });
     victim = api.hostInventory('node-b').find((d) => d.type === 'GPU')!;
     const gpu = api.listAccelerators({ host: 'node-b' }).find((a) => a.deviceType === 'GPU')!;
     expect((await api.act(gpu.id, { type: 'ENABLE' })).state).toBe('ready');
@@ -67,26 +78,46 @@ describe.skipIf(!natsServerPresent || !svc.postgres)('a hostile agent with its o
   });
 
   let seq = 0;
-  const send = (devices: DeviceT[]): Promise<unknown> => rogue.request(Subjects.report('inventory', 'node-a'), InventoryMessage, InventoryReply,
-    { host: 'node-a', agentId: 'rogue-a', epoch: 0, seq: ++seq, devices }, { timeoutMs: 10_000 });
+  const send = (devices: DeviceT[]): Promise<unknown> =>
+    rogue.request(
+      Subjects.report('inventory', 'node-a'),
+      InventoryMessage,
+      InventoryReply,
+      { host: 'node-a', agentId: 'rogue-a', epoch: 0, seq: ++seq, devices },
+      { timeoutMs: 10_000 },
+    );
   /** The refusal's text, checked to be ours: its reason said, no database words. */
   async function refused(devices: DeviceT[], why: RegExp): Promise<void> {
-    const err = await send(devices).then(() => undefined, (e: unknown) => e as Error);
+    const err = await send(devices).then(
+      () => undefined,
+      (e: unknown) => e as Error,
+    );
     expect(err, 'the inventory was accepted').toBeInstanceOf(Error);
     expect(err!.message).toMatch(/inventory refused/);
     expect(err!.message).toMatch(why);
     expect(err!.message).not.toMatch(DATABASE_TEXT);
   }
-  const fresh = (d: DeviceT, over: Partial<DeviceT> = {}): DeviceT => ({ ...d, uuid: randomUUID(), deployables: d.deployables.map((x) => ({ ...x, uuid: randomUUID(), attachHandles: x.attachHandles.map((h) => ({ ...h, uuid: randomUUID() })) })), ...over });
+  const fresh = (d: DeviceT, over: Partial<DeviceT> = {}): DeviceT => ({
+    ...d,
+    uuid: randomUUID(),
+    deployables: d.deployables.map((x) => ({ ...x, uuid: randomUUID(), attachHandles: x.attachHandles.map((h) => ({ ...h, uuid: randomUUID() })) })),
+    ...over,
+  });
 
   it('refuses an inventory from a host that has not registered', async () => {
     dep.logsOnFailure();
     await refused([fresh(victim)], /has not registered/);
   });
 
-  it('refuses every inventory that claims host B\'s device, deployable or attach handle, or names one id twice', async () => {
+  it("refuses every inventory that claims host B's device, deployable or attach handle, or names one id twice", async () => {
     dep.logsOnFailure();
-    const own = await rogue.request(Subjects.report('register', 'node-a'), RegisterMessage, RegisterReply, { host: 'node-a', agentId: 'rogue-a', drivers: [], epoch: 0 }, { timeoutMs: 10_000 });
+    const own = await rogue.request(
+      Subjects.report('register', 'node-a'),
+      RegisterMessage,
+      RegisterReply,
+      { host: 'node-a', agentId: 'rogue-a', drivers: [], epoch: 0 },
+      { timeoutMs: 10_000 },
+    );
     expect(own.ok).toBe(true);
 
     const dep0 = victim.deployables[0]!;

@@ -17,15 +17,24 @@ const deploy = (f: string): string => readFileSync(new URL(`../../deploy/nats/${
 
 /** The shipped configuration, for this test's prefix and hosts. */
 export function permissionsConf(prefix: string, hosts: string[]): string {
-  const agents = hosts.map((h) => deploy('agent-user.conf.template')
-    .split('\n').filter((l) => !l.startsWith('#')).join('\n')
-    .replaceAll('HOST_ENV', envName(h)).replaceAll('HOST', token(h))).join('\n');
-  return deploy('nats-server.conf')
-    // -sd gives the store directory; the file's own would be a duplicate.
-    .replace(/^jetstream \{[^}]*\}\n/m, '')
-    .replace(/# BEGIN agents[\s\S]*# END agents/, agents)
-    .replaceAll('"cyborg.', `"${prefix}.cyborg.`)
-    .replaceAll('$KV.cyborg_leases.', `$KV.${prefix}_cyborg_leases.`);
+  const agents = hosts
+    .map((h) =>
+      deploy('agent-user.conf.template')
+        .split('\n')
+        .filter((l) => !l.startsWith('#'))
+        .join('\n')
+        .replaceAll('HOST_ENV', envName(h))
+        .replaceAll('HOST', token(h)),
+    )
+    .join('\n');
+  return (
+    deploy('nats-server.conf')
+      // -sd gives the store directory; the file's own would be a duplicate.
+      .replace(/^jetstream \{[^}]*\}\n/m, '')
+      .replace(/# BEGIN agents[\s\S]*# END agents/, agents)
+      .replaceAll('"cyborg.', `"${prefix}.cyborg.`)
+      .replaceAll('$KV.cyborg_leases.', `$KV.${prefix}_cyborg_leases.`)
+  );
 }
 
 export function envName(host: string): string {
@@ -33,7 +42,11 @@ export function envName(host: string): string {
 }
 
 export class AuthNats {
-  private constructor(readonly port: number, private readonly proc: ChildProcess, private readonly dir: string) {}
+  private constructor(
+    readonly port: number,
+    private readonly proc: ChildProcess,
+    private readonly dir: string,
+  ) {}
 
   /** `passwords`: the server's environment, as the shipped file reads them ($CYBORG_*_PASSWORD). */
   static async start(conf: string, passwords: Record<string, string>): Promise<AuthNats> {
@@ -42,7 +55,8 @@ export class AuthNats {
     writeFileSync(file, conf);
     const port = await freePort();
     const proc = spawn(NATS_SERVER, ['-c', file, '-a', '127.0.0.1', '-p', String(port), '-js', '-sd', join(dir, 'js')], {
-      stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...passwords },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, ...passwords },
     });
     let out = '';
     await new Promise<void>((resolve, reject) => {

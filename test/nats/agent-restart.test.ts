@@ -32,7 +32,9 @@ describe.skipIf(!svc.nats)('an agent on its own host: registration, discovery, d
     dep.logsOnFailure();
     agent = await dep.agent('node-a');
     const api = await dep.api();
-    const accs = await eventually(() => (api.listAccelerators({ host: 'node-a' }).length === 2 ? api.listAccelerators({ host: 'node-a' }) : undefined), { what: 'two accelerators of node-a' });
+    const accs = await eventually(() => (api.listAccelerators({ host: 'node-a' }).length === 2 ? api.listAccelerators({ host: 'node-a' }) : undefined), {
+      what: 'two accelerators of node-a',
+    });
     expect(accs.map((a) => a.state)).toEqual(['inactive', 'inactive']);
     const host = await eventually(() => (api.getHost('node-a').state === 'online' ? api.getHost('node-a') : undefined), { what: 'node-a online' });
     expect(host).toMatchObject({ epoch: 0, drivers: [{ name: 'fake', version: '1.0.0' }] });
@@ -48,7 +50,14 @@ describe.skipIf(!svc.nats)('an agent on its own host: registration, discovery, d
     expect(attached.state).toBe('attached');
 
     // A command the conductor would send, with its idempotency key: done once by this process.
-    const cmd = { op: 'program' as const, idempotencyKey: `test-${dep.prefix}`, host: 'node-a', deployableUuid: gpu!.id, driver: 'fake', params: { bitstreamId: 'b1' } };
+    const cmd = {
+      op: 'program' as const,
+      idempotencyKey: `test-${dep.prefix}`,
+      host: 'node-a',
+      deployableUuid: gpu!.id,
+      driver: 'fake',
+      params: { bitstreamId: 'b1' },
+    };
     const first = await dep.bus!.request(Subjects.command('node-a'), CommandMessage, CommandReply, cmd, { timeoutMs: 10_000 });
     expect(first.ok).toBe(true);
 
@@ -58,8 +67,13 @@ describe.skipIf(!svc.nats)('an agent on its own host: registration, discovery, d
     expect(api.getAccelerator(fpga!.id).allocations).toHaveLength(1);
 
     agent = await dep.agent('node-a');
-    await eventually(() => api.getHost('node-a').state === 'online' && api.getHost('node-a').epoch === 1, { what: 'node-a online again, epoch 1', timeoutMs: 60_000 });
-    await eventually(() => api.getAccelerator(fpga!.id).state === 'attached' && api.getAccelerator(gpu!.id).state === 'ready', { what: 'accelerators back where they were' });
+    await eventually(() => api.getHost('node-a').state === 'online' && api.getHost('node-a').epoch === 1, {
+      what: 'node-a online again, epoch 1',
+      timeoutMs: 60_000,
+    });
+    await eventually(() => api.getAccelerator(fpga!.id).state === 'attached' && api.getAccelerator(gpu!.id).state === 'ready', {
+      what: 'accelerators back where they were',
+    });
     const after = api.listAccelerators({ host: 'node-a' });
     expect(after).toHaveLength(2);
     expect(new Set(after.map((a) => a.id)).size).toBe(2);

@@ -45,9 +45,9 @@ describe.skipIf(!svc.nats || !svc.postgres)('ARQs with several conductors', { ti
     await db?.drop();
   });
 
-  it('serves every ARQ call from the home, binds devices the other conductor holds, and survives the home\'s death', async () => {
+  it("serves every ARQ call from the home, binds devices the other conductor holds, and survives the home's death", async () => {
     dep.logsOnFailure();
-    await eventually(() => api.listAccelerators().length === 4, { what: 'both hosts\' accelerators' });
+    await eventually(() => api.listAccelerators().length === 4, { what: "both hosts' accelerators" });
     for (const host of ['node-a', 'node-b']) expect((await api.act(fpgaOf(host).id, { type: 'ENABLE' })).state).toBe('ready');
     const owners = { a: (await ownerOf('node-a'))!, b: (await ownerOf('node-b'))! };
     expect(owners.a && owners.b).toBeTruthy();
@@ -70,20 +70,29 @@ describe.skipIf(!svc.nats || !svc.postgres)('ARQs with several conductors', { ti
     const crossed = await bind(arqs[1]!.uuid, 'node-b', 'vm-2');
     expect([local.state, crossed.state], JSON.stringify({ local: local.error, crossed: crossed.error })).toEqual(['Bound', 'Bound']);
     expect(crossed.boundTo).toMatchObject({ acceleratorId: fpgaOf('node-b').id });
-    await eventually(() => fpgaOf('node-b').allocations.some((x) => x.arqUuid === arqs[1]!.uuid), { what: 'node-b\'s FPGA to show the ARQ\'s allocation' });
+    await eventually(() => fpgaOf('node-b').allocations.some((x) => x.arqUuid === arqs[1]!.uuid), { what: "node-b's FPGA to show the ARQ's allocation" });
 
     // Unbinding across conductors releases the handle on the conductor that holds it.
     expect((await api.unbindArq(arqs[1]!.uuid)).state).toBe('Unbound');
-    await eventually(() => fpgaOf('node-b').allocations.length === 0, { what: 'node-b\'s FPGA released' });
+    await eventually(() => fpgaOf('node-b').allocations.length === 0, { what: "node-b's FPGA released" });
     expect((await bind(arqs[2]!.uuid, 'node-b', 'vm-3')).state).toBe('Bound');
 
     // Device profiles are the home's too: of racing creates with one name exactly one wins,
     // whichever conductor each reached, and a delete reaches the copy that exists (eight calls:
     // the queue group hands some to each conductor).
-    const profile = (i: number) => ({ uuid: `00000000-0000-4000-8000-00000000000${i}`, name: 'gpu-profile', description: null, groups: [{ 'resources:FPGA': '1' }], createdAt: new Date().toISOString(), updatedAt: null });
+    const profile = (i: number) => ({
+      uuid: `00000000-0000-4000-8000-00000000000${i}`,
+      name: 'gpu-profile',
+      description: null,
+      groups: [{ 'resources:FPGA': '1' }],
+      createdAt: new Date().toISOString(),
+      updatedAt: null,
+    });
     const creates = await Promise.allSettled([1, 2, 3, 4, 5, 6, 7, 8].map((i) => api.documents.createProfile(profile(i))));
     expect(creates.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
-    expect(creates.filter((r) => r.status === 'rejected').map((r) => (r as PromiseRejectedResult).reason.code)).toEqual(Array(7).fill('device_profile.conflict'));
+    expect(creates.filter((r) => r.status === 'rejected').map((r) => (r as PromiseRejectedResult).reason.code)).toEqual(
+      Array(7).fill('device_profile.conflict'),
+    );
     const made = (creates.find((r) => r.status === 'fulfilled') as PromiseFulfilledResult<{ uuid: string }>).value;
     await Promise.all([1, 2, 3, 4].map(() => api.documents.deleteProfile(made.uuid)));
     expect(await query(db.url, `select uuid from device_profiles where name = 'gpu-profile'`)).toEqual([]);
@@ -100,7 +109,11 @@ describe.skipIf(!svc.nats || !svc.postgres)('ARQs with several conductors', { ti
 
     // An api process that starts now reads the ARQs from the new home.
     const fresh = await dep.api();
-    expect(fresh.listArqs().map((a) => `${a.uuid}:${a.state}`).sort()).toEqual(
-      [`${arqs[0]!.uuid}:Unbound`, `${arqs[2]!.uuid}:Bound`, `${arqs[3]!.uuid}:Bound`].sort());
+    expect(
+      fresh
+        .listArqs()
+        .map((a) => `${a.uuid}:${a.state}`)
+        .sort(),
+    ).toEqual([`${arqs[0]!.uuid}:Unbound`, `${arqs[2]!.uuid}:Bound`, `${arqs[3]!.uuid}:Bound`].sort());
   });
 });

@@ -57,8 +57,9 @@ describe.skipIf(!svc.nats)('the NATS bus: the same contract as the in-process bu
     expect(got).toEqual([2]);
     expect(logs.lines.some((l) => l.msg === 'dropped a message that is not JSON' && l.subject === 'cyborg.test.bad')).toBe(true);
     expect(logs.lines.some((l) => l.msg === 'dropped a message that does not match its schema')).toBe(true);
-    await expect(a.request('cyborg.test.badrr', Type.Object({ x: Type.String() }), Pong, { x: 'y' }, { timeoutMs: 5_000 }))
-      .rejects.toMatchObject({ code: 'bus.invalid_message' });
+    await expect(a.request('cyborg.test.badrr', Type.Object({ x: Type.String() }), Pong, { x: 'y' }, { timeoutMs: 5_000 })).rejects.toMatchObject({
+      code: 'bus.invalid_message',
+    });
     off();
     offR();
   });

@@ -44,7 +44,10 @@ export class Deployment {
   bus: NatsBus | undefined;
   client: RemoteControlPlane | undefined;
 
-  constructor(readonly natsUrl: string, readonly databaseUrl?: string) {}
+  constructor(
+    readonly natsUrl: string,
+    readonly databaseUrl?: string,
+  ) {}
 
   env(extra: Record<string, string> = {}): Record<string, string> {
     return {
@@ -84,15 +87,18 @@ export class Deployment {
   async api(): Promise<RemoteControlPlane> {
     this.bus ??= await connectBus({ url: this.natsUrl, name: 'test-client', log: this.clientLog.log, prefix: this.prefix });
     const client = new RemoteControlPlane(this.bus, this.clientLog.log, 10_000);
-    await eventually(async () => {
-      try {
-        await client.start();
-        return true;
-      } catch {
-        client.stop();
-        return false;
-      }
-    }, { what: 'a conductor to answer', timeoutMs: 60_000 });
+    await eventually(
+      async () => {
+        try {
+          await client.start();
+          return true;
+        } catch {
+          client.stop();
+          return false;
+        }
+      },
+      { what: 'a conductor to answer', timeoutMs: 60_000 },
+    );
     this.client = client;
     return client;
   }
@@ -109,8 +115,9 @@ export class Deployment {
    */
   logsOnFailure(): void {
     onTestFailed(() => {
-      const out = [...this.procs.map((p) => [p.name, p.lines] as const), ['test client', this.clientLog.lines] as const]
-        .map(([name, lines]) => `--- ${name} (last ${TAIL} lines, transitions and debug left out)\n${tail(lines)}`);
+      const out = [...this.procs.map((p) => [p.name, p.lines] as const), ['test client', this.clientLog.lines] as const].map(
+        ([name, lines]) => `--- ${name} (last ${TAIL} lines, transitions and debug left out)\n${tail(lines)}`,
+      );
       process.stderr.write(`${out.join('\n')}\n`);
     });
   }
@@ -120,7 +127,11 @@ export class Deployment {
     const crashed = this.procs.filter((p) => p.diedOfUnhandledError).map((p) => `${p.name}: ${p.stderr.slice(-800)}`);
     await Promise.all(this.procs.map((p) => p.kill('SIGKILL')));
     // The conductors' lease bucket would otherwise outlive the test in the shared JetStream.
-    if (this.bus) await new Kvm(this.bus.nc).open(`${this.prefix}_cyborg_leases`).then((kv) => kv.destroy()).catch(() => undefined);
+    if (this.bus)
+      await new Kvm(this.bus.nc)
+        .open(`${this.prefix}_cyborg_leases`)
+        .then((kv) => kv.destroy())
+        .catch(() => undefined);
     await this.bus?.close();
     rmSync(this.dir, { recursive: true, force: true });
     if (crashed.length > 0) throw new Error(`a role process died of an unhandled error or promise rejection:\n${crashed.join('\n')}`);
@@ -132,9 +143,13 @@ const LEFT_OUT = new Set(['transition', 'flush', 'NATS status']);
 
 /** A process's log as lines to read: time, level, message and its fields. */
 function tail(lines: LogLine[]): string {
-  return lines.filter((l) => l.level >= 30 && !LEFT_OUT.has(l.msg)).slice(-TAIL).map((l) => {
-    const { level, msg, time, pid: _pid, hostname: _h, ...rest } = l;
-    const at = typeof time === 'number' ? new Date(time).toISOString().slice(11, 23) : '';
-    return `${at} ${level >= 50 ? 'ERROR' : level >= 40 ? 'WARN ' : 'INFO '} ${msg} ${JSON.stringify(rest)}`;
-  }).join('\n');
+  return lines
+    .filter((l) => l.level >= 30 && !LEFT_OUT.has(l.msg))
+    .slice(-TAIL)
+    .map((l) => {
+      const { level, msg, time, pid: _pid, hostname: _h, ...rest } = l;
+      const at = typeof time === 'number' ? new Date(time).toISOString().slice(11, 23) : '';
+      return `${at} ${level >= 50 ? 'ERROR' : level >= 40 ? 'WARN ' : 'INFO '} ${msg} ${JSON.stringify(rest)}`;
+    })
+    .join('\n');
 }

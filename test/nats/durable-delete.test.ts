@@ -33,8 +33,11 @@ describe.skipIf(!svc.nats || !svc.postgres)('acknowledged ARQ deletes across an 
 
   const arqRows = async (): Promise<string[]> => (await query<{ uuid: string }>(db.url, 'select uuid from extended_accelerator_requests')).map((r) => r.uuid);
   const allocations = async (): Promise<{ id: string; state: string; held: number }[]> =>
-    (await query<{ id: string; state: string; context: { allocations?: unknown[] } }>(db.url, 'select id, state, context from accelerators'))
-      .map((r) => ({ id: r.id, state: r.state, held: r.context.allocations?.length ?? 0 }));
+    (await query<{ id: string; state: string; context: { allocations?: unknown[] } }>(db.url, 'select id, state, context from accelerators')).map((r) => ({
+      id: r.id,
+      state: r.state,
+      held: r.context.allocations?.length ?? 0,
+    }));
 
   it('finishes every acknowledged delete after the restart, with every accelerator released', async () => {
     dep.logsOnFailure();
@@ -62,7 +65,10 @@ describe.skipIf(!svc.nats || !svc.postgres)('acknowledged ARQ deletes across an 
     conductor = await dep.conductor('conductor-d');
     agent = await dep.agent('node-d');
     await eventually(async () => (await arqRows()).length === 0, { what: 'every deleted ARQ gone from the database', timeoutMs: 90_000 });
-    await eventually(async () => (await allocations()).every((a) => a.held === 0 && a.state === 'ready'), { what: 'every accelerator released and ready', timeoutMs: 60_000 });
+    await eventually(async () => (await allocations()).every((a) => a.held === 0 && a.state === 'ready'), {
+      what: 'every accelerator released and ready',
+      timeoutMs: 60_000,
+    });
     expect(conductor.has((l) => l.msg === 'reconciling unfinished ARQ deletes and unbinds')).toBe(true);
   });
 });

@@ -28,7 +28,7 @@ describe.skipIf(!svc.nats || !svc.postgres)('conductor fail-over', { timeout: 30
     await db?.drop();
   });
 
-  it('takes the dead conductor\'s host over and loses no acknowledged transition', async () => {
+  it("takes the dead conductor's host over and loses no acknowledged transition", async () => {
     dep.logsOnFailure();
     const api = await dep.api();
     await eventually(() => api.listAccelerators({ host: 'node-f' }).length === 2, { what: 'node-f accelerators' });
@@ -38,17 +38,26 @@ describe.skipIf(!svc.nats || !svc.postgres)('conductor fail-over', { timeout: 30
     expect((await api.act(gpu!.id, { type: 'PROGRAM', bitstreamId: 'bs-1' })).state).toBe('programmed');
     expect((await api.act(fpga!.id, { type: 'ENABLE' })).state).toBe('ready');
 
-    const owner = await eventually(async () => {
-      for (const id of conductors.keys()) {
-        const s = await dep.stats('conductor', id).catch(() => undefined);
-        if (s && s.ownedHosts === 1) return id;
-      }
-      return undefined;
-    }, { what: 'the conductor holding node-f' });
+    const owner = await eventually(
+      async () => {
+        for (const id of conductors.keys()) {
+          const s = await dep.stats('conductor', id).catch(() => undefined);
+          if (s && s.ownedHosts === 1) return id;
+        }
+        return undefined;
+      },
+      { what: 'the conductor holding node-f' },
+    );
     const survivor = [...conductors.keys()].find((id) => id !== owner)!;
     await conductors.get(owner)!.kill('SIGKILL');
 
-    await conductors.get(survivor)!.waitLog((l) => l.msg === 'took over the hosts of an expired conductor lease' || l.msg === 'took over a host whose conductor lease expired', 'takeover', 90_000);
+    await conductors
+      .get(survivor)!
+      .waitLog(
+        (l) => l.msg === 'took over the hosts of an expired conductor lease' || l.msg === 'took over a host whose conductor lease expired',
+        'takeover',
+        90_000,
+      );
     await eventually(async () => (await dep.stats('conductor', survivor)).ownedHosts === 1, { what: 'survivor owns node-f', timeoutMs: 60_000 });
 
     // The survivor's state, rebuilt from the database, holds every acknowledged transition.

@@ -38,12 +38,15 @@ describe.skipIf(!svc.nats || !svc.postgres)('health reports with two conductors'
   const badChecks = (deployableUuid: string, n: number): void => {
     for (let i = 0; i < n; i++) {
       dep.bus!.publish(Subjects.report('health', 'node-h'), HealthMessage, {
-        host: 'node-h', agentId: 'agent-node-h', at: Date.now(), checks: [{ deployableUuid, healthy: false, severity: 'transient', reason: `ECC burst ${i + 1}` }],
+        host: 'node-h',
+        agentId: 'agent-node-h',
+        at: Date.now(),
+        checks: [{ deployableUuid, healthy: false, severity: 'transient', reason: `ECC burst ${i + 1}` }],
       });
     }
   };
 
-  it('judges every report at the host\'s holder, whichever conductor heard it, and across the holder\'s death', async () => {
+  it("judges every report at the host's holder, whichever conductor heard it, and across the holder's death", async () => {
     dep.logsOnFailure();
     const api = await dep.api();
     await eventually(() => api.listAccelerators({ host: 'node-h' }).length === 2, { what: 'node-h accelerators' });
@@ -51,15 +54,21 @@ describe.skipIf(!svc.nats || !svc.postgres)('health reports with two conductors'
 
     // About half of these land on the conductor that does not hold node-h: none may be lost.
     badChecks(gpu!.id, ENTER_AFTER);
-    await eventually(() => api.getAccelerator(gpu!.id).health?.status === 'quarantined', { what: `the GPU quarantined after ${ENTER_AFTER} bad checks`, timeoutMs: 20_000 });
+    await eventually(() => api.getAccelerator(gpu!.id).health?.status === 'quarantined', {
+      what: `the GPU quarantined after ${ENTER_AFTER} bad checks`,
+      timeoutMs: 20_000,
+    });
     expect(api.getAccelerator(gpu!.id).health?.reason).toMatch(/^ECC burst/);
     expect(api.getAccelerator(fpga!.id).health?.status ?? 'ok').toBe('ok');
 
     // The holder dies; reports sent before its lease expires are kept trying by the survivor.
-    const owner = await eventually(async () => {
-      for (const id of conductors.keys()) if ((await dep.stats('conductor', id).catch(() => undefined))?.ownedHosts === 1) return id;
-      return undefined;
-    }, { what: 'the conductor holding node-h' });
+    const owner = await eventually(
+      async () => {
+        for (const id of conductors.keys()) if ((await dep.stats('conductor', id).catch(() => undefined))?.ownedHosts === 1) return id;
+        return undefined;
+      },
+      { what: 'the conductor holding node-h' },
+    );
     const survivor = [...conductors.keys()].find((id) => id !== owner)!;
     await conductors.get(owner)!.kill('SIGKILL');
     // Once NATS has closed the dead one's connection (a report already handed to it died with it:

@@ -67,7 +67,10 @@ export class RoleProcess {
   stderr = '';
   private exited: Promise<number | null>;
 
-  constructor(readonly name: string, readonly proc: ChildProcess) {
+  constructor(
+    readonly name: string,
+    readonly proc: ChildProcess,
+  ) {
     let buf = '';
     proc.stdout!.on('data', (b: Buffer) => {
       buf += b.toString();
@@ -96,8 +99,12 @@ export class RoleProcess {
       // Strict: a promise rejection nobody handles ends the process at once, and the story says so
       // (`diedOfUnhandledError`) instead of letting it limp on.
       env: {
-        ...process.env, ...(process.env.PLACEMENT_URL ? placementEnvFor(process.env.PLACEMENT_URL) : {}), LOG_PRETTY: 'false', LOG_LEVEL: 'debug',
-        NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --unhandled-rejections=strict`.trim(), ...env,
+        ...process.env,
+        ...(process.env.PLACEMENT_URL ? placementEnvFor(process.env.PLACEMENT_URL) : {}),
+        LOG_PRETTY: 'false',
+        LOG_LEVEL: 'debug',
+        NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --unhandled-rejections=strict`.trim(),
+        ...env,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,
@@ -124,7 +131,10 @@ export class RoleProcess {
   waitLog(pred: (l: LogLine) => boolean, what: string, timeoutMs = 60_000): Promise<LogLine> {
     return eventually(() => this.lines.find(pred), { what: `${this.name}: ${what}`, timeoutMs }).catch((err: Error) => {
       // Say what the process was doing: its last lines, and stderr if it died.
-      const tail = this.lines.slice(-12).map((l) => `  ${l.msg} ${l.err ? JSON.stringify(l.err).slice(0, 300) : ''}`).join('\n');
+      const tail = this.lines
+        .slice(-12)
+        .map((l) => `  ${l.msg} ${l.err ? JSON.stringify(l.err).slice(0, 300) : ''}`)
+        .join('\n');
       throw new Error(`${err.message}\n${this.name} (alive: ${this.alive}) last log lines:\n${tail}\nstderr: ${this.stderr.slice(-1500)}`);
     });
   }

@@ -22,10 +22,14 @@ describe.skipIf(!svc.nats)('hot-plug in the agent role, over NATS', { timeout: 3
     const udev = fakeUdevadm(udevDir);
     buildTree(root, GPU_HOST_WITHOUT_V100, ['vfio-pci']);
     return {
-      root, udev,
+      root,
+      udev,
       env: {
-        CYBORG_ENABLED_DRIVERS: 'generic_driver', CYBORG_GENERIC_SYSFS_ROOT: root, CYBORG_GENERIC_HOST_OPS: 'simulate',
-        CYBORG_UDEVADM_COMMAND: FAKE_UDEVADM, ...udev.env,
+        CYBORG_ENABLED_DRIVERS: 'generic_driver',
+        CYBORG_GENERIC_SYSFS_ROOT: root,
+        CYBORG_GENERIC_HOST_OPS: 'simulate',
+        CYBORG_UDEVADM_COMMAND: FAKE_UDEVADM,
+        ...udev.env,
       },
     };
   };
@@ -50,7 +54,10 @@ describe.skipIf(!svc.nats)('hot-plug in the agent role, over NATS', { timeout: 3
     buildTree(h.root, GPU_HOST, ['vfio-pci']);
     const plugged = Date.now();
     h.udev.kernelSays(recorded('v100-plug.events'));
-    await eventually(() => api.listAccelerators({ host: 'hp-node' }).some((a) => a.name === `hp-node_${V100.replace(/[:.]/g, '_')}`), { what: 'the V100 in the API', timeoutMs: 20_000 });
+    await eventually(() => api.listAccelerators({ host: 'hp-node' }).some((a) => a.name === `hp-node_${V100.replace(/[:.]/g, '_')}`), {
+      what: 'the V100 in the API',
+      timeoutMs: 20_000,
+    });
     expect(Date.now() - plugged).toBeLessThan(10_000);
     expect(agent.has((l) => l.msg === 'hot-plug: kernel events; discovering now' && (l.devices as string[]).includes(V100))).toBe(true);
   });

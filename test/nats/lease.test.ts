@@ -44,7 +44,7 @@ describe.skipIf(!svc.nats)('host leases in JetStream KV', () => {
     for (const x of claims) if (!x.mine) expect(x.owner).toBe(owner.id);
   });
 
-  it('lets another conductor take a host over only once its owner\'s lease expired, and fences the old owner', async () => {
+  it("lets another conductor take a host over only once its owner's lease expired, and fences the old owner", async () => {
     const lostByOld: string[][] = [];
     const old = await table('old', 1_500, lostByOld);
     const heir = await table('heir');
@@ -62,10 +62,13 @@ describe.skipIf(!svc.nats)('host leases in JetStream KV', () => {
     // A claim made on a lapsed lease is the catalogued error a client is told to retry (503), not a bare 500.
     await expect(old.claim('host-z')).rejects.toMatchObject({ name: 'CyborgError', code: 'lease.lost', status: 503 });
 
-    const taken = await eventually(async () => {
-      const c = await heir.claim('host-x');
-      return c.mine ? c : undefined;
-    }, { what: 'the heir to take host-x over', timeoutMs: 10_000 });
+    const taken = await eventually(
+      async () => {
+        const c = await heir.claim('host-x');
+        return c.mine ? c : undefined;
+      },
+      { what: 'the heir to take host-x over', timeoutMs: 10_000 },
+    );
     expect(taken).toEqual({ mine: true, takeover: true });
     expect(heir.owns('host-x')).toBe(true);
   });
@@ -73,7 +76,9 @@ describe.skipIf(!svc.nats)('host leases in JetStream KV', () => {
   it('does not count a host whose claim is still in flight among the orphans, though the watch already shows it ours', async () => {
     // The CAS has reached the server (so the watch hears of it) but its reply is held back.
     let release!: () => void;
-    const held = new Promise<void>((r) => { release = r; });
+    const held = new Promise<void>((r) => {
+      release = r;
+    });
     const slow = Object.create(kv) as KV;
     slow.create = async (key, body) => {
       const revision = await kv.create(key, body);
@@ -88,7 +93,10 @@ describe.skipIf(!svc.nats)('host leases in JetStream KV', () => {
     await eventually(() => t.ownerOf('host-inflight') === 'claimer', { what: 'the watch to show the record', timeoutMs: 5_000 });
     // Several renewals (each runs the orphan scan) while the claim is held.
     const renewed = (t as unknown as { lastRenewal: number }).lastRenewal;
-    await eventually(() => (t as unknown as { lastRenewal: number }).lastRenewal > renewed + 250, { what: 'renewals while the claim is held', timeoutMs: 5_000 });
+    await eventually(() => (t as unknown as { lastRenewal: number }).lastRenewal > renewed + 250, {
+      what: 'renewals while the claim is held',
+      timeoutMs: 5_000,
+    });
     expect(orphans.flat()).not.toContain('host-inflight');
     release();
     expect(await claim).toEqual({ mine: true, takeover: false });
@@ -99,18 +107,29 @@ describe.skipIf(!svc.nats)('host leases in JetStream KV', () => {
     // The renewal's CAS is held until the stop has begun deleting our host records (held too).
     let releaseUpdate!: () => void;
     let releaseDeletes!: () => void;
-    const updateHeld = new Promise<void>((r) => { releaseUpdate = r; });
-    const deletesHeld = new Promise<void>((r) => { releaseDeletes = r; });
+    const updateHeld = new Promise<void>((r) => {
+      releaseUpdate = r;
+    });
+    const deletesHeld = new Promise<void>((r) => {
+      releaseDeletes = r;
+    });
     let renewing = false;
     let renewed = false;
     let holding = false;
     const slow = Object.create(kv) as KV;
     slow.update = async (key, body, rev) => {
       const revision = await kv.update(key, body, rev);
-      if (holding) { renewing = true; await updateHeld; renewed = true; }
+      if (holding) {
+        renewing = true;
+        await updateHeld;
+        renewed = true;
+      }
       return revision;
     };
-    slow.delete = async (key, opts) => { await deletesHeld; return kv.delete(key, opts); };
+    slow.delete = async (key, opts) => {
+      await deletesHeld;
+      return kv.delete(key, opts);
+    };
     const orphans: string[][] = [];
     const t = new LeaseTable({ kv: slow, conductorId: 'stopper', ttlMs: 60_000, renewMs: 100, log, onOrphans: (h) => orphans.push(h) });
     await t.start();
@@ -131,10 +150,13 @@ describe.skipIf(!svc.nats)('host leases in JetStream KV', () => {
   const renewals = async (id: string, times: number): Promise<void> => {
     const key = `conductor.${Buffer.from(id).toString('base64url')}`;
     const first = (await kv.get(key))!.revision;
-    await eventually(async () => ((await kv.get(key))!.revision >= first + times ? true : undefined), { what: `${times} renewals of ${id}`, timeoutMs: 10_000 });
+    await eventually(async () => ((await kv.get(key))!.revision >= first + times ? true : undefined), {
+      what: `${times} renewals of ${id}`,
+      timeoutMs: 10_000,
+    });
   };
 
-  it('keeps a live conductor\'s host from one whose clock runs an hour ahead', async () => {
+  it("keeps a live conductor's host from one whose clock runs an hour ahead", async () => {
     const live = await table('live-on-time');
     const ahead = await table('an-hour-ahead', 1_500, [], 3_600_000);
     expect((await live.claim('host-skew-1')).mine).toBe(true);
@@ -150,10 +172,13 @@ describe.skipIf(!svc.nats)('host leases in JetStream KV', () => {
     expect((await dead.claim('host-skew-2')).mine).toBe(true);
     expect(await heir.claim('host-skew-2')).toEqual({ mine: false, owner: 'dead-an-hour-ahead' });
     (dead as unknown as { timer: NodeJS.Timeout }).timer.close(); // stuck: renews no more
-    const taken = await eventually(async () => {
-      const c = await heir.claim('host-skew-2');
-      return c.mine ? c : undefined;
-    }, { what: 'the heir to take host-skew-2 over', timeoutMs: 10_000 });
+    const taken = await eventually(
+      async () => {
+        const c = await heir.claim('host-skew-2');
+        return c.mine ? c : undefined;
+      },
+      { what: 'the heir to take host-skew-2 over', timeoutMs: 10_000 },
+    );
     expect(taken).toEqual({ mine: true, takeover: true });
   });
 });

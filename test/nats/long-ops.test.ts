@@ -21,8 +21,12 @@ describe.skipIf(!svc.nats)('operations longer than the request timeout', { timeo
   let fpga: AcceleratorView;
 
   const post = async (path: string, body: object = {}) => {
-    const res = await fetch(`${url}/cyborg/v1${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-user-id': 'op' }, body: JSON.stringify(body) });
-    return { status: res.status, location: res.headers.get('location'), body: await res.json() as AcceleratorView };
+    const res = await fetch(`${url}/cyborg/v1${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-user-id': 'op' },
+      body: JSON.stringify(body),
+    });
+    return { status: res.status, location: res.headers.get('location'), body: (await res.json()) as AcceleratorView };
   };
   const show = async (id: string): Promise<AcceleratorView> => (await fetch(`${url}/cyborg/v1/accelerators/${id}`)).json() as Promise<AcceleratorView>;
 
@@ -36,17 +40,20 @@ describe.skipIf(!svc.nats)('operations longer than the request timeout', { timeo
     await api.waitLog((l) => l.msg === 'api role up', 'api listening', 120_000);
     url = `http://127.0.0.1:${port}`;
     await eventually(async () => (await fetch(`${url}/readyz`)).status === 200, { what: 'the api ready', timeoutMs: 60_000 });
-    const list = await eventually(async () => {
-      const r = await (await fetch(`${url}/cyborg/v1/accelerators?host=node-l`)).json() as { accelerators: AcceleratorView[] };
-      return r.accelerators.find((a) => a.deviceType === 'FPGA');
-    }, { what: 'node-l\'s FPGA' });
+    const list = await eventually(
+      async () => {
+        const r = (await (await fetch(`${url}/cyborg/v1/accelerators?host=node-l`)).json()) as { accelerators: AcceleratorView[] };
+        return r.accelerators.find((a) => a.deviceType === 'FPGA');
+      },
+      { what: "node-l's FPGA" },
+    );
     fpga = list;
   }, 240_000);
   afterAll(async () => {
     await dep?.stop();
   });
 
-  it('answers 202 with the accelerator\'s Location, which shows the work under way and then done', async () => {
+  it("answers 202 with the accelerator's Location, which shows the work under way and then done", async () => {
     dep.logsOnFailure();
     const enabled = await post(`/accelerators/${fpga.id}/enable`);
     expect(enabled.status).toBe(202);
@@ -57,7 +64,7 @@ describe.skipIf(!svc.nats)('operations longer than the request timeout', { timeo
     expect(programmed.status).toBe(202);
     expect(programmed.location).toBe(`/cyborg/v1/accelerators/${fpga.id}`);
     expect(programmed.body.state).toBe('programming');
-    expect((await fetch(`${url}${programmed.location}`).then((r) => r.json()) as AcceleratorView).state).toBe('programming');
+    expect(((await fetch(`${url}${programmed.location}`).then((r) => r.json())) as AcceleratorView).state).toBe('programming');
     await eventually(async () => (await show(fpga.id)).state === 'programmed', { what: 'the FPGA programmed', timeoutMs: 60_000 });
   });
 

@@ -38,10 +38,13 @@ describe.skipIf(!natsServerInstalled)('a NATS blip shorter than the lease TTL', 
     await eventually(() => api.listAccelerators({ host: 'node-b' }).length === 2, { what: 'node-b accelerators' });
     const gpu = api.listAccelerators({ host: 'node-b' }).find((a) => a.deviceType === 'GPU')!;
     const kv = await new Kvm(dep.bus!.nc).open(`${dep.prefix}_cyborg_leases`);
-    const held = await eventually(async () => {
-      const e = await kv.get(hostKey('node-b'));
-      return e?.operation === 'PUT' ? { owner: e.json<{ owner: string }>().owner, revision: e.revision } : undefined;
-    }, { what: 'node-b\'s lease recorded' });
+    const held = await eventually(
+      async () => {
+        const e = await kv.get(hostKey('node-b'));
+        return e?.operation === 'PUT' ? { owner: e.json<{ owner: string }>().owner, revision: e.revision } : undefined;
+      },
+      { what: "node-b's lease recorded" },
+    );
     expect(held.owner).toBe('conductor-b');
 
     // The enable goes out to the agent and runs there for OP_MS; its answer is not awaited here.

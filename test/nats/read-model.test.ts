@@ -20,7 +20,7 @@ const get = async (url: string): Promise<{ status: number; body: any }> => {
  * it is not ready and then converges; a NATS restart loses no change; a snapshot far larger than
  * one NATS message loads in pages; a forged views message changes nothing.
  */
-describe.skipIf(!natsServerInstalled)('the api\'s read model converges', { timeout: 600_000 }, () => {
+describe.skipIf(!natsServerInstalled)("the api's read model converges", { timeout: 600_000 }, () => {
   let nats: PrivateNats;
   let dep: Deployment;
   let api: { proc: RoleProcess; url: string };
@@ -49,17 +49,27 @@ describe.skipIf(!natsServerInstalled)('the api\'s read model converges', { timeo
     await eventually(async () => (await get(`${api.url}/readyz`)).status === 200, { what: 'the early api to be ready', timeoutMs: 60_000 });
 
     client = await dep.api();
-    await eventually(() => fpga(), { what: 'node-r\'s FPGA' });
+    await eventually(() => fpga(), { what: "node-r's FPGA" });
     await client.act(fpga().id, { type: 'ENABLE' });
-    await client.documents.createProfile({ uuid: '00000000-0000-4000-8000-0000000000f1', name: 'fpga-profile', description: null, groups: [{ 'resources:FPGA': '1' }], createdAt: new Date().toISOString(), updatedAt: null });
+    await client.documents.createProfile({
+      uuid: '00000000-0000-4000-8000-0000000000f1',
+      name: 'fpga-profile',
+      description: null,
+      groups: [{ 'resources:FPGA': '1' }],
+      createdAt: new Date().toISOString(),
+      updatedAt: null,
+    });
     const arq = await newArq();
     const bound = await client.bindArq(arq.uuid, { hostname: 'node-r', deviceRpUuid: fpga().rpUuid, instanceUuid: 'vm-r1', projectId: null });
     expect(bound.state).toBe('Bound');
     // Nova reads the bind from the api that started first: it sees what the conductor committed.
-    const seen = await eventually(async () => {
-      const r = await get(`${api.url}/v2/accelerator_requests/${arq.uuid}`);
-      return r.status === 200 && r.body.state === 'Bound' ? r.body : undefined;
-    }, { what: 'the bound ARQ through the early api' });
+    const seen = await eventually(
+      async () => {
+        const r = await get(`${api.url}/v2/accelerator_requests/${arq.uuid}`);
+        return r.status === 200 && r.body.state === 'Bound' ? r.body : undefined;
+      },
+      { what: 'the bound ARQ through the early api' },
+    );
     expect(seen.hostname).toBe('node-r');
   });
 
@@ -74,9 +84,21 @@ describe.skipIf(!natsServerInstalled)('the api\'s read model converges', { timeo
     // reply is lost); the views it commits may be lost on the way to the api.
     const deleting = client.deleteArq(arq.uuid);
     await nats.up();
-    await deleting.catch(() => eventually(() => client.deleteArq(arq.uuid).then(() => true, (e: { code?: string }) => e.code === 'arq.not_found'), { what: 'the delete retried' }));
+    await deleting.catch(() =>
+      eventually(
+        () =>
+          client.deleteArq(arq.uuid).then(
+            () => true,
+            (e: { code?: string }) => e.code === 'arq.not_found',
+          ),
+        { what: 'the delete retried' },
+      ),
+    );
 
-    await eventually(async () => (await get(`${api.url}/v2/accelerator_requests/${arq.uuid}`)).status === 404, { what: 'the delete through the api', timeoutMs: 60_000 });
+    await eventually(async () => (await get(`${api.url}/v2/accelerator_requests/${arq.uuid}`)).status === 404, {
+      what: 'the delete through the api',
+      timeoutMs: 60_000,
+    });
     await eventually(async () => (await get(`${api.url}/readyz`)).status === 200, { what: 'the api ready again', timeoutMs: 60_000 });
     expect(api.proc.alive).toBe(true);
   });
@@ -104,12 +126,24 @@ describe.skipIf(!natsServerInstalled)('the api\'s read model converges', { timeo
     const wire = `${dep.prefix}.${Subjects.views}`;
     // A forger that listens first, and so knows the conductor's name, incarnation and numbers.
     const heard = await new Promise<ViewsBatchMsg>((resolve) => {
-      const sub = nc.subscribe(wire, { callback: (_e, m) => { sub.unsubscribe(); resolve(m.json<ViewsBatchMsg>()); } });
+      const sub = nc.subscribe(wire, {
+        callback: (_e, m) => {
+          sub.unsubscribe();
+          resolve(m.json<ViewsBatchMsg>());
+        },
+      });
     });
     const victim = client.listArqs()[0]!;
     const forged: ViewsBatchMsg = {
-      conductorId: heard.conductorId, epoch: heard.epoch, seq: heard.seq + 1_000,
-      hosts: [], accelerators: [], arqs: [], documents: [], transitions: [], deleted: { arqs: [victim.uuid] },
+      conductorId: heard.conductorId,
+      epoch: heard.epoch,
+      seq: heard.seq + 1_000,
+      hosts: [],
+      accelerators: [],
+      arqs: [],
+      documents: [],
+      transitions: [],
+      deleted: { arqs: [victim.uuid] },
     };
     const before = dep.clientLog.lines.filter((l) => l.msg === 'refused a views message').length;
     nc.publish(wire, JSON.stringify(forged));

@@ -54,15 +54,27 @@ describe.skipIf(!svc.nats || !svc.postgres)('usage telemetry across the distribu
     await db?.drop();
   });
 
-  it('the api serves a device\'s and a host\'s recent usage from the conductor holding the host', async () => {
+  it("the api serves a device's and a host's recent usage from the conductor holding the host", async () => {
     dep.logsOnFailure();
-    const gpu = await eventually(async () => ((await get(`/cyborg/v1/accelerators?host=${HOST}&type=GPU`)).body?.accelerators ?? [])[0] as { id: string } | undefined, { what: 'the GPU in the api', timeoutMs: 60_000 });
-    const usage = await eventually(async () => {
-      const r = await get(`/cyborg/v1/accelerators/${gpu.id}/usage`);
-      return r.status === 200 && r.body.samples.length >= 5 ? r.body as AcceleratorUsage : undefined;
-    }, { what: 'five samples through the api', timeoutMs: 30_000 });
+    const gpu = await eventually(
+      async () => ((await get(`/cyborg/v1/accelerators?host=${HOST}&type=GPU`)).body?.accelerators ?? [])[0] as { id: string } | undefined,
+      { what: 'the GPU in the api', timeoutMs: 60_000 },
+    );
+    const usage = await eventually(
+      async () => {
+        const r = await get(`/cyborg/v1/accelerators/${gpu.id}/usage`);
+        return r.status === 200 && r.body.samples.length >= 5 ? (r.body as AcceleratorUsage) : undefined;
+      },
+      { what: 'five samples through the api', timeoutMs: 30_000 },
+    );
     expect(usage).toMatchObject({ accelerator: gpu.id, host: HOST });
-    expect(usage.samples[0]).toMatchObject({ at: expect.any(String), utilization: expect.any(Number), memoryTotalMiB: 16_384, temperatureC: expect.any(Number), powerW: expect.any(Number) });
+    expect(usage.samples[0]).toMatchObject({
+      at: expect.any(String),
+      utilization: expect.any(Number),
+      memoryTotalMiB: 16_384,
+      temperatureC: expect.any(Number),
+      powerW: expect.any(Number),
+    });
 
     const host = (await get(`/cyborg/v1/hosts/${HOST}/usage`)).body as HostUsage;
     expect(host.host).toBe(HOST);
@@ -72,13 +84,16 @@ describe.skipIf(!svc.nats || !svc.postgres)('usage telemetry across the distribu
     expect(Object.keys(vf.samples[0]!).sort()).toEqual(['at', 'utilization']);
 
     // The window holds [conductor] usage_window samples, however long the agent goes on.
-    await eventually(async () => (await get(`/cyborg/v1/accelerators/${gpu.id}/usage`)).body.samples.length === 20, { what: 'a full window', timeoutMs: 30_000 });
+    await eventually(async () => (await get(`/cyborg/v1/accelerators/${gpu.id}/usage`)).body.samples.length === 20, {
+      what: 'a full window',
+      timeoutMs: 30_000,
+    });
     await new Promise((r) => setTimeout(r, 1_000));
     expect((await get(`/cyborg/v1/accelerators/${gpu.id}/usage`)).body.samples).toHaveLength(20);
     expect((await get('/cyborg/v1/hosts/nowhere/usage')).status).toBe(404);
   });
 
-  it('Prometheus scrapes the holder\'s per-device series, with the consumer once one is attached', async () => {
+  it("Prometheus scrapes the holder's per-device series, with the consumer once one is attached", async () => {
     const client = await dep.api();
     const gpu = client.listAccelerators({ host: HOST, type: 'GPU' })[0]!;
     await client.act(gpu.id, { type: 'ENABLE' });
@@ -86,10 +101,15 @@ describe.skipIf(!svc.nats || !svc.postgres)('usage telemetry across the distribu
     const [holderName] = await holder();
     const other = [...conductors].find(([n]) => n !== holderName)![1];
 
-    const text = await eventually(async () => {
-      const t = await scrape(conductors.get(holderName)!);
-      return t.includes(`instance="vm-usage-1"`) && new RegExp(`cyborg_accelerator_utilization_ratio\\{host="${HOST}",accelerator="${gpu.id}"`).test(t) ? t : undefined;
-    }, { what: 'the consumer on the holder\'s series' });
+    const text = await eventually(
+      async () => {
+        const t = await scrape(conductors.get(holderName)!);
+        return t.includes(`instance="vm-usage-1"`) && new RegExp(`cyborg_accelerator_utilization_ratio\\{host="${HOST}",accelerator="${gpu.id}"`).test(t)
+          ? t
+          : undefined;
+      },
+      { what: "the consumer on the holder's series" },
+    );
     expect(text).toContain(`cyborg_accelerator_allocation{host="${HOST}",accelerator="${gpu.id}",instance="vm-usage-1",project="p-usage",role="conductor"} 1`);
     expect(text).toMatch(new RegExp(`cyborg_accelerator_power_watts\\{host="${HOST}",accelerator="${gpu.id}",state="attached",role="conductor"\\} [0-9.]+`));
     // The other conductor hears the same telemetry but keeps none of it: no series, no window.
@@ -98,7 +118,14 @@ describe.skipIf(!svc.nats || !svc.postgres)('usage telemetry across the distribu
     expect(elsewhere).toMatch(/cyborg_usage_window_bytes\{role="conductor"\} 0\n/);
 
     const { body } = await get('/cyborg/v1/projects');
-    expect(body.projects).toContainEqual({ projectId: 'p-usage', accelerators: 1, allocations: 1, instances: ['vm-usage-1'], byDeviceType: { GPU: 1 }, byResourceClass: { PGPU: 1 } });
+    expect(body.projects).toContainEqual({
+      projectId: 'p-usage',
+      accelerators: 1,
+      allocations: 1,
+      instances: ['vm-usage-1'],
+      byDeviceType: { GPU: 1 },
+      byResourceClass: { PGPU: 1 },
+    });
   });
 
   it('garbage on the telemetry subject costs nothing but a count', async () => {
@@ -109,7 +136,9 @@ describe.skipIf(!svc.nats || !svc.postgres)('usage telemetry across the distribu
       raw.nc.publish(subject, JSON.stringify({ host: HOST, at: 'yesterday', usage: 'lots' }));
       raw.nc.publish(subject, JSON.stringify({ host: HOST, at: Date.now(), usage: [{ deployableUuid: 'ghost', utilization: 0.5 }] }));
     }
-    await eventually(async () => /cyborg_usage_samples_total\{outcome="unknown_device",role="conductor"\} ([5-9]\d|\d{3,})/.test(await scrape(p)), { what: 'the ghost samples counted' });
+    await eventually(async () => /cyborg_usage_samples_total\{outcome="unknown_device",role="conductor"\} ([5-9]\d|\d{3,})/.test(await scrape(p)), {
+      what: 'the ghost samples counted',
+    });
     expect(p.alive).toBe(true);
     const gpu = (await dep.api()).listAccelerators({ host: HOST, type: 'GPU' })[0]!;
     expect((await get(`/cyborg/v1/accelerators/${gpu.id}/usage`)).body.samples.length).toBeGreaterThan(0);
@@ -121,10 +150,13 @@ describe.skipIf(!svc.nats || !svc.postgres)('usage telemetry across the distribu
     const survivor = [...conductors].find(([n]) => n !== name)![1];
     const gpu = (await dep.api()).listAccelerators({ host: HOST, type: 'GPU' })[0]!;
     await eventually(async () => (await scrape(survivor)).includes(`accelerator="${gpu.id}"`), { what: 'the survivor to hold the host', timeoutMs: 60_000 });
-    const usage = await eventually(async () => {
-      const r = await get(`/cyborg/v1/accelerators/${gpu.id}/usage`);
-      return r.status === 200 && r.body.samples.length >= 3 ? r.body as AcceleratorUsage : undefined;
-    }, { what: 'samples from the survivor', timeoutMs: 60_000 });
+    const usage = await eventually(
+      async () => {
+        const r = await get(`/cyborg/v1/accelerators/${gpu.id}/usage`);
+        return r.status === 200 && r.body.samples.length >= 3 ? (r.body as AcceleratorUsage) : undefined;
+      },
+      { what: 'samples from the survivor', timeoutMs: 60_000 },
+    );
     // The window lives in memory: the survivor's starts from its own first sample, after the death.
     expect(usage.samples.length).toBeLessThanOrEqual(20);
   });

@@ -32,13 +32,16 @@ describe.skipIf(!svc.postgres)('persistence: acknowledged only after commit (Pos
   const committed = async (requestId: string, to: string): Promise<boolean> =>
     (await direct.query('select 1 from transition_log where request_id = $1 and "to" = $2', [requestId, to])).rowCount === 1;
 
-  it('an operator\'s enable is answered only once the database has committed it', async () => {
+  it("an operator's enable is answered only once the database has committed it", async () => {
     const id = run.conductor.listAccelerators().find((a) => a.deviceType === 'FPGA')!.id;
     proxy.hold();
     let answered = false;
     let r: Awaited<ReturnType<typeof act>>;
     try {
-      const reply = act(run, id, 'enable', requestIdOf('held')).then((res) => { answered = true; return res; });
+      const reply = act(run, id, 'enable', requestIdOf('held')).then((res) => {
+        answered = true;
+        return res;
+      });
       // The transition reached the journal and went to the server, but the journal cannot hear
       // that it committed while the server's replies are held: so nobody is answered either.
       await eventually(() => (run.journal as PgJournal).pending > 0, { what: 'the commit to be queued' });
@@ -58,10 +61,12 @@ describe.skipIf(!svc.postgres)('persistence: acknowledged only after commit (Pos
   it('under 200 concurrent requests, each reply finds its transition already in the database', async () => {
     const nics = run.conductor.listAccelerators().filter((a) => a.deviceType === 'NIC');
     expect(nics).toHaveLength(200);
-    const results = await Promise.all(nics.map(async (a, i) => {
-      const r = await act(run, a.id, 'enable', requestIdOf(`c${i}`));
-      return { status: r.status, state: r.body.state, inDb: await committed(requestIdOf(`c${i}`), 'ready') };
-    }));
+    const results = await Promise.all(
+      nics.map(async (a, i) => {
+        const r = await act(run, a.id, 'enable', requestIdOf(`c${i}`));
+        return { status: r.status, state: r.body.state, inDb: await committed(requestIdOf(`c${i}`), 'ready') };
+      }),
+    );
     expect(results.every((r) => r.status === 200 && r.state === 'ready' && r.inDb)).toBe(true);
   });
 });

@@ -17,7 +17,7 @@ const HOST = 'count-1';
 async function novaCycle(run: Running): Promise<void> {
   const call = async (method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, payload?: unknown): Promise<{ status: number; body: unknown }> => {
     const res = await run.app.inject({ method, url, headers: NOVA, ...(payload === undefined ? {} : { payload: JSON.stringify(payload) }) });
-    return { status: res.statusCode, body: res.body ? res.json() as unknown : null };
+    return { status: res.statusCode, body: res.body ? (res.json() as unknown) : null };
   };
   const instance = randomUUID();
   const created = await call('POST', '/v2/accelerator_requests', { device_profile_name: 'count-dp' });
@@ -63,7 +63,12 @@ describe.skipIf(!svc.postgres)('persistence: a Nova boot costs one commit per st
     await ready(run, 1);
     const fpga = run.conductor.listAccelerators()[0]!;
     expect((await act(run, fpga.id, 'enable', 'count-enable')).status).toBe(200);
-    const dp = await run.app.inject({ method: 'POST', url: '/v2/device_profiles', headers: NOVA, payload: JSON.stringify([{ name: 'count-dp', groups: [{ 'resources:FPGA': '1', 'trait:CUSTOM_FAKE_DEVICE': 'required' }] }]) });
+    const dp = await run.app.inject({
+      method: 'POST',
+      url: '/v2/device_profiles',
+      headers: NOVA,
+      payload: JSON.stringify([{ name: 'count-dp', groups: [{ 'resources:FPGA': '1', 'trait:CUSTOM_FAKE_DEVICE': 'required' }] }]),
+    });
     expect(dp.statusCode).toBe(201);
     await novaCycle(run); // the pool's connections are open, the statements prepared
 
@@ -75,7 +80,10 @@ describe.skipIf(!svc.postgres)('persistence: a Nova boot costs one commit per st
     // A read some periodic round might make meanwhile is not the boots' (none is expected: the
     // story shows it if one comes).
     const boots = seen.trips.filter((t) => !t.sql.every((q) => /^\s*select\b/i.test(q)) || t.sql.length === 0);
-    expect(boots.filter((t) => t.statements > 0 && t.status === 'I'), story).toHaveLength(3 * cycles);
+    expect(
+      boots.filter((t) => t.statements > 0 && t.status === 'I'),
+      story,
+    ).toHaveLength(3 * cycles);
     expect(boots, story).toHaveLength(3 * cycles);
     // …and what they wrote is there: the log holds every step of every cycle.
     const history = await run.conductor.history(fpga.id);

@@ -65,7 +65,12 @@ export class CountingProxy {
   private accept(client: Socket): void {
     const upstream = connect(this.target);
     this.sockets.add(client).add(upstream);
-    const drop = (): void => { client.destroy(); upstream.destroy(); this.sockets.delete(client); this.sockets.delete(upstream); };
+    const drop = (): void => {
+      client.destroy();
+      upstream.destroy();
+      this.sockets.delete(client);
+      this.sockets.delete(upstream);
+    };
     client.on('error', drop).on('close', drop);
     upstream.on('error', drop).on('close', drop);
     // Round trips sent and not yet answered, oldest first (a client may pipeline them).
@@ -75,7 +80,10 @@ export class CountingProxy {
       if (type === 'P') current.sql.push(cString(body, cString(body, 0).end).text);
       if (type === 'Q') current.sql.push(cString(body, 0).text);
       if (type === 'E' || type === 'Q') current.statements++;
-      if (type === 'S' || type === 'Q') { open.push(current); current = { sql: [], statements: 0, status: '' }; }
+      if (type === 'S' || type === 'Q') {
+        open.push(current);
+        current = { sql: [], statements: 0, status: '' };
+      }
     });
     const back = messages(false, (type, body) => {
       if (type !== 'Z') return;
@@ -84,8 +92,14 @@ export class CountingProxy {
       trip.status = String.fromCharCode(body[0]!);
       this.trips.push(trip);
     });
-    client.on('data', (b: Buffer) => { front(b); upstream.write(b); });
-    upstream.on('data', (b: Buffer) => { back(b); client.write(b); });
+    client.on('data', (b: Buffer) => {
+      front(b);
+      upstream.write(b);
+    });
+    upstream.on('data', (b: Buffer) => {
+      back(b);
+      client.write(b);
+    });
   }
 }
 

@@ -65,8 +65,18 @@ class DyingJournal extends PgJournal {
 
   /** Kills it once the log row of `t` is in the database (a flush commits whole). */
   private async killOnceWritten(t: TransitionRecord): Promise<void> {
-    await eventually(async () => (await query(this.directUrl, 'select 1 from transition_log where id = $1 and event = $2 and "to" = $3 and at = $4::timestamptz', [t.id, t.event, t.to, t.at])).length > 0,
-      { what: `the held flush of ${t.to} to be in the database` });
+    await eventually(
+      async () =>
+        (
+          await query(this.directUrl, 'select 1 from transition_log where id = $1 and event = $2 and "to" = $3 and at = $4::timestamptz', [
+            t.id,
+            t.event,
+            t.to,
+            t.at,
+          ])
+        ).length > 0,
+      { what: `the held flush of ${t.to} to be in the database` },
+    );
     this.kill();
   }
 
@@ -80,11 +90,16 @@ class DyingJournal extends PgJournal {
   }
 }
 
-interface Acks { created?: string; bound: boolean; deleteSent: boolean; deleted: boolean }
+interface Acks {
+  created?: string;
+  bound: boolean;
+  deleteSent: boolean;
+  deleted: boolean;
+}
 
 async function call(run: Running, method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, payload?: unknown): Promise<{ status: number; body: unknown }> {
   const res = await run.app.inject({ method, url, headers: NOVA, ...(payload === undefined ? {} : { payload: JSON.stringify(payload) }) });
-  return { status: res.statusCode, body: res.body ? res.json() as unknown : null };
+  return { status: res.statusCode, body: res.body ? (res.json() as unknown) : null };
 }
 
 /** Nova's boot and delete of one server, step by step, as far as the conductor answers. */
@@ -131,7 +146,16 @@ describe.skipIf(!svc.postgres)('persistence: a conductor killed at every step of
     const url = proxy.rewrite(db.url);
     const orm = await openOrm({ url, pool: 2 });
     await migrate(orm);
-    const journal = new DyingJournal({ orm, log, unavailableAfterMs: 10_000, maxBatch: 5_000, retryMinMs: 20, retryMaxMs: 100, closeTimeoutMs: 200, deferMaxMs: 60_000 });
+    const journal = new DyingJournal({
+      orm,
+      log,
+      unavailableAfterMs: 10_000,
+      maxBatch: 5_000,
+      retryMinMs: 20,
+      retryMaxMs: 100,
+      closeTimeoutMs: 200,
+      deferMaxMs: 60_000,
+    });
     journal.proxy = proxy;
     journal.directUrl = db.url;
     const run = await startAllInOne(configFor({ databaseUrl: url, host: HOST, gpus: 0, nics: 0 }), log, { journal });
@@ -140,7 +164,9 @@ describe.skipIf(!svc.postgres)('persistence: a conductor killed at every step of
     if (fpga.state !== 'ready') expect((await act(run, fpga.id, 'enable', 'crash-enable')).status).toBe(200);
     const profiles = ((await call(run, 'GET', '/v2/device_profiles')).body as { device_profiles: { name: string }[] }).device_profiles;
     if (!profiles.some((p) => p.name === 'crash-dp')) {
-      const dp = await call(run, 'POST', '/v2/device_profiles', [{ name: 'crash-dp', groups: [{ 'resources:FPGA': '1', 'trait:CUSTOM_FAKE_DEVICE': 'required' }] }]);
+      const dp = await call(run, 'POST', '/v2/device_profiles', [
+        { name: 'crash-dp', groups: [{ 'resources:FPGA': '1', 'trait:CUSTOM_FAKE_DEVICE': 'required' }] },
+      ]);
       expect(dp.status).toBe(201);
     }
     journal.calls.length = 0;
@@ -168,49 +194,78 @@ describe.skipIf(!svc.postgres)('persistence: a conductor killed at every step of
    * What the restart finds, by how far the boot got (docs/persistence.md, "A Nova boot, crash by
    * crash"): a request's steps are written together with the commit that answers it, or not at all.
    */
-  const before = (i: number): string[] => (i < PATH.create.length ? [] : i < PATH.create.length + PATH.bind.length ? ['Initial'] : i < STEPS.length ? ['Bound'] : []);
+  const before = (i: number): string[] =>
+    i < PATH.create.length ? [] : i < PATH.create.length + PATH.bind.length ? ['Initial'] : i < STEPS.length ? ['Bound'] : [];
   const points = [
-    ...STEPS.map((step, i) => ({ name: `killed as \`${step}\` is handed to the journal`, left: before(i), set: (j: DyingJournal) => { j.dieAt = i + 1; } })),
-    ...STEPS.flatMap((step, i) => (step.endsWith('(deferred)') ? [] : [{
-      name: `killed once \`${step}\` is committed, before its answer`, left: before(i + 1), set: (j: DyingJournal) => { j.holdAt = i + 1; },
-    }])),
+    ...STEPS.map((step, i) => ({
+      name: `killed as \`${step}\` is handed to the journal`,
+      left: before(i),
+      set: (j: DyingJournal) => {
+        j.dieAt = i + 1;
+      },
+    })),
+    ...STEPS.flatMap((step, i) =>
+      step.endsWith('(deferred)')
+        ? []
+        : [
+            {
+              name: `killed once \`${step}\` is committed, before its answer`,
+              left: before(i + 1),
+              set: (j: DyingJournal) => {
+                j.holdAt = i + 1;
+              },
+            },
+          ],
+    ),
   ];
 
-  it.each(points)('$name: the restart finds $left as Cyborg reports it, nothing acknowledged lost, no handle held for a gone ARQ', async ({ set, left: expected }) => {
-    const d = await doomed(set);
-    const acks: Acks = { bound: false, deleteSent: false, deleted: false };
-    await novaBoot(d.run, acks);
-    await bury(d);
+  it.each(points)(
+    '$name: the restart finds $left as Cyborg reports it, nothing acknowledged lost, no handle held for a gone ARQ',
+    async ({ set, left: expected }) => {
+      const d = await doomed(set);
+      const acks: Acks = { bound: false, deleteSent: false, deleted: false };
+      await novaBoot(d.run, acks);
+      await bury(d);
 
-    const run = await startStack({ databaseUrl: db.url, host: HOST, gpus: 0, nics: 0 });
-    try {
-      await ready(run, 1);
-      const arqs = ((await call(run, 'GET', '/v2/accelerator_requests')).body as { arqs: { uuid: string; state: string }[] }).arqs;
-      for (const a of arqs) expect(CYBORG_STATES, `ARQ ${a.uuid}`).toContain(a.state);
-      expect(arqs.map((a) => a.state)).toEqual(expected);
-      expect(await allocations(run)).toHaveLength(expected.includes('Bound') ? 1 : 0);
-      const mine = acks.created ? await call(run, 'GET', `/v2/accelerator_requests/${acks.created}`) : undefined;
-      if (mine?.status === 200) expect(CYBORG_STATES).toContain((mine.body as { state: string }).state);
-      if (acks.created && !acks.deleteSent) expect(mine?.status, 'an acknowledged create').toBe(200);
-      if (acks.bound && !acks.deleteSent) {
-        expect((mine!.body as { state: string }).state, 'an acknowledged bind').toBe('Bound');
-        expect(await allocations(run)).toContainEqual(expect.objectContaining({ arqUuid: acks.created }));
-      }
-      if (acks.deleted) {
-        await eventually(async () => (await call(run, 'GET', `/v2/accelerator_requests/${acks.created}`)).status === 404, { what: 'the acknowledged delete to be finished' });
-      }
-      // No handle is held for an ARQ that is gone.
-      await eventually(async () => {
-        const live = new Set(((await call(run, 'GET', '/v2/accelerator_requests')).body as { arqs: { uuid: string }[] }).arqs.map((a) => a.uuid));
-        return (await allocations(run)).every((a) => !a.arqUuid || live.has(a.arqUuid));
-      }, { what: 'every held handle to belong to a live ARQ' });
+      const run = await startStack({ databaseUrl: db.url, host: HOST, gpus: 0, nics: 0 });
+      try {
+        await ready(run, 1);
+        const arqs = ((await call(run, 'GET', '/v2/accelerator_requests')).body as { arqs: { uuid: string; state: string }[] }).arqs;
+        for (const a of arqs) expect(CYBORG_STATES, `ARQ ${a.uuid}`).toContain(a.state);
+        expect(arqs.map((a) => a.state)).toEqual(expected);
+        expect(await allocations(run)).toHaveLength(expected.includes('Bound') ? 1 : 0);
+        const mine = acks.created ? await call(run, 'GET', `/v2/accelerator_requests/${acks.created}`) : undefined;
+        if (mine?.status === 200) expect(CYBORG_STATES).toContain((mine.body as { state: string }).state);
+        if (acks.created && !acks.deleteSent) expect(mine?.status, 'an acknowledged create').toBe(200);
+        if (acks.bound && !acks.deleteSent) {
+          expect((mine!.body as { state: string }).state, 'an acknowledged bind').toBe('Bound');
+          expect(await allocations(run)).toContainEqual(expect.objectContaining({ arqUuid: acks.created }));
+        }
+        if (acks.deleted) {
+          await eventually(async () => (await call(run, 'GET', `/v2/accelerator_requests/${acks.created}`)).status === 404, {
+            what: 'the acknowledged delete to be finished',
+          });
+        }
+        // No handle is held for an ARQ that is gone.
+        await eventually(
+          async () => {
+            const live = new Set(((await call(run, 'GET', '/v2/accelerator_requests')).body as { arqs: { uuid: string }[] }).arqs.map((a) => a.uuid));
+            return (await allocations(run)).every((a) => !a.arqUuid || live.has(a.arqUuid));
+          },
+          { what: 'every held handle to belong to a live ARQ' },
+        );
 
-      // Nova cleans up what its failed boot left, and the card is free again.
-      const left = ((await call(run, 'GET', '/v2/accelerator_requests')).body as { arqs: { uuid: string }[] }).arqs.map((a) => a.uuid);
-      if (left.length > 0) expect((await call(run, 'DELETE', `/v2/accelerator_requests?arqs=${left.join(',')}`)).status).toBe(204);
-      await eventually(async () => (await allocations(run)).length === 0 && ((await call(run, 'GET', '/v2/accelerator_requests')).body as { arqs: unknown[] }).arqs.length === 0, { what: 'the card to be free and no ARQ left' });
-    } finally {
-      await run.stop();
-    }
-  });
+        // Nova cleans up what its failed boot left, and the card is free again.
+        const left = ((await call(run, 'GET', '/v2/accelerator_requests')).body as { arqs: { uuid: string }[] }).arqs.map((a) => a.uuid);
+        if (left.length > 0) expect((await call(run, 'DELETE', `/v2/accelerator_requests?arqs=${left.join(',')}`)).status).toBe(204);
+        await eventually(
+          async () =>
+            (await allocations(run)).length === 0 && ((await call(run, 'GET', '/v2/accelerator_requests')).body as { arqs: unknown[] }).arqs.length === 0,
+          { what: 'the card to be free and no ARQ left' },
+        );
+      } finally {
+        await run.stop();
+      }
+    },
+  );
 });

@@ -5,20 +5,30 @@ import { freshDatabase, query } from '../support/database.js';
 import { eventually } from '../support/eventually.js';
 import { requestIdOf } from './stack.js';
 
-interface Conductor { child: ChildProcess; url: string; exited: Promise<number | null> }
+interface Conductor {
+  child: ChildProcess;
+  url: string;
+  exited: Promise<number | null>;
+}
 
 /** `cyborg all-in-one` in a child process on `databaseUrl`; resolves once its API answers. */
 async function startConductor(databaseUrl: string): Promise<Conductor> {
   // Placement is not what this story tests: without it no Placement call stands between a request and its commit.
   const { PLACEMENT_URL: _placement, ...inherited } = process.env;
-  const child = spawn(process.execPath, ['--import', 'tsx', 'cli/main.ts', 'all-in-one', '--port', '0', '--host', 'crash-1', '--fake-gpus', '0', '--fake-nics', '2'], {
-    cwd: new URL('../..', import.meta.url).pathname,
-    env: { ...inherited, DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', LOG_PRETTY: '0', CYBORG_FAKE_VFS_PER_NIC: '20', CYBORG_FAKE_OP_DELAY_MS: '3' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', 'cli/main.ts', 'all-in-one', '--port', '0', '--host', 'crash-1', '--fake-gpus', '0', '--fake-nics', '2'],
+    {
+      cwd: new URL('../..', import.meta.url).pathname,
+      env: { ...inherited, DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', LOG_PRETTY: '0', CYBORG_FAKE_VFS_PER_NIC: '20', CYBORG_FAKE_OP_DELAY_MS: '3' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   let out = '';
-  child.stderr!.on('data', (b: Buffer) => { out += b.toString(); });
+  child.stderr!.on('data', (b: Buffer) => {
+    out += b.toString();
+  });
   const url = await new Promise<string>((resolve, reject) => {
     child.stdout!.on('data', (b: Buffer) => {
       out += b.toString();
@@ -35,7 +45,11 @@ async function json<T>(url: string, init?: RequestInit): Promise<{ status: numbe
   return { status: res.status, body: (await res.json()) as T };
 }
 
-interface View { id: string; state: string; allowed: string[] }
+interface View {
+  id: string;
+  state: string;
+  allowed: string[];
+}
 
 describe.skipIf(!svc.postgres)('persistence: a conductor killed with SIGKILL under load loses nothing it acknowledged (PostgreSQL)', () => {
   let db: Awaited<ReturnType<typeof freshDatabase>>;
@@ -68,7 +82,9 @@ describe.skipIf(!svc.postgres)('persistence: a conductor killed with SIGKILL und
         const requestId = requestIdOf(`crash-${seq++}`);
         try {
           const r = await json<View>(`${first.url}/cyborg/v1/accelerators/${id}/${action}`, {
-            method: 'POST', headers: { 'content-type': 'application/json', 'x-openstack-request-id': requestId }, body: '{}',
+            method: 'POST',
+            headers: { 'content-type': 'application/json', 'x-openstack-request-id': requestId },
+            body: '{}',
           });
           if (r.status !== 200) return;
           acked.push({ id, requestId, state: r.body.state });
@@ -87,7 +103,9 @@ describe.skipIf(!svc.postgres)('persistence: a conductor killed with SIGKILL und
     const snapshot = [...acked];
 
     // Every acknowledged transition is in the log, under its request id, with the state answered.
-    const rows = await query<{ request_id: string; to: string }>(db.url, 'select request_id, "to" from transition_log where request_id = any($1)', [snapshot.map((a) => a.requestId)]);
+    const rows = await query<{ request_id: string; to: string }>(db.url, 'select request_id, "to" from transition_log where request_id = any($1)', [
+      snapshot.map((a) => a.requestId),
+    ]);
     const logged = new Set(rows.map((r) => `${r.request_id}/${r.to}`));
     expect(snapshot.filter((a) => !logged.has(`${a.requestId}/${a.state}`))).toEqual([]);
 
@@ -95,16 +113,25 @@ describe.skipIf(!svc.postgres)('persistence: a conductor killed with SIGKILL und
     // log ends (an operation cut short by the kill ends in error "interrupted").
     c = await startConductor(db.url);
     const second = c;
-    await eventually(async () => {
-      const views = await list(second.url);
-      const last = await query<{ id: string; to: string }>(db.url,
-        'select distinct on (id) id, "to" from transition_log where kind = \'accelerator\' order by id, seq desc');
-      const expected = new Map(last.map((r) => [r.id, r.to]));
-      return views.length === ids.length && views.every((v) => expected.get(v.id) === v.state && !['installing', 'uninstalling'].includes(v.state));
-    }, { what: 'the rebuilt actors to match the log' });
+    await eventually(
+      async () => {
+        const views = await list(second.url);
+        const last = await query<{ id: string; to: string }>(
+          db.url,
+          'select distinct on (id) id, "to" from transition_log where kind = \'accelerator\' order by id, seq desc',
+        );
+        const expected = new Map(last.map((r) => [r.id, r.to]));
+        return views.length === ids.length && views.every((v) => expected.get(v.id) === v.state && !['installing', 'uninstalling'].includes(v.state));
+      },
+      { what: 'the rebuilt actors to match the log' },
+    );
     for (const a of snapshot) {
-      const history = (await json<{ transitions: { requestId?: string; to: string }[] }>(`${second.url}/cyborg/v1/history/${a.id}?limit=1000`)).body.transitions;
-      expect(history.some((h) => h.requestId === a.requestId && h.to === a.state), a.requestId).toBe(true);
+      const history = (await json<{ transitions: { requestId?: string; to: string }[] }>(`${second.url}/cyborg/v1/history/${a.id}?limit=1000`)).body
+        .transitions;
+      expect(
+        history.some((h) => h.requestId === a.requestId && h.to === a.state),
+        a.requestId,
+      ).toBe(true);
     }
   });
 });

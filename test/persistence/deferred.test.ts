@@ -22,8 +22,10 @@ describe.skipIf(!svc.postgres)('persistence: deferred commits (PostgreSQL)', () 
     await migrate(orm);
     return new PgJournal({ orm, log: quietLogger(), unavailableAfterMs: 10_000, maxBatch: 5_000, deferMaxMs });
   };
-  const states = async (): Promise<string[]> => (await query<{ id: string; state: string }>(db.url, 'select id, state from accelerators order by id')).map((r) => `${r.id}:${r.state}`);
-  const flushes = async (): Promise<number> => Number((await query<{ n: string }>(db.url, 'select count(distinct flush) as n from transition_log where flush is not null'))[0]!.n);
+  const states = async (): Promise<string[]> =>
+    (await query<{ id: string; state: string }>(db.url, 'select id, state from accelerators order by id')).map((r) => `${r.id}:${r.state}`);
+  const flushes = async (): Promise<number> =>
+    Number((await query<{ n: string }>(db.url, 'select count(distinct flush) as n from transition_log where flush is not null'))[0]!.n);
 
   beforeAll(async () => {
     db = await freshDatabase('deferred');
@@ -35,7 +37,10 @@ describe.skipIf(!svc.postgres)('persistence: deferred commits (PostgreSQL)', () 
   it('a deferred step rides in the transaction of the next commit that is not deferred, in order', async () => {
     const j = await open(60_000);
     const before = await flushes();
-    const steps = [j.commit(step('a1', 'attaching', '2026-01-01T00:00:01Z'), { defer: true }), j.commit(step('a1', 'attached', '2026-01-01T00:00:02Z'), { defer: true })];
+    const steps = [
+      j.commit(step('a1', 'attaching', '2026-01-01T00:00:01Z'), { defer: true }),
+      j.commit(step('a1', 'attached', '2026-01-01T00:00:02Z'), { defer: true }),
+    ];
     expect(j.pending).toBe(2); // queued, nothing started
     await j.commit(step('a2', 'ready', '2026-01-01T00:00:03Z'));
     await Promise.all(steps);

@@ -30,7 +30,7 @@ describe.skipIf(!svc.postgres)('host delete on PostgreSQL', () => {
     return r;
   };
 
-  it('forgets the host\'s rows and keeps its audit', async () => {
+  it("forgets the host's rows and keeps its audit", async () => {
     let run = await start('pg-gone');
     await run.agent.stop();
     await eventually(() => run.conductor.getHost('pg-gone').state === 'lost', { what: 'the host lost' });

@@ -11,7 +11,14 @@ import { eventually } from '../support/eventually.js';
 
 const NOVA = { 'x-auth-token': 'admin', 'content-type': 'application/json' };
 
-interface Outcome { requestId: string; id: string; status: number; state?: string; code?: string; retryAfter?: string }
+interface Outcome {
+  requestId: string;
+  id: string;
+  status: number;
+  state?: string;
+  code?: string;
+  retryAfter?: string;
+}
 
 /**
  * How long the long outage keeps the database away. A minute is what the conductor must ride out
@@ -21,7 +28,9 @@ const LONG_OUTAGE_MS = Number(process.env.CYBORG_TEST_LONG_OUTAGE_MS ?? 60_000);
 
 /** Every unhandled rejection of this process while a test runs: there must be none. */
 const unhandled: unknown[] = [];
-const onUnhandled = (reason: unknown): void => { unhandled.push(reason); };
+const onUnhandled = (reason: unknown): void => {
+  unhandled.push(reason);
+};
 
 describe.skipIf(!svc.postgres)('persistence: the database goes away under load and comes back (PostgreSQL)', () => {
   let db: Awaited<ReturnType<typeof freshDatabase>>;
@@ -36,7 +45,12 @@ describe.skipIf(!svc.postgres)('persistence: the database goes away under load a
     // 503 within about a second of it going away (before any client or bus times out).
     run = await startStack({ databaseUrl: proxy.rewrite(db.url), nics: 2, vfsPerNic: 20, gpus: 0 });
     await ready(run, 41);
-    const dp = await run.app.inject({ method: 'POST', url: '/v2/device_profiles', headers: NOVA, payload: JSON.stringify([{ name: 'outage-dp', groups: [{ 'resources:CUSTOM_NIC': '1' }] }]) });
+    const dp = await run.app.inject({
+      method: 'POST',
+      url: '/v2/device_profiles',
+      headers: NOVA,
+      payload: JSON.stringify([{ name: 'outage-dp', groups: [{ 'resources:CUSTOM_NIC': '1' }] }]),
+    });
     expect(dp.statusCode).toBe(201);
   });
   afterAll(async () => {
@@ -57,7 +71,10 @@ describe.skipIf(!svc.postgres)('persistence: the database goes away under load a
    * a 503's Retry-After asks); the database goes away for `outageMs`, then comes back.
    */
   async function outage(outageMs: number): Promise<void> {
-    const ids = run.conductor.listAccelerators().filter((a) => a.deviceType === 'NIC').map((a) => a.id);
+    const ids = run.conductor
+      .listAccelerators()
+      .filter((a) => a.deviceType === 'NIC')
+      .map((a) => a.id);
     const arqsBefore = Number((await query<{ n: string }>(db.url, 'select count(*) as n from extended_accelerator_requests'))[0]!.n);
     const outcomes: Outcome[] = [];
     let stop = false;
@@ -67,10 +84,20 @@ describe.skipIf(!svc.postgres)('persistence: the database goes away under load a
         // The live machine decides (a commit answered 503 leaves the committed view behind).
         const allowed = run.conductor.acceleratorActor(id).allowed();
         const action = allowed.includes('ENABLE') ? 'enable' : allowed.includes('DISABLE') ? 'disable' : allowed.includes('RETRY') ? 'retry' : null;
-        if (!action) { await new Promise((r) => setTimeout(r, 5)); continue; }
+        if (!action) {
+          await new Promise((r) => setTimeout(r, 5));
+          continue;
+        }
         const requestId = requestIdOf(`op-${outageMs}-${seq++}`);
         const r = await act(run, id, action, requestId);
-        outcomes.push({ requestId, id, status: r.status, state: r.body.state as string | undefined, code: r.body.code as string | undefined, ...(r.retryAfter ? { retryAfter: r.retryAfter } : {}) });
+        outcomes.push({
+          requestId,
+          id,
+          status: r.status,
+          state: r.body.state as string | undefined,
+          code: r.body.code as string | undefined,
+          ...(r.retryAfter ? { retryAfter: r.retryAfter } : {}),
+        });
         if (r.status === 503) await new Promise((res) => setTimeout(res, Number(r.retryAfter ?? 1) * 1000));
       }
     });
@@ -79,15 +106,26 @@ describe.skipIf(!svc.postgres)('persistence: the database goes away under load a
     const creates: { kind: 'arq' | 'profile'; name: string; status: number; code?: string }[] = [];
     const create = async (kind: 'arq' | 'profile'): Promise<number> => {
       const name = `dp-${outageMs}-${seq++}`;
-      const res = kind === 'arq'
-        ? await run.app.inject({ method: 'POST', url: '/v2/accelerator_requests', headers: NOVA, payload: JSON.stringify({ device_profile_name: 'outage-dp' }) })
-        : await run.app.inject({ method: 'POST', url: '/v2/device_profiles', headers: NOVA, payload: JSON.stringify([{ name, groups: [{ 'resources:CUSTOM_NIC': '1' }] }]) });
+      const res =
+        kind === 'arq'
+          ? await run.app.inject({
+              method: 'POST',
+              url: '/v2/accelerator_requests',
+              headers: NOVA,
+              payload: JSON.stringify({ device_profile_name: 'outage-dp' }),
+            })
+          : await run.app.inject({
+              method: 'POST',
+              url: '/v2/device_profiles',
+              headers: NOVA,
+              payload: JSON.stringify([{ name, groups: [{ 'resources:CUSTOM_NIC': '1' }] }]),
+            });
       creates.push({ kind, name, status: res.statusCode, ...(res.statusCode >= 400 ? { code: (res.json() as { code?: string }).code } : {}) });
       return res.statusCode;
     };
     const creator = async (kind: 'arq' | 'profile'): Promise<void> => {
       while (!stop) {
-        if (await create(kind) === 503) await new Promise((r) => setTimeout(r, 200));
+        if ((await create(kind)) === 503) await new Promise((r) => setTimeout(r, 200));
       }
     };
     workers.push(creator('arq'), creator('profile'));
@@ -99,7 +137,13 @@ describe.skipIf(!svc.postgres)('persistence: the database goes away under load a
     await eventually(() => outcomes.some((o) => o.status === 503), { what: 'a 503 while the database is gone' });
     // Reads go on, and the role says it is not ready, and why.
     expect((await run.app.inject({ method: 'GET', url: '/cyborg/v1/accelerators' })).statusCode).toBe(200);
-    const away = await eventually(async () => { const r = await readyz(); return r.status === 503 ? r : null; }, { what: '/readyz to say the database is away' });
+    const away = await eventually(
+      async () => {
+        const r = await readyz();
+        return r.status === 503 ? r : null;
+      },
+      { what: '/readyz to say the database is away' },
+    );
     expect(away.database).toMatch(/database unreachable/);
     // What Nova and the operator send now is refused at once, and never made (checked below).
     // (The background creators' requests on the wire at the cut may wait for the database: their
@@ -127,7 +171,11 @@ describe.skipIf(!svc.postgres)('persistence: the database goes away under load a
     expect((shown.json() as { arqs: unknown[] }).arqs.length).toBe(arqsMade + arqsBefore);
     const profiles = new Set((await query<{ name: string }>(db.url, 'select name from device_profiles')).map((r) => r.name));
     for (const c of creates.filter((x) => x.kind === 'profile')) expect(profiles.has(c.name), `${c.name} answered ${c.status}`).toBe(c.status === 201);
-    const listed = new Set(((await run.app.inject({ method: 'GET', url: '/v2/device_profiles', headers: NOVA })).json() as { device_profiles: { name: string }[] }).device_profiles.map((d) => d.name));
+    const listed = new Set(
+      (
+        (await run.app.inject({ method: 'GET', url: '/v2/device_profiles', headers: NOVA })).json() as { device_profiles: { name: string }[] }
+      ).device_profiles.map((d) => d.name),
+    );
     expect([...listed].sort()).toEqual([...profiles].sort());
 
     const unavailable = outcomes.filter((o) => o.status === 503);
@@ -137,7 +185,9 @@ describe.skipIf(!svc.postgres)('persistence: the database goes away under load a
 
     // Every acknowledged answer's final state is in the log under its request id.
     const okOnes = outcomes.filter((o) => o.status === 200);
-    const rows = await query<{ request_id: string; to: string }>(db.url, 'select request_id, "to" from transition_log where request_id = any($1)', [okOnes.map((o) => o.requestId)]);
+    const rows = await query<{ request_id: string; to: string }>(db.url, 'select request_id, "to" from transition_log where request_id = any($1)', [
+      okOnes.map((o) => o.requestId),
+    ]);
     const logged = new Set(rows.map((r) => `${r.request_id}/${r.to}`));
     const lost = okOnes.filter((o) => !logged.has(`${o.requestId}/${o.state}`));
     expect(lost).toEqual([]);
@@ -155,9 +205,13 @@ describe.skipIf(!svc.postgres)('persistence: the database goes away under load a
     await outage(2_000);
   });
 
-  it(`a ${Math.round(LONG_OUTAGE_MS / 1000)} s outage: the same, and the conductor recovers by itself`, async () => {
-    await outage(LONG_OUTAGE_MS);
-  }, LONG_OUTAGE_MS + 90_000);
+  it(
+    `a ${Math.round(LONG_OUTAGE_MS / 1000)} s outage: the same, and the conductor recovers by itself`,
+    async () => {
+      await outage(LONG_OUTAGE_MS);
+    },
+    LONG_OUTAGE_MS + 90_000,
+  );
 });
 
 describe.skipIf(!svc.postgres)('persistence: a stop while the database is away (PostgreSQL)', () => {
@@ -179,14 +233,22 @@ describe.skipIf(!svc.postgres)('persistence: a stop while the database is away (
     const change = (n: number): Change[] => [{ type: 'accelerator', id: `stop-${n}`, host: 'h1', record: { value: 'enabled', context: {} } }];
     await journal.commit(change(0));
     proxy.cut();
-    const waiting = journal.commit(change(1)).then(() => 'ok', (e: unknown) => (e as CyborgError).code);
+    const waiting = journal.commit(change(1)).then(
+      () => 'ok',
+      (e: unknown) => (e as CyborgError).code,
+    );
     // Dropped by its caller, as a system transition's commit is: it must not crash anything.
     void journal.commit(change(2));
     await eventually(() => !journal.available, { what: 'the journal to see the database gone' });
     expect(await waiting).toBe('persistence.unavailable');
     expect(journal.readiness()).toMatch(/database unreachable/);
     // A commit made now is answered at once.
-    expect(await journal.commit(change(3)).then(() => 'ok', (e: unknown) => (e as CyborgError).code)).toBe('persistence.unavailable');
+    expect(
+      await journal.commit(change(3)).then(
+        () => 'ok',
+        (e: unknown) => (e as CyborgError).code,
+      ),
+    ).toBe('persistence.unavailable');
     await journal.close();
     await expect(journal.commit(change(4))).rejects.toMatchObject({ code: 'service.shutting_down' });
     expect(await query(db.url, `select id from accelerators where id like 'stop-%' order by id`)).toEqual([{ id: 'stop-0' }]);
@@ -217,13 +279,21 @@ describe.skipIf(!svc.postgres)('persistence: 503 means "not done" (PostgreSQL)',
     { type: 'accelerator', id, host: 'h1', record: { value: 'ready', context: {} } },
     { type: 'transition', record: { kind: 'accelerator', id, host: 'h1', event: 'ENABLE', from: 'inactive', to: 'ready', at: new Date().toISOString() } },
   ];
-  const outcome = (p: Promise<void>): Promise<string> => p.then(() => 'ok', (e: unknown) => (e as CyborgError).code);
+  const outcome = (p: Promise<void>): Promise<string> =>
+    p.then(
+      () => 'ok',
+      (e: unknown) => (e as CyborgError).code,
+    );
   const inDatabase = async (): Promise<string[]> => (await query<{ id: string }>(db.url, 'select id from accelerators order by id')).map((r) => r.id);
 
   it('a commit answered 503 is never written, not even once the database is back', async () => {
     expect(await outcome(journal.commit(step('before')))).toBe('ok');
     proxy.cut();
-    const during = [outcome(journal.commit(step('during-1'))), outcome(journal.commit(step('during-2'), { defer: true })), outcome(journal.commit(step('during-3')))];
+    const during = [
+      outcome(journal.commit(step('during-1'))),
+      outcome(journal.commit(step('during-2'), { defer: true })),
+      outcome(journal.commit(step('during-3'))),
+    ];
     expect(await Promise.all(during)).toEqual(['persistence.unavailable', 'persistence.unavailable', 'persistence.unavailable']);
     expect(journal.stats.dropped).toBe(3);
     proxy.restore();
@@ -246,7 +316,9 @@ describe.skipIf(!svc.postgres)('persistence: 503 means "not done" (PostgreSQL)',
     const refused = outcome(journal.commit(step('refused')));
     expect(await refused).toBe('persistence.unavailable');
     let answer: string | undefined;
-    void landed.then((a) => { answer = a; });
+    void landed.then((a) => {
+      answer = a;
+    });
     await new Promise((r) => setTimeout(r, 1_000));
     expect(answer).toBeUndefined();
     proxy.release();
@@ -258,10 +330,21 @@ describe.skipIf(!svc.postgres)('persistence: 503 means "not done" (PostgreSQL)',
 
   it('a device profile whose COMMIT answer was lost is written again once the database is back, and exists once, as committed', async () => {
     // A flush without a transition row has no stamp to look up: written again, it must change nothing.
-    const profile = (name: string): Change[] => [{
-      type: 'document', collection: 'device_profiles', id: '0c6f2a1e-8d4b-4c3a-9e2f-1b0a9c8d7e6f',
-      body: { uuid: '0c6f2a1e-8d4b-4c3a-9e2f-1b0a9c8d7e6f', name, description: null, groups: [{ 'resources:PGPU': '1' }], createdAt: '2026-11-27T10:00:00.000Z', updatedAt: null },
-    }];
+    const profile = (name: string): Change[] => [
+      {
+        type: 'document',
+        collection: 'device_profiles',
+        id: '0c6f2a1e-8d4b-4c3a-9e2f-1b0a9c8d7e6f',
+        body: {
+          uuid: '0c6f2a1e-8d4b-4c3a-9e2f-1b0a9c8d7e6f',
+          name,
+          description: null,
+          groups: [{ 'resources:PGPU': '1' }],
+          createdAt: '2026-11-27T10:00:00.000Z',
+          updatedAt: null,
+        },
+      },
+    ];
     const profiles = (): Promise<{ uuid: string; name: string; created_at: Date; updated_at: Date }[]> =>
       query(db.url, 'select uuid, name, created_at, updated_at from device_profiles');
     expect(await outcome(journal.commit(step('warm')))).toBe('ok');
@@ -269,7 +352,7 @@ describe.skipIf(!svc.postgres)('persistence: 503 means "not done" (PostgreSQL)',
     // The profile's transaction reaches its COMMIT; the server commits it, but the answer never comes back.
     proxy.stallNextCommit();
     const landed = outcome(journal.commit(profile('gpu-small')));
-    await eventually(() => proxy.stalledCommits === 1, { what: 'the profile\'s COMMIT' });
+    await eventually(() => proxy.stalledCommits === 1, { what: "the profile's COMMIT" });
     proxy.hold();
     proxy.releaseCommit();
     await eventually(async () => (await profiles()).length === 1, { what: 'the server to commit the profile' });

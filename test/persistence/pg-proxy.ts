@@ -1,6 +1,11 @@
 import { createServer, connect, type Server, type Socket } from 'node:net';
 
-interface Pair { client: Socket; upstream: Socket; held: Buffer[]; stalled: Buffer[] | null }
+interface Pair {
+  client: Socket;
+  upstream: Socket;
+  held: Buffer[];
+  stalled: Buffer[] | null;
+}
 
 /**
  * A TCP proxy in front of PostgreSQL that a test can cut (the database "goes away": every
@@ -47,7 +52,10 @@ export class PgProxy {
   /** The database goes away: open connections are reset, new ones refused until `restore()`. */
   cut(): void {
     this.down = true;
-    for (const p of this.pairs) { p.client.resetAndDestroy(); p.upstream.destroy(); }
+    for (const p of this.pairs) {
+      p.client.resetAndDestroy();
+      p.upstream.destroy();
+    }
     this.pairs.clear();
     this.stalledCommits = 0;
   }
@@ -100,11 +108,18 @@ export class PgProxy {
   }
 
   private accept(client: Socket): void {
-    if (this.down) { client.resetAndDestroy(); return; }
+    if (this.down) {
+      client.resetAndDestroy();
+      return;
+    }
     const upstream = connect(this.target);
     const pair: Pair = { client, upstream, held: [], stalled: null };
     this.pairs.add(pair);
-    const drop = (): void => { this.pairs.delete(pair); client.destroy(); upstream.destroy(); };
+    const drop = (): void => {
+      this.pairs.delete(pair);
+      client.destroy();
+      upstream.destroy();
+    };
     client.on('error', drop).on('close', drop);
     upstream.on('error', drop).on('close', drop);
     upstream.on('data', (b: Buffer) => (this.holding ? pair.held.push(b) : client.write(b)));
@@ -130,7 +145,11 @@ export class PgProxy {
 
 /** The text of a simple Query message, trimmed and lower-cased. */
 function queryText(msg: Buffer): string {
-  return msg.subarray(5, msg.length - 1).toString('utf8').trim().toLowerCase();
+  return msg
+    .subarray(5, msg.length - 1)
+    .toString('utf8')
+    .trim()
+    .toLowerCase();
 }
 
 /**

@@ -11,7 +11,19 @@ import { eventually } from '../support/eventually.js';
 function step(id: string, n: number): Change[] {
   return [
     { type: 'accelerator', id, host: 'h1', record: { value: `s${n}`, context: { id, n } } },
-    { type: 'transition', record: { kind: 'accelerator', id, host: 'h1', event: 'STEP', from: 'any' as TransitionRecord['from'], to: `s${n}` as TransitionRecord['to'], at: new Date().toISOString(), requestId: `${id}/${n}` } },
+    {
+      type: 'transition',
+      record: {
+        kind: 'accelerator',
+        id,
+        host: 'h1',
+        event: 'STEP',
+        from: 'any' as TransitionRecord['from'],
+        to: `s${n}` as TransitionRecord['to'],
+        at: new Date().toISOString(),
+        requestId: `${id}/${n}`,
+      },
+    },
   ];
 }
 
@@ -46,9 +58,13 @@ describe.skipIf(!svc.postgres)('persistence: pipelined flushes keep commit order
   const open = async (): Promise<PgJournal> => (journal = await openTestJournal(proxy.rewrite(db.url), { pool: 3 }));
 
   /** What the journal's backends on the test database are doing, idle ones left out. */
-  const backends = (): Promise<{ state: string; waiting: string | null }[]> => query(db.url,
-    `select state, wait_event_type as waiting from pg_stat_activity
-      where datname = $1 and backend_type = 'client backend' and pid <> pg_backend_pid() and state <> 'idle'`, [db.name]);
+  const backends = (): Promise<{ state: string; waiting: string | null }[]> =>
+    query(
+      db.url,
+      `select state, wait_event_type as waiting from pg_stat_activity
+      where datname = $1 and backend_type = 'client backend' and pid <> pg_backend_pid() and state <> 'idle'`,
+      [db.name],
+    );
 
   const rows = (ids: string[]): Promise<{ id: string; state: string }[]> =>
     query(db.url, 'select id, state from accelerators where id = any($1) order by id', [ids]);
@@ -59,17 +75,25 @@ describe.skipIf(!svc.postgres)('persistence: pipelined flushes keep commit order
    * next and sends its statement on another connection; `bReady` says when B is where the test
    * wants it.
    */
-  async function aHeldThenB(j: PgJournal, p: string, later: Change[], bReady: (b: { state: string; waiting: string | null }[]) => boolean):
-    Promise<{ a: Promise<void>; b: Promise<void>; answered: string[] }> {
+  async function aHeldThenB(
+    j: PgJournal,
+    p: string,
+    later: Change[],
+    bReady: (b: { state: string; waiting: string | null }[]) => boolean,
+  ): Promise<{ a: Promise<void>; b: Promise<void>; answered: string[] }> {
     const answered: string[] = [];
     // An idle journal writes its first flush as one statement; a commit queued while that flush
     // runs is written on the pipelined path (BEGIN, statement, COMMIT).
     proxy.stallNextCommit();
     const warm = j.commit(step(`${p}w`, 0));
-    const a = j.commit(step(`${p}x`, 1)).then(() => { answered.push('a'); });
+    const a = j.commit(step(`${p}x`, 1)).then(() => {
+      answered.push('a');
+    });
     await warm;
     await eventually(() => proxy.stalledCommits === 1, { what: 'flight A to have run its statement and sent its COMMIT' });
-    const b = j.commit(later).then(() => { answered.push('b'); });
+    const b = j.commit(later).then(() => {
+      answered.push('b');
+    });
     await eventually(async () => bReady(await backends()), { what: 'flight B to be open beside A' });
     return { a, b, answered };
   }
@@ -79,11 +103,14 @@ describe.skipIf(!svc.postgres)('persistence: pipelined flushes keep commit order
   async function writtenInOrder(p: string, held: { a: Promise<void>; b: Promise<void>; answered: string[] }, xState: string, log: number[]): Promise<void> {
     await Promise.all([held.a, held.b]);
     expect(held.answered).toEqual(['a', 'b']);
-    expect(await rows([`${p}x`, `${p}y`])).toEqual([{ id: `${p}x`, state: xState }, { id: `${p}y`, state: 's2' }]);
+    expect(await rows([`${p}x`, `${p}y`])).toEqual([
+      { id: `${p}x`, state: xState },
+      { id: `${p}y`, state: 's2' },
+    ]);
     expect(await logOrder(db.url, p)).toEqual(log);
   }
 
-  it('an operator\'s many concurrent changes to the same accelerators end with the last one in each row and the log in commit order', async () => {
+  it("an operator's many concurrent changes to the same accelerators end with the last one in each row and the log in commit order", async () => {
     const j = await open();
     const ids = Array.from({ length: 10 }, (_, i) => `same-${i}`);
     const lastOf = new Map<string, number>();
@@ -91,15 +118,17 @@ describe.skipIf(!svc.postgres)('persistence: pipelined flushes keep commit order
     let next = 0;
     // 100 callers, each committing 30 transitions of the SAME ten accelerators and waiting for
     // each ack before the next: a busy journal, so its flushes run pipelined.
-    await Promise.all(Array.from({ length: 100 }, async (_, caller) => {
-      for (let i = 0; i < 30; i++) {
-        const id = ids[(caller + i) % ids.length]!;
-        const n = next++;
-        lastOf.set(id, n);
-        await j.commit(step(id, n));
-        acks.push(n);
-      }
-    }));
+    await Promise.all(
+      Array.from({ length: 100 }, async (_, caller) => {
+        for (let i = 0; i < 30; i++) {
+          const id = ids[(caller + i) % ids.length]!;
+          const n = next++;
+          lastOf.set(id, n);
+          await j.commit(step(id, n));
+          acks.push(n);
+        }
+      }),
+    );
     expect(j.stats.pipelined).toBeGreaterThan(0);
 
     const all = Array.from({ length: 3_000 }, (_, n) => n);
@@ -132,7 +161,7 @@ describe.skipIf(!svc.postgres)('persistence: pipelined flushes keep commit order
     await writtenInOrder('lock-', held, 's2', [0, 1, 2, 2]);
   });
 
-  it('the earlier flush\'s connection dies while the later one is open: the later one is rolled back and both are written again, in order', async () => {
+  it("the earlier flush's connection dies while the later one is open: the later one is rolled back and both are written again, in order", async () => {
     const j = await open();
     const held = await aHeldThenB(j, 'redo-', step('redo-y', 2), bothRan);
 
@@ -164,7 +193,9 @@ describe.skipIf(!svc.postgres)('persistence: pipelined flushes keep commit order
     // The server runs and commits the flush, but its answer never reaches the journal.
     proxy.hold();
     const lost = j.commit(step('losty', 1));
-    await eventually(async () => (await query(db.url, `select 1 from transition_log where id = 'losty'`)).length === 1, { what: 'the flush to commit on the server' });
+    await eventually(async () => (await query(db.url, `select 1 from transition_log where id = 'losty'`)).length === 1, {
+      what: 'the flush to commit on the server',
+    });
     proxy.cut();
     proxy.release();
     proxy.restore();

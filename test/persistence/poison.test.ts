@@ -10,20 +10,28 @@ import { freshDatabase, openTestJournal, query } from '../support/database.js';
 function transition(id: string, to: string, at = new Date().toISOString(), host = 'h1'): Change[] {
   return [
     { type: 'accelerator', id, host, record: { value: to, context: { id } } },
-    { type: 'transition', record: { kind: 'accelerator', id, host, event: 'STEP', from: 'inactive', to: to as TransitionRecord['to'], at, requestId: `${id}-${to.length}` } },
+    {
+      type: 'transition',
+      record: { kind: 'accelerator', id, host, event: 'STEP', from: 'inactive', to: to as TransitionRecord['to'], at, requestId: `${id}-${to.length}` },
+    },
   ];
 }
 
 /** What a commit's promise came to: 'ok', or the CyborgError code it was refused with. */
 function outcome(p: Promise<void>): Promise<string> {
-  return p.then(() => 'ok', (err: unknown) => (err instanceof CyborgError ? err.code : `untyped: ${String(err)}`));
+  return p.then(
+    () => 'ok',
+    (err: unknown) => (err instanceof CyborgError ? err.code : `untyped: ${String(err)}`),
+  );
 }
 
 describe.skipIf(!svc.postgres)('persistence: a poisoned change fails alone, and the journal keeps going (PostgreSQL)', () => {
   let db: Awaited<ReturnType<typeof freshDatabase>>;
   let journal: PgJournal;
   const unhandled: unknown[] = [];
-  const onUnhandled = (reason: unknown): void => { unhandled.push(reason); };
+  const onUnhandled = (reason: unknown): void => {
+    unhandled.push(reason);
+  };
 
   beforeAll(async () => {
     process.on('unhandledRejection', onUnhandled);

@@ -18,7 +18,12 @@ import { eventually } from '../support/eventually.js';
 async function startRuntime(databaseUrl: string): Promise<Stack> {
   const config = configFor({ databaseUrl, nics: 500, vfsPerNic: 20, gpus: 0 });
   return startStack({
-    hosts: [config.host], fake: config.fake, timing: config.timing, journal: { databaseUrl }, api: true, log: quietLogger(),
+    hosts: [config.host],
+    fake: config.fake,
+    timing: config.timing,
+    journal: { databaseUrl },
+    api: true,
+    log: quietLogger(),
     agent: { discoveryIntervalMs: config.timing.discoveryIntervalMs, requestTimeoutMs: 240_000, telemetryIntervalMs: 0 },
   });
 }
@@ -43,7 +48,7 @@ describe.skipIf(!svc.postgres)('persistence: reads never wait for a flush (Postg
   });
 
   it('an operator lists 10,001 accelerators while a flush is stuck, and sees only what is committed', async () => {
-    const [{ n }] = await query<{ n: number }>(db.url, 'select count(*)::int as n from accelerators') as [{ n: number }];
+    const [{ n }] = (await query<{ n: number }>(db.url, 'select count(*)::int as n from accelerators')) as [{ n: number }];
     expect(n).toBe(10_001);
     const id = run.conductor.listAccelerators().find((a) => a.deviceType === 'FPGA')!.id;
     proxy.hold();
@@ -52,7 +57,7 @@ describe.skipIf(!svc.postgres)('persistence: reads never wait for a flush (Postg
 
     // The operator reads the whole fleet page by page, following `next`, while the flush is held.
     const seen: { id: string; state: string }[] = [];
-    for (let url: string | undefined = '/cyborg/v1/accelerators'; url;) {
+    for (let url: string | undefined = '/cyborg/v1/accelerators'; url; ) {
       const list = await run.app.inject({ method: 'GET', url });
       expect(list.statusCode).toBe(200);
       const body = list.json() as { accelerators: { id: string; state: string }[]; next?: string };

@@ -35,9 +35,15 @@ describe.skipIf(!svc.postgres)('persistence: the conductor rebuilds its actors a
 
     // A conductor killed while the agent was installing leaves this row behind.
     const victim = vfs[2]!;
-    await query(db.url, `update accelerators set state = 'installing', context = jsonb_set(context, '{pending}', '{"op":"install","params":{}}') where id = $1`, [victim.id]);
+    await query(
+      db.url,
+      `update accelerators set state = 'installing', context = jsonb_set(context, '{pending}', '{"op":"install","params":{}}') where id = $1`,
+      [victim.id],
+    );
     // …and this one, killed while the agent was attaching the second GPU for an instance.
-    await query(db.url, `update accelerators set state = 'attaching', context = jsonb_set(context, '{pending}', '{"op":"attach","params":{}}') where id = $1`, [gpu2!.id]);
+    await query(db.url, `update accelerators set state = 'attaching', context = jsonb_set(context, '{pending}', '{"op":"attach","params":{}}') where id = $1`, [
+      gpu2!.id,
+    ]);
 
     run = await startStack({ databaseUrl: db.url, nics: 1, vfsPerNic: 4, gpus: 2 });
     await ready(run, 7);

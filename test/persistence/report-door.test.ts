@@ -30,16 +30,20 @@ describe.skipIf(!svc.postgres)('the report door (PostgreSQL)', () => {
   });
 
   /** A door whose conductor holds only host A, in memory: host B is another conductor's. */
-  const door = (): ReportDoor => new ReportDoor({ known: (h) => h === 'compute-a', heldHere: () => undefined, recorded: (ids) => journal.recordedHolders(ids), log: quietLogger() });
+  const door = (): ReportDoor =>
+    new ReportDoor({ known: (h) => h === 'compute-a', heldHere: () => undefined, recorded: (ids) => journal.recordedHolders(ids), log: quietLogger() });
 
-  it('lets host A report its own devices, and refuses it host B\'s device, deployable and attach handle', async () => {
+  it("lets host A report its own devices, and refuses it host B's device, deployable and attach handle", async () => {
     const d = door();
     const own = await new FakeDriver({ host: 'compute-a', gpus: 1, nics: 0 }).discover();
     await d.admit({ host: 'compute-a', agentId: 'a', epoch: 0, seq: 1, devices: own });
     const gpu = hostB.find((x) => x.type === 'GPU')!;
     const handleOnly: DeviceT = { ...own[0]!, deployables: [{ ...own[0]!.deployables[0]!, attachHandles: [{ ...gpu.deployables[0]!.attachHandles[0]! }] }] };
     for (const devices of [[gpu], [{ ...own[0]!, deployables: [gpu.deployables[0]!] }], [handleOnly]]) {
-      await expect(d.admit({ host: 'compute-a', agentId: 'a', epoch: 0, seq: 2, devices })).rejects.toMatchObject({ code: 'request.forbidden', details: { reason: 'foreign_device' } });
+      await expect(d.admit({ host: 'compute-a', agentId: 'a', epoch: 0, seq: 2, devices })).rejects.toMatchObject({
+        code: 'request.forbidden',
+        details: { reason: 'foreign_device' },
+      });
     }
     expect(d.refused).toMatchObject({ foreign_device: 3, duplicate_device: 0, unregistered_host: 0 });
   });
@@ -48,8 +52,14 @@ describe.skipIf(!svc.postgres)('the report door (PostgreSQL)', () => {
     const own = await new FakeDriver({ host: 'compute-a', gpus: 1, nics: 0 }).discover();
     const asked: string[][] = [];
     const d = new ReportDoor({
-      known: (h) => h === 'compute-a', heldHere: () => undefined, inventoryOf: () => own, log: quietLogger(),
-      recorded: (ids) => { asked.push(ids); return journal.recordedHolders(ids); },
+      known: (h) => h === 'compute-a',
+      heldHere: () => undefined,
+      inventoryOf: () => own,
+      log: quietLogger(),
+      recorded: (ids) => {
+        asked.push(ids);
+        return journal.recordedHolders(ids);
+      },
     });
     await d.admit({ host: 'compute-a', agentId: 'a', epoch: 0, seq: 3, devices: own });
     expect(asked).toEqual([]);

@@ -15,17 +15,20 @@ export interface StackOptions {
 
 /** The all-in-one role exactly as `cyborg all-in-one` wires it, on `databaseUrl`, port 0. */
 export function configFor(o: StackOptions): Config {
-  return loadConfig({
-    host: o.host ?? 'compute-1',
-    databaseUrl: o.databaseUrl,
-    logLevel: 'silent',
-    logPretty: false,
-    listen: { address: '127.0.0.1', port: 0 },
-    fake: { gpus: o.gpus ?? 2, nics: o.nics ?? 1, vfsPerNic: o.vfsPerNic ?? 4, opDelayMs: o.opDelayMs ?? 0 },
-    persistence: { unavailableAfterMs: o.unavailableAfterMs ?? 10_000, pool: 2 },
-    // The stories drive thousands of operator writes from one address: the rate limit is not what they test.
-    api: { operatorRateLimit: 0 },
-  }, {});
+  return loadConfig(
+    {
+      host: o.host ?? 'compute-1',
+      databaseUrl: o.databaseUrl,
+      logLevel: 'silent',
+      logPretty: false,
+      listen: { address: '127.0.0.1', port: 0 },
+      fake: { gpus: o.gpus ?? 2, nics: o.nics ?? 1, vfsPerNic: o.vfsPerNic ?? 4, opDelayMs: o.opDelayMs ?? 0 },
+      persistence: { unavailableAfterMs: o.unavailableAfterMs ?? 10_000, pool: 2 },
+      // The stories drive thousands of operator writes from one address: the rate limit is not what they test.
+      api: { operatorRateLimit: 0 },
+    },
+    {},
+  );
 }
 
 export function startStack(o: StackOptions): Promise<Running> {
@@ -42,9 +45,17 @@ export function requestIdOf(label: string): string {
 }
 
 /** POSTs an operator action through the real HTTP stack (Fastify inject). */
-export async function act(run: Running, id: string, action: string, requestId: string): Promise<{ status: number; body: Record<string, unknown>; retryAfter?: string }> {
+export async function act(
+  run: Running,
+  id: string,
+  action: string,
+  requestId: string,
+): Promise<{ status: number; body: Record<string, unknown>; retryAfter?: string }> {
   const res = await run.app.inject({
-    method: 'POST', url: `/cyborg/v1/accelerators/${id}/${action}`, payload: {}, headers: { 'x-openstack-request-id': requestId },
+    method: 'POST',
+    url: `/cyborg/v1/accelerators/${id}/${action}`,
+    payload: {},
+    headers: { 'x-openstack-request-id': requestId },
   });
   const retryAfter = res.headers['retry-after'];
   return { status: res.statusCode, body: res.json() as Record<string, unknown>, ...(typeof retryAfter === 'string' ? { retryAfter } : {}) };

@@ -8,7 +8,7 @@ import { freshDatabase, openTestJournal, query } from '../support/database.js';
  * Two conductors' journals on one database: a host changes hands, and what the new owner knows
  * of its committed inventory must be what the previous owner last wrote, not what it saw at start.
  */
-describe.skipIf(!svc.postgres)('persistence: a taken-over host\'s inventory (PostgreSQL)', () => {
+describe.skipIf(!svc.postgres)("persistence: a taken-over host's inventory (PostgreSQL)", () => {
   let db: Awaited<ReturnType<typeof freshDatabase>>;
   let first: PgJournal | undefined;
   let heir: PgJournal | undefined;

@@ -27,8 +27,10 @@ describe.skipIf(!svc.placement)('operator actions under a Placement allocation',
     const stack = s;
     const gpu = stack.conductor.listAccelerators().find((a) => a.name.includes('fake_gpu'))!;
     expect((await stack.app.inject({ method: 'POST', url: `/cyborg/v1/accelerators/${gpu.id}/enable` })).statusCode).toBe(200);
-    await eventually(async () => (await stack.placement.getInventories(gpu.rpUuid).catch(() => null))?.inventories[gpu.resourceClass!]?.reserved === 0,
-      { what: 'the enabled GPU free in Placement', timeoutMs: 15_000 });
+    await eventually(async () => (await stack.placement.getInventories(gpu.rpUuid).catch(() => null))?.inventories[gpu.resourceClass!]?.reserved === 0, {
+      what: 'the enabled GPU free in Placement',
+      timeoutMs: 15_000,
+    });
 
     // The scheduler claims it; no ARQ is bound, so Cyborg sees a ready, unattached accelerator.
     const consumer = await allocate(stack.placement, gpu.rpUuid, gpu.resourceClass!, 1);

@@ -23,7 +23,10 @@ describe.skipIf(!svc.placement)('capacity agrees with a real Placement', () => {
   async function placementSums(): Promise<Record<string, { total: number; reserved: number; used: number; free: number }>> {
     const out: Record<string, { total: number; reserved: number; used: number; free: number }> = {};
     for (const a of s.conductor.listAccelerators().filter((x) => x.state !== 'removed')) {
-      const [inv, usages] = await Promise.all([s.client.getInventories(a.rpUuid), s.client.call<{ usages: Record<string, number> }>('GET', `/resource_providers/${a.rpUuid}/usages`, { microversion: '1.0' })]);
+      const [inv, usages] = await Promise.all([
+        s.client.getInventories(a.rpUuid),
+        s.client.call<{ usages: Record<string, number> }>('GET', `/resource_providers/${a.rpUuid}/usages`, { microversion: '1.0' }),
+      ]);
       for (const [rc, r] of Object.entries(inv.inventories)) {
         const o = (out[rc] ??= { total: 0, reserved: 0, used: 0, free: 0 });
         const used = usages?.usages[rc] ?? 0;
@@ -39,13 +42,21 @@ describe.skipIf(!svc.placement)('capacity agrees with a real Placement', () => {
   async function agrees(what: string): Promise<Capacity> {
     await allInSync(s);
     const capacity = (await get()).body as Capacity;
-    const mine = Object.fromEntries(capacity.fleet.map((c: CapacityCounts) => [c.resourceClass, { total: c.total, reserved: c.reserved, used: c.used, free: c.free }]));
+    const mine = Object.fromEntries(
+      capacity.fleet.map((c: CapacityCounts) => [c.resourceClass, { total: c.total, reserved: c.reserved, used: c.used, free: c.free }]),
+    );
     expect(mine, what).toEqual(await placementSums());
     return capacity;
   }
 
   beforeAll(async () => {
-    s = await startSynced({ url, api: true, createRoots: true, fake: { gpus: 3, nics: 0 }, timing: { healthEnterAfter: 3, healthLeaveAfter: 3, healthStableMs: 0 } });
+    s = await startSynced({
+      url,
+      api: true,
+      createRoots: true,
+      fake: { gpus: 3, nics: 0 },
+      timing: { healthEnterAfter: 3, healthLeaveAfter: 3, healthStableMs: 0 },
+    });
     await allInSync(s);
   });
   afterAll(async () => {

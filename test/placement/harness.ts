@@ -39,7 +39,10 @@ export async function startSynced(o: {
 }): Promise<Synced> {
   const host = o.host ?? uniqueHost();
   const stack = await startStack({
-    hosts: [host], fake: o.fake ?? { gpus: 1, nics: 1, vfsPerNic: 2 }, timing: o.timing, api: o.api,
+    hosts: [host],
+    fake: o.fake ?? { gpus: 1, nics: 1, vfsPerNic: 2 },
+    timing: o.timing,
+    api: o.api,
     placement: { url: o.url, createRoots: o.createRoots, intervalMs: o.intervalMs },
   });
   return Object.assign(stack, {
@@ -77,7 +80,10 @@ export async function deleteTree(client: PlacementClient, host: string): Promise
 
 /** Waits until every accelerator of the runtime says `in_sync`. */
 export function allInSync(s: Synced, timeoutMs = 30_000): Promise<boolean> {
-  return eventually(() => s.conductor.listAccelerators().every((a) => s.sync.status(a.id)?.status === 'in_sync'), { what: 'every accelerator in sync', timeoutMs });
+  return eventually(() => s.conductor.listAccelerators().every((a) => s.sync.status(a.id)?.status === 'in_sync'), {
+    what: 'every accelerator in sync',
+    timeoutMs,
+  });
 }
 
 /** An inventory as Placement reports it with Cyborg's fields (Placement's defaults elsewhere). */
@@ -100,7 +106,10 @@ export async function enableInPlacement(s: Synced, v: AcceleratorView): Promise<
 export async function allocate(client: PlacementClient, rpUuid: string, rc: string, n: number): Promise<string> {
   const consumer = randomUUID();
   await client.putAllocations(consumer, {
-    allocations: { [rpUuid]: { resources: { [rc]: n } } }, project_id: randomUUID(), user_id: randomUUID(), consumer_generation: null,
+    allocations: { [rpUuid]: { resources: { [rc]: n } } },
+    project_id: randomUUID(),
+    user_id: randomUUID(),
+    consumer_generation: null,
   });
   return consumer;
 }

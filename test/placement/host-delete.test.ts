@@ -12,7 +12,13 @@ describe.skipIf(!svc.placement)('host delete and Placement', () => {
   });
 
   it('removes the providers of every accelerator of the host', async () => {
-    s = await startSynced({ url: svc.placement!, createRoots: true, intervalMs: 200, fake: { gpus: 1, nics: 0 }, timing: { heartbeatIntervalMs: 50, staleAfterMs: 300, lostAfterMs: 600 } });
+    s = await startSynced({
+      url: svc.placement!,
+      createRoots: true,
+      intervalMs: 200,
+      fake: { gpus: 1, nics: 0 },
+      timing: { heartbeatIntervalMs: 50, staleAfterMs: 300, lostAfterMs: 600 },
+    });
     await allInSync(s);
     const rps = s.conductor.listAccelerators().map((a) => a.rpUuid);
     for (const rp of rps) expect(await s.client.getProvider(rp)).not.toBeNull();
@@ -21,7 +27,10 @@ describe.skipIf(!svc.placement)('host delete and Placement', () => {
 
     const retired = await retireHost(s.conductor, s.journal as unknown as ForgettingJournal, s.host, { actor: 'ops-bob' }, s.log);
     expect(retired.accelerators).toHaveLength(rps.length);
-    await eventually(async () => (await Promise.all(rps.map((rp) => s!.client.getProvider(rp)))).every((p) => p === null), { what: 'the providers gone from Placement', timeoutMs: 15_000 });
+    await eventually(async () => (await Promise.all(rps.map((rp) => s!.client.getProvider(rp)))).every((p) => p === null), {
+      what: 'the providers gone from Placement',
+      timeoutMs: 15_000,
+    });
     expect(s.conductor.listHosts().map((h) => h.name)).not.toContain(s.host);
   });
 });

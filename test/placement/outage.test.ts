@@ -39,7 +39,10 @@ describe.skipIf(!svc.placement || !PrivatePlacement.available())('placement sync
     expect((await shown())!.status).toBe('pending');
 
     await placement.start();
-    await eventually(async () => (await s!.client.getInventories(fpga.rpUuid)).inventories.FPGA?.reserved === 0, { what: 'enable reached Placement', timeoutMs: 60_000 });
+    await eventually(async () => (await s!.client.getInventories(fpga.rpUuid)).inventories.FPGA?.reserved === 0, {
+      what: 'enable reached Placement',
+      timeoutMs: 60_000,
+    });
     await allInSync(s, 60_000);
     expect(await shown()).toMatchObject({ status: 'in_sync', reason: null });
     const list = await app.inject({ method: 'GET', url: '/cyborg/v1/accelerators' });

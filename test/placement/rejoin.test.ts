@@ -26,15 +26,23 @@ describe.skipIf(!svc.placement)('Placement after a host re-joins changed', () =>
     host = uniqueHost('rj');
     let nextBoot: (d: FakeDriver) => void = () => undefined;
     s = await startStack({
-      hosts: [host], api: true, drivers: (h) => { const d = new FakeDriver({ host: h, gpus: 2, nics: 0 }); nextBoot(d); return [d]; },
+      hosts: [host],
+      api: true,
+      drivers: (h) => {
+        const d = new FakeDriver({ host: h, gpus: 2, nics: 0 });
+        nextBoot(d);
+        return [d];
+      },
       placement: { url: svc.placement!, createRoots: true, intervalMs: 3_600_000 },
     });
     const stack = s;
     const [kept, pulled] = stack.conductor.listAccelerators({ type: 'GPU' }).sort((a, b) => a.name.localeCompare(b.name));
     // The first full pass runs at start; then only changes move Placement.
     const traitsOf = async (rpUuid: string): Promise<string | undefined> => (await readProvider(stack.placement, rpUuid))?.traits.join();
-    await eventually(async () => await traitsOf(pulled!.rpUuid) === 'CUSTOM_FAKE_GPU,OWNER_CYBORG' && await traitsOf(kept!.rpUuid) === 'CUSTOM_FAKE_GPU,OWNER_CYBORG',
-      { what: 'both GPUs in Placement with their traits', timeoutMs: 20_000 });
+    await eventually(
+      async () => (await traitsOf(pulled!.rpUuid)) === 'CUSTOM_FAKE_GPU,OWNER_CYBORG' && (await traitsOf(kept!.rpUuid)) === 'CUSTOM_FAKE_GPU,OWNER_CYBORG',
+      { what: 'both GPUs in Placement with their traits', timeoutMs: 20_000 },
+    );
 
     nextBoot = (d) => {
       d.unplug(pulled!.deviceUuid);
@@ -42,9 +50,14 @@ describe.skipIf(!svc.placement)('Placement after a host re-joins changed', () =>
     };
     await stack.restartAgent();
     expect(stack.conductor.getAccelerator(pulled!.id).state).toBe('removed');
-    await eventually(async () => (await readProvider(stack.placement, pulled!.rpUuid)) === null, { what: 'the pulled GPU\'s provider deleted', timeoutMs: 15_000 });
-    await eventually(async () => await traitsOf(kept!.rpUuid) === 'CUSTOM_FAKE_GPU_V2,OWNER_CYBORG',
-      { what: 'the changed GPU\'s old trait gone', timeoutMs: 15_000 });
+    await eventually(async () => (await readProvider(stack.placement, pulled!.rpUuid)) === null, {
+      what: "the pulled GPU's provider deleted",
+      timeoutMs: 15_000,
+    });
+    await eventually(async () => (await traitsOf(kept!.rpUuid)) === 'CUSTOM_FAKE_GPU_V2,OWNER_CYBORG', {
+      what: "the changed GPU's old trait gone",
+      timeoutMs: 15_000,
+    });
     expect(stack.sync.status(kept!.id)).toMatchObject({ status: 'in_sync' });
     expect(stack.conductor.getAccelerator(kept!.id).traits).toEqual(['CUSTOM_FAKE_GPU_V2']);
   });

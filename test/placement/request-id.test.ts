@@ -14,7 +14,11 @@ import { eventually } from '../support/eventually.js';
 import { startSynced, stopAndTidy, type Synced } from './harness.js';
 
 /** What a recording server saw: each request's method, path and global request id. */
-interface Seen { method: string; path: string; requestId: string | undefined }
+interface Seen {
+  method: string;
+  path: string;
+  requestId: string | undefined;
+}
 
 function listen(server: Server): Promise<string> {
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)));
@@ -40,14 +44,16 @@ async function validatesTokens(target: string): Promise<boolean> {
  * tokens; the client's own, noauth2's `admin`, otherwise).
  */
 async function recordingPlacement(target: string): Promise<{ url: string; seen: Seen[]; close: () => Promise<void> }> {
-  const session = svc.keystone && await validatesTokens(target) ? new KeystoneSession({ authUrl: KEYSTONE_URL, auth: serviceAuth(), endpointOverride: target }) : undefined;
+  const session =
+    svc.keystone && (await validatesTokens(target)) ? new KeystoneSession({ authUrl: KEYSTONE_URL, auth: serviceAuth(), endpointOverride: target }) : undefined;
   const seen: Seen[] = [];
   const server = createServer((req, res) => {
     void (async () => {
       const requestId = req.headers['x-openstack-request-id'];
       seen.push({ method: req.method ?? '', path: req.url ?? '', requestId: typeof requestId === 'string' ? requestId : undefined });
       const headers: Record<string, string> = {};
-      for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string' && k !== 'host' && k !== 'connection' && k !== 'content-length') headers[k] = v;
+      for (const [k, v] of Object.entries(req.headers))
+        if (typeof v === 'string' && k !== 'host' && k !== 'connection' && k !== 'content-length') headers[k] = v;
       if (session) headers['x-auth-token'] = await session.token();
       const payload = await body(req);
       const up = await request(`${target}${req.url ?? '/'}`, { method: req.method as 'GET', headers, ...(payload.length ? { body: payload } : {}) });
@@ -77,7 +83,7 @@ describe.skipIf(!svc.placement)('one request id across Cyborg, Placement and Nov
     await proxy?.close();
   });
 
-  it('an enable\'s request id reaches Placement with the inventory it changes, and Placement logs it', async () => {
+  it("an enable's request id reaches Placement with the inventory it changes, and Placement logs it", async () => {
     // The FPGA alone: the shared Placement checks each token with Keystone, so every call costs.
     s = await startSynced({ url: proxy.url, createRoots: true, api: true, fake: { gpus: 0, nics: 0 } });
     const fpga = s.accelerator('FakeDevice');
@@ -85,8 +91,10 @@ describe.skipIf(!svc.placement)('one request id across Cyborg, Placement and Nov
     const requestId = `req-${randomUUID()}`;
     const res = await s.app.inject({ method: 'POST', url: `/cyborg/v1/accelerators/${fpga.id}/enable`, headers: { 'x-openstack-request-id': requestId } });
     expect(res.statusCode, res.body).toBe(200);
-    const write = await eventually(() => proxy.seen.find((x) => x.requestId === requestId && x.method === 'PUT' && x.path === `/resource_providers/${fpga.rpUuid}/inventories`),
-      { what: 'the inventory write with the enable\'s request id', timeoutMs: 90_000 });
+    const write = await eventually(
+      () => proxy.seen.find((x) => x.requestId === requestId && x.method === 'PUT' && x.path === `/resource_providers/${fpga.rpUuid}/inventories`),
+      { what: "the inventory write with the enable's request id", timeoutMs: 90_000 },
+    );
     expect(write).toBeDefined();
     // Calls made for no request (the first sync, full passes) carry none.
     expect(proxy.seen.some((x) => x.requestId === undefined)).toBe(true);
@@ -95,7 +103,7 @@ describe.skipIf(!svc.placement)('one request id across Cyborg, Placement and Nov
     if (existsSync(log)) await eventually(() => readFileSync(log, 'utf8').includes(requestId), { what: `${requestId} in ${log}` });
   }, 240_000);
 
-  it('Nova\'s accelerator-request-bound event carries the bind\'s request id', async () => {
+  it("Nova's accelerator-request-bound event carries the bind's request id", async () => {
     const seen: Seen[] = [];
     const nova = createServer((req, res) => {
       const requestId = req.headers['x-openstack-request-id'];
@@ -105,7 +113,12 @@ describe.skipIf(!svc.placement)('one request id across Cyborg, Placement and Nov
     const novaUrl = await listen(nova);
     const hub = new EventHub();
     const notifier = new NovaNotifier({
-      novaUrl, token: 'admin', retries: 0, retryDelayMs: 1, hub, log: pino({ level: 'silent' }),
+      novaUrl,
+      token: 'admin',
+      retries: 0,
+      retryDelayMs: 1,
+      hub,
+      log: pino({ level: 'silent' }),
       getArq: () => ({ binding: { instanceUuid: randomUUID() } }) as never,
     }).start();
     try {

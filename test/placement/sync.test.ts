@@ -3,7 +3,20 @@ import { register } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { uuid3, NAMESPACE_DNS } from '../../drivers/ids.js';
 import { svc } from '../services.js';
-import { allInSync, allocate, createComputeNode, enableInPlacement, inventory, placementClient, readProvider, reservedBecomes, startSynced, stopAndTidy, type Synced, uniqueHost } from './harness.js';
+import {
+  allInSync,
+  allocate,
+  createComputeNode,
+  enableInPlacement,
+  inventory,
+  placementClient,
+  readProvider,
+  reservedBecomes,
+  startSynced,
+  stopAndTidy,
+  type Synced,
+  uniqueHost,
+} from './harness.js';
 import { eventually } from '../support/eventually.js';
 
 /**
@@ -38,13 +51,16 @@ describe.skipIf(!svc.placement)('placement sync against a real Placement', () =>
     }
     // Discovered accelerators are `inactive` (not enabled): their inventory is reserved.
     expect(await readProvider(s.client, uuid3(NAMESPACE_DNS, `${host}_FakeDevice`))).toEqual({
-      inventories: inventory('FPGA', 16, 16), traits: ['CUSTOM_FAKE_DEVICE', 'OWNER_CYBORG'],
+      inventories: inventory('FPGA', 16, 16),
+      traits: ['CUSTOM_FAKE_DEVICE', 'OWNER_CYBORG'],
     });
     expect(await readProvider(s.client, uuid3(NAMESPACE_DNS, `${host}_fake_gpu_40`))).toEqual({
-      inventories: inventory('PGPU', 1, 1), traits: ['CUSTOM_FAKE_GPU', 'OWNER_CYBORG'],
+      inventories: inventory('PGPU', 1, 1),
+      traits: ['CUSTOM_FAKE_GPU', 'OWNER_CYBORG'],
     });
     expect(await readProvider(s.client, uuid3(NAMESPACE_DNS, `${host}_fake_nic_80_vf1`))).toEqual({
-      inventories: inventory('CUSTOM_NIC', 1, 1), traits: ['CUSTOM_FAKE_NIC', 'CUSTOM_VF', 'OWNER_CYBORG'],
+      inventories: inventory('CUSTOM_NIC', 1, 1),
+      traits: ['CUSTOM_FAKE_NIC', 'CUSTOM_VF', 'OWNER_CYBORG'],
     });
     const fpga = s.accelerator('FakeDevice');
     expect(s.sync.status(fpga.id)).toMatchObject({ status: 'in_sync', reason: null, flags: [] });
@@ -67,9 +83,15 @@ describe.skipIf(!svc.placement)('placement sync against a real Placement', () =>
     const fpga = s.accelerator('FakeDevice');
     await s.conductor.act(fpga.id, { type: 'ENABLE' });
     await s.conductor.act(fpga.id, { type: 'PROGRAM', functionId: 'gzip-v1', bitstreamId: randomUUID() });
-    await eventually(async () => (await s!.client.getTraits(fpga.rpUuid)).traits.includes('CUSTOM_FPGA_FUNCTION_ID_FAKE_GZIP_V1'), { what: 'function trait', timeoutMs: 15_000 });
+    await eventually(async () => (await s!.client.getTraits(fpga.rpUuid)).traits.includes('CUSTOM_FPGA_FUNCTION_ID_FAKE_GZIP_V1'), {
+      what: 'function trait',
+      timeoutMs: 15_000,
+    });
     await s.conductor.act(fpga.id, { type: 'PROGRAM', functionId: 'aes' });
-    await eventually(async () => (await s!.client.getTraits(fpga.rpUuid)).traits.includes('CUSTOM_FPGA_FUNCTION_ID_FAKE_AES'), { what: 'new function trait', timeoutMs: 15_000 });
+    await eventually(async () => (await s!.client.getTraits(fpga.rpUuid)).traits.includes('CUSTOM_FPGA_FUNCTION_ID_FAKE_AES'), {
+      what: 'new function trait',
+      timeoutMs: 15_000,
+    });
     expect((await readProvider(s.client, fpga.rpUuid))!.traits).toEqual(['CUSTOM_FAKE_DEVICE', 'CUSTOM_FPGA_FUNCTION_ID_FAKE_AES', 'OWNER_CYBORG']);
   });
 
@@ -126,10 +148,13 @@ describe.skipIf(!svc.placement)('placement sync against a real Placement', () =>
     const leftover = await s.client.createProvider({ uuid: randomUUID(), name: `${s.host}_old_deployable`, parentUuid: root });
     await s.client.putTraits(leftover.uuid, leftover.generation, ['OWNER_CYBORG']);
 
-    await eventually(async () => {
-      const [f, g, l] = await Promise.all([readProvider(s!.client, fpga.rpUuid), readProvider(s!.client, gpu.rpUuid), s!.client.getProvider(leftover.uuid)]);
-      return f?.traits.join() === 'CUSTOM_FAKE_DEVICE,OWNER_CYBORG' && g?.inventories.PGPU?.total === 1 && l === null;
-    }, { what: 'Placement repaired', timeoutMs: 20_000 });
+    await eventually(
+      async () => {
+        const [f, g, l] = await Promise.all([readProvider(s!.client, fpga.rpUuid), readProvider(s!.client, gpu.rpUuid), s!.client.getProvider(leftover.uuid)]);
+        return f?.traits.join() === 'CUSTOM_FAKE_DEVICE,OWNER_CYBORG' && g?.inventories.PGPU?.total === 1 && l === null;
+      },
+      { what: 'Placement repaired', timeoutMs: 20_000 },
+    );
     expect(await readProvider(s.client, gpu.rpUuid)).toEqual({ inventories: inventory('PGPU', 1, 1), traits: ['CUSTOM_FAKE_GPU', 'OWNER_CYBORG'] });
     expect(await repairs()).toBeGreaterThanOrEqual(repairsBefore + 2);
   });

@@ -24,7 +24,8 @@ afterEach(async () => {
 describe('an ARQ a crash left mid-effect', () => {
   // BindStarted alone: the other two come back in states reconciliation moves on from at once.
   it.each([['BindStarted', 'BindFailed']])(
-    'saved in %s: the restart commits %s, with a RECOVER in its log, so the database says what the view says', async (saved, recovered) => {
+    'saved in %s: the restart commits %s, with a RECOVER in its log, so the database says what the view says',
+    async (saved, recovered) => {
       const journal = new MemoryJournal();
       rt = await startStack({ journal });
       const arq = await rt.conductor.createArq({ deviceProfileName: 'fpga', deviceProfileGroupId: 0, projectId: 'p1' });
@@ -38,5 +39,6 @@ describe('an ARQ a crash left mid-effect', () => {
       expect(again.getArq(arq.uuid).state).toBe(recovered);
       expect(journal.arqs.get(arq.uuid)?.record.value).toBe(recovered);
       expect((await again.history(arq.uuid)).at(-1)).toMatchObject({ event: 'RECOVER', from: saved, to: recovered, reason: 'interrupted' });
-    });
+    },
+  );
 });

@@ -19,7 +19,7 @@ const readyz = async (url: string): Promise<{ status: number; body: string }> =>
 /** `/readyz` sampled every 250 ms for `ms`: every answer. */
 async function sample(url: string, ms: number): Promise<{ status: number; body: string }[]> {
   const out: { status: number; body: string }[] = [];
-  for (const end = Date.now() + ms; Date.now() < end;) {
+  for (const end = Date.now() + ms; Date.now() < end; ) {
     out.push(await readyz(url));
     await new Promise((r) => setTimeout(r, 250));
   }

@@ -11,7 +11,7 @@ import { viewDiffersFromDb } from '../support/view-equals-db.js';
 import { svc } from '../services.js';
 import { Deployment } from '../nats/deployment.js';
 
-describe.skipIf(!svc.nats || !svc.postgres)('the api\'s view after the only conductor restarts', { timeout: 240_000 }, () => {
+describe.skipIf(!svc.nats || !svc.postgres)("the api's view after the only conductor restarts", { timeout: 240_000 }, () => {
   let dep: Deployment | undefined;
   let db: Awaited<ReturnType<typeof freshDatabase>> | undefined;
   afterEach(async () => {
@@ -26,7 +26,7 @@ describe.skipIf(!svc.nats || !svc.postgres)('the api\'s view after the only cond
     await dep.conductor('solo');
     await dep.agent('node-v');
     const api = await dep.api();
-    await eventually(() => api.listAccelerators({ host: 'node-v' }).length === 2, { what: 'node-v\'s accelerators in the view' });
+    await eventually(() => api.listAccelerators({ host: 'node-v' }).length === 2, { what: "node-v's accelerators in the view" });
     const [gpu] = api.listAccelerators({ host: 'node-v' });
     expect((await api.act(gpu!.id, { type: 'ENABLE' })).state).toBe('ready');
 
@@ -36,7 +36,8 @@ describe.skipIf(!svc.nats || !svc.postgres)('the api\'s view after the only cond
       await dep.procs.find((p) => p.name === (round === 1 ? 'solo' : `solo-${round - 1}`))!.kill('SIGKILL');
       await dep.conductor(`solo-${round}`);
       await eventually(async () => (await viewDiffersFromDb(api, db!.url)).length === 0 && api.listAccelerators({ host: 'node-v' }).length === 2, {
-        what: `the view equal to the database after restart ${round}`, timeoutMs: 60_000,
+        what: `the view equal to the database after restart ${round}`,
+        timeoutMs: 60_000,
       });
       // What Nova does next: a bind names the deployable by its resource provider.
       expect(api.getAcceleratorByRp(gpu!.rpUuid)?.id).toBe(gpu!.id);

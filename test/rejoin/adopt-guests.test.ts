@@ -54,7 +54,11 @@ describe.skipIf(!svc.nats || !svc.postgres)('a host moved from OpenStack Cyborg 
     cpSync(join(fixtures, 'libvirt'), guests, { recursive: true });
     db = await freshDatabase('adopt_guests', { migrated: true });
     s = await startStack({
-      hosts: [HOST], api: true, log: quietLogger(), bus: { natsUrl: svc.nats!, prefix: `t${process.pid}adopt` }, journal: { databaseUrl: db.url },
+      hosts: [HOST],
+      api: true,
+      log: quietLogger(),
+      bus: { natsUrl: svc.nats!, prefix: `t${process.pid}adopt` },
+      journal: { databaseUrl: db.url },
       agent: { guestsDir: guests },
       drivers: (host) => [kernel.drives(new NvidiaGpuDriver({ host, sysfsRoot: root, filterSriovVfs: true, vgpuTypes: { 'nvidia-699': ['0000:b1:00.0'] } }))],
     });
@@ -64,22 +68,38 @@ describe.skipIf(!svc.nats || !svc.postgres)('a host moved from OpenStack Cyborg 
     await db?.drop();
   });
 
-  it('adopts the guest\'s vGPU and GPU at the agent\'s first report: Nova finds its instance\'s ARQs Bound, the vGPU\'s handle being Cyborg\'s mdev', async () => {
-    const arqs = await eventually(async () => {
-      const res = await get(`/accelerator_requests?instance=${INSTANCE}&bind_state=resolved`);
-      const list = res.json().arqs as Record<string, unknown>[];
-      return list.length === 2 && list.every((a) => a.state === 'Bound') ? list : undefined;
-    }, { what: 'the guest\'s ARQs bound', timeoutMs: 20_000 });
+  it("adopts the guest's vGPU and GPU at the agent's first report: Nova finds its instance's ARQs Bound, the vGPU's handle being Cyborg's mdev", async () => {
+    const arqs = await eventually(
+      async () => {
+        const res = await get(`/accelerator_requests?instance=${INSTANCE}&bind_state=resolved`);
+        const list = res.json().arqs as Record<string, unknown>[];
+        return list.length === 2 && list.every((a) => a.state === 'Bound') ? list : undefined;
+      },
+      { what: "the guest's ARQs bound", timeoutMs: 20_000 },
+    );
     const byType = Object.fromEntries(arqs.map((a) => [a.attach_handle_type as string, a]));
-    expect(byType.MDEV).toMatchObject({ project_id: '4f0b2c6e8a1d4e3f9b7c5a2d1e0f3b6c', attach_handle_uuid: CYBORG_MDEV, instance_uuid: INSTANCE, hostname: HOST, device_rp_uuid: named('0000:b1:00.0').rpUuid });
-    expect(byType.PCI).toMatchObject({ attach_handle_info: { bus: '43', device: '00', function: '0' }, instance_uuid: INSTANCE, device_rp_uuid: named('0000:43:00.0').rpUuid });
+    expect(byType.MDEV).toMatchObject({
+      project_id: '4f0b2c6e8a1d4e3f9b7c5a2d1e0f3b6c',
+      attach_handle_uuid: CYBORG_MDEV,
+      instance_uuid: INSTANCE,
+      hostname: HOST,
+      device_rp_uuid: named('0000:b1:00.0').rpUuid,
+    });
+    expect(byType.PCI).toMatchObject({
+      attach_handle_info: { bus: '43', device: '00', function: '0' },
+      instance_uuid: INSTANCE,
+      device_rp_uuid: named('0000:43:00.0').rpUuid,
+    });
     expect(s.conductor.rejoins.get(HOST)).toBeDefined();
     expect((await s.conductor.rejoins.get(HOST))?.adopted.sort()).toEqual([CYBORG_MDEV, named('0000:43:00.0').allocations[0]!.handleUuid].sort());
 
     // Enabled for the guest that uses them, attached to its instance, audited as the conductor's.
     for (const name of ['0000:b1:00.0', '0000:43:00.0']) {
       expect(named(name)).toMatchObject({ state: 'attached', allocations: [{ instanceUuid: INSTANCE }] });
-      expect((await s.conductor.history(named(name).id)).find((r) => r.event === 'ADOPT')).toMatchObject({ actor: 'conductor', args: { instanceUuid: INSTANCE } });
+      expect((await s.conductor.history(named(name).id)).find((r) => r.event === 'ADOPT')).toMatchObject({
+        actor: 'conductor',
+        args: { instanceUuid: INSTANCE },
+      });
     }
     // Nothing was made: the guest's mdev is the one Cyborg's agent made, still there.
     expect(mdevFile(`${CYBORG_MDEV}/remove`)).toBe('');
@@ -88,21 +108,27 @@ describe.skipIf(!svc.nats || !svc.postgres)('a host moved from OpenStack Cyborg 
     expect(named('0000:17:00.0')?.state ?? 'inactive').toBe('inactive');
   });
 
-  it('adopts once: the agent\'s next start finds the records holding them', async () => {
+  it("adopts once: the agent's next start finds the records holding them", async () => {
     await s.restartAgent();
-    const run = await eventually(async () => {
-      const r = await s.conductor.rejoins.get(HOST);
-      return r && r.agentId === s.agents[0]!.agentId ? r : undefined;
-    }, { what: 'the next session compared', timeoutMs: 20_000 });
+    const run = await eventually(
+      async () => {
+        const r = await s.conductor.rejoins.get(HOST);
+        return r && r.agentId === s.agents[0]!.agentId ? r : undefined;
+      },
+      { what: 'the next session compared', timeoutMs: 20_000 },
+    );
     expect(run).toMatchObject({ adopted: [], flagged: [] });
     expect((await get(`/accelerator_requests?instance=${INSTANCE}`)).json().arqs).toHaveLength(2);
   });
 
-  it('Nova deletes the instance\'s ARQs: Cyborg\'s mdev is removed and both devices are ready again', async () => {
+  it("Nova deletes the instance's ARQs: Cyborg's mdev is removed and both devices are ready again", async () => {
     // Nova destroys the guest first, then deletes its ARQs.
     rmSync(join(guests, 'instance-0000002a.xml'));
     expect((await s.app.inject({ method: 'DELETE', url: `/accelerator_requests?instance=${INSTANCE}`, headers: nova })).statusCode).toBe(204);
-    await eventually(() => named('0000:b1:00.0').state === 'ready' && named('0000:43:00.0').state === 'ready', { what: 'both devices ready', timeoutMs: 20_000 });
+    await eventually(() => named('0000:b1:00.0').state === 'ready' && named('0000:43:00.0').state === 'ready', {
+      what: 'both devices ready',
+      timeoutMs: 20_000,
+    });
     // The kernel took the mdev away (the stand-in rebuilt the tree without it).
     await s.agents[0]!.discoverAndReport();
     expect(() => mdevFile(`${CYBORG_MDEV}/remove`)).toThrow();

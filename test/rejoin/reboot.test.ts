@@ -33,7 +33,10 @@ const gpus = (): AcceleratorView[] => s.conductor.listAccelerators({ type: 'GPU'
 
 async function attachBoth(): Promise<[AcceleratorView, AcceleratorView]> {
   const [a, b] = gpus();
-  for (const [g, vm] of [[a!, vm1], [b!, vm2]] as const) {
+  for (const [g, vm] of [
+    [a!, vm1],
+    [b!, vm2],
+  ] as const) {
     expect((await s.app.inject({ method: 'POST', url: `${base}/accelerators/${g.id}/enable`, payload: {} })).statusCode).toBe(200);
     const r = await s.app.inject({ method: 'POST', url: `${base}/instances/${vm}/attach`, payload: { acceleratorId: g.id } });
     expect(r.statusCode, r.body).toBe(200);
@@ -86,7 +89,7 @@ describe('an agent that comes back from a reboot without its cache', () => {
     expect(audited.json()).toMatchObject({ health: { status: 'quarantined', fatal: true } });
   });
 
-  it('flags a handle its driver refuses to make again, says the driver\'s reason, and asks nothing twice in one session', async () => {
+  it("flags a handle its driver refuses to make again, says the driver's reason, and asks nothing twice in one session", async () => {
     nextBoot = () => undefined;
     s = await startStack({ api: true, drivers: boot });
     const [a] = await attachBoth();
@@ -94,7 +97,11 @@ describe('an agent that comes back from a reboot without its cache', () => {
     const { run } = await reboot();
     const outcome = await run;
     expect(outcome.restored).toHaveLength(0);
-    expect(outcome.flagged.map((f) => f.acceleratorId).sort()).toEqual(gpus().map((g) => g.id).sort());
+    expect(outcome.flagged.map((f) => f.acceleratorId).sort()).toEqual(
+      gpus()
+        .map((g) => g.id)
+        .sort(),
+    );
     expect(view(a.id)).toMatchObject({ state: 'attached', health: { status: 'quarantined', fatal: true } });
     expect(view(a.id).health?.reason).toMatch(/could not make it again: mdev type nvidia-35 is no longer offered/);
 
@@ -119,7 +126,14 @@ describe('an agent that comes back from a reboot without its cache', () => {
     await s.agents[0]!.stop();
     const { Agent } = await import('../../actors/agent/index.js');
     const { DriverRegistry } = await import('../../drivers/registry.js');
-    const agent = new Agent({ host: 'compute-1', bus: s.bus, drivers: new DriverRegistry([kept]), log: s.log, heartbeatIntervalMs: 60_000, discoveryIntervalMs: 3_600_000 });
+    const agent = new Agent({
+      host: 'compute-1',
+      bus: s.bus,
+      drivers: new DriverRegistry([kept]),
+      log: s.log,
+      heartbeatIntervalMs: 60_000,
+      discoveryIntervalMs: 3_600_000,
+    });
     await agent.start();
     s.agents[0] = agent;
     const outcome = await s.conductor.rejoins.get('compute-1')!;

@@ -8,7 +8,7 @@ afterEach(async () => {
 });
 
 /** The side of a cross-conductor bind that runs where the accelerator is (see arq-home.ts). */
-describe('binds run for another conductor\'s ARQ home', () => {
+describe("binds run for another conductor's ARQ home", () => {
   it('attaches and releases a handle for an ARQ this conductor does not hold, each committed', async () => {
     rt = await startStack();
     const c = rt.conductor;
@@ -24,7 +24,7 @@ describe('binds run for another conductor\'s ARQ home', () => {
     expect(c.getAccelerator(fpga.id).allocations).toEqual([]);
   });
 
-  it('has nothing to release for an accelerator that is not here, and says so as the host\'s holder', async () => {
+  it("has nothing to release for an accelerator that is not here, and says so as the host's holder", async () => {
     rt = await startStack();
     const gone = { acceleratorId: 'no-such-accelerator', handleUuid: 'h-1' };
     expect(await rt.conductor.releaseForArq('arq-1', gone)).toBe(false);

@@ -16,10 +16,13 @@ describe('hosts: liveness and inventory', () => {
     await c.act(fpga.id, { type: 'ENABLE' });
     await c.attach(fpga.id, { instanceUuid: 'vm-1' });
     await eventually(() => c.getHost('compute-1').state === 'lost', { what: 'host lost', timeoutMs: 5000 });
-    const offline = await eventually(() => {
-      const v = c.getAccelerator(fpga.id);
-      return v.state === 'offline' ? v : undefined;
-    }, { what: 'accelerator offline', timeoutMs: 5000 });
+    const offline = await eventually(
+      () => {
+        const v = c.getAccelerator(fpga.id);
+        return v.state === 'offline' ? v : undefined;
+      },
+      { what: 'accelerator offline', timeoutMs: 5000 },
+    );
     expect(offline.allocations).toHaveLength(1);
     expect(c.listAccelerators().every((a) => a.state === 'offline')).toBe(true);
     rt.agents[0]!.heartbeat();
@@ -33,7 +36,7 @@ describe('hosts: liveness and inventory', () => {
     rt = await startStack({ timing: { staleAfterMs: 1_000, lostAfterMs: 60_000 } });
     const c = rt.conductor;
     // Beats for 2.5 staleAfter periods: the stale timer fires twice and re-arms from the last beat.
-    for (const until = Date.now() + 2_500; Date.now() < until;) {
+    for (const until = Date.now() + 2_500; Date.now() < until; ) {
       rt.agents[0]!.heartbeat();
       await new Promise((r) => setTimeout(r, 50));
     }
@@ -71,7 +74,10 @@ describe('hosts: liveness and inventory', () => {
   it('hosts several agents, each with its own accelerators and stable ids', async () => {
     rt = await startStack({ hosts: ['compute-1', 'compute-2.example.org'], fake: { gpus: 1, nics: 1, vfsPerNic: 2 } });
     const c = rt.conductor;
-    expect(c.listHosts().map((h) => [h.name, h.state, h.accelerators])).toEqual([['compute-1', 'online', 4], ['compute-2.example.org', 'online', 4]]);
+    expect(c.listHosts().map((h) => [h.name, h.state, h.accelerators])).toEqual([
+      ['compute-1', 'online', 4],
+      ['compute-2.example.org', 'online', 4],
+    ]);
     expect(c.listAccelerators({ host: 'compute-2.example.org', type: 'FPGA' })[0]!.name).toBe('compute-2_example_org_FakeDevice');
     const ids = c.listAccelerators().map((a) => a.id);
     expect(new Set(ids).size).toBe(ids.length);

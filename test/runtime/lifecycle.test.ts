@@ -15,11 +15,16 @@ afterEach(async () => {
 const fpgaOf = (r: Stack) => r.conductor.listAccelerators({ type: 'FPGA' })[0]!;
 
 describe('the actor runtime, as an operator drives it', () => {
-  it('discovers Cyborg\'s fake FPGA in inactive, and walks it to attached and back', async () => {
+  it("discovers Cyborg's fake FPGA in inactive, and walks it to attached and back", async () => {
     rt = await startStack();
     const fpga = fpgaOf(rt);
     expect(fpga).toMatchObject({
-      name: 'compute-1_FakeDevice', state: 'inactive', resourceClass: 'FPGA', traits: ['CUSTOM_FAKE_DEVICE'], capacity: 16, allowed: ['ENABLE', 'REMOVE'],
+      name: 'compute-1_FakeDevice',
+      state: 'inactive',
+      resourceClass: 'FPGA',
+      traits: ['CUSTOM_FAKE_DEVICE'],
+      capacity: 16,
+      allowed: ['ENABLE', 'REMOVE'],
     });
     const c = rt.conductor;
     expect((await c.act(fpga.id, { type: 'ENABLE' })).state).toBe('ready');
@@ -31,8 +36,15 @@ describe('the actor runtime, as an operator drives it', () => {
     expect((await c.detach(fpga.id, { instanceUuid: 'vm-1' })).state).toBe('programmed');
     const log = await c.history(fpga.id);
     expect(log.map((t) => `${t.from}>${t.to}`)).toEqual([
-      'none>inactive', 'inactive>installing', 'installing>ready', 'ready>programming', 'programming>programmed',
-      'programmed>attaching', 'attaching>attached', 'attached>detaching', 'detaching>programmed',
+      'none>inactive',
+      'inactive>installing',
+      'installing>ready',
+      'ready>programming',
+      'programming>programmed',
+      'programmed>attaching',
+      'attaching>attached',
+      'attached>detaching',
+      'detaching>programmed',
     ]);
     expect(rt.fakes[0]!.calls.map((x) => x.op)).toEqual(['install', 'program', 'attach', 'detach']);
   });
@@ -53,7 +65,7 @@ describe('the actor runtime, as an operator drives it', () => {
     expect(rt.fakes[0]!.calls.filter((x) => x.op === 'install')).toHaveLength(1);
   });
 
-  it('keeps the driver\'s reason in error, and a retry runs the operation again', async () => {
+  it("keeps the driver's reason in error, and a retry runs the operation again", async () => {
     rt = await startStack();
     const id = fpgaOf(rt).id;
     rt.fakes[0]!.injectFailure('install', 'firmware rejected the image');
@@ -101,7 +113,9 @@ describe('the actor runtime, as an operator drives it', () => {
     rt = await startStack({ journal });
     const c = rt.conductor;
     journal.away = 1;
-    await expect(c.createArq({ deviceProfileName: 'none', deviceProfileGroupId: 0, projectId: null })).rejects.toMatchObject({ code: 'persistence.unavailable' });
+    await expect(c.createArq({ deviceProfileName: 'none', deviceProfileGroupId: 0, projectId: null })).rejects.toMatchObject({
+      code: 'persistence.unavailable',
+    });
     expect(c.arqs.size).toBe(0);
     expect(journal.arqs.size).toBe(0);
     const arq = await c.createArq({ deviceProfileName: 'none', deviceProfileGroupId: 0, projectId: null });
@@ -109,8 +123,12 @@ describe('the actor runtime, as an operator drives it', () => {
     const fpga = fpgaOf(rt);
     await c.act(fpga.id, { type: 'ENABLE' });
     journal.away = 1; // the bind is one transaction: BindStarted, attaching, attached, Bound
-    await expect(c.bindArq(arq.uuid, { hostname: 'compute-1', deviceRpUuid: fpga.rpUuid, instanceUuid: 'vm-1' })).rejects.toMatchObject({ code: 'persistence.unavailable' });
-    await eventually(() => c.arqs.get(arq.uuid)?.state === 'Initial' && c.acceleratorActor(fpga.id).context.allocations.length === 0, { what: 'ARQ and card back to their committed state' });
+    await expect(c.bindArq(arq.uuid, { hostname: 'compute-1', deviceRpUuid: fpga.rpUuid, instanceUuid: 'vm-1' })).rejects.toMatchObject({
+      code: 'persistence.unavailable',
+    });
+    await eventually(() => c.arqs.get(arq.uuid)?.state === 'Initial' && c.acceleratorActor(fpga.id).context.allocations.length === 0, {
+      what: 'ARQ and card back to their committed state',
+    });
     expect(journal.arqs.get(arq.uuid)?.record.value).toBe('Initial');
     expect(journal.accelerators.get(fpga.id)?.record.context.allocations).toEqual([]);
     expect((await c.bindArq(arq.uuid, { hostname: 'compute-1', deviceRpUuid: fpga.rpUuid, instanceUuid: 'vm-1' })).state).toBe('Bound');
@@ -123,7 +141,16 @@ describe('the actor runtime, as an operator drives it', () => {
     const before = host.inventory();
     // A device the agent reports for the first time (a clone of one with ids of its own).
     const proto = structuredClone(before[0]!);
-    const fresh = { ...proto, uuid: randomUUID(), deployables: proto.deployables.map((d) => ({ ...d, uuid: randomUUID(), name: `${d.name}-new`, attachHandles: d.attachHandles.map((h) => ({ ...h, uuid: randomUUID() })) })) };
+    const fresh = {
+      ...proto,
+      uuid: randomUUID(),
+      deployables: proto.deployables.map((d) => ({
+        ...d,
+        uuid: randomUUID(),
+        name: `${d.name}-new`,
+        attachHandles: d.attachHandles.map((h) => ({ ...h, uuid: randomUUID() })),
+      })),
+    };
     const newId = fresh.deployables[0]!.uuid;
     journal.away = 2; // the inventory and the new accelerator's first record
     await expect(host.applyInventory([...before, fresh])).rejects.toMatchObject({ code: 'persistence.unavailable' });
@@ -164,10 +191,13 @@ describe('the actor runtime, as an operator drives it', () => {
     expect(host.restarts[0]).toMatchObject({ id, reason: 'bug in isProgrammed' });
     expect(rt.lines.some((l) => l.msg === 'accelerator actor crashed; restarting from its last committed snapshot' && l.acceleratorId === id)).toBe(true);
     // Its last committed snapshot was `detaching`: the interrupted detach is an error to retry, the instance still recorded.
-    const restarted = await eventually(() => {
-      const v = c.getAccelerator(id);
-      return v.state === 'error' ? v : undefined;
-    }, { what: 'recovery committed', timeoutMs: 5000 });
+    const restarted = await eventually(
+      () => {
+        const v = c.getAccelerator(id);
+        return v.state === 'error' ? v : undefined;
+      },
+      { what: 'recovery committed', timeoutMs: 5000 },
+    );
     expect(restarted).toMatchObject({ error: { op: 'detach', reason: 'interrupted' }, allowed: ['RETRY'] });
     expect(restarted.allocations).toHaveLength(1);
     expect((await c.act(id, { type: 'RETRY' })).state).toBe('programmed');
@@ -184,7 +214,10 @@ class AwayJournal extends MemoryJournal {
   private held: { changes: Change[]; resolve: () => void; reject: (e: unknown) => void }[] = [];
 
   override async commit(changes: Change[], opts?: CommitOptions): Promise<void> {
-    if (opts?.defer) return new Promise((resolve, reject) => { this.held.push({ changes, resolve, reject }); });
+    if (opts?.defer)
+      return new Promise((resolve, reject) => {
+        this.held.push({ changes, resolve, reject });
+      });
     const held = this.held;
     this.held = [];
     if (this.away > 0 && changes.length > 0) {
@@ -193,7 +226,10 @@ class AwayJournal extends MemoryJournal {
       for (const h of held) h.reject(err);
       throw err;
     }
-    for (const h of held) { await super.commit(h.changes); h.resolve(); }
+    for (const h of held) {
+      await super.commit(h.changes);
+      h.resolve();
+    }
     return super.commit(changes);
   }
 }

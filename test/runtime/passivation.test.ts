@@ -9,7 +9,7 @@ afterEach(async () => {
 });
 
 describe('accelerators at rest (passivation), as an operator sees them', () => {
-  it('discovers a host\'s accelerators without starting a machine for any of them', async () => {
+  it("discovers a host's accelerators without starting a machine for any of them", async () => {
     rt = await startStack({ fake: { gpus: 8, nics: 1, vfsPerNic: 4 } });
     expect(rt.conductor.listAccelerators().length).toBeGreaterThan(10);
     expect(rt.conductor.passivation.awakeCount).toBe(0);
@@ -41,9 +41,19 @@ describe('accelerators at rest (passivation), as an operator sees them', () => {
     expect((await c.detach(fpga.id, { instanceUuid: 'vm-2' })).state).toBe('programmed');
     const log = await c.history(fpga.id);
     expect(log.map((t) => `${t.from}>${t.to}`)).toEqual([
-      'none>inactive', 'inactive>installing', 'installing>ready', 'ready>programming', 'programming>programmed',
-      'programmed>attaching', 'attaching>attached', 'attached>attaching', 'attaching>attached',
-      'attached>detaching', 'detaching>attached', 'attached>detaching', 'detaching>programmed',
+      'none>inactive',
+      'inactive>installing',
+      'installing>ready',
+      'ready>programming',
+      'programming>programmed',
+      'programmed>attaching',
+      'attaching>attached',
+      'attached>attaching',
+      'attaching>attached',
+      'attached>detaching',
+      'detaching>attached',
+      'attached>detaching',
+      'detaching>programmed',
     ]);
   });
 
@@ -63,7 +73,7 @@ describe('accelerators at rest (passivation), as an operator sees them', () => {
     expect(c.getAccelerator(fpga.id).state).toBe('ready');
   });
 
-  it('takes a lost host\'s accelerators offline and back even while they are at rest', async () => {
+  it("takes a lost host's accelerators offline and back even while they are at rest", async () => {
     rt = await startStack({ restAfterMs: 20, fake: { gpus: 2, nics: 0 } });
     const c = rt.conductor;
     const gpus = c.listAccelerators({ type: 'GPU' });
@@ -72,6 +82,9 @@ describe('accelerators at rest (passivation), as an operator sees them', () => {
     c.hosts.get('compute-1')!.broadcast({ type: 'HOST_LOST' });
     await eventually(() => c.listAccelerators({ type: 'GPU' }).every((g) => g.state === 'offline'), { what: 'the GPUs offline', timeoutMs: 5_000 });
     c.hosts.get('compute-1')!.broadcast({ type: 'HOST_BACK' });
-    await eventually(() => c.getAccelerator(gpus[0]!.id).state === 'ready' && c.getAccelerator(gpus[1]!.id).state === 'inactive', { what: 'the GPUs back where they were', timeoutMs: 5_000 });
+    await eventually(() => c.getAccelerator(gpus[0]!.id).state === 'ready' && c.getAccelerator(gpus[1]!.id).state === 'inactive', {
+      what: 'the GPUs back where they were',
+      timeoutMs: 5_000,
+    });
   });
 });

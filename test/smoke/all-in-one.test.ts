@@ -26,17 +26,27 @@ describe('cyborg all-in-one, as a new user runs it', () => {
     delete env.NATS_URL;
     delete env.PLACEMENT_URL;
     // Node itself (not npx) so that SIGTERM reaches the program and its exit code is ours.
-    child = spawn(process.execPath, ['--import', 'tsx', 'cli/main.ts', 'all-in-one', '--port', '0', '--host', 'smoke-1'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    child = spawn(process.execPath, ['--import', 'tsx', 'cli/main.ts', 'all-in-one', '--port', '0', '--host', 'smoke-1'], {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
     child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
-    const api = await eventually(() => /API:\s+(http:\/\/\S+)\/cyborg\/v1\/accelerators/.exec(output)?.[1], { what: `the URL line; output so far:\n${output}`, timeoutMs: 90_000 });
+    const api = await eventually(() => /API:\s+(http:\/\/\S+)\/cyborg\/v1\/accelerators/.exec(output)?.[1], {
+      what: `the URL line; output so far:\n${output}`,
+      timeoutMs: 90_000,
+    });
     expect(output).toMatch(/Visualizer: http:\/\/\S+\/ui/);
 
     const list = (await (await fetch(`${api}/cyborg/v1/accelerators?type=FPGA`)).json()) as { accelerators: { id: string; name: string; state: string }[] };
     const fpga = list.accelerators[0]!;
     expect(fpga).toMatchObject({ name: 'smoke-1_FakeDevice', state: 'inactive' });
     const post = async (action: string, body: unknown = {}) => {
-      const res = await fetch(`${api}/cyborg/v1/accelerators/${fpga.id}/${action}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const res = await fetch(`${api}/cyborg/v1/accelerators/${fpga.id}/${action}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
       return { status: res.status, body: (await res.json()) as { state: string; code?: string } };
     };
     expect((await post('enable')).body.state).toBe('ready');

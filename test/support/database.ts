@@ -44,11 +44,19 @@ export async function freshDatabase(prefix: string, opts: { migrated?: boolean }
 }
 
 /** A migrated journal on `url`. */
-export async function openTestJournal(url: string, opts: { unavailableAfterMs?: number; maxBatch?: number; pool?: number; closeTimeoutMs?: number } = {}): Promise<PgJournal> {
+export async function openTestJournal(
+  url: string,
+  opts: { unavailableAfterMs?: number; maxBatch?: number; pool?: number; closeTimeoutMs?: number } = {},
+): Promise<PgJournal> {
   const orm = await openOrm({ url, pool: opts.pool ?? 2 });
   await migrate(orm);
   return new PgJournal({
-    orm, log: quietLogger(), unavailableAfterMs: opts.unavailableAfterMs ?? 10_000, maxBatch: opts.maxBatch ?? 5_000, retryMinMs: 20, retryMaxMs: 200,
+    orm,
+    log: quietLogger(),
+    unavailableAfterMs: opts.unavailableAfterMs ?? 10_000,
+    maxBatch: opts.maxBatch ?? 5_000,
+    retryMinMs: 20,
+    retryMaxMs: 200,
     ...(opts.closeTimeoutMs !== undefined ? { closeTimeoutMs: opts.closeTimeoutMs } : {}),
   });
 }

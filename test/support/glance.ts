@@ -90,10 +90,19 @@ const md5 = (data: string): string => createHash('md5').update(data).digest('hex
 function record(img: DoubleImage): Record<string, unknown> {
   const algo = img.hashAlgo === undefined ? 'sha512' : img.hashAlgo;
   return {
-    id: img.id, name: img.id, status: img.status ?? 'active', size: Buffer.byteLength(img.data), visibility: 'public',
-    disk_format: 'raw', container_format: 'bare', checksum: md5(img.data),
-    os_hash_algo: algo, os_hash_value: algo ? img.claimedHash ?? createHash(algo).update(img.data).digest('hex') : null,
-    self: `/v2/images/${img.id}`, file: `/v2/images/${img.id}/file`, schema: '/v2/schemas/image',
+    id: img.id,
+    name: img.id,
+    status: img.status ?? 'active',
+    size: Buffer.byteLength(img.data),
+    visibility: 'public',
+    disk_format: 'raw',
+    container_format: 'bare',
+    checksum: md5(img.data),
+    os_hash_algo: algo,
+    os_hash_value: algo ? (img.claimedHash ?? createHash(algo).update(img.data).digest('hex')) : null,
+    self: `/v2/images/${img.id}`,
+    file: `/v2/images/${img.id}/file`,
+    schema: '/v2/schemas/image',
     ...img.properties,
   };
 }

@@ -29,12 +29,15 @@ export class ProcessGroup {
 
   /** The first match of `re` in what it prints; fails early, with its output, if it exits first. */
   async waitFor(re: RegExp, what: string, timeoutMs: number): Promise<RegExpExecArray> {
-    return eventually(() => {
-      const m = re.exec(this.out);
-      if (m) return m;
-      if (!this.running) throw new Error(`it exited before printing ${what}; it printed:\n${this.out}`);
-      return undefined;
-    }, { what: `${what}; it printed so far:\n${this.out}`, timeoutMs, intervalMs: 100 });
+    return eventually(
+      () => {
+        const m = re.exec(this.out);
+        if (m) return m;
+        if (!this.running) throw new Error(`it exited before printing ${what}; it printed:\n${this.out}`);
+        return undefined;
+      },
+      { what: `${what}; it printed so far:\n${this.out}`, timeoutMs, intervalMs: 100 },
+    );
   }
 
   /** Sends `signal` to every process of the group. */

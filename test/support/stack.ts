@@ -79,21 +79,36 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   const captured = opts.log ? { log: opts.log, lines: [] } : captureLogger();
   const { log, lines } = captured;
   const timing = { ...fastTiming, ...opts.timing };
-  const bus: Bus = !opts.bus || opts.bus === 'in-process'
-    ? new InProcessBus(log)
-    : await connectBus({ url: opts.bus.natsUrl, name: 'test-stack', log, prefix: opts.bus.prefix });
+  const bus: Bus =
+    !opts.bus || opts.bus === 'in-process'
+      ? new InProcessBus(log)
+      : await connectBus({ url: opts.bus.natsUrl, name: 'test-stack', log, prefix: opts.bus.prefix });
   const ownJournal = opts.journal !== undefined && !('commit' in opts.journal);
-  const journal: Journal = opts.journal === undefined
-    ? new MemoryJournal()
-    : 'commit' in opts.journal ? opts.journal : await openTestJournal(opts.journal.databaseUrl, { unavailableAfterMs: opts.journal.unavailableAfterMs });
+  const journal: Journal =
+    opts.journal === undefined
+      ? new MemoryJournal()
+      : 'commit' in opts.journal
+        ? opts.journal
+        : await openTestJournal(opts.journal.databaseUrl, { unavailableAfterMs: opts.journal.unavailableAfterMs });
   // The Placement sync is started after the conductor (it reads it): the port reads it when asked.
-  const placementPort = opts.placement ? {
-    status: (id: string) => stack.sync?.status(id), allocations: (rp: string) => placementAllocations(stack.placement)(rp),
-    releaseConsumer: (consumer: string, rp: string) => stack.placement.releaseProvider(consumer, rp),
-  } : undefined;
-  const newConductor = (): Conductor => new Conductor({
-    bus, journal, log, timing, acceleratorMachine: opts.acceleratorMachine, restAfterMs: opts.restAfterMs, ...opts.reconcile, ...(placementPort ? { placement: placementPort } : {}),
-  });
+  const placementPort = opts.placement
+    ? {
+        status: (id: string) => stack.sync?.status(id),
+        allocations: (rp: string) => placementAllocations(stack.placement)(rp),
+        releaseConsumer: (consumer: string, rp: string) => stack.placement.releaseProvider(consumer, rp),
+      }
+    : undefined;
+  const newConductor = (): Conductor =>
+    new Conductor({
+      bus,
+      journal,
+      log,
+      timing,
+      acceleratorMachine: opts.acceleratorMachine,
+      restAfterMs: opts.restAfterMs,
+      ...opts.reconcile,
+      ...(placementPort ? { placement: placementPort } : {}),
+    });
   const hosts = opts.hosts ?? ['compute-1'];
   const driversOf = opts.drivers ?? ((host: string) => [new FakeDriver({ host, ...opts.fake })]);
 
@@ -101,8 +116,13 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   const startAgent = async (host: string): Promise<Agent> => {
     driversNow.set(host, driversOf(host));
     const agent = new Agent({
-      host, bus, drivers: new DriverRegistry(driversNow.get(host)), log,
-      heartbeatIntervalMs: timing.heartbeatIntervalMs, discoveryIntervalMs: 3_600_000, ...opts.agent,
+      host,
+      bus,
+      drivers: new DriverRegistry(driversNow.get(host)),
+      log,
+      heartbeatIntervalMs: timing.heartbeatIntervalMs,
+      discoveryIntervalMs: 3_600_000,
+      ...opts.agent,
     });
     await agent.start();
     return agent;
@@ -110,7 +130,10 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   const fakesNow = (): FakeDriver[] => hosts.flatMap((h) => driversNow.get(h) ?? []).filter((d): d is FakeDriver => d instanceof FakeDriver);
 
   const stack = {
-    bus, journal, lines, log,
+    bus,
+    journal,
+    lines,
+    log,
     conductor: newConductor(),
     agents: [] as Agent[],
     fakes: [] as FakeDriver[],

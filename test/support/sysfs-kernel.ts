@@ -19,7 +19,10 @@ export class SysfsKernel {
   /** Every VF each PF of the fixture can have, by PF address. */
   private readonly allVfs: Map<string, FnSpec[]>;
 
-  constructor(private readonly root: string, private readonly spec: FnSpec[]) {
+  constructor(
+    private readonly root: string,
+    private readonly spec: FnSpec[],
+  ) {
     this.booted = structuredClone(spec);
     this.allVfs = new Map(spec.filter((f) => f.sriov).map((f) => [f.address, f.sriov!.vfs]));
     buildTree(root, this.booted, ['vfio-pci']);

@@ -25,7 +25,10 @@ export async function viewDiffersFromDb(view: ApiView, databaseUrl: string): Pro
   for (const row of accRows) {
     const a = accs.get(row.id);
     accs.delete(row.id);
-    if (!a) { out.push(`accelerator ${row.id} (${row.state}) is in the database, not in the view`); continue; }
+    if (!a) {
+      out.push(`accelerator ${row.id} (${row.state}) is in the database, not in the view`);
+      continue;
+    }
     if (a.host !== row.host) out.push(`accelerator ${row.id}: host ${a.host} in the view, ${row.host} in the database`);
     if (a.state !== row.state) out.push(`accelerator ${row.id}: ${a.state} in the view, ${row.state} in the database`);
     const held = row.context.allocations?.length ?? 0;
@@ -36,7 +39,10 @@ export async function viewDiffersFromDb(view: ApiView, databaseUrl: string): Pro
   for (const row of arqRows) {
     const a = arqs.get(row.uuid);
     arqs.delete(row.uuid);
-    if (!a) { out.push(`ARQ ${row.uuid} (${row.state}) is in the database, not in the view`); continue; }
+    if (!a) {
+      out.push(`ARQ ${row.uuid} (${row.state}) is in the database, not in the view`);
+      continue;
+    }
     if (a.cyborgState !== row.state) out.push(`ARQ ${row.uuid}: ${a.cyborgState} in the view, ${row.state} in the database`);
   }
   for (const uuid of arqs.keys()) out.push(`ARQ ${uuid} is in the view, not in the database`);
@@ -54,7 +60,9 @@ export async function leakedAllocations(databaseUrl: string): Promise<string[]> 
     query<ArqRow>(databaseUrl, 'select uuid, state from extended_accelerator_requests'),
   ]);
   const live = new Set(arqRows.filter((r) => r.state === 'Bound' || r.state === 'BindStarted').map((r) => r.uuid));
-  return accRows.flatMap((r) => (r.context.allocations ?? [])
-    .filter((al) => al.arqUuid !== undefined && !live.has(al.arqUuid))
-    .map((al) => `accelerator ${r.id} (${r.state}) holds an allocation of ARQ ${al.arqUuid}, which is gone or unbound`));
+  return accRows.flatMap((r) =>
+    (r.context.allocations ?? [])
+      .filter((al) => al.arqUuid !== undefined && !live.has(al.arqUuid))
+      .map((al) => `accelerator ${r.id} (${r.state}) holds an allocation of ARQ ${al.arqUuid}, which is gone or unbound`),
+  );
 }

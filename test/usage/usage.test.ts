@@ -42,7 +42,7 @@ describe('usage telemetry and consumers', () => {
   const prometheus = async (): Promise<string> => (await fetch(`http://127.0.0.1:${scrape.port}/metrics`)).text();
   const gpus = () => rt.conductor.listAccelerators({ type: 'GPU' });
 
-  it('shows a device\'s recent samples, oldest first, and a host\'s devices', async () => {
+  it("shows a device's recent samples, oldest first, and a host's devices", async () => {
     const gpu = gpus()[0]!;
     await eventually(async () => (await get(`/cyborg/v1/accelerators/${gpu.id}/usage`)).body.samples?.length >= 3, { what: 'three samples' });
     const { body } = await get(`/cyborg/v1/accelerators/${gpu.id}/usage`);
@@ -57,7 +57,10 @@ describe('usage telemetry and consumers', () => {
     const host = await get('/cyborg/v1/hosts/compute-u/usage');
     expect(host.body.host).toBe('compute-u');
     expect(host.body.devices.map((d: { accelerator: string }) => d.accelerator)).toContain(gpu.id);
-    expect(host.body.devices.find((d: { accelerator: string }) => d.accelerator === gpu.id).samples[0]).toMatchObject({ at: expect.any(String), memoryTotalMiB: 16_384 });
+    expect(host.body.devices.find((d: { accelerator: string }) => d.accelerator === gpu.id).samples[0]).toMatchObject({
+      at: expect.any(String),
+      memoryTotalMiB: 16_384,
+    });
   });
 
   it('answers a bad question with a clear 4xx', async () => {
@@ -75,7 +78,12 @@ describe('usage telemetry and consumers', () => {
     // A flood on the host's subject: 500 samples, one for a device nobody has.
     for (let i = 0; i < 500; i++) {
       rt.bus.publish(Subjects.telemetry('compute-u'), TelemetryMessage, {
-        host: 'compute-u', at: Date.now(), usage: [{ deployableUuid: gpu.id, utilization: 1 }, { deployableUuid: 'ghost-device', utilization: 0.5 }],
+        host: 'compute-u',
+        at: Date.now(),
+        usage: [
+          { deployableUuid: gpu.id, utilization: 1 },
+          { deployableUuid: 'ghost-device', utilization: 0.5 },
+        ],
       });
     }
     await eventually(() => stats.unknownDevice >= unknown + 500, { what: 'the ghost samples dropped' });
@@ -86,18 +94,24 @@ describe('usage telemetry and consumers', () => {
     expect((await get('/cyborg/v1/accelerators/ghost-device/usage')).status).toBe(400);
     // Another host's subject may not speak for compute-u.
     const misaddressed = rt.conductor.reportStats.misaddressedReports;
-    rt.bus.publish(Subjects.telemetry('other-host'), TelemetryMessage, { host: 'compute-u', at: Date.now(), usage: [{ deployableUuid: gpu.id, utilization: 0.123 }] });
+    rt.bus.publish(Subjects.telemetry('other-host'), TelemetryMessage, {
+      host: 'compute-u',
+      at: Date.now(),
+      usage: [{ deployableUuid: gpu.id, utilization: 0.123 }],
+    });
     await eventually(() => rt.conductor.reportStats.misaddressedReports > misaddressed, { what: 'the misaddressed telemetry counted' });
     expect(rt.conductor.usage.samples(gpu.id).map((s) => s.utilization)).not.toContain(12.3);
   });
 
-  it('clamps a wrong value without losing the host\'s other samples', async () => {
+  it("clamps a wrong value without losing the host's other samples", async () => {
     const [a, b] = gpus();
     const clamped = rt.conductor.usage.stats.clamped;
     const at = Date.now() + 1;
     // A driver that reports percent instead of a fraction and a sensor gone mad, beside a sane sample.
     rt.bus.publish(Subjects.telemetry('compute-u'), TelemetryMessage, {
-      host: 'compute-u', at, usage: [
+      host: 'compute-u',
+      at,
+      usage: [
         { deployableUuid: a!.id, utilization: 87, temperatureC: 9_999, memoryUsedBytes: 64 * 1024 ** 3, memoryTotalBytes: 16 * 1024 ** 3 },
         { deployableUuid: b!.id, utilization: 0.42, powerW: 180 },
       ],
@@ -118,11 +132,22 @@ describe('usage telemetry and consumers', () => {
     await rt.conductor.attach(b!.id, { instanceUuid: 'vm-2', projectId: 'p-blue' });
 
     const { body } = await get('/cyborg/v1/projects');
-    expect(body.projects).toEqual([{ projectId: 'p-blue', accelerators: 2, allocations: 2, instances: ['vm-1', 'vm-2'], byDeviceType: { GPU: 2 }, byResourceClass: { [a!.resourceClass ?? 'none']: 2 } }]);
+    expect(body.projects).toEqual([
+      {
+        projectId: 'p-blue',
+        accelerators: 2,
+        allocations: 2,
+        instances: ['vm-1', 'vm-2'],
+        byDeviceType: { GPU: 2 },
+        byResourceClass: { [a!.resourceClass ?? 'none']: 2 },
+      },
+    ]);
 
     const text = await prometheus();
     expect(text).toContain(`cyborg_accelerator_allocation{host="compute-u",accelerator="${a!.id}",instance="vm-1",project="p-blue",role="conductor"} 1`);
-    expect(text).toMatch(new RegExp(`cyborg_accelerator_utilization_ratio\\{host="compute-u",accelerator="${b!.id}",state="attached",role="conductor"\\} [0-9.]+`));
+    expect(text).toMatch(
+      new RegExp(`cyborg_accelerator_utilization_ratio\\{host="compute-u",accelerator="${b!.id}",state="attached",role="conductor"\\} [0-9.]+`),
+    );
     expect(text).toMatch(new RegExp(`cyborg_accelerator_memory_total_bytes\\{host="compute-u",accelerator="${a!.id}",[^}]*\\} ${16 * 1024 ** 3}`));
     expect(text).toMatch(/cyborg_accelerator_temperature_celsius\{/);
     expect(text).toMatch(/cyborg_accelerator_power_watts\{/);
@@ -145,8 +170,12 @@ describe('usage telemetry and consumers', () => {
     expect(await prometheus()).not.toContain(`accelerator="${gone.id}"`);
     // Should an agent still speak of it, the sample is counted and dropped.
     const unknown = rt.conductor.usage.stats.unknownDevice;
-    rt.bus.publish(Subjects.telemetry('compute-u'), TelemetryMessage, { host: 'compute-u', at: Date.now(), usage: [{ deployableUuid: gone.id, utilization: 0.5 }] });
-    await eventually(() => rt.conductor.usage.stats.unknownDevice > unknown, { what: 'the removed device\'s sample dropped' });
+    rt.bus.publish(Subjects.telemetry('compute-u'), TelemetryMessage, {
+      host: 'compute-u',
+      at: Date.now(),
+      usage: [{ deployableUuid: gone.id, utilization: 0.5 }],
+    });
+    await eventually(() => rt.conductor.usage.stats.unknownDevice > unknown, { what: "the removed device's sample dropped" });
     expect(rt.conductor.usage.samples(gone.id)).toEqual([]);
   });
 });
@@ -178,7 +207,7 @@ describe('a driver that cannot report usage', () => {
 
   it('costs only its own samples, and is said once in the log', async () => {
     const gpu = rt.conductor.listAccelerators({ type: 'GPU' })[0]!;
-    await eventually(() => rt.conductor.usage.samples(gpu.id).length >= 5 && broken.calls >= 5, { what: 'the fake driver\'s samples despite the broken one' });
+    await eventually(() => rt.conductor.usage.samples(gpu.id).length >= 5 && broken.calls >= 5, { what: "the fake driver's samples despite the broken one" });
     expect(rt.lines.filter((l) => l.msg.startsWith('a driver could not report usage'))).toHaveLength(1);
   });
 });

@@ -5,7 +5,11 @@ export { BASE };
 
 /** An API error with the server's code and message (409 carries the state and allowed events). */
 export class ApiError extends Error {
-  constructor(readonly status: number, readonly code: string, message: string) {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
     super(message);
     this.name = 'ApiError';
   }
@@ -18,7 +22,8 @@ export function describeError(err: unknown): string {
 
 async function call<T>(path: string, init?: RequestInit): Promise<T> {
   const res = await fetch(`${BASE}${path}`, {
-    ...init, headers: { accept: 'application/json', ...(init?.body ? { 'content-type': 'application/json' } : {}), ...session.headers(), ...init?.headers },
+    ...init,
+    headers: { accept: 'application/json', ...(init?.body ? { 'content-type': 'application/json' } : {}), ...session.headers(), ...init?.headers },
   });
   // The token expired or was revoked mid-session: back to the sign-in form.
   if (res.status === 401) session.expired();

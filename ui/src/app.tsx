@@ -28,7 +28,12 @@ function useSelection(): [string, (id: string) => void] {
     addEventListener('hashchange', on);
     return () => removeEventListener('hashchange', on);
   }, []);
-  return [id, (next) => { location.hash = next ? `/${encodeURIComponent(next)}` : ''; }];
+  return [
+    id,
+    (next) => {
+      location.hash = next ? `/${encodeURIComponent(next)}` : '';
+    },
+  ];
 }
 
 export function App({ store }: { store: Store }) {
@@ -69,8 +74,12 @@ export function App({ store }: { store: Store }) {
   return (
     <div class="app">
       <header class="top">
-        <h1>cyborg <span class="muted">accelerators</span></h1>
-        <span class="muted">{store.accelerators.size} accelerators · {store.hosts.size} hosts · {view.shown} shown</span>
+        <h1>
+          cyborg <span class="muted">accelerators</span>
+        </h1>
+        <span class="muted">
+          {store.accelerators.size} accelerators · {store.hosts.size} hosts · {view.shown} shown
+        </span>
         <Connection store={store} />
         <Who />
       </header>
@@ -85,9 +94,13 @@ export function App({ store }: { store: Store }) {
         <Feed events={store.recent} names={(id) => store.accelerators.get(id)?.name} onSelect={select_} host={filters.host} />
       </main>
       <aside class="side">
-        {current
-          ? <Detail key={current.id} store={store} a={current} host={store.hosts.get(current.host)} arqs={store.arqs} machines={machines} />
-          : <p class="muted hint">{selected ? `accelerator ${selected} is gone` : 'Select an accelerator to see its machine, its history and what can be done with it.'}</p>}
+        {current ? (
+          <Detail key={current.id} store={store} a={current} host={store.hosts.get(current.host)} arqs={store.arqs} machines={machines} />
+        ) : (
+          <p class="muted hint">
+            {selected ? `accelerator ${selected} is gone` : 'Select an accelerator to see its machine, its history and what can be done with it.'}
+          </p>
+        )}
       </aside>
     </div>
   );
@@ -97,7 +110,8 @@ function Connection({ store }: { store: Store }) {
   const label = store.connection === 'live' ? 'live' : store.connection === 'connecting' ? 'connecting…' : 'disconnected';
   return (
     <span class={`conn ${store.connection}`} data-testid="connection" data-state={store.connection} title={store.lastError || `cursor ${store.cursor}`}>
-      <span class="dot" /> {label}{store.connection === 'lost' && store.lastError ? ` — ${store.lastError}` : ''}
+      <span class="dot" /> {label}
+      {store.connection === 'lost' && store.lastError ? ` — ${store.lastError}` : ''}
     </span>
   );
 }

@@ -19,7 +19,10 @@ export type Credentials =
 
 /** Refused or failed sign-in, with the api's message (shown on the form). */
 export class SignInError extends Error {
-  constructor(readonly status: number, message: string) {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
     super(message);
     this.name = 'SignInError';
   }
@@ -108,18 +111,26 @@ export class Session {
   }
 
   async signIn(c: Credentials): Promise<void> {
-    await json(await fetch(`${BASE}/auth/session`, {
-      method: 'POST', headers: { accept: 'application/json', 'content-type': 'application/json' }, body: JSON.stringify(c),
-    }));
+    await json(
+      await fetch(`${BASE}/auth/session`, {
+        method: 'POST',
+        headers: { accept: 'application/json', 'content-type': 'application/json' },
+        body: JSON.stringify(c),
+      }),
+    );
     this.adopt(await json<WhoAmI>(await fetch(`${BASE}/auth/whoami`, { headers: { accept: 'application/json' } })));
     this.changed();
   }
 
   /** The password again, for a new Keystone token behind the same session (the page stays as it is). */
   async renew(password: string): Promise<void> {
-    await json(await fetch(`${BASE}/auth/session/renew`, {
-      method: 'POST', headers: { accept: 'application/json', 'content-type': 'application/json' }, body: JSON.stringify({ password }),
-    }));
+    await json(
+      await fetch(`${BASE}/auth/session/renew`, {
+        method: 'POST',
+        headers: { accept: 'application/json', 'content-type': 'application/json' },
+        body: JSON.stringify({ password }),
+      }),
+    );
     this.adopt(await json<WhoAmI>(await fetch(`${BASE}/auth/whoami`, { headers: { accept: 'application/json' } })));
     this.changed();
   }
@@ -154,10 +165,12 @@ export class Session {
       return;
     }
     const promptIn = Math.max(0, left - Math.min(RENEW_BEFORE_MS, left / 4));
-    this.timers.push(setTimeout(() => {
-      this.renewDue = true;
-      this.changed();
-    }, promptIn));
+    this.timers.push(
+      setTimeout(() => {
+        this.renewDue = true;
+        this.changed();
+      }, promptIn),
+    );
     this.timers.push(setTimeout(() => this.end(`Your session ended at ${clock(at)}: Keystone's token for it expired. Sign in again.`), Math.max(0, left)));
   }
 

@@ -123,7 +123,10 @@ async function compute(g: MachineGraph, folded: boolean): Promise<ChartLayout> {
   const { default: ELK } = await import('elkjs/lib/elk.bundled.js');
   const edges = mergeTransitions(g).filter((e) => !folded || !isDetour(e));
   const hasAny = edges.some((e) => e.from === ANY);
-  const states = [...g.states.map((s) => ({ ...s, any: false })), ...(hasAny ? [{ id: ANY, type: 'atomic', tags: [], transient: false, invokes: [], any: true }] : [])];
+  const states = [
+    ...g.states.map((s) => ({ ...s, any: false })),
+    ...(hasAny ? [{ id: ANY, type: 'atomic', tags: [], transient: false, invokes: [], any: true }] : []),
+  ];
   const labelText = (e: Merged): string => (e.from === ANY ? `${e.events.join(' / ')} (any state)` : e.events.join(' / '));
   const graph: ElkNode = {
     id: 'root',
@@ -154,7 +157,17 @@ async function compute(g: MachineGraph, folded: boolean): Promise<ChartLayout> {
   const pos = new Map((out.children ?? []).map((c) => [c.id, c]));
   const nodes: ChartNode[] = states.map((s) => {
     const c = pos.get(s.id);
-    return { id: s.id, x: c?.x ?? 0, y: c?.y ?? 0, width: c?.width ?? 80, height: c?.height ?? 30, tags: s.tags, transient: s.transient, invokes: s.invokes.length > 0, any: s.any };
+    return {
+      id: s.id,
+      x: c?.x ?? 0,
+      y: c?.y ?? 0,
+      width: c?.width ?? 80,
+      height: c?.height ?? 30,
+      tags: s.tags,
+      transient: s.transient,
+      invokes: s.invokes.length > 0,
+      any: s.any,
+    };
   });
   const chartEdges: ChartEdge[] = (out.edges ?? []).map((oe, i) => {
     const e = edges[i]!;
@@ -162,7 +175,13 @@ async function compute(g: MachineGraph, folded: boolean): Promise<ChartLayout> {
     const points = sec ? [sec.startPoint, ...(sec.bendPoints ?? []), sec.endPoint] : [];
     const l = oe.labels?.[0];
     return {
-      id: oe.id, from: e.from, to: e.to, events: e.events, guards: e.guards, system: e.system, points,
+      id: oe.id,
+      from: e.from,
+      to: e.to,
+      events: e.events,
+      guards: e.guards,
+      system: e.system,
+      points,
       label: l ? { x: l.x ?? 0, y: l.y ?? 0, width: l.width ?? 0, height: l.height ?? LABEL_H, text: l.text ?? '' } : null,
     };
   });

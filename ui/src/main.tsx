@@ -16,7 +16,12 @@ function Live() {
 /** In keystone mode the form until signed in (and again after a sign-out or an expired token); in noauth the page as it always was. */
 function Root() {
   const s = useSession();
-  if (s.mode === 'unknown') return <p class="muted hint" data-testid="starting">{s.error || 'connecting to the api…'}</p>;
+  if (s.mode === 'unknown')
+    return (
+      <p class="muted hint" data-testid="starting">
+        {s.error || 'connecting to the api…'}
+      </p>
+    );
   if (!s.ready) return <SignIn s={s} />;
   return <Live />;
 }

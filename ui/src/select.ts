@@ -22,12 +22,10 @@ export const HEALTHS = ['ok', 'degraded', 'quarantined', 'unknown'] as const;
 export const SERVICES = ['in service', 'draining', 'maintenance'] as const;
 
 /** Health as the counts read it: a removed device's last verdict is history, not a device to page about. */
-export const healthOf = (a: AcceleratorView): string => (a.state === AcceleratorStates.removed ? 'ok' : a.health?.status ?? 'ok');
+export const healthOf = (a: AcceleratorView): string => (a.state === AcceleratorStates.removed ? 'ok' : (a.health?.status ?? 'ok'));
 export const serviceOf = (a: AcceleratorView): string => a.maintenance?.mark ?? 'in service';
 
-export type Row =
-  | { type: 'group'; state: string; count: number; collapsed: boolean }
-  | { type: 'accelerator'; a: AcceleratorView };
+export type Row = { type: 'group'; state: string; count: number; collapsed: boolean } | { type: 'accelerator'; a: AcceleratorView };
 
 export interface Selection {
   rows: Row[];

@@ -37,7 +37,10 @@ export class SseParser {
   private data: string[] = [];
   private pendingCR = false;
 
-  constructor(private readonly emit: (m: SseMessage) => void, lastEventId = '') {
+  constructor(
+    private readonly emit: (m: SseMessage) => void,
+    lastEventId = '',
+  ) {
     this.lastEventId = lastEventId;
   }
 
@@ -113,6 +116,9 @@ export function openSse(url: string, o: SseOptions): () => void {
       parser.push(value);
     }
   };
-  run().then(() => !abort.signal.aborted && o.onClose(null), (err: unknown) => !abort.signal.aborted && o.onClose(err));
+  run().then(
+    () => !abort.signal.aborted && o.onClose(null),
+    (err: unknown) => !abort.signal.aborted && o.onClose(err),
+  );
   return () => abort.abort();
 }

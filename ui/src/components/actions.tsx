@@ -18,7 +18,15 @@ const FIELDS: Record<string, Field[]> = {
     { name: 'instanceUuid', label: 'instance uuid', required: true, initial: () => crypto.randomUUID() },
     { name: 'projectId', label: 'project id (optional)', required: false, initial: () => '' },
   ],
-  DETACH: [{ name: 'handleUuid', label: 'attach handle', required: true, initial: (a) => a.allocations[0]?.handleUuid ?? '', options: (a) => a.allocations.map((x) => x.handleUuid) }],
+  DETACH: [
+    {
+      name: 'handleUuid',
+      label: 'attach handle',
+      required: true,
+      initial: (a) => a.allocations[0]?.handleUuid ?? '',
+      options: (a) => a.allocations.map((x) => x.handleUuid),
+    },
+  ],
 };
 
 /**
@@ -46,17 +54,29 @@ export function Actions({ a }: { a: AcceleratorView }) {
   const offered = a.allowed.filter((ev) => session.may(`cyborg:operator:accelerator:${ev.toLowerCase()}`));
   return (
     <>
-    <div class="actions" data-testid="actions">
-      {a.allowed.length === 0 && <span class="muted">{a.tags.includes('busy') ? 'a driver operation is running…' : 'no operator action is allowed in this state'}</span>}
-      {a.allowed.length > 0 && offered.length === 0 && <span class="muted" data-testid="actions-not-permitted">your roles allow none of this state's actions</span>}
-      {offered.map((ev) => (
-        <button type="button" key={ev} class="action" disabled={busy} data-action={ev} onClick={() => setAsking(ev)}>{ev.toLowerCase()}</button>
-      ))}
-      {busy && <span class="muted"> working…</span>}
-      {outcome && <p class={outcome.ok ? 'ok' : 'error'} data-testid="action-outcome">{outcome.text}</p>}
-      {asking && <Confirm a={a} event={asking} onCancel={() => setAsking(null)} onConfirm={(body) => void send(asking, body)} />}
-    </div>
-    <Service a={a} />
+      <div class="actions" data-testid="actions">
+        {a.allowed.length === 0 && (
+          <span class="muted">{a.tags.includes('busy') ? 'a driver operation is running…' : 'no operator action is allowed in this state'}</span>
+        )}
+        {a.allowed.length > 0 && offered.length === 0 && (
+          <span class="muted" data-testid="actions-not-permitted">
+            your roles allow none of this state's actions
+          </span>
+        )}
+        {offered.map((ev) => (
+          <button type="button" key={ev} class="action" disabled={busy} data-action={ev} onClick={() => setAsking(ev)}>
+            {ev.toLowerCase()}
+          </button>
+        ))}
+        {busy && <span class="muted"> working…</span>}
+        {outcome && (
+          <p class={outcome.ok ? 'ok' : 'error'} data-testid="action-outcome">
+            {outcome.text}
+          </p>
+        )}
+        {asking && <Confirm a={a} event={asking} onCancel={() => setAsking(null)} onConfirm={(body) => void send(asking, body)} />}
+      </div>
+      <Service a={a} />
     </>
   );
 }
@@ -85,21 +105,57 @@ function Service({ a }: { a: AcceleratorView }) {
   return (
     <div class="service" data-testid="service">
       <p>
-        <span class={unhealthy ? 'error' : 'ok'} data-testid="health">health {h?.status ?? 'ok'}{h?.fatal ? ' (fatal)' : ''}{h?.reason ? `: ${h.reason}` : ''}</span>
+        <span class={unhealthy ? 'error' : 'ok'} data-testid="health">
+          health {h?.status ?? 'ok'}
+          {h?.fatal ? ' (fatal)' : ''}
+          {h?.reason ? `: ${h.reason}` : ''}
+        </span>
         {' · '}
-        <span data-testid="mark">{m ? `${m.mark} (${m.scopes.join(' + ')})${m.consumers.length ? `: ${m.consumers.map((c) => c.instanceUuid).join(', ')} left` : ''}` : unmarked}</span>
+        <span data-testid="mark">
+          {m ? `${m.mark} (${m.scopes.join(' + ')})${m.consumers.length ? `: ${m.consumers.map((c) => c.instanceUuid).join(', ')} left` : ''}` : unmarked}
+        </span>
       </p>
       {m?.scopes.includes('device')
-        ? may('maintenance_cancel') && <button type="button" class="action" data-service="END_MAINTENANCE" onClick={() => void run('end maintenance of', 'maintenance', 'DELETE')}>end maintenance</button>
-        : may('maintenance') && <button type="button" class="action" data-service="MAINTAIN" onClick={() => void run('mark for maintenance', 'maintenance')}>maintenance</button>}
-      {unhealthy && may('reset') && <button type="button" class="action" data-service="RESET" onClick={() => void run('reset', 'reset')}>reset</button>}
-      {unhealthy && may('clear_health') && <button type="button" class="action" data-service="CLEAR_HEALTH" onClick={() => void run('clear health of', 'clear-health')}>clear health</button>}
-      {outcome && <p class={outcome.ok ? 'ok' : 'error'} data-testid="service-outcome">{outcome.text}</p>}
+        ? may('maintenance_cancel') && (
+            <button type="button" class="action" data-service="END_MAINTENANCE" onClick={() => void run('end maintenance of', 'maintenance', 'DELETE')}>
+              end maintenance
+            </button>
+          )
+        : may('maintenance') && (
+            <button type="button" class="action" data-service="MAINTAIN" onClick={() => void run('mark for maintenance', 'maintenance')}>
+              maintenance
+            </button>
+          )}
+      {unhealthy && may('reset') && (
+        <button type="button" class="action" data-service="RESET" onClick={() => void run('reset', 'reset')}>
+          reset
+        </button>
+      )}
+      {unhealthy && may('clear_health') && (
+        <button type="button" class="action" data-service="CLEAR_HEALTH" onClick={() => void run('clear health of', 'clear-health')}>
+          clear health
+        </button>
+      )}
+      {outcome && (
+        <p class={outcome.ok ? 'ok' : 'error'} data-testid="service-outcome">
+          {outcome.text}
+        </p>
+      )}
     </div>
   );
 }
 
-function Confirm({ a, event, onCancel, onConfirm }: { a: AcceleratorView; event: string; onCancel: () => void; onConfirm: (body: Record<string, string>) => void }) {
+function Confirm({
+  a,
+  event,
+  onCancel,
+  onConfirm,
+}: {
+  a: AcceleratorView;
+  event: string;
+  onCancel: () => void;
+  onConfirm: (body: Record<string, string>) => void;
+}) {
   const fields = FIELDS[event] ?? [];
   const [values, setValues] = useState<Record<string, string>>(() => Object.fromEntries(fields.map((f) => [f.name, f.initial(a)])));
   const missing = fields.some((f) => f.required && !values[f.name]);
@@ -118,23 +174,40 @@ function Confirm({ a, event, onCancel, onConfirm }: { a: AcceleratorView; event:
   return (
     <div class="overlay" onClick={onCancel}>
       <form class="dialog" aria-label={`confirm ${event}`} data-testid="confirm" onClick={(e) => e.stopPropagation()} onSubmit={submit}>
-        <h3>{event.toLowerCase()} {a.name}?</h3>
-        <p class="muted">{a.host} · {a.state} · {a.id}</p>
+        <h3>
+          {event.toLowerCase()} {a.name}?
+        </h3>
+        <p class="muted">
+          {a.host} · {a.state} · {a.id}
+        </p>
         {fields.map((f) => (
           <label key={f.name}>
             {f.label}
-            {f.options
-              ? (
-                <select name={f.name} value={values[f.name]} onChange={(e) => setValues({ ...values, [f.name]: (e.currentTarget as HTMLSelectElement).value })}>
-                  {f.options(a).map((o) => <option key={o} value={o}>{o}</option>)}
-                </select>
-              )
-              : <input name={f.name} value={values[f.name]} required={f.required} onInput={(e) => setValues({ ...values, [f.name]: (e.currentTarget as HTMLInputElement).value })} />}
+            {f.options ? (
+              <select name={f.name} value={values[f.name]} onChange={(e) => setValues({ ...values, [f.name]: (e.currentTarget as HTMLSelectElement).value })}>
+                {f.options(a).map((o) => (
+                  <option key={o} value={o}>
+                    {o}
+                  </option>
+                ))}
+              </select>
+            ) : (
+              <input
+                name={f.name}
+                value={values[f.name]}
+                required={f.required}
+                onInput={(e) => setValues({ ...values, [f.name]: (e.currentTarget as HTMLInputElement).value })}
+              />
+            )}
           </label>
         ))}
         <div class="buttons">
-          <button type="button" onClick={onCancel}>cancel</button>
-          <button type="submit" class="primary" disabled={missing} data-testid="confirm-yes">{event.toLowerCase()}</button>
+          <button type="button" onClick={onCancel}>
+            cancel
+          </button>
+          <button type="submit" class="primary" disabled={missing} data-testid="confirm-yes">
+            {event.toLowerCase()}
+          </button>
         </div>
       </form>
     </div>

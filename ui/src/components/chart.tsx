@@ -29,7 +29,10 @@ export function Statechart(props: StatechartProps) {
   const detours = detourCount(graph);
   useEffect(() => {
     let live = true;
-    layoutMachine(graph, folded).then((l) => live && setLayout(l), (err: unknown) => live && setError(String(err)));
+    layoutMachine(graph, folded).then(
+      (l) => live && setLayout(l),
+      (err: unknown) => live && setError(String(err)),
+    );
     return () => {
       live = false;
     };
@@ -52,13 +55,17 @@ export function Statechart(props: StatechartProps) {
         </button>
       )}
       <div class="chart-box" ref={box}>
-        <button type="button" class="enlarge" onClick={() => setBig(true)} title="show the whole machine">⤢</button>
+        <button type="button" class="enlarge" onClick={() => setBig(true)} title="show the whole machine">
+          ⤢
+        </button>
         <Svg {...props} layout={layout} scale={0.8} testId={`chart-${graph.id}`} />
       </div>
       {big && (
         <div class="overlay" onClick={() => setBig(false)}>
           <div class="chart-big" onClick={(e) => e.stopPropagation()}>
-            <button type="button" class="enlarge" onClick={() => setBig(false)} title="close">✕</button>
+            <button type="button" class="enlarge" onClick={() => setBig(false)} title="close">
+              ✕
+            </button>
             <Svg {...props} layout={layout} scale={1} testId={`chart-${graph.id}-big`} />
           </div>
         </div>
@@ -72,8 +79,17 @@ function Svg({ graph, current, allowed, last, layout, scale, testId }: Statechar
   const open = (e: ChartEdge): boolean => (e.from === current || e.from === ANY) && e.events.some((ev) => allowed.includes(ev));
   const came = (e: ChartEdge): boolean => last !== undefined && e.to === last.to && (e.from === last.from || e.from === ANY) && last.to === current;
   return (
-    <svg class="chart" data-testid={testId} data-current={current} data-edges={layout.edges.length} viewBox={`${-pad} ${-pad} ${layout.width + 2 * pad} ${layout.height + 2 * pad}`}
-      width={(layout.width + 2 * pad) * scale} height={(layout.height + 2 * pad) * scale} role="img" aria-label={`${graph.id} statechart, current state ${current}`}>
+    <svg
+      class="chart"
+      data-testid={testId}
+      data-current={current}
+      data-edges={layout.edges.length}
+      viewBox={`${-pad} ${-pad} ${layout.width + 2 * pad} ${layout.height + 2 * pad}`}
+      width={(layout.width + 2 * pad) * scale}
+      height={(layout.height + 2 * pad) * scale}
+      role="img"
+      aria-label={`${graph.id} statechart, current state ${current}`}
+    >
       <defs>
         {['plain', 'open', 'came'].map((k) => (
           <marker key={k} id={`arrow-${k}`} viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse">
@@ -87,17 +103,25 @@ function Svg({ graph, current, allowed, last, layout, scale, testId }: Statechar
           <g key={e.id} class={`edge ${kind} ${e.system ? 'system' : ''}`} data-from={e.from} data-to={e.to}>
             <title>{`${e.from === ANY ? 'any state' : e.from} → ${e.to}: ${e.events.join(', ')}${e.guards.length ? `\n${e.guards.join('\n')}` : ''}`}</title>
             <polyline points={e.points.map((p) => `${p.x},${p.y}`).join(' ')} marker-end={`url(#arrow-${kind})`} />
-            {e.label && <text x={e.label.x + e.label.width / 2} y={e.label.y + e.label.height - 3} text-anchor="middle">{e.label.text}</text>}
+            {e.label && (
+              <text x={e.label.x + e.label.width / 2} y={e.label.y + e.label.height - 3} text-anchor="middle">
+                {e.label.text}
+              </text>
+            )}
           </g>
         );
       })}
       {layout.nodes.map((n) => {
-        const cls = ['node', n.id === current ? 'current' : '', n.transient ? 'transient' : '', n.tags.includes('busy') ? 'busy' : '', n.any ? 'any' : ''].join(' ');
+        const cls = ['node', n.id === current ? 'current' : '', n.transient ? 'transient' : '', n.tags.includes('busy') ? 'busy' : '', n.any ? 'any' : ''].join(
+          ' ',
+        );
         return (
           <g key={n.id} class={cls} data-state={n.id} transform={`translate(${n.x},${n.y})`}>
             <title>{`${n.any ? 'any state' : n.id}${n.tags.length ? ` · tags: ${n.tags.join(', ')}` : ''}${n.invokes ? ' · runs a driver operation' : ''}`}</title>
             <rect width={n.width} height={n.height} rx={n.transient ? n.height / 2 : 6} />
-            <text x={n.width / 2} y={n.height / 2 + 4} text-anchor="middle">{n.any ? 'any state' : n.id}</text>
+            <text x={n.width / 2} y={n.height / 2 + 4} text-anchor="middle">
+              {n.any ? 'any state' : n.id}
+            </text>
           </g>
         );
       })}

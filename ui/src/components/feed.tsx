@@ -13,7 +13,9 @@ export interface FeedProps {
   host: string;
 }
 
-type Line = Pick<StreamEvent, 'kind' | 'id' | 'event' | 'from' | 'to' | 'at' | 'actor' | 'actorName' | 'projectName' | 'reason' | 'args' | 'host'> & { key: string | number };
+type Line = Pick<StreamEvent, 'kind' | 'id' | 'event' | 'from' | 'to' | 'at' | 'actor' | 'actorName' | 'projectName' | 'reason' | 'args' | 'host'> & {
+  key: string | number;
+};
 
 /**
  * What happened, two ways: the latest committed transitions live from the event stream ("just
@@ -26,8 +28,14 @@ export function Feed({ events, names, onSelect, host }: FeedProps) {
   return (
     <section class={`feed ${tab}`} data-testid="feed">
       <h2>
-        <button type="button" class={`tab ${tab === 'live' ? 'selected' : ''}`} onClick={() => setTab('live')}>Just now</button>
-        {mayAudit && <button type="button" class={`tab ${tab === 'audit' ? 'selected' : ''}`} onClick={() => setTab('audit')} data-testid="audit-tab">Audit log</button>}
+        <button type="button" class={`tab ${tab === 'live' ? 'selected' : ''}`} onClick={() => setTab('live')}>
+          Just now
+        </button>
+        {mayAudit && (
+          <button type="button" class={`tab ${tab === 'audit' ? 'selected' : ''}`} onClick={() => setTab('audit')} data-testid="audit-tab">
+            Audit log
+          </button>
+        )}
       </h2>
       {tab === 'live' ? <Live events={events} names={names} onSelect={onSelect} /> : <Audit host={host} names={names} onSelect={onSelect} />}
     </section>
@@ -69,14 +77,34 @@ function Audit({ host, names, onSelect }: { host: string; names: FeedProps['name
     <div data-testid="audit">
       <div class="audit-filters">
         <span class="muted">{host ? `host ${host}` : 'every host'}</span>
-        <input type="search" placeholder="user (id, agent:…, conductor)" value={user} onInput={(e) => setUser(e.currentTarget.value)} aria-label="audit user" data-testid="audit-user" />
-        <input type="search" placeholder="action (enable, maintain, install…)" value={action} onInput={(e) => setAction(e.currentTarget.value)} aria-label="audit action" data-testid="audit-action" />
-        <button type="button" class="link" onClick={() => void load(false)}>refresh</button>
+        <input
+          type="search"
+          placeholder="user (id, agent:…, conductor)"
+          value={user}
+          onInput={(e) => setUser(e.currentTarget.value)}
+          aria-label="audit user"
+          data-testid="audit-user"
+        />
+        <input
+          type="search"
+          placeholder="action (enable, maintain, install…)"
+          value={action}
+          onInput={(e) => setAction(e.currentTarget.value)}
+          aria-label="audit action"
+          data-testid="audit-action"
+        />
+        <button type="button" class="link" onClick={() => void load(false)}>
+          refresh
+        </button>
       </div>
       {error && <p class="error">{error}</p>}
       {!error && rows.length === 0 && !loading && <p class="muted">nothing in the log matches</p>}
       <Lines lines={rows.map((r) => ({ ...r, key: r.seq }))} names={names} onSelect={onSelect} withDate />
-      {next && <button type="button" class="link" disabled={loading} onClick={() => void load(true)} data-testid="audit-older">older…</button>}
+      {next && (
+        <button type="button" class="link" disabled={loading} onClick={() => void load(true)} data-testid="audit-older">
+          older…
+        </button>
+      )}
     </div>
   );
 }
@@ -87,19 +115,53 @@ function who(e: Line): string {
   return e.projectName ? `${user} (${e.projectName})` : user;
 }
 
-function Lines({ lines, names, onSelect, withDate = false }: { lines: Line[]; names: FeedProps['names']; onSelect: FeedProps['onSelect']; withDate?: boolean }) {
+function Lines({
+  lines,
+  names,
+  onSelect,
+  withDate = false,
+}: {
+  lines: Line[];
+  names: FeedProps['names'];
+  onSelect: FeedProps['onSelect'];
+  withDate?: boolean;
+}) {
   return (
     <ol>
       {lines.map((e) => (
         <li key={e.key} class={isFailureState(e.to) ? 'bad' : ''} data-event={e.event} data-actor={e.actor ?? ''}>
           <time title={e.at}>{withDate ? e.at.slice(5, 19).replace('T', ' ') : e.at.slice(11, 19)}</time>
-          {e.kind === 'accelerator'
-            ? <button type="button" class="link" onClick={() => onSelect(e.id)}>{names(e.id) ?? e.id.slice(0, 8)}</button>
-            : <span>{e.kind} {e.kind === 'host' || e.kind === 'driver' ? e.id : e.id.slice(0, 8)}</span>}
-          <span>{e.from} → <b>{e.to}</b></span>
+          {e.kind === 'accelerator' ? (
+            <button type="button" class="link" onClick={() => onSelect(e.id)}>
+              {names(e.id) ?? e.id.slice(0, 8)}
+            </button>
+          ) : (
+            <span>
+              {e.kind} {e.kind === 'host' || e.kind === 'driver' ? e.id : e.id.slice(0, 8)}
+            </span>
+          )}
+          <span>
+            {e.from} → <b>{e.to}</b>
+          </span>
           <span class="muted">
-            {eventLabel(e.event)}{e.args ? ` ${Object.entries(e.args).map(([k, v]) => `${k}=${String(v)}`).join(' ')}` : ''}
-            {e.reason ? ` · ${e.reason}` : ''}{e.actor ? <> · by <span class="actor" title={e.actor}>{who(e)}</span></> : ''}
+            {eventLabel(e.event)}
+            {e.args
+              ? ` ${Object.entries(e.args)
+                  .map(([k, v]) => `${k}=${String(v)}`)
+                  .join(' ')}`
+              : ''}
+            {e.reason ? ` · ${e.reason}` : ''}
+            {e.actor ? (
+              <>
+                {' '}
+                · by{' '}
+                <span class="actor" title={e.actor}>
+                  {who(e)}
+                </span>
+              </>
+            ) : (
+              ''
+            )}
           </span>
         </li>
       ))}

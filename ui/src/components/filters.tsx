@@ -18,7 +18,11 @@ export function FilterBar({ filters, hosts, kinds, projects, onChange }: FilterB
       <Picker label="host" value={filters.host} options={hosts} onChange={set('host')} />
       <Picker label="kind" value={filters.kind} options={kinds} onChange={set('kind')} />
       <Picker label="project" value={filters.project} options={projects} onChange={set('project')} />
-      {any && <button type="button" class="link" onClick={() => onChange(NO_FILTERS)}>clear filters</button>}
+      {any && (
+        <button type="button" class="link" onClick={() => onChange(NO_FILTERS)}>
+          clear filters
+        </button>
+      )}
     </div>
   );
 }
@@ -27,7 +31,11 @@ function Picker(props: { label: string; value: string; options: string[]; onChan
   return (
     <select value={props.value} onChange={props.onChange} aria-label={props.label} data-testid={`filter-${props.label}`}>
       <option value="">any {props.label}</option>
-      {props.options.map((o) => <option key={o} value={o}>{o}</option>)}
+      {props.options.map((o) => (
+        <option key={o} value={o}>
+          {o}
+        </option>
+      ))}
     </select>
   );
 }
@@ -45,9 +53,17 @@ export function StateChips({ counts, order, selected, onSelect }: StateChipsProp
   const total = [...counts.values()].reduce((a, b) => a + b, 0);
   return (
     <div class="chips" data-testid="state-counts">
-      <button type="button" class={`chip ${selected === '' ? 'selected' : ''}`} onClick={() => onSelect('')}>all <b>{total}</b></button>
+      <button type="button" class={`chip ${selected === '' ? 'selected' : ''}`} onClick={() => onSelect('')}>
+        all <b>{total}</b>
+      </button>
       {states.map((s) => (
-        <button type="button" key={s} class={`chip state-${s} ${selected === s ? 'selected' : ''}`} onClick={() => onSelect(selected === s ? '' : s)} data-state={s}>
+        <button
+          type="button"
+          key={s}
+          class={`chip state-${s} ${selected === s ? 'selected' : ''}`}
+          onClick={() => onSelect(selected === s ? '' : s)}
+          data-state={s}
+        >
           {s} <b>{counts.get(s)}</b>
         </button>
       ))}
@@ -68,9 +84,14 @@ export interface FacetChipsProps {
  */
 export function FacetChips({ healthCounts, serviceCounts, filters, onChange }: FacetChipsProps) {
   const chip = (facet: 'health' | 'service', value: string, count: number, bad: boolean) => (
-    <button type="button" key={value} data-facet={facet} data-value={value}
+    <button
+      type="button"
+      key={value}
+      data-facet={facet}
+      data-value={value}
       class={`chip facet ${bad && count > 0 ? 'alarm' : ''} ${filters[facet] === value ? 'selected' : ''}`}
-      onClick={() => onChange({ ...filters, [facet]: filters[facet] === value ? '' : value })}>
+      onClick={() => onChange({ ...filters, [facet]: filters[facet] === value ? '' : value })}
+    >
       {value} <b>{count}</b>
     </button>
   );

@@ -23,7 +23,11 @@ export function HostPanel({ host, summary }: HostPanelProps) {
     setOutcome(null);
     try {
       const d = await api.drain(host.name, method);
-      setOutcome({ ok: true, text: method === 'POST' ? `drain started (${d.state === 'drained' ? 'nothing held: drained at once' : 'instances still hold devices'})` : 'drain cancelled' });
+      setOutcome({
+        ok: true,
+        text:
+          method === 'POST' ? `drain started (${d.state === 'drained' ? 'nothing held: drained at once' : 'instances still hold devices'})` : 'drain cancelled',
+      });
     } catch (err) {
       setOutcome({ ok: false, text: describeError(err) });
     } finally {
@@ -37,7 +41,10 @@ export function HostPanel({ host, summary }: HostPanelProps) {
   return (
     <section class="hostpanel" data-testid="host-panel" data-host={host.name} data-drain={summary.drain}>
       <h3>
-        {host.name} <span class={`dot ${host.state}`} /> <span class="muted">{host.state} · {host.accelerators} accelerators</span>
+        {host.name} <span class={`dot ${host.state}`} />{' '}
+        <span class="muted">
+          {host.state} · {host.accelerators} accelerators
+        </span>
       </h3>
       <p data-testid="drain-state">
         {summary.drain === 'none' && <span class="muted">not drained</span>}
@@ -52,13 +59,23 @@ export function HostPanel({ host, summary }: HostPanelProps) {
       )}
       {asking && (
         <span class="confirm-inline" data-testid="drain-confirm">
-          {asking === 'POST' ? `Mark every device of ${host.name} for maintenance? Attached instances keep running.` : `Return the devices of ${host.name} to service?`}{' '}
-          <button type="button" class="action primary" onClick={() => void send(asking)} data-confirm="yes">yes</button>{' '}
-          <button type="button" class="link" onClick={() => setAsking(null)}>no</button>
+          {asking === 'POST'
+            ? `Mark every device of ${host.name} for maintenance? Attached instances keep running.`
+            : `Return the devices of ${host.name} to service?`}{' '}
+          <button type="button" class="action primary" onClick={() => void send(asking)} data-confirm="yes">
+            yes
+          </button>{' '}
+          <button type="button" class="link" onClick={() => setAsking(null)}>
+            no
+          </button>
         </span>
       )}
       {busy && <span class="muted"> working…</span>}
-      {outcome && <p class={outcome.ok ? 'ok' : 'error'} data-testid="drain-outcome">{outcome.text}</p>}
+      {outcome && (
+        <p class={outcome.ok ? 'ok' : 'error'} data-testid="drain-outcome">
+          {outcome.text}
+        </p>
+      )}
       <HostUsagePanel host={host.name} />
     </section>
   );

@@ -23,7 +23,12 @@ export function Hosts({ hosts, summaries, selected, onSelect }: HostsProps) {
       <h2>
         Hosts <span class="muted">{hosts.length}</span>
         {lost > 0 && <span class="warn"> · {lost} not online</span>}
-        {draining > 0 && <span class="warn" data-testid="hosts-draining"> · {draining} draining</span>}
+        {draining > 0 && (
+          <span class="warn" data-testid="hosts-draining">
+            {' '}
+            · {draining} draining
+          </span>
+        )}
       </h2>
       <VirtualList
         items={hosts}
@@ -32,12 +37,27 @@ export function Hosts({ hosts, summaries, selected, onSelect }: HostsProps) {
         render={(h) => {
           const s = summaryOf(summaries, h.name);
           return (
-            <button type="button" class={`host ${h.name === selected ? 'selected' : ''}`} onClick={() => onSelect(h.name === selected ? '' : h.name)}
-              title={`agent ${h.agentId ?? '—'} · epoch ${h.epoch} · last heartbeat ${h.lastHeartbeatAt ?? 'never'}`} data-host={h.name} data-liveness={h.state} data-drain={s.drain}>
+            <button
+              type="button"
+              class={`host ${h.name === selected ? 'selected' : ''}`}
+              onClick={() => onSelect(h.name === selected ? '' : h.name)}
+              title={`agent ${h.agentId ?? '—'} · epoch ${h.epoch} · last heartbeat ${h.lastHeartbeatAt ?? 'never'}`}
+              data-host={h.name}
+              data-liveness={h.state}
+              data-drain={s.drain}
+            >
               <span class={`dot ${h.state}`} />
               <span class="name">{h.name}</span>
-              {s.drain !== 'none' && <span class={`drain ${s.drain}`} title={s.drain === 'draining' ? `${s.held} device(s) still held` : 'every device free'}>{s.drain === 'draining' ? `draining ${s.held}` : 'drained'}</span>}
-              {s.unhealthy > 0 && <span class="sick" title="unhealthy devices">⚠{s.unhealthy}</span>}
+              {s.drain !== 'none' && (
+                <span class={`drain ${s.drain}`} title={s.drain === 'draining' ? `${s.held} device(s) still held` : 'every device free'}>
+                  {s.drain === 'draining' ? `draining ${s.held}` : 'drained'}
+                </span>
+              )}
+              {s.unhealthy > 0 && (
+                <span class="sick" title="unhealthy devices">
+                  ⚠{s.unhealthy}
+                </span>
+              )}
               <span class="muted">{h.accelerators}</span>
             </button>
           );

@@ -19,13 +19,15 @@ export function AcceleratorList({ rows, selected, onSelect, onToggleGroup }: Acc
       class="accelerators"
       testId="accelerators"
       keyOf={(r) => (r.type === 'group' ? `g:${r.state}` : r.a.id)}
-      render={(r) => (r.type === 'group'
-        ? (
+      render={(r) =>
+        r.type === 'group' ? (
           <button type="button" class={`group state-${r.state}`} onClick={() => onToggleGroup(r.state)} data-group={r.state}>
             <span class="caret">{r.collapsed ? '▸' : '▾'}</span> {r.state} <span class="muted">{r.count}</span>
           </button>
+        ) : (
+          <Line a={r.a} selected={r.a.id === selected} onSelect={onSelect} />
         )
-        : <Line a={r.a} selected={r.a.id === selected} onSelect={onSelect} />)}
+      }
     />
   );
 }
@@ -36,16 +38,37 @@ function Line({ a, selected, onSelect }: { a: AcceleratorView; selected: boolean
   const health = healthOf(a);
   const service = serviceOf(a);
   return (
-    <button type="button" class={`acc ${selected ? 'selected' : ''}`} onClick={() => onSelect(a.id)} data-id={a.id} data-name={a.name} data-state={a.state} data-health={health} data-service={service}>
+    <button
+      type="button"
+      class={`acc ${selected ? 'selected' : ''}`}
+      onClick={() => onSelect(a.id)}
+      data-id={a.id}
+      data-name={a.name}
+      data-state={a.state}
+      data-health={health}
+      data-service={service}
+    >
       <span class={`badge state-${a.state}`}>{a.state}</span>
       <span class="marks">
-        {health !== 'ok' && <span class={`mark health-${health}`} title={a.health?.reason ?? health}>{health === 'quarantined' ? '✖' : '⚠'}</span>}
-        {service !== 'in service' && <span class={`mark service-${service}`} title={service}>{service === 'draining' ? '⇣' : '⚙'}</span>}
+        {health !== 'ok' && (
+          <span class={`mark health-${health}`} title={a.health?.reason ?? health}>
+            {health === 'quarantined' ? '✖' : '⚠'}
+          </span>
+        )}
+        {service !== 'in service' && (
+          <span class={`mark service-${service}`} title={service}>
+            {service === 'draining' ? '⇣' : '⚙'}
+          </span>
+        )}
       </span>
-      <span class="name" title={a.id}>{a.name}</span>
+      <span class="name" title={a.id}>
+        {a.name}
+      </span>
       <span class="kind">{a.deviceType}</span>
       <span class="host muted">{a.host}</span>
-      <span class="holders muted">{holders > 0 ? `${holders}/${a.capacity} held${projects.length ? ` · ${projects[0]}` : ''}` : a.error ? `⚠ ${a.error.op}` : ''}</span>
+      <span class="holders muted">
+        {holders > 0 ? `${holders}/${a.capacity} held${projects.length ? ` · ${projects[0]}` : ''}` : a.error ? `⚠ ${a.error.op}` : ''}
+      </span>
     </button>
   );
 }

@@ -49,7 +49,11 @@ interface Series {
 
 /** The quantities a driver may measure, each drawn only when some sample carries it. */
 function seriesOf(samples: UsageSample[]): Series[] {
-  const pick = (f: (s: UsageSample) => number | undefined): number[] => samples.flatMap((s) => { const v = f(s); return v === undefined ? [] : [v]; });
+  const pick = (f: (s: UsageSample) => number | undefined): number[] =>
+    samples.flatMap((s) => {
+      const v = f(s);
+      return v === undefined ? [] : [v];
+    });
   const memTotal = Math.max(0, ...pick((s) => s.memoryTotalMiB));
   const out: Series[] = [
     { key: 'utilization', label: 'utilisation', unit: '%', values: pick((s) => s.utilization), max: 100 },
@@ -72,7 +76,9 @@ export function Sparkline({ s }: { s: Series }) {
       <svg viewBox="0 0 100 30" preserveAspectRatio="none" role="img" aria-label={`${s.label} over the last ${n} samples`}>
         <polyline points={points} />
       </svg>
-      <span class="now">{Number.isInteger(now) ? now : now.toFixed(1)} {s.unit}</span>
+      <span class="now">
+        {Number.isInteger(now) ? now : now.toFixed(1)} {s.unit}
+      </span>
     </div>
   );
 }
@@ -102,7 +108,9 @@ function Charts({ samples, empty }: { samples: UsageSample[]; empty: string }) {
       <p class={stale ? 'age warn' : 'age muted'} data-testid="usage-age" title={new Date(latest).toISOString()}>
         {stale ? `stale: the latest sample is ${ageText(age)} old — not how the card is now` : `latest sample ${ageText(age)} ago`}
       </p>
-      {series.map((s) => <Sparkline key={s.key} s={s} />)}
+      {series.map((s) => (
+        <Sparkline key={s.key} s={s} />
+      ))}
     </div>
   );
 }
@@ -134,7 +142,10 @@ export function hostSeries(usage: HostUsage): UsageSample[] {
       const at = s.at.slice(0, 19);
       const t = ticks.get(at) ?? { n: 0, u: 0, un: 0, mem: 0, memTotal: 0 };
       t.n++;
-      if (s.utilization !== undefined) { t.u += s.utilization; t.un++; }
+      if (s.utilization !== undefined) {
+        t.u += s.utilization;
+        t.un++;
+      }
       t.mem += s.memoryUsedMiB ?? 0;
       t.memTotal += s.memoryTotalMiB ?? 0;
       if (s.temperatureC !== undefined) t.t = Math.max(t.t ?? -Infinity, s.temperatureC);
@@ -142,13 +153,15 @@ export function hostSeries(usage: HostUsage): UsageSample[] {
       ticks.set(at, t);
     }
   }
-  return [...ticks.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([at, t]) => ({
-    at,
-    ...(t.un > 0 ? { utilization: t.u / t.un } : {}),
-    ...(t.memTotal > 0 ? { memoryUsedMiB: t.mem, memoryTotalMiB: t.memTotal } : {}),
-    ...(t.t !== undefined ? { temperatureC: t.t } : {}),
-    ...(t.p !== undefined ? { powerW: t.p } : {}),
-  }));
+  return [...ticks.entries()]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([at, t]) => ({
+      at,
+      ...(t.un > 0 ? { utilization: t.u / t.un } : {}),
+      ...(t.memTotal > 0 ? { memoryUsedMiB: t.mem, memoryTotalMiB: t.memTotal } : {}),
+      ...(t.t !== undefined ? { temperatureC: t.t } : {}),
+      ...(t.p !== undefined ? { powerW: t.p } : {}),
+    }));
 }
 
 /** A host's usage, all its devices together. */

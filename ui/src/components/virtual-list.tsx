@@ -33,7 +33,12 @@ export function VirtualList<T>(props: VirtualListProps<T>) {
   const end = Math.min(items.length, Math.ceil((scrollTop + height) / rowHeight) + overscan);
   const visible = items.slice(start, end);
   return (
-    <div ref={ref} class={`vlist ${props.class ?? ''}`} data-testid={props.testId} onScroll={(e) => setScrollTop((e.currentTarget as HTMLDivElement).scrollTop)}>
+    <div
+      ref={ref}
+      class={`vlist ${props.class ?? ''}`}
+      data-testid={props.testId}
+      onScroll={(e) => setScrollTop((e.currentTarget as HTMLDivElement).scrollTop)}
+    >
       <div style={{ height: `${items.length * rowHeight}px`, position: 'relative' }}>
         {visible.map((item, i) => (
           <div key={props.keyOf(item)} class="vrow" style={{ top: `${(start + i) * rowHeight}px`, height: `${rowHeight}px` }}>
