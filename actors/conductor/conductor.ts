@@ -1,7 +1,5 @@
-import type { Logger } from 'pino';
-import type { Bus } from '../../bus/index.js';
 import { CyborgError } from '../../errors/index.js';
-import { type AcceleratorEvent, acceleratorMachine, type Binding, type BoundTo } from '../../machines/index.js';
+import type { AcceleratorEvent, Binding, BoundTo } from '../../machines/index.js';
 import {
   EventHub,
   type AcceleratorFilter,
@@ -26,54 +24,20 @@ import {
   type TransitionRecord,
 } from '../../model/index.js';
 import type { Journal, MachineRecord, Recovered } from '../runtime/index.js';
-import { DocumentStore, DriverAdmin, OrphanSweep, UsageWindows, type PlacementPort } from '../services/index.js';
+import type { DocumentStore, DriverAdmin, UsageWindows } from '../services/index.js';
 import type { AcceleratorActor } from './accelerator-actor.js';
-import type { RemoteArqOps } from './arq-binder.js';
 import type { HostActor } from './host-actor.js';
-import { BusIntake } from './intake.js';
-import { Rejoin } from './rejoin.js';
+import type { BusIntake } from './intake.js';
 import { relayout } from './relayout.js';
-import { AcceleratorDesk } from './accelerator-desk.js';
-import { ArqDesk } from './arq-desk.js';
-import { FleetReads } from './fleet-reads.js';
+import type { AcceleratorDesk } from './accelerator-desk.js';
+import type { ArqDesk } from './arq-desk.js';
+import { buildConductorParts, type ConductorOptions } from './conductor-parts.js';
+import type { FleetReads } from './fleet-reads.js';
 import { retireHost, type ForgettingJournal, type RetiredHost } from './host-retire.js';
-import { Rounds } from './rounds.js';
-import { Supervisor } from './supervisor.js';
-import type { Timing } from './timing.js';
+import type { Rounds } from './rounds.js';
+import type { Supervisor } from './supervisor.js';
 
-export interface ConductorOptions {
-  bus: Bus;
-  journal: Journal;
-  log: Logger;
-  timing: Timing & { heartbeatIntervalMs: number };
-  /** Overrides the accelerator machine of every host (tests inject faults with it). */
-  acceleratorMachine?: typeof acceleratorMachine;
-  /** How long an accelerator's machine stays live after its last event (see Passivation). */
-  restAfterMs?: number;
-  /** Binds to accelerators that other conductors hold (several conductors; see ArqHome). */
-  remoteArqs?: RemoteArqOps;
-  /** Whether `host` is ours by its lease but not rebuilt here yet (the HostRouter's answer, with several conductors). */
-  hostPending?: (host: string) => boolean;
-  /** The Placement sync beside this conductor, where one runs: each accelerator's sync state and each provider's allocations. */
-  placement?: PlacementPort;
-  /**
-   * How long an unbind or delete waits for its release before answering with the committed intent
-   * (`Unbinding`, `Deleting`) while reconciliation finishes it; below the api → conductor timeout.
-   */
-  releaseWaitMs?: number;
-  /** How often acknowledged deletes and unbinds whose release could not finish are retried. */
-  reconcileEveryMs?: number;
-  /** How long an attach handle stays orphaned (its ARQ gone) before the sweep releases it (OrphanSweep). */
-  orphanGraceMs?: number;
-  /** Usage samples kept per accelerator (in memory only; 0 keeps none). */
-  usageWindow?: number;
-}
-
-const RELEASE_WAIT_MS = 2_000;
-const RECONCILE_EVERY_MS = 5_000;
-const ORPHAN_GRACE_MS = 10_000;
-/** Five minutes of samples at the agents' default 5 s telemetry interval. */
-const USAGE_WINDOW = 60;
+export type { ConductorOptions } from './conductor-parts.js';
 
 /**
  * The control plane of one conductor: reads of the last committed views and writes that resolve
@@ -96,87 +60,14 @@ export class Conductor implements ControlPlane, FleetSource {
   private stopping = false;
 
   constructor(private readonly opts: ConductorOptions) {
-    this.tree = new Supervisor({
-      bus: opts.bus,
-      journal: opts.journal,
+    const parts = buildConductorParts(opts, {
       hub: this.hub,
-      log: opts.log,
-      timing: opts.timing,
-      onChange: () => this.rounds.soon(),
-      ...(opts.acceleratorMachine ? { acceleratorMachine: opts.acceleratorMachine } : {}),
-      ...(opts.restAfterMs !== undefined ? { restAfterMs: opts.restAfterMs } : {}),
-      ...(opts.remoteArqs ? { remoteArqs: opts.remoteArqs } : {}),
-      ...(opts.hostPending ? { hostPending: opts.hostPending } : {}),
-    });
-    this.usage = new UsageWindows(opts.usageWindow ?? USAGE_WINDOW);
-    this.reads = new FleetReads(this.tree, this.usage);
-    // A change answered 503 that the database had taken after all: memory follows the database.
-    opts.journal.onLanded = (changes) => {
-      this.tree.landed(changes);
-      this.documents.landed(changes);
-    };
-    // With several conductors only the ARQ home knows the ARQs: it is asked, even by itself.
-    const holds = (uuids: readonly string[]): Promise<Record<string, ArqHold | null>> =>
-      opts.remoteArqs ? opts.remoteArqs.holds(uuids) : Promise.resolve(this.tree.arqHolds(uuids));
-    this.documents = new DocumentStore(opts.journal, opts.log.child({ component: 'documents' }));
-    this.desk = new ArqDesk({
-      tree: this.tree,
-      documents: this.documents,
-      releaseWaitMs: opts.releaseWaitMs ?? RELEASE_WAIT_MS,
-      assertRunning: () => this.assertRunning(),
-    });
-    this.acceleratorDesk = new AcceleratorDesk({
-      tree: this.tree,
-      log: opts.log,
-      ...(opts.placement ? { placement: opts.placement } : {}),
-      assertRunning: () => this.assertRunning(),
-      arqReleased: (uuid, reason, meta) => (opts.remoteArqs ? opts.remoteArqs.released(uuid, reason, meta) : this.arqReleased(uuid, reason, meta)),
-    });
-    this.driverAdmin = new DriverAdmin({
-      bus: opts.bus,
-      journal: opts.journal,
-      log: opts.log.child({ component: 'drivers' }),
       control: this,
-      timeoutMs: opts.timing.driverOpTimeoutMs,
-      settle: (id) => this.tree.acceleratorActor(id).flushed(),
+      assertRunning: () => this.assertRunning(),
+      arqReleased: (uuid, reason, meta) => this.arqReleased(uuid, reason, meta),
     });
-    this.intake = new BusIntake({
-      bus: opts.bus,
-      tree: this.tree,
-      hub: this.hub,
-      driverAdmin: this.driverAdmin,
-      log: opts.log,
-      heartbeatIntervalMs: opts.timing.heartbeatIntervalMs,
-      rejoin: new Rejoin({
-        log: opts.log.child({ component: 'rejoin' }),
-        journal: opts.journal,
-        hub: this.hub,
-        holds,
-        // A Bound ARQ on the very handle, as an operator's attach makes one: Nova finds it when it rebuilds the guest.
-        adopt: async (h) =>
-          void (await this.driverAdmin.attachInstance(
-            h.instanceUuid,
-            { acceleratorId: h.acceleratorId, handleUuid: h.handleUuid, ...(h.projectId ? { projectId: h.projectId } : {}) },
-            { actor: 'conductor' },
-          )),
-      }),
-      onAgentBack: () => this.rounds.soon(),
-      ...(opts.usageWindow === 0 ? {} : { usage: this.usage }),
-    });
-    this.rounds = new Rounds({
-      tree: this.tree,
-      log: opts.log,
-      everyMs: opts.reconcileEveryMs ?? RECONCILE_EVERY_MS,
-      pruneUsage: () => this.usage.prune((id) => BusIntake.keepsUsageOf(this.tree.findAccelerator(id))),
-      orphans: new OrphanSweep({
-        held: () => this.tree.heldHandles(),
-        holds,
-        release: (h) => this.tree.binder.unbind(h.arqUuid, { acceleratorId: h.acceleratorId, handleUuid: h.handleUuid }, true, { actor: 'conductor' }),
-        graceMs: opts.orphanGraceMs ?? ORPHAN_GRACE_MS,
-        pageSize: 500,
-        log: opts.log,
-      }),
-    });
+    ({ tree: this.tree, usage: this.usage, reads: this.reads, documents: this.documents, desk: this.desk } = parts);
+    ({ acceleratorDesk: this.acceleratorDesk, driverAdmin: this.driverAdmin, intake: this.intake, rounds: this.rounds } = parts);
   }
 
   /** Rebuilds the tree from the journal, then listens to agents and starts the rounds. */
