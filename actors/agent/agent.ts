@@ -5,48 +5,28 @@ import type { Bus, Unsubscribe } from '../../bus/index.js';
 import {
   CommandMessage,
   CommandReply,
-  HealthMessage,
   HeartbeatMessage,
   InventoryMessage,
   InventoryReply,
-  MAX_OBSERVED_PER_HOST,
   ProgressMessage,
   RegisterMessage,
   RegisterReply,
-  TelemetryMessage,
-  USAGE_PER_MESSAGE,
   type CommandMsg,
   type CommandReplyMsg,
   type HealthMsg,
-  type HostObservationMsg,
 } from '../../bus/index.js';
 import { Subjects } from '../../bus/index.js';
-import {
-  canProgram,
-  canReportHealth,
-  canReportUsage,
-  type Driver,
-  type Health,
-  type OpRequest,
-  canDiscoverPartially,
-  canObserve,
-  canWatchHealth,
-  type HealthWatch,
-  type Progress,
-  type ProgressProgrammer,
-  type DriverRegistry,
-} from '../../drivers/index.js';
+import { canProgram, type Driver, type OpRequest, type Progress, type ProgressProgrammer, type DriverRegistry } from '../../drivers/index.js';
 import { BeforeTheCard, programWithImage } from './programming.js';
 import { DriverCommandMessage, DriverCommandReply } from '../../bus/index.js';
 import { AgentDrivers } from './agent-drivers.js';
-import { CARD_OPS, cardOnly, cardUnchanged, dispatch, merged, NOTHING_OBSERVED } from './agent-ops.js';
+import { CARD_OPS, cardOnly, cardUnchanged, dispatch } from './agent-ops.js';
+import { discoverHost } from './agent-discovery.js';
+import { AgentHealth } from './agent-health.js';
+import { AgentTelemetry } from './agent-telemetry.js';
 import { UeventSource, type UeventBurst, type UeventSourceOptions } from './uevents.js';
-import { guestHolds, readGuests } from './guests.js';
 import { withGlobalRequestId } from '../../openstack/request-id.js';
 import type { DeployableT, DeviceT } from '../../model/index.js';
-
-/** A reason is the tool's own words, bounded like every text in a report (model/bounds.ts). */
-const MAX_REASON = 2_000;
 
 /** The reply of a command that succeeded with nothing to report: kept once for all of them. */
 const DONE_EMPTY: CommandReplyMsg = Object.freeze({ ok: true as const, result: Object.freeze({}) });
@@ -118,19 +98,19 @@ export class Agent {
   /** Which loaded drivers are installed on this host, at which version (install-driver & co.). */
   readonly driverStates: AgentDrivers;
   private uevents: UeventSource | undefined;
-  /** The drivers' pushed health (XID events), watched from the first discovery on. */
-  private healthWatches: HealthWatch[] = [];
+  private readonly health: AgentHealth;
+  private readonly usage: AgentTelemetry;
   /** The scheduled discovery under way, and whether another must follow it (a change came meanwhile). */
   private discovering: Promise<void> | undefined;
   private discoverAgain = false;
   private stopped = false;
-  /** A usage round under way, and the drivers whose usage() failed last time (said once). */
-  private telemetryRunning = false;
-  private readonly usageFailing = new Set<string>();
 
   constructor(private readonly opts: AgentOptions) {
     this.epoch = opts.epoch ?? 0;
     this.driverStates = new AgentDrivers(opts.drivers, opts.host, opts.log);
+    const line = { bus: opts.bus, host: opts.host, agentId: this.agentId, log: opts.log, stopped: () => this.stopped };
+    this.health = new AgentHealth(this.driverStates, line);
+    this.usage = new AgentTelemetry(opts.drivers, line);
     // Until discovery runs again, commands find their deployables in the last cached inventory.
     this.setDevices(opts.memory?.devices ?? []);
   }
@@ -158,7 +138,7 @@ export class Agent {
     }
     await this.discoverAndReport();
     // After the first report: a pushed fault names deployables the conductor knows by then.
-    this.watchHealth();
+    this.health.watch();
     // The periodic scan stays as the safety net of hot-plug: a lost event, a dead udevadm.
     this.timers.push(setInterval(() => this.scheduleDiscovery('periodic'), this.opts.discoveryIntervalMs));
     if (this.opts.healthIntervalMs) {
@@ -187,7 +167,7 @@ export class Agent {
     for (const u of this.subs) u();
     await this.uevents?.stop();
     this.uevents = undefined;
-    await Promise.all(this.healthWatches.splice(0).map((w) => w.stop()));
+    await this.health.stop();
     await Promise.allSettled([...this.doneBefore.values(), ...this.done.values()]);
   }
 
@@ -213,63 +193,9 @@ export class Agent {
    * from it what a reboot lost for instances that hold handles, cache or no cache.
    */
   async discoverAndReport(): Promise<DeviceT[]> {
-    const all: DeviceT[] = [];
-    const failed: { driver: string; reason: string }[] = [];
-    let observed: HostObservationMsg | undefined;
-    // The last observed record of each device: what stands in for one its driver cannot observe now.
-    const lastKnown = new Map(this.devices.map((dev) => [dev.uuid, dev]));
-    for (const d of this.driverStates.active()) {
-      try {
-        const { devices: found, unobserved } = canDiscoverPartially(d) ? await d.discoverPartial() : { devices: await d.discover(), unobserved: [] };
-        const kept = unobserved.flatMap((u) => {
-          const last = lastKnown.get(u.deviceUuid) ?? u.partial;
-          return last ? [{ ...last, unobserved: u.reason.slice(0, MAX_REASON) }] : [];
-        });
-        if (unobserved.length > 0) {
-          this.opts.log.warn(
-            { host: this.opts.host, driver: d.name, unobserved: unobserved.map((u) => ({ device: u.deviceUuid, reason: u.reason })) },
-            'discovery could not observe some devices; their last observed records are kept, marked not observed',
-          );
-        }
-        for (const dev of [...found, ...kept]) for (const dep of dev.deployables) this.discoveredBy.set(dep.uuid, d.name);
-        all.push(...found, ...kept);
-        if (canObserve(d))
-          observed = merged(
-            observed,
-            await d.observe(found).catch((err: unknown) => {
-              // Its devices are still reported; only the comparison of their host side waits.
-              this.opts.log.warn({ err, host: this.opts.host, driver: d.name }, "the driver could not observe its devices' host side; left out of this report");
-              return NOTHING_OBSERVED;
-            }),
-          );
-      } catch (err) {
-        // A failed discovery says nothing of the devices: they stay as last observed, marked with
-        // the tool's own words, and are removed only by a discovery that succeeds without them.
-        const reason = (err instanceof Error ? err.message : String(err)).slice(0, MAX_REASON);
-        const kept = this.devices.filter((dev) => this.reportedBy(dev) === d.name).map((dev) => ({ ...dev, unobserved: reason }));
-        all.push(...kept);
-        failed.push({ driver: d.name, reason });
-        this.opts.log.error(
-          { err, host: this.opts.host, driver: d.name, kept: kept.length },
-          'discovery failed; its devices are kept as last observed, marked not observed',
-        );
-      }
-    }
-    const held = this.opts.guestsDir ? guestHolds(all, await readGuests(this.opts.guestsDir)) : [];
-    if (held.length > 0) observed = { ...(observed ?? NOTHING_OBSERVED), guests: held };
-    if (
-      observed &&
-      (observed.deployables.length > MAX_OBSERVED_PER_HOST ||
-        observed.present.length > MAX_OBSERVED_PER_HOST ||
-        (observed.guests?.length ?? 0) > MAX_OBSERVED_PER_HOST)
-    ) {
-      // Cut short, it would say "absent" of handles that exist: better none than a wrong one.
-      this.opts.log.warn(
-        { host: this.opts.host, deployables: observed.deployables.length, present: observed.present.length },
-        'too much observed to report; the conductor compares nothing this time',
-      );
-      observed = undefined;
-    }
+    const { host, log, drivers: registry, guestsDir } = this.opts;
+    const scope = { host, log, registry, discoveredBy: this.discoveredBy, ...(guestsDir ? { guestsDir } : {}) };
+    const { devices: all, observed, failed } = await discoverHost(this.driverStates.active(), () => this.devices, scope);
     this.setDevices(all);
     await this.opts.memory?.recordInventory(all, this.seq + 1);
     await this.opts.bus.request(
@@ -331,73 +257,14 @@ export class Agent {
     });
   }
 
-  /**
-   * Asks every active driver that can tell for its devices' health and sends one message for the
-   * host. A driver whose check fails says nothing this time: a missing answer is no verdict on
-   * its devices (a hung driver shows in its operations, not as a quarantine of every device).
-   */
-  async checkHealth(): Promise<HealthMsg['checks']> {
-    const found: Health[] = [];
-    for (const d of this.driverStates.active()) {
-      if (!canReportHealth(d)) continue;
-      try {
-        found.push(...(await d.health()));
-      } catch (err) {
-        this.opts.log.warn({ err, host: this.opts.host, driver: d.name }, 'health check failed; its devices are left out of this report');
-      }
-    }
-    return this.sendHealth(found);
+  /** One health poll, sent (the interval's tick; stories call it too). */
+  checkHealth(): Promise<HealthMsg['checks']> {
+    return this.health.check();
   }
 
-  /** Drivers that learn of faults as they happen (XID events) push them: sent at once, not at the next poll. */
-  private watchHealth(): void {
-    for (const d of this.driverStates.active()) {
-      if (!canWatchHealth(d)) continue;
-      const watch = d.watchHealth((signals) => void this.sendHealth(signals), this.opts.log.child({ host: this.opts.host }));
-      if (watch) this.healthWatches.push(watch);
-    }
-  }
-
-  /** One health message for the host (none when there is nothing to say). */
-  private sendHealth(found: readonly Health[]): HealthMsg['checks'] {
-    const checks: HealthMsg['checks'] = found.map((h) => ({
-      deployableUuid: h.deployableUuid,
-      healthy: h.healthy,
-      ...(h.healthy ? {} : { severity: h.severity ?? 'transient', reason: h.reason ?? 'unhealthy' }),
-    }));
-    if (checks.length > 0 && !this.stopped) {
-      this.opts.bus.publish(Subjects.report('health', this.opts.host), HealthMessage, { host: this.opts.host, agentId: this.agentId, at: Date.now(), checks });
-    }
-    return checks;
-  }
-
-  /** One telemetry round: every driver's usage, published (the interval's tick; stories call it too). */
-  async telemetry(): Promise<void> {
-    // A driver slower than the interval: the round in flight is not joined by another one.
-    if (this.telemetryRunning) return;
-    this.telemetryRunning = true;
-    try {
-      const usage = [];
-      for (const d of this.opts.drivers.list()) {
-        if (!canReportUsage(d)) continue;
-        try {
-          usage.push(...(await d.usage()));
-          this.usageFailing.delete(d.name);
-        } catch (err) {
-          // One driver's failure costs only its own samples; said once until it recovers.
-          if (!this.usageFailing.has(d.name))
-            this.opts.log.warn({ err, host: this.opts.host, driver: d.name }, 'a driver could not report usage; its devices have no samples until it can');
-          this.usageFailing.add(d.name);
-        }
-      }
-      const at = Date.now();
-      // A host with thousands of deployables (VFs, vGPUs) sends them in several messages.
-      for (let i = 0; i < usage.length && !this.stopped; i += USAGE_PER_MESSAGE) {
-        this.opts.bus.publish(Subjects.telemetry(this.opts.host), TelemetryMessage, { host: this.opts.host, at, usage: usage.slice(i, i + USAGE_PER_MESSAGE) });
-      }
-    } finally {
-      this.telemetryRunning = false;
-    }
+  /** One usage round, published (the interval's tick; stories call it too). */
+  telemetry(): Promise<void> {
+    return this.usage.round();
   }
 
   /** Executes a command once per idempotency key. */
@@ -428,12 +295,6 @@ export class Agent {
     const kept = reply.ok && Object.keys(reply.result).length === 0 ? DONE_EMPTY : reply;
     if (this.done.get(key) === p) this.done.set(key, kept);
     else if (this.doneBefore.get(key) === p) this.doneBefore.set(key, kept);
-  }
-
-  /** The driver that reported a device: its own word, or whoever discovered its deployables. */
-  private reportedBy(dev: DeviceT): string | undefined {
-    const by = dev.deployables.map((dep) => this.discoveredBy.get(dep.uuid)).find((n) => n !== undefined);
-    return by ?? (this.opts.drivers.get(dev.driver) ? dev.driver : undefined);
   }
 
   private setDevices(devices: DeviceT[]): void {

@@ -13,11 +13,8 @@ import { whyRefused, type AcceleratorView, type DeployableT, type EventHub, type
 import { MachineHost, type Journal, type MachineOwner, type MachineRecord, type Passivation, type Restable, type StepSnapshot } from '../runtime/index.js';
 import { stamped, startingRecordOf, tagsOf, type AcceleratorLogic } from './accelerator-logic.js';
 import { acceleratorViewOf, allowedOf, specFieldsOf, type AcceleratorSpec } from './accelerator-view.js';
-import { conditionNote, warnCondition, warnIfDrained } from './condition.js';
+import { conditionNote, conditionTransition, warnCondition, warnIfDrained } from './condition.js';
 import { SettleWaiters } from './settle-waiters.js';
-
-export type { AcceleratorSpec } from './accelerator-view.js';
-export { acceleratorLogic, initialRecordOf, tagsOf, type AcceleratorLogic } from './accelerator-logic.js';
 
 const SETTLED: Promise<void> = Promise.resolve();
 const DEFER = { defer: true } as const;
@@ -93,21 +90,15 @@ export class AcceleratorActor implements MachineOwner, Restable {
     this.fromRecord = opts.record !== undefined;
     this.id = opts.spec.deployable.uuid;
     this.fields = specFieldsOf(this.spec);
-    // A record saved in a transient state (see `startingRecordOf`) is committed as a RECOVER
-    // transition, not only held in memory while the database says `attaching`.
     const capacity = Math.max(1, this.spec.deployable.attachHandles.length);
-    const { record, interrupted: recovered } = startingRecordOf(this.rt.logic, opts.record, { id: this.id, host: this.spec.host, capacity });
+    const { record, recovery } = startingRecordOf(this.rt.logic, opts.record, { id: this.id, host: this.spec.host, capacity });
     // Born at rest: the machine starts only when the first event comes.
     this.current = record;
     this.committedRecord = this.current;
     this.updatedAt = new Date().toISOString();
-    if (recovered) {
-      // Committed like any transition: the database must not keep the transient state the actor left.
-      this.onTransition(
-        { event: 'RECOVER', from: recovered as AcceleratorState, to: this.state, at: new Date().toISOString(), reason: 'interrupted', actor: 'conductor' },
-        this.current,
-      );
-    }
+    // A record saved in a transient state is committed as a RECOVER transition, not only held in
+    // memory while the database says `attaching`.
+    if (recovery) this.onTransition(recovery, this.current);
   }
 
   /** The machine, started from the record if it was at rest. */
@@ -249,23 +240,10 @@ export class AcceleratorActor implements MachineOwner, Restable {
   private sendNoting(m: MachineHost<AcceleratorLogic>, event: AcceleratorEvent, meta: RequestMeta): void {
     const before = m.record();
     m.send(event, meta);
-    const after = m.record();
-    const note = conditionNote(before, after, event.type);
+    const note = conditionNote(before, m.record(), event.type);
     if (!note) return;
-    // Named for what changed (QUARANTINED, not `ready→ready`), and paged for: one warn line each.
     if (note.change.warn) warnCondition(this.rt.log, this.id, this.spec, note, meta.requestId);
-    this.onTransition(
-      {
-        event: note.change.event,
-        from: m.value,
-        to: m.value,
-        at: new Date().toISOString(),
-        ...meta,
-        ...(note.reason ? { reason: note.reason } : {}),
-        args: note.change.args,
-      },
-      m.persisted(),
-    );
+    this.onTransition(conditionTransition(note, m.value, meta), m.persisted());
   }
 
   /** Resolves when every change made so far is committed (writing a deferred one now). */
@@ -307,10 +285,7 @@ export class AcceleratorActor implements MachineOwner, Restable {
   }
 
   private wake(err?: unknown, snap: StepSnapshot | undefined = this.m?.snapshot): void {
-    if (!this.waiters || this.waiters.size === 0) return;
-    const failed = err ?? this.crashed;
-    if (!failed && snap?.hasTag('busy')) return;
-    this.waiters.release(failed);
+    this.waiters?.wake(err ?? this.crashed, snap);
   }
 
   /** MachineOwner: the machine took a step (the actor holds `snap` once the step is done). */

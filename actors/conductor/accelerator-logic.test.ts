@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createActor } from 'xstate';
-import { acceleratorLogic } from './accelerator-actor.js';
+import { acceleratorLogic } from './accelerator-logic.js';
 
 const input = { id: 'acc-1', host: 'compute-1', capacity: 1 };
 

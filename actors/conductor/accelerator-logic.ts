@@ -8,9 +8,11 @@ import {
   reasonOf,
   recoverInterrupted,
   type AcceleratorEvent,
+  type AcceleratorState,
   type DriverOpInput,
   type HealthPolicy,
 } from '../../machines/index.js';
+import type { TransitionRecord } from '../../model/index.js';
 import type { MachineRecord } from '../runtime/index.js';
 
 export type AcceleratorLogic = ReturnType<typeof acceleratorMachine.provide>;
@@ -29,15 +31,28 @@ export function initialRecordOf(input: AcceleratorInput): MachineRecord {
 /**
  * The record an accelerator's actor starts from: its saved one, or a new accelerator's first. A
  * record saved in a transient state had its driver operation interrupted (a crash, a restart):
- * the machine says where that leaves it (its INTERRUPTED event), and `interrupted` names the state
- * it left.
+ * the machine says where that leaves it (its INTERRUPTED event), and `recovery` is the RECOVER
+ * transition that commits it — the database must not keep the transient state the actor left.
  */
 export function startingRecordOf(
   logic: AcceleratorLogic,
   saved: MachineRecord | undefined,
   input: AcceleratorInput,
-): { record: MachineRecord; interrupted?: string } {
-  return saved ? recoverInterrupted(logic, saved) : { record: initialRecordOf(input) };
+): { record: MachineRecord; recovery?: Omit<TransitionRecord, 'kind' | 'id' | 'host'> } {
+  if (!saved) return { record: initialRecordOf(input) };
+  const { record, interrupted } = recoverInterrupted(logic, saved);
+  if (interrupted === undefined) return { record };
+  return {
+    record,
+    recovery: {
+      event: 'RECOVER',
+      from: interrupted as AcceleratorState,
+      to: record.value as AcceleratorState,
+      at: new Date().toISOString(),
+      reason: 'interrupted',
+      actor: 'conductor',
+    },
+  };
 }
 
 /** A maintenance or drain request says when it was made: the machine keeps no clock. */

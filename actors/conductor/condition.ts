@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
-import { AcceleratorStates, type AcceleratorContext } from '../../machines/index.js';
+import { AcceleratorStates, type AcceleratorContext, type AcceleratorState } from '../../machines/index.js';
+import type { RequestMeta, TransitionRecord } from '../../model/index.js';
 import type { MachineRecord } from '../runtime/index.js';
 import { conditionOf, type AcceleratorSpec } from './accelerator-view.js';
 
@@ -81,6 +82,12 @@ export function conditionNote(before: MachineRecord, after: MachineRecord, cause
   if (conditionOf(ctx) === conditionOf(was) && ctx.allocations.length === was.allocations.length) return null;
   const reason = ctx.health && ctx.health.status !== 'ok' ? (ctx.health.reason ?? undefined) : undefined;
   return { change: conditionChange(was, ctx, cause), ctx, reason };
+}
+
+/** The transition committed for a note: named for what changed (QUARANTINED, not `ready→ready`). */
+export function conditionTransition(note: ConditionNote, state: AcceleratorState, meta: RequestMeta): Omit<TransitionRecord, 'kind' | 'id' | 'host'> {
+  const { change, reason } = note;
+  return { event: change.event, from: state, to: state, at: new Date().toISOString(), ...meta, ...(reason ? { reason } : {}), args: change.args };
 }
 
 /** The `warn` line of a note that deserves one: what an on-call person is paged with. */

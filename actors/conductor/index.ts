@@ -1,7 +1,8 @@
 // The conductor's actor tree: the supervisor, host and accelerator actors, ARQs and their binder,
 // the bus intake and the periodic rounds, behind the ControlPlane facade (conductor.ts).
 
-export { AcceleratorActor, acceleratorLogic } from './accelerator-actor.js';
+export { AcceleratorActor } from './accelerator-actor.js';
+export { acceleratorLogic } from './accelerator-logic.js';
 export { Conductor } from './conductor.js';
 export type { ConductorOptions } from './conductor.js';
 export { resendEveryMs } from './agent-command.js';

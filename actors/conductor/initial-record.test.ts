@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { initialTransition } from 'xstate';
 import { acceleratorMachine } from '../../machines/index.js';
-import { initialRecordOf } from './accelerator-actor.js';
+import { initialRecordOf } from './accelerator-logic.js';
 
 describe("a new accelerator's first record", () => {
   it("is what xstate's initial transition gives, for each input", () => {

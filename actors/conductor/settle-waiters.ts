@@ -1,3 +1,5 @@
+import type { StepSnapshot } from '../runtime/index.js';
+
 /** A request waiting for its accelerator's machine to settle. */
 interface Waiter {
   resolve: () => void;
@@ -15,6 +17,12 @@ export class SettleWaiters extends Set<Waiter> {
     return new Promise((resolve, reject) => {
       this.add({ resolve, reject });
     });
+  }
+
+  /** Releases the waiters once the machine (`snap`) is not busy, or at once when `failed`. */
+  wake(failed: unknown, snap: StepSnapshot | undefined): void {
+    if (this.size === 0 || (!failed && snap?.hasTag('busy'))) return;
+    this.release(failed);
   }
 
   /** Resolves every waiter, or rejects each with `failed`. */

@@ -1,17 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import { fromPromise } from 'xstate';
 import type { Bus } from '../../bus/index.js';
 import { DriverCommandMessage, DriverCommandReply, type DriverCommandMsg, type DriverStateMsg } from '../../bus/index.js';
 import { Subjects } from '../../bus/index.js';
 import { stableId } from '../../drivers/index.js';
 import { CyborgError, DriverError, isCyborgError } from '../../errors/index.js';
 import { attachInstance, detachInstance, type Settle } from './instance-attach.js';
-import type { Journal, MachineRecord, Recovered } from '../runtime/index.js';
-import { MachineHost } from '../runtime/index.js';
+import { DriverRuns, type DriverOp, type DriverRecord } from './driver-run.js';
+import { DriverServices, type ServiceDoc } from './driver-services.js';
+import type { Journal, Recovered } from '../runtime/index.js';
 import {
   AcceleratorStates,
-  type DriverContext,
   driverMachine,
   type DriverOpOutcome,
   type DriverOpRequest,
@@ -37,19 +36,6 @@ import type {
 /** The document collections this file writes through the journal. */
 export const DriverCollections = { drivers: 'drivers', services: 'services' } as const;
 
-type DriverOp = 'install' | 'uninstall' | 'update';
-
-/** What is persisted per (host, driver): the outcome of the last lifecycle operation. */
-interface DriverRecord {
-  id: string;
-  host: string;
-  name: string;
-  version: string;
-  installed: boolean;
-  lastError: { op: string; reason: string; at: string } | null;
-  updatedAt: string;
-}
-
 export interface DriverAdminOptions {
   bus: Bus;
   journal: Journal;
@@ -61,20 +47,6 @@ export interface DriverAdminOptions {
   settle?: Settle;
 }
 
-const EVENT = { install: 'INSTALL', uninstall: 'UNINSTALL', update: 'UPDATE' } as const;
-
-type DriverLogic = ReturnType<typeof driverMachine.provide>;
-
-/** One operation under way on one driver: its machine, who asked, and how it failed if it did. */
-interface DriverRun {
-  m: MachineHost<DriverLogic>;
-  meta: RequestMeta;
-  error?: unknown;
-  /** Settles once the machine rests again and its record is committed. */
-  done: Promise<void>;
-  finish(outcome: Promise<void>): void;
-}
-
 /**
  * Drivers per host, through the conductor: install / uninstall / update run on the host's agent
  * (request/reply on `cyborg.agent.driver.<host>`), and their outcome is recorded in the journal
@@ -84,14 +56,19 @@ interface DriverRun {
  */
 export class DriverAdmin implements DriverControl {
   private readonly records = new Map<string, DriverRecord>();
-  private readonly services = new Map<string, { host: string; driver: string; discoveredAt: string; services: BackendService[] }>();
-  /** Drivers whose lifecycle machine runs now (machines/driver.ts); the others rest as their record. */
-  private readonly running = new Map<string, DriverRun>();
-  private readonly logic: DriverLogic;
+  private readonly services: DriverServices;
+  private readonly runs: DriverRuns;
 
   constructor(private readonly opts: DriverAdminOptions) {
-    this.logic = driverMachine.provide({
-      actors: { driverOp: fromPromise<DriverOpOutcome, DriverOpRequest>(({ input }) => this.operate(input)) },
+    const { journal, log, control } = opts;
+    this.runs = new DriverRuns({ journal, log, operate: (req) => this.operate(req), persist: (records) => this.persist(records) });
+    this.services = new DriverServices({
+      journal,
+      log,
+      control,
+      collection: DriverCollections.services,
+      installedOn: (host) => [...this.records.values()].filter((r) => r.host === host && r.installed).map((r) => r.name),
+      ask: (cmd) => this.ask(cmd),
     });
   }
 
@@ -99,7 +76,7 @@ export class DriverAdmin implements DriverControl {
   load(docs: Recovered['documents']): void {
     for (const d of docs) {
       if (d.collection === DriverCollections.drivers) this.records.set(d.id, d.body as unknown as DriverRecord);
-      if (d.collection === DriverCollections.services) this.services.set(d.id, d.body as unknown as ServiceDoc);
+      if (d.collection === DriverCollections.services) this.services.load(d.id, d.body as unknown as ServiceDoc);
     }
   }
 
@@ -150,46 +127,11 @@ export class DriverAdmin implements DriverControl {
   }
 
   listServices(filter: { host?: string; driver?: string } = {}): ServiceView[] {
-    return [...this.services.values()]
-      .filter((s) => (!filter.host || s.host === filter.host) && (!filter.driver || s.driver === filter.driver))
-      .sort((a, b) => a.host.localeCompare(b.host) || a.driver.localeCompare(b.driver))
-      .flatMap((s) => s.services.map((x) => ({ ...x, host: s.host, driver: s.driver, discoveredAt: s.discoveredAt })));
+    return this.services.list(filter);
   }
 
-  /** Asks the agents (one host, or every online host) for the services of their installed drivers, and records them. */
-  async discoverServices(o: { host?: string }, meta: RequestMeta = {}): Promise<DiscoverResult> {
-    const hosts = o.host ? [this.opts.control.getHost(o.host)] : this.opts.control.listHosts().filter((h) => h.state === HostStates.online);
-    const failures: DiscoverResult['failures'] = [];
-    const docs: ServiceDoc[] = [];
-    await Promise.all(
-      hosts.map(async (h) => {
-        const drivers = [...this.records.values()].filter((r) => r.host === h.name && r.installed);
-        for (const r of drivers) {
-          try {
-            const reply = await this.ask({ op: 'services', host: h.name, driver: r.name });
-            docs.push({ host: h.name, driver: r.name, discoveredAt: new Date().toISOString(), services: reply.services ?? [] });
-          } catch (err) {
-            failures.push({ host: h.name, driver: r.name, code: isCyborgError(err) ? err.code : 'driver.failed', reason: (err as Error).message });
-          }
-        }
-      }),
-    );
-    if (docs.length > 0) {
-      await this.opts.journal.commit(
-        docs.map((d) => ({ type: 'document' as const, collection: DriverCollections.services, id: `${d.host}/${d.driver}`, body: { ...d } })),
-      );
-      for (const d of docs) this.services.set(`${d.host}/${d.driver}`, d);
-    }
-    this.opts.log.info({ hosts: hosts.length, recorded: docs.length, failures: failures.length, requestId: meta.requestId }, 'services discovered');
-    if (o.host && docs.length === 0 && failures.length > 0) {
-      throw new DriverError(
-        failures[0]!.code === 'driver.timeout' ? 'driver.timeout' : 'driver.failed',
-        `service discovery on ${o.host} failed: ${failures[0]!.reason}`,
-        { failures },
-      );
-    }
-    const seen = new Set(docs.map((d) => d.host));
-    return { services: this.listServices().filter((s) => seen.has(s.host)), failures };
+  discoverServices(o: { host?: string }, meta: RequestMeta = {}): Promise<DiscoverResult> {
+    return this.services.discover(o, meta);
   }
 
   attachInstance(instanceUuid: string, req: AttachRequest, meta: RequestMeta = {}): Promise<AttachResult> {
@@ -204,7 +146,7 @@ export class DriverAdmin implements DriverControl {
 
   private async change(op: DriverOp, rec: DriverRecord, version: string | undefined, meta: RequestMeta): Promise<DriverView> {
     const log = this.opts.log.child({ host: rec.host, driver: rec.name, op, requestId: meta.requestId, actor: meta.actor });
-    const running = this.running.get(rec.id);
+    const running = this.runs.get(rec.id);
     if (running)
       throw new CyborgError('driver.busy', `driver ${rec.name} on ${rec.host} is ${running.m.value}: wait for it to finish, then retry`, {
         id: rec.id,
@@ -213,14 +155,7 @@ export class DriverAdmin implements DriverControl {
     this.preflight(op, rec, version);
     if (op === 'install' && rec.installed && (version === undefined || version === rec.version)) return this.view(rec);
     if (op === 'uninstall' && !rec.installed) return this.view(rec);
-    const run = this.run(rec, meta);
-    try {
-      run.m.send({ type: EVENT[op], ...(version ? { version } : {}) }, meta);
-      await run.done;
-    } finally {
-      this.running.delete(rec.id);
-      run.m.stop();
-    }
+    const run = await this.runs.perform(op, rec, version, meta);
     if (run.error !== undefined) {
       log.warn({ err: run.error }, 'driver operation failed');
       throw run.error;
@@ -230,46 +165,10 @@ export class DriverAdmin implements DriverControl {
     return this.view(now);
   }
 
-  /**
-   * Wakes the driver's lifecycle machine from its record for one operation. When the machine
-   * rests again its record is committed before the caller hears of it; a failed operation's
-   * record is written too, but its caller hears the failure, not a failed write.
-   */
-  private run(rec: DriverRecord, meta: RequestMeta): DriverRun {
-    let finish!: (outcome: Promise<void>) => void;
-    const done = new Promise<void>((resolve, reject) => {
-      finish = (outcome) => outcome.then(resolve, reject);
-    });
-    const run: DriverRun = {
-      meta,
-      done,
-      finish,
-      m: new MachineHost({
-        machine: this.logic,
-        record: machineRecordOf(rec),
-        owner: {
-          onTransition: (change, persisted) => {
-            // Every step of a driver's install / uninstall / update is in the audit log, with who asked.
-            this.opts.journal
-              .commit([{ type: 'transition', record: { kind: 'driver', id: rec.id, host: rec.host, ...change } }])
-              .catch((err: unknown) => this.opts.log.warn({ err, host: rec.host, driver: rec.name }, 'driver transition not logged'));
-            if (change.to !== DriverStates.installed && change.to !== DriverStates.uninstalled) return;
-            const written = this.persist([driverRecordOf(persisted, change.at)]);
-            run.finish(run.error !== undefined ? written.catch(() => undefined) : written);
-          },
-          onCrash: (err) => run.finish(Promise.reject(err)),
-        },
-      }),
-    };
-    this.running.set(rec.id, run);
-    run.m.start();
-    return run;
-  }
-
   /** The machine's `driverOp`: runs one operation on the host's agent. */
   private async operate(req: DriverOpRequest): Promise<DriverOpOutcome> {
     const id = driverId(req.host, req.driver);
-    const run = this.running.get(id);
+    const run = this.runs.get(id);
     try {
       if (req.op === 'uninstall') await this.disableAll(this.records.get(id)!, run?.meta ?? {});
       const reply = await this.ask({ op: req.op, host: req.host, driver: req.driver, ...(req.version ? { version: req.version } : {}) });
@@ -421,7 +320,7 @@ export class DriverAdmin implements DriverControl {
 
   private view(r: DriverRecord): DriverView {
     const { installed, ...rest } = r;
-    const running = this.running.get(r.id);
+    const running = this.runs.get(r.id);
     let hostState: DriverView['hostState'] = 'unknown';
     let loaded = false;
     try {
@@ -443,33 +342,6 @@ export class DriverAdmin implements DriverControl {
       inUse: accs.filter((a) => a.allocations.length > 0).length,
     };
   }
-}
-
-interface ServiceDoc {
-  host: string;
-  driver: string;
-  discoveredAt: string;
-  services: BackendService[];
-}
-
-/** A driver's record as its lifecycle machine's. */
-function machineRecordOf(r: DriverRecord): MachineRecord {
-  const context: DriverContext = { id: r.id, host: r.host, name: r.name, version: r.version, lastError: r.lastError as DriverContext['lastError'] };
-  return { value: r.installed ? 'installed' : 'uninstalled', context: context as unknown as Record<string, unknown> };
-}
-
-/** The record of a lifecycle machine at rest, stamped `at` (a new failure gets that time too). */
-function driverRecordOf(m: MachineRecord, at: string): DriverRecord {
-  const c = m.context as unknown as DriverContext;
-  return {
-    id: c.id,
-    host: c.host,
-    name: c.name,
-    version: c.version,
-    installed: m.value === DriverStates.installed,
-    lastError: c.lastError ? { op: c.lastError.op, reason: c.lastError.reason, at: c.lastError.at ?? at } : null,
-    updatedAt: at,
-  };
 }
 
 /** The stable id of a driver on a host. */
