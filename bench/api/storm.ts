@@ -12,7 +12,7 @@
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { copyFileSync, existsSync, readFileSync, symlinkSync } from 'node:fs';
+import { copyFileSync, existsSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Type } from '@sinclair/typebox';
 import { pino } from 'pino';
@@ -268,6 +268,9 @@ function worktreeOf(ref: string): { root: string; sha: string } {
   if (!existsSync(root)) execFileSync('git', ['worktree', 'add', '--detach', root, sha], { cwd: ROOT, stdio: 'ignore' });
   if (!existsSync(join(root, 'node_modules'))) symlinkSync(join(ROOT, 'node_modules'), join(root, 'node_modules'));
   for (const f of ['storm.ts', 'setup.ts']) copyFileSync(join(ROOT, 'bench', 'api', f), join(root, 'bench', 'api', f));
+  // Commits from before drivers/ had a door: the storm's imports through it, pointed at their modules.
+  const door = join(root, 'drivers', 'index.ts');
+  if (!existsSync(door)) writeFileSync(door, "export { FakeDriver } from './fake/index.js';\nexport { DriverRegistry } from './registry.js';\n");
   return { root, sha };
 }
 
