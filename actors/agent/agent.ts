@@ -80,6 +80,8 @@ export class Agent {
   private subs: Unsubscribe[] = [];
   private timers: NodeJS.Timeout[] = [];
   private seq = 0;
+  /** Whether this session's guests were reported: the conductor compares them once per session, at its first report. */
+  private guestsReported = false;
   private devices: DeviceT[] = [];
   /** Deployables by uuid, rebuilt with `devices`: a command must not scan the whole inventory. */
   private deployables = new Map<string, DeployableT>();
@@ -194,7 +196,8 @@ export class Agent {
    */
   async discoverAndReport(): Promise<DeviceT[]> {
     const { host, log, drivers: registry, guestsDir } = this.opts;
-    const scope = { host, log, registry, discoveredBy: this.discoveredBy, ...(guestsDir ? { guestsDir } : {}) };
+    const lookAtGuests = guestsDir !== undefined && !this.guestsReported;
+    const scope = { host, log, registry, discoveredBy: this.discoveredBy, ...(lookAtGuests ? { guestsDir } : {}) };
     const { devices: all, observed, failed } = await discoverHost(this.driverStates.active(), () => this.devices, scope);
     this.setDevices(all);
     await this.opts.memory?.recordInventory(all, this.seq + 1);
@@ -213,6 +216,7 @@ export class Agent {
       },
       { timeoutMs: this.opts.requestTimeoutMs ?? 10_000 },
     );
+    if (lookAtGuests) this.guestsReported = true;
     return all;
   }
 

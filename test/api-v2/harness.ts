@@ -68,6 +68,16 @@ export async function startCyborg(opts: { hosts?: string[]; v2?: V2Settings; jou
 }
 
 /** Cyborg's error text: the faultstring inside `error_message`. */
+/** A JSON call on the app as an OpenStack client makes it: the persona's headers, a body when given. */
+export function callJson(app: FastifyInstance, method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, headers: Record<string, string>, body?: unknown) {
+  return app.inject({
+    method,
+    url,
+    headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    ...(body === undefined ? {} : { payload: JSON.stringify(body) }),
+  });
+}
+
 export function fault(res: LightMyRequestResponse): string {
   const body = res.json<{ error_message: string }>();
   const inner = JSON.parse(body.error_message) as { faultstring?: string; description?: string };

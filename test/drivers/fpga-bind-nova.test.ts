@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IntelFpgaDriver } from '../../drivers/fpga/index.js';
 import { GlanceClient, ImageStore } from '../../openstack/glance/index.js';
-import { persona } from '../api-v2/harness.js';
+import { callJson, persona } from '../api-v2/harness.js';
 import { buildHost, FPGA_VENDOR_HOST, NLB0_AFU } from '../fixtures/vendors/hosts.js';
 import { deleteTree, readProvider, uniqueHost } from '../placement/harness.js';
 import { svc } from '../services.js';
@@ -30,12 +30,7 @@ describe.skipIf(!svc.placement)('Nova binds an FPGA ARQ that programs a Glance b
   let glance: GlanceDouble;
   const nova = { ...persona.member, 'x-service-roles': 'service' };
   const call = (method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, headers: Record<string, string>, body?: unknown) =>
-    rt.app.inject({
-      method,
-      url,
-      headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      ...(body === undefined ? {} : { payload: JSON.stringify(body) }),
-    });
+    callJson(rt.app, method, url, headers, body);
 
   beforeAll(async () => {
     glance = await new GlanceDouble([

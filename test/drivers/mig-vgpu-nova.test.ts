@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NvidiaGpuDriver } from '../../drivers/nvidia/index.js';
-import { persona } from '../api-v2/harness.js';
+import { callJson, persona } from '../api-v2/harness.js';
 import { NVIDIA_MIG_MIXED_HOST } from '../fixtures/vendors/hosts.js';
 import { svc } from '../services.js';
 import { freshDatabase } from '../support/database.js';
@@ -31,12 +31,7 @@ describe.skipIf(!svc.nats || !svc.postgres)('Nova binds MIG slices as MIG-backed
   let db: Awaited<ReturnType<typeof freshDatabase>>;
   const nova = persona.service;
   const call = (method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, headers: Record<string, string>, body?: unknown) =>
-    s.app.inject({
-      method,
-      url,
-      headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      ...(body === undefined ? {} : { payload: JSON.stringify(body) }),
-    });
+    callJson(s.app, method, url, headers, body);
   const acc = (name: string) => {
     const a = s.conductor.listAccelerators({}).find((x) => x.name === `${HOST}_${name}`);
     if (!a) throw new Error(`no ${name}`);
