@@ -357,7 +357,8 @@ describe.skipIf(!svc.postgres)('persistence: 503 means "not done" (PostgreSQL)',
     proxy.releaseCommit();
     await eventually(async () => (await profiles()).length === 1, { what: 'the server to commit the profile' });
     proxy.cut();
-    await new Promise((r) => setTimeout(r, 500));
+    // The journal saw its connection break with the answer missing: it retries (it does not know whether the profile landed).
+    await eventually(() => journal.stats.retries > 0, { what: 'the flush to be retried' });
     proxy.release();
     proxy.restore();
     expect(await landed).toBe('ok');
