@@ -2,12 +2,13 @@ import { describe, expect, it } from 'vitest';
 import type { Change } from '../actors/runtime/index.js';
 import { CyborgError } from '../errors/index.js';
 import { checkChanges } from './bounds.js';
+import { recordOf } from '../test/support/records.js';
 
 const accelerator = (host: string, value = 'enabled', context: Record<string, unknown> = {}): Change => ({
   type: 'accelerator',
   id: 'a1',
   host,
-  record: { value, context },
+  record: recordOf(value, context),
 });
 
 function refusal(changes: Change[]): CyborgError | undefined {
@@ -35,7 +36,7 @@ describe('what the journal refuses before queueing a change', () => {
     expect(refusal([accelerator('h'.repeat(256))])?.details.field).toBe('host');
     expect(refusal([accelerator('h'.repeat(255))])).toBeUndefined();
     expect(refusal([accelerator('\u{1F600}'.repeat(255))])).toBeUndefined();
-    expect(refusal([{ type: 'arq', uuid: 'u'.repeat(37), record: { value: 'Initial', context: {} }, deleted: true }])?.details.field).toBe('ARQ uuid');
+    expect(refusal([{ type: 'arq', uuid: 'u'.repeat(37), record: recordOf('Initial'), deleted: true }])?.details.field).toBe('ARQ uuid');
   });
 
   it('a context nested deeper than any stack is walked without overflowing it', () => {
@@ -50,6 +51,6 @@ describe('what the journal refuses before queueing a change', () => {
       'transition time',
     );
     const ctx = { deviceProfileName: 'p', deviceProfileGroupId: 2 ** 31 };
-    expect(refusal([{ type: 'arq', uuid: 'u', record: { value: 'Initial', context: ctx }, deleted: false }])?.details.field).toBe('device profile group id');
+    expect(refusal([{ type: 'arq', uuid: 'u', record: recordOf('Initial', ctx), deleted: false }])?.details.field).toBe('device profile group id');
   });
 });

@@ -67,7 +67,8 @@ function checkChange(c: Change): void {
     case 'arq': {
       len(c.uuid, UUID, 'ARQ uuid');
       if (c.deleted) return;
-      const ctx = c.record.context as unknown as Partial<ArqContext>;
+      // Partial: the last line of defence reads each field as if it could be missing.
+      const ctx: Partial<ArqContext> = c.record.context;
       name(c.record.value, 'ARQ state');
       name(cyborgState(c.record.value as ArqView['state']), 'ARQ state');
       optName(ctx.projectId, 'project id');

@@ -1,7 +1,7 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import { jsonbCol, rowsFrom, textCol } from './columns.js';
 import type { MergedBatch } from './merge.js';
-import { cyborgState, type ArqContext, type ArqView } from '../model/index.js';
+import { cyborgState, type ArqView } from '../model/index.js';
 
 /**
  * The hot path of a flush: accelerator records, ARQ records and transition-log rows, each kind
@@ -85,7 +85,7 @@ function arqStatements(m: MergedBatch): Stmt[] {
       gone.push(uuid);
       continue;
     }
-    const ctx = a.record.context as unknown as ArqContext;
+    const ctx = a.record.context;
     c.uuid.push(uuid);
     c.project.push(ctx.projectId ?? null);
     c.state.push(cyborgState(a.record.value as ArqView['state']));

@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { stableId, uuid3, NAMESPACE_DNS } from '../drivers/index.js';
+import { stableId, uuid3, NAMESPACE_DNS } from '../ids/index.js';
 import {
   AttachHandle,
   Attribute,

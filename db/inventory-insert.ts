@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import { rpUuidOf, stableId } from '../drivers/index.js';
+import { rpUuidOf, stableId } from '../ids/index.js';
 import { boolCol, intCol, rowsFrom, textCol } from './columns.js';
 import type { DeviceT } from '../model/index.js';
 

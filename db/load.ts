@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Recovered } from '../actors/runtime/index.js';
+import type { MachineRecord, Recovered } from '../actors/runtime/index.js';
 import { sql, type Kysely } from 'kysely';
 import { Accelerator, DeviceProfile, Document, ExtendedAcceleratorRequest, Host, TransitionLog, type ITransitionLog } from './entities/state.js';
 import type { DeviceT, TransitionRecord } from '../model/index.js';
@@ -118,7 +118,7 @@ export async function loadHostsState(em: EntityManager, hosts?: string[]): Promi
   for (const h of rows) {
     out.hosts.push({
       host: h.name,
-      record: { value: h.state, context: h.context },
+      record: recordOf(h.state, h.context),
       drivers: h.drivers
         .getItems()
         .sort((a, b) => a.id - b.id)
@@ -128,15 +128,23 @@ export async function loadHostsState(em: EntityManager, hosts?: string[]): Promi
     inventory.delete(h.name);
   }
   // An inventory whose host row never made it (as the memory journal does): assume online.
-  for (const [host, devs] of inventory) out.hosts.push({ host, record: { value: 'online', context: {} }, drivers: [], devices: devs });
-  for (const a of accs) out.accelerators.push({ id: a.id, host: a.host, record: { value: a.state, context: a.context } });
+  for (const [host, devs] of inventory) out.hosts.push({ host, record: recordOf('online', {}), drivers: [], devices: devs });
+  for (const a of accs) out.accelerators.push({ id: a.id, host: a.host, record: recordOf(a.state, a.context) });
   return out;
+}
+
+/**
+ * A machine record read back. jsonb keeps no type: the context is taken as the one its machine
+ * committed (db/ stores records as data and imports no machine to check them against).
+ */
+function recordOf<C>(value: string, context: Record<string, unknown>): MachineRecord<C> {
+  return { value, context: context as C };
 }
 
 /** Every ARQ's record, in creation order (a fresh `em`, read only). */
 export async function loadArqs(em: EntityManager): Promise<Recovered['arqs']> {
   const rows = await em.find(ExtendedAcceleratorRequest, {}, { orderBy: { id: 'asc' } });
-  return rows.map((r) => ({ uuid: r.uuid, record: { value: r.machineState, context: r.context } }));
+  return rows.map((r) => ({ uuid: r.uuid, record: recordOf(r.machineState, r.context) }));
 }
 
 /** Reads everything the conductor rebuilds its actor tree from (a fresh `em`, read only). */

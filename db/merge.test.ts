@@ -2,8 +2,9 @@ import { describe, expect, it } from 'vitest';
 import type { Change } from '../actors/runtime/index.js';
 import type { TransitionRecord } from '../model/index.js';
 import { canonicalJson, mergeChanges, touchesModel } from './merge.js';
+import { recordOf } from '../test/support/records.js';
 
-const rec = (value: string) => ({ value, context: { value } });
+const rec = <C>(value: string) => recordOf<C>(value, { value });
 const tr = (id: string, to: TransitionRecord['to']): Change => ({
   type: 'transition',
   record: { kind: 'accelerator', id, event: 'E', from: 'inactive', to, at: '2026-01-01T00:00:00Z' },

@@ -1,14 +1,14 @@
-import type { Change, MachineRecord } from '../actors/runtime/index.js';
+import type { AcceleratorRecord, ArqRecord, Change, HostRecord } from '../actors/runtime/index.js';
 import type { DeviceT, TransitionRecord } from '../model/index.js';
 
 /** One flush's worth of changes, coalesced: the last write of each row wins, the log keeps all. */
 export interface MergedBatch {
-  hosts: Map<string, { record: MachineRecord; drivers: { name: string; version: string }[] }>;
+  hosts: Map<string, { record: HostRecord; drivers: { name: string; version: string }[] }>;
   inventories: Map<string, DeviceT[]>;
   /** Per host: only these devices (control-path infos) changed; a host not here is diffed whole. */
   inventoryScope: Map<string, Set<string>>;
-  accelerators: Map<string, { host: string; record: MachineRecord }>;
-  arqs: Map<string, { record: MachineRecord; deleted: boolean }>;
+  accelerators: Map<string, { host: string; record: AcceleratorRecord }>;
+  arqs: Map<string, { record: ArqRecord; deleted: boolean }>;
   documents: Map<string, { collection: string; id: string; body: Record<string, unknown> | null }>;
   transitions: TransitionRecord[];
   /** The flush's id, stamped on its last transition row (see PgJournal's `alreadyCommitted`). */

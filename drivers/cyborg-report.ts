@@ -1,4 +1,4 @@
-import { stableId } from './ids.js';
+import { stableId } from '../ids/index.js';
 import { parseAddress, pyJson } from './generic/pci.js';
 import type { AttachHandleT, AttributeT, DeployableT, DeviceT } from '../model/index.js';
 

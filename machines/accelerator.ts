@@ -324,6 +324,7 @@ export const acceleratorMachine = setup({
     }),
     clearProgram: assign({ program: null }),
     addAllocation: assign(({ context }) => {
+      // The context keeps every operation's params untyped; an attach's are its ATTACH event's fields (startOp).
       const p = context.pending?.params as unknown as Allocation;
       const a: Allocation = { handleUuid: p.handleUuid, instanceUuid: p.instanceUuid };
       if (p.arqUuid !== undefined) a.arqUuid = p.arqUuid;

@@ -109,7 +109,8 @@ export const arqMachine = setup({
         error: null,
       };
     }),
-    storeBoundTo: assign({ boundTo: ({ event }) => (event as unknown as { output: BoundTo }).output }),
+    // The bind's output comes as params: only the invoke's onDone has its done event typed.
+    storeBoundTo: assign((_, boundTo: BoundTo) => ({ boundTo })),
     storeError: assign({ error: ({ event }) => errorText(event) }),
     clearBinding: assign({ binding: null, boundTo: null }),
     markInterrupted: assign({ error: 'interrupted' }),
@@ -134,7 +135,7 @@ export const arqMachine = setup({
         id: 'bind',
         src: 'bind',
         input: ({ context }) => ({ uuid: context.uuid, binding: context.binding! }),
-        onDone: { target: 'Bound', actions: 'storeBoundTo' },
+        onDone: { target: 'Bound', actions: { type: 'storeBoundTo', params: ({ event }) => event.output } },
         onError: { target: 'BindFailed', actions: 'storeError' },
       },
     },

@@ -1,4 +1,4 @@
-import { assign, fromPromise, setup } from 'xstate';
+import { assign, fromPromise, setup, type DoneActorEvent, type ErrorActorEvent } from 'xstate';
 
 export { DRIVER_STATES, DriverStates, type DriverState } from './states.js';
 
@@ -66,6 +66,12 @@ function request(op: DriverLifecycleOp) {
   };
 }
 
+/**
+ * The operation's outcome, handed to the guard and action as params: only the invoke's onDone
+ * has its done event typed (setup's guards and actions see the machine's own events).
+ */
+const outcome = ({ event }: { event: DoneActorEvent<DriverOpOutcome> }): DriverOpOutcome => event.output;
+
 /** A busy state: runs `op`, rests where the agent says the driver is, or back at `from` on failure. */
 function operation(op: DriverLifecycleOp, from: DriverRestState) {
   return {
@@ -75,10 +81,10 @@ function operation(op: DriverLifecycleOp, from: DriverRestState) {
       src: 'driverOp' as const,
       input: request(op),
       onDone: [
-        { guard: 'reportsInstalled' as const, target: 'installed', actions: 'adopt' as const },
-        { target: 'uninstalled', actions: 'adopt' as const },
+        { guard: { type: 'reportsInstalled' as const, params: outcome }, target: 'installed', actions: { type: 'adopt' as const, params: outcome } },
+        { target: 'uninstalled', actions: { type: 'adopt' as const, params: outcome } },
       ],
-      onError: { target: from, actions: { type: 'recordFailure' as const, params: { op } } },
+      onError: { target: from, actions: { type: 'recordFailure' as const, params: ({ event }: { event: ErrorActorEvent }) => ({ op, error: event.error }) } },
     },
   };
 }
@@ -97,12 +103,12 @@ export const driverMachine = setup({
     }),
   },
   guards: {
-    reportsInstalled: ({ event }) => (event as unknown as { output: DriverOpOutcome }).output.installed,
+    reportsInstalled: (_, done: DriverOpOutcome) => done.installed,
   },
   actions: {
-    adopt: assign(({ event }) => ({ version: (event as unknown as { output: DriverOpOutcome }).output.version, lastError: null })),
-    recordFailure: assign(({ event }, params: { op: DriverLifecycleOp }) => ({
-      lastError: { op: params.op, reason: failureReason((event as unknown as { error: unknown }).error) },
+    adopt: assign((_, done: DriverOpOutcome) => ({ version: done.version, lastError: null })),
+    recordFailure: assign((_, params: { op: DriverLifecycleOp; error: unknown }) => ({
+      lastError: { op: params.op, reason: failureReason(params.error) },
     })),
   },
 }).createMachine({

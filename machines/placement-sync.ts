@@ -55,7 +55,8 @@ export const placementSyncMachine = setup({
   },
   guards: {
     hasWork: ({ context }) => context.queued.full || context.queued.ids.length > 0,
-    asksRetry: ({ event }) => (event as unknown as { output?: PassResult }).output?.retry === true,
+    // A pass's result comes as params: only the invoke's onDone has its done event typed.
+    asksRetry: (_, result: PassResult | undefined) => result?.retry === true,
   },
   actions: {
     queueChanged: assign(({ context, event }) => ({
@@ -65,8 +66,7 @@ export const placementSyncMachine = setup({
     take: assign(({ context }) => ({ inFlight: context.queued, queued: NOTHING })),
     succeeded: assign(({ context }) => ({ inFlight: null, failures: 0, lastError: null, passes: context.passes + 1 })),
     // A pass that failed or asks for a retry is redone in full after the backoff.
-    failed: assign(({ context, event }) => {
-      const e = event as unknown as { error?: unknown; output?: PassResult };
+    failed: assign(({ context }, e: { error?: unknown; output?: PassResult }) => {
       const why = e.output?.reason ?? (e.error instanceof Error ? e.error.message : e.error === undefined ? 'retry' : String(e.error));
       return {
         inFlight: null,
@@ -104,10 +104,14 @@ export const placementSyncMachine = setup({
             src: 'pass',
             input: ({ context }) => context.inFlight ?? NOTHING,
             onDone: [
-              { guard: 'asksRetry', target: 'backoff', actions: 'failed' },
+              {
+                guard: { type: 'asksRetry', params: ({ event }) => event.output },
+                target: 'backoff',
+                actions: { type: 'failed', params: ({ event }) => ({ output: event.output }) },
+              },
               { target: 'idle', actions: 'succeeded' },
             ],
-            onError: { target: 'backoff', actions: 'failed' },
+            onError: { target: 'backoff', actions: { type: 'failed', params: ({ event }) => ({ error: event.error }) } },
           },
         },
         backoff: {

@@ -6,9 +6,9 @@ export function tagsOfState(machine: AnyStateMachine, state: string): readonly s
 }
 
 /** A record as the journal keeps it: the state's name and the machine's context. */
-export interface StateRecord {
+export interface StateRecord<C = Record<string, unknown>> {
   value: string;
-  context: Record<string, unknown>;
+  context: C;
 }
 
 /**
@@ -17,12 +17,12 @@ export interface StateRecord {
  * a pure transition (no effect runs). Returns the record to restore from and the state left,
  * or the record unchanged when its state does not handle `INTERRUPTED` (nothing was under way).
  */
-export function recoverInterrupted(machine: AnyStateMachine, record: StateRecord): { record: StateRecord; interrupted?: string } {
+export function recoverInterrupted<C>(machine: AnyStateMachine, record: StateRecord<C>): { record: StateRecord<C>; interrupted?: string } {
   const node = (machine.states as Record<string, { on?: Record<string, unknown> } | undefined>)[record.value];
   if (!node?.on || !('INTERRUPTED' in node.on)) return { record };
   const from = machine.resolveState({ value: record.value, context: record.context } as never);
   const [next] = transition(machine, from, { type: 'INTERRUPTED' } as never);
-  return { record: { value: String(next.value), context: next.context as Record<string, unknown> }, interrupted: record.value };
+  return { record: { value: String(next.value), context: next.context as C }, interrupted: record.value };
 }
 
 export { namesOf } from './states.js';

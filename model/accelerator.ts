@@ -1,11 +1,11 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { ACCELERATOR_STATES, AllocationSchema, ProgramInfoSchema } from '../machines/accelerator.js';
+import { ACCELERATOR_STATES, AllocationSchema, ProgramInfoSchema } from '../machines/index.js';
 import { BoundedName } from './bounds.js';
 import { Literals } from './literals.js';
 
 // Who holds an accelerator and what it was programmed with: the accelerator machine's own types
 // (machines/accelerator.ts), declared there since model/ imports machines/ and not the reverse.
-export { AllocationSchema, ProgramInfoSchema, type Allocation, type ProgramInfo } from '../machines/accelerator.js';
+export { AllocationSchema, ProgramInfoSchema, type Allocation, type ProgramInfo } from '../machines/index.js';
 
 /**
  * An accelerator's health as the conductor judges it from its agent's checks (machines/health.ts);

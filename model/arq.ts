@@ -1,9 +1,9 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { ARQ_STATES, BindingSchema, BoundToSchema, CYBORG_ARQ_STATES } from '../machines/arq.js';
+import { ARQ_STATES, BindingSchema, BoundToSchema, CYBORG_ARQ_STATES } from '../machines/index.js';
 import { Literals } from './literals.js';
 
 // Where Nova binds an ARQ and the handle it holds: the ARQ machine's own types (machines/arq.ts).
-export { BindingSchema, BoundToSchema, type Binding, type BoundTo } from '../machines/arq.js';
+export { BindingSchema, BoundToSchema, type Binding, type BoundTo } from '../machines/index.js';
 
 /** The last committed view of an accelerator request (ARQ). */
 export const ArqViewSchema = Type.Object({

@@ -1,4 +1,4 @@
-import { AcceleratorStates } from '../machines/states.js';
+import { AcceleratorStates } from '../machines/index.js';
 import type { AcceleratorView } from './accelerator.js';
 
 /**

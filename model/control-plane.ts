@@ -1,4 +1,4 @@
-import type { ArqState, HostState } from '../machines/states.js';
+import type { ArqState, HostState } from '../machines/index.js';
 import type { AcceleratorView, OperatorEvent } from './accelerator.js';
 import type { AuditPage, AuditQuery } from './audit.js';
 import type { ArqView, Binding } from './arq.js';

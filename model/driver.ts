@@ -1,6 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { DRIVER_STATES } from '../machines/driver.js';
-import { HOST_STATES } from '../machines/host.js';
+import { DRIVER_STATES, HOST_STATES } from '../machines/index.js';
 import { AcceleratorViewSchema } from './accelerator.js';
 import { ArqViewSchema } from './arq.js';
 import { BackendServiceSchema } from './device.js';

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { TRANSITION_ENDS } from '../machines/states.js';
+import { TRANSITION_ENDS } from '../machines/index.js';
 import type { AcceleratorView } from './accelerator.js';
 import type { ArqView } from './arq.js';
 import type { HostView } from './host.js';

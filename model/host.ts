@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { HOST_STATES } from '../machines/host.js';
+import { HOST_STATES } from '../machines/index.js';
 import type { AcceleratorView } from './accelerator.js';
 import { Literals } from './literals.js';
 

@@ -86,6 +86,13 @@ export async function startConductor(config: Config, log: Logger, deps: { journa
     journal = fenced;
     router = new HostRouter({
       bus,
+      // The conductor is built below, on the bus this router wraps: reached when a report or a lease change comes.
+      conductor: {
+        hasHost: (h) => conductor.hosts.has(h),
+        adoptHost: (h, records) => conductor.adoptHost(h, records),
+        releaseHost: (h) => conductor.releaseHost(h),
+        reportStats: () => conductor.reportStats,
+      },
       lease,
       journal: fenced,
       log,
@@ -128,7 +135,6 @@ export async function startConductor(config: Config, log: Logger, deps: { journa
         }
       : {}),
   });
-  router?.serve(conductor);
   if (lease) {
     const fenced = journal as FencedJournal;
     arqHome = new ArqHome({

@@ -27,6 +27,7 @@ const ROOMS = [
   'db',
   'drivers',
   'errors',
+  'ids',
   'machines',
   'metrics',
   'model',
@@ -38,7 +39,10 @@ const ROOMS = [
 ];
 
 /** The rooms entered only through their index.ts (the actors subrooms and openstack/placement/ have rules of their own). */
-const DOORS = '(bus|config|control|db|drivers|metrics|model)';
+const DOORS = '(bus|config|control|db|drivers|ids|machines|metrics|model)';
+
+/** The ground floor: rooms that every other may import because they import none of ours (taking one loads nothing else). */
+const GROUND = '(errors|ids)';
 
 const RULES: IForbiddenRuleType[] = [
   {
@@ -64,7 +68,7 @@ const RULES: IForbiddenRuleType[] = [
   },
   {
     name: 'rooms-through-their-door',
-    comment: 'bus/, config/, control/, db/, drivers/, metrics/ and model/ are reached from another room only through their index.ts.',
+    comment: 'bus/, config/, control/, db/, drivers/, ids/, machines/, metrics/ and model/ are reached from another room only through their index.ts.',
     severity: 'error',
     from: { path: '^([^/]+)/', pathNot: '^test/' },
     to: { path: `^${DOORS}/`, pathNot: ['^$1/', `^${DOORS}/index\\.ts$`] },
@@ -84,6 +88,13 @@ const RULES: IForbiddenRuleType[] = [
     to: { path: '^actors/', pathNot: '^actors/[^/]+/index\\.ts$' },
   },
   {
+    name: 'ground-floor-imports-no-room',
+    comment: 'errors/ and ids/ are imported from every floor: one that imported a room would load it (and its own imports) into all of them, and close cycles.',
+    severity: 'error',
+    from: { path: `^${GROUND}/` },
+    to: { path: '^[^/]+/', pathNot: ['^$1/', '(^|/)node_modules/'] },
+  },
+  {
     name: 'model-imports-no-implementation',
     comment: 'The model is the shared contract: it is owned by no implementation room.',
     severity: 'error',
@@ -96,7 +107,7 @@ const RULES: IForbiddenRuleType[] = [
       'The browser bundle takes the shared contracts (model/, machines/), never a server room: a route, the bus or the database would be bundled or drift.',
     severity: 'error',
     from: { path: '^ui/' },
-    to: { path: '^(actors|api|bus|cli|config|control|db|drivers|metrics|openstack|policy|roles)/' },
+    to: { path: '^(actors|api|bus|cli|config|control|db|drivers|ids|metrics|openstack|policy|roles)/' },
   },
   {
     name: 'actors-take-options-not-config',

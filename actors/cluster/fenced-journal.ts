@@ -1,12 +1,12 @@
 import { CyborgError } from '../../errors/index.js';
 import { ARQ_HOME, HOME_COLLECTIONS } from './arq-home.js';
-import type { Change, CommitOptions, Journal, MachineRecord, Recovered } from '../runtime/index.js';
+import type { AcceleratorRecord, Change, CommitOptions, Journal, Recovered } from '../runtime/index.js';
 import type { AuditPage, AuditQuery, TransitionRecord } from '../../model/index.js';
 
 /** One host as recorded, with its accelerators' records by id: what a takeover rebuilds. */
 export interface HostState {
   host: Recovered['hosts'][number];
-  records: Map<string, MachineRecord>;
+  records: Map<string, AcceleratorRecord>;
 }
 
 /** What the fence asks of the lease table. */

@@ -1,16 +1,15 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import type { Conductor } from '../conductor/index.js';
 import type { FencedJournal } from './fenced-journal.js';
-import { HostRouter } from './host-router.js';
+import { HostRouter, type RoutedConductor } from './host-router.js';
 import type { LeaseTable } from './lease.js';
 
 const log = pino({ level: 'silent' });
 
 /**
  * A takeover's rebuild from the database and an agent's report racing for the same host: the
- * lease (a stand-in that hands out every claim as a takeover) and the journal (whose load the
- * test holds) are fakes; the router is the real one.
+ * lease (a stand-in that hands out every claim as a takeover), the journal (whose load the test
+ * holds) and the conductor (a map of hosts) are fakes; the router is the real one.
  */
 function setup() {
   const ours = new Set<string>();
@@ -39,8 +38,13 @@ function setup() {
     },
   } as unknown as FencedJournal;
   const hosts = new Map<string, unknown>();
-  const router = new HostRouter({ bus: {} as never, lease, journal, log, forwardTimeoutMs: 1_000 });
-  router.serve({ hosts, adoptHost: (h: { host: string }) => hosts.set(h.host, h) } as unknown as Conductor);
+  const conductor: RoutedConductor = {
+    hasHost: (h) => hosts.has(h),
+    adoptHost: (h) => void hosts.set(h.host, h),
+    releaseHost: (h) => hosts.delete(h),
+    reportStats: () => ({ misaddressedReports: 0, refusedReports: 0 }),
+  };
+  const router = new HostRouter({ bus: {} as never, conductor, lease, journal, log, forwardTimeoutMs: 1_000 });
   return { router, hosts, release, loadStarted };
 }
 
@@ -80,5 +84,12 @@ describe('host router', () => {
     // Nothing to wait for once rebuilt, or for a host not being taken over.
     await router.settled('node-2');
     await router.settled('node-elsewhere');
+  });
+  it('stops the actors of the hosts whose lease moved away, and only those', async () => {
+    const { router, hosts, release } = setup();
+    release();
+    await router.takeOver(['node-3', 'node-4']);
+    router.release(['node-3', 'node-never-here']);
+    expect([...hosts.keys()]).toEqual(['node-4']);
   });
 });

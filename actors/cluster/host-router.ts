@@ -2,18 +2,34 @@ import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import type { Logger } from 'pino';
 import type { Bus, MessageHandler, RequestHandler, SubscribeOptions, Unsubscribe } from '../../bus/index.js';
 import { Subjects } from '../../bus/index.js';
-import type { Conductor } from '../conductor/index.js';
-import { reportFromItsHost } from '../conductor/index.js';
-import type { FencedJournal } from './fenced-journal.js';
+import { reportFromItsHost, type ReportStats } from '../conductor/index.js';
+import type { FencedJournal, HostState } from './fenced-journal.js';
 import type { LeaseTable } from './lease.js';
 
 type Kind = 'register' | 'inventory' | 'heartbeat' | 'health';
 type Route = { mine: true } | { mine: false; owner: string | undefined };
 const MINE: Route = Object.freeze({ mine: true as const });
 
+/**
+ * What the router does to the conductor whose hosts it routes. That conductor is built on the bus
+ * this router wraps, so it comes after the router: these reach it when called (a report, a lease
+ * change, a takeover), never while either is being built.
+ */
+export interface RoutedConductor {
+  /** Whether the host's actors are here. */
+  hasHost(host: string): boolean;
+  /** Rebuilds a host just claimed from what the database holds for it. */
+  adoptHost(host: HostState['host'], records: HostState['records']): void;
+  /** Stops a host's actors without writing: its lease moved. True when it was here. */
+  releaseHost(host: string): boolean;
+  /** Where reports that name another host than their subject's are counted. */
+  reportStats(): ReportStats;
+}
+
 export interface HostRouterOptions {
   /** The bus the router forwards on (the plain one, not the one it wraps for the conductor). */
   bus: Bus;
+  conductor: RoutedConductor;
   lease: LeaseTable;
   journal: FencedJournal;
   log: Logger;
@@ -46,24 +62,13 @@ export class HostRouter {
    * create an empty one), then be overwritten by the rebuild.
    */
   private adopting = new Map<string, { done: Promise<void>; fresh: boolean }>();
-  private c: Conductor | undefined;
-
-  /** The conductor whose hosts this router adopts and releases (it is built with the bus this router wraps). */
-  serve(c: Conductor): void {
-    this.c = c;
-  }
-
-  get conductor(): Conductor {
-    if (!this.c) throw new Error('the host router serves no conductor yet');
-    return this.c;
-  }
 
   /**
    * Whether `host` is ours by its lease but not rebuilt here yet: ARQ releases must not take a
    * host still being rebuilt for one whose accelerators are gone.
    */
   rebuilding(host: string): boolean {
-    return this.opts.lease.ownerOf(host) === this.opts.lease.id && (!this.c?.hosts.has(host) || this.adopting.has(host));
+    return this.opts.lease.ownerOf(host) === this.opts.lease.id && (!this.opts.conductor.hasHost(host) || this.adopting.has(host));
   }
 
   constructor(private readonly opts: HostRouterOptions) {}
@@ -110,7 +115,7 @@ export class HostRouter {
   /** The lease watch saw these hosts move away (or our lease lapse): stop writing them. */
   release(hosts: string[]): void {
     for (const name of hosts) {
-      if (this.conductor.releaseHost(name)) this.opts.log.warn({ host: name }, 'released a host: its lease is no longer ours');
+      if (this.opts.conductor.releaseHost(name)) this.opts.log.warn({ host: name }, 'released a host: its lease is no longer ours');
     }
   }
 
@@ -142,7 +147,7 @@ export class HostRouter {
   private async claim(host: string): Promise<Route> {
     const c = await this.opts.lease.claim(host);
     if (!c.mine) return { mine: false, owner: c.owner };
-    if (!this.conductor.hosts.has(host)) await this.adoptSoon(host, c.takeover);
+    if (!this.opts.conductor.hasHost(host)) await this.adoptSoon(host, c.takeover);
     return { mine: true };
   }
 
@@ -193,7 +198,7 @@ export class HostRouter {
   private async adopt(hosts: string[], fresh: boolean): Promise<void> {
     const state = await this.opts.journal.hostsState(hosts, fresh);
     for (const { host, records } of state) {
-      this.conductor.adoptHost(host, records);
+      this.opts.conductor.adoptHost(host, records);
       this.opts.log.info({ host: host.host, accelerators: records.size }, 'adopted a host from the database');
     }
     if (state.length > 0) this.opts.onAdopted?.(state.map((s) => s.host.host));
@@ -204,6 +209,7 @@ export class HostRouter {
     return new RoutedBus(
       inner,
       this,
+      this.opts.conductor,
       this.opts.lease.id,
       this.opts.forwardTimeoutMs,
       this.opts.redeliverForMs ?? 2 * this.opts.forwardTimeoutMs,
@@ -239,6 +245,7 @@ class RoutedBus implements Bus {
   constructor(
     private readonly inner: Bus,
     private readonly router: HostRouter,
+    private readonly conductor: RoutedConductor,
     private readonly me: string,
     private readonly timeoutMs: number,
     private readonly redeliverForMs: number,
@@ -355,7 +362,7 @@ class RoutedBus implements Bus {
   }
 
   private fromItsHost(subject: string, msg: unknown): boolean {
-    return reportFromItsHost(subject, msg as { host: string }, this.router.conductor.reportStats, this.log);
+    return reportFromItsHost(subject, msg as { host: string }, this.conductor.reportStats(), this.log);
   }
 }
 

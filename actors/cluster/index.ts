@@ -3,5 +3,5 @@
 
 export { ARQ_HOME, ArqHome } from './arq-home.js';
 export { FencedJournal } from './fenced-journal.js';
-export { HostRouter } from './host-router.js';
+export { HostRouter, type RoutedConductor } from './host-router.js';
 export { LeaseTable, hostKey } from './lease.js';

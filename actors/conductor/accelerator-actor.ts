@@ -10,7 +10,7 @@ import {
   type HealthSignal,
 } from '../../machines/index.js';
 import { whyRefused, type AcceleratorView, type DeployableT, type EventHub, type RequestMeta, type TransitionRecord } from '../../model/index.js';
-import { MachineHost, type Journal, type MachineOwner, type MachineRecord, type Passivation, type Restable, type StepSnapshot } from '../runtime/index.js';
+import { MachineHost, type AcceleratorRecord, type Journal, type MachineOwner, type Passivation, type Restable, type StepSnapshot } from '../runtime/index.js';
 import { stamped, startingRecordOf, tagsOf, type AcceleratorLogic } from './accelerator-logic.js';
 import { acceleratorViewOf, allowedOf, specFieldsOf, type AcceleratorSpec } from './accelerator-view.js';
 import { conditionNote, conditionTransition, warnCondition, warnIfDrained } from './condition.js';
@@ -41,7 +41,7 @@ export interface AcceleratorRuntime {
 
 export interface AcceleratorActorOptions {
   spec: AcceleratorSpec;
-  record?: MachineRecord;
+  record?: AcceleratorRecord;
   runtime: AcceleratorRuntime;
 }
 
@@ -51,7 +51,7 @@ export interface AcceleratorActorOptions {
  * accepted and the other gets TransitionInvalidError (HTTP 409) with the state and allowed events.
  * A request resolves once the machine has settled and every change it made is committed.
  */
-export class AcceleratorActor implements MachineOwner, Restable {
+export class AcceleratorActor implements MachineOwner<AcceleratorContext>, Restable {
   readonly id: string;
   private readonly rt: AcceleratorRuntime;
   private spec: AcceleratorSpec;
@@ -59,11 +59,11 @@ export class AcceleratorActor implements MachineOwner, Restable {
   /** The live machine, while awake (see Passivation); null at rest. */
   private m: MachineHost<AcceleratorLogic> | null = null;
   /** The machine's record while at rest (when awake, the live machine's is the truth). */
-  private current: MachineRecord;
+  private current: AcceleratorRecord;
   private lastUsed = 0;
   // Only the committed record is kept; views are built when asked (a 25-field view per actor
   // would be ~0.5 KB more of each of 100,000 actors).
-  private committedRecord: MachineRecord;
+  private committedRecord: AcceleratorRecord;
   private generation = 0;
   /** Transitions handed to the journal, and the last one whose commit is shown (see onTransition). */
   private submitted = 0;
@@ -112,7 +112,7 @@ export class AcceleratorActor implements MachineOwner, Restable {
   }
 
   /** The record of the machine now, awake or at rest. */
-  private record(): MachineRecord {
+  private record(): AcceleratorRecord {
     return this.m ? this.m.record() : this.current;
   }
 
@@ -154,7 +154,7 @@ export class AcceleratorActor implements MachineOwner, Restable {
   }
 
   get context(): AcceleratorContext {
-    return (this.m ? this.m.snapshot.context : this.current.context) as unknown as AcceleratorContext;
+    return this.m ? this.m.snapshot.context : this.current.context;
   }
 
   /** Whether any record of it is in the database (rebuilt from one, or a commit of it shown). */
@@ -163,7 +163,7 @@ export class AcceleratorActor implements MachineOwner, Restable {
   }
 
   /** The last persisted record: what a supervisor restarts this actor from. */
-  get lastCommitted(): MachineRecord {
+  get lastCommitted(): AcceleratorRecord {
     return this.committedRecord;
   }
 
@@ -294,7 +294,7 @@ export class AcceleratorActor implements MachineOwner, Restable {
   }
 
   /** MachineOwner: the state changed. Hands the change to the journal. */
-  onTransition(rec: Omit<TransitionRecord, 'kind' | 'id' | 'host'>, persisted: MachineRecord): Promise<void> {
+  onTransition(rec: Omit<TransitionRecord, 'kind' | 'id' | 'host'>, persisted: AcceleratorRecord): Promise<void> {
     const full: TransitionRecord = { kind: 'accelerator', id: this.id, host: this.spec.host, ...rec };
     if (this.rt.log.isLevelEnabled('info')) {
       this.rt.log.info({ acceleratorId: this.id, host: this.spec.host, from: rec.from, to: rec.to, event: rec.event, requestId: rec.requestId }, 'transition');
@@ -338,7 +338,7 @@ export class AcceleratorActor implements MachineOwner, Restable {
    * memory was reverted (`epoch`) is what the database now holds, later than what memory went
    * back to: memory takes it too.
    */
-  private show(seq: number, persisted: MachineRecord, full: TransitionRecord, epoch = this.resets): void {
+  private show(seq: number, persisted: AcceleratorRecord, full: TransitionRecord, epoch = this.resets): void {
     if (seq <= this.applied) return;
     this.applied = seq;
     this.committedRecord = persisted;
@@ -368,7 +368,7 @@ export class AcceleratorActor implements MachineOwner, Restable {
 
   /** Memory takes `record` (the committed one): the live machine, if any, is stopped. */
   private resetTo(
-    record: MachineRecord,
+    record: AcceleratorRecord,
     err: unknown = new CyborgError('persistence.unavailable', `accelerator ${this.id} went back to its committed state`),
   ): void {
     this.resets++;
@@ -384,7 +384,7 @@ export class AcceleratorActor implements MachineOwner, Restable {
    * A change answered 503 that the database had taken after all (the journal found its flush
    * committed when the database came back): it is the committed record now, shown and live.
    */
-  landed(record: MachineRecord): void {
+  landed(record: AcceleratorRecord): void {
     this.committedRecord = record;
     this.generation++;
     this.updatedAt = new Date().toISOString();
@@ -402,7 +402,7 @@ export class AcceleratorActor implements MachineOwner, Restable {
    * The view of the committed record — or, for an internal caller that acknowledges nothing
    * itself (`awaitCommit: false`), of the live one.
    */
-  private buildView(r: MachineRecord = this.committedRecord): AcceleratorView {
+  private buildView(r: AcceleratorRecord = this.committedRecord): AcceleratorView {
     const live = this.record();
     const settled = live.value === r.value && live.context === r.context;
     const { id, fields, unobserved, missing, generation, updatedAt } = this;

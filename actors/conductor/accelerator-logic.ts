@@ -13,7 +13,7 @@ import {
   type HealthPolicy,
 } from '../../machines/index.js';
 import type { TransitionRecord } from '../../model/index.js';
-import type { MachineRecord } from '../runtime/index.js';
+import type { AcceleratorRecord } from '../runtime/index.js';
 
 export type AcceleratorLogic = ReturnType<typeof acceleratorMachine.provide>;
 
@@ -24,8 +24,8 @@ type AcceleratorInput = { id: string; host: string; capacity: number };
  * machine file declares them (a fleet's cold start registers 100,000 of these: no throwaway
  * actor each).
  */
-export function initialRecordOf(input: AcceleratorInput): MachineRecord {
-  return { value: ACCELERATOR_INITIAL, context: initialContext(input) as unknown as Record<string, unknown> };
+export function initialRecordOf(input: AcceleratorInput): AcceleratorRecord {
+  return { value: ACCELERATOR_INITIAL, context: initialContext(input) };
 }
 
 /**
@@ -36,9 +36,9 @@ export function initialRecordOf(input: AcceleratorInput): MachineRecord {
  */
 export function startingRecordOf(
   logic: AcceleratorLogic,
-  saved: MachineRecord | undefined,
+  saved: AcceleratorRecord | undefined,
   input: AcceleratorInput,
-): { record: MachineRecord; recovery?: Omit<TransitionRecord, 'kind' | 'id' | 'host'> } {
+): { record: AcceleratorRecord; recovery?: Omit<TransitionRecord, 'kind' | 'id' | 'host'> } {
   if (!saved) return { record: initialRecordOf(input) };
   const { record, interrupted } = recoverInterrupted(logic, saved);
   if (interrupted === undefined) return { record };

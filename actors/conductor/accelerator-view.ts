@@ -1,7 +1,7 @@
-import { rpUuidOf } from '../../drivers/index.js';
+import { rpUuidOf } from '../../ids/index.js';
 import { allowedEvents, conditionTags, type AcceleratorContext, type AcceleratorEvent, type AcceleratorState } from '../../machines/index.js';
 import type { AcceleratorView, DeployableT, DeviceT } from '../../model/index.js';
-import type { MachineRecord } from '../runtime/index.js';
+import type { AcceleratorRecord } from '../runtime/index.js';
 import { tagsOf, type AcceleratorLogic } from './accelerator-logic.js';
 
 /** What discovery says about one accelerator: its device and its deployable. */
@@ -30,8 +30,8 @@ const ALLOWED_MEMO = new WeakMap<object, Map<string, string[]>>();
  * the state and a few context facts, so it is memoized by them: listing 10,000 accelerators must
  * not ask the machine 70,000 questions.
  */
-export function allowedOf(logic: AcceleratorLogic, r: MachineRecord, freeHandle: string | undefined): string[] {
-  const ctx = r.context as unknown as AcceleratorContext;
+export function allowedOf(logic: AcceleratorLogic, r: AcceleratorRecord, freeHandle: string | undefined): string[] {
+  const ctx = r.context;
   const free = freeHandle !== undefined;
   const key = `${r.value}|${ctx.allocations.length}|${free}|${ctx.error?.op ?? ''}|${ctx.resume ?? ''}|${ctx.program ? 1 : 0}|${conditionOf(ctx)}`;
   let memo = ALLOWED_MEMO.get(logic);
@@ -41,10 +41,10 @@ export function allowedOf(logic: AcceleratorLogic, r: MachineRecord, freeHandle:
   return answer;
 }
 
-function askMachine(logic: AcceleratorLogic, r: MachineRecord, freeHandle: string | undefined): string[] {
+function askMachine(logic: AcceleratorLogic, r: AcceleratorRecord, freeHandle: string | undefined): string[] {
   // Asked of the record's state and context, awake or at rest alike: guards are pure.
-  const snapshot = logic.resolveState({ value: r.value, context: r.context as unknown as AcceleratorContext } as never);
-  const ctx = r.context as unknown as AcceleratorContext;
+  const snapshot = logic.resolveState({ value: r.value, context: r.context } as never);
+  const ctx = r.context;
   return allowedEvents(snapshot, {
     ENABLE: { type: 'ENABLE' },
     DISABLE: { type: 'DISABLE' },
@@ -130,8 +130,8 @@ export interface ViewFacts {
  * The view of record `r` as the API and the UI show it; `allowed` is left empty by a caller whose
  * `r` is not what the machine holds now (a commit under way: the buttons would lie).
  */
-export function acceleratorViewOf(logic: AcceleratorLogic, r: MachineRecord, facts: ViewFacts, allowed: string[]): AcceleratorView {
-  const ctx = r.context as unknown as AcceleratorContext;
+export function acceleratorViewOf(logic: AcceleratorLogic, r: AcceleratorRecord, facts: ViewFacts, allowed: string[]): AcceleratorView {
+  const ctx = r.context;
   return {
     id: facts.id,
     host: facts.host,

@@ -15,13 +15,13 @@ import {
   NOT_YET,
   recoverInterrupted,
 } from '../../machines/index.js';
-import type { Journal, MachineRecord } from '../runtime/index.js';
+import type { ArqRecord, Journal, MachineRecord } from '../runtime/index.js';
 import { MachineHost } from '../runtime/index.js';
 import type { ArqView, EventHub, RequestMeta, TransitionRecord } from '../../model/index.js';
 
 export interface ArqActorOptions {
   input: Pick<ArqContext, 'uuid' | 'deviceProfileName' | 'deviceProfileGroupId' | 'projectId'>;
-  record?: MachineRecord;
+  record?: ArqRecord;
   createdAt?: string;
   /** The provided machine, shared by every ARQ of a conductor (see `arqLogic`). */
   logic: ArqLogic;
@@ -81,7 +81,7 @@ export class ArqActor {
   /** The latest commit handed to the journal was deferred: whoever waits for it must ask for it. */
   private deferredTail = false;
   /** What the database holds of it (null: its creation is not committed yet). */
-  private committedRecord: MachineRecord | null;
+  private committedRecord: ArqRecord | null;
   /** Times memory went back to the committed record (see `revert`). */
   private resets = 0;
   readonly createdAt: string;
@@ -91,7 +91,7 @@ export class ArqActor {
 
   constructor(private readonly opts: ArqActorOptions) {
     this.uuid = opts.input.uuid;
-    this.createdAt = opts.createdAt ?? (opts.record?.context.createdAt as string | undefined) ?? new Date().toISOString();
+    this.createdAt = opts.createdAt ?? opts.record?.context.createdAt ?? new Date().toISOString();
     this.committedRecord = opts.record ?? null;
     this.m = this.boot(opts.record);
     this.committed = this.buildView(this.createdAt);
@@ -104,7 +104,7 @@ export class ArqActor {
    * see `retry`), committed as a RECOVER transition like an accelerator's: the database must not
    * keep the effect's state while the view shows where it leads.
    */
-  private boot(from: MachineRecord | undefined): MachineHost<ArqLogic> {
+  private boot(from: ArqRecord | undefined): MachineHost<ArqLogic> {
     const recovered = from ? recoverInterrupted(this.opts.logic, from) : undefined;
     const m = new MachineHost({
       machine: this.opts.logic,
@@ -229,11 +229,11 @@ export class ArqActor {
     this.m.stop();
   }
 
-  private onTransition(rec: Omit<TransitionRecord, 'kind' | 'id' | 'host'>, persisted: MachineRecord): Promise<void> {
+  private onTransition(rec: Omit<TransitionRecord, 'kind' | 'id' | 'host'>, persisted: MachineRecord<ArqContext>): Promise<void> {
     const full: TransitionRecord = { kind: 'arq', id: this.uuid, ...rec };
     this.opts.log.info({ arqUuid: this.uuid, from: rec.from, to: rec.to, event: rec.event, requestId: rec.requestId }, 'arq transition');
     const deleted = rec.to === ArqStates.Deleted;
-    const record = { value: persisted.value, context: { ...persisted.context, createdAt: this.createdAt } };
+    const record: ArqRecord = { value: persisted.value, context: { ...persisted.context, createdAt: this.createdAt } };
     const defer = EFFECT_STATES.has(persisted.value);
     this.deferredTail = defer;
     const commit = this.opts.journal.commit(
@@ -292,7 +292,7 @@ export class ArqActor {
   }
 
   /** Memory takes `record`: a new machine from it; whoever waited on the old one is answered. */
-  private resetTo(record: MachineRecord): void {
+  private resetTo(record: ArqRecord): void {
     this.resets++;
     this.deferredTail = false;
     const old = this.m;
@@ -304,7 +304,7 @@ export class ArqActor {
    * A change answered 503 that the database had taken after all (its flush had committed when
    * the connection broke): memory and the view take it.
    */
-  landed(record: MachineRecord, deleted: boolean): void {
+  landed(record: ArqRecord, deleted: boolean): void {
     this.committedRecord = record;
     if (deleted) {
       this.opts.onDeleted?.(this.uuid);
@@ -314,8 +314,8 @@ export class ArqActor {
     this.committed = this.buildView(new Date().toISOString(), record);
   }
 
-  private buildView(at: string, persisted: MachineRecord = this.m.record()): ArqView {
-    const ctx = persisted.context as unknown as ArqContext;
+  private buildView(at: string, persisted: MachineRecord<ArqContext> = this.m.record()): ArqView {
+    const ctx = persisted.context;
     const state = persisted.value as ArqState;
     return {
       uuid: ctx.uuid,

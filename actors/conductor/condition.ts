@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { AcceleratorStates, type AcceleratorContext, type AcceleratorState } from '../../machines/index.js';
 import type { RequestMeta, TransitionRecord } from '../../model/index.js';
-import type { MachineRecord } from '../runtime/index.js';
+import type { AcceleratorRecord } from '../runtime/index.js';
 import { conditionOf, type AcceleratorSpec } from './accelerator-view.js';
 
 /**
@@ -74,10 +74,10 @@ export interface ConditionNote {
  * state: the machine host records only changes of state, so this one is committed apart. Null
  * when an observer would see nothing new (a hysteresis counter moved, nothing else).
  */
-export function conditionNote(before: MachineRecord, after: MachineRecord, cause: string): ConditionNote | null {
+export function conditionNote(before: AcceleratorRecord, after: AcceleratorRecord, cause: string): ConditionNote | null {
   if (after.value !== before.value || after.context === before.context) return null;
-  const ctx = after.context as unknown as AcceleratorContext;
-  const was = before.context as unknown as AcceleratorContext;
+  const ctx = after.context;
+  const was = before.context;
   // An operator's RELEASE changes only who holds the card (it stays in error): committed too.
   if (conditionOf(ctx) === conditionOf(was) && ctx.allocations.length === was.allocations.length) return null;
   const reason = ctx.health && ctx.health.status !== 'ok' ? (ctx.health.reason ?? undefined) : undefined;
@@ -101,8 +101,8 @@ export function warnCondition(log: Logger, id: string, spec: AcceleratorSpec, no
 }
 
 /** The end of a host's drain on one card: the last instance left it. */
-export function warnIfDrained(log: Logger, id: string, spec: AcceleratorSpec, from: string, persisted: MachineRecord, requestId: string | undefined): void {
-  const ctx = persisted.context as unknown as AcceleratorContext;
+export function warnIfDrained(log: Logger, id: string, spec: AcceleratorSpec, from: string, persisted: AcceleratorRecord, requestId: string | undefined): void {
+  const ctx = persisted.context;
   if (from !== AcceleratorStates.detaching || !ctx.maintenance?.host || ctx.allocations.length > 0) return;
   // The alert on a stuck drain is waiting for this line.
   log.warn(

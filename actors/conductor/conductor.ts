@@ -23,7 +23,7 @@ import {
   type RequestMeta,
   type TransitionRecord,
 } from '../../model/index.js';
-import type { Journal, MachineRecord, Recovered } from '../runtime/index.js';
+import type { AcceleratorRecord, Journal, Recovered } from '../runtime/index.js';
 import type { DocumentStore, DriverAdmin, UsageWindows } from '../services/index.js';
 import type { AcceleratorActor } from './accelerator-actor.js';
 import type { HostActor } from './host-actor.js';
@@ -118,7 +118,7 @@ export class Conductor implements ControlPlane, FleetSource {
   }
 
   /** Builds a host from its recorded state (a takeover: actors/cluster/host-router.ts). */
-  adoptHost(h: Recovered['hosts'][number], acceleratorRecords?: Map<string, MachineRecord>): HostActor {
+  adoptHost(h: Recovered['hosts'][number], acceleratorRecords?: Map<string, AcceleratorRecord>): HostActor {
     this.intake.forgetHost(h.host);
     return this.tree.adoptHost(h, acceleratorRecords);
   }

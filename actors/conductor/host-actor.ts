@@ -5,7 +5,7 @@ import type { Passivation } from '../runtime/index.js';
 import { AcceleratorActor, type AcceleratorRuntime } from './accelerator-actor.js';
 import type { AcceleratorLogic } from './accelerator-logic.js';
 import type { AcceleratorSpec } from './accelerator-view.js';
-import type { Journal, MachineRecord } from '../runtime/index.js';
+import type { AcceleratorRecord, HostRecord, Journal } from '../runtime/index.js';
 import { MachineHost } from '../runtime/index.js';
 import type { DeployableT, DeviceT, EventHub, HostView, RequestMeta } from '../../model/index.js';
 import { commandAgent } from './agent-command.js';
@@ -19,10 +19,10 @@ export interface HostActorOptions {
   hub: EventHub;
   log: Logger;
   timing: Timing;
-  record?: MachineRecord;
+  record?: HostRecord;
   drivers?: { name: string; version: string }[];
   devices?: DeviceT[];
-  acceleratorRecords?: Map<string, MachineRecord>;
+  acceleratorRecords?: Map<string, AcceleratorRecord>;
   /** Puts idle accelerators' machines to rest (one per conductor). */
   passivation: Passivation;
   /** The shared, provided machines (built once per conductor: see `hostLogic`, `acceleratorLogic`). */
@@ -276,7 +276,7 @@ export class HostActor {
     for (const a of this.accelerators.values()) a.system(event);
   }
 
-  private spawn(spec: AcceleratorSpec, record?: MachineRecord): AcceleratorActor {
+  private spawn(spec: AcceleratorSpec, record?: AcceleratorRecord): AcceleratorActor {
     this.runtime ??= {
       logic: this.opts.logic.accelerator,
       journal: this.opts.journal,

@@ -60,7 +60,7 @@ export function inventoryIds(devices: readonly DeviceT[]): string[] {
  * Why an inventory must not be believed, with its reason, or undefined: schemas bound its size and
  * strings; this is what they cannot see. Only a host that registered (or that the database already
  * knows) reports devices — an inventory for a ghost host would make one up — and what another host
- * holds stays that host's: ids derive from the host's own name (drivers/ids.ts), so a card that
+ * holds stays that host's: ids derive from the host's own name (ids/index.ts), so a card that
  * really moved is a new device on its new host, and a report naming another host's id is an agent
  * speaking for that host. `holderOf` knows any id it is asked (device, deployable, handle).
  */

@@ -3,7 +3,7 @@ import type { Bus } from '../../bus/index.js';
 import { CyborgError, NotFoundError } from '../../errors/index.js';
 import { acceleratorMachine, type ArqInput, ArqStates, type BoundTo } from '../../machines/index.js';
 import type { ArqHold, EventHub } from '../../model/index.js';
-import { Passivation, type Change, type Journal, type MachineRecord, type Recovered } from '../runtime/index.js';
+import { Passivation, type AcceleratorRecord, type ArqRecord, type Change, type Journal, type Recovered } from '../runtime/index.js';
 import type { HeldHandle } from '../services/index.js';
 import { AcceleratorIndex } from './accelerator-index.js';
 import type { AcceleratorActor } from './accelerator-actor.js';
@@ -96,9 +96,9 @@ export class Supervisor {
 
   /** Rebuilds every host, accelerator and ARQ from the journal's committed state. */
   recover(state: Recovered): void {
-    const records = new Map<string, Map<string, MachineRecord>>();
+    const records = new Map<string, Map<string, AcceleratorRecord>>();
     for (const a of state.accelerators) {
-      const m = records.get(a.host) ?? new Map<string, MachineRecord>();
+      const m = records.get(a.host) ?? new Map<string, AcceleratorRecord>();
       m.set(a.id, a.record);
       records.set(a.host, m);
     }
@@ -110,7 +110,7 @@ export class Supervisor {
    * Builds a host from its recorded state, replacing any actor of that name: a conductor taking
    * over a host whose lease another conductor held (roles/conductor.ts, actors/cluster/host-router.ts).
    */
-  adoptHost(h: Recovered['hosts'][number], acceleratorRecords?: Map<string, MachineRecord>): HostActor {
+  adoptHost(h: Recovered['hosts'][number], acceleratorRecords?: Map<string, AcceleratorRecord>): HostActor {
     this.hosts.get(h.host)?.stop();
     const actor = this.build(h, acceleratorRecords);
     this.opts.onChange();
@@ -140,7 +140,7 @@ export class Supervisor {
     this.index.addHost(host);
   }
 
-  spawnArq(input: ArqInput, record?: MachineRecord): ArqActor {
+  spawnArq(input: ArqInput, record?: ArqRecord): ArqActor {
     const arq: ArqActor = new ArqActor({
       input,
       record,
@@ -159,7 +159,7 @@ export class Supervisor {
   adoptArqs(arqs: Recovered['arqs']): void {
     this.dropArqs();
     for (const a of arqs) {
-      const ctx = a.record.context as unknown as ArqInput;
+      const ctx = a.record.context;
       this.spawnArq(
         { uuid: a.uuid, deviceProfileName: ctx.deviceProfileName, deviceProfileGroupId: ctx.deviceProfileGroupId, projectId: ctx.projectId },
         a.record,
@@ -180,7 +180,7 @@ export class Supervisor {
       const actor = this.arqs.get(c.uuid);
       if (actor) actor.landed(c.record, c.deleted);
       else if (!c.deleted) {
-        const ctx = c.record.context as unknown as ArqInput;
+        const ctx = c.record.context;
         this.spawnArq(
           { uuid: c.uuid, deviceProfileName: ctx.deviceProfileName, deviceProfileGroupId: ctx.deviceProfileGroupId, projectId: ctx.projectId },
           c.record,
@@ -269,7 +269,7 @@ export class Supervisor {
     this.passivation.stop();
   }
 
-  private build(h: Recovered['hosts'][number], acceleratorRecords?: Map<string, MachineRecord>): HostActor {
+  private build(h: Recovered['hosts'][number], acceleratorRecords?: Map<string, AcceleratorRecord>): HostActor {
     const actor = new HostActor({ ...this.hostOptions(h.host), record: h.record, drivers: h.drivers, devices: h.devices, acceleratorRecords });
     this.hosts.set(h.host, actor);
     this.index.addHost(actor);

@@ -2,7 +2,7 @@
 // and the journal port actors hand their changes to (db/ implements it).
 
 export { MemoryJournal } from './journal.js';
-export type { Change, CommitOptions, Journal, MachineRecord, Recovered } from './journal.js';
+export type { AcceleratorRecord, ArqRecord, Change, CommitOptions, HostRecord, Journal, MachineRecord, Recovered } from './journal.js';
 export { MachineHost } from './machine-host.js';
 export type { MachineOwner, StepSnapshot } from './machine-host.js';
 export { Passivation } from './passivation.js';

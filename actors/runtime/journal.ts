@@ -1,25 +1,31 @@
+import type { AcceleratorContext, ArqContext, HostContext } from '../../machines/index.js';
 import { decodeCursor, encodeCursor, type AuditEntry, type AuditPage, type AuditQuery, type DeviceT, type TransitionRecord } from '../../model/index.js';
 
 /** The persisted form of a machine: plain state name and context, nothing else. */
-export interface MachineRecord {
+export interface MachineRecord<C = Record<string, unknown>> {
   value: string;
-  context: Record<string, unknown>;
+  context: C;
 }
+
+export type HostRecord = MachineRecord<HostContext>;
+export type AcceleratorRecord = MachineRecord<AcceleratorContext>;
+/** The machine keeps no clock: its actor stamps the ARQ's creation time into the record it commits. */
+export type ArqRecord = MachineRecord<ArqContext & { createdAt?: string }>;
 
 /** A change an actor hands to persistence. Several changes of one commit are one transaction. */
 export type Change =
-  | { type: 'host'; host: string; record: MachineRecord; drivers: { name: string; version: string }[] }
+  | { type: 'host'; host: string; record: HostRecord; drivers: { name: string; version: string }[] }
   | { type: 'inventory'; host: string; devices: DeviceT[] }
-  | { type: 'accelerator'; id: string; host: string; record: MachineRecord }
-  | { type: 'arq'; uuid: string; record: MachineRecord; deleted: boolean }
+  | { type: 'accelerator'; id: string; host: string; record: AcceleratorRecord }
+  | { type: 'arq'; uuid: string; record: ArqRecord; deleted: boolean }
   | { type: 'transition'; record: TransitionRecord }
   | { type: 'document'; collection: string; id: string; body: Record<string, unknown> | null };
 
 /** Everything needed to rebuild the actor tree after a restart. */
 export interface Recovered {
-  hosts: { host: string; record: MachineRecord; drivers: { name: string; version: string }[]; devices: DeviceT[] }[];
-  accelerators: { id: string; host: string; record: MachineRecord }[];
-  arqs: { uuid: string; record: MachineRecord }[];
+  hosts: { host: string; record: HostRecord; drivers: { name: string; version: string }[]; devices: DeviceT[] }[];
+  accelerators: { id: string; host: string; record: AcceleratorRecord }[];
+  arqs: { uuid: string; record: ArqRecord }[];
   documents: { collection: string; id: string; body: Record<string, unknown> }[];
 }
 
@@ -109,7 +115,9 @@ export class MemoryJournal implements Journal {
       }
       case 'inventory': {
         const prev = this.hosts.get(c.host);
-        this.hosts.set(c.host, { host: c.host, record: prev?.record ?? { value: 'online', context: {} }, drivers: prev?.drivers ?? [], devices: c.devices });
+        // No host record yet: an empty context, typed as a host's, as db/load.ts gives such a host back.
+        const record = prev?.record ?? { value: 'online', context: {} as HostContext };
+        this.hosts.set(c.host, { host: c.host, record, drivers: prev?.drivers ?? [], devices: c.devices });
         break;
       }
       case 'accelerator':

@@ -1,10 +1,10 @@
-import { createActor, type Actor, type AnyStateMachine, type InspectionEvent, type SnapshotFrom, type StateValueFrom } from 'xstate';
+import { createActor, type Actor, type AnyStateMachine, type ContextFrom, type InspectionEvent, type SnapshotFrom, type StateValueFrom } from 'xstate';
 import type { MachineRecord } from './journal.js';
 import type { RequestMeta, TransitionRecord } from '../../model/index.js';
 import { isFailureState, type TransitionEnd } from '../../machines/index.js';
 
 /** Called once per state change, with the event that caused it. */
-export type TransitionSink = (record: Omit<TransitionRecord, 'kind' | 'id' | 'host'>, persisted: MachineRecord) => void;
+export type TransitionSink<C = Record<string, unknown>> = (record: Omit<TransitionRecord, 'kind' | 'id' | 'host'>, persisted: MachineRecord<C>) => void;
 
 /** The face of a snapshot an owner reads after each step. */
 export interface StepSnapshot {
@@ -14,8 +14,8 @@ export interface StepSnapshot {
 }
 
 /** What a hosted machine reports to the actor that owns it. */
-export interface MachineOwner {
-  onTransition: TransitionSink;
+export interface MachineOwner<C = Record<string, unknown>> {
+  onTransition: TransitionSink<C>;
   /** The machine's actor stopped with an error (an action or guard threw). */
   onCrash(err: unknown): void;
   /** After every macrostep, changed state or not, with the snapshot the actor now holds. */
@@ -27,8 +27,8 @@ export interface MachineHostOptions<M extends AnyStateMachine> {
   /** The machine's input when it starts fresh (ignored when `record` is given). */
   input?: unknown;
   /** Restore from a persisted record instead of starting fresh. */
-  record?: MachineRecord;
-  owner: MachineOwner;
+  record?: MachineRecord<ContextFrom<M>>;
+  owner: MachineOwner<ContextFrom<M>>;
 }
 
 export const NO_META: RequestMeta = Object.freeze({});
@@ -36,8 +36,8 @@ export const NO_META: RequestMeta = Object.freeze({});
 /** A machine's state names, as XState infers them from its config (every machine here is flat). */
 type StateOf<M extends AnyStateMachine> = Extract<StateValueFrom<M>, string>;
 
-/** The host of each hosted actor, for the one inspector every actor shares. */
-const HOSTS = new WeakMap<object, MachineHost<AnyStateMachine>>();
+/** The host of each hosted actor, for the one inspector every actor shares (it only calls `step`). */
+const HOSTS = new WeakMap<object, Pick<MachineHost<AnyStateMachine>, 'step'>>();
 
 /**
  * XState's inspection: after each macrostep an actor reports `@xstate.snapshot` with the event
@@ -46,10 +46,11 @@ const HOSTS = new WeakMap<object, MachineHost<AnyStateMachine>>();
  */
 function inspect(ev: InspectionEvent): void {
   if (ev.type !== '@xstate.snapshot') return;
+  // XState types an inspected snapshot as any actor's; the actors registered here are machines.
   HOSTS.get(ev.actorRef)?.step(ev.snapshot as unknown as SnapshotOf, ev.event as { type: string } & Record<string, unknown>);
 }
 
-type SnapshotOf = StepSnapshot & { context: Record<string, unknown> };
+type SnapshotOf<C = unknown> = StepSnapshot & { context: C };
 
 /**
  * Runs one XState actor and turns its state changes into transition records, for every machine
@@ -64,13 +65,13 @@ export class MachineHost<M extends AnyStateMachine> {
   readonly actor: Actor<M>;
   private lastValue: TransitionEnd;
   private meta: RequestMeta = NO_META;
-  private readonly owner: MachineOwner;
+  private readonly owner: MachineOwner<ContextFrom<M>>;
 
   constructor(opts: MachineHostOptions<M>) {
     this.owner = opts.owner;
     const snapshot = opts.record ? restorable(opts.machine, opts.record) : undefined;
     this.actor = createActor(opts.machine, { input: opts.input, snapshot, inspect } as never) as Actor<M>;
-    HOSTS.set(this.actor, this as unknown as MachineHost<AnyStateMachine>);
+    HOSTS.set(this.actor, this);
     this.lastValue = this.value as TransitionEnd;
     this.actor.subscribe({ error: (err: unknown) => this.owner.onCrash(err) });
   }
@@ -93,15 +94,16 @@ export class MachineHost<M extends AnyStateMachine> {
   }
 
   /** The machine's state and context now. */
-  record(): MachineRecord {
-    const s = this.actor.getSnapshot() as SnapshotOf;
+  record(): MachineRecord<ContextFrom<M>> {
+    const s = this.actor.getSnapshot() as SnapshotOf<ContextFrom<M>>;
     // XState never mutates a context (assign makes a new one), so the record can share it.
     return { value: String(s.value), context: s.context };
   }
 
   /** The record to keep while the machine is at rest: XState's persisted snapshot of it. */
-  persisted(): MachineRecord {
-    const p = this.actor.getPersistedSnapshot() as unknown as { value: unknown; context: Record<string, unknown> };
+  persisted(): MachineRecord<ContextFrom<M>> {
+    // XState types a persisted snapshot as any actor's; a machine's carries its value and context.
+    const p = this.actor.getPersistedSnapshot() as unknown as { value: unknown; context: ContextFrom<M> };
     return { value: String(p.value), context: p.context };
   }
 
@@ -112,7 +114,7 @@ export class MachineHost<M extends AnyStateMachine> {
   }
 
   /** @internal The shared inspector's report of one macrostep of this host's actor. */
-  step(snap: SnapshotOf, event: { type: string } & Record<string, unknown>): void {
+  step(snap: SnapshotOf<ContextFrom<M>>, event: { type: string } & Record<string, unknown>): void {
     if (snap.status === 'error') return;
     // One of the machine's own state names: XState reports nothing else.
     const to = String(snap.value) as TransitionEnd;
@@ -126,7 +128,7 @@ export class MachineHost<M extends AnyStateMachine> {
 }
 
 /** A record as the snapshot XState restores an actor from (`createActor(machine, { snapshot })`). */
-function restorable(machine: AnyStateMachine, record: MachineRecord): unknown {
+function restorable<M extends AnyStateMachine>(machine: M, record: MachineRecord<ContextFrom<M>>): unknown {
   return machine.resolveState({ value: record.value, context: record.context } as never);
 }
 
@@ -140,7 +142,7 @@ function restorable(machine: AnyStateMachine, record: MachineRecord): unknown {
 export function changeOf(
   from: TransitionEnd,
   to: TransitionEnd,
-  context: Record<string, unknown>,
+  context: object,
   event: { type: string } & Record<string, unknown>,
   meta: RequestMeta,
 ): Omit<TransitionRecord, 'kind' | 'id' | 'host'> {

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { Bus } from '../../bus/index.js';
 import { DriverCommandMessage, DriverCommandReply, type DriverCommandMsg, type DriverStateMsg } from '../../bus/index.js';
 import { Subjects } from '../../bus/index.js';
-import { stableId } from '../../drivers/index.js';
+import { stableId } from '../../ids/index.js';
 import { CyborgError, DriverError, isCyborgError } from '../../errors/index.js';
 import { attachInstance, detachInstance, type Settle } from './instance-attach.js';
 import { DriverRuns, type DriverOp, type DriverRecord } from './driver-run.js';

@@ -110,14 +110,14 @@ export class DriverRuns {
 }
 
 /** A driver's record as its lifecycle machine's. */
-function machineRecordOf(r: DriverRecord): MachineRecord {
+function machineRecordOf(r: DriverRecord): MachineRecord<DriverContext> {
   const context: DriverContext = { id: r.id, host: r.host, name: r.name, version: r.version, lastError: r.lastError as DriverContext['lastError'] };
-  return { value: r.installed ? 'installed' : 'uninstalled', context: context as unknown as Record<string, unknown> };
+  return { value: r.installed ? 'installed' : 'uninstalled', context };
 }
 
 /** The record of a lifecycle machine at rest, stamped `at` (a new failure gets that time too). */
-function driverRecordOf(m: MachineRecord, at: string): DriverRecord {
-  const c = m.context as unknown as DriverContext;
+function driverRecordOf(m: MachineRecord<DriverContext>, at: string): DriverRecord {
+  const c = m.context;
   return {
     id: c.id,
     host: c.host,

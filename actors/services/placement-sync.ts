@@ -1,7 +1,7 @@
 import pLimit from 'p-limit';
 import type { Logger } from 'pino';
 import { createActor, fromPromise, type Actor } from 'xstate';
-import { placementSyncMachine, type PassResult, type SyncWork } from '../../machines/placement-sync.js';
+import { placementSyncMachine, type PassResult, type SyncWork } from '../../machines/index.js';
 import { placementAllocations, type ProviderAllocations } from './allocation-guard.js';
 import { microversionAtLeast, MIN_MICROVERSION, type PlacementClient } from '../../openstack/placement/index.js';
 import { desiredOf } from '../../openstack/placement/index.js';

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
 import { randomUUID } from 'node:crypto';
-import { stableId } from '../../drivers/index.js';
+import { stableId } from '../../ids/index.js';
 import type { Catalogue } from './catalogue.js';
 import { empty, helpers, type V2Deps } from './context.js';
 import { checkUuid, notFound, v2Error } from './errors.js';

@@ -21,7 +21,8 @@ import { buildApi } from '../../api/server.js';
 import { connectBus } from '../../bus/index.js';
 import { Subjects } from '../../bus/index.js';
 import { RemoteControlPlane } from '../../control/index.js';
-import { FakeDriver, NAMESPACE_DNS, uuid3, DriverRegistry } from '../../drivers/index.js';
+import { FakeDriver, DriverRegistry } from '../../drivers/index.js';
+import { NAMESPACE_DNS, uuid3 } from '../../ids/index.js';
 import { breakdown, call, lifecycle, pct, type CycleAcks } from './lifecycle.js';
 import { admin, PG, startedWhenReady, until } from './setup.js';
 

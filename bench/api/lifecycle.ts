@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Pool } from 'undici';
-import { NAMESPACE_DNS, uuid3 } from '../../drivers/index.js';
+import { NAMESPACE_DNS, uuid3 } from '../../ids/index.js';
 import { ArqStates } from '../../machines/index.js';
 
 export type Headers = Record<string, string>;

@@ -8,7 +8,7 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import type { ControlPlane } from '../../model/index.js';
-import { NAMESPACE_DNS, uuid3 } from '../../drivers/index.js';
+import { NAMESPACE_DNS, uuid3 } from '../../ids/index.js';
 import { AcceleratorStates } from '../../machines/index.js';
 
 export interface SseSectionOptions {

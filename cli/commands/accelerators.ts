@@ -1,10 +1,9 @@
 import { Option, type Command } from 'commander';
-import { acceleratorMachine } from '../../machines/accelerator.js';
+import { acceleratorMachine, AcceleratorStates } from '../../machines/index.js';
 import { ApiError } from '../client.js';
 import { fields, table, UsageError, withProgress, type Io } from '../output.js';
 import { act, apiCommand, group, printJson, type Ctx } from './common.js';
 import type { AcceleratorView } from '../../model/index.js';
-import { AcceleratorStates } from '../../machines/index.js';
 
 const path = (id: string): string => `/accelerators/${encodeURIComponent(id)}`;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

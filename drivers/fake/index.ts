@@ -14,7 +14,7 @@ import type {
   UsageReporter,
 } from '../driver.js';
 import type { BoundHandle, BoundRestorer, HostObserver, Observation } from '../abilities.js';
-import { sanitizeName, stableId } from '../ids.js';
+import { sanitizeName, stableId } from '../../ids/index.js';
 import type { AttachHandleT } from '../../model/index.js';
 
 export interface FakeDriverOptions {

@@ -1,4 +1,4 @@
-import { sanitizeName, stableId } from '../ids.js';
+import { sanitizeName, stableId } from '../../ids/index.js';
 import type { AllowEntry, AllowList } from './allow-list.js';
 import { pciInfo, pyJson, slotOf } from './pci.js';
 import type { PciFunction } from './sysfs.js';

@@ -1,4 +1,4 @@
-import { stableId } from '../ids.js';
+import { stableId } from '../../ids/index.js';
 import type { Discovery } from './discover.js';
 import type { MdevType, PciFunction } from './sysfs.js';
 import type { BackendService } from '../../model/index.js';

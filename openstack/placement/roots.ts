@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { stableId } from '../../drivers/index.js';
+import { stableId } from '../../ids/index.js';
 import type { PlacementClient } from './client.js';
 import { isPlacementError } from './errors.js';
 

@@ -4,7 +4,7 @@ import type { Conductor } from '../../actors/conductor/index.js';
 import type { Journal } from '../../actors/runtime/index.js';
 import type { V2Settings } from '../../api/v2/index.js';
 import type { FakeDriver } from '../../drivers/fake/index.js';
-import { NAMESPACE_DNS, uuid3 } from '../../drivers/ids.js';
+import { NAMESPACE_DNS, uuid3 } from '../../ids/index.js';
 import { quietLogger } from '../support/log.js';
 import { startStack } from '../support/stack.js';
 

@@ -1,6 +1,6 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../config/index.js';
-import { NAMESPACE_DNS, uuid3 } from '../../drivers/ids.js';
+import { NAMESPACE_DNS, uuid3 } from '../../ids/index.js';
 import { enabledDrivers } from '../../roles/drivers.js';
 import { buildHost, NVIDIA_HOST } from '../fixtures/vendors/hosts.js';
 import { deleteTree, readProvider, uniqueHost } from '../placement/harness.js';

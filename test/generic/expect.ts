@@ -1,4 +1,4 @@
-import { sanitizeName, stableId } from '../../drivers/ids.js';
+import { sanitizeName, stableId } from '../../ids/index.js';
 import type { AttachHandleT, DeployableT, DeviceT } from '../../model/index.js';
 
 /** Helpers that spell out expected discovery results; ids follow the documented formulas. */

@@ -5,6 +5,7 @@ import type { PgJournal } from '../../db/pg-journal.js';
 import { svc } from '../services.js';
 import { freshDatabase, openTestJournal, query } from '../support/database.js';
 import { PgProxy } from './pg-proxy.js';
+import { recordOf } from '../support/records.js';
 
 /** The two changes an accelerator actor commits per transition. */
 function transition(id: string, n: number): Change[] {
@@ -12,7 +13,7 @@ function transition(id: string, n: number): Change[] {
   const from = (n === 0 ? 'inactive' : `s${n - 1}`) as TransitionRecord['from'];
   const to = `s${n}` as TransitionRecord['to'];
   return [
-    { type: 'accelerator', id, host: 'h1', record: { value: to, context: { id, n } } },
+    { type: 'accelerator', id, host: 'h1', record: recordOf(to, { id, n }) },
     { type: 'transition', record: { kind: 'accelerator', id, host: 'h1', event: 'STEP', from, to, at: new Date().toISOString(), requestId: `${id}-${n}` } },
   ];
 }

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate, openOrm } from '../../db/config.js';
 import { PgJournal } from '../../db/pg-journal.js';
-import { NAMESPACE_DNS, uuid3 } from '../../drivers/ids.js';
+import { NAMESPACE_DNS, uuid3 } from '../../ids/index.js';
 import { startAllInOne, type Running } from '../../roles/all-in-one.js';
 import { svc } from '../services.js';
 import { freshDatabase } from '../support/database.js';

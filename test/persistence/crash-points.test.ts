@@ -4,7 +4,7 @@ import type { Change, CommitOptions } from '../../actors/runtime/index.js';
 import type { TransitionRecord } from '../../model/index.js';
 import { migrate, openOrm } from '../../db/config.js';
 import { PgJournal } from '../../db/pg-journal.js';
-import { NAMESPACE_DNS, uuid3 } from '../../drivers/ids.js';
+import { NAMESPACE_DNS, uuid3 } from '../../ids/index.js';
 import { startAllInOne, type Running } from '../../roles/all-in-one.js';
 import { svc } from '../services.js';
 import { freshDatabase, query } from '../support/database.js';

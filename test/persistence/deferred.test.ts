@@ -6,11 +6,12 @@ import { PgJournal } from '../../db/pg-journal.js';
 import { svc } from '../services.js';
 import { freshDatabase, query } from '../support/database.js';
 import { quietLogger } from '../support/log.js';
+import { recordOf } from '../support/records.js';
 
 /** One accelerator transition as an actor commits it. */
 function step(id: string, to: TransitionRecord['to'], at: string): Change[] {
   return [
-    { type: 'accelerator', id, host: 'h1', record: { value: to, context: {} } },
+    { type: 'accelerator', id, host: 'h1', record: recordOf(to) },
     { type: 'transition', record: { kind: 'accelerator', id, host: 'h1', event: 'E', from: 'inactive', to, at } },
   ];
 }

@@ -4,6 +4,7 @@ import type { PgJournal } from '../../db/pg-journal.js';
 import { FakeDriver } from '../../drivers/fake/index.js';
 import { svc } from '../services.js';
 import { freshDatabase, openTestJournal, query } from '../support/database.js';
+import { recordOf } from '../support/records.js';
 
 const TABLES = [
   'accelerators',
@@ -153,7 +154,7 @@ describe.skipIf(!svc.postgres)('persistence: schema and round trips (PostgreSQL)
       updatedAt: null,
     };
     await journal.commit([
-      { type: 'accelerator', id: 'acc-1', host: 'compute-1', record: { value: 'ready', context: { id: 'acc-1', allocations: [] } } },
+      { type: 'accelerator', id: 'acc-1', host: 'compute-1', record: recordOf('ready', { id: 'acc-1', allocations: [] }) },
       {
         type: 'transition',
         record: { kind: 'accelerator', id: 'acc-1', host: 'compute-1', event: 'ENABLE', from: 'inactive', to: 'installing', at, actor: 'op', requestId: 'r1' },
@@ -203,7 +204,7 @@ describe.skipIf(!svc.postgres)('persistence: schema and round trips (PostgreSQL)
     expect((await journal.history('acc-1', 1)).map((h) => h.to)).toEqual(['ready']);
 
     await journal.commit([
-      { type: 'arq', uuid: 'arq-1', record: { value: 'Deleted', context: {} }, deleted: true },
+      { type: 'arq', uuid: 'arq-1', record: recordOf('Deleted'), deleted: true },
       { type: 'document', collection: 'device_profiles', id: profile.uuid, body: null },
     ]);
     const later = await journal.load();

@@ -8,6 +8,7 @@ import { freshDatabase, openTestJournal, query } from '../support/database.js';
 import { PgProxy } from './pg-proxy.js';
 import { act, ready, requestIdOf, startStack } from './stack.js';
 import { eventually } from '../support/eventually.js';
+import { recordOf } from '../support/records.js';
 
 const NOVA = { 'x-auth-token': 'admin', 'content-type': 'application/json' };
 
@@ -230,7 +231,7 @@ describe.skipIf(!svc.postgres)('persistence: a stop while the database is away (
   });
 
   it('does not hang: what was never acknowledged is answered "shutting down", and nothing is left unhandled', async () => {
-    const change = (n: number): Change[] => [{ type: 'accelerator', id: `stop-${n}`, host: 'h1', record: { value: 'enabled', context: {} } }];
+    const change = (n: number): Change[] => [{ type: 'accelerator', id: `stop-${n}`, host: 'h1', record: recordOf('enabled') }];
     await journal.commit(change(0));
     proxy.cut();
     const waiting = journal.commit(change(1)).then(
@@ -276,7 +277,7 @@ describe.skipIf(!svc.postgres)('persistence: 503 means "not done" (PostgreSQL)',
 
   /** One accelerator's transition: a row and a log line, as an actor commits it. */
   const step = (id: string): Change[] => [
-    { type: 'accelerator', id, host: 'h1', record: { value: 'ready', context: {} } },
+    { type: 'accelerator', id, host: 'h1', record: recordOf('ready') },
     { type: 'transition', record: { kind: 'accelerator', id, host: 'h1', event: 'ENABLE', from: 'inactive', to: 'ready', at: new Date().toISOString() } },
   ];
   const outcome = (p: Promise<void>): Promise<string> =>

@@ -6,11 +6,12 @@ import { svc } from '../services.js';
 import { freshDatabase, openTestJournal, query } from '../support/database.js';
 import { PgProxy } from './pg-proxy.js';
 import { eventually } from '../support/eventually.js';
+import { recordOf } from '../support/records.js';
 
 /** One transition of accelerator `id` as its actor commits it; `n` is the commit's place in the test's order (and its state's name). */
 function step(id: string, n: number): Change[] {
   return [
-    { type: 'accelerator', id, host: 'h1', record: { value: `s${n}`, context: { id, n } } },
+    { type: 'accelerator', id, host: 'h1', record: recordOf(`s${n}`, { id, n }) },
     {
       type: 'transition',
       record: {

@@ -5,11 +5,12 @@ import type { PgJournal } from '../../db/pg-journal.js';
 import { CyborgError } from '../../errors/index.js';
 import { svc } from '../services.js';
 import { freshDatabase, openTestJournal, query } from '../support/database.js';
+import { recordOf } from '../support/records.js';
 
 /** The two changes an accelerator actor commits per transition; `to` any string (the journal's bounds are under test). */
 function transition(id: string, to: string, at = new Date().toISOString(), host = 'h1'): Change[] {
   return [
-    { type: 'accelerator', id, host, record: { value: to, context: { id } } },
+    { type: 'accelerator', id, host, record: recordOf(to, { id }) },
     {
       type: 'transition',
       record: { kind: 'accelerator', id, host, event: 'STEP', from: 'inactive', to: to as TransitionRecord['to'], at, requestId: `${id}-${to.length}` },

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { register } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
-import { uuid3, NAMESPACE_DNS } from '../../drivers/ids.js';
+import { uuid3, NAMESPACE_DNS } from '../../ids/index.js';
 import { svc } from '../services.js';
 import {
   allInSync,

@@ -1,7 +1,7 @@
 /** The shared contracts' types (model/, machines/), imported so the page and the server cannot drift apart. */
-export type { GraphState, GraphTransition, MachineGraph } from '../../machines/graph.js';
+export type { GraphState, GraphTransition, MachineGraph } from '../../machines/index.js';
 
-import type { MachineGraph } from '../../machines/graph.js';
+import type { MachineGraph } from '../../machines/index.js';
 import type { AcceleratorView, ArqView, HostView } from '../../model/index.js';
 export type { AcceleratorUsage, AcceleratorView, AuditEntry, ArqView, HostUsage, HostView, TransitionRecord, UsageSample } from '../../model/index.js';
 export type { DrainView, EventBatch, StreamEvent } from '../../model/index.js';

@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { eventLabel } from '../../../machines/graph.js';
+import { eventLabel } from '../../../machines/index.js';
 import { api } from '../api.js';
 import type { Store } from '../store.js';
 import type { AcceleratorView, ArqView, HostView, Machines, TransitionRecord } from '../types.js';

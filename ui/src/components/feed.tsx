@@ -1,9 +1,8 @@
 import { useEffect, useState } from 'preact/hooks';
-import { eventLabel } from '../../../machines/graph.js';
+import { eventLabel, isFailureState } from '../../../machines/index.js';
 import { api, describeError } from '../api.js';
 import { session } from '../auth.js';
 import type { AuditEntry, StreamEvent } from '../types.js';
-import { isFailureState } from '../../../machines/states.js';
 
 export interface FeedProps {
   events: StreamEvent[];

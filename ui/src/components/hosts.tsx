@@ -1,7 +1,7 @@
 import { summaryOf, type HostSummary } from '../select.js';
 import type { HostView } from '../types.js';
 import { VirtualList } from './virtual-list.js';
-import { HostStates } from '../../../machines/states.js';
+import { HostStates } from '../../../machines/index.js';
 
 export interface HostsProps {
   hosts: HostView[];

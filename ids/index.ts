@@ -1,3 +1,6 @@
+// The ids every room derives from stable facts (a resource provider's uuid3, an attribute's or a
+// control path's id): on the ground floor, so that the api, the database and the Placement client
+// take them without loading the drivers. Pure: node:crypto only, no room of ours.
 import { hash } from 'node:crypto';
 
 /** RFC 4122 DNS namespace, the one Cyborg passes to uuid3 for resource-provider uuids. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { NAMESPACE_DNS, stableId, uuid3 } from './ids.js';
+import { NAMESPACE_DNS, stableId, uuid3 } from './index.js';
 
 describe('name-based ids', () => {
   it('computes uuid3 as Python does (Cyborg names resource providers with it)', () => {
