@@ -68,7 +68,14 @@ export async function nothingAcknowledgedUndone(api: RemoteControlPlane, databas
     { what: 'every acknowledged create present and every acknowledged delete done', timeoutMs: 90_000 },
   );
   expect(acks.deleted.size).toBeGreaterThan(0);
-  await eventually(async () => (await leakedAllocations(databaseUrl)).length === 0, { what: 'no handle held for a gone ARQ', timeoutMs: 60_000 });
+  await eventually(
+    async () => {
+      const leaks = await leakedAllocations(databaseUrl);
+      if (leaks.length > 0) throw new Error(leaks.join('; '));
+      return true;
+    },
+    { what: 'no handle held for a gone ARQ', timeoutMs: 60_000 },
+  );
   // Waited for, then compared: a view still apart fails with the differences, not a timeout.
   await eventually(async () => (await viewDiffersFromDb(api, databaseUrl)).length === 0, {
     what: "the api's view equal to the database",

@@ -59,10 +59,11 @@ export async function leakedAllocations(databaseUrl: string): Promise<string[]> 
     query<AccRow>(databaseUrl, 'select id, host, state, context from accelerators'),
     query<ArqRow>(databaseUrl, 'select uuid, state from extended_accelerator_requests'),
   ]);
-  const live = new Set(arqRows.filter((r) => r.state === 'Bound' || r.state === 'BindStarted').map((r) => r.uuid));
+  const stateOf = new Map(arqRows.map((r) => [r.uuid, r.state]));
+  const live = (uuid: string): boolean => ['Bound', 'BindStarted'].includes(stateOf.get(uuid) ?? '');
   return accRows.flatMap((r) =>
     (r.context.allocations ?? [])
-      .filter((al) => al.arqUuid !== undefined && !live.has(al.arqUuid))
-      .map((al) => `accelerator ${r.id} (${r.state}) holds an allocation of ARQ ${al.arqUuid}, which is gone or unbound`),
+      .filter((al) => al.arqUuid !== undefined && !live(al.arqUuid))
+      .map((al) => `accelerator ${r.id} (${r.state}) holds an allocation of ARQ ${al.arqUuid}, which is ${stateOf.get(al.arqUuid!) ?? 'gone'}`),
   );
 }
