@@ -7,6 +7,7 @@ import {
   type AcceleratorContext,
   type AcceleratorState,
   type AcceleratorEvent,
+  type AcceleratorInput,
   type HealthSignal,
 } from '../../machines/index.js';
 import { whyRefused, type AcceleratorView, type DeployableT, type EventHub, type RequestMeta, type TransitionRecord } from '../../model/index.js';
@@ -90,8 +91,7 @@ export class AcceleratorActor implements MachineOwner<AcceleratorContext>, Resta
     this.fromRecord = opts.record !== undefined;
     this.id = opts.spec.deployable.uuid;
     this.fields = specFieldsOf(this.spec);
-    const capacity = Math.max(1, this.spec.deployable.attachHandles.length);
-    const { record, recovery } = startingRecordOf(this.rt.logic, opts.record, { id: this.id, host: this.spec.host, capacity });
+    const { record, recovery } = startingRecordOf(this.rt.logic, opts.record, this.input());
     // Born at rest: the machine starts only when the first event comes.
     this.current = record;
     this.committedRecord = this.current;
@@ -99,6 +99,11 @@ export class AcceleratorActor implements MachineOwner<AcceleratorContext>, Resta
     // A record saved in a transient state is committed as a RECOVER transition, not only held in
     // memory while the database says `attaching`.
     if (recovery) this.onTransition(recovery, this.current);
+  }
+
+  /** What a fresh record of the machine is made from. */
+  private input(): AcceleratorInput {
+    return { id: this.id, host: this.spec.host, capacity: Math.max(1, this.spec.deployable.attachHandles.length) };
   }
 
   /** The machine, started from the record if it was at rest. */
@@ -345,7 +350,19 @@ export class AcceleratorActor implements MachineOwner<AcceleratorContext>, Resta
     this.generation++;
     this.updatedAt = full.at;
     this.rt.hub.publish(full);
-    if (epoch < this.resets) this.resetTo(persisted);
+    if (epoch < this.resets) this.takeCommitted(persisted);
+  }
+
+  /**
+   * Memory takes a record the database turned out to hold after memory had gone back from it (a
+   * flush whose answer was lost, found committed). One in a transient state (`detaching`) comes
+   * back as a restart brings it back, its RECOVER committed: taken as it is, it would be busy
+   * with no driver operation running, refusing every event for good.
+   */
+  private takeCommitted(record: AcceleratorRecord): void {
+    const { record: target, recovery } = startingRecordOf(this.rt.logic, record, this.input());
+    this.resetTo(target);
+    if (recovery) this.onTransition(recovery, target).catch(() => undefined);
   }
 
   /**
@@ -388,7 +405,7 @@ export class AcceleratorActor implements MachineOwner<AcceleratorContext>, Resta
     this.committedRecord = record;
     this.generation++;
     this.updatedAt = new Date().toISOString();
-    this.resetTo(record);
+    this.takeCommitted(record);
   }
 
   /** MachineOwner: the machine crashed. */
