@@ -76,7 +76,9 @@ export async function discoverHost(drivers: readonly Driver[], previous: () => r
       log.error({ err, host, driver: d.name, kept: kept.length }, 'discovery failed; its devices are kept as last observed, marked not observed');
     }
   }
-  const held = scope.guestsDir ? guestHolds(all, await readGuests(scope.guestsDir)) : [];
+  const unreadable = (path: string, err: unknown): void =>
+    log.warn({ host, path, err }, "cannot read libvirt's running guests: the devices they hold are not adopted (the agent needs read access, as root has)");
+  const held = scope.guestsDir ? guestHolds(all, await readGuests(scope.guestsDir, unreadable)) : [];
   if (held.length > 0) observed = { ...(observed ?? NOTHING_OBSERVED), guests: held };
   if (
     observed &&

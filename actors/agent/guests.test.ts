@@ -1,3 +1,6 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { guestHolds, parseGuest, readGuests } from './guests.js';
@@ -17,6 +20,22 @@ describe('the running guests libvirt keeps under /run/libvirt/qemu', () => {
       { instanceUuid: '0a9b8c7d-6e5f-4a3b-9c2d-1e0f2a3b4c5d', projectId: null, mdevs: [], pci: [] },
     ]);
     expect(await readGuests('/nonexistent/libvirt')).toEqual([]);
+  });
+
+  it('tells what exists but cannot be read (a domain file, the directory), and says nothing of a host without libvirt', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'guests-'));
+    try {
+      // Root reads a file of any mode: a directory in a file's place fails the read as EACCES would.
+      mkdirSync(join(root, 'instance-00000001.xml'));
+      const told: string[] = [];
+      expect(await readGuests(root, (path) => told.push(path))).toEqual([]);
+      writeFileSync(join(root, 'not-a-dir'), '');
+      expect(await readGuests(join(root, 'not-a-dir'), (path) => told.push(path))).toEqual([]);
+      expect(await readGuests(join(root, 'absent'), (path) => told.push(path))).toEqual([]);
+      expect(told).toEqual([join(root, 'instance-00000001.xml'), join(root, 'not-a-dir')]);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 
   it('reads a bare <domain> (virsh dumpxml) as well, and nothing from what is not XML or has no uuid', () => {

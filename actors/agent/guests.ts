@@ -73,17 +73,26 @@ export function parseGuest(xml: string): Guest | undefined {
   return guest;
 }
 
-/** The running guests under `dir`; none when libvirt is not there (no such directory). A file that cannot be read is skipped. */
-export async function readGuests(dir: string): Promise<Guest[]> {
+/**
+ * The running guests under `dir`; none when libvirt is not there (no such directory). What exists
+ * but cannot be read — the directory or a domain file, root's only (mode 0700 and 0600 as libvirt
+ * makes them) when the agent runs as another user — is skipped and told to `unreadable`: those
+ * guests' devices would otherwise go unadopted without a word.
+ */
+export async function readGuests(dir: string, unreadable: (path: string, err: unknown) => void = () => undefined): Promise<Guest[]> {
   let names: string[];
   try {
     names = (await readdir(dir)).filter((n) => n.endsWith('.xml')).sort();
-  } catch {
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') unreadable(dir, err);
     return [];
   }
   const out: Guest[] = [];
   for (const n of names) {
-    const text = await readFile(join(dir, n), 'utf8').catch(() => '');
+    const text = await readFile(join(dir, n), 'utf8').catch((err: unknown) => {
+      unreadable(join(dir, n), err);
+      return '';
+    });
     const g = parseGuest(text);
     if (g) out.push(g);
   }
