@@ -25,6 +25,11 @@ export interface HostContext {
 
 export type HostEvent = { type: 'HEARTBEAT'; agentId: string; epoch: number; seq: number } | { type: 'REGISTER'; agentId: string; epoch: number };
 
+/** A host's context before its agent registered: what its machine starts from. */
+export function hostContextOf(host: string): HostContext {
+  return { host, agentId: null, epoch: 0, lastSeq: 0 };
+}
+
 export const hostMachine = setup({
   types: {
     context: {} as HostContext,
@@ -49,7 +54,7 @@ export const hostMachine = setup({
   },
 }).createMachine({
   id: 'host',
-  context: ({ input }) => ({ host: input.host, agentId: null, epoch: 0, lastSeq: 0 }),
+  context: ({ input }) => hostContextOf(input.host),
   initial: 'online',
   states: {
     online: {

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Bus, HealthMsg } from '../../bus/index.js';
-import { AcceleratorStates, type DriverOpInput, type hostMachine, type HostState, HostStates } from '../../machines/index.js';
+import { AcceleratorStates, hostContextOf, type DriverOpInput, type hostMachine, type HostState, HostStates } from '../../machines/index.js';
 import type { Passivation } from '../runtime/index.js';
 import { AcceleratorActor, type AcceleratorRuntime } from './accelerator-actor.js';
 import type { AcceleratorLogic } from './accelerator-logic.js';
@@ -58,7 +58,9 @@ export class HostActor {
     this.m = new MachineHost({
       machine: opts.logic.host,
       input: { host: opts.name },
-      record: opts.record,
+      // A record read back without the context (an inventory whose host row never made it) is
+      // completed from a fresh one, so its view and heartbeats never meet an undefined epoch.
+      record: opts.record && { value: opts.record.value, context: { ...hostContextOf(opts.name), ...opts.record.context } },
       owner: {
         onTransition: (rec, persisted) => {
           opts.log.info({ host: this.name, from: rec.from, to: rec.to, event: rec.event }, 'host liveness');
