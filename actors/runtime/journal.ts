@@ -1,4 +1,4 @@
-import type { AcceleratorContext, ArqContext, HostContext } from '../../machines/index.js';
+import { hostContextOf, type AcceleratorContext, type ArqContext, type HostContext } from '../../machines/index.js';
 import { decodeCursor, encodeCursor, type AuditEntry, type AuditPage, type AuditQuery, type DeviceT, type TransitionRecord } from '../../model/index.js';
 
 /** The persisted form of a machine: plain state name and context, nothing else. */
@@ -115,8 +115,8 @@ export class MemoryJournal implements Journal {
       }
       case 'inventory': {
         const prev = this.hosts.get(c.host);
-        // No host record yet: an empty context, typed as a host's, as db/load.ts gives such a host back.
-        const record = prev?.record ?? { value: 'online', context: {} as HostContext };
+        // No host record yet: a fresh host's, until the host's own change comes.
+        const record = prev?.record ?? { value: 'online', context: hostContextOf(c.host) };
         this.hosts.set(c.host, { host: c.host, record, drivers: prev?.drivers ?? [], devices: c.devices });
         break;
       }

@@ -1,7 +1,7 @@
 /**
  * Issue 25 (found when machine records became typed): a host whose inventory was stored but
- * whose host row never was (db/load.ts and the memory journal give it back as `online` with an
- * empty context) came back from a restart with no epoch and no agent id — undefined where the
+ * whose host row never was (db/load.ts gives it back as `online` with an empty context: db/
+ * imports no machine) came back from a restart with no epoch and no agent id — undefined where the
  * host view promises a number and a null. Its record is now completed from a fresh context.
  */
 import { afterEach, describe, expect, it } from 'vitest';
