@@ -99,6 +99,11 @@ export const ConfigSchema = Type.Object({
         default: 2,
         description: 'flushes open at once under load, each on its own connection (at most `pool`; the embedded database always uses 1)',
       }),
+      preparedStatements: Type.Boolean({
+        default: true,
+        description:
+          'the hot-path statements are named prepared statements, planned once per connection; false behind a pooler that cannot keep them (PgBouncer in transaction mode before 1.21); the embedded database never uses them',
+      }),
       /** The transition log's retention (db/retention.ts): the oldest rows beyond either limit are deleted, nothing else ever is. */
       auditMaxAgeMs: Type.Integer({
         minimum: 0,

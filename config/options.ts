@@ -141,6 +141,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   { path: 'persistence.unavailableAfterMs', section: 'database', name: 'unavailable_after_ms', env: 'CYBORG_DB_UNAVAILABLE_AFTER_MS' },
   { path: 'persistence.maxBatch', section: 'database', name: 'max_batch', env: 'CYBORG_DB_MAX_BATCH' },
   { path: 'persistence.pipeline', section: 'database', name: 'pipeline', env: 'CYBORG_DB_PIPELINE' },
+  { path: 'persistence.preparedStatements', section: 'database', name: 'prepared_statements', env: 'CYBORG_DB_PREPARED_STATEMENTS' },
   // [audit]: the transition log's retention.
   {
     path: 'persistence.auditMaxAgeMs',

@@ -1,5 +1,4 @@
-import type { CompiledQuery } from 'kysely';
-import type { Pool } from 'pg';
+import type { Pool, QueryConfig } from 'pg';
 import { sqlState as sqlStateOf } from './retry.js';
 
 /** A one-shot signal: a promise whose resolver is called by whoever reaches the milestone. */
@@ -82,7 +81,7 @@ export class PredecessorFailed extends Error {
  * the socket handler the moment BEGIN is answered; and a connection that broke mid-transaction
  * is released with its error, so the pool throws it away.
  */
-export async function writePipelined(pool: Pool, query: CompiledQuery | null, executed: () => void, before: Promise<boolean>): Promise<void> {
+export async function writePipelined(pool: Pool, query: QueryConfig | null, executed: () => void, before: Promise<boolean>): Promise<void> {
   if (!query) {
     // Nothing to write (an empty commit is a barrier): only the order is kept.
     executed();
@@ -100,7 +99,7 @@ export async function writePipelined(pool: Pool, query: CompiledQuery | null, ex
   try {
     // BEGIN fails only with its connection, and then the statement fails too: it never runs
     // outside the transaction.
-    await Promise.all([client.query('begin'), client.query(query.sql, query.parameters as unknown[])]);
+    await Promise.all([client.query('begin'), client.query(query)]);
     executed();
     if (!(await before)) throw new PredecessorFailed('an earlier flush failed after this one executed');
     commitSent = true;

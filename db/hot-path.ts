@@ -1,4 +1,6 @@
-import { sql, type Kysely, type RawBuilder } from 'kysely';
+import { createHash } from 'node:crypto';
+import { sql, type CompiledQuery, type Kysely, type RawBuilder } from 'kysely';
+import type { Pool, QueryConfig } from 'pg';
 import { jsonbCol, rowsFrom, textCol } from './columns.js';
 import type { MergedBatch } from './merge.js';
 import { cyborgState, type ArqView } from '../model/index.js';
@@ -135,6 +137,38 @@ export function hotPathStatement(m: MergedBatch): Stmt | null {
   if (all.length <= 1) return all[0] ?? null;
   const ctes = all.map((st, i) => sql`${sql.raw(`w${i}`)} as (${st})`);
   return sql`with ${sql.join(ctes, sql`, `)} select 1`;
+}
+
+/** How many statement shapes get a name: the hot path has a handful (which of its parts a batch holds). */
+const MAX_SHAPES = 32;
+const shapeNames = new Map<string, string>();
+
+/**
+ * A compiled hot-path statement as `pg` runs it, named when `prepared`: each pooled connection
+ * then parses and plans a shape once and afterwards only binds and executes it. The batch size
+ * is in the parameters (arrays, a JSON document), never in the text, so the shapes are few; on
+ * this VM planning the unnamed statement cost more than running it (about 0.9 of 1.5 ms).
+ */
+export function pgQuery(query: CompiledQuery, prepared: boolean): QueryConfig {
+  const config: QueryConfig = { text: query.sql, values: query.parameters as unknown[] };
+  if (!prepared) return config;
+  let name = shapeNames.get(query.sql);
+  if (name === undefined && shapeNames.size < MAX_SHAPES) {
+    name = `cyborg_hot_${createHash('sha1').update(query.sql).digest('hex').slice(0, 20)}`;
+    shapeNames.set(query.sql, name);
+  }
+  return name === undefined ? config : { ...config, name };
+}
+
+/**
+ * Runs the whole hot path as ONE statement on the pool, outside any explicit transaction (a
+ * single statement is atomic): one round trip. Returns 1, or 0 when there is nothing to write.
+ */
+export async function writeHotPathOnPool(pool: Pool, db: Db, m: MergedBatch, prepared: boolean): Promise<number> {
+  const st = hotPathStatement(m);
+  if (!st) return 0;
+  await pool.query(pgQuery(st.compile(db), prepared));
+  return 1;
 }
 
 /**

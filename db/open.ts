@@ -37,6 +37,9 @@ export async function openJournal(config: Config, log: Logger): Promise<PgJourna
       maxBatch: config.persistence.maxBatch,
       // PGlite serves one connection: a second open flush would only wait for it.
       pipeline: embedded ? 1 : config.persistence.pipeline,
+      // PGlite's one backend session outlives the pool's connections: a name prepared on one
+      // that closed would clash with the next connection's.
+      preparedStatements: !embedded && config.persistence.preparedStatements,
       retention: { maxAgeMs: config.persistence.auditMaxAgeMs, maxRows: config.persistence.auditMaxRows, everyMs: config.persistence.auditPruneIntervalMs },
       ...(embedded ? { afterClose: () => embedded.stop() } : {}),
     });

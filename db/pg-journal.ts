@@ -8,7 +8,7 @@ import type { Change, CommitOptions, Journal, Recovered } from '../actors/runtim
 import { CyborgError, refusalText } from '../errors/index.js';
 import { Answers } from './answers.js';
 import { Flight, PipelineFailure, writePipelined } from './flight.js';
-import { hotPathStatement, writeHotPath } from './hot-path.js';
+import { hotPathStatement, pgQuery, writeHotPath, writeHotPathOnPool } from './hot-path.js';
 import { loadArqs, loadDocuments, loadHistory, loadHostsState, loadRecovered } from './load.js';
 import { changedDevices, fingerprint, type Fingerprint } from './inventory-memo.js';
 import { inventoryRows } from './inventory-insert.js';
@@ -48,6 +48,12 @@ export interface PgJournalOptions {
    * embedded database has one connection). Capped at the ORM's pool size.
    */
   pipeline?: number;
+  /**
+   * Hot-path statements are named prepared statements (default true): each connection parses and
+   * plans each shape once. False behind a pooler that cannot keep them across transactions, and on
+   * the embedded database (its one session outlives the pool's connections).
+   */
+  preparedStatements?: boolean;
   /** Runs after the ORM is closed (the embedded database stops here). */
   afterClose?: () => Promise<void>;
   /** How much of the transition log is kept (db/retention.ts); absent: all of it. */
@@ -512,7 +518,8 @@ export class PgJournal implements Journal {
     const started = performance.now();
     let maybeCommitted = false;
     try {
-      const query = hotPathStatement(m)?.compile(this.kysely()) ?? null;
+      const st = hotPathStatement(m);
+      const query = st ? pgQuery(st.compile(this.kysely()), this.opts.preparedStatements ?? true) : null;
       // A commit answered 503 while this flush waited must not be committed with it.
       const before = (prev ? prev.committed.promise : Promise.resolve(true)).then((ok) => ok && !flight.batch.some((p) => p.dropped));
       for (const p of flight.batch) p.unsure = true;
@@ -704,7 +711,7 @@ export class PgJournal implements Journal {
       });
       this.stats.modelFlushes++;
     } else {
-      statements += await writeHotPath(this.kysely(), m);
+      statements += await writeHotPathOnPool(await this.pool(), this.kysely(), m, this.opts.preparedStatements ?? true);
     }
     for (const [host, devices] of inventories) this.inventoryWritten.set(host, devices);
     return statements;

@@ -85,6 +85,10 @@ describe.skipIf(!svc.postgres)('persistence: a Nova boot costs one commit per st
       story,
     ).toHaveLength(3 * cycles);
     expect(boots, story).toHaveLength(3 * cycles);
+    // The hot path's statements are named: a connection parses a shape once (create, bind and
+    // delete are three shapes, the pool has two connections), not once per commit (15 here).
+    const parsed = boots.reduce((n, t) => n + t.sql.length, 0);
+    expect(parsed, story).toBeLessThanOrEqual(3 * 2);
     // …and what they wrote is there: the log holds every step of every cycle.
     const history = await run.conductor.history(fpga.id);
     expect(history.slice(-4).map((h) => `${h.from}→${h.to}`)).toEqual(['ready→attaching', 'attaching→attached', 'attached→detaching', 'detaching→ready']);
