@@ -21,7 +21,8 @@
  *
  * Against PostgreSQL (the db/ journal, a fresh database of its own) when it is reachable at
  * DATABASE_URL (default postgres://postgres@127.0.0.1:5432), else on the memory journal — the
- * output says which. Prints the ratios to OpenStack Cyborg 9.0.0's figures (CYBORG below).
+ * output says which; the journal takes its CYBORG_DB_* settings from the environment
+ * (CYBORG_DB_PIPELINE=1, CYBORG_DB_PREPARED_STATEMENTS=false, to compare). Prints the ratios to OpenStack Cyborg 9.0.0's figures (CYBORG below).
  *
  * Flags: --seconds N (per phase, default 8), --hosts N (default 100; 10 devices each),
  * --clients N (default 10), --memory (force the memory journal).
@@ -96,7 +97,9 @@ async function openBenchJournal(): Promise<{ journal: Journal; what: string; cle
   const { migrate, openJournal, openOrm } = await import('../db/index.js');
   const orm = await openOrm({ url: url.toString(), pool: 1 });
   await migrate(orm).finally(() => orm.close());
-  const config = loadConfig({ databaseUrl: url.toString(), logLevel: 'silent' }, {});
+  // The journal's knobs from the environment (CYBORG_DB_PIPELINE, CYBORG_DB_PREPARED_STATEMENTS, …), to compare them.
+  const dbEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('CYBORG_DB_')));
+  const config = loadConfig({ databaseUrl: url.toString(), logLevel: 'silent' }, dbEnv);
   const journal = await openJournal(config, log);
   return {
     journal,

@@ -45,6 +45,8 @@ interface Walk {
   files: string[];
   /** Files only some of the measured binds crossed (timers firing inside a window). */
   sometimes: string[];
+  /** Per counted file, the functions the first measured bind called in it (`--functions`). */
+  functions?: Record<string, string[]>;
 }
 
 /** `uuid3(NAMESPACE_DNS, name)`: how the fake driver names its devices' providers (Placement's uuid in Nova's allocation). */
@@ -139,7 +141,7 @@ async function measure(): Promise<Walk> {
     };
 
     await boot((bind) => bind());
-    const walks: Set<string>[] = [];
+    const walks: Map<string, string[]>[] = [];
     for (let i = 0; i < RUNS; i++) {
       await boot(async (bind) => {
         // takePreciseCoverage resets the counters: the second take holds only the calls in between.
@@ -149,9 +151,9 @@ async function measure(): Promise<Walk> {
         walks.push(filesCalled(result));
       });
     }
-    const files = [...walks[0]!].filter((f) => walks.every((w) => w.has(f))).sort();
-    const sometimes = [...new Set(walks.flatMap((w) => [...w]))].filter((f) => !files.includes(f)).sort();
-    return { files, sometimes };
+    const files = [...walks[0]!.keys()].filter((f) => walks.every((w) => w.has(f))).sort();
+    const sometimes = [...new Set(walks.flatMap((w) => [...w.keys()]))].filter((f) => !files.includes(f)).sort();
+    return { files, sometimes, functions: Object.fromEntries(files.map((f) => [f, walks[0]!.get(f)!])) };
   } finally {
     await session.post('Profiler.stopPreciseCoverage');
     session.disconnect();
@@ -160,15 +162,16 @@ async function measure(): Promise<Walk> {
   }
 }
 
-/** The project's source files (under ROOT, not node_modules, not this script) with a function called. */
-function filesCalled(scripts: { url: string; functions: { ranges: { count: number }[] }[] }[]): Set<string> {
-  const out = new Set<string>();
+/** The project's source files (under ROOT, not node_modules, not this script) with a function called, and those functions. */
+function filesCalled(scripts: { url: string; functions: { functionName: string; ranges: { count: number }[] }[] }[]): Map<string, string[]> {
+  const out = new Map<string, string[]>();
   for (const s of scripts) {
     if (!s.url.startsWith('file://')) continue;
     const path = fileURLToPath(s.url.split('?')[0]!);
     const rel = relative(ROOT, path);
     if (rel.startsWith('..') || rel.split(sep).includes('node_modules') || path === SELF) continue;
-    if (s.functions.some((f) => (f.ranges[0]?.count ?? 0) > 0)) out.add(rel);
+    const called = s.functions.filter((f) => (f.ranges[0]?.count ?? 0) > 0).map((f) => f.functionName || '(anonymous)');
+    if (called.length > 0) out.set(rel, [...new Set(called)]);
   }
   return out;
 }
@@ -244,6 +247,10 @@ console.log(
 );
 console.log(`this tree: ${ours.files.length} files\n${byRoom(ours.files)}`);
 if (ours.sometimes.length) console.log(`  not in every bind (timers), not counted: ${ours.sometimes.join(', ')}`);
+if (args.includes('--functions') && ours.functions) {
+  console.log('\nfunctions called in each file (the first measured bind):');
+  for (const [file, fns] of Object.entries(ours.functions)) console.log(`  ${file}: ${fns.join(', ')}`);
+}
 if (base && theirs) {
   console.log(`\nbaseline ${base.sha} (dependencies: ${base.deps}): ${theirs.files.length} files\n${byRoom(theirs.files)}`);
   if (theirs.sometimes.length) console.log(`  not in every bind (timers), not counted: ${theirs.sometimes.join(', ')}`);
