@@ -32,6 +32,8 @@ export interface ArqActorOptions {
   onDeleted?: (uuid: string) => void;
   /** Its creation was not committed (answered 503, refused): it does not exist. */
   onDropped?: (uuid: string) => void;
+  /** Its committed view changed (the supervisor indexes ARQs by instance). */
+  onView?: (view: ArqView) => void;
 }
 
 export type ArqLogic = ReturnType<typeof arqMachine.provide>;
@@ -94,7 +96,7 @@ export class ArqActor {
     this.createdAt = opts.createdAt ?? opts.record?.context.createdAt ?? new Date().toISOString();
     this.committedRecord = opts.record ?? null;
     this.m = this.boot(opts.record);
-    this.committed = this.buildView(this.createdAt);
+    this.committed = this.show(this.buildView(this.createdAt));
   }
 
   /**
@@ -251,7 +253,7 @@ export class ArqActor {
       if (seq <= this.shown) return;
       this.shown = seq;
       this.committedRecord = record;
-      this.committed = this.buildView(rec.at, persisted);
+      this.committed = this.show(this.buildView(rec.at, persisted));
       this.opts.hub.publish(full);
       if (deleted) this.opts.onDeleted?.(this.uuid);
       // Made before memory went back (a later commit was refused): the database holds it now.
@@ -311,7 +313,13 @@ export class ArqActor {
       return;
     }
     this.resetTo(record);
-    this.committed = this.buildView(new Date().toISOString(), record);
+    this.committed = this.show(this.buildView(new Date().toISOString(), record));
+  }
+
+  /** A new committed view, told to whoever indexes ARQs. */
+  private show(view: ArqView): ArqView {
+    this.opts.onView?.(view);
+    return view;
   }
 
   private buildView(at: string, persisted: MachineRecord<ArqContext> = this.m.record()): ArqView {

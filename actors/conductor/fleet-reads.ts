@@ -72,7 +72,9 @@ export class FleetReads {
 
   listArqs(filter: ArqFilter = {}): ArqView[] {
     const out: ArqView[] = [];
-    for (const a of this.tree.arqs.values()) {
+    // By instance (Nova's resolved query, its delete): the index, not a walk of every ARQ.
+    const candidates = filter.instanceUuid !== undefined ? this.tree.arqsOfInstance(filter.instanceUuid) : this.tree.arqs.values();
+    for (const a of candidates) {
       const v = a.view();
       if (v.state === ArqStates.Deleted) continue;
       // An instance whose ARQs' delete was acknowledged has none left (Nova may bind anew).

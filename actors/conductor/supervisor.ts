@@ -10,6 +10,7 @@ import type { AcceleratorActor } from './accelerator-actor.js';
 import { acceleratorLogic } from './accelerator-logic.js';
 import { ArqActor, arqLogic } from './arq-actor.js';
 import { ArqBinder, type RemoteArqOps } from './arq-binder.js';
+import { ArqInstanceIndex } from './arq-instance-index.js';
 import { HostActor, type HostActorOptions } from './host-actor.js';
 import { hostLogic } from './host-logic.js';
 import { healthPolicyOf, opDeadlineMs, type Timing } from './timing.js';
@@ -47,6 +48,7 @@ export class Supervisor {
   /** Attach/detach on behalf of ARQs, one at a time per accelerator. */
   readonly binder: ArqBinder;
   private readonly index = new AcceleratorIndex(this.hosts);
+  private readonly byInstance = new ArqInstanceIndex();
   /** Provided machines, built once and shared by every actor (providing copies the definition). */
   private readonly logic: HostActorOptions['logic'];
   private readonly arqLogic: ReturnType<typeof arqLogic>;
@@ -141,6 +143,7 @@ export class Supervisor {
   }
 
   spawnArq(input: ArqInput, record?: ArqRecord): ArqActor {
+    let spawned = false;
     const arq: ArqActor = new ArqActor({
       input,
       record,
@@ -150,8 +153,13 @@ export class Supervisor {
       log: this.opts.log,
       onDeleted: () => this.forgetArq(arq),
       onDropped: () => this.forgetArq(arq),
+      // A dropped actor's late commit must not move the entry of the one that replaced it.
+      onView: (v) => {
+        if (!spawned || this.arqs.get(v.uuid) === arq) this.byInstance.set(v.uuid, v.binding?.instanceUuid);
+      },
     });
     this.arqs.set(input.uuid, arq);
+    spawned = true;
     return arq;
   }
 
@@ -193,12 +201,24 @@ export class Supervisor {
   dropArqs(): void {
     for (const a of this.arqs.values()) a.stop();
     this.arqs.clear();
+    this.byInstance.clear();
   }
 
   forgetArq(arq: ArqActor): void {
     if (this.arqs.get(arq.uuid) !== arq) return;
     arq.stop();
     this.arqs.delete(arq.uuid);
+    this.byInstance.delete(arq.uuid);
+  }
+
+  /** The ARQ actors whose committed view is bound to `instance`, by the index (no walk of every ARQ). */
+  arqsOfInstance(instance: string): ArqActor[] {
+    const out: ArqActor[] = [];
+    for (const uuid of this.byInstance.arqsOf(instance)) {
+      const a = this.arqs.get(uuid);
+      if (a?.view().binding?.instanceUuid === instance) out.push(a);
+    }
+    return out;
   }
 
   arqActor(uuid: string): ArqActor {
