@@ -1,32 +1,11 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Change } from '../../actors/runtime/index.js';
-import type { TransitionRecord } from '../../model/index.js';
 import type { PgJournal } from '../../db/pg-journal.js';
 import { svc } from '../services.js';
 import { freshDatabase, openTestJournal, query } from '../support/database.js';
 import { PgProxy } from './pg-proxy.js';
 import { eventually } from '../support/eventually.js';
-import { recordOf } from '../support/records.js';
-
-/** One transition of accelerator `id` as its actor commits it; `n` is the commit's place in the test's order (and its state's name). */
-function step(id: string, n: number): Change[] {
-  return [
-    { type: 'accelerator', id, host: 'h1', record: recordOf(`s${n}`, { id, n }) },
-    {
-      type: 'transition',
-      record: {
-        kind: 'accelerator',
-        id,
-        host: 'h1',
-        event: 'STEP',
-        from: 'any' as TransitionRecord['from'],
-        to: `s${n}` as TransitionRecord['to'],
-        at: new Date().toISOString(),
-        requestId: `${id}/${n}`,
-      },
-    },
-  ];
-}
+import { acceleratorStep } from '../support/records.js';
 
 /** `n` of each log row of the accelerators whose id starts with `prefix`, oldest first. */
 async function logOrder(url: string, prefix: string): Promise<number[]> {
@@ -86,8 +65,8 @@ describe.skipIf(!svc.postgres)('persistence: pipelined flushes keep commit order
     // An idle journal writes its first flush as one statement; a commit queued while that flush
     // runs is written on the pipelined path (BEGIN, statement, COMMIT).
     proxy.stallNextCommit();
-    const warm = j.commit(step(`${p}w`, 0));
-    const a = j.commit(step(`${p}x`, 1)).then(() => {
+    const warm = j.commit(acceleratorStep(`${p}w`, 0));
+    const a = j.commit(acceleratorStep(`${p}x`, 1)).then(() => {
       answered.push('a');
     });
     await warm;
@@ -125,7 +104,7 @@ describe.skipIf(!svc.postgres)('persistence: pipelined flushes keep commit order
           const id = ids[(caller + i) % ids.length]!;
           const n = next++;
           lastOf.set(id, n);
-          await j.commit(step(id, n));
+          await j.commit(acceleratorStep(id, n));
           acks.push(n);
         }
       }),
@@ -141,7 +120,7 @@ describe.skipIf(!svc.postgres)('persistence: pipelined flushes keep commit order
 
   it('a later flush that has already run is neither visible nor acknowledged before the earlier one commits', async () => {
     const j = await open();
-    const held = await aHeldThenB(j, 'held-', step('held-y', 2), bothRan);
+    const held = await aHeldThenB(j, 'held-', acceleratorStep('held-y', 2), bothRan);
 
     // Two transactions are open at once; B's COMMIT waits for A's, and nobody hears back.
     expect(held.answered).toEqual([]);
@@ -155,7 +134,7 @@ describe.skipIf(!svc.postgres)('persistence: pipelined flushes keep commit order
     const j = await open();
     const waitsOnA = (now: { state: string; waiting: string | null }[]): boolean =>
       now.length === 2 && now.some((x) => x.state === 'idle in transaction') && now.some((x) => x.state === 'active' && x.waiting === 'Lock');
-    const held = await aHeldThenB(j, 'lock-', [...step('lock-x', 2), ...step('lock-y', 2)], waitsOnA);
+    const held = await aHeldThenB(j, 'lock-', [...acceleratorStep('lock-x', 2), ...acceleratorStep('lock-y', 2)], waitsOnA);
     expect(held.answered).toEqual([]);
 
     proxy.releaseCommit();
@@ -164,7 +143,7 @@ describe.skipIf(!svc.postgres)('persistence: pipelined flushes keep commit order
 
   it("the earlier flush's connection dies while the later one is open: the later one is rolled back and both are written again, in order", async () => {
     const j = await open();
-    const held = await aHeldThenB(j, 'redo-', step('redo-y', 2), bothRan);
+    const held = await aHeldThenB(j, 'redo-', acceleratorStep('redo-y', 2), bothRan);
 
     // Only A's connection goes; B's is fine and ran its statement, but must not commit ahead of A.
     proxy.cutStalled();
@@ -173,7 +152,7 @@ describe.skipIf(!svc.postgres)('persistence: pipelined flushes keep commit order
 
   it('the database is cut while two flushes are open: nothing is acknowledged until it is back, then everything is written once, in order', async () => {
     const j = await open();
-    const held = await aHeldThenB(j, 'cut-', step('cut-y', 2), bothRan);
+    const held = await aHeldThenB(j, 'cut-', acceleratorStep('cut-y', 2), bothRan);
 
     // The stalled COMMIT never reached the server: both transactions die with their connections.
     proxy.cut();
@@ -188,12 +167,12 @@ describe.skipIf(!svc.postgres)('persistence: pipelined flushes keep commit order
 
   it('a flush whose COMMIT answer is lost is found committed when retried, and logged once', async () => {
     const j = await open();
-    await j.commit(step('lostx', 0));
+    await j.commit(acceleratorStep('lostx', 0));
     // Idle again, so the next flush goes as one statement (autocommit) rather than pipelined.
     await eventually(() => j.pending === 0, { what: 'the journal to be idle' });
     // The server runs and commits the flush, but its answer never reaches the journal.
     proxy.hold();
-    const lost = j.commit(step('losty', 1));
+    const lost = j.commit(acceleratorStep('losty', 1));
     await eventually(async () => (await query(db.url, `select 1 from transition_log where id = 'losty'`)).length === 1, {
       what: 'the flush to commit on the server',
     });
@@ -203,7 +182,7 @@ describe.skipIf(!svc.postgres)('persistence: pipelined flushes keep commit order
     await lost;
     expect(await query(db.url, `select request_id from transition_log where id = 'losty'`)).toEqual([{ request_id: 'losty/1' }]);
     // And the journal goes on as before.
-    await j.commit(step('losty', 2));
+    await j.commit(acceleratorStep('losty', 2));
     expect(await logOrder(db.url, 'losty')).toEqual([1, 2]);
   });
 });
