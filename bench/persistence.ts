@@ -8,9 +8,10 @@
  *       at full load, and p99 at half of the peak rate (open loop).
  * DATABASE_URL names the server (default postgres://postgres@127.0.0.1:5432/test); the bench
  * makes and drops its own database; BENCH_PIPELINE sets the journal's flush pipeline depth
- * (1: one flush at a time, to compare); BENCH_PHASE_MS each phase's length, BENCH_WARM_MS and
- * BENCH_HALF_MS the half-peak phase's warm-up and measured window (see `ours`); BENCH_ONLY=c1k
- * or c10k runs that line of (c) alone, without the baselines.
+ * (1: one flush at a time, to compare); BENCH_PREPARED=false leaves its statements unnamed (to
+ * compare); BENCH_PHASE_MS each phase's length, BENCH_WARM_MS and BENCH_HALF_MS the half-peak
+ * phase's warm-up and measured window (see `ours`); BENCH_ONLY=c1k or c10k runs that line of (c)
+ * alone, without the baselines.
  */
 import { randomBytes } from 'node:crypto';
 import { appendFileSync, readFileSync } from 'node:fs';
@@ -37,6 +38,8 @@ const HALF_MS = Number(process.env.BENCH_HALF_MS ?? 60_000);
 const TIMELINE = process.env.BENCH_TIMELINE;
 const timeline: string[] | undefined = TIMELINE ? [] : undefined;
 const PIPELINE = process.env.BENCH_PIPELINE ? Number(process.env.BENCH_PIPELINE) : undefined;
+/** BENCH_PREPARED=false: the hot path's statements unnamed (planned on every flush), to compare. */
+const PREPARED = process.env.BENCH_PREPARED === 'false' ? { preparedStatements: false } : {};
 const log = pino({ level: 'silent' });
 
 function dbUrl(name: string): string {
@@ -175,7 +178,7 @@ async function naive(url: string, callers = 64): Promise<number> {
 /** (j) the journal alone: concurrent callers committing (accelerator row + audit row) directly. */
 async function journalAlone(url: string, callers = 1_000): Promise<{ rate: number; statementsPerTransition: number; p50: number; p99: number }> {
   const orm = await openOrm({ url, pool: 4 });
-  const j = new PgJournal({ orm, log, unavailableAfterMs: 30_000, maxBatch: 5_000, ...(PIPELINE ? { pipeline: PIPELINE } : {}) });
+  const j = new PgJournal({ orm, log, unavailableAfterMs: 30_000, maxBatch: 5_000, ...(PIPELINE ? { pipeline: PIPELINE } : {}), ...PREPARED });
   const ids = Array.from({ length: 10_000 }, (_, i) => `j-${i}`);
   const lat: number[] = [];
   const until = Date.now() + PHASE_MS;
@@ -234,7 +237,7 @@ function pgJournal(url: string): Counted {
   const orm = openOrm({ url, pool: 4 });
   let j: PgJournal | undefined;
   const ready = orm.then((o) => {
-    j = new PgJournal({ orm: o, log, unavailableAfterMs: 30_000, maxBatch: 5_000, ...(PIPELINE ? { pipeline: PIPELINE } : {}) });
+    j = new PgJournal({ orm: o, log, unavailableAfterMs: 30_000, maxBatch: 5_000, ...(PIPELINE ? { pipeline: PIPELINE } : {}), ...PREPARED });
     if (timeline) j.onFlush = (changes, secs) => timeline.push(`F ${performance.now().toFixed(1)} ${(secs * 1_000).toFixed(1)} ${changes}`);
     return j;
   });
