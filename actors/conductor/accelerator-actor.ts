@@ -1,4 +1,3 @@
-import type { Logger } from 'pino';
 import { CyborgError, TransitionInvalidError } from '../../errors/index.js';
 import {
   NOT_YET,
@@ -10,9 +9,10 @@ import {
   type AcceleratorInput,
   type HealthSignal,
 } from '../../machines/index.js';
-import { whyRefused, type AcceleratorView, type DeployableT, type EventHub, type RequestMeta, type TransitionRecord } from '../../model/index.js';
-import { MachineHost, type AcceleratorRecord, type Journal, type MachineOwner, type Passivation, type Restable, type StepSnapshot } from '../runtime/index.js';
+import { whyRefused, type AcceleratorView, type DeployableT, type RequestMeta, type TransitionRecord } from '../../model/index.js';
+import { MachineHost, type AcceleratorRecord, type MachineOwner, type Restable, type StepSnapshot } from '../runtime/index.js';
 import { stamped, startingRecordOf, tagsOf, type AcceleratorLogic } from './accelerator-logic.js';
+import type { AcceleratorActorOptions, AcceleratorRuntime } from './accelerator-runtime.js';
 import { acceleratorViewOf, allowedOf, specFieldsOf, type AcceleratorSpec } from './accelerator-view.js';
 import { conditionNote, conditionTransition, warnCondition, warnIfDrained } from './condition.js';
 import { SettleWaiters } from './settle-waiters.js';
@@ -21,30 +21,6 @@ const SETTLED: Promise<void> = Promise.resolve();
 const DEFER = { defer: true } as const;
 
 const OPERATOR = new Set<string>(OPERATOR_EVENTS);
-
-/**
- * What every accelerator of a conductor shares: built once (per host actor), not per accelerator —
- * 100,000 copies of five references and a crash handler add up.
- */
-export interface AcceleratorRuntime {
-  /**
-   * The provided machine to run, shared by many actors (see `acceleratorLogic`): providing a
-   * machine copies its whole definition, so one copy per actor would cost ~40 KB each.
-   */
-  logic: AcceleratorLogic;
-  journal: Journal;
-  hub: EventHub;
-  log: Logger;
-  onCrash: (actor: AcceleratorActor, err: unknown) => void;
-  /** Puts idle accelerators' machines to rest (shared by the whole conductor). */
-  passivation: Passivation;
-}
-
-export interface AcceleratorActorOptions {
-  spec: AcceleratorSpec;
-  record?: AcceleratorRecord;
-  runtime: AcceleratorRuntime;
-}
 
 /**
  * Hosts one accelerator's machine. Transitions are serialized by the machine's own mailbox;
@@ -79,6 +55,7 @@ export class AcceleratorActor implements MachineOwner<AcceleratorContext>, Resta
   private resets = 0;
   private crashed: unknown = null;
   private waiters: SettleWaiters | null = null;
+  /** Its driver no longer reports it (the host actor sets it; see HostActor's report). */
   missing = false;
   /** Built from a record the database holds. */
   private readonly fromRecord: boolean;
@@ -263,10 +240,6 @@ export class AcceleratorActor implements MachineOwner<AcceleratorContext>, Resta
   updateSpec(spec: AcceleratorSpec): void {
     this.spec = spec;
     this.fields = specFieldsOf(this.spec);
-  }
-
-  setMissing(missing: boolean): void {
-    this.missing = missing;
   }
 
   /** Marks it not observed (the reason in the tool's words) or observed again (null). */

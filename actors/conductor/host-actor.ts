@@ -2,7 +2,8 @@ import type { Logger } from 'pino';
 import type { Bus, HealthMsg } from '../../bus/index.js';
 import { AcceleratorStates, hostContextOf, type DriverOpInput, type hostMachine, type HostState, HostStates } from '../../machines/index.js';
 import type { Passivation } from '../runtime/index.js';
-import { AcceleratorActor, type AcceleratorRuntime } from './accelerator-actor.js';
+import { AcceleratorActor } from './accelerator-actor.js';
+import type { AcceleratorRuntime } from './accelerator-runtime.js';
 import type { AcceleratorLogic } from './accelerator-logic.js';
 import type { AcceleratorSpec } from './accelerator-view.js';
 import type { AcceleratorRecord, HostRecord, Journal } from '../runtime/index.js';
@@ -164,7 +165,7 @@ export class HostActor {
       // The agent's last observed record of a device its driver could not observe now: kept, marked.
       existing.setUnobserved(spec.device.unobserved ?? null);
       if (placementFacts(spec.deployable) !== placed) respecified.push(existing.id);
-      if (existing.missing) existing.setMissing(false);
+      if (existing.missing) existing.missing = false;
       if (existing.state === AcceleratorStates.removed) {
         existing.system({ type: 'REDISCOVERED' }, meta);
         returned.push(existing);
@@ -173,7 +174,7 @@ export class HostActor {
     for (const actor of this.accelerators.values()) {
       if (seen.has(actor.id) || actor.state === AcceleratorStates.removed) continue;
       if (!actor.system({ type: 'REMOVE' }, meta)) {
-        actor.setMissing(true);
+        actor.missing = true;
         this.opts.log.warn({ host: this.name, acceleratorId: actor.id, state: actor.state }, 'accelerator missing from discovery but held: kept and flagged');
       }
     }
@@ -301,7 +302,7 @@ export class HostActor {
     queueMicrotask(() => {
       crashed.stop();
       const fresh = this.spawn({ host: this.name, device: deviceOf(this.devices, crashed.id), deployable: crashed.deployable }, record);
-      if (crashed.missing) fresh.setMissing(true);
+      if (crashed.missing) fresh.missing = true;
       fresh.unobserved = crashed.unobserved;
     });
   }
