@@ -5,21 +5,12 @@
  * ARQ's next transition (test/faults/conductor-kill.test.ts's view-equals-database check caught it
  * under load). An interrupted accelerator already committed its RECOVER; now an ARQ does too.
  */
-import { afterEach, describe, expect, it } from 'vitest';
-import { Conductor } from '../../actors/conductor/index.js';
+import { describe, expect, it } from 'vitest';
 import { MemoryJournal } from '../../actors/runtime/index.js';
 import { eventually } from '../support/eventually.js';
-import { captureLogger } from '../support/log.js';
-import { fastTiming, type Stack, startStack } from '../support/stack.js';
+import { useStack } from '../support/stack.js';
 
-let rt: Stack | undefined;
-let again: Conductor | undefined;
-afterEach(async () => {
-  await again?.stop();
-  await rt?.stop();
-  rt = undefined;
-  again = undefined;
-});
+const stacks = useStack();
 
 describe('an ARQ a crash left mid-effect', () => {
   // BindStarted alone: the other two come back in states reconciliation moves on from at once.
@@ -27,13 +18,12 @@ describe('an ARQ a crash left mid-effect', () => {
     'saved in %s: the restart commits %s, with a RECOVER in its log, so the database says what the view says',
     async (saved, recovered) => {
       const journal = new MemoryJournal();
-      rt = await startStack({ journal });
+      const rt = await stacks.start({ journal });
       const arq = await rt.conductor.createArq({ deviceProfileName: 'fpga', deviceProfileGroupId: 0, projectId: 'p1' });
       const row = journal.arqs.get(arq.uuid)!;
       journal.arqs.set(arq.uuid, { uuid: arq.uuid, record: { value: saved, context: row.record.context } });
       await rt.conductor.stop();
-      again = new Conductor({ bus: rt.bus, journal, log: captureLogger().log, timing: fastTiming });
-      await again.start();
+      const again = await stacks.restartOn(journal);
       await eventually(() => journal.arqs.get(arq.uuid)?.record.value === recovered, { what: `${recovered} in the database` });
 
       expect(again.getArq(arq.uuid).state).toBe(recovered);

@@ -1,18 +1,10 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { Conductor } from '../../actors/conductor/index.js';
+import { describe, expect, it } from 'vitest';
+import type { Conductor } from '../../actors/conductor/index.js';
 import { MemoryJournal } from '../../actors/runtime/index.js';
 import { isDeleting } from '../../machines/index.js';
-import { captureLogger } from '../support/log.js';
-import { fastTiming, type Stack, startStack } from '../support/stack.js';
+import { useStack } from '../support/stack.js';
 
-let rt: Stack | undefined;
-let again: Conductor | undefined;
-afterEach(async () => {
-  await again?.stop();
-  await rt?.stop();
-  rt = undefined;
-  again = undefined;
-});
+const stacks = useStack();
 
 /**
  * What Nova's `?instance=` query must answer, computed the slow way: a walk of every ARQ. The
@@ -38,7 +30,7 @@ const INSTANCES = ['vm-1', 'vm-2', 'vm-3'];
 describe("Nova's ARQs of an instance, from the index", () => {
   it('follow binds, unbinds, rebinds to another instance, deletes and a conductor restart', async () => {
     const journal = new MemoryJournal();
-    rt = await startStack({ journal });
+    const rt = await stacks.start({ journal });
     const c = rt.conductor;
     const fpga = c.listAccelerators({ type: 'FPGA' })[0]!;
     await c.act(fpga.id, { type: 'ENABLE' });
@@ -73,8 +65,7 @@ describe("Nova's ARQs of an instance, from the index", () => {
 
     // A new conductor rebuilt from the journal answers the same.
     await c.stop();
-    again = new Conductor({ bus: rt.bus, journal, log: captureLogger().log, timing: fastTiming });
-    await again.start();
+    const again = await stacks.restartOn(journal);
     agree(again, { 'vm-1': [a], 'vm-3': [b] });
   });
 });

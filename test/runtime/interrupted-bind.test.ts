@@ -1,22 +1,14 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { Conductor } from '../../actors/conductor/index.js';
+import { describe, expect, it } from 'vitest';
+import type { Conductor } from '../../actors/conductor/index.js';
 import { MemoryJournal } from '../../actors/runtime/index.js';
-import { captureLogger } from '../support/log.js';
-import { fastTiming, type Stack, startStack } from '../support/stack.js';
+import { useStack } from '../support/stack.js';
 
-let rt: Stack | undefined;
-let again: Conductor | undefined;
-afterEach(async () => {
-  await again?.stop();
-  await rt?.stop();
-  rt = undefined;
-  again = undefined;
-});
+const stacks = useStack();
 
 /** Binds an FPGA's ARQ, then "crashes": the accelerator's attach reached the database, the ARQ's Bound did not. */
 async function crashMidBind(): Promise<{ fpga: { id: string }; arq: { uuid: string }; again: Conductor }> {
   const journal = new MemoryJournal();
-  rt = await startStack({ journal });
+  const rt = await stacks.start({ journal });
   const c = rt.conductor;
   const fpga = c.listAccelerators({ type: 'FPGA' })[0]!;
   await c.act(fpga.id, { type: 'ENABLE' });
@@ -25,8 +17,7 @@ async function crashMidBind(): Promise<{ fpga: { id: string }; arq: { uuid: stri
   const saved = journal.arqs.get(arq.uuid)!;
   journal.arqs.set(arq.uuid, { uuid: arq.uuid, record: { value: 'BindStarted', context: { ...saved.record.context, boundTo: null } } });
   await c.stop();
-  again = new Conductor({ bus: rt.bus, journal, log: captureLogger().log, timing: fastTiming });
-  await again.start();
+  const again = await stacks.restartOn(journal);
   return { fpga, arq, again };
 }
 

@@ -1,3 +1,4 @@
+import { afterEach } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { Agent, type AgentOptions } from '../../actors/agent/index.js';
@@ -187,4 +188,39 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
 /** A Placement client as the test Placement wants it: noauth2's admin token, or Keystone tokens (.ci/run). */
 export function placementClient(url: string): PlacementClient {
   return new PlacementClient({ url, timeoutMs: 5_000, ...placementAuthFor(url) });
+}
+
+/** A story's stacks, stopped after each of its tests (see `useStack`). */
+export interface StoryStacks {
+  /** Starts the test's stack. */
+  start(opts?: StackOptions): Promise<Stack>;
+  /** A second conductor on the stack's bus and `journal`, started: what a restart after a crash builds. */
+  restartOn(journal: Journal): Promise<Conductor>;
+}
+
+/**
+ * For a story file: every test's stack and the conductor that rebuilds it are stopped after the
+ * test (the second first), whatever the test left running.
+ */
+export function useStack(): StoryStacks {
+  let rt: Stack | undefined;
+  let again: Conductor | undefined;
+  afterEach(async () => {
+    await again?.stop();
+    await rt?.stop();
+    rt = undefined;
+    again = undefined;
+  });
+  return {
+    async start(opts = {}) {
+      rt = await startStack(opts);
+      return rt;
+    },
+    async restartOn(journal) {
+      if (!rt) throw new Error('restartOn: no stack started in this test');
+      again = new Conductor({ bus: rt.bus, journal, log: captureLogger().log, timing: fastTiming });
+      await again.start();
+      return again;
+    },
+  };
 }
