@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { table, type Io } from '../output.js';
-import { act, apiCommand, printJson } from './common.js';
+import { act, apiCommand, positiveInteger, printJson } from './common.js';
 import type { AuditEntry } from '../../model/index.js';
 
 interface AuditFlags {
@@ -12,12 +12,6 @@ interface AuditFlags {
   since?: string;
   until?: string;
   limit: number;
-}
-
-function positive(v: string): number {
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`--limit must be a positive integer, not ${JSON.stringify(v)}`);
-  return n;
 }
 
 /** `k=v` pairs of an entry's arguments, as one cell. */
@@ -68,7 +62,7 @@ export function addAuditCommands(program: Command, io: Io): void {
       .option('--action <action>', 'only this event: enable, program, install, timer: stale, …')
       .option('--since <time>', 'from this time on (ISO 8601)')
       .option('--until <time>', 'before this time (ISO 8601)')
-      .option('--limit <n>', 'most rows shown', positive, 50),
+      .option('--limit <n>', 'most rows shown', positiveInteger, 50),
     io,
     async (ctx, _args, o) => {
       const query = { host: o.host, accelerator: o.accelerator, user: o.user, project: o.project, action: o.action, since: o.since, until: o.until };

@@ -28,6 +28,17 @@ function seconds(v: string): number {
 }
 
 /**
+ * An option's argument that must be a whole number of at least 1 (`--limit`). An InvalidArgumentError,
+ * never a plain Error: commander turns only that into its usage line and exit 2; a plain Error escaped
+ * as a stack trace and exit 1.
+ */
+export function positiveInteger(v: string): number {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('a positive integer is wanted');
+  return n;
+}
+
+/**
  * A subcommand that talks to the API: --url / CYBORG_URL, --json, --timeout, and the openstack
  * CLI's --os-* options (cli/auth: clouds.yaml, OS_* variables); usage errors exit 2.
  */

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { table, withProgress, type Io } from '../output.js';
+import { table, UsageError, withProgress, type Io } from '../output.js';
 import { resolveAccelerator } from './accelerators.js';
 import { act, apiCommand, group, printJson, type Ctx } from './common.js';
 import type { AcceleratorView } from '../../model/index.js';
@@ -118,7 +118,8 @@ export function addMaintenanceCommands(program: Command, io: Io): void {
       .option('--vfs <count>', 'the VF count of the physical function'),
     io,
     async (ctx, [name, address], o) => {
-      if ((o.mig === undefined) === (o.vfs === undefined)) throw new Error('give exactly one of --mig <profiles> or --vfs <count>');
+      // A UsageError, not an Error: an operator's slip is exit 2 (docs/cli.md), not an unexpected failure.
+      if ((o.mig === undefined) === (o.vfs === undefined)) throw new UsageError('give exactly one of --mig <profiles> or --vfs <count>');
       const body =
         o.mig !== undefined
           ? {

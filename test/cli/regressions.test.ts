@@ -35,6 +35,21 @@ describe('cyborg CLI regressions', () => {
     expect(r.stderr).not.toMatch(/\n\s+at /);
   });
 
+  it('audit --limit 0 (or -5) is one usage line, exit 2, not a stack trace', async () => {
+    for (const limit of ['0', '-5', '2.5']) {
+      const r = await run('audit', '--limit', limit);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toMatch(new RegExp(`^error: option '--limit <n>' argument '${limit}' is invalid\\. a positive integer is wanted\\n`));
+      expect(r.stderr).not.toMatch(/\n\s+at /);
+    }
+    expect((await run('audit', '--limit', '1')).code).toBe(0);
+  });
+
+  it('host layout with neither --mig nor --vfs says to give one, exit 2 (bad usage, not an unexpected error)', async () => {
+    const r = await run('host', 'layout', 'reg-host', '0000:3b:00.0');
+    expect(r).toMatchObject({ code: 2, stderr: 'cyborg: give exactly one of --mig <profiles> or --vfs <count>\n' });
+  });
+
   it('detach --instance of an instance the accelerator does not hold names that, and what it holds', async () => {
     const fpga = 'reg-host_FakeDevice';
     await run('accelerator', 'enable', fpga);
