@@ -34,8 +34,8 @@ export function buildProgram(io?: Io): Command {
     .addOption(new Option('--listen <address>', 'address to listen on').env('CYBORG_LISTEN_ADDRESS'))
     .addOption(new Option('--port <port>', `port to listen on (default ${PORTS.allInOne}: browsers refuse Cyborg's 6666)`).env('CYBORG_PORT').argParser(Number))
     .addOption(new Option('--host <name>', "this host's name (compute node name)").env('CYBORG_HOST'))
-    .addOption(new Option('--fake-gpus <n>', 'extra fake GPUs').argParser(Number))
-    .addOption(new Option('--fake-nics <n>', 'extra fake NICs with VFs').argParser(Number))
+    .addOption(new Option('--fake-gpus <n>', 'the number of fake GPUs, beside the fake FPGA (default 2)').argParser(Number))
+    .addOption(new Option('--fake-nics <n>', 'the number of fake NICs, each with its VFs (default 1)').argParser(Number))
     .action(async (flags: { listen?: string; port?: number; host?: string; fakeGpus?: number; fakeNics?: number }, cmd: Command) => {
       const overrides: DeepPartial<Static<typeof ConfigSchema>> = {
         host: flags.host,

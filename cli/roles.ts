@@ -72,8 +72,8 @@ export function addRoleCommands(program: Command, onShutdown: (stop: (signal: st
     return r;
   })
     .addOption(metricsPort())
-    .addOption(new Option('--fake-gpus <n>', 'extra fake GPUs (fake driver)').argParser(Number))
-    .addOption(new Option('--fake-nics <n>', 'extra fake NICs with VFs (fake driver)').argParser(Number));
+    .addOption(new Option('--fake-gpus <n>', 'the number of fake GPUs, beside the fake FPGA (fake driver; default 2)').argParser(Number))
+    .addOption(new Option('--fake-nics <n>', 'the number of fake NICs, each with its VFs (fake driver; default 1)').argParser(Number));
   role('conductor', 'The actor tree and all state; several share the hosts through leases in JetStream KV', startConductor)
     .addOption(metricsPort())
     .option('--database <url>', 'PostgreSQL (env DATABASE_URL); without it state is kept in memory only')

@@ -1,6 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildProgram } from '../../cli/main.js';
+import { loadConfig } from '../../config/index.js';
+import { FakeDriver } from '../../drivers/fake/index.js';
 import { cyborg, startCliTarget } from './harness.js';
 
 const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
@@ -48,6 +51,22 @@ describe('cyborg CLI regressions', () => {
   it('host layout with neither --mig nor --vfs says to give one, exit 2 (bad usage, not an unexpected error)', async () => {
     const r = await run('host', 'layout', 'reg-host', '0000:3b:00.0');
     expect(r).toMatchObject({ code: 2, stderr: 'cyborg: give exactly one of --mig <profiles> or --vfs <count>\n' });
+  });
+
+  it('--fake-gpus 1 is one fake GPU in all, as the help says (it said "extra fake GPUs" and left one of the two)', async () => {
+    const defaults = loadConfig({}, {}).fake;
+    for (const role of ['all-in-one', 'agent']) {
+      const help = buildProgram()
+        .commands.find((c) => c.name() === role)!
+        .helpInformation()
+        .replace(/\s+/g, ' ');
+      expect(help).toMatch(new RegExp(`--fake-gpus <n> the number of fake GPUs, beside the fake FPGA \\(.*default ${defaults.gpus}\\)`));
+      expect(help).toMatch(new RegExp(`--fake-nics <n> the number of fake NICs, each with its VFs \\(.*default ${defaults.nics}\\)`));
+      expect(help).not.toMatch(/extra/);
+    }
+    const devices = await new FakeDriver({ host: 'reg-fake', gpus: 1, nics: 1 }).discover();
+    expect(devices.filter((d) => d.type === 'GPU')).toHaveLength(1);
+    expect(devices.filter((d) => d.type === 'NIC')).toHaveLength(1);
   });
 
   it('detach --instance of an instance the accelerator does not hold names that, and what it holds', async () => {
