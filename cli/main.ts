@@ -10,7 +10,7 @@ import { configCommand } from './config.js';
 import { statusCommand } from './status.js';
 import { addRoleCommands } from './roles.js';
 import { addOperatorCommands } from './commands/index.js';
-import type { Io } from './output.js';
+import { ExitCode, processIo, type Io } from './output.js';
 
 /**
  * `cyborg <role|command>`: one program, a subcommand per role. Flags override the environment,
@@ -67,6 +67,11 @@ export function buildProgram(io?: Io): Command {
   // printed the program's version and did nothing. So every subcommand takes the config options.
   program.enablePositionalOptions();
   for (const cmd of program.commands) withConfigOptions(cmd);
+  // `cyborg bogus` is bad usage, exit 2 as `cyborg accelerator bogus` is (docs/cli.md), where
+  // commander exits 1. Set after the subcommands are added, which copy it when created: the
+  // roles keep commander's own exits.
+  const out = io ?? processIo;
+  program.configureOutput({ writeOut: out.out, writeErr: out.err }).exitOverride((e) => out.usageExit(e.exitCode === 0 ? ExitCode.ok : ExitCode.usage));
 
   return program;
 }

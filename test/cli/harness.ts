@@ -39,7 +39,8 @@ export async function cyborg(...argv: string[]): Promise<CliResult> {
     },
   };
   // The real program (its --version and the roles included): a subcommand's --version must be its own.
-  const program = buildProgram(io).exitOverride().configureOutput({ writeOut: io.out, writeErr: io.err });
+  // Its own exits and output go through io, as the real program's go to the process.
+  const program = buildProgram(io);
   try {
     await program.parseAsync(argv, { from: 'user' });
   } catch (err) {

@@ -5,6 +5,7 @@ import { buildProgram } from '../../cli/main.js';
 import { loadConfig } from '../../config/index.js';
 import { FakeDriver } from '../../drivers/fake/index.js';
 import { cyborg, startCliTarget } from './harness.js';
+import { cyborgProcess } from './spawn.js';
 
 const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -67,6 +68,16 @@ describe('cyborg CLI regressions', () => {
     const devices = await new FakeDriver({ host: 'reg-fake', gpus: 1, nics: 1 }).discover();
     expect(devices.filter((d) => d.type === 'GPU')).toHaveLength(1);
     expect(devices.filter((d) => d.type === 'NIC')).toHaveLength(1);
+  });
+
+  it('an unknown command is bad usage, exit 2, at the top as under a group (cyborg bogus exited 1)', async () => {
+    const [top, group, real] = await Promise.all([cyborg('bogus'), cyborg('accelerator', 'bogus'), cyborgProcess(['bogus'])]);
+    for (const r of [top, group, real]) {
+      expect(r.code).toBe(2);
+      expect(r.stderr).toMatch(/^error: unknown command 'bogus'\n/);
+    }
+    expect(real.stderr).toContain('Usage: cyborg [options] [command]');
+    expect(await cyborgProcess(['--help'])).toMatchObject({ code: 0, stdout: expect.stringContaining('Usage: cyborg') });
   });
 
   it('detach --instance of an instance the accelerator does not hold names that, and what it holds', async () => {
