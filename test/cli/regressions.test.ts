@@ -80,6 +80,22 @@ describe('cyborg CLI regressions', () => {
     expect(await cyborgProcess(['--help'])).toMatchObject({ code: 0, stdout: expect.stringContaining('Usage: cyborg') });
   });
 
+  it('capacity of a class, trait or host the fleet does not have: exit 2 naming the field, 3 for the host, as docs/cli.md says', async () => {
+    const [rc, trait, host] = await Promise.all([
+      run('capacity', '--resource-class', 'BOGUS'),
+      run('capacity', '--trait', 'CUSTOM_NOPE'),
+      run('capacity', '--host', 'nowhere'),
+    ]);
+    expect(rc).toMatchObject({
+      code: 2,
+      stderr: expect.stringMatching(/^cyborg: resourceClass BOGUS: no accelerator has this resource class .*\[request\.invalid\]\n/),
+    });
+    expect(trait).toMatchObject({ code: 2, stderr: expect.stringMatching(/^cyborg: trait CUSTOM_NOPE: .*\[request\.invalid\]\n/) });
+    expect(host.code).toBe(3);
+    const doc = readFileSync(new URL('../../docs/cli.md', import.meta.url), 'utf8');
+    expect(doc).toMatch(/\| `capacity .*A class or trait the fleet does not have: exit 2 naming the field.*an unknown host: exit 3 \|/);
+  });
+
   it('detach --instance of an instance the accelerator does not hold names that, and what it holds', async () => {
     const fpga = 'reg-host_FakeDevice';
     await run('accelerator', 'enable', fpga);
