@@ -278,7 +278,8 @@ export const ConfigSchema = Type.Object({
         minimum: -1,
         maximum: 65535,
         default: PORTS.conductorMetrics,
-        description: "this process's health + /metrics listener; default: its role's (agent.metricsPort, conductor.metricsPort); 0: any free port, -1: off",
+        description:
+          "this process's health + /metrics listener, whatever its role; unset: the role's own ([agent] or [conductor] metrics_port); 0: any free port, -1: off",
       }),
     },
     { default: {} },

@@ -217,7 +217,6 @@ export const OPTIONS: readonly OptionSpec[] = [
     name: 'metrics_port',
     env: 'CYBORG_METRICS_PORT',
     defaultNote: '[conductor] / [agent] metrics_port',
-    help: "this process's health + /metrics listener, whatever its role",
   },
   // [placement]: keystoneauth's group, and the sync's own settings.
   { path: 'placementUrl', section: 'placement', name: 'endpoint_override', env: 'PLACEMENT_URL' },

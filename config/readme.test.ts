@@ -17,6 +17,20 @@ describe('README configuration section', () => {
     expect(readme.slice(a + TABLE_BEGIN.length, b).trim()).toBe(configTable());
   });
 
+  // A row is the schema's description and the option's help joined: each must add its own words.
+  // [nats] metrics_port said "this process's health + /metrics listener" twice.
+  it('says nothing twice in one row', () => {
+    const repeated = configTable()
+      .split('\n')
+      .slice(2)
+      .flatMap((row) => {
+        const what = row.split(' | ').at(-1)!.replace(/ \|$/, '');
+        const clauses = what.split(/[;,] /).map((c) => c.trim().toLowerCase());
+        return clauses.filter((c, i) => c !== '' && clauses.indexOf(c) !== i).map((c) => `${row.split(' | ')[0]}: ${c}`);
+      });
+    expect(repeated).toEqual([]);
+  });
+
   it('names every environment variable the loader reads', () => {
     const names = [...OPTIONS.flatMap((o) => (o.env ? [o.env] : [])), 'CYBORG_CONFIG_FILE'];
     expect(names.length).toBeGreaterThan(50);
