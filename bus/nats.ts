@@ -228,7 +228,7 @@ export async function connectBus(opts: ConnectOptions): Promise<NatsBus> {
     ...(opts.inboxPrefix ? { inboxPrefix: opts.inboxPrefix } : {}),
   });
   const log = opts.log.child({ component: 'nats' });
-  log.info({ server: nc.getServer(), name: opts.name, tls: nc.info?.tls_required === true || undefined }, 'connected to NATS');
+  log.info({ server: nc.getServer(), connection: opts.name, tls: nc.info?.tls_required === true || undefined }, 'connected to NATS');
   void (async () => {
     for await (const s of nc.status()) {
       if (s.type === 'reconnect') {

@@ -95,7 +95,16 @@ export function warnCondition(log: Logger, id: string, spec: AcceleratorSpec, no
   const { change, ctx, reason } = note;
   const consumers = ctx.allocations.map((a) => a.instanceUuid);
   log.warn(
-    { acceleratorId: id, name: spec.deployable.name, host: spec.host, change: change.event, ...change.args, reason: reason ?? null, consumers, requestId },
+    {
+      acceleratorId: id,
+      accelerator: spec.deployable.name,
+      host: spec.host,
+      change: change.event,
+      ...change.args,
+      reason: reason ?? null,
+      consumers,
+      requestId,
+    },
     change.message,
   );
 }
@@ -106,7 +115,7 @@ export function warnIfDrained(log: Logger, id: string, spec: AcceleratorSpec, fr
   if (from !== AcceleratorStates.detaching || !ctx.maintenance?.host || ctx.allocations.length > 0) return;
   // The alert on a stuck drain is waiting for this line.
   log.warn(
-    { acceleratorId: id, name: spec.deployable.name, host: spec.host, change: 'DRAINED', consumers: [], requestId },
+    { acceleratorId: id, accelerator: spec.deployable.name, host: spec.host, change: 'DRAINED', consumers: [], requestId },
     'drain done on this accelerator: no instance holds it any more',
   );
 }

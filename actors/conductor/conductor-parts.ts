@@ -92,7 +92,7 @@ export function buildConductorParts(opts: ConductorOptions, hooks: ConductorHook
     ...(opts.hostPending ? { hostPending: opts.hostPending } : {}),
   });
   const usage = new UsageWindows(opts.usageWindow ?? USAGE_WINDOW);
-  const documents = new DocumentStore(opts.journal, opts.log.child({ component: 'documents' }));
+  const documents = new DocumentStore(opts.journal, opts.log.child({ subcomponent: 'documents' }));
   // A change answered 503 that the database had taken after all: memory follows the database.
   opts.journal.onLanded = (changes) => {
     tree.landed(changes);
@@ -104,7 +104,7 @@ export function buildConductorParts(opts: ConductorOptions, hooks: ConductorHook
   const driverAdmin = new DriverAdmin({
     bus: opts.bus,
     journal: opts.journal,
-    log: opts.log.child({ component: 'drivers' }),
+    log: opts.log.child({ subcomponent: 'drivers' }),
     control: hooks.control,
     timeoutMs: opts.timing.driverOpTimeoutMs,
     settle: (id) => tree.acceleratorActor(id).flushed(),
@@ -117,7 +117,7 @@ export function buildConductorParts(opts: ConductorOptions, hooks: ConductorHook
     log: opts.log,
     heartbeatIntervalMs: opts.timing.heartbeatIntervalMs,
     rejoin: new Rejoin({
-      log: opts.log.child({ component: 'rejoin' }),
+      log: opts.log.child({ subcomponent: 'rejoin' }),
       journal: opts.journal,
       hub: hooks.hub,
       holds,

@@ -135,7 +135,7 @@ export class DocumentStore implements Documents {
     try {
       await this.profiles.put(doc);
       this.byName.set(doc.name, doc.uuid);
-      this.log.info({ deviceProfile: doc.uuid, name: doc.name }, 'device profile created');
+      this.log.info({ deviceProfile: doc.uuid, deviceProfileName: doc.name }, 'device profile created');
       return doc;
     } finally {
       this.reserved.delete(doc.name);
@@ -147,7 +147,7 @@ export class DocumentStore implements Documents {
     if (!doc) return;
     await this.profiles.delete(uuid);
     this.byName.delete(doc.name);
-    this.log.info({ deviceProfile: uuid, name: doc.name }, 'device profile deleted');
+    this.log.info({ deviceProfile: uuid, deviceProfileName: doc.name }, 'device profile deleted');
   }
 
   listAttributes(): AttributeDoc[] {
