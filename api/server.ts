@@ -27,6 +27,7 @@ import { capacityRoutes } from './routes/capacity.js';
 import { releaseRoutes } from './routes/release.js';
 import { hostDeleteRoutes, type HostRetirer } from './routes/host-delete.js';
 import { fakeFaultRoutes, type FaultInjector } from './routes/fake-faults.js';
+import { absentBodyAsEmpty } from './routes/shared.js';
 import type { ControlPlane } from '../model/index.js';
 
 export interface ApiOptions {
@@ -83,6 +84,7 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
   await app.register(
     async (scope) => {
       await limitOperatorWrites(scope as unknown as FastifyInstance, limits.operatorRateLimit);
+      absentBodyAsEmpty(scope as unknown as FastifyInstance);
       // The visualizer's session cookie stands in for X-Auth-Token on every operator route (before them all).
       const sessions = new BrowserSessions();
       installBrowserSessions(scope as unknown as FastifyInstance, sessions);

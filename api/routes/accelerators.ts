@@ -83,10 +83,6 @@ export const acceleratorRoutes: FastifyPluginAsyncTypebox<{ control: ControlPlan
   app,
   { control, pageMax = apiLimits().pageMax },
 ) => {
-  // `curl -XPOST .../enable` sends no body: treat it as `{}` so the schema can still refuse junk.
-  app.addHook('preValidation', async (req) => {
-    if (req.body === undefined || req.body === null) req.body = {};
-  });
   app.get(
     '/accelerators',
     {
