@@ -84,6 +84,8 @@ export function describeValidation(err: Partial<FastifyError> & { validation?: A
         ? 'is not a known field'
         : first.keyword === 'required'
           ? 'is required'
-          : (first.message ?? 'is invalid');
+          : first.keyword === 'enum' && Array.isArray(p.allowedValues)
+            ? `must be one of: ${p.allowedValues.map(String).join(', ')}`
+            : (first.message ?? 'is invalid');
   return { field, message: `${field} ${what}` };
 }

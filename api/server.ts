@@ -25,6 +25,9 @@ import { machineRoutes, uiRoutes } from './routes/ui.js';
 import { genericDriverRoutes } from './routes/drivers.js';
 import { capacityRoutes } from './routes/capacity.js';
 import { releaseRoutes } from './routes/release.js';
+import { hostDeleteRoutes, type HostRetirer } from './routes/host-delete.js';
+import { fakeFaultRoutes, type FaultInjector } from './routes/fake-faults.js';
+import { absentBodyAsEmpty } from './routes/shared.js';
 import type { ControlPlane } from '../model/index.js';
 
 export interface ApiOptions {
@@ -37,6 +40,10 @@ export interface ApiOptions {
   auth?: ApiAuth;
   /** What one client may cost (config `api`); the schema's defaults where not given. */
   limits?: Partial<ApiLimits>;
+  /** `DELETE /hosts/{name}`, where this process can retire a host (the all-in-one, the api role). */
+  hostRetirer?: HostRetirer;
+  /** `POST /accelerators/{id}/fake-fault`, where a fake driver runs in this process. */
+  faultInjector?: FaultInjector;
 }
 
 /** This project's own routes live under this prefix; Cyborg's v2 API keeps `/` and `/v2`. */
@@ -77,6 +84,7 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
   await app.register(
     async (scope) => {
       await limitOperatorWrites(scope as unknown as FastifyInstance, limits.operatorRateLimit);
+      absentBodyAsEmpty(scope as unknown as FastifyInstance);
       // The visualizer's session cookie stands in for X-Auth-Token on every operator route (before them all).
       const sessions = new BrowserSessions();
       installBrowserSessions(scope as unknown as FastifyInstance, sessions);
@@ -94,6 +102,9 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
       await scope.register(machineRoutes);
       // Drivers per host, services, instance attach (generic-driver spec): where the control plane offers them.
       if (opts.control.driverAdmin) await scope.register(genericDriverRoutes, { admin: opts.control.driverAdmin, pageMax: limits.pageMax });
+      // Inside this scope, not added by the role afterwards: a write outside it escapes the rate limit.
+      if (opts.hostRetirer) await scope.register(hostDeleteRoutes, { retirer: opts.hostRetirer });
+      if (opts.faultInjector) await scope.register(fakeFaultRoutes, { control: opts.control, injector: opts.faultInjector });
     },
     { prefix: OPERATOR_PREFIX },
   );

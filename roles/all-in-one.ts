@@ -4,11 +4,9 @@ import type { Logger } from 'pino';
 import { Agent } from '../actors/agent/index.js';
 import { Conductor } from '../actors/conductor/index.js';
 import type { RequestMeta } from '../model/index.js';
-import { hostDeleteRoutes } from '../api/routes/host-delete.js';
 import { placementFromConfig } from './placement.js';
 import type { Journal } from '../actors/runtime/index.js';
-import { buildApi, OPERATOR_PREFIX } from '../api/server.js';
-import { fakeFaultRoutes } from '../api/routes/fake-faults.js';
+import { buildApi } from '../api/server.js';
 import { fakeFaultInjector } from './fake-faults.js';
 import { databaseChecks, openJournal } from '../db/index.js';
 import { InProcessBus } from '../bus/index.js';
@@ -80,13 +78,19 @@ export async function startAllInOne(config: Config, log: Logger, deps: AllInOneD
   });
   await agent.start();
   const auth = apiAuthFromConfig(config, log);
-  const app = await buildApi({ control: conductor, log, v2: config.v2, auth, limits: config.api, health: { checks: databaseChecks(journal) } });
+  const app = await buildApi({
+    control: conductor,
+    log,
+    v2: config.v2,
+    auth,
+    limits: config.api,
+    health: { checks: databaseChecks(journal) },
+    // Retiring a host needs the conductor and the journal in this process (the api role has neither).
+    ...(journal.forgetHost ? { hostRetirer: { retire: (name: string, m: RequestMeta) => conductor.retireHost(name, m) } } : {}),
+    // Fault injection exists only where a fake driver runs here (demos, rehearsals: docs/metrics.md).
+    ...(fake ? { faultInjector: fakeFaultInjector(fake, agent, config.host) } : {}),
+  });
   app.addHook('onClose', async () => auth.close());
-  // Fault injection exists only where a fake driver runs here (demos, rehearsals: docs/metrics.md).
-  // Retiring a host needs the conductor and the journal in this process (the api role has neither).
-  if (journal.forgetHost)
-    await app.register(hostDeleteRoutes, { prefix: OPERATOR_PREFIX, retirer: { retire: (name: string, m: RequestMeta) => conductor.retireHost(name, m) } });
-  if (fake) await app.register(fakeFaultRoutes, { prefix: OPERATOR_PREFIX, control: conductor, injector: fakeFaultInjector(fake, agent, config.host) });
   const metrics = new Metrics('all-in-one');
   const unwatch = metrics.watchConductor(conductor, { consumerLabels: config.conductor.metricsConsumerLabels });
   watchFlushes(metrics, journal);

@@ -1,14 +1,13 @@
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { RemoteControlPlane } from '../control/index.js';
-import { buildApi, OPERATOR_PREFIX } from '../api/server.js';
+import { buildApi } from '../api/server.js';
 import type { NatsBus } from '../bus/index.js';
 import type { Config } from '../config/index.js';
 import { metricsRoute, Metrics } from '../metrics/index.js';
 import { natsProblem, roleBus, stopNatsWatch } from './shared.js';
 import { startUiListener } from './ui-listener.js';
 import { apiAuthFromConfig } from '../api/auth/index.js';
-import { hostDeleteRoutes } from '../api/routes/host-delete.js';
 
 export interface RunningApi {
   url: string;
@@ -42,10 +41,10 @@ export async function startApiRole(config: Config, log: Logger): Promise<Running
     auth,
     limits: config.api,
     health: { checks: { nats: () => natsProblem(bus), view: () => control.notReady(), conductor: () => control.conductorProblem() } },
+    // Retiring a host is done by the conductor that holds its lease (control call `hosts.retire`).
+    hostRetirer: { retire: (name, m) => control.retireHost(name, m) },
   });
   app.addHook('onClose', async () => auth.close());
-  // Retiring a host is done by the conductor that holds its lease (control call `hosts.retire`).
-  await app.register(hostDeleteRoutes, { prefix: OPERATOR_PREFIX, retirer: { retire: (name, m) => control.retireHost(name, m) } });
   metricsRoute(app, metrics);
   await app.listen({ host: config.listen.address, port: config.listen.port });
   const addr = app.server.address();

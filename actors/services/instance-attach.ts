@@ -145,7 +145,11 @@ function pick(control: ControlPlane, req: AttachRequest): Pick[] {
     groups = readGroups(p.groups);
   } else {
     if (!req.resourceClass)
-      throw new CyborgError('request.invalid', 'name the accelerator to attach: an accelerator id, a resource class, or a device profile');
+      // Any one of three fields would do: the first is named, as a client reads `field` to point at one.
+      throw new CyborgError('request.invalid', 'name the accelerator to attach: an accelerator id, a resource class, or a device profile', {
+        field: 'acceleratorId',
+        oneOf: ['acceleratorId', 'resourceClass', 'deviceProfileName'],
+      });
     groups = readGroups([{ [`resources:${req.resourceClass}`]: '1', ...Object.fromEntries((req.traits ?? []).map((t) => [`trait:${t}`, 'required'])) }]);
   }
   const all = control.listAccelerators(req.host ? { host: req.host } : {});

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type, type Static } from '@sinclair/typebox';
-import { DriverError } from '../../errors/index.js';
+import { CyborgError, DriverError } from '../../errors/index.js';
 import type { DriverOp } from '../../machines/index.js';
 import { ErrorSchema, Uuid } from './shared.js';
 import {
@@ -35,11 +35,29 @@ const Params = Type.Object({ id: Uuid });
 const Empty = Type.Object({}, { additionalProperties: false });
 const ProgramBody = Type.Object(
   {
-    bitstreamId: Type.Optional(Name()),
-    functionId: Type.Optional(Name()),
+    bitstreamId: Type.Optional(Name({ description: 'the Glance image to load; exactly one of bitstreamId and functionId' })),
+    functionId: Type.Optional(Name({ description: 'the function whose Glance image to load; exactly one of bitstreamId and functionId' })),
   },
   { additionalProperties: false },
 );
+
+/**
+ * A programming names one image: the agent looks it up in Glance by bitstream or by function
+ * (actors/agent/programming.ts), and the generic driver refuses one with neither. With neither
+ * the machine would go programming for nothing; with both, which one wins is a guess (a device
+ * profile that sets both is refused the same way: actors/conductor/arq-binder.ts).
+ */
+function checkProgramBody(body: Static<typeof ProgramBody>): void {
+  const given = (['bitstreamId', 'functionId'] as const).filter((k) => body[k] !== undefined);
+  if (given.length === 1) return;
+  throw new CyborgError(
+    'request.invalid',
+    given.length === 0
+      ? 'say what to program: bitstreamId (a Glance image id) or functionId'
+      : 'give bitstreamId or functionId, not both: a programming loads one image',
+    { field: given.length === 0 ? 'body/bitstreamId' : 'body/functionId', oneOf: ['bitstreamId', 'functionId'] },
+  );
+}
 const AttachBody = Type.Object(
   {
     instanceUuid: Uuid,
@@ -83,10 +101,6 @@ export const acceleratorRoutes: FastifyPluginAsyncTypebox<{ control: ControlPlan
   app,
   { control, pageMax = apiLimits().pageMax },
 ) => {
-  // `curl -XPOST .../enable` sends no body: treat it as `{}` so the schema can still refuse junk.
-  app.addHook('preValidation', async (req) => {
-    if (req.body === undefined || req.body === null) req.body = {};
-  });
   app.get(
     '/accelerators',
     {
@@ -139,7 +153,7 @@ export const acceleratorRoutes: FastifyPluginAsyncTypebox<{ control: ControlPlan
       onRequest: policy('cyborg:operator:accelerator:program'),
       schema: {
         tags: ['operator'],
-        summary: 'Program a bitstream / function: ready/programmed → programming → programmed',
+        summary: 'Program a bitstream or a function (exactly one): ready/programmed → programming → programmed',
         params: Params,
         body: ProgramBody,
         response: actionResponses,
@@ -147,6 +161,7 @@ export const acceleratorRoutes: FastifyPluginAsyncTypebox<{ control: ControlPlan
     },
     async (req, reply) => {
       const body = req.body as Static<typeof ProgramBody>;
+      checkProgramBody(body);
       return acceptedIfUnderWay(req, reply, failed(await control.act(req.params.id, { type: 'PROGRAM', ...body }, meta(req)), 'program'), resourceOf(req));
     },
   );

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { ErrorSchema } from './shared.js';
-import { AuditEntrySchema, type AuditQuery, type ControlPlane } from '../../model/index.js';
+import { AuditEntrySchema, decodeCursor, type AuditQuery, type ControlPlane } from '../../model/index.js';
 import { MAX, Text } from '../bounds.js';
 import { policy } from '../auth/index.js';
 import { scopeOf } from '../scope.js';
@@ -56,6 +56,11 @@ export const auditRoutes: FastifyPluginAsyncTypebox<{ control: ControlPlane; pag
             field: `querystring/${field}`,
           });
       }
+      // Checked here, where the parameter is `marker`: the journal knows it as the query's cursor.
+      if (q.marker !== undefined && !decodeCursor(q.marker))
+        throw new CyborgError('request.invalid', "marker is not one this service gave (the previous page's next): start again without it", {
+          field: 'querystring/marker',
+        });
       const query: AuditQuery = { limit: Math.min(q.limit ?? pageMax, pageMax) };
       if (q.host !== undefined) query.host = q.host;
       if (q.accelerator !== undefined) query.id = q.accelerator;

@@ -140,6 +140,7 @@ export function addAcceleratorCommands(program: Command, io: Io): void {
     io,
     async (ctx, [id], o) => {
       if (!o.bitstream && !o.function) throw new UsageError('say what to program: --bitstream <id> or --function <id>');
+      if (o.bitstream && o.function) throw new UsageError('give --bitstream <id> or --function <id>, not both: a programming loads one image');
       await transition(ctx, id!, 'program', 'programming', { bitstreamId: o.bitstream, functionId: o.function }, o.wait);
     },
   );

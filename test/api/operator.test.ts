@@ -83,6 +83,21 @@ describe('operator API', () => {
     }
   });
 
+  it('refuses a program that names no image, or two, with 400 naming the field, and leaves the device as it was', async () => {
+    const id = await fpga();
+    expect((await post(`${base}/accelerators/${id}/enable`)).json().state).toBe('ready');
+    const nothing = await post(`${base}/accelerators/${id}/program`, {});
+    expect(nothing.statusCode).toBe(400);
+    expect(nothing.json()).toMatchObject({ code: 'request.invalid', field: 'body/bitstreamId', oneOf: ['bitstreamId', 'functionId'] });
+    expect((await post(`${base}/accelerators/${id}/program`)).json()).toMatchObject({ field: 'body/bitstreamId' });
+    const both = await post(`${base}/accelerators/${id}/program`, { bitstreamId: 'bs-1', functionId: 'gzip' });
+    expect(both.statusCode).toBe(400);
+    expect(both.json()).toMatchObject({ code: 'request.invalid', field: 'body/functionId' });
+    expect(both.json().message).toMatch(/not both/);
+    expect(rt.conductor.getAccelerator(id).state).toBe('ready');
+    expect((await rt.conductor.history(id)).map((r) => r.event)).not.toContain('PROGRAM');
+  });
+
   it('answers unknown things with 404', async () => {
     const missing = await app.inject({ url: `${base}/accelerators/${vm}` });
     expect(missing.statusCode).toBe(404);

@@ -18,7 +18,15 @@ describe('operator write rate per client', () => {
 
   beforeAll(async () => {
     rt = await startStack({ hosts: ['rate-1'], fake: { gpus: 1, nics: 0 } });
-    app = await buildApi({ control: rt.conductor, log: silentLogger(), limits: { operatorRateLimit: PER_MINUTE } });
+    const driver = rt.conductor.listAccelerators().find((a) => a.deviceType === 'GPU')!.driver;
+    app = await buildApi({
+      control: rt.conductor,
+      log: silentLogger(),
+      limits: { operatorRateLimit: PER_MINUTE },
+      // The roles' own writes, here doing nothing: what counts is that they are counted.
+      hostRetirer: { retire: async (host) => ({ host, accelerators: [] }) },
+      faultInjector: { driver, inject: async () => undefined },
+    });
     gpu = rt.conductor.listAccelerators().find((a) => a.deviceType === 'GPU')!.id;
   });
   afterAll(async () => {
@@ -44,6 +52,16 @@ describe('operator write rate per client', () => {
     for (let i = 0; i < PER_MINUTE; i++) expect((await write({}, '10.0.0.7')).statusCode).toBe(409);
     expect((await write({}, '10.0.0.7')).statusCode).toBe(429);
     expect((await write({}, '10.0.0.8')).statusCode).toBe(409);
+  });
+
+  it('counts a fake fault and a host deletion as writes like any other', async () => {
+    const carol = { 'x-user-id': 'carol' };
+    const fault = () => app.inject({ method: 'POST', url: `/cyborg/v1/accelerators/${gpu}/fake-fault`, headers: carol, payload: { fault: 'clear' } });
+    const retire = () => app.inject({ method: 'DELETE', url: '/cyborg/v1/hosts/gone-1', headers: carol });
+    for (let i = 0; i < PER_MINUTE - 1; i++) expect((await fault()).statusCode).toBe(200);
+    expect((await retire()).statusCode).toBe(200);
+    expect((await retire()).statusCode).toBe(429);
+    expect((await fault()).statusCode).toBe(429);
   });
 
   it("never limits reads, health or Nova's v2 calls", async () => {

@@ -156,6 +156,7 @@ describe.skipIf(!svc.postgres)('audit: who did what, from the transition log (Po
     }
     const bad = await run.app.inject({ method: 'GET', url: '/cyborg/v1/audit?marker=not-a-cursor' });
     expect(bad.statusCode).toBe(400);
+    expect(bad.json()).toMatchObject({ code: 'request.invalid', field: 'querystring/marker' });
     const badTime = await run.app.inject({ method: 'GET', url: '/cyborg/v1/audit?since=yesterday' });
     expect(badTime.statusCode).toBe(400);
   });

@@ -165,6 +165,8 @@ describe('cyborg CLI against a running all-in-one', () => {
 
   it('says what is wrong with the command line (exit 2) and with an unknown accelerator (exit 3)', async () => {
     expect((await run('accelerator', 'program', 'cli-host_0000_af_00_0')).code).toBe(2);
+    const both = await run('accelerator', 'program', 'cli-host_0000_af_00_0', '--bitstream', 'bs-1', '--function', 'gzip');
+    expect([both.code, both.stderr]).toEqual([2, 'cyborg: give --bitstream <id> or --function <id>, not both: a programming loads one image\n']);
     const noTarget = await run('attach-instance', randomUUID());
     expect([noTarget.code, noTarget.stderr]).toEqual([
       2,

@@ -69,6 +69,15 @@ describe('POST /cyborg/v1/hosts/{host}/layout (MIG on an H100, VFs on an X710)',
     expect(res.json().message).toMatch(/at most 1/);
     expect((await layout('gpu-1', { kind: 'mig', address: 'not-an-address', profiles: ['1g.10gb'] })).statusCode).toBe(400);
     expect((await layout('gpu-1', { kind: 'vfs', address: '0000:1b:00.0', count: 100_000 })).statusCode).toBe(400);
+    // Each refusal names the field that is wrong for the kind asked, not one of the other kind's.
+    const refusal = async (body: object) => (await layout('nic-1', body)).json();
+    expect(await refusal({ kind: 'vfs', address: '0000:3b:00.0', count: -1 })).toMatchObject({ field: 'body/count', message: 'body/count must be >= 0' });
+    expect(await refusal({ kind: 'vfs', address: '0000:3b:00.0', count: 'x' })).toMatchObject({ field: 'body/count' });
+    expect(await refusal({ kind: 'vfs', address: '0000:3b:00.0' })).toMatchObject({ field: 'body/count', message: 'body/count is required' });
+    expect(await refusal({ kind: 'mig', address: '0000:3b:00.0', count: 4 })).toMatchObject({ field: 'body/profiles' });
+    expect(await refusal({ kind: 'bogus' })).toMatchObject({ field: 'body/kind', message: 'body/kind must be one of: mig, vfs' });
+    expect(await refusal({})).toMatchObject({ field: 'body/kind', message: 'body/kind is required' });
+    expect(await refusal({ kind: 'vfs', address: '0000:3b:00.0', count: 4, force: true })).toMatchObject({ field: 'body/force' });
     expect((await layout('nowhere', { kind: 'vfs', address: '0000:3b:00.0', count: 4 })).statusCode).toBe(404);
     expect((await layout('nic-1', { kind: 'vfs', address: '0000:99:00.0', count: 4 })).statusCode).toBe(404);
   });
