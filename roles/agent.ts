@@ -31,14 +31,17 @@ export interface RunningAgent {
  */
 export async function startAgentRole(config: Config, log: Logger, deps: { drivers?: DriverRegistry } = {}): Promise<RunningAgent> {
   const host = config.host;
-  log = log.child({ role: 'agent', host });
+  // The agent and its cache bind the host on their own lines (a logger with it already would repeat
+  // the key); the role's other lines (NATS, drivers, health) get it here.
+  const hostless = log.child({ role: 'agent' });
+  log = hostless.child({ host });
   const metrics = new Metrics('agent');
   const drivers = deps.drivers ?? new DriverRegistry(enabledDrivers(config, log));
   const cache = await AgentCache.open(
     join(config.dataDir, 'agent'),
     host,
     drivers.list().map((d) => ({ name: d.name, version: d.version })),
-    log,
+    hostless,
   );
   // Before the first discovery: what the drivers make again (mdevs, MIG instances, VFs) is then reported as it is.
   const restored = await restoreHostState(drivers.list(), cache.boundHandles(), log);
@@ -57,7 +60,7 @@ export async function startAgentRole(config: Config, log: Logger, deps: { driver
     host,
     bus,
     drivers,
-    log,
+    log: hostless,
     ...(images ? { images } : {}),
     heartbeatIntervalMs: config.timing.heartbeatIntervalMs,
     discoveryIntervalMs: config.timing.discoveryIntervalMs,

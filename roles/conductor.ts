@@ -47,7 +47,10 @@ export interface RunningConductor {
 export async function startConductor(config: Config, log: Logger, deps: { journal?: Journal } = {}): Promise<RunningConductor> {
   const d = config.distributed;
   const id = d.conductorId ?? `${hostname()}-${randomUUID().slice(0, 8)}`;
-  log = log.child({ role: 'conductor', conductorId: id });
+  // The lease table, the host router and the ARQ home bind the id on their own lines (a logger with
+  // it already would repeat the key); the role's other lines get it here.
+  const idless = log.child({ role: 'conductor' });
+  log = idless.child({ conductorId: id });
   const metrics = new Metrics('conductor');
   const bus = await roleBus(config, log, `cyborg-conductor-${id}`, metrics);
   const inner = deps.journal ?? (await roleJournal(config, log));
@@ -69,7 +72,7 @@ export async function startConductor(config: Config, log: Logger, deps: { journa
       conductorId: id,
       ttlMs: d.leaseTtlMs,
       renewMs: d.leaseRenewMs,
-      log,
+      log: idless,
       onLost: (hosts) => {
         if (hosts.includes(ARQ_HOME)) arqHome?.lost();
         router?.release(hosts.filter((h) => h !== ARQ_HOME));
@@ -95,7 +98,7 @@ export async function startConductor(config: Config, log: Logger, deps: { journa
       },
       lease,
       journal: fenced,
-      log,
+      log: idless,
       forwardTimeoutMs: d.requestTimeoutMs,
       // A health report for a host whose holder died is kept trying until its lease has expired and been claimed.
       redeliverForMs: 2 * d.leaseTtlMs + d.requestTimeoutMs,
@@ -140,7 +143,7 @@ export async function startConductor(config: Config, log: Logger, deps: { journa
     arqHome = new ArqHome({
       conductorId: id,
       lease,
-      log,
+      log: idless,
       load: async () => {
         const [arqs, documents] = await Promise.all([fenced.loadArqs(), fenced.loadDocuments()]);
         return { arqs, documents };

@@ -54,7 +54,9 @@ export class AgentCache implements AgentMemory {
    * Opens the cache of `host` under `dir`, counts this start (epoch + 1) and saves at once, so
    * that two starts never share an epoch even if the agent dies before its first report.
    */
-  static async open(dir: string, host: string, drivers: { name: string; version: string }[], log: Logger): Promise<AgentCache> {
+  static async open(dir: string, host: string, drivers: { name: string; version: string }[], unbound: Logger): Promise<AgentCache> {
+    // `host` bound here, as the agent binds it: given by a caller too, a line would carry it twice.
+    const log = unbound.child({ host });
     await mkdir(dir, { recursive: true });
     const path = join(dir, `agent-${Buffer.from(host).toString('base64url')}.json`);
     const previous = await read(path, host, log);
@@ -63,7 +65,7 @@ export class AgentCache implements AgentMemory {
       : { version: VERSION, host, epoch: 0, drivers, inventorySeq: 0, devices: [], commands: [] };
     const cache = new AgentCache(path, data, log);
     await cache.save();
-    log.info({ host, epoch: data.epoch, devices: data.devices.length, commands: data.commands.length, path, resumed: Boolean(previous) }, 'agent cache opened');
+    log.info({ epoch: data.epoch, devices: data.devices.length, commands: data.commands.length, path, resumed: Boolean(previous) }, 'agent cache opened');
     return cache;
   }
 
@@ -129,7 +131,7 @@ async function read(path: string, host: string, log: Logger): Promise<AgentCache
   try {
     const data = JSON.parse(text) as AgentCacheFile;
     if (data.version !== VERSION || data.host !== host || !Number.isInteger(data.epoch)) {
-      log.warn({ path, version: data.version, host: data.host }, 'agent cache has another version or host; starting fresh (kept aside)');
+      log.warn({ path, version: data.version, cachedHost: data.host }, 'agent cache has another version or host; starting fresh (kept aside)');
       await rename(path, `${path}.v${String(data.version)}.bak`).catch(() => undefined);
       return undefined;
     }

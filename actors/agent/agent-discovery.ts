@@ -11,7 +11,7 @@ import { guestHolds, readGuests } from './guests.js';
 const MAX_REASON = 2_000;
 
 export interface DiscoveryScope {
-  host: string;
+  /** The agent's, its host bound. */
   log: Logger;
   /** Every loaded driver: a device names its driver, which may not be the one that discovered it. */
   registry: DriverRegistry;
@@ -35,7 +35,7 @@ export interface Discovered {
  * not observed — a look that failed says nothing of whether the device is there.
  */
 export async function discoverHost(drivers: readonly Driver[], previous: () => readonly DeviceT[], scope: DiscoveryScope): Promise<Discovered> {
-  const { host, log, discoveredBy } = scope;
+  const { log, discoveredBy } = scope;
   const all: DeviceT[] = [];
   const failed: { driver: string; reason: string }[] = [];
   let observed: HostObservationMsg | undefined;
@@ -49,7 +49,7 @@ export async function discoverHost(drivers: readonly Driver[], previous: () => r
       });
       if (unobserved.length > 0) {
         log.warn(
-          { host, driver: d.name, unobserved: unobserved.map((u) => ({ device: u.deviceUuid, reason: u.reason })) },
+          { driver: d.name, unobserved: unobserved.map((u) => ({ device: u.deviceUuid, reason: u.reason })) },
           'discovery could not observe some devices; their last observed records are kept, marked not observed',
         );
       }
@@ -60,7 +60,7 @@ export async function discoverHost(drivers: readonly Driver[], previous: () => r
           observed,
           await d.observe(found).catch((err: unknown) => {
             // Its devices are still reported; only the comparison of their host side waits.
-            log.warn({ err, host, driver: d.name }, "the driver could not observe its devices' host side; left out of this report");
+            log.warn({ err, driver: d.name }, "the driver could not observe its devices' host side; left out of this report");
             return NOTHING_OBSERVED;
           }),
         );
@@ -73,11 +73,11 @@ export async function discoverHost(drivers: readonly Driver[], previous: () => r
         .map((dev) => ({ ...dev, unobserved: reason }));
       all.push(...kept);
       failed.push({ driver: d.name, reason });
-      log.error({ err, host, driver: d.name, kept: kept.length }, 'discovery failed; its devices are kept as last observed, marked not observed');
+      log.error({ err, driver: d.name, kept: kept.length }, 'discovery failed; its devices are kept as last observed, marked not observed');
     }
   }
   const unreadable = (path: string, err: unknown): void =>
-    log.warn({ host, path, err }, "cannot read libvirt's running guests: the devices they hold are not adopted (the agent needs read access, as root has)");
+    log.warn({ path, err }, "cannot read libvirt's running guests: the devices they hold are not adopted (the agent needs read access, as root has)");
   const held = scope.guestsDir ? guestHolds(all, await readGuests(scope.guestsDir, unreadable)) : [];
   if (held.length > 0) observed = { ...(observed ?? NOTHING_OBSERVED), guests: held };
   if (
@@ -88,7 +88,7 @@ export async function discoverHost(drivers: readonly Driver[], previous: () => r
   ) {
     // Cut short, it would say "absent" of handles that exist: better none than a wrong one.
     log.warn(
-      { host, deployables: observed.deployables.length, present: observed.present.length },
+      { deployables: observed.deployables.length, present: observed.present.length },
       'too much observed to report; the conductor compares nothing this time',
     );
     observed = undefined;

@@ -16,6 +16,7 @@ export class AgentDrivers {
   constructor(
     private readonly registry: DriverRegistry,
     private readonly host: string,
+    /** The agent's, `host` bound. */
     private readonly log: Logger,
   ) {}
 
@@ -58,7 +59,7 @@ export class AgentDrivers {
   private async run(cmd: DriverCommandMsg, rediscover: () => Promise<unknown>): Promise<DriverCommandReplyMsg> {
     const driver = this.registry.get(cmd.driver);
     if (!driver) return { ok: false, code: 'driver.not_found', reason: `driver ${cmd.driver} is not loaded by the agent on ${this.host}` };
-    const log = this.log.child({ host: this.host, driver: driver.name, op: cmd.op, key: cmd.idempotencyKey });
+    const log = this.log.child({ driver: driver.name, op: cmd.op, key: cmd.idempotencyKey });
     const before = this.of(driver);
     try {
       if (cmd.op === 'services') {

@@ -10,6 +10,7 @@ export interface HealthLine {
   bus: Bus;
   host: string;
   agentId: string;
+  /** The agent's, `host` bound. */
   log: Logger;
   /** Whether the agent stopped: a watch may still push after that, and is not heard. */
   stopped: () => boolean;
@@ -36,7 +37,7 @@ export class AgentHealth {
       try {
         found.push(...(await d.health()));
       } catch (err) {
-        this.line.log.warn({ err, host: this.line.host, driver: d.name }, 'health check failed; its devices are left out of this report');
+        this.line.log.warn({ err, driver: d.name }, 'health check failed; its devices are left out of this report');
       }
     }
     return this.send(found);
@@ -46,7 +47,7 @@ export class AgentHealth {
   watch(): void {
     for (const d of this.drivers.active()) {
       if (!canWatchHealth(d)) continue;
-      const watch = d.watchHealth((signals) => void this.send(signals), this.line.log.child({ host: this.line.host }));
+      const watch = d.watchHealth((signals) => void this.send(signals), this.line.log);
       if (watch) this.watches.push(watch);
     }
   }

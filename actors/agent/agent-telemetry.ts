@@ -28,7 +28,7 @@ export class AgentTelemetry {
           this.failing.delete(d.name);
         } catch (err) {
           // One driver's failure costs only its own samples; said once until it recovers.
-          if (!this.failing.has(d.name)) log.warn({ err, host, driver: d.name }, 'a driver could not report usage; its devices have no samples until it can');
+          if (!this.failing.has(d.name)) log.warn({ err, driver: d.name }, 'a driver could not report usage; its devices have no samples until it can');
           this.failing.add(d.name);
         }
       }

@@ -37,6 +37,7 @@ export interface AgentOptions {
   /** Where FPGA bitstreams named by Glance id or function id are fetched from ([glance]). */
   images?: BitstreamSource;
   drivers: DriverRegistry;
+  /** Without `host`: the agent binds it on every line of its own. */
   log: Logger;
   heartbeatIntervalMs: number;
   discoveryIntervalMs: number;
@@ -97,6 +98,8 @@ export class Agent {
   private done = new Map<string, Promise<CommandReplyMsg> | CommandReplyMsg>();
   private doneBefore = new Map<string, Promise<CommandReplyMsg> | CommandReplyMsg>();
   private readonly epoch: number;
+  /** `host` bound here, whoever built the agent: pino repeats a key that a binding and a call both carry. */
+  private readonly log: Logger;
   /** Which loaded drivers are installed on this host, at which version (install-driver & co.). */
   readonly driverStates: AgentDrivers;
   private uevents: UeventSource | undefined;
@@ -109,8 +112,9 @@ export class Agent {
 
   constructor(private readonly opts: AgentOptions) {
     this.epoch = opts.epoch ?? 0;
-    this.driverStates = new AgentDrivers(opts.drivers, opts.host, opts.log);
-    const line = { bus: opts.bus, host: opts.host, agentId: this.agentId, log: opts.log, stopped: () => this.stopped };
+    this.log = opts.log.child({ host: opts.host });
+    this.driverStates = new AgentDrivers(opts.drivers, opts.host, this.log);
+    const line = { bus: opts.bus, host: opts.host, agentId: this.agentId, log: this.log, stopped: () => this.stopped };
     this.health = new AgentHealth(this.driverStates, line);
     this.usage = new AgentTelemetry(opts.drivers, line);
     // Until discovery runs again, commands find their deployables in the last cached inventory.
@@ -135,7 +139,7 @@ export class Agent {
     this.timers.push(setInterval(() => this.heartbeat(), this.opts.heartbeatIntervalMs));
     // Watching starts before the first discovery, so that nothing plugged in during it is missed.
     if (this.opts.hotplug) {
-      this.uevents = new UeventSource({ ...this.opts.hotplug, log: this.opts.log.child({ host }), onBurst: (b) => this.hotplugged(b) });
+      this.uevents = new UeventSource({ ...this.opts.hotplug, log: this.log, onBurst: (b) => this.hotplugged(b) });
       this.uevents.start();
     }
     await this.discoverAndReport();
@@ -146,7 +150,7 @@ export class Agent {
     if (this.opts.healthIntervalMs) {
       this.timers.push(
         setInterval(
-          () => void this.checkHealth().catch((err: unknown) => this.opts.log.warn({ err, host }, 'health report failed; the next one follows')),
+          () => void this.checkHealth().catch((err: unknown) => this.log.warn({ err }, 'health report failed; the next one follows')),
           this.opts.healthIntervalMs,
         ),
       );
@@ -154,13 +158,13 @@ export class Agent {
     if (this.opts.telemetryIntervalMs) {
       this.timers.push(
         setInterval(
-          () => void this.telemetry().catch((err: unknown) => this.opts.log.warn({ err, host }, 'usage telemetry failed; the next one follows')),
+          () => void this.telemetry().catch((err: unknown) => this.log.warn({ err }, 'usage telemetry failed; the next one follows')),
           this.opts.telemetryIntervalMs,
         ),
       );
     }
     for (const t of this.timers) t.unref();
-    this.opts.log.info({ host, agentId: this.agentId, drivers: this.opts.drivers.list().map((d) => d.name) }, 'agent started');
+    this.log.info({ agentId: this.agentId, drivers: this.opts.drivers.list().map((d) => d.name) }, 'agent started');
   }
 
   async stop(): Promise<void> {
@@ -195,9 +199,9 @@ export class Agent {
    * from it what a reboot lost for instances that hold handles, cache or no cache.
    */
   async discoverAndReport(): Promise<DeviceT[]> {
-    const { host, log, drivers: registry, guestsDir } = this.opts;
+    const { drivers: registry, guestsDir } = this.opts;
     const lookAtGuests = guestsDir !== undefined && !this.guestsReported;
-    const scope = { host, log, registry, discoveredBy: this.discoveredBy, ...(lookAtGuests ? { guestsDir } : {}) };
+    const scope = { log: this.log, registry, discoveredBy: this.discoveredBy, ...(lookAtGuests ? { guestsDir } : {}) };
     const { devices: all, observed, failed } = await discoverHost(this.driverStates.active(), () => this.devices, scope);
     this.setDevices(all);
     await this.opts.memory?.recordInventory(all, this.seq + 1);
@@ -223,8 +227,8 @@ export class Agent {
   /** A burst of kernel events is over: what the host has may have changed. */
   private hotplugged(burst: UeventBurst): void {
     const { events, actions, devices, malformed, catchUp } = burst;
-    this.opts.log.info(
-      { host: this.opts.host, events, actions, devices, ...(malformed ? { malformed } : {}), ...(catchUp ? { catchUp } : {}) },
+    this.log.info(
+      { events, actions, devices, ...(malformed ? { malformed } : {}), ...(catchUp ? { catchUp } : {}) },
       'hot-plug: kernel events; discovering now',
     );
     this.scheduleDiscovery('hot-plug');
@@ -245,7 +249,7 @@ export class Agent {
         try {
           await this.discoverAndReport();
         } catch (err) {
-          this.opts.log.warn({ err, host: this.opts.host }, `${why} discovery failed`);
+          this.log.warn({ err }, `${why} discovery failed`);
         }
       } while (this.discoverAgain && !this.stopped);
     })().finally(() => (this.discovering = undefined));
@@ -319,7 +323,6 @@ export class Agent {
     let req: OpRequest = { key: cmd.idempotencyKey, deployable, params: cmd.params };
     // Bindings per line, not a child logger per operation: one is built for every command.
     const about = {
-      host: this.opts.host,
       driver: driver.name,
       acceleratorId: deployable.uuid,
       op: cmd.op,
@@ -332,10 +335,10 @@ export class Agent {
       if ((cmd.op === 'attach' || cmd.op === 'detach' || cmd.op === 'restore') && typeof cmd.params.handleUuid === 'string') {
         await this.opts.memory?.recordBinding?.(cmd.op === 'detach' ? 'detach' : 'attach', deployable.uuid, cmd.params.handleUuid);
       }
-      this.opts.log.info(about, 'driver operation done');
+      this.log.info(about, 'driver operation done');
       return { ok: true, result };
     } catch (err) {
-      this.opts.log.warn({ ...about, err }, 'driver operation failed');
+      this.log.warn({ ...about, err }, 'driver operation failed');
       const reason = err instanceof Error ? err.message : String(err);
       return {
         ok: false,
@@ -349,7 +352,7 @@ export class Agent {
   /** A programming, its image fetched from Glance first when named by id, its steps sent to the conductor as they happen. */
   private program(driver: Driver, cmd: CommandMsg, req: OpRequest): Promise<Record<string, unknown>> {
     const onProgress = (p: Progress): void => {
-      this.opts.log.info({ host: this.opts.host, driver: driver.name, acceleratorId: cmd.deployableUuid, phase: p.phase, progress: p.message }, 'programming');
+      this.log.info({ driver: driver.name, acceleratorId: cmd.deployableUuid, phase: p.phase, progress: p.message }, 'programming');
       if (this.stopped) return;
       this.opts.bus.publish(Subjects.progress(this.opts.host), ProgressMessage, {
         host: this.opts.host,
@@ -369,7 +372,7 @@ export class Agent {
         // A driver that reports progress takes the callback (ProgressProgrammer); any other ignores it.
         return (driver.program as ProgressProgrammer['program']).call(driver, r, { onProgress: progress });
       },
-      { ...(this.opts.images ? { images: this.opts.images } : {}), drivers: () => this.opts.drivers.list(), onProgress, log: this.opts.log },
+      { ...(this.opts.images ? { images: this.opts.images } : {}), drivers: () => this.opts.drivers.list(), onProgress, log: this.log },
     );
   }
 }

@@ -28,6 +28,7 @@ export interface ArqHomeOptions {
   adopt: (state: HomeState) => void;
   /** Drops this conductor's ARQ actors (the home moved away). */
   drop: () => void;
+  /** Without `conductorId`: the home binds it on every line of its own. */
   log: Logger;
 }
 
@@ -40,7 +41,12 @@ export class ArqHome {
   private adopted = false;
   private claiming: Promise<string> | null = null;
 
-  constructor(private readonly opts: ArqHomeOptions) {}
+  /** `conductorId` bound here, whoever built it: pino repeats a key that a binding and a call both carry. */
+  private readonly log: Logger;
+
+  constructor(private readonly opts: ArqHomeOptions) {
+    this.log = opts.log.child({ conductorId: opts.conductorId });
+  }
 
   /** The id of the conductor that serves ARQ calls now — this one once it has loaded them. */
   async where(): Promise<string> {
@@ -57,7 +63,7 @@ export class ArqHome {
     if (!this.adopted) return;
     this.adopted = false;
     this.opts.drop();
-    this.opts.log.warn({ conductorId: this.opts.conductorId }, 'no longer the ARQ home: its ARQs are dropped here');
+    this.log.warn('no longer the ARQ home: its ARQs are dropped here');
   }
 
   private async claim(): Promise<string> {
@@ -70,10 +76,7 @@ export class ArqHome {
       const state = await this.opts.load();
       this.opts.adopt(state);
       this.adopted = true;
-      this.opts.log.info(
-        { conductorId: this.opts.conductorId, arqs: state.arqs.length, documents: state.documents.length, takeover: c.takeover },
-        'this conductor is the ARQ home now',
-      );
+      this.log.info({ arqs: state.arqs.length, documents: state.documents.length, takeover: c.takeover }, 'this conductor is the ARQ home now');
     }
     return this.opts.conductorId;
   }

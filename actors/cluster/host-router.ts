@@ -32,6 +32,7 @@ export interface HostRouterOptions {
   conductor: RoutedConductor;
   lease: LeaseTable;
   journal: FencedJournal;
+  /** Without `conductorId`: the router binds the lease's on every line of its own. */
   log: Logger;
   forwardTimeoutMs: number;
   /**
@@ -71,7 +72,12 @@ export class HostRouter {
     return this.opts.lease.ownerOf(host) === this.opts.lease.id && (!this.opts.conductor.hasHost(host) || this.adopting.has(host));
   }
 
-  constructor(private readonly opts: HostRouterOptions) {}
+  /** `conductorId` bound here, whoever built it: pino repeats a key that a binding and a call both carry. */
+  private readonly log: Logger;
+
+  constructor(private readonly opts: HostRouterOptions) {
+    this.log = opts.log.child({ conductorId: opts.lease.id });
+  }
 
   route(host: string): Promise<Route> | Route {
     const { lease } = this.opts;
@@ -115,7 +121,7 @@ export class HostRouter {
   /** The lease watch saw these hosts move away (or our lease lapse): stop writing them. */
   release(hosts: string[]): void {
     for (const name of hosts) {
-      if (this.opts.conductor.releaseHost(name)) this.opts.log.warn({ host: name }, 'released a host: its lease is no longer ours');
+      if (this.opts.conductor.releaseHost(name)) this.log.warn({ host: name }, 'released a host: its lease is no longer ours');
     }
   }
 
@@ -137,7 +143,7 @@ export class HostRouter {
       }
       if (won.length > 0) {
         await Promise.all(won);
-        this.opts.log.warn({ hosts: won.length, conductorId: this.opts.lease.id }, 'took over the hosts of an expired conductor lease');
+        this.log.warn({ hosts: won.length }, 'took over the hosts of an expired conductor lease');
       }
     } finally {
       this.takingOver = false;
@@ -199,7 +205,7 @@ export class HostRouter {
     const state = await this.opts.journal.hostsState(hosts, fresh);
     for (const { host, records } of state) {
       this.opts.conductor.adoptHost(host, records);
-      this.opts.log.info({ host: host.host, accelerators: records.size }, 'adopted a host from the database');
+      this.log.info({ host: host.host, accelerators: records.size }, 'adopted a host from the database');
     }
     if (state.length > 0) this.opts.onAdopted?.(state.map((s) => s.host.host));
   }
@@ -213,7 +219,7 @@ export class HostRouter {
       this.opts.lease.id,
       this.opts.forwardTimeoutMs,
       this.opts.redeliverForMs ?? 2 * this.opts.forwardTimeoutMs,
-      this.opts.log,
+      this.log,
     );
   }
 }

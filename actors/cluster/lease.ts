@@ -28,6 +28,7 @@ export interface LeaseOptions {
   conductorId: string;
   ttlMs: number;
   renewMs: number;
+  /** Without `conductorId`: the table binds it on every line of its own. */
   log: Logger;
   /** A host whose record moved to another conductor, or every host when our lease lapsed. */
   onLost?: (hosts: string[]) => void;
@@ -95,9 +96,12 @@ export class LeaseTable {
   private stopping = false;
 
   private readonly now: () => number;
+  /** `conductorId` bound here, whoever built it: pino repeats a key that a binding and a call both carry. */
+  private readonly log: Logger;
 
   constructor(private readonly opts: LeaseOptions) {
     this.id = opts.conductorId;
+    this.log = opts.log.child({ conductorId: opts.conductorId });
     this.now = opts.clock ?? monotonic;
   }
 
@@ -123,7 +127,7 @@ export class LeaseTable {
             resolve();
           }
         }
-      })().catch((err: unknown) => this.opts.log.error({ err }, 'lease watch ended'));
+      })().catch((err: unknown) => this.log.error({ err }, 'lease watch ended'));
       // An empty bucket yields nothing: our own put above guarantees at least one entry.
     });
     await ready;
@@ -196,7 +200,7 @@ export class LeaseTable {
       }
       if (this.alive(rec.owner)) return { mine: false, owner: rec.owner };
       const revision = await this.opts.kv.update(key, body, current.revision);
-      this.opts.log.warn({ host, from: rec.owner, conductorId: this.id }, 'took over a host whose conductor lease expired');
+      this.log.warn({ host, from: rec.owner }, 'took over a host whose conductor lease expired');
       this.take(host, revision);
       return { mine: true, takeover: true };
     } catch (err) {
@@ -257,7 +261,7 @@ export class LeaseTable {
     const rec = parsed as HostRec;
     this.hosts.set(host, { ...rec, revision });
     if (rec.owner !== this.id && this.mine.delete(host)) {
-      this.opts.log.warn({ host, owner: rec.owner, conductorId: this.id }, 'host moved to another conductor');
+      this.log.warn({ host, owner: rec.owner }, 'host moved to another conductor');
       this.opts.onLost?.([host]);
     }
   }
@@ -275,7 +279,7 @@ export class LeaseTable {
       this.lastRenewal = Math.max(this.lastRenewal, started);
     } catch (err) {
       if (this.stopping) return;
-      this.opts.log.error({ err, conductorId: this.id, lapsed }, 'could not renew the conductor lease');
+      this.log.error({ err, lapsed }, 'could not renew the conductor lease');
       if (!this.valid() && this.mine.size > 0) this.opts.onLost?.([...this.mine]);
       if (!this.valid()) this.mine.clear();
       await this.recreate();
@@ -286,7 +290,7 @@ export class LeaseTable {
       // hosts go and take them back (the orphan scan below) rebuilt from what was committed.
       const all = [...this.mine];
       this.mine.clear();
-      this.opts.log.warn({ hosts: all.length, conductorId: this.id }, 'lease lapsed and came back: rebuilding our hosts from the database');
+      this.log.warn({ hosts: all.length }, 'lease lapsed and came back: rebuilding our hosts from the database');
       this.opts.onLost?.(all);
     }
     if (this.stopping) return; // stop() began while we renewed (see `stopping`)

@@ -57,6 +57,8 @@ describe("an all-in-one's log, as a strict ingester reads it", () => {
       reason: expect.stringContaining('Xid 79'),
       consumers: [],
     });
+    // The agent binds its host itself (the agent role's logger has none to hand it either).
+    expect(lines.find((l) => l.msg === 'agent started')).toMatchObject({ name: 'cyborg', component: 'agent', host: 'dup-host' });
     expect(lines.find((l) => l.msg === 'device profile created')).toMatchObject({
       name: 'cyborg',
       component: 'conductor',
