@@ -1,5 +1,5 @@
 import { Command, Option } from 'commander';
-import { loadConfig, StartupError, StartupExit, createLogger } from '../config/index.js';
+import { loadConfig, optionSource, StartupError, StartupExit, createLogger } from '../config/index.js';
 import { migrate, openOrm } from './config.js';
 import { startEmbedded } from './embedded.js';
 import { redact, startupErrorFor } from './check.js';
@@ -39,7 +39,7 @@ export function dbCommand(): Command {
           `--embedded, but [database] connection (DATABASE_URL) is set to ${redact(config.databaseUrl)}: give one or the other`,
           StartupExit.config,
         );
-      const embedded = config.databaseUrl ? null : await startEmbedded(config.dataDir);
+      const embedded = config.databaseUrl ? null : await startEmbedded(config.dataDir, optionSource(config, 'dataDir'));
       const url = config.databaseUrl ?? embedded!.url;
       const orm = await openOrm({ url, pool: 1 });
       try {
