@@ -1,5 +1,6 @@
 import type { Static } from '@sinclair/typebox';
 import type { Command } from 'commander';
+import { checkDriverSettings } from '../roles/drivers.js';
 import { loadConfig, type Config, type ConfigSchema, type DeepPartial, type Role, createLogger, type Logger } from '../config/index.js';
 
 /** `--config-file PATH` (repeatable, later files win), on the program and every subcommand. */
@@ -20,6 +21,7 @@ export function configSources(cmd: Command): { configFiles?: string[]; configDir
 export function boot(cmd: Command, role: Role, overrides: DeepPartial<Static<typeof ConfigSchema>>): { config: Config; log: Logger } {
   const warnings: string[] = [];
   const config = loadConfig(typedOnly(cmd, overrides), process.env, { role, ...configSources(cmd), onWarning: (m) => warnings.push(m), flags: FLAGS });
+  checkDriverSettings(config);
   const log = createLogger(config);
   for (const w of warnings) log.warn(w);
   return { config, log };

@@ -60,6 +60,27 @@ describe('each start-up mistake is one line and a documented exit status, throug
     ]);
   });
 
+  it('a passthrough whitelist that is not JSON: exit 1 naming it, whatever drivers are enabled (only the fake one here)', async () => {
+    const cwd = scratchDir();
+    writeFileSync(join(cwd, 'cyborg.conf'), '[pci]\npassthrough_whitelist = {"vendor_id": "10de"\n');
+    const [env, file] = await Promise.all([
+      cyborgProcess(['all-in-one', '--port', '0'], { env: { CYBORG_PCI_PASSTHROUGH_WHITELIST: '{bad' } }),
+      cyborgProcess(['agent', '--nats', 'nats://127.0.0.1:1', '--config-file', 'cyborg.conf'], { cwd, env: { CYBORG_ENABLED_DRIVERS: 'generic_driver' } }),
+    ]);
+    expect(env.code).toBe(1);
+    expect(errorLines(env.stderr)).toEqual([
+      expect.stringMatching(
+        /^cyborg: invalid configuration: environment variable CYBORG_PCI_PASSTHROUGH_WHITELIST = \{bad: passthrough whitelist is not JSON: .*; write a JSON object or array of objects, as Nova's \[pci\] passthrough_whitelist$/,
+      ),
+    ]);
+    expect(file.code).toBe(1);
+    expect(errorLines(file.stderr)).toEqual([
+      expect.stringMatching(
+        /^cyborg: invalid configuration: cyborg\.conf \[pci\] passthrough_whitelist = \{"vendor_id": "10de": passthrough whitelist is not JSON/,
+      ),
+    ]);
+  });
+
   it('a data directory that is a file: exit 1 naming the variable, not ENOTDIR and a stack', async () => {
     const cwd = scratchDir();
     writeFileSync(join(cwd, 'state'), 'not a directory\n');
