@@ -591,7 +591,7 @@ const SOURCES = new WeakMap<object, ReadonlyMap<string, string>>();
  * start-up error puts first, so the operator is sent to what they wrote, never to a flag they did
  * not pass.
  */
-export function optionSource(config: Config, path: string): string {
+export function optionSource(config: object, path: string): string {
   const given = SOURCES.get(config)?.get(path);
   if (given) return given;
   const spec = OPTIONS.find((o) => o.path === path);
