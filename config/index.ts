@@ -3,14 +3,14 @@ import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { fromText, schemaAt } from './coerce.js';
 import { confFilesIn } from './config-dir.js';
-import { ConfigError, StartupError, StartupExit } from './errors.js';
+import { ConfigError, StartupError, StartupExit, unusableDirectory } from './errors.js';
 import { checkXidPolicy } from './xid.js';
 import { readIniFile, type IniFile } from './ini.js';
 import { OPTIONS, type OptionSpec } from './options.js';
 import { PORTS } from './ports.js';
 import { isListenAddress, parseTrustedProxy } from './proxies.js';
 
-export { ConfigError, StartupError, StartupExit };
+export { ConfigError, StartupError, StartupExit, unusableDirectory };
 export { createLogger, silentLogger, type Logger } from './logger.js';
 export { browserBlocksPort, PORTS } from './ports.js';
 export { configSample } from './sample.js';
@@ -56,7 +56,10 @@ const keystoneAuthOptions = {
 export const ConfigSchema = Type.Object({
   host: Type.String({ minLength: 1, description: "this agent's host name (compute node name)" }),
   listen: Type.Object({
-    address: Type.String({ default: '127.0.0.1' }),
+    address: Type.String({
+      default: '127.0.0.1',
+      description: "the API's listen address: an IP address or a host name of this machine; 0.0.0.0 (or ::) for all",
+    }),
     port: Type.Integer({
       minimum: 0,
       maximum: 65535,

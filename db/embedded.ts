@@ -3,7 +3,7 @@ import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
-import { StartupError, StartupExit } from '../config/index.js';
+import { unusableDirectory } from '../config/index.js';
 import { lockDataDir } from './data-lock.js';
 
 /** An embedded PostgreSQL (PGlite, WASM) served on a local socket, its data in a directory. */
@@ -37,7 +37,7 @@ export function freePort(): Promise<number> {
 export async function startEmbedded(dataDir: string, option = '[DEFAULT] state_path'): Promise<EmbeddedDatabase> {
   const dir = resolve(join(dataDir, 'pgdata'));
   await mkdir(dir, { recursive: true }).catch((err: unknown) => {
-    throw unusableDataDir(err, option, dataDir);
+    throw unusableDirectory(err, option, resolve(dataDir));
   });
   // Before PGlite opens it: a second process must not write the same files.
   const lock = lockDataDir(resolve(dataDir), option);
@@ -59,18 +59,4 @@ export async function startEmbedded(dataDir: string, option = '[DEFAULT] state_p
     lock.release();
     throw err;
   }
-}
-
-/** A data directory that cannot be made: a file in its way, no permission, a read-only disk. Else the error as it came. */
-function unusableDataDir(err: unknown, option: string, dataDir: string): unknown {
-  const code = (err as NodeJS.ErrnoException | undefined)?.code;
-  const why: Record<string, string> = {
-    ENOTDIR: 'a file is in the way of this directory; remove it, or set a directory',
-    EEXIST: 'a file is in the way of this directory; remove it, or set a directory',
-    EACCES: 'no permission to create or write it; give this user the directory, or set another',
-    EPERM: 'no permission to create or write it; give this user the directory, or set another',
-    EROFS: 'it is on a read-only file system; set a writable directory',
-  };
-  if (!code || !why[code]) return err;
-  return new StartupError(`${option} = ${resolve(dataDir)}: ${why[code]} (${code})`, StartupExit.config);
 }

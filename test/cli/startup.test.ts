@@ -81,13 +81,20 @@ describe('each start-up mistake is one line and a documented exit status, throug
     ]);
   });
 
-  it('a data directory that is a file: exit 1 naming the variable, not ENOTDIR and a stack', async () => {
+  it("a data directory that is a file: exit 1 naming the variable or flag that set it, not ENOTDIR and a stack (the all-in-one's database, the agent's cache)", async () => {
     const cwd = scratchDir();
     writeFileSync(join(cwd, 'state'), 'not a directory\n');
-    const r = await cyborgProcess(['all-in-one', '--port', '0'], { cwd, env: { CYBORG_DATA_DIR: 'state' } });
-    expect(r.code).toBe(1);
-    expect(errorLines(r.stderr)).toEqual([
+    const [allInOne, agent] = await Promise.all([
+      cyborgProcess(['all-in-one', '--port', '0'], { cwd, env: { CYBORG_DATA_DIR: 'state' } }),
+      cyborgProcess(['agent', '--nats', 'nats://127.0.0.1:1', '--metrics-port', '-1', '--data-dir', 'state'], { cwd }),
+    ]);
+    expect(allInOne.code).toBe(1);
+    expect(errorLines(allInOne.stderr)).toEqual([
       `cyborg: environment variable CYBORG_DATA_DIR = ${cwd}/state: a file is in the way of this directory; remove it, or set a directory (ENOTDIR)`,
+    ]);
+    expect(agent.code).toBe(1);
+    expect(errorLines(agent.stderr)).toEqual([
+      `cyborg: --data-dir = ${cwd}/state: a file is in the way of this directory; remove it, or set a directory (ENOTDIR)`,
     ]);
   });
 
