@@ -22,9 +22,13 @@ export function dbCommand(): Command {
     .option('--check', "apply nothing: exit 1 when the database is not at this code's schema (naming what is pending)")
     .action(async (flags: { databaseUrl?: string; dataDir?: string; check?: boolean; embedded?: boolean }, cmd: Command) => {
       const { configFile, configDir } = cmd.optsWithGlobals<{ configFile?: string[]; configDir?: string[] }>();
-      const config = loadConfig({ databaseUrl: flags.databaseUrl, dataDir: flags.dataDir }, process.env, {
+      // Only what was typed: commander also fills these from DATABASE_URL / CYBORG_DATA_DIR, which
+      // the loader reads itself, and an error must name the variable the operator set, not a flag.
+      const typed = (name: 'databaseUrl' | 'dataDir'): string | undefined => (cmd.getOptionValueSource(name) === 'cli' ? flags[name] : undefined);
+      const config = loadConfig({ databaseUrl: typed('databaseUrl'), dataDir: typed('dataDir') }, process.env, {
         ...(configFile ? { configFiles: configFile } : {}),
         ...(configDir ? { configDirs: configDir } : {}),
+        flags: { databaseUrl: '--database-url', dataDir: '--data-dir' },
       });
       // Its answer is on stdout (scripts read `applied: …`); the log goes to stderr.
       const log = createLogger(config, 'cyborg', { toStderr: true });

@@ -42,6 +42,18 @@ describe('each start-up mistake is one line and a documented exit status, throug
     });
   });
 
+  it('db migrate names DATABASE_URL when that is what was set, though --database-url reads it too', async () => {
+    const [env, flag] = await Promise.all([
+      cyborgProcess(['db', 'migrate'], { env: { DATABASE_URL: 'mysql://cyborg:s3cret@db/cyborg' } }),
+      cyborgProcess(['db', 'migrate', '--database-url', 'mysql://cyborg:s3cret@db/cyborg']),
+    ]);
+    expect(env).toMatchObject({
+      code: 1,
+      stderr: "cyborg: invalid configuration: environment variable DATABASE_URL = ***: Expected string to match '^postgres(ql)?://'\n",
+    });
+    expect(flag).toMatchObject({ code: 1, stderr: "cyborg: invalid configuration: --database-url = ***: Expected string to match '^postgres(ql)?://'\n" });
+  });
+
   it('a listen address that cannot be an address, or a host name that does not resolve: one line each naming it, not a stack', async () => {
     const [shape, unresolved] = await Promise.all([
       cyborgProcess(['all-in-one'], { env: { CYBORG_LISTEN_ADDRESS: '999.1.1.1' } }),
