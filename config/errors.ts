@@ -37,3 +37,23 @@ export class StartupError extends Error {
     this.name = 'StartupError';
   }
 }
+
+/**
+ * A directory a setting names that cannot be made or written (a file in its way, no permission, a
+ * read-only disk) as the one line of a bad value, exit 1; any other error as it came. `option` is
+ * the setting as the operator gave it (optionSource).
+ */
+export function unusableDirectory(err: unknown, option: string, dir: string): unknown {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  const inTheWay = 'a file is in the way of this directory; remove it, or set a directory';
+  const denied = 'no permission to create or write it; give this user the directory, or set another';
+  const why: Record<string, string> = {
+    ENOTDIR: inTheWay,
+    EEXIST: inTheWay,
+    EACCES: denied,
+    EPERM: denied,
+    EROFS: 'it is on a read-only file system; set a writable directory',
+  };
+  if (!code || !why[code]) return err;
+  return new StartupError(`${option} = ${dir}: ${why[code]} (${code})`, StartupExit.config);
+}

@@ -132,19 +132,60 @@ describe('cyborg.conf, as an OpenStack operator writes it', () => {
     ]);
   });
 
-  it('a bad value stops the program naming the file, section and option', () => {
+  it('a bad value stops the program naming the file, section and option, and the value', () => {
     const path = conf('[api]\nport = 70000\n');
     expect(() => loadConfig({}, {}, { configFiles: [path] })).toThrow(
-      new ConfigError(`invalid configuration: ${path} [api] port: Expected integer to be less or equal to 65535`),
+      new ConfigError(`invalid configuration: ${path} [api] port = 70000: Expected integer to be less or equal to 65535`),
     );
     const notInt = conf('[fake_driver]\ngpus = many\n');
     expect(() => loadConfig({}, {}, { configFiles: [notInt] })).toThrow(`${notInt} [fake_driver] gpus: "many" is not an integer`);
     const driver = conf('[agent]\nenabled_drivers = amd_gpu_driver\n');
     expect(() => loadConfig({}, {}, { configFiles: [driver] })).toThrow(
-      `${driver} [agent] enabled_drivers: Expected union value (one of ${DRIVER_NAMES.join(', ')})`,
+      `${driver} [agent] enabled_drivers = amd_gpu_driver: Expected union value (one of ${DRIVER_NAMES.join(', ')})`,
     );
+    const typo = conf('[agent]\nenabled_drivers = fake_driver, fake_drvier\n');
+    expect(() => loadConfig({}, {}, { configFiles: [typo] })).toThrow(`${typo} [agent] enabled_drivers = fake_drvier: Expected union value`);
     const rabbit = conf('[DEFAULT]\ntransport_url = rabbit://guest:guest@ctl:5672/\n');
     expect(() => loadConfig({}, {}, { configFiles: [rabbit] })).toThrow(/\[DEFAULT\] transport_url: this Cyborg speaks NATS/);
+  });
+
+  it('an operator who pastes a whole file into a variable gets its start back, not the file', () => {
+    const pasted = `fake_driver,${'x'.repeat(10_000)}`;
+    const err = (() => {
+      try {
+        loadConfig({}, { CYBORG_ENABLED_DRIVERS: pasted });
+      } catch (e) {
+        return e as Error;
+      }
+    })();
+    expect(err?.message).toMatch(/^invalid configuration: environment variable CYBORG_ENABLED_DRIVERS = x{64}…: Expected union value/);
+    expect(err!.message.length).toBeLessThan(400);
+  });
+
+  it('a listen address that is neither an IP address nor a host name is refused at load, before anything binds', () => {
+    expect(() => load('[api]\nhost_ip = not an address\n')).toThrow(
+      /\[api\] host_ip = "not an address": not an IP address or a host name; set one of this machine's addresses, or 0\.0\.0\.0 for all$/,
+    );
+    expect(() => loadConfig({}, { CYBORG_LISTEN_ADDRESS: '999.1.1.1' })).toThrow(
+      "invalid configuration: environment variable CYBORG_LISTEN_ADDRESS = 999.1.1.1: not an IP address or a host name; set one of this machine's addresses, or 0.0.0.0 for all",
+    );
+    for (const ok of ['0.0.0.0', '::', 'fe80::1', 'controller-1', 'api.cloud.example'])
+      expect(loadConfig({}, { CYBORG_LISTEN_ADDRESS: ok }).listen.address).toBe(ok);
+  });
+
+  it('a trusted proxy the API could not compile is refused at load, naming the entry', () => {
+    expect(() => loadConfig({}, { CYBORG_TRUSTED_PROXIES: 'loopback,garbage' })).toThrow(
+      'invalid configuration: environment variable CYBORG_TRUSTED_PROXIES = garbage: neither an IP address, a CIDR (10.0.0.0/8) nor "loopback"',
+    );
+    expect(() => load('[api]\ntrusted_proxies = 10.0.0.0/33\n')).toThrow(/\[api\] trusted_proxies = 10\.0\.0\.0\/33: neither/);
+    expect(loadConfig({}, { CYBORG_TRUSTED_PROXIES: 'loopback, 10.0.0.0/8, 2001:db8::/32, 192.0.2.7' }).v2.trustedProxies).toHaveLength(4);
+  });
+
+  it('a public endpoint that is not an http(s) URL is refused, as the Placement and Nova URLs are: every link would be built under it', () => {
+    expect(() => loadConfig({}, { CYBORG_PUBLIC_ENDPOINT: 'notaurl' })).toThrow(
+      "invalid configuration: environment variable CYBORG_PUBLIC_ENDPOINT = notaurl: Expected string to match '^https?://'",
+    );
+    expect(loadConfig({}, { CYBORG_PUBLIC_ENDPOINT: 'https://cloud.example/accelerator' }).v2.publicEndpoint).toBe('https://cloud.example/accelerator');
   });
 
   it("an Xid policy that names a code outside NVIDIA's catalogue, or one code twice, stops the program naming the option", () => {

@@ -3,16 +3,18 @@ import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { fromText, schemaAt } from './coerce.js';
 import { confFilesIn } from './config-dir.js';
-import { ConfigError, StartupError, StartupExit } from './errors.js';
+import { ConfigError, StartupError, StartupExit, unusableDirectory } from './errors.js';
 import { checkXidPolicy } from './xid.js';
 import { readIniFile, type IniFile } from './ini.js';
 import { OPTIONS, type OptionSpec } from './options.js';
 import { PORTS } from './ports.js';
+import { isListenAddress, parseTrustedProxy } from './proxies.js';
 
-export { ConfigError, StartupError, StartupExit };
+export { ConfigError, StartupError, StartupExit, unusableDirectory };
 export { createLogger, silentLogger, type Logger } from './logger.js';
 export { browserBlocksPort, PORTS } from './ports.js';
 export { configSample } from './sample.js';
+export { isListenAddress, parseTrustedProxy, type TrustedProxy } from './proxies.js';
 
 /**
  * The names `[agent] enabled_drivers` takes: the keys of drivers/registry.ts's DRIVER_FACTORIES
@@ -54,7 +56,10 @@ const keystoneAuthOptions = {
 export const ConfigSchema = Type.Object({
   host: Type.String({ minLength: 1, description: "this agent's host name (compute node name)" }),
   listen: Type.Object({
-    address: Type.String({ default: '127.0.0.1' }),
+    address: Type.String({
+      default: '127.0.0.1',
+      description: "the API's listen address: an IP address or a host name of this machine; 0.0.0.0 (or ::) for all",
+    }),
     port: Type.Integer({
       minimum: 0,
       maximum: 65535,
@@ -226,6 +231,7 @@ export const ConfigSchema = Type.Object({
       enforceNewDefaults: Type.Boolean({ default: false, description: 'oslo.policy enforce_new_defaults (Cyborg 2026.2 defaults to false)' }),
       publicEndpoint: Type.Optional(
         Type.String({
+          pattern: '^https?://',
           description:
             "the URL where clients reach the API root (GET /), e.g. https://cloud.example/accelerator; links[].href are built under it; default: the request's scheme, host and mount",
         }),
@@ -504,6 +510,8 @@ export interface LoadOptions {
   configDirs?: readonly string[];
   /** Unknown sections and options in the file; by default written to stderr. */
   onWarning?: (message: string) => void;
+  /** The flags of this command by the setting they set (`listen.port` → `--port`): an error names the flag the operator typed. */
+  flags?: Readonly<Record<string, string>>;
 }
 
 type Env = Record<string, string | undefined>;
@@ -546,7 +554,7 @@ export function loadConfig(overrides: DeepPartial<Static<typeof ConfigSchema>> =
   const warn = opts.onWarning ?? ((m: string) => process.stderr.write(`cyborg: warning: ${m}\n`));
   for (const file of files) tree = merge(tree, fromFile(readIniFile(file), file, source, warn));
   tree = merge(tree, fromEnv(env, source));
-  tree = merge(tree, noteSource(overrides as Tree, 'the command line', source));
+  tree = merge(tree, noteSource(overrides as Tree, opts.flags ?? {}, source));
   const withDefaults = Value.Default(ConfigSchema, tree) as Tree & { distributed: Tree; agent: Tree; conductor: Tree };
   if (!source.has('distributed.metricsPort')) {
     withDefaults.distributed.metricsPort = role === 'agent' ? withDefaults.agent.metricsPort : withDefaults.conductor.metricsPort;
@@ -563,15 +571,61 @@ export function loadConfig(overrides: DeepPartial<Static<typeof ConfigSchema>> =
           .filter((p) => p && !/^\d+$/.test(p))
           .join('.');
         const oneOf = Array.isArray(e.schema.anyOf) ? ` (one of ${(e.schema.anyOf as TSchema[]).map((x) => String(x.const)).join(', ')})` : '';
-        return `${source.get(path) ?? (path || 'configuration')}: ${e.message}${oneOf}`;
+        const where = source.get(path) ?? (path || 'configuration');
+        const value = e.value === undefined || (e.value !== null && typeof e.value === 'object') ? '' : ` = ${shown(e.value, path)}`;
+        return `${where}${value}: ${e.message}${oneOf}`;
       })
       .filter((l) => !seen.has(l) && seen.add(l));
     throw new ConfigError(`invalid configuration: ${lines.join('; ')}`);
   }
   const config = Value.Clean(ConfigSchema, withDefaults) as Static<typeof ConfigSchema>;
-  const problems = checkNamedSections(config, source);
+  const problems = [...checkShapes(config, source), ...checkNamedSections(config, source)];
   if (problems.length > 0) throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
-  return deepFreeze(config);
+  const frozen = deepFreeze(config);
+  SOURCES.set(frozen, source);
+  return frozen;
+}
+
+/** Where each loaded configuration's settings came from, kept beside it: the frozen config stays the schema's plain data. */
+const SOURCES = new WeakMap<object, ReadonlyMap<string, string>>();
+
+/**
+ * The option behind a setting as the operator gave it — `environment variable CYBORG_PORT`, `<file>
+ * [api] port`, `--port` — or, for a default, its `[section] option` in the file: the name a
+ * start-up error puts first, so the operator is sent to what they wrote, never to a flag they did
+ * not pass.
+ */
+export function optionSource(config: object, path: string): string {
+  const given = SOURCES.get(config)?.get(path);
+  if (given) return given;
+  const spec = OPTIONS.find((o) => o.path === path);
+  return spec ? `[${spec.section}] ${spec.name}` : path;
+}
+
+/** The longest value an error echoes: an operator may paste a whole file into a variable. */
+const SHOWN_MAX = 64;
+
+/** A bad value as an error line shows it: quoted when it holds spaces or controls, cut when long, masked when secret. */
+function shown(value: unknown, path: string): string {
+  if (OPTIONS.some((o) => o.secret && path.startsWith(o.path))) return '***';
+  const text = String(value);
+  const cut = text.length > SHOWN_MAX ? `${text.slice(0, SHOWN_MAX)}…` : text;
+  return /^[\x21-\x7e]+$/.test(text) ? cut : JSON.stringify(cut);
+}
+
+/** Values a schema cannot test alone: the listen address is an address or a host name; each trusted proxy parses. */
+function checkShapes(c: Static<typeof ConfigSchema>, source: Map<string, string>): string[] {
+  const problems: string[] = [];
+  if (!isListenAddress(c.listen.address))
+    problems.push(
+      `${source.get('listen.address') ?? '[api] host_ip'} = ${shown(c.listen.address, 'listen.address')}: not an IP address or a host name; set one of this machine's addresses, or 0.0.0.0 for all`,
+    );
+  for (const p of c.v2.trustedProxies)
+    if (!parseTrustedProxy(p))
+      problems.push(
+        `${source.get('v2.trustedProxies') ?? '[api] trusted_proxies'} = ${shown(p, 'v2.trustedProxies')}: neither an IP address, a CIDR (10.0.0.0/8) nor "loopback"`,
+      );
+  return problems;
 }
 
 /** The file's options as a config tree; unknown ones are named in a warning. */
@@ -731,12 +785,12 @@ function parse(spec: OptionSpec, values: string[], where: string, file: boolean)
   }
 }
 
-function noteSource(tree: Tree, what: string, source: Map<string, string>, prefix = ''): Tree {
+function noteSource(tree: Tree, flags: Readonly<Record<string, string>>, source: Map<string, string>, prefix = ''): Tree {
   for (const [k, v] of Object.entries(tree)) {
     if (v === undefined) continue;
     const path = prefix ? `${prefix}.${k}` : k;
-    if (v && typeof v === 'object' && !Array.isArray(v)) noteSource(v as Tree, what, source, path);
-    else source.set(path, `${what} (${path})`);
+    if (v && typeof v === 'object' && !Array.isArray(v)) noteSource(v as Tree, flags, source, path);
+    else source.set(path, flags[path] ?? `the command line (${path})`);
   }
   return tree;
 }

@@ -1,5 +1,5 @@
 import { Command, Option } from 'commander';
-import { loadConfig, StartupError, StartupExit, createLogger } from '../config/index.js';
+import { loadConfig, optionSource, StartupError, StartupExit, createLogger } from '../config/index.js';
 import { migrate, openOrm } from './config.js';
 import { startEmbedded } from './embedded.js';
 import { redact, startupErrorFor } from './check.js';
@@ -22,9 +22,13 @@ export function dbCommand(): Command {
     .option('--check', "apply nothing: exit 1 when the database is not at this code's schema (naming what is pending)")
     .action(async (flags: { databaseUrl?: string; dataDir?: string; check?: boolean; embedded?: boolean }, cmd: Command) => {
       const { configFile, configDir } = cmd.optsWithGlobals<{ configFile?: string[]; configDir?: string[] }>();
-      const config = loadConfig({ databaseUrl: flags.databaseUrl, dataDir: flags.dataDir }, process.env, {
+      // Only what was typed: commander also fills these from DATABASE_URL / CYBORG_DATA_DIR, which
+      // the loader reads itself, and an error must name the variable the operator set, not a flag.
+      const typed = (name: 'databaseUrl' | 'dataDir'): string | undefined => (cmd.getOptionValueSource(name) === 'cli' ? flags[name] : undefined);
+      const config = loadConfig({ databaseUrl: typed('databaseUrl'), dataDir: typed('dataDir') }, process.env, {
         ...(configFile ? { configFiles: configFile } : {}),
         ...(configDir ? { configDirs: configDir } : {}),
+        flags: { databaseUrl: '--database-url', dataDir: '--data-dir' },
       });
       // Its answer is on stdout (scripts read `applied: …`); the log goes to stderr.
       const log = createLogger(config, 'cyborg', { toStderr: true });
@@ -39,7 +43,7 @@ export function dbCommand(): Command {
           `--embedded, but [database] connection (DATABASE_URL) is set to ${redact(config.databaseUrl)}: give one or the other`,
           StartupExit.config,
         );
-      const embedded = config.databaseUrl ? null : await startEmbedded(config.dataDir);
+      const embedded = config.databaseUrl ? null : await startEmbedded(config.dataDir, optionSource(config, 'dataDir'));
       const url = config.databaseUrl ?? embedded!.url;
       const orm = await openOrm({ url, pool: 1 });
       try {

@@ -23,9 +23,7 @@ describe('the lock on a data directory', () => {
     try {
       writeFileSync(join(d, 'cyborg.lock'), `${other.pid}\n`);
       expect(() => lockDataDir(d)).toThrow(StartupError);
-      expect(() => lockDataDir(d)).toThrow(
-        `[DEFAULT] state_path (CYBORG_DATA_DIR, --data-dir) = ${d}: its embedded database is in use by process ${other.pid}`,
-      );
+      expect(() => lockDataDir(d)).toThrow(`[DEFAULT] state_path = ${d}: its embedded database is in use by process ${other.pid}`);
     } finally {
       other.kill();
     }

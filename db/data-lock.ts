@@ -22,7 +22,7 @@ function alive(pid: number): boolean {
  * processes writing one embedded database (a second `npm start` in a checkout) lose each other's
  * writes. A lock whose holder is gone (killed, the machine restarted) is taken over.
  */
-export function lockDataDir(dir: string, option = '[DEFAULT] state_path (CYBORG_DATA_DIR, --data-dir)'): DataLock {
+export function lockDataDir(dir: string, option = '[DEFAULT] state_path'): DataLock {
   const path = join(dir, 'cyborg.lock');
   for (let attempt = 0; attempt < 3; attempt++) {
     try {

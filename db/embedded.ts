@@ -3,6 +3,7 @@ import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import { unusableDirectory } from '../config/index.js';
 import { lockDataDir } from './data-lock.js';
 
 /** An embedded PostgreSQL (PGlite, WASM) served on a local socket, its data in a directory. */
@@ -31,12 +32,15 @@ export function freePort(): Promise<number> {
  * `@electric-sql/pglite-socket`. Why PGlite rather than SQLite: the conductor keeps one driver
  * and one SQL dialect (the hot path's `unnest` upserts, jsonb) for development and production.
  * PGlite has one backend session, so the ORM must use a pool of one (see `ormConfig`).
+ * `option` names the data directory's setting as the operator gave it, for the one-line refusals.
  */
-export async function startEmbedded(dataDir: string): Promise<EmbeddedDatabase> {
+export async function startEmbedded(dataDir: string, option = '[DEFAULT] state_path'): Promise<EmbeddedDatabase> {
   const dir = resolve(join(dataDir, 'pgdata'));
-  await mkdir(dir, { recursive: true });
+  await mkdir(dir, { recursive: true }).catch((err: unknown) => {
+    throw unusableDirectory(err, option, resolve(dataDir));
+  });
   // Before PGlite opens it: a second process must not write the same files.
-  const lock = lockDataDir(resolve(dataDir));
+  const lock = lockDataDir(resolve(dataDir), option);
   try {
     const db = await PGlite.create(dir);
     const port = await freePort();

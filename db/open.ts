@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { Config } from '../config/index.js';
+import { optionSource, type Config } from '../config/index.js';
 import { redact, requireMigrated } from './check.js';
 import { migrate, openOrm } from './config.js';
 import { startEmbedded } from './embedded.js';
@@ -14,7 +14,7 @@ export { redact } from './check.js';
  * already (`cyborg db migrate`), or the role refuses to start in one line (db/check.ts).
  */
 export async function openJournal(config: Config, log: Logger): Promise<PgJournal> {
-  const embedded = config.databaseUrl ? null : await startEmbedded(config.dataDir);
+  const embedded = config.databaseUrl ? null : await startEmbedded(config.dataDir, optionSource(config, 'dataDir'));
   const url = config.databaseUrl ?? embedded!.url;
   try {
     const orm = await openOrm({ url, pool: embedded ? 1 : config.persistence.pool });

@@ -6,7 +6,7 @@ export * from './driver.js';
 export * from './abilities.js';
 export { createDrivers, DRIVER_FACTORIES, DriverRegistry, type DriverSettings } from './registry.js';
 export { FakeDriver, type FakeDriverOptions, type HealthFault } from './fake/index.js';
-export { addressOf } from './generic/index.js';
+export { addressOf, AllowList, AllowListError } from './generic/index.js';
 export { xidPolicy, type XidPolicy } from './nvidia/index.js';
 export { LineSplitter } from './lines.js';
 export { StateFile, writeAtomic, type StateFileProblem } from './state-file.js';

@@ -79,6 +79,12 @@ export type Decision = { ok: true } | { ok: false; reason: 'policy' | 'scope' };
 export class Enforcer {
   private readonly defaults = new Map<string, RuleDefault>();
   private loaded: Loaded;
+  /**
+   * The configured policy file was not there at the last (re)load, so only the defaults in code
+   * apply. oslo.policy tolerates that and so do we, but a misspelt path must not pass unseen: the
+   * caller warns with it.
+   */
+  fileMissing = false;
 
   constructor(
     defaults: readonly RuleDefault[],
@@ -130,12 +136,16 @@ export class Enforcer {
   private readFile(): Map<string, string> {
     const file = this.options.policyFile;
     const out = new Map<string, string>();
+    this.fileMissing = false;
     if (!file) return out;
     let text: string;
     try {
       text = readFileSync(file, 'utf8');
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return out;
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
+        this.fileMissing = true;
+        return out;
+      }
       throw new PolicyFileError(`policy file ${file}: ${(err as Error).message}`, undefined, { cause: err });
     }
     let doc: unknown;

@@ -1,10 +1,10 @@
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { glanceFromConfig } from '../openstack/glance/index.js';
 import type { Logger } from 'pino';
 import { Agent } from '../actors/agent/index.js';
 import { AgentCache } from '../actors/agent/index.js';
 import type { NatsBus } from '../bus/index.js';
-import type { Config } from '../config/index.js';
+import { optionSource, unusableDirectory, type Config } from '../config/index.js';
 import { DriverRegistry } from '../drivers/index.js';
 import { startHealthServer, type HealthServer, Metrics } from '../metrics/index.js';
 import { enabledDrivers, hotplugFor, restoreHostState, type RestoreStep } from './drivers.js';
@@ -42,7 +42,9 @@ export async function startAgentRole(config: Config, log: Logger, deps: { driver
     host,
     drivers.list().map((d) => ({ name: d.name, version: d.version })),
     hostless,
-  );
+  ).catch((err: unknown) => {
+    throw unusableDirectory(err, optionSource(config, 'dataDir'), resolve(config.dataDir));
+  });
   // Before the first discovery: what the drivers make again (mdevs, MIG instances, VFs) is then reported as it is.
   const restored = await restoreHostState(drivers.list(), cache.boundHandles(), log);
   let agent: Agent | undefined;

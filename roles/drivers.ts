@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { AgentOptions } from '../actors/agent/index.js';
-import type { Config } from '../config/index.js';
+import { ConfigError, optionSource, type Config } from '../config/index.js';
 import {
   canManageMig,
   canRestoreBound,
@@ -10,9 +10,29 @@ import {
   type Driver,
   createDrivers,
   type DriverSettings,
+  AllowList,
+  AllowListError,
   xidPolicy,
 } from '../drivers/index.js';
 import { warnWhenNothingToDrive } from './empty-drivers.js';
+
+/**
+ * What the config schema cannot check without the drivers' code (config/ stays free of it),
+ * checked at boot by every role whatever drivers it enables: a whitelist only the generic driver
+ * reads today is still a mistake to report before a driver that reads it is enabled tomorrow.
+ */
+export function checkDriverSettings(config: Config): void {
+  try {
+    AllowList.fromJson(config.generic.passthroughWhitelist);
+  } catch (err) {
+    if (!(err instanceof AllowListError)) throw err;
+    const value = config.generic.passthroughWhitelist;
+    const shown = value.length > 64 ? `${value.slice(0, 64)}…` : value;
+    throw new ConfigError(
+      `invalid configuration: ${optionSource(config, 'generic.passthroughWhitelist')} = ${shown}: ${err.message}; write a JSON object or array of objects, as Nova's [pci] passthrough_whitelist`,
+    );
+  }
+}
 
 const argv = (text: string): string[] | undefined => (text.trim() ? text.trim().split(/\s+/) : undefined);
 

@@ -1,5 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { BlockList, isIP } from 'node:net';
+import { parseTrustedProxy } from '../../config/index.js';
 
 /** Fastify's `trustProxy` function form: is the peer at this address a proxy we believe? */
 export type TrustFn = (address: string, hop: number) => boolean;
@@ -21,27 +22,24 @@ export interface LinkSettings {
 /**
  * Compiles the configured trusted proxies (addresses, CIDRs, or `loopback`) into one function,
  * given both to Fastify's `trustProxy` (for `X-Forwarded-Proto` / `-Host`) and to the links'
- * `X-Forwarded-Prefix`, so one list decides both. A malformed entry stops the program at boot.
+ * `X-Forwarded-Prefix`, so one list decides both. The config loader parses the entries the same way and refuses a
+ * malformed one at boot.
  */
 export function compileTrust(entries: readonly string[]): TrustFn | undefined {
   if (entries.length === 0) return undefined;
   const list = new BlockList();
   for (const raw of entries) {
-    const entry = raw.trim();
-    if (entry === 'loopback') {
+    const proxy = parseTrustedProxy(raw);
+    // loadConfig refused a malformed entry already; this guards a caller that skipped it.
+    if (!proxy) throw new Error(`trusted proxy "${raw}" is neither an IP address, a CIDR nor "loopback"`);
+    if (proxy.loopback) {
       list.addSubnet('127.0.0.0', 8, 'ipv4');
       list.addAddress('::1', 'ipv6');
       continue;
     }
-    const [address = '', bits] = entry.split('/');
-    const family = isIP(address);
-    const prefix = bits === undefined ? undefined : Number(bits);
-    if (family === 0 || (prefix !== undefined && !(Number.isInteger(prefix) && prefix >= 0 && prefix <= (family === 4 ? 32 : 128)))) {
-      throw new Error(`trusted proxy "${raw}" is neither an IP address, a CIDR nor "loopback"`);
-    }
-    const type = family === 4 ? 'ipv4' : 'ipv6';
-    if (prefix === undefined) list.addAddress(address, type);
-    else list.addSubnet(address, prefix, type);
+    const type = proxy.family === 4 ? 'ipv4' : 'ipv6';
+    if (proxy.prefix === undefined) list.addAddress(proxy.address, type);
+    else list.addSubnet(proxy.address, proxy.prefix, type);
   }
   return (address) => {
     if (!address) return false;

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { svc } from '../services.js';
-import { BIN, cyborgProcess, startCyborg } from './spawn.js';
+import { BIN, cyborgProcess, errorLines, scratchDir, startCyborg } from './spawn.js';
 
 /** A port some other program holds. */
 async function taken(): Promise<{ server: Server; port: number }> {
@@ -25,15 +25,89 @@ describe('each start-up mistake is one line and a documented exit status, throug
     expect(r.stderr).toBe('cyborg: invalid configuration: [nats] tls_ca_file (NATS_TLS_CA_FILE): cannot read /nonexistent/ca.pem (ENOENT)\n');
   });
 
-  it('a port out of range, or not a number: exit 1 naming the flag', async () => {
-    const [high, word] = await Promise.all([
+  it('a port out of range, or not a number: exit 1 naming the flag or the variable the operator used, and the value', async () => {
+    const [high, word, envHigh] = await Promise.all([
       cyborgProcess(['api', '--nats', 'nats://127.0.0.1:4222', '--port', '70000']),
       cyborgProcess(['api', '--nats', 'nats://127.0.0.1:4222'], { env: { CYBORG_PORT: 'http' } }),
+      // all-in-one's --port also reads CYBORG_PORT (its help says so): the variable is still what is named.
+      cyborgProcess(['all-in-one'], { env: { CYBORG_PORT: '99999' } }),
     ]);
     expect(high.code).toBe(1);
-    expect(high.stderr).toBe('cyborg: invalid configuration: --port: Expected integer to be less or equal to 65535\n');
+    expect(high.stderr).toBe('cyborg: invalid configuration: --port = 70000: Expected integer to be less or equal to 65535\n');
     expect(word.code).toBe(1);
     expect(word.stderr).toMatch(/^cyborg: invalid configuration: environment variable CYBORG_PORT: .*\n$/);
+    expect(envHigh).toMatchObject({
+      code: 1,
+      stderr: 'cyborg: invalid configuration: environment variable CYBORG_PORT = 99999: Expected integer to be less or equal to 65535\n',
+    });
+  });
+
+  it('db migrate names DATABASE_URL when that is what was set, though --database-url reads it too', async () => {
+    const [env, flag] = await Promise.all([
+      cyborgProcess(['db', 'migrate'], { env: { DATABASE_URL: 'mysql://cyborg:s3cret@db/cyborg' } }),
+      cyborgProcess(['db', 'migrate', '--database-url', 'mysql://cyborg:s3cret@db/cyborg']),
+    ]);
+    expect(env).toMatchObject({
+      code: 1,
+      stderr: "cyborg: invalid configuration: environment variable DATABASE_URL = ***: Expected string to match '^postgres(ql)?://'\n",
+    });
+    expect(flag).toMatchObject({ code: 1, stderr: "cyborg: invalid configuration: --database-url = ***: Expected string to match '^postgres(ql)?://'\n" });
+  });
+
+  it('a listen address that cannot be an address, or a host name that does not resolve: one line each naming it, not a stack', async () => {
+    const [shape, unresolved] = await Promise.all([
+      cyborgProcess(['all-in-one'], { env: { CYBORG_LISTEN_ADDRESS: '999.1.1.1' } }),
+      cyborgProcess(['all-in-one', '--port', '0', '--listen', 'no-such-host.invalid'], { env: { CYBORG_DATA_DIR: 'state' } }),
+    ]);
+    expect(shape).toMatchObject({
+      code: 1,
+      stderr:
+        "cyborg: invalid configuration: environment variable CYBORG_LISTEN_ADDRESS = 999.1.1.1: not an IP address or a host name; set one of this machine's addresses, or 0.0.0.0 for all\n",
+    });
+    expect(unresolved.code).toBe(5);
+    expect(errorLines(unresolved.stderr)).toEqual([
+      expect.stringMatching(
+        /^cyborg: --listen = no-such-host\.invalid: the name does not resolve \((ENOTFOUND|EAI_AGAIN)\); set one of this machine's addresses or host names, or 0\.0\.0\.0 for all$/,
+      ),
+    ]);
+  });
+
+  it('a passthrough whitelist that is not JSON: exit 1 naming it, whatever drivers are enabled (only the fake one here)', async () => {
+    const cwd = scratchDir();
+    writeFileSync(join(cwd, 'cyborg.conf'), '[pci]\npassthrough_whitelist = {"vendor_id": "10de"\n');
+    const [env, file] = await Promise.all([
+      cyborgProcess(['all-in-one', '--port', '0'], { env: { CYBORG_PCI_PASSTHROUGH_WHITELIST: '{bad' } }),
+      cyborgProcess(['agent', '--nats', 'nats://127.0.0.1:1', '--config-file', 'cyborg.conf'], { cwd, env: { CYBORG_ENABLED_DRIVERS: 'generic_driver' } }),
+    ]);
+    expect(env.code).toBe(1);
+    expect(errorLines(env.stderr)).toEqual([
+      expect.stringMatching(
+        /^cyborg: invalid configuration: environment variable CYBORG_PCI_PASSTHROUGH_WHITELIST = \{bad: passthrough whitelist is not JSON: .*; write a JSON object or array of objects, as Nova's \[pci\] passthrough_whitelist$/,
+      ),
+    ]);
+    expect(file.code).toBe(1);
+    expect(errorLines(file.stderr)).toEqual([
+      expect.stringMatching(
+        /^cyborg: invalid configuration: cyborg\.conf \[pci\] passthrough_whitelist = \{"vendor_id": "10de": passthrough whitelist is not JSON/,
+      ),
+    ]);
+  });
+
+  it("a data directory that is a file: exit 1 naming the variable or flag that set it, not ENOTDIR and a stack (the all-in-one's database, the agent's cache)", async () => {
+    const cwd = scratchDir();
+    writeFileSync(join(cwd, 'state'), 'not a directory\n');
+    const [allInOne, agent] = await Promise.all([
+      cyborgProcess(['all-in-one', '--port', '0'], { cwd, env: { CYBORG_DATA_DIR: 'state' } }),
+      cyborgProcess(['agent', '--nats', 'nats://127.0.0.1:1', '--metrics-port', '-1', '--data-dir', 'state'], { cwd }),
+    ]);
+    expect(allInOne.code).toBe(1);
+    expect(errorLines(allInOne.stderr)).toEqual([
+      `cyborg: environment variable CYBORG_DATA_DIR = ${cwd}/state: a file is in the way of this directory; remove it, or set a directory (ENOTDIR)`,
+    ]);
+    expect(agent.code).toBe(1);
+    expect(errorLines(agent.stderr)).toEqual([
+      `cyborg: --data-dir = ${cwd}/state: a file is in the way of this directory; remove it, or set a directory (ENOTDIR)`,
+    ]);
   });
 
   it('NATS that does not answer: the role says so with the URL, and keeps waiting for it', async () => {
@@ -57,20 +131,16 @@ describe('each start-up mistake is one line and a documented exit status, throug
       other?.server.close();
     });
 
-    it("the api's port held by another program: exit 5 naming [api] port", async () => {
+    it("the api's port held by another program: exit 5 naming the flag that set it", async () => {
       const r = await cyborgProcess(['api', '--nats', svc.nats!, '--prefix', prefix(), '--port', String(other.port)]);
       expect(r.code).toBe(5);
-      expect(r.stderr).toBe(
-        `cyborg: [api] port (CYBORG_PORT, --port) = ${other.port}: 127.0.0.1:${other.port} is in use by another process; stop it or set another port\n`,
-      );
+      expect(r.stderr).toBe(`cyborg: --port = ${other.port}: 127.0.0.1:${other.port} is in use by another process; stop it or set another port\n`);
     });
 
-    it("an address that is not this machine's: exit 5 naming [api] host_ip", async () => {
+    it("an address that is not this machine's: exit 5 naming the flag that set it", async () => {
       const r = await cyborgProcess(['api', '--nats', svc.nats!, '--prefix', prefix(), '--port', '0', '--listen', '192.0.2.1']);
       expect(r.code).toBe(5);
-      expect(r.stderr).toBe(
-        'cyborg: [api] host_ip (CYBORG_LISTEN_ADDRESS, --listen) = 192.0.2.1: not an address of this machine; set one of its addresses, or 0.0.0.0 for all\n',
-      );
+      expect(r.stderr).toBe('cyborg: --listen = 192.0.2.1: not an address of this machine; set one of its addresses, or 0.0.0.0 for all\n');
     });
 
     it('a vendor driver enabled on a host without its hardware: a warn line naming the driver', async () => {

@@ -94,7 +94,7 @@ describe("cyborg.conf written for Cyborg's vendor drivers", () => {
     expect(() => loadConfig({}, {}, { configFiles: [nic] })).toThrow('NIC type x710_static has no [x710_static] section');
     const unknown = conf('[agent]\nenabled_drivers = amd_gpu_driver\n');
     expect(() => loadConfig({}, {}, { configFiles: [unknown] })).toThrow(
-      /enabled_drivers: Expected union value \(one of fake_driver, generic, generic_driver, nvidia_gpu_driver/,
+      /enabled_drivers = amd_gpu_driver: Expected union value \(one of fake_driver, generic, generic_driver, nvidia_gpu_driver/,
     );
   });
 });
