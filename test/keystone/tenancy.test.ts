@@ -192,6 +192,8 @@ describe.skipIf(!svc.keystone)('tenancy: every route × every persona against a 
     if (path === '/v2/deployables/{uuid}/program') return [{ op: 'replace', path: '/program', value: [{ image_uuid: randomUUID() }] }];
     if (path === '/cyborg/v1/instances/{instanceUuid}/attach') return { acceleratorId: randomUUID() };
     if (path === '/cyborg/v1/accelerators/{id}/attach') return { instanceUuid: randomUUID() };
+    // A programming names its image: the body must pass for the table's status (404 for an unknown id) to show.
+    if (path === '/cyborg/v1/accelerators/{id}/program') return { bitstreamId: 'tenancy-bitstream' };
     return {};
   }
 
