@@ -609,8 +609,13 @@ const SHOWN_MAX = 64;
 function shown(value: unknown, path: string): string {
   if (OPTIONS.some((o) => o.secret && path.startsWith(o.path))) return '***';
   const text = String(value);
-  const cut = text.length > SHOWN_MAX ? `${text.slice(0, SHOWN_MAX)}…` : text;
+  const cut = cutValue(text);
   return /^[\x21-\x7e]+$/.test(text) ? cut : JSON.stringify(cut);
+}
+
+/** A value an error line echoes, cut at SHOWN_MAX characters. */
+export function cutValue(text: string): string {
+  return text.length > SHOWN_MAX ? `${text.slice(0, SHOWN_MAX)}…` : text;
 }
 
 /** Values a schema cannot test alone: the listen address is an address or a host name; each trusted proxy parses. */

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { AgentOptions } from '../actors/agent/index.js';
-import { ConfigError, optionSource, type Config } from '../config/index.js';
+import { ConfigError, cutValue, optionSource, type Config } from '../config/index.js';
 import {
   canManageMig,
   canRestoreBound,
@@ -26,10 +26,8 @@ export function checkDriverSettings(config: Config): void {
     AllowList.fromJson(config.generic.passthroughWhitelist);
   } catch (err) {
     if (!(err instanceof AllowListError)) throw err;
-    const value = config.generic.passthroughWhitelist;
-    const shown = value.length > 64 ? `${value.slice(0, 64)}…` : value;
     throw new ConfigError(
-      `invalid configuration: ${optionSource(config, 'generic.passthroughWhitelist')} = ${shown}: ${err.message}; write a JSON object or array of objects, as Nova's [pci] passthrough_whitelist`,
+      `invalid configuration: ${optionSource(config, 'generic.passthroughWhitelist')} = ${cutValue(config.generic.passthroughWhitelist)}: ${err.message}; write a JSON object or array of objects, as Nova's [pci] passthrough_whitelist`,
     );
   }
 }
