@@ -5,6 +5,8 @@ import { configDefaults, defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     globalSetup: ['./test/global-setup.ts'],
+    // Tests use their own config: the operator's OS_* and cyborg variables are dropped first.
+    setupFiles: ['./test/own-env-setup.ts'],
     projects: [
       {
         extends: true,

@@ -5,6 +5,7 @@
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { probeServices, SERVICE_WHY, type Services } from './services.js';
+import { dropOperatorSettings } from './support/own-env.js';
 
 const major = Number(process.versions.node.split('.')[0]);
 if (major < 22) {
@@ -13,6 +14,11 @@ if (major < 22) {
   );
   process.exit(1);
 }
+
+// On a controller the shell carries the operator's cloud and config (admin-openrc, CYBORG_CONFIG_FILE):
+// the tests use their own, so these are dropped here (and again in every worker, test/own-env-setup.ts).
+const ignored = dropOperatorSettings();
+if (ignored.length > 0) console.log(`npm test ignores the shell's OpenStack and cyborg settings (tests use their own): ${ignored.join(', ')}`);
 
 const ci = process.env.CI === 'true' || process.env.CI === '1';
 const found = await probeServices();
