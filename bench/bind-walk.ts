@@ -15,6 +15,9 @@
  * files every one of them crossed, since the agent's heartbeat and health timers may fire inside a
  * window and add files the bind does not need (listed apart).
  *
+ * `--enable`: the window is on an operator's enable instead (POST /cyborg/v1/accelerators/{id}/enable,
+ * then GET until ready; each measured enable follows a disable outside the window).
+ *
  * `--baseline <ref>`: the same script, copied into a git worktree of that commit under /tmp, in a
  * process of its own; both counts and their ratio. It imports only what old commits have too
  * (roles/all-in-one.ts's startAllInOne, config/index.ts's loadConfig), talks HTTP with Node's own
@@ -31,6 +34,8 @@ import { fileURLToPath } from 'node:url';
 const ROOT = join(import.meta.dirname, '..');
 const SELF = fileURLToPath(import.meta.url);
 const RUNS = 3;
+/** What the window is on: a Nova bind, or an operator's enable (`--enable`). */
+const WINDOW: 'bind' | 'enable' = process.argv.includes('--enable') ? 'enable' : 'bind';
 const HOST = 'bind-walk-host';
 // Nova's headers in noauth mode, as the api benches send them.
 const HEADERS = { 'x-auth-token': 'admin' };
@@ -39,6 +44,26 @@ const HEADERS = { 'x-auth-token': 'admin' };
  * script also runs in the worktree of an older commit, whose machines/ has no names objects.
  */
 const WIRE = { inactive: 'inactive', ready: 'ready', bound: 'Bound' } as const;
+
+/** The state of the fake FPGA, as the operator API answers it. */
+type Fpga = () => Promise<{ id: string; state: string } | undefined>;
+type Call = (method: string, path: string, body?: unknown) => Promise<{ status: number; json: any }>;
+
+/** One disable (outside the window) and one enable (`around` wraps the enable and the wait for ready), RUNS times after a warm-up. */
+async function enableWalks(call: Call, fpga: Fpga, take: (around: () => Promise<void>) => Promise<void>): Promise<void> {
+  const id = (await fpga())!.id;
+  const flip = async (verb: 'enable' | 'disable', state: string): Promise<void> => {
+    const r = await call('POST', `/cyborg/v1/accelerators/${id}/${verb}`);
+    if (r.status >= 300) throw new Error(`${verb}: ${r.status} ${JSON.stringify(r.json)}`);
+    await until(`the fake FPGA to be ${state}`, async () => ((await fpga())?.state === state ? true : undefined));
+  };
+  if ((await fpga())?.state === WIRE.ready) await flip('disable', WIRE.inactive);
+  await flip('enable', WIRE.ready);
+  for (let i = 0; i < RUNS; i++) {
+    await flip('disable', WIRE.inactive);
+    await take(() => flip('enable', WIRE.ready));
+  }
+}
 
 interface Walk {
   /** Files (relative to the repo root) every measured bind crossed. */
@@ -101,6 +126,16 @@ async function measure(): Promise<Walk> {
     const fpga = async (): Promise<{ id: string; state: string } | undefined> =>
       ((await call('GET', '/cyborg/v1/accelerators?type=FPGA')).json?.accelerators as { id: string; state: string }[] | undefined)?.[0];
     const found = await until('the agent to report its fake FPGA', fpga);
+    if (WINDOW === 'enable') {
+      const walks: Map<string, string[]>[] = [];
+      await enableWalks(call, fpga, async (enable) => {
+        await session.post('Profiler.takePreciseCoverage');
+        await enable();
+        const { result } = await session.post('Profiler.takePreciseCoverage');
+        walks.push(filesCalled(result));
+      });
+      return common(walks);
+    }
     if (found.state === WIRE.inactive) {
       const r = await call('POST', `/cyborg/v1/accelerators/${found.id}/enable`);
       if (r.status >= 300) throw new Error(`enable: ${r.status} ${JSON.stringify(r.json)}`);
@@ -151,15 +186,20 @@ async function measure(): Promise<Walk> {
         walks.push(filesCalled(result));
       });
     }
-    const files = [...walks[0]!.keys()].filter((f) => walks.every((w) => w.has(f))).sort();
-    const sometimes = [...new Set(walks.flatMap((w) => [...w.keys()]))].filter((f) => !files.includes(f)).sort();
-    return { files, sometimes, functions: Object.fromEntries(files.map((f) => [f, walks[0]!.get(f)!])) };
+    return common(walks);
   } finally {
     await session.post('Profiler.stopPreciseCoverage');
     session.disconnect();
     await running.stop();
     rmSync(dataDir, { recursive: true, force: true });
   }
+}
+
+/** The files every walk crossed, those only some did, and the first walk's functions per file. */
+function common(walks: Map<string, string[]>[]): Walk {
+  const files = [...walks[0]!.keys()].filter((f) => walks.every((w) => w.has(f))).sort();
+  const sometimes = [...new Set(walks.flatMap((w) => [...w.keys()]))].filter((f) => !files.includes(f)).sort();
+  return { files, sometimes, functions: Object.fromEntries(files.map((f) => [f, walks[0]!.get(f)!])) };
 }
 
 /** The project's source files (under ROOT, not node_modules, not this script) with a function called, and those functions. */
@@ -214,7 +254,10 @@ function worktreeOf(ref: string): { root: string; sha: string; deps: string } {
 /** The walk of the checkout at `root`, in a process of its own. */
 function walkIn(root: string): Promise<Walk> {
   return new Promise((resolve, reject) => {
-    const child = spawn('npx', ['tsx', 'bench/bind-walk.ts', '--json'], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('npx', ['tsx', 'bench/bind-walk.ts', '--json', ...(WINDOW === 'enable' ? ['--enable'] : [])], {
+      cwd: root,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr.on('data', (d: Buffer) => (out += d.toString()));
@@ -240,10 +283,14 @@ const theirs = base
     })
   : undefined;
 const ours = await walkIn(ROOT);
+const what =
+  WINDOW === 'enable'
+    ? "one operator's enable (POST /cyborg/v1/accelerators/{id}/enable, then GET until ready)"
+    : 'one Nova bind (PATCH /v2/accelerator_requests, then GET until Bound)';
 console.log(
-  `bind walk: project source files in which a function ran during one Nova bind (PATCH /v2/accelerator_requests, then GET until Bound),\n` +
+  `${WINDOW} walk: project source files in which a function ran during ${what},\n` +
     `all-in-one in one process: the api role, the in-process bus, the conductor and the agent, so both sides of the bus are counted.\n` +
-    `Files every one of ${RUNS} measured binds crossed, after one warm-up cycle; node_modules excluded.\n`,
+    `Files every one of ${RUNS} measured ${WINDOW}s crossed, after one warm-up cycle; node_modules excluded.\n`,
 );
 console.log(`this tree: ${ours.files.length} files\n${byRoom(ours.files)}`);
 if (ours.sometimes.length) console.log(`  not in every bind (timers), not counted: ${ours.sometimes.join(', ')}`);

@@ -283,7 +283,7 @@ async function ours(journal: Counted, hosts: number, perHost: number, callers: n
     .filter((a) => a.deviceType === 'NIC')
     .map((a) => a.id);
   const toggle = async (id: string): Promise<number> => {
-    const actor = conductor.acceleratorActor(id);
+    const actor = conductor.tree.acceleratorActor(id);
     const t = performance.now();
     await actor.request(actor.state === AcceleratorStates.inactive ? { type: 'ENABLE' } : { type: 'DISABLE' });
     return performance.now() - t;

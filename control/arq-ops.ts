@@ -47,14 +47,20 @@ export function remoteArqCalls(
   const attachOn = (conductor: string, arqUuid: string, binding: Binding): Promise<BoundTo> =>
     // The host rides along so that a conductor that has just taken it over serves the call only
     // once the host's actors are rebuilt (the responder's `settled`), not against an empty tree.
-    callConductor(bus, Subjects.conductorApiOf(conductor), 'arqAttach', { arqUuid, binding }, { timeoutMs, forwarded: true, host: binding.hostname });
+    callConductor(
+      bus,
+      Subjects.conductorApiOf(conductor),
+      'arqAttach',
+      { arqUuid, binding },
+      { timeoutMs, forwarded: true, host: binding.hostname, caller: 'conductor' },
+    );
   const releaseOn = (conductor: string, arqUuid: string, boundTo: BoundTo | null, asOwner: boolean, host?: string): Promise<boolean> =>
     callConductor(
       bus,
       Subjects.conductorApiOf(conductor),
       'arqRelease',
       { arqUuid, boundTo, asOwner },
-      { timeoutMs, forwarded: true, ...(host ? { host } : {}) },
+      { timeoutMs, forwarded: true, caller: 'conductor', ...(host ? { host } : {}) },
     );
   const attachOnce = async (arqUuid: string, b: Binding): Promise<BoundTo> => {
     const owner = lease.ownerOf(b.hostname);
@@ -90,8 +96,9 @@ export function remoteArqCalls(
       }
     },
     // On the shared subject: whichever conductor hears it forwards it to the ARQ home.
-    holds: (uuids) => callConductor(bus, Subjects.conductorApi, 'arqHolds', { uuids: [...uuids] }, { timeoutMs }),
-    released: (arqUuid, reason, meta) => callConductor(bus, Subjects.conductorApi, 'arqReleased', { arqUuid, reason, meta }, { timeoutMs }),
+    holds: (uuids) => callConductor(bus, Subjects.conductorApi, 'arqHolds', { uuids: [...uuids] }, { timeoutMs, caller: 'conductor' }),
+    released: (arqUuid, reason, meta) =>
+      callConductor(bus, Subjects.conductorApi, 'arqReleased', { arqUuid, reason, meta }, { timeoutMs, caller: 'conductor' }),
     release: async (arqUuid, boundTo) => {
       const host = hostOfArq(arqUuid);
       const owner = host ? lease.ownerOf(host) : undefined;

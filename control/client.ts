@@ -3,51 +3,35 @@ import type { Bus } from '../bus/index.js';
 import { Subjects } from '../bus/index.js';
 import { CyborgError, ErrorCodes, isCyborgError, NotFoundError, TransitionInvalidError, type ErrorCode } from '../errors/index.js';
 import {
-  type AcceleratorUsage,
-  type HostUsage,
-  type RelayoutRequest,
+  controlRows,
   EventHub,
+  namedArgs,
+  type About,
   type AcceleratorFilter,
   type AcceleratorView,
-  type AuditPage,
-  type AuditQuery,
   type ArqFilter,
   type ArqView,
   type AttachHandleT,
-  type AttachToInstance,
   type AttributeDoc,
-  type Binding,
+  type Caller,
   type ControlPlane,
-  type DetachFromInstance,
+  type ControlRow,
+  type ControlVerbs,
   type DeviceProfileDoc,
   type DeviceStatusDoc,
   type DeviceT,
   type Documents,
+  type DriverControl,
+  type DriverView,
   type HostView,
-  type NewArq,
-  type OperatorEvent,
-  type RequestMeta,
-  type TransitionRecord,
 } from '../model/index.js';
-import { isBusy, RemoteDriverControl } from './driver-client.js';
-import { checkedReply, ControlReply, ControlRequest, type ArgsOf, type ControlOp, type ControlReplyMsg, type ReplyOf } from './messages.js';
+import { isBusy } from './driver-client.js';
+import { checkedReply, ControlCalls, ControlReply, ControlRequest, type ArgsOf, type ControlOp, type ControlReplyMsg, type ReplyOf } from './messages.js';
 import { ReadModel } from './read-model.js';
 import { ViewSync } from './view-sync.js';
 import { ViewCheck } from './view-check.js';
 import { ArqStates } from '../machines/index.js';
 
-/** Calls that only read: repeated once when the conductor that met them was losing its lease (or none answered). */
-const SAFE_TO_REPEAT: ReadonlySet<ControlOp> = new Set<ControlOp>([
-  'history',
-  'audit',
-  'usage.accelerator',
-  'usage.host',
-  'drivers.list',
-  'drivers.get',
-  'services.list',
-  'arqHolds',
-  'digest',
-]);
 /** A lease changing hands, or no conductor there for a moment. */
 const MOVING: ReadonlySet<string> = new Set(['lease.lost', 'lease.not_owner', 'bus.no_responder']);
 const REPEAT_AFTER_MS = 250;
@@ -63,11 +47,12 @@ const READINESS_TTL_MS = 2_000;
  * about so that they reach the conductor holding its lease; each reply updates the read model at
  * once, so a client reads its own writes.
  */
+export interface RemoteControlPlane extends ControlVerbs {}
 export class RemoteControlPlane implements ControlPlane {
   readonly hub = new EventHub();
   readonly documents: Documents;
-  /** Driver administration, asked of the conductors (generic-driver spec's commands). */
-  readonly driverAdmin = new RemoteDriverControl((op, args, host) => this.call(op, args, host));
+  /** Driver administration, asked of the conductors (generic-driver spec's commands): the table's `driverAdmin.…` rows. */
+  readonly driverAdmin = this.verbs('driverAdmin') as unknown as DriverControl;
   /** Replaced whole by each rebuild (see ViewSync); reads go to the one in place. */
   private model = new ReadModel();
   readonly sync: ViewSync;
@@ -81,7 +66,9 @@ export class RemoteControlPlane implements ControlPlane {
     private readonly timeoutMs = 30_000,
     private readonly opts: { beaconMs?: number; viewCheckMs?: number } = {},
   ) {
-    this.documents = new RemoteDocuments(this);
+    // The verbs are the call table's rows, each sent as `send` does; the documents' reads are the read model's.
+    Object.assign(this, this.verbs(undefined));
+    this.documents = Object.assign(new RemoteDocuments(this), this.verbs('documents'));
     this.viewCheck = new ViewCheck({
       fetch: () => this.call('digest', {}),
       view: () => this.model,
@@ -232,68 +219,73 @@ export class RemoteControlPlane implements ControlPlane {
     return new NotFoundError(code, id);
   }
 
-  // --- writes: calls to the conductor ---------------------------------------------------------
+  // --- verbs: calls to the conductor, built from the call table -----------------------------
 
-  history(id: string, limit = 200): Promise<TransitionRecord[]> {
-    return this.call('history', { id, limit }, this.model.accelerators.get(id)?.host);
+  /** The facade methods of the rows whose `method` is in `group` (undefined: the top-level ones), by their short names. */
+  private verbs(group: string | undefined): Record<string, (...a: unknown[]) => Promise<unknown>> {
+    const out: Record<string, (...a: unknown[]) => Promise<unknown>> = {};
+    for (const [op, row] of controlRows()) {
+      if (!row.method) continue;
+      const dot = row.method.indexOf('.');
+      if ((dot < 0 ? undefined : row.method.slice(0, dot)) !== group) continue;
+      out[row.method.slice(dot + 1)] = (...positional) => this.send(op, row, namedArgs(row, positional));
+    }
+    return out;
   }
 
-  audit(q: AuditQuery): Promise<AuditPage> {
-    return this.call('audit', { q });
+  /**
+   * One verb: sent to the holder of the host it is about, its answer taken into the read model at
+   * once (the row's `echo`) so that the client reads its own write.
+   */
+  private async send(op: ControlOp, row: ControlRow, args: Record<string, unknown>): Promise<unknown> {
+    const host = this.hostFor(row.about?.(args as never));
+    try {
+      const reply = await this.call(op, args as ArgsOf<ControlOp>, host, row.minTimeoutMs);
+      this.echo(row, args, reply);
+      return reply;
+    } catch (err) {
+      return this.underWay(row, args, err);
+    }
   }
 
-  act(id: string, event: OperatorEvent, meta: RequestMeta = {}): Promise<AcceleratorView> {
-    return this.acceleratorCall('act', id, { id, event, meta });
+  private hostFor(about: About | undefined): string | undefined {
+    if (!about) return undefined;
+    if ('accelerator' in about) return this.getAccelerator(about.accelerator).host;
+    if ('host' in about) return this.getHost(about.host).name;
+    if ('id' in about) return this.model.accelerators.get(about.id)?.host;
+    return about.route;
   }
 
-  attach(id: string, req: AttachToInstance, meta: RequestMeta = {}): Promise<AcceleratorView> {
-    return this.acceleratorCall('attach', id, { id, req, meta });
+  private echo(row: ControlRow, args: Record<string, unknown>, reply: unknown): void {
+    const e = row.echo;
+    if (e === 'accelerator') this.model.putAccelerator(reply as AcceleratorView);
+    else if (e === 'arq') {
+      const v = reply as ArqView;
+      if (v.state === ArqStates.Deleted) this.model.arqs.delete(v.uuid);
+      else this.model.arqs.set(v.uuid, v);
+    } else if (e === 'retired') this.model.forgetHost(args.host as string);
+    else if (typeof e === 'object') {
+      const id = (e.id as (a: unknown, r: unknown) => string)(args, reply);
+      this.putDocument(e.document, id, (e.body as (a: unknown, r: unknown) => object | null)(args, reply));
+    }
   }
 
-  detach(id: string, req: DetachFromInstance, meta: RequestMeta = {}): Promise<AcceleratorView> {
-    return this.acceleratorCall('detach', id, { id, req, meta });
-  }
-
-  createArq(req: NewArq, meta: RequestMeta = {}): Promise<ArqView> {
-    return this.arqCall(this.call('createArq', { req, meta }));
-  }
-
-  bindArq(uuid: string, binding: Binding, meta: RequestMeta = {}): Promise<ArqView> {
-    return this.arqCall(this.call('bindArq', { uuid, binding, meta }));
-  }
-
-  unbindArq(uuid: string, meta: RequestMeta = {}): Promise<ArqView> {
-    return this.arqCall(this.call('unbindArq', { uuid, meta }));
-  }
-
-  async deleteArq(uuid: string, meta: RequestMeta = {}): Promise<ArqView> {
-    const v = await this.arqCall(this.call('deleteArq', { uuid, meta }));
-    if (v.state === ArqStates.Deleted) this.model.arqs.delete(uuid);
-    return v;
-  }
-
-  async relayout(host: string, req: RelayoutRequest, meta: RequestMeta = {}): Promise<AcceleratorView[]> {
-    this.getHost(host);
-    // The driver re-lays the card out and the agent reports it again: as long as a driver operation.
-    return callConductor(this.bus, Subjects.conductorApi, 'relayout', { host, req, meta }, { timeoutMs: Math.max(this.timeoutMs, 60_000), host });
-  }
-
-  /** Retires a lost, empty host where its lease is held (DELETE /cyborg/v1/hosts/{name}). */
-  async retireHost(name: string, meta: RequestMeta = {}): Promise<{ host: string; accelerators: string[] }> {
-    this.getHost(name);
-    const retired = await this.call('hosts.retire', { host: name, meta }, name);
-    this.model.forgetHost(name);
-    return retired;
-  }
-
-  acceleratorUsage(id: string): Promise<AcceleratorUsage> {
-    // Asked of the conductor that holds its host: only it keeps the host's samples.
-    return this.call('usage.accelerator', { id }, this.getAccelerator(id).host);
-  }
-
-  hostUsage(host: string): Promise<HostUsage> {
-    this.getHost(host);
-    return this.call('usage.host', { host }, host);
+  /**
+   * A call that outlasted the request timeout while its driver operation goes on (the conductor
+   * committed `programming`, `installing`…) is an answer, "accepted", not a failure.
+   */
+  private async underWay(row: ControlRow, args: Record<string, unknown>, err: unknown): Promise<unknown> {
+    if (!isCyborgError(err) || err.code !== 'bus.timeout') throw err;
+    if (row.echo === 'accelerator') {
+      const now = this.model.accelerators.get(args.id as string);
+      if (now && isBusy(now)) return now;
+    }
+    if (row.echo === 'driver') {
+      const opts = args.opts as { host?: string };
+      const now: DriverView | undefined = await Promise.resolve(this.driverAdmin.getDriver(args.ref as string, opts.host)).catch(() => undefined);
+      if (now && isBusy(now)) return now;
+    }
+    throw err;
   }
 
   /**
@@ -301,12 +293,13 @@ export class RemoteControlPlane implements ControlPlane {
    * come back as the same classes. A read that met a conductor losing its lease, or none, is asked
    * once more: it changes nothing, so asking again is safe, and a lease moves within a moment.
    */
-  async call<O extends ControlOp>(op: O, args: ArgsOf<O>, host?: string): Promise<ReplyOf<O>> {
-    const ask = (): Promise<ReplyOf<O>> => callConductor(this.bus, Subjects.conductorApi, op, args, { timeoutMs: this.timeoutMs, ...(host ? { host } : {}) });
+  async call<O extends ControlOp>(op: O, args: ArgsOf<O>, host?: string, minTimeoutMs = 0): Promise<ReplyOf<O>> {
+    const timeoutMs = Math.max(this.timeoutMs, minTimeoutMs);
+    const ask = (): Promise<ReplyOf<O>> => callConductor(this.bus, Subjects.conductorApi, op, args, { timeoutMs, ...(host ? { host } : {}) });
     try {
       return await ask();
     } catch (err) {
-      if (!SAFE_TO_REPEAT.has(op) || !isCyborgError(err) || !MOVING.has(err.code)) throw err;
+      if (!ControlCalls[op].repeatable || !isCyborgError(err) || !MOVING.has(err.code)) throw err;
       await new Promise((r) => setTimeout(r, REPEAT_AFTER_MS));
       return ask();
     }
@@ -317,29 +310,10 @@ export class RemoteControlPlane implements ControlPlane {
     if (collection === 'device_status') (this.documents as RemoteDocuments).statusGeneration++;
     this.model.putDocument(collection, id, body);
   }
-
-  private async acceleratorCall<O extends 'act' | 'attach' | 'detach'>(op: O, id: string, args: ArgsOf<O>): Promise<AcceleratorView> {
-    try {
-      const v = await this.call(op, args, this.getAccelerator(id).host);
-      this.model.putAccelerator(v);
-      return v;
-    } catch (err) {
-      // The call outlasted the request timeout while its driver operation goes on (the conductor
-      // committed `programming`, `installing`…): that is an answer, "accepted", not a failure.
-      const now = this.model.accelerators.get(id);
-      if (isCyborgError(err) && err.code === 'bus.timeout' && now && isBusy(now)) return now;
-      throw err;
-    }
-  }
-
-  private async arqCall(reply: Promise<ArqView>): Promise<ArqView> {
-    const v = await reply;
-    if (v.state !== ArqStates.Deleted) this.model.arqs.set(v.uuid, v);
-    return v;
-  }
 }
 
-/** Documents of the read model; writes go to the conductor and their outcome lands here at once. */
+/** Documents of the read model; their writes are the table's `documents.…` verbs, assigned by RemoteControlPlane. */
+interface RemoteDocuments extends Pick<Documents, 'createProfile' | 'deleteProfile' | 'createAttribute' | 'deleteAttribute' | 'setDeviceStatus'> {}
 class RemoteDocuments implements Documents {
   statusGeneration = 0;
 
@@ -357,15 +331,6 @@ class RemoteDocuments implements Documents {
     return this.listProfiles().find((p) => p.name === name);
   }
 
-  async createProfile(doc: DeviceProfileDoc): Promise<DeviceProfileDoc> {
-    return this.remember('device_profiles', await this.cp.call('documents.createProfile', { doc }));
-  }
-
-  async deleteProfile(uuid: string): Promise<void> {
-    await this.cp.call('documents.deleteProfile', { uuid });
-    this.cp.putDocument('device_profiles', uuid, null);
-  }
-
   listAttributes(): AttributeDoc[] {
     return this.cp.docList<AttributeDoc>('attributes');
   }
@@ -374,28 +339,8 @@ class RemoteDocuments implements Documents {
     return this.listAttributes().find((a) => a.uuid === uuid);
   }
 
-  async createAttribute(doc: AttributeDoc): Promise<AttributeDoc> {
-    return this.remember('attributes', await this.cp.call('documents.createAttribute', { doc }));
-  }
-
-  async deleteAttribute(uuid: string): Promise<void> {
-    await this.cp.call('documents.deleteAttribute', { uuid });
-    this.cp.putDocument('attributes', uuid, null);
-  }
-
-  /** Asks the conductor to create a document, then mirrors it in the read model at once. */
-  private remember<T extends { uuid: string }>(collection: string, doc: T): T {
-    this.cp.putDocument(collection, doc.uuid, doc);
-    return doc;
-  }
-
   deviceStatus(uuid: string): DeviceStatusDoc['status'] {
     return this.cp.docList<DeviceStatusDoc>('device_status').find((d) => d.uuid === uuid)?.status ?? 'enabled';
-  }
-
-  async setDeviceStatus(uuid: string, status: DeviceStatusDoc['status']): Promise<void> {
-    await this.cp.call('documents.setDeviceStatus', { uuid, status });
-    this.cp.putDocument('device_status', uuid, { uuid, status, updatedAt: new Date().toISOString() });
   }
 }
 
@@ -408,9 +353,16 @@ export async function callConductor<O extends ControlOp>(
   subject: string,
   op: O,
   args: ArgsOf<O>,
-  o: { timeoutMs: number; host?: string; forwarded?: boolean },
+  o: { timeoutMs: number; host?: string; forwarded?: boolean; caller?: Caller },
 ): Promise<ReplyOf<O>> {
-  const req = { op, args, ...(o.host ? { host: o.host } : {}), ...(o.forwarded ? { forwarded: true } : {}) };
+  // No `caller`: an api process (what every caller but another conductor is).
+  const req = {
+    op,
+    args,
+    ...(o.host ? { host: o.host } : {}),
+    ...(o.forwarded ? { forwarded: true } : {}),
+    ...(o.caller && o.caller !== 'api' ? { caller: o.caller } : {}),
+  };
   const reply = await bus.request(subject, ControlRequest, ControlReply, req, { timeoutMs: o.timeoutMs });
   return checkedReply(op, resultOf(reply));
 }

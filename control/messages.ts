@@ -2,168 +2,29 @@ import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { firstError } from '../bus/index.js';
 import { BusError, CyborgError } from '../errors/index.js';
 import {
-  AcceleratorUsageSchema,
-  AcceleratorViewSchema,
-  ArqHoldSchema,
-  ArqViewSchema,
-  AttachRequestSchema,
-  AuditPageSchema,
-  AuditQuerySchema,
-  AttachResultSchema,
-  AttributeDocSchema,
-  BindingSchema,
-  BoundToSchema,
-  DetachResultSchema,
+  ControlCalls,
   Device,
-  DeviceProfileDocSchema,
-  DeviceStatusSchema,
-  DiscoverResultSchema,
-  DriverViewSchema,
-  HostUsageSchema,
+  AcceleratorViewSchema,
+  ArqViewSchema,
   HostViewSchema,
-  RelayoutRequestSchema,
-  OperatorEventSchema,
-  RequestMetaSchema,
-  ServiceViewSchema,
   TransitionEvent,
-  TransitionRecordSchema,
+  type ArgsOf,
+  type Caller,
+  type ControlOp,
+  type ReplyOf,
+  type SnapshotCursor,
+  type SnapshotPage,
 } from '../model/index.js';
 
 /**
  * The api ↔ conductor protocol (`cyborg.conductor.api`, `cyborg.conductor.<id>.api`,
- * `cyborg.views`). An api process is a thin client: it calls ControlPlane methods by name, each
- * with its arguments by name, and keeps a read model of the committed views the conductors
- * publish after each commit. Every call has one schema for its arguments and one for its
- * reply: the conductor checks the arguments on receipt, the client checks the reply.
+ * `cyborg.views`) on the wire. The verbs themselves are the call table (model/control-calls.ts):
+ * this file holds the envelope they travel in, the views messages, and the checks made on
+ * receipt — of a call's arguments by the conductor, of its answer by the caller — both taken
+ * from the table's row.
  */
 
-const Meta = RequestMetaSchema;
-
-/** At most this many ARQs per `arqHolds` call (the sweep asks in pages of it). */
-export const ARQ_HOLDS_MAX = 500;
-
-const Id = Type.String({ minLength: 1 });
-const Nothing = Type.Null();
-
-/** Where a snapshot page starts: a part of the state, after the last key the previous page held. */
-export const SnapshotCursor = Type.Object({
-  part: Type.Union([Type.Literal('hosts'), Type.Literal('arqs'), Type.Literal('documents')]),
-  after: Type.Union([Type.String(), Type.Null()]),
-});
-
-/**
- * One page of a conductor's committed state: hosts by name (each with its inventory and
- * accelerators), then ARQs by uuid, then documents, cut so that a page stays under the bus's
- * payload limit. Keys, not offsets, mark where the next page starts, so that a host or an ARQ
- * added meanwhile shifts nothing; what changed meanwhile comes in the views messages numbered
- * after `seq`, which the reader applies on top.
- */
-export const SnapshotPage = Type.Object({
-  conductorId: Type.String(),
-  /** This conductor process's incarnation: a restarted conductor numbers its views from 1 again. */
-  epoch: Type.String(),
-  /** The last views message this conductor had published when it cut this page. */
-  seq: Type.Integer({ minimum: 0 }),
-  conductors: Type.Array(Type.String()),
-  hosts: Type.Array(Type.Object({ view: HostViewSchema, inventory: Type.Array(Device) })),
-  accelerators: Type.Array(AcceleratorViewSchema),
-  arqs: Type.Array(ArqViewSchema),
-  documents: Type.Array(Type.Object({ collection: Type.String(), id: Type.String(), body: Type.Record(Type.String(), Type.Unknown()) })),
-  next: Type.Union([SnapshotCursor, Type.Null()]),
-});
-
-const call = <A extends TSchema, R extends TSchema>(args: A, reply: R): { args: A; reply: R } => ({ args, reply });
-
-/** Every call an api process (or another conductor) may make, by name: its arguments and its reply. */
-export const ControlCalls = {
-  /** `maxBytes`: the reader's own payload limit; the page stays under it and under the conductor's. */
-  snapshot: call(Type.Object({ cursor: Type.Optional(SnapshotCursor), maxBytes: Type.Optional(Type.Integer({ minimum: 16_384 })) }), SnapshotPage),
-  history: call(Type.Object({ id: Id, limit: Type.Optional(Type.Integer({ minimum: 1 })) }), Type.Array(TransitionRecordSchema)),
-  /** Any conductor answers: the log is the shared database's. */
-  audit: call(Type.Object({ q: AuditQuerySchema }), AuditPageSchema),
-  act: call(Type.Object({ id: Id, event: OperatorEventSchema, meta: Meta }), AcceleratorViewSchema),
-  attach: call(
-    Type.Object({ id: Id, req: Type.Object({ instanceUuid: Type.String(), projectId: Type.Optional(Type.String()) }), meta: Meta }),
-    AcceleratorViewSchema,
-  ),
-  detach: call(
-    Type.Object({ id: Id, req: Type.Object({ handleUuid: Type.Optional(Type.String()), instanceUuid: Type.Optional(Type.String()) }), meta: Meta }),
-    AcceleratorViewSchema,
-  ),
-  createArq: call(
-    Type.Object({
-      req: Type.Object({
-        deviceProfileName: Type.String(),
-        deviceProfileGroupId: Type.Integer({ minimum: 0 }),
-        projectId: Type.Union([Type.String(), Type.Null()]),
-      }),
-      meta: Meta,
-    }),
-    ArqViewSchema,
-  ),
-  bindArq: call(Type.Object({ uuid: Id, binding: BindingSchema, meta: Meta }), ArqViewSchema),
-  unbindArq: call(Type.Object({ uuid: Id, meta: Meta }), ArqViewSchema),
-  deleteArq: call(Type.Object({ uuid: Id, meta: Meta }), ArqViewSchema),
-  'documents.createProfile': call(Type.Object({ doc: DeviceProfileDocSchema }), DeviceProfileDocSchema),
-  'documents.deleteProfile': call(Type.Object({ uuid: Id }), Nothing),
-  'documents.createAttribute': call(Type.Object({ doc: AttributeDocSchema }), AttributeDocSchema),
-  'documents.deleteAttribute': call(Type.Object({ uuid: Id }), Nothing),
-  'documents.setDeviceStatus': call(Type.Object({ uuid: Id, status: DeviceStatusSchema }), Nothing),
-  // Driver administration (the generic-driver spec's commands; control/driver-client.ts).
-  'drivers.list': call(Type.Object({ filter: Type.Object({ host: Type.Optional(Type.String()) }) }), Type.Array(DriverViewSchema)),
-  'drivers.get': call(Type.Object({ ref: Id, host: Type.Optional(Type.String()) }), DriverViewSchema),
-  'drivers.install': call(
-    Type.Object({ ref: Id, opts: Type.Object({ host: Type.Optional(Type.String()), version: Type.Optional(Type.String()) }), meta: Meta }),
-    DriverViewSchema,
-  ),
-  'drivers.uninstall': call(Type.Object({ ref: Id, opts: Type.Object({ host: Type.Optional(Type.String()) }), meta: Meta }), DriverViewSchema),
-  'drivers.update': call(
-    Type.Object({
-      ref: Id,
-      opts: Type.Object({ host: Type.Optional(Type.String()), version: Type.Optional(Type.String()), force: Type.Optional(Type.Boolean()) }),
-      meta: Meta,
-    }),
-    DriverViewSchema,
-  ),
-  'services.list': call(
-    Type.Object({ filter: Type.Object({ host: Type.Optional(Type.String()), driver: Type.Optional(Type.String()) }) }),
-    Type.Array(ServiceViewSchema),
-  ),
-  'services.discover': call(Type.Object({ opts: Type.Object({ host: Type.Optional(Type.String()) }), meta: Meta }), DiscoverResultSchema),
-  'instances.attach': call(Type.Object({ instanceUuid: Id, req: AttachRequestSchema, meta: Meta }), AttachResultSchema),
-  'instances.detach': call(Type.Object({ instanceUuid: Id, meta: Meta }), DetachResultSchema),
-  // Conductor to conductor: the ARQ home's bind effects, run where the accelerator is (control/arq-ops.ts).
-  arqAttach: call(Type.Object({ arqUuid: Id, binding: BindingSchema }), BoundToSchema),
-  arqRelease: call(Type.Object({ arqUuid: Id, boundTo: Type.Union([BoundToSchema, Type.Null()]), asOwner: Type.Boolean() }), Type.Boolean()),
-  // Conductor to the ARQ home: which of these ARQs exist, in what state and bound where (the sweep
-  // of allocations whose ARQ is gone asks before it releases anything).
-  relayout: call(Type.Object({ host: Id, req: RelayoutRequestSchema, meta: Meta }), Type.Array(AcceleratorViewSchema)),
-  // Usage windows live on the conductor that holds the host (the call is routed there).
-  'usage.accelerator': call(Type.Object({ id: Id }), AcceleratorUsageSchema),
-  'usage.host': call(Type.Object({ host: Id }), HostUsageSchema),
-  // Whether the conductor can write (its database answers): the api's `/readyz` asks it.
-  readiness: call(
-    Type.Object({}),
-    Type.Object({ conductorId: Type.String(), database: Type.String(), hosts: Type.Optional(Type.String({ maxLength: 1024 })) }),
-  ),
-  // The database's committed states as digests: the api's background check of its view (control/view-check.ts).
-  digest: call(
-    Type.Object({}),
-    Type.Object({
-      accelerators: Type.Object({ count: Type.Integer({ minimum: 0 }), buckets: Type.Array(Type.String({ maxLength: 64 }), { maxItems: 256 }) }),
-      arqs: Type.Object({ count: Type.Integer({ minimum: 0 }), buckets: Type.Array(Type.String({ maxLength: 64 }), { maxItems: 256 }) }),
-    }),
-  ),
-  // An operator retires a lost, empty host: served by its lease holder (actors/conductor/host-retire.ts).
-  'hosts.retire': call(Type.Object({ host: Id, meta: Meta }), Type.Object({ host: Type.String(), accelerators: Type.Array(Type.String()) })),
-  arqHolds: call(Type.Object({ uuids: Type.Array(Id, { maxItems: ARQ_HOLDS_MAX }) }), Type.Record(Type.String(), Type.Union([ArqHoldSchema, Type.Null()]))),
-  // Conductor to the ARQ home: an operator released this ARQ's instance from its card (RELEASE).
-  arqReleased: call(Type.Object({ arqUuid: Id, reason: Type.String({ maxLength: 1024 }), meta: Meta }), Type.Boolean()),
-};
-
-export type ControlOp = keyof typeof ControlCalls;
-export type ArgsOf<O extends ControlOp> = Static<(typeof ControlCalls)[O]['args']>;
-export type ReplyOf<O extends ControlOp> = Static<(typeof ControlCalls)[O]['reply']>;
+export { ARQ_HOLDS_MAX, ControlCalls, SnapshotCursor, SnapshotPage, type ArgsOf, type ControlOp, type ReplyOf } from '../model/index.js';
 
 /** The envelope of a call; its `args` are checked against the call's own schema (`checkedCall`). */
 export const ControlRequest = Type.Object({
@@ -173,6 +34,8 @@ export const ControlRequest = Type.Object({
   host: Type.Optional(Type.String()),
   /** Set once forwarded, so that a call is forwarded at most once while leases move. */
   forwarded: Type.Optional(Type.Boolean()),
+  /** The role that sends it (absent: an api process), checked against the row's `callers`. */
+  caller: Type.Optional(Type.Union([Type.Literal('api'), Type.Literal('conductor')])),
 });
 
 export const ControlError = Type.Object({
@@ -226,8 +89,12 @@ function isOp(op: string): op is ControlOp {
  * The call a request names, with its arguments checked: an unknown call or arguments out of
  * schema are refused with `request.invalid` (a 4xx: the caller's fault), naming what is wrong.
  */
-export function checkedCall(req: Pick<ControlRequestMsg, 'op' | 'args'>): CheckedCall {
+export function checkedCall(req: Pick<ControlRequestMsg, 'op' | 'args' | 'caller'>): CheckedCall {
   if (!isOp(req.op)) throw new CyborgError('request.invalid', `unknown control call ${JSON.stringify(req.op)}`, { op: req.op });
+  const caller: Caller = req.caller ?? 'api';
+  if (!ControlCalls[req.op].callers.includes(caller)) {
+    throw new CyborgError('request.invalid', `control call ${req.op} is not for the ${caller} role to send`, { op: req.op, caller });
+  }
   const err = firstError(ControlCalls[req.op].args, req.args);
   if (err) throw new CyborgError('request.invalid', `control call ${req.op}: arguments ${err}`, { op: req.op, problem: err });
   return { op: req.op, args: req.args } as CheckedCall;

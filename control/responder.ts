@@ -3,9 +3,10 @@ import type { Bus, Unsubscribe } from '../bus/index.js';
 import { Subjects } from '../bus/index.js';
 import { withGlobalRequestId } from '../openstack/request-id.js';
 import { CyborgError, isCyborgError, publicMessage, TransitionInvalidError } from '../errors/index.js';
-import type { ArqHold, Binding, BoundTo, CommittedState, ControlPlane, Documents, DriverControl, RequestMeta, StateDigest } from '../model/index.js';
+import { positionalArgs, type CommittedState, type ConductorRooms, type ControlRooms, type ControlRow } from '../model/index.js';
 import {
   checkedCall,
+  ControlCalls,
   ControlReply,
   ControlRequest,
   type ArgsOf,
@@ -13,29 +14,21 @@ import {
   type ControlOp,
   type ControlReplyMsg,
   type ControlRequestMsg,
-  type ReplyOf,
   type SnapshotPageMsg,
 } from './messages.js';
 import { checkPayload, maxPayloadOf } from './payload.js';
-import { snapshotPage } from './snapshot.js';
+import { snapshotPage, type SnapshotSource } from './snapshot.js';
 import type { ViewPublisher } from './view-publisher.js';
 
 export { ViewPublisher } from './view-publisher.js';
 
 /**
- * What the responder needs of the conductor it serves: the control plane itself, its committed
- * actors by host (for snapshots and view batches), and the ARQ home's remote bind effects.
+ * What the responder needs of the conductor it serves: its committed actors by host (for
+ * snapshots and view batches) and its rooms, where each call's handler lives (the call table's
+ * `handler`), with the writes the views messages announce (documents, retired hosts).
  */
-export interface ServedConductor extends ControlPlane, CommittedState {
-  readonly hub: CommittedState['hub'];
-  readonly documents: Documents;
-  readonly driverAdmin: DriverControl;
-  attachForArq(arqUuid: string, binding: Binding): Promise<BoundTo>;
-  releaseForArq(arqUuid: string, boundTo: BoundTo | null, asOwner?: boolean): Promise<boolean>;
-  arqHolds(uuids: readonly string[]): Record<string, ArqHold | null>;
-  arqReleased(arqUuid: string, reason: string, meta: RequestMeta): Promise<boolean>;
-  stateDigest(): Promise<StateDigest>;
-  retireHost(name: string, meta: RequestMeta): Promise<{ host: string; accelerators: string[] }>;
+export interface ServedConductor extends CommittedState, SnapshotSource {
+  readonly rooms: ConductorRooms;
 }
 
 export interface ResponderOptions {
@@ -66,6 +59,12 @@ export interface ResponderOptions {
  */
 export function serveControlPlane(opts: ResponderOptions): Unsubscribe {
   const { bus, conductorId } = opts;
+  const rooms: Record<string, object> = { ...opts.conductor.rooms, views: viewsRoom(opts) };
+  // What api processes learn of these writes comes in the views messages (their own reply comes first).
+  const offWrites = [
+    opts.conductor.rooms.documents.onWritten((collection, id, body) => opts.publisher.document(collection, id, body)),
+    opts.conductor.rooms.hosts.onRetired((host) => opts.publisher.retired(host)),
+  ];
   const handle = async (req: ControlRequestMsg): Promise<ControlReplyMsg> => {
     try {
       // Checked before anything else: a malformed call is refused here, never forwarded or run.
@@ -78,7 +77,7 @@ export function serveControlPlane(opts: ResponderOptions): Unsubscribe {
       // The request's global id goes with the work it starts (a Glance download for a bind's
       // programming, Placement, Nova), as it does in the all-in-one.
       const requestId = (checked.args as { meta?: { requestId?: string } }).meta?.requestId;
-      const reply = { ok: true as const, result: await withGlobalRequestId(requestId, () => serve(opts, checked)) };
+      const reply = { ok: true as const, result: await withGlobalRequestId(requestId, () => serve(rooms, checked)) };
       // A reply NATS would refuse is lost without a word (the caller only times out): say why instead.
       checkPayload(`reply to ${req.op}`, reply, maxPayloadOf(bus));
       return reply;
@@ -91,27 +90,12 @@ export function serveControlPlane(opts: ResponderOptions): Unsubscribe {
     bus.respond(Subjects.conductorApi, ControlRequest, ControlReply, handle, { queue: 'cyborg-conductors-api' }),
     bus.respond(Subjects.conductorApiOf(conductorId), ControlRequest, ControlReply, handle),
   ];
-  return () => offs.forEach((o) => o());
+  return () => [...offs, ...offWrites].forEach((o) => o());
 }
-
-/** Calls the ARQ home serves: ARQs, and the documents Nova and operators write. */
-const HOME_OPS = new Set<string>([
-  'createArq',
-  'bindArq',
-  'unbindArq',
-  'deleteArq',
-  'arqHolds',
-  'arqReleased',
-  'documents.createProfile',
-  'documents.deleteProfile',
-  'documents.createAttribute',
-  'documents.deleteAttribute',
-  'documents.setDeviceStatus',
-]);
 
 /** The conductor that must serve `req`: the ARQ home for its calls, else its host's lease holder. */
 async function whereServed(opts: ResponderOptions, req: ControlRequestMsg): Promise<string | undefined> {
-  if (opts.arqHome && HOME_OPS.has(req.op)) return opts.arqHome.where();
+  if (opts.arqHome && ControlCalls[req.op as ControlOp].home) return opts.arqHome.where();
   if (!req.host) return undefined;
   const owner = req.forwarded ? undefined : opts.ownerOf?.(req.host);
   // Served here: wait for the host's rebuild if we have just taken it over (the lease is ours
@@ -120,77 +104,24 @@ async function whereServed(opts: ResponderOptions, req: ControlRequestMsg): Prom
   return owner;
 }
 
-type Handlers = { [O in ControlOp]: (a: ArgsOf<O>, opts: ResponderOptions) => Promise<ReplyOf<O>> | ReplyOf<O> };
+/** The responder's own room (the table's `views.…` handlers): what only the bus side knows. */
+function viewsRoom(opts: ResponderOptions): ControlRooms['views'] {
+  return {
+    snapshot: (a) => servePage(opts, a),
+    readiness: async () => {
+      const hosts = opts.hostsProblem?.();
+      return { conductorId: opts.conductorId, database: (await opts.databaseProblem?.()) ?? 'ok', ...(hosts ? { hosts } : {}) };
+    },
+  };
+}
 
-/** Each call, run on the conductor with its checked arguments; document writes are published to every api process. */
-const HANDLERS: Handlers = {
-  snapshot: (a, o) => servePage(o, a),
-  history: (a, o) => o.conductor.history(a.id, a.limit),
-  audit: (a, o) => o.conductor.audit(a.q),
-  act: (a, o) => o.conductor.act(a.id, a.event, a.meta),
-  attach: (a, o) => o.conductor.attach(a.id, a.req, a.meta),
-  detach: (a, o) => o.conductor.detach(a.id, a.req, a.meta),
-  createArq: (a, o) => o.conductor.createArq(a.req, a.meta),
-  bindArq: (a, o) => o.conductor.bindArq(a.uuid, a.binding, a.meta),
-  unbindArq: (a, o) => o.conductor.unbindArq(a.uuid, a.meta),
-  deleteArq: (a, o) => o.conductor.deleteArq(a.uuid, a.meta),
-  'documents.createProfile': async (a, o) => {
-    const doc = await o.conductor.documents.createProfile(a.doc);
-    o.publisher.document('device_profiles', doc.uuid, doc);
-    return doc;
-  },
-  'documents.deleteProfile': async (a, o) => {
-    await o.conductor.documents.deleteProfile(a.uuid);
-    o.publisher.document('device_profiles', a.uuid, null);
-    return null;
-  },
-  'documents.createAttribute': async (a, o) => {
-    const doc = await o.conductor.documents.createAttribute(a.doc);
-    o.publisher.document('attributes', doc.uuid, doc);
-    return doc;
-  },
-  'documents.deleteAttribute': async (a, o) => {
-    await o.conductor.documents.deleteAttribute(a.uuid);
-    o.publisher.document('attributes', a.uuid, null);
-    return null;
-  },
-  'documents.setDeviceStatus': async (a, o) => {
-    await o.conductor.documents.setDeviceStatus(a.uuid, a.status);
-    o.publisher.document('device_status', a.uuid, { uuid: a.uuid, status: a.status, updatedAt: new Date().toISOString() });
-    return null;
-  },
-  'drivers.list': (a, o) => o.conductor.driverAdmin.listDrivers(a.filter),
-  'drivers.get': (a, o) => o.conductor.driverAdmin.getDriver(a.ref, a.host),
-  'drivers.install': (a, o) => o.conductor.driverAdmin.installDriver(a.ref, a.opts, a.meta),
-  'drivers.uninstall': (a, o) => o.conductor.driverAdmin.uninstallDriver(a.ref, a.opts, a.meta),
-  'drivers.update': (a, o) => o.conductor.driverAdmin.updateDriver(a.ref, a.opts, a.meta),
-  'services.list': (a, o) => o.conductor.driverAdmin.listServices(a.filter),
-  'services.discover': (a, o) => o.conductor.driverAdmin.discoverServices(a.opts, a.meta),
-  'instances.attach': (a, o) => o.conductor.driverAdmin.attachInstance(a.instanceUuid, a.req, a.meta),
-  'instances.detach': (a, o) => o.conductor.driverAdmin.detachInstance(a.instanceUuid, a.meta),
-  arqAttach: (a, o) => o.conductor.attachForArq(a.arqUuid, a.binding),
-  arqRelease: (a, o) => o.conductor.releaseForArq(a.arqUuid, a.boundTo, a.asOwner),
-  arqHolds: (a, o) => o.conductor.arqHolds(a.uuids),
-  arqReleased: (a, o) => o.conductor.arqReleased(a.arqUuid, a.reason, a.meta),
-  digest: (_a, o) => o.conductor.stateDigest(),
-  'hosts.retire': async (a, o) => {
-    const retired = await o.conductor.retireHost(a.host, a.meta);
-    o.publisher.retired(a.host);
-    return retired;
-  },
-  relayout: (a, o) => o.conductor.relayout(a.host, a.req, a.meta),
-  'usage.accelerator': (a, o) => o.conductor.acceleratorUsage(a.id),
-  'usage.host': (a, o) => o.conductor.hostUsage(a.host),
-  readiness: async (_a, o) => {
-    const hosts = o.hostsProblem?.();
-    return { conductorId: o.conductorId, database: (await o.databaseProblem?.()) ?? 'ok', ...(hosts ? { hosts } : {}) };
-  },
-};
-
-function serve(opts: ResponderOptions, c: CheckedCall): Promise<unknown> {
-  // One handler per call, picked by the call's own name: its arguments were checked against that call's schema.
-  const handler = HANDLERS[c.op] as (a: typeof c.args, o: ResponderOptions) => unknown;
-  return Promise.resolve(handler(c.args, opts));
+/** Runs a checked call in the room its row names, with its arguments in the row's order. */
+function serve(rooms: Record<string, object>, c: CheckedCall): Promise<unknown> {
+  const row = ControlCalls[c.op] as ControlRow;
+  const [room, fn] = row.handler.split('.') as [string, string];
+  const target = rooms[room] as Record<string, (...a: unknown[]) => unknown>;
+  // A handler that returns nothing answers `null` (JSON has no undefined).
+  return Promise.resolve(target[fn]!(...positionalArgs(row, c.args as Record<string, unknown>))).then((r) => r ?? null);
 }
 
 /** One page of this conductor's committed state, under both the reader's payload limit and ours. */

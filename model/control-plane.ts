@@ -1,4 +1,5 @@
 import type { ArqState, HostState } from '../machines/index.js';
+import type { ControlVerbs } from './control-calls.js';
 import type { AcceleratorView, OperatorEvent } from './accelerator.js';
 import type { AuditPage, AuditQuery } from './audit.js';
 import type { ArqView, Binding } from './arq.js';
@@ -39,49 +40,48 @@ export interface NewArq {
   projectId: string | null;
 }
 
-/**
- * What the API needs from the conductor. The all-in-one passes the Conductor itself; an `api`
- * process on another machine passes a client that asks the conductor over the bus
- * (control/client.ts). Reads serve the last committed view; writes resolve only after their commit.
- */
-export interface ControlPlane {
-  readonly hub: EventFeed;
+/** The reads of the control plane: the last committed views, served where the caller is (no call). */
+export interface ControlReads {
   listHosts(): HostView[];
   getHost(name: string): HostView;
   hostInventory(name: string): DeviceT[];
   listAccelerators(filter?: AcceleratorFilter): AcceleratorView[];
   getAccelerator(id: string): AcceleratorView;
-  /** An accelerator's Placement sync state; absent where no Placement sync runs. */
-  placementStatus?(id: string): PlacementStatusView | undefined;
-  /**
-   * Re-lays out one card of a host (MIG instances, VF count) through its driver, refused while
-   * any of its accelerators is allocated, in Cyborg's records or in Placement; answers the host's
-   * accelerators once the agent has reported the card anew.
-   */
-  relayout(host: string, req: RelayoutRequest, meta?: RequestMeta): Promise<AcceleratorView[]>;
-  /** An accelerator's recent usage samples, from the conductor's in-memory window. */
-  acceleratorUsage(id: string): AcceleratorUsage | Promise<AcceleratorUsage>;
-  /** A host's accelerators' recent usage (those that reported any). */
-  hostUsage(host: string): HostUsage | Promise<HostUsage>;
-  /** The committed transition log of one accelerator, ARQ or host (oldest first). */
-  history(id: string, limit?: number): Promise<TransitionRecord[]>;
-  /** The fleet's transition and action log, filtered, newest first, in cursor pages. */
-  audit(q: AuditQuery): Promise<AuditPage>;
-  act(id: string, event: OperatorEvent, meta?: RequestMeta): Promise<AcceleratorView>;
-  attach(id: string, req: AttachToInstance, meta?: RequestMeta): Promise<AcceleratorView>;
-  detach(id: string, req: DetachFromInstance, meta?: RequestMeta): Promise<AcceleratorView>;
-  createArq(req: NewArq, meta?: RequestMeta): Promise<ArqView>;
-  listArqs(filter?: ArqFilter): ArqView[];
-  getArq(uuid: string): ArqView;
-  bindArq(uuid: string, binding: Binding, meta?: RequestMeta): Promise<ArqView>;
-  unbindArq(uuid: string, meta?: RequestMeta): Promise<ArqView>;
-  deleteArq(uuid: string, meta?: RequestMeta): Promise<ArqView>;
-  /** Device profiles, operator attributes and device status (Cyborg's plain documents). */
-  readonly documents: Documents;
   /** The accelerator whose Placement resource provider is `rpUuid`, if any. */
   getAcceleratorByRp(rpUuid: string): AcceleratorView | undefined;
   /** One attach handle of an accelerator (what a Bound ARQ shows Nova). */
   attachHandle(acceleratorId: string, handleUuid: string): AttachHandleT | undefined;
+  listArqs(filter?: ArqFilter): ArqView[];
+  getArq(uuid: string): ArqView;
+  /** An accelerator's Placement sync state; absent where no Placement sync runs. */
+  placementStatus?(id: string): PlacementStatusView | undefined;
+}
+
+/** The names of `ControlReads`, which the in-process facade takes from its reads room as they are. */
+export const CONTROL_READS = [
+  'listHosts',
+  'getHost',
+  'hostInventory',
+  'listAccelerators',
+  'getAccelerator',
+  'getAcceleratorByRp',
+  'attachHandle',
+  'listArqs',
+  'getArq',
+  'placementStatus',
+] as const satisfies readonly (keyof ControlReads)[];
+
+/**
+ * What the API needs from the conductor. The all-in-one passes the Conductor itself; an `api`
+ * process on another machine passes a client that asks the conductor over the bus
+ * (control/client.ts). Reads serve the last committed view; the verbs — one per row of the call
+ * table (control-calls.ts), writes resolving only after their commit — are built from the table
+ * on both sides.
+ */
+export interface ControlPlane extends ControlReads, ControlVerbs {
+  readonly hub: EventFeed;
+  /** Device profiles, operator attributes and device status (Cyborg's plain documents). */
+  readonly documents: Documents;
   /** Drivers per host, backend services, instance attach/detach (the generic-driver spec's commands); absent where not served. */
   readonly driverAdmin?: DriverControl;
 }

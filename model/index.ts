@@ -5,6 +5,7 @@
 export * from './accelerator.js';
 export * from './arq.js';
 export * from './control-plane.js';
+export * from './control-calls.js';
 export * from './device.js';
 export * from './documents.js';
 export * from './driver.js';

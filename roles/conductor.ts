@@ -6,7 +6,7 @@ import type { Static, TSchema } from '@sinclair/typebox';
 import type { Logger } from 'pino';
 import { Gauge } from 'prom-client';
 import { ARQ_HOME, ArqHome, FencedJournal, HostRouter, LeaseTable } from '../actors/cluster/index.js';
-import { Conductor, ReportDoor, type ReportStats } from '../actors/conductor/index.js';
+import { Conductor, ReportDoor, type ConductorOptions, type ReportStats } from '../actors/conductor/index.js';
 import { placementFromConfig } from './placement.js';
 import type { Journal } from '../actors/runtime/index.js';
 import type { Bus, MessageHandler, SubscribeOptions, Unsubscribe } from '../bus/index.js';
@@ -38,6 +38,31 @@ export interface RunningConductor {
   stop(): Promise<void>;
 }
 
+/** The lease table and what is built on it (several conductors): absent with leases off. */
+interface Cluster {
+  lease: LeaseTable;
+  leaseNc: NatsConnection;
+  fenced: FencedJournal;
+  router: HostRouter;
+  arqHome: ArqHome;
+}
+
+/**
+ * The conductor, for the parts that must exist before it (the bus it is built on wraps them) but
+ * reach it only once messages flow: set right after it is built, read from then on.
+ */
+class Later<T> {
+  private value: T | undefined;
+  set(v: T): T {
+    this.value = v;
+    return v;
+  }
+  get(): T {
+    if (this.value === undefined) throw new Error('the conductor is not built yet');
+    return this.value;
+  }
+}
+
 /**
  * `cyborg conductor`: the actor tree and all state, over NATS. With leases on (the default),
  * several conductors share the hosts: each agent report is handled by the holder of its host's
@@ -54,119 +79,176 @@ export async function startConductor(config: Config, log: Logger, deps: { journa
   const metrics = new Metrics('conductor');
   const bus = await roleBus(config, log, `cyborg-conductor-${id}`, metrics);
   const inner = deps.journal ?? (await roleJournal(config, log));
-  let lease: LeaseTable | undefined;
-  let leaseNc: NatsConnection | undefined;
-  let router: HostRouter | undefined;
-  let arqHome: ArqHome | undefined;
-  let journal: Journal = inner;
-  let publisher: ViewPublisher | undefined;
-  if (d.leases) {
-    const bucket = `${d.subjectPrefix ? `${d.subjectPrefix}_` : ''}cyborg_leases`;
-    // Its own connection: a lease renewal must not wait behind a flood of agent reports in the socket.
-    // It reconnects as fast as the main one (nats.js waits 2 s by default): after a NATS outage
-    // the main connection must not serve calls for seconds while the lease lapses unrenewed.
-    leaseNc = await connectNats(config.natsUrl!, config.nats, { name: `cyborg-conductor-${id}-lease` });
-    const kv = await new Kvm(leaseNc).create(bucket, { history: 1 });
-    lease = new LeaseTable({
-      kv,
-      conductorId: id,
-      ttlMs: d.leaseTtlMs,
-      renewMs: d.leaseRenewMs,
-      log: idless,
-      onLost: (hosts) => {
-        if (hosts.includes(ARQ_HOME)) arqHome?.lost();
-        router?.release(hosts.filter((h) => h !== ARQ_HOME));
-      },
-      onOrphans: (hosts) => {
-        const real = hosts.filter((h) => h !== ARQ_HOME);
-        if (real.length > 0) void router?.takeOver(real).catch((err: unknown) => log.error({ err }, 'takeover failed'));
-        // The ARQ home died: take it over now, not at the next ARQ call (Nova is waiting on binds).
-        if (real.length < hosts.length) void arqHome?.where().catch((err: unknown) => log.error({ err }, 'ARQ home takeover failed'));
-      },
-    });
-    await lease.start();
-    const fenced = new FencedJournal(inner, lease);
-    journal = fenced;
-    router = new HostRouter({
-      bus,
-      // The conductor is built below, on the bus this router wraps: reached when a report or a lease change comes.
-      conductor: {
-        hasHost: (h) => conductor.hosts.has(h),
-        adoptHost: (h, records) => conductor.adoptHost(h, records),
-        releaseHost: (h) => conductor.releaseHost(h),
-        reportStats: () => conductor.reportStats,
-      },
-      lease,
-      journal: fenced,
-      log: idless,
-      forwardTimeoutMs: d.requestTimeoutMs,
-      // A health report for a host whose holder died is kept trying until its lease has expired and been claimed.
-      redeliverForMs: 2 * d.leaseTtlMs + d.requestTimeoutMs,
-      onAdopted: (hosts) => hosts.forEach((h) => publisher?.adopted(h)),
-    });
-  }
-  // Agents' inventories pass the report door first: an agent speaks only for its own host's devices,
-  // checked against this conductor's memory and the database's record of every host.
-  const door = new ReportDoor({
-    known: (h) => conductor.hosts.has(h),
-    heldHere: (id) => conductor.holderOf(id),
-    inventoryOf: (h) => conductor.hosts.get(h)?.inventory(),
-    ...(recordedHoldersOf(inner) ? { recorded: recordedHoldersOf(inner)! } : {}),
-    log: log.child({ component: 'report-door' }),
-  });
-  const conductorBus = door.wrap(observeHeartbeats(router ? router.wrap(bus) : bus, (m) => metrics.observeHeartbeat(m.sentAt)));
-  // The host an ARQ's binding names (read when its unbind looks for the conductor holding it).
-  const hostOfArq = (uuid: string): string | undefined => conductor.arqs.get(uuid)?.view().binding?.hostname;
+  const later = new Later<Conductor>();
+  const publisher = new Later<ViewPublisher>();
+  const cluster = d.leases ? await startCluster(config, id, idless, bus, inner, later, publisher) : undefined;
+  const journal: Journal = cluster?.fenced ?? inner;
+  const door = reportDoor(later, inner, log);
+  const conductorBus = door.wrap(observeHeartbeats(cluster ? cluster.router.wrap(bus) : bus, (m) => metrics.observeHeartbeat(m.sentAt)));
   // Each conductor keeps Placement in sync for the hosts it owns (PLACEMENT_URL; Nova creates the roots).
   const link = placementFromConfig(config, log.child({ component: 'placement' }));
-  const hostPending = router ? (h: string): boolean => router.rebuilding(h) : undefined;
-  const conductor: Conductor = new Conductor({
+  const conductor = later.set(new Conductor(conductorOptions(config, id, log, conductorBus, bus, journal, link.port, cluster, later)));
+  publisher.set(new ViewPublisher(bus, conductor, id));
+  await conductor.start();
+  // Someone must hold the ARQs from the start: Nova lists them before it binds any.
+  void cluster?.arqHome.where().catch((err: unknown) => log.error({ err }, 'could not settle the ARQ home'));
+  // The conductor that resolves a bind tells Nova (with several, the ARQ home): one event per bind.
+  const nova = startNovaNotifier(config, conductor, log.child({ component: 'nova' }));
+  const placement = link.start(conductor);
+  const offAutoEnable = config.agent.autoEnable ? startAutoEnable(conductor, log.child({ component: 'auto-enable' })) : undefined;
+  watchConductor(metrics, conductor, inner, door, config);
+  const offs = serveConductor(config, id, log, bus, conductor, publisher.get(), inner, journal, metrics, cluster);
+  const health = await conductorHealth(config, id, log, bus, inner, metrics, conductor, cluster);
+  log.info({ leases: d.leases, hosts: conductor.hosts.size, metricsPort: health?.port }, 'conductor role up');
+  let stopped: Promise<void> | undefined;
+  return {
+    id,
+    conductor,
+    bus,
+    journal,
+    lease: cluster?.lease,
+    metrics,
+    health,
+    stop: () =>
+      (stopped ??= (async () => {
+        for (const o of offs) o();
+        offAutoEnable?.();
+        placement?.stop();
+        await conductor.stop();
+        await nova.stop();
+        publisher.get().stop();
+        await cluster?.lease.stop();
+        await cluster?.leaseNc.drain().catch(() => undefined);
+        await health?.close();
+        await bus.close();
+        await journal.close();
+      })()),
+  };
+}
+
+/**
+ * The lease table on its own NATS connection, the fenced journal, the host router and the ARQ
+ * home. A lease renewal must not wait behind a flood of agent reports in the main socket, and it
+ * reconnects as fast as the main one (nats.js waits 2 s by default): after a NATS outage the main
+ * connection must not serve calls for seconds while the lease lapses unrenewed.
+ */
+async function startCluster(
+  config: Config,
+  id: string,
+  log: Logger,
+  bus: NatsBus,
+  inner: Journal,
+  conductor: Later<Conductor>,
+  publisher: Later<ViewPublisher>,
+): Promise<Cluster> {
+  const d = config.distributed;
+  const bucket = `${d.subjectPrefix ? `${d.subjectPrefix}_` : ''}cyborg_leases`;
+  const leaseNc = await connectNats(config.natsUrl!, config.nats, { name: `cyborg-conductor-${id}-lease` });
+  const kv = await new Kvm(leaseNc).create(bucket, { history: 1 });
+  // The router and the ARQ home are built on the lease below: its callbacks reach them once it runs.
+  const parts: { router?: HostRouter; arqHome?: ArqHome } = {};
+  const lease = new LeaseTable({
+    kv,
+    conductorId: id,
+    ttlMs: d.leaseTtlMs,
+    renewMs: d.leaseRenewMs,
+    log,
+    onLost: (hosts) => {
+      if (hosts.includes(ARQ_HOME)) parts.arqHome?.lost();
+      parts.router?.release(hosts.filter((h) => h !== ARQ_HOME));
+    },
+    onOrphans: (hosts) => {
+      const real = hosts.filter((h) => h !== ARQ_HOME);
+      if (real.length > 0) void parts.router?.takeOver(real).catch((err: unknown) => log.error({ err, conductorId: id }, 'takeover failed'));
+      // The ARQ home died: take it over now, not at the next ARQ call (Nova is waiting on binds).
+      if (real.length < hosts.length) void parts.arqHome?.where().catch((err: unknown) => log.error({ err, conductorId: id }, 'ARQ home takeover failed'));
+    },
+  });
+  await lease.start();
+  const fenced = new FencedJournal(inner, lease);
+  const router = (parts.router = new HostRouter({
+    bus,
+    // Reached when a report or a lease change comes, once the conductor runs.
+    conductor: {
+      hasHost: (h) => conductor.get().hosts.has(h),
+      adoptHost: (h, records) => conductor.get().adoptHost(h, records),
+      releaseHost: (h) => conductor.get().releaseHost(h),
+      reportStats: () => conductor.get().reportStats,
+    },
+    lease,
+    journal: fenced,
+    log,
+    forwardTimeoutMs: d.requestTimeoutMs,
+    // A health report for a host whose holder died is kept trying until its lease has expired and been claimed.
+    redeliverForMs: 2 * d.leaseTtlMs + d.requestTimeoutMs,
+    onAdopted: (hosts) => hosts.forEach((h) => publisher.get().adopted(h)),
+  }));
+  const arqHome = (parts.arqHome = new ArqHome({
+    conductorId: id,
+    lease,
+    log,
+    load: async () => {
+      const [arqs, documents] = await Promise.all([fenced.loadArqs(), fenced.loadDocuments()]);
+      return { arqs, documents };
+    },
+    adopt: (state) => {
+      conductor.get().tree.adoptArqs(state.arqs);
+      conductor.get().documents.load(state.documents);
+    },
+    drop: () => conductor.get().tree.dropArqs(),
+  }));
+  return { lease, leaseNc, fenced, router, arqHome };
+}
+
+/** Agents' inventories pass this door first: an agent speaks only for its own host's devices, checked against this conductor's memory and the database's record of every host. */
+function reportDoor(conductor: Later<Conductor>, inner: Journal, log: Logger): ReportDoor {
+  const recorded = recordedHoldersOf(inner);
+  return new ReportDoor({
+    known: (h) => conductor.get().hosts.has(h),
+    heldHere: (id) => conductor.get().tree.holderOf(id),
+    inventoryOf: (h) => conductor.get().hosts.get(h)?.inventory(),
+    ...(recorded ? { recorded } : {}),
+    log: log.child({ component: 'report-door' }),
+  });
+}
+
+function conductorOptions(
+  config: Config,
+  id: string,
+  log: Logger,
+  conductorBus: Bus,
+  bus: NatsBus,
+  journal: Journal,
+  placement: ConductorOptions['placement'],
+  cluster: Cluster | undefined,
+  conductor: Later<Conductor>,
+): ConductorOptions {
+  const d = config.distributed;
+  const hostPending = cluster ? (h: string): boolean => cluster.router.rebuilding(h) : undefined;
+  return {
     bus: conductorBus,
     journal,
     log,
     timing: config.timing,
     usageWindow: config.conductor.usageWindow,
-    ...(link.port ? { placement: link.port } : {}),
+    ...(placement ? { placement } : {}),
     ...(hostPending ? { hostPending } : {}),
-    ...(lease
+    ...(cluster
       ? {
-          remoteArqs: remoteArqCalls(bus, lease, id, d.requestTimeoutMs, hostOfArq, {
+          // The host an ARQ's binding names (read when its unbind looks for the conductor holding it).
+          remoteArqs: remoteArqCalls(bus, cluster.lease, id, d.requestTimeoutMs, (uuid) => conductor.get().arqs.get(uuid)?.view().binding?.hostname, {
             rebuilding: (h) => hostPending?.(h) ?? false,
-            adopted: (h) => conductor.hosts.has(h),
+            adopted: (h) => conductor.get().hosts.has(h),
             takeoverWaitMs: 2 * d.leaseTtlMs + d.requestTimeoutMs,
           }),
         }
       : {}),
-  });
-  if (lease) {
-    const fenced = journal as FencedJournal;
-    arqHome = new ArqHome({
-      conductorId: id,
-      lease,
-      log: idless,
-      load: async () => {
-        const [arqs, documents] = await Promise.all([fenced.loadArqs(), fenced.loadDocuments()]);
-        return { arqs, documents };
-      },
-      adopt: (state) => {
-        conductor.adoptArqs(state.arqs);
-        conductor.documents.load(state.documents);
-      },
-      drop: () => conductor.dropArqs(),
-    });
-  }
-  // Constant from here on: the closures below read them narrowed.
-  const home = arqHome;
-  const hostRouter = router;
-  publisher = new ViewPublisher(bus, conductor, id);
-  await conductor.start();
-  // Someone must hold the ARQs from the start: Nova lists them before it binds any.
-  void arqHome?.where().catch((err: unknown) => log.error({ err }, 'could not settle the ARQ home'));
-  // The conductor that resolves a bind tells Nova (with several, the ARQ home): one event per bind.
-  const nova = startNovaNotifier(config, conductor, log.child({ component: 'nova' }));
-  const placement = link.start(conductor);
+  };
+}
+
+/** The conductor's metrics: its tree, its journal, the reports refused at the door. */
+function watchConductor(metrics: Metrics, conductor: Conductor, inner: Journal, door: ReportDoor, config: Config): void {
   metrics.watchConductor(conductor, { consumerLabels: config.conductor.metricsConsumerLabels });
-  const offAutoEnable = config.agent.autoEnable ? startAutoEnable(conductor, log.child({ component: 'auto-enable' })) : undefined;
   watchJournal(metrics, inner);
   // cyborg_conductor_misaddressed_reports: agent reports naming another host than their subject's.
   metrics.exposeCounters('cyborg_conductor', {
@@ -175,7 +257,24 @@ export async function startConductor(config: Config, log: Logger, deps: { journa
     },
   });
   exposeRefusals(metrics, door, conductor.reportStats);
-  const offs = [
+}
+
+/** The control plane on the bus (the call table's responder) and the service's own info and stats. */
+function serveConductor(
+  config: Config,
+  id: string,
+  log: Logger,
+  bus: NatsBus,
+  conductor: Conductor,
+  publisher: ViewPublisher,
+  inner: Journal,
+  journal: Journal,
+  metrics: Metrics,
+  cluster: Cluster | undefined,
+): Unsubscribe[] {
+  const d = config.distributed;
+  const lease = cluster?.lease;
+  return [
     serveControlPlane({
       bus,
       conductor,
@@ -184,8 +283,7 @@ export async function startConductor(config: Config, log: Logger, deps: { journa
       timeoutMs: d.requestTimeoutMs,
       log,
       ...(lease ? { ownerOf: (h: string) => lease.ownerOf(h), liveConductors: () => lease.liveConductors() } : {}),
-      ...(hostRouter ? { settled: (h: string) => hostRouter.settled(h) } : {}),
-      ...(home ? { arqHome: home } : {}),
+      ...(cluster ? { settled: (h: string) => cluster.router.settled(h), arqHome: cluster.arqHome } : {}),
       // A round trip with a deadline: a partitioned database hangs without an error.
       databaseProblem: databaseProbe(inner, READINESS_PROBE_MS) ?? (() => undefined),
       ...(lease ? { hostsProblem: () => takeoverProblem(journal as FencedJournal, lease, id) } : {}),
@@ -199,52 +297,40 @@ export async function startConductor(config: Config, log: Logger, deps: { journa
       },
     }),
   ];
-  const health =
-    d.metricsPort >= 0
-      ? await startHealthServer({
-          address: config.listen.address,
-          port: d.metricsPort,
-          metrics,
-          log,
-          healthy: () => ({
-            ok: !bus.nc.isClosed() && (lease?.valid() ?? true),
-            conductorId: id,
-            hosts: conductor.hosts.size,
-            leaseValid: lease?.valid() ?? null,
-          }),
-          // Not ready while its database or NATS is away: it answers 503 then, and recovers by itself.
-          ready: () => {
-            const database = databaseChecks(inner).database?.();
-            const nats = natsProblem(bus);
-            return { ok: !nats && (lease?.valid() ?? true) && !database, conductorId: id, database: database ?? 'ok', nats: nats ?? 'ok' };
-          },
-        })
-      : undefined;
-  log.info({ leases: d.leases, hosts: conductor.hosts.size, metricsPort: health?.port }, 'conductor role up');
-  let stopped: Promise<void> | undefined;
-  return {
-    id,
-    conductor,
-    bus,
-    journal,
-    lease,
+}
+
+/** The conductor's health + /metrics listener, unless it is off (`metrics_port = -1`). */
+async function conductorHealth(
+  config: Config,
+  id: string,
+  log: Logger,
+  bus: NatsBus,
+  inner: Journal,
+  metrics: Metrics,
+  conductor: Conductor,
+  cluster: Cluster | undefined,
+): Promise<HealthServer | undefined> {
+  const d = config.distributed;
+  if (d.metricsPort < 0) return undefined;
+  const lease = cluster?.lease;
+  return startHealthServer({
+    address: config.listen.address,
+    port: d.metricsPort,
     metrics,
-    health,
-    stop: () =>
-      (stopped ??= (async () => {
-        for (const o of offs) o();
-        offAutoEnable?.();
-        placement?.stop();
-        await conductor.stop();
-        await nova.stop();
-        publisher?.stop();
-        await lease?.stop();
-        await leaseNc?.drain().catch(() => undefined);
-        await health?.close();
-        await bus.close();
-        await journal.close();
-      })()),
-  };
+    log,
+    healthy: () => ({
+      ok: !bus.nc.isClosed() && (lease?.valid() ?? true),
+      conductorId: id,
+      hosts: conductor.hosts.size,
+      leaseValid: lease?.valid() ?? null,
+    }),
+    // Not ready while its database or NATS is away: it answers 503 then, and recovers by itself.
+    ready: () => {
+      const database = databaseChecks(inner).database?.();
+      const nats = natsProblem(bus);
+      return { ok: !nats && (lease?.valid() ?? true) && !database, conductorId: id, database: database ?? 'ok', nats: nats ?? 'ok' };
+    },
+  });
 }
 
 /** What STATS answers: the actor tree's size and the heartbeat lag over the recent window. */

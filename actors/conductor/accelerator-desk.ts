@@ -11,8 +11,6 @@ export interface AcceleratorDeskOptions {
   placement?: PlacementPort;
   /** Marks the ARQ bound through a released instance failed (this conductor's ARQ desk, or the ARQ home). */
   arqReleased: (arqUuid: string, reason: string, meta: RequestMeta) => Promise<boolean>;
-  /** Throws while the conductor stops. */
-  assertRunning: () => void;
 }
 
 /**
@@ -23,7 +21,7 @@ export class AcceleratorDesk {
   constructor(private readonly o: AcceleratorDeskOptions) {}
 
   async act(id: string, event: AcceleratorEvent, meta: RequestMeta = {}): Promise<AcceleratorView> {
-    this.o.assertRunning();
+    this.o.tree.assertRunning();
     const actor = this.o.tree.acceleratorActor(id);
     await assertNotAllocated(this.o.placement?.allocations ?? null, { id, rpUuid: actor.rpUuid }, event.type);
     if (event.type !== 'RELEASE') return actor.request(event, meta);
@@ -63,14 +61,14 @@ export class AcceleratorDesk {
 
   /** Attaches an instance to the first free attach handle (the operator's attach, without an ARQ). */
   attach(id: string, req: { instanceUuid: string; projectId?: string }, meta: RequestMeta = {}): Promise<AcceleratorView> {
-    this.o.assertRunning();
+    this.o.tree.assertRunning();
     const actor = this.o.tree.acceleratorActor(id);
     const handleUuid = actor.freeHandle() ?? '';
     return actor.request({ type: 'ATTACH', handleUuid, instanceUuid: req.instanceUuid, ...(req.projectId ? { projectId: req.projectId } : {}) }, meta);
   }
 
   detach(id: string, req: { handleUuid?: string; instanceUuid?: string }, meta: RequestMeta = {}): Promise<AcceleratorView> {
-    this.o.assertRunning();
+    this.o.tree.assertRunning();
     const actor = this.o.tree.acceleratorActor(id);
     const allocs = actor.context.allocations;
     const alloc = req.handleUuid

@@ -41,14 +41,14 @@ export type ArqLogic = ReturnType<typeof arqMachine.provide>;
 const DEFER = { defer: true } as const;
 
 /** The ARQ machine with `bind` / `unbind` provided; build it once per conductor. */
-export function arqLogic(
-  bind: (uuid: string, binding: Binding) => Promise<BoundTo>,
-  unbind: (uuid: string, boundTo: BoundTo | null) => Promise<void>,
-): ArqLogic {
+export function arqLogic(tree: {
+  bindArq(uuid: string, binding: Binding): Promise<BoundTo>;
+  releaseArq(uuid: string, boundTo: BoundTo | null): Promise<void>;
+}): ArqLogic {
   return arqMachine.provide({
     actors: {
-      bind: fromPromise<BoundTo, { uuid: string; binding: Binding }>(({ input }) => bind(input.uuid, input.binding)),
-      unbind: fromPromise<void, { uuid: string; boundTo: BoundTo | null }>(({ input }) => unbind(input.uuid, input.boundTo)),
+      bind: fromPromise<BoundTo, { uuid: string; binding: Binding }>(({ input }) => tree.bindArq(input.uuid, input.binding)),
+      unbind: fromPromise<void, { uuid: string; boundTo: BoundTo | null }>(({ input }) => tree.releaseArq(input.uuid, input.boundTo)),
     },
   });
 }

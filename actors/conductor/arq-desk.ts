@@ -9,8 +9,6 @@ export interface ArqDeskOptions {
   documents: DocumentStore;
   /** How long an unbind or delete waits for its release before answering with the committed intent. */
   releaseWaitMs: number;
-  /** Throws while the conductor stops. */
-  assertRunning: () => void;
 }
 
 /**
@@ -22,14 +20,14 @@ export class ArqDesk {
   constructor(private readonly o: ArqDeskOptions) {}
 
   async create(req: { deviceProfileName: string; deviceProfileGroupId: number; projectId: string | null }, meta: RequestMeta = {}): Promise<ArqView> {
-    this.o.assertRunning();
+    this.o.tree.assertRunning();
     const arq = this.o.tree.spawnArq({ uuid: randomUUID(), ...req });
     await arq.announceCreated(meta);
     return arq.view();
   }
 
   bind(uuid: string, binding: Binding, meta: RequestMeta = {}): Promise<ArqView> {
-    this.o.assertRunning();
+    this.o.tree.assertRunning();
     const arq = this.o.tree.arqActor(uuid);
     const { program: _ignored, ...asked } = binding;
     const program = this.o.documents.programOf(arq.view());
@@ -38,7 +36,7 @@ export class ArqDesk {
 
   /** Durable intent: answered once `Unbinding` is committed, if the release takes longer (see Rounds). */
   unbind(uuid: string, meta: RequestMeta = {}): Promise<ArqView> {
-    this.o.assertRunning();
+    this.o.tree.assertRunning();
     return this.o.tree.arqActor(uuid).request({ type: 'UNBIND' }, meta, { settleWithinMs: this.o.releaseWaitMs });
   }
 
@@ -48,7 +46,7 @@ export class ArqDesk {
    * Deleting an ARQ already on its way out tries its release again.
    */
   async delete(uuid: string, meta: RequestMeta = {}): Promise<ArqView> {
-    this.o.assertRunning();
+    this.o.tree.assertRunning();
     const arq = this.o.tree.arqActor(uuid);
     if (arq.state === ArqStates.Deleting) return arq.view();
     const view = await arq.request({ type: 'DELETE' }, meta, { settleWithinMs: this.o.releaseWaitMs });
@@ -61,7 +59,7 @@ export class ArqDesk {
    * the attach is committed (the home's ARQ commit goes through another journal).
    */
   async attachFor(arqUuid: string, binding: Binding): Promise<BoundTo> {
-    this.o.assertRunning();
+    this.o.tree.assertRunning();
     const bound = await this.o.tree.binder.bind(arqUuid, binding, true);
     await this.o.tree.acceleratorActor(bound.acceleratorId).flushed();
     return bound;
@@ -73,7 +71,7 @@ export class ArqDesk {
    * the device's host (`asOwner`): then an accelerator that is gone has nothing left to release.
    */
   async releaseFor(arqUuid: string, boundTo: BoundTo | null, asOwner = false): Promise<boolean> {
-    this.o.assertRunning();
+    this.o.tree.assertRunning();
     const held = boundTo ?? this.o.tree.heldBy(arqUuid);
     const actor = held ? this.o.tree.findAccelerator(held.acceleratorId) : undefined;
     if (!held || !actor) return asOwner;

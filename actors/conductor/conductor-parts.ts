@@ -1,13 +1,16 @@
 import type { Logger } from 'pino';
 import type { Bus } from '../../bus/index.js';
 import type { acceleratorMachine } from '../../machines/index.js';
-import type { ArqHold, ControlPlane, EventHub, RequestMeta } from '../../model/index.js';
+import type { ArqHold, ControlPlane, EventHub } from '../../model/index.js';
 import type { Journal } from '../runtime/index.js';
 import { DocumentStore, DriverAdmin, OrphanSweep, UsageWindows, type PlacementPort } from '../services/index.js';
 import { AcceleratorDesk } from './accelerator-desk.js';
 import type { RemoteArqOps } from './arq-binder.js';
 import { ArqDesk } from './arq-desk.js';
 import { FleetReads } from './fleet-reads.js';
+import { HostDesk } from './host-desk.js';
+import type { RetireTarget } from './host-retire.js';
+import { LogReads } from './log-reads.js';
 import { BusIntake } from './intake.js';
 import { Rejoin } from './rejoin.js';
 import { Rounds } from './rounds.js';
@@ -53,9 +56,11 @@ export interface ConductorParts {
   tree: Supervisor;
   usage: UsageWindows;
   reads: FleetReads;
+  log: LogReads;
   documents: DocumentStore;
   desk: ArqDesk;
   acceleratorDesk: AcceleratorDesk;
+  hostDesk: HostDesk;
   driverAdmin: DriverAdmin;
   intake: BusIntake;
   rounds: Rounds;
@@ -64,11 +69,8 @@ export interface ConductorParts {
 /** What the parts call back on the conductor that holds them. */
 export interface ConductorHooks {
   hub: EventHub;
-  /** The conductor itself, as the control plane the driver admin's instance attach goes through. */
-  control: ControlPlane;
-  assertRunning(): void;
-  /** The ARQ home's answer that an ARQ's instance was released from a dead card (this conductor's own, with one). */
-  arqReleased(arqUuid: string, reason: string, meta: RequestMeta): Promise<boolean>;
+  /** The conductor itself, as the control plane the driver admin's instance attach and a host's retirement go through. */
+  control: ControlPlane & RetireTarget;
 }
 
 /**
@@ -146,18 +148,30 @@ export function buildConductorParts(opts: ConductorOptions, hooks: ConductorHook
       log: opts.log,
     }),
   });
+  const reads = new FleetReads(tree, usage, opts.placement);
+  const remote = opts.remoteArqs;
+  const desk = new ArqDesk({ tree, documents, releaseWaitMs: opts.releaseWaitMs ?? RELEASE_WAIT_MS });
   return {
     tree,
     usage,
-    reads: new FleetReads(tree, usage),
+    reads,
+    log: new LogReads(opts.journal),
     documents,
-    desk: new ArqDesk({ tree, documents, releaseWaitMs: opts.releaseWaitMs ?? RELEASE_WAIT_MS, assertRunning: () => hooks.assertRunning() }),
+    desk,
     acceleratorDesk: new AcceleratorDesk({
       tree,
       log: opts.log,
       ...(opts.placement ? { placement: opts.placement } : {}),
-      assertRunning: () => hooks.assertRunning(),
-      arqReleased: (uuid, reason, meta) => (opts.remoteArqs ? opts.remoteArqs.released(uuid, reason, meta) : hooks.arqReleased(uuid, reason, meta)),
+      // With several conductors the ARQ is the ARQ home's to mark (even when the home is this one).
+      arqReleased: remote ? (uuid, reason, meta) => remote.released(uuid, reason, meta) : desk.released.bind(desk),
+    }),
+    hostDesk: new HostDesk({
+      tree,
+      reads,
+      journal: opts.journal,
+      log: opts.log,
+      target: hooks.control,
+      ...(opts.placement ? { placement: opts.placement } : {}),
     }),
     driverAdmin,
     intake,

@@ -8,22 +8,46 @@ import type {
   ArqView,
   AttachHandleT,
   DeviceT,
+  ControlReads,
   HostUsage,
   HostView,
+  PlacementStatusView,
 } from '../../model/index.js';
-import type { UsageWindows } from '../services/index.js';
+import type { PlacementPort, UsageWindows } from '../services/index.js';
 import type { HostActor } from './host-actor.js';
 import type { Supervisor } from './supervisor.js';
 
 /**
  * The conductor's reads: the last committed views of its hosts, accelerators and ARQs, and the
- * usage windows beside them. Nothing here waits for the database.
+ * usage windows beside them. Nothing here waits for the database. The conductor's facade serves
+ * its `ControlReads` with these very methods, and the call table's `reads.…` rows.
  */
-export class FleetReads {
+export class FleetReads implements Required<ControlReads> {
   constructor(
     private readonly tree: Supervisor,
     private readonly usage: UsageWindows,
+    private readonly placement?: PlacementPort,
   ) {}
+
+  getHost(name: string): HostView {
+    return this.host(name).view();
+  }
+
+  getAccelerator(id: string): AcceleratorView {
+    return this.tree.acceleratorActor(id).view();
+  }
+
+  getAcceleratorByRp(rpUuid: string): AcceleratorView | undefined {
+    return this.tree.acceleratorByRp(rpUuid)?.view();
+  }
+
+  getArq(uuid: string): ArqView {
+    return this.tree.arqActor(uuid).view();
+  }
+
+  placementStatus(id: string): PlacementStatusView | undefined {
+    return this.placement?.status(id);
+  }
 
   listHosts(): HostView[] {
     return [...this.tree.hosts.values()].map((h) => h.view());

@@ -1,19 +1,18 @@
 import type { Logger } from 'pino';
 import type { Bus } from '../../bus/index.js';
 import { CyborgError, NotFoundError } from '../../errors/index.js';
-import { acceleratorMachine, type ArqInput, ArqStates, type BoundTo } from '../../machines/index.js';
+import { acceleratorMachine, type ArqInput, ArqStates, type Binding, type BoundTo, type DriverOpInput } from '../../machines/index.js';
 import type { ArqHold, EventHub } from '../../model/index.js';
 import { Passivation, type AcceleratorRecord, type ArqRecord, type Change, type Journal, type Recovered } from '../runtime/index.js';
 import type { HeldHandle } from '../services/index.js';
 import { AcceleratorIndex } from './accelerator-index.js';
 import type { AcceleratorActor } from './accelerator-actor.js';
-import { acceleratorLogic } from './accelerator-logic.js';
-import { ArqActor, arqLogic } from './arq-actor.js';
+import { ArqActor, type ArqLogic } from './arq-actor.js';
 import { ArqBinder, type RemoteArqOps } from './arq-binder.js';
 import { ArqInstanceIndex } from './arq-instance-index.js';
 import { HostActor, type HostActorOptions } from './host-actor.js';
-import { hostLogic } from './host-logic.js';
-import { healthPolicyOf, opDeadlineMs, type Timing } from './timing.js';
+import { provideMachines, type TreeEffects } from './effects.js';
+import type { Timing } from './timing.js';
 
 export interface SupervisorOptions {
   bus: Bus;
@@ -41,7 +40,7 @@ export interface SupervisorOptions {
  * ArqActor per accelerator request. It spawns, rebuilds from the journal, adopts and releases
  * them, and finds them by id or resource provider; it decides nothing about requests.
  */
-export class Supervisor {
+export class Supervisor implements TreeEffects {
   readonly hosts = new Map<string, HostActor>();
   readonly arqs = new Map<string, ArqActor>();
   readonly passivation: Passivation;
@@ -51,31 +50,14 @@ export class Supervisor {
   private readonly byInstance = new ArqInstanceIndex();
   /** Provided machines, built once and shared by every actor (providing copies the definition). */
   private readonly logic: HostActorOptions['logic'];
-  private readonly arqLogic: ReturnType<typeof arqLogic>;
+  private readonly arqLogic: ArqLogic;
+  private stopping = false;
 
   constructor(private readonly opts: SupervisorOptions) {
     this.passivation = new Passivation(opts.restAfterMs ?? 30_000);
-    this.logic = {
-      host: hostLogic(
-        opts.timing,
-        (h) => this.hosts.get(h)?.broadcast({ type: 'HOST_LOST' }),
-        (h) => {
-          this.hosts.get(h)?.broadcast({ type: 'HOST_BACK' });
-          opts.onChange();
-        },
-        (h) => this.hosts.get(h)?.lastSignAt,
-      ),
-      // A driver operation goes to the accelerator's own host actor, which sends it to its agent.
-      accelerator: acceleratorLogic(
-        (input) => {
-          const host = this.hosts.get(input.host);
-          return host ? host.runOp(input) : Promise.reject(new NotFoundError('host.not_found', input.host));
-        },
-        (op) => opDeadlineMs(opts.timing, op),
-        opts.acceleratorMachine ?? acceleratorMachine,
-        healthPolicyOf(opts.timing),
-      ),
-    };
+    const machines = provideMachines(this, opts.timing, opts.acceleratorMachine);
+    this.logic = { host: machines.host, accelerator: machines.accelerator };
+    this.arqLogic = machines.arq;
     this.binder = new ArqBinder({
       byRp: (rp) => this.acceleratorByRp(rp),
       byId: (id) => this.acceleratorActor(id),
@@ -84,16 +66,38 @@ export class Supervisor {
       log: opts.log,
       ...(opts.remoteArqs ? { remote: opts.remoteArqs } : {}),
     });
-    this.arqLogic = arqLogic(
-      (u, b) => this.binder.bind(u, b),
-      (u, boundTo) => {
-        const host = this.arqs.get(u)?.view().binding?.hostname;
-        if (host && opts.hostPending?.(host)) {
-          return Promise.reject(new CyborgError('lease.not_owner', `host ${host} is being taken over; the release waits for it`, { host }));
-        }
-        return this.binder.unbind(u, boundTo);
-      },
-    );
+  }
+
+  // --- the machines' effects (effects.ts): each finds the actor it is for -------------------
+
+  runDriverOp(input: DriverOpInput): Promise<Record<string, unknown>> {
+    const host = this.hosts.get(input.host);
+    return host ? host.runOp(input) : Promise.reject(new NotFoundError('host.not_found', input.host));
+  }
+
+  hostLost(host: string): void {
+    this.hosts.get(host)?.broadcast({ type: 'HOST_LOST' });
+  }
+
+  hostReturned(host: string): void {
+    this.hosts.get(host)?.broadcast({ type: 'HOST_BACK' });
+    this.opts.onChange();
+  }
+
+  lastSignOf(host: string): number | undefined {
+    return this.hosts.get(host)?.lastSignAt;
+  }
+
+  bindArq(uuid: string, binding: Binding): Promise<BoundTo> {
+    return this.binder.bind(uuid, binding);
+  }
+
+  releaseArq(uuid: string, boundTo: BoundTo | null): Promise<void> {
+    const host = this.arqs.get(uuid)?.view().binding?.hostname;
+    if (host && this.opts.hostPending?.(host)) {
+      return Promise.reject(new CyborgError('lease.not_owner', `host ${host} is being taken over; the release waits for it`, { host }));
+    }
+    return this.binder.unbind(uuid, boundTo);
   }
 
   /** Rebuilds every host, accelerator and ARQ from the journal's committed state. */
@@ -278,6 +282,16 @@ export class Supervisor {
 
   *accelerators(): Iterable<AcceleratorActor> {
     for (const h of this.hosts.values()) yield* h.accelerators.values();
+  }
+
+  /** Refuses new writes from now on: the conductor is shutting down (`assertRunning`). */
+  refuseWrites(): void {
+    this.stopping = true;
+  }
+
+  /** Throws while the conductor stops: every desk asks before it starts a write. */
+  assertRunning(): void {
+    if (this.stopping) throw new CyborgError('service.shutting_down', 'the conductor is shutting down');
   }
 
   /** Waits for every actor's commits, then stops them all. */

@@ -21,6 +21,8 @@ export class DocumentCollection<T extends { uuid: string }> {
   constructor(
     readonly name: string,
     private readonly journal: Journal,
+    /** Told of each committed write (the conductor's views messages carry it to api processes). */
+    private readonly written?: (id: string, body: T | null) => void,
   ) {}
 
   /** Replaces the collection with what `docs` holds of it. */
@@ -49,6 +51,7 @@ export class DocumentCollection<T extends { uuid: string }> {
     await this.journal.commit([{ type: 'document', collection: this.name, id: doc.uuid, body: { ...doc } as Record<string, unknown> }]);
     this.items.set(doc.uuid, doc);
     this.generation++;
+    this.written?.(doc.uuid, doc);
     return doc;
   }
 
@@ -56,6 +59,7 @@ export class DocumentCollection<T extends { uuid: string }> {
     await this.journal.commit([{ type: 'document', collection: this.name, id: uuid, body: null }]);
     this.items.delete(uuid);
     this.generation++;
+    this.written?.(uuid, null);
   }
 }
 
@@ -71,14 +75,24 @@ export class DocumentStore implements Documents {
   private readonly byName = new Map<string, string>();
   /** Names of creates not yet committed: a racing create with the same name must lose. */
   private readonly reserved = new Set<string>();
+  private readonly writtenListeners = new Set<(collection: string, id: string, body: object | null) => void>();
 
   constructor(
     journal: Journal,
     private readonly log: Logger,
   ) {
-    this.profiles = new DocumentCollection(Collections.deviceProfiles, journal);
-    this.attributes = new DocumentCollection(Collections.attributes, journal);
-    this.statuses = new DocumentCollection(Collections.deviceStatus, journal);
+    const tell = (collection: string) => (id: string, body: object | null) => {
+      for (const l of this.writtenListeners) l(collection, id, body);
+    };
+    this.profiles = new DocumentCollection<DeviceProfileDoc>(Collections.deviceProfiles, journal, tell(Collections.deviceProfiles));
+    this.attributes = new DocumentCollection<AttributeDoc>(Collections.attributes, journal, tell(Collections.attributes));
+    this.statuses = new DocumentCollection<DeviceStatusDoc>(Collections.deviceStatus, journal, tell(Collections.deviceStatus));
+  }
+
+  /** Each committed write of a document, as it lands (not those recovered or `landed` after a 503). */
+  onWritten(listener: (collection: string, id: string, body: object | null) => void): () => void {
+    this.writtenListeners.add(listener);
+    return () => this.writtenListeners.delete(listener);
   }
 
   /** Document changes answered 503 that the database had taken after all (Journal.onLanded). */

@@ -106,7 +106,7 @@ describe('NVIDIA Xid events pushed from the kernel log', () => {
     expect(reset.statusCode).toBe(200);
     expect(reset.json()).toMatchObject({ health: { status: 'ok' } });
     await st.agents[0]!.checkHealth();
-    await st.conductor.acceleratorActor(dead.id).flushed();
+    await st.conductor.tree.acceleratorActor(dead.id).flushed();
     expect(st.conductor.getAccelerator(dead.id).health?.status).toBe('ok');
   });
 

@@ -112,7 +112,7 @@ describe('an ARQ whose card died before Nova deleted the server', () => {
     expect(c.getAccelerator(fpga.id).allocations.map((a) => a.instanceUuid)).toEqual(['vm-dead']);
 
     await c.act(fpga.id, { type: 'RELEASE', instanceUuid: 'vm-dead' }, { actor: 'ops-alice' });
-    c.reconcile(true);
+    c.rounds.reconcile(true);
     await eventually(
       () => {
         try {

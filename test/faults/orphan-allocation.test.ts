@@ -28,7 +28,7 @@ describe('an attach handle held for an ARQ that is gone', () => {
 
     // The late attach, as the binder sends it, for an ARQ nobody has any more.
     const gone = randomUUID();
-    const handleUuid = c.acceleratorActor(gpu.id).freeHandle()!;
+    const handleUuid = c.tree.acceleratorActor(gpu.id).freeHandle()!;
     await c.act(gpu.id, { type: 'ATTACH', handleUuid, instanceUuid: 'vm-late', arqUuid: gone });
     expect(c.getAccelerator(gpu.id)).toMatchObject({ state: 'attached', allocations: [{ arqUuid: gone }] });
 

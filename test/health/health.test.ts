@@ -39,7 +39,7 @@ async function enabledGpus(): Promise<[AcceleratorView, AcceleratorView]> {
 async function polls(n: number): Promise<void> {
   for (let i = 0; i < n; i++) {
     await s.agents[0]!.checkHealth();
-    await s.conductor.listAccelerators().reduce((p, a) => p.then(() => s.conductor.acceleratorActor(a.id).flushed()), Promise.resolve());
+    await s.conductor.listAccelerators().reduce((p, a) => p.then(() => s.conductor.tree.acceleratorActor(a.id).flushed()), Promise.resolve());
   }
 }
 
@@ -113,7 +113,7 @@ describe('device health', () => {
       await new Promise((r) => setTimeout(r, 100));
     }
     await Promise.all(sent);
-    await s.conductor.acceleratorActor(flaky.id).flushed();
+    await s.conductor.tree.acceleratorActor(flaky.id).flushed();
     expect(view(flaky.id)).toMatchObject({ state: 'ready', health: { status: 'quarantined', fatal: false, reason: 'PCIe link flapping' } });
     expect(await healthChanges(flaky.id)).toEqual(['DEGRADED', 'QUARANTINED']);
     expect((await s.conductor.history(flaky.id)).length - logBefore).toBe(2);

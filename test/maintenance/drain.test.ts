@@ -96,7 +96,7 @@ describe('host drain', () => {
     for (const g of gpus) expect(view(g.id)).toMatchObject({ state: 'attached', maintenance: { mark: 'draining' } });
     expect((await req('POST', `/accelerators/${fpga.id}/attach`, { instanceUuid: vm3 })).statusCode).toBe(409);
     // Nova binding an ARQ to it (Placement chose it before the mark): the binder refuses too.
-    await expect(s.conductor.attachForArq(randomUUID(), { hostname: 'compute-1', deviceRpUuid: fpga.rpUuid, instanceUuid: vm3 })).rejects.toThrow(
+    await expect(s.conductor.rooms.arqs.attachFor(randomUUID(), { hostname: 'compute-1', deviceRpUuid: fpga.rpUuid, instanceUuid: vm3 })).rejects.toThrow(
       /its host compute-1 is being drained.*cyborg host drain compute-1 --cancel/,
     );
     expect(view(fpga.id).allocations).toEqual([]);

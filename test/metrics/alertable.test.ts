@@ -34,7 +34,7 @@ const warnings = (msg: RegExp) => s.lines.filter((l) => l.level === 40 && msg.te
 async function polls(n: number): Promise<void> {
   for (let i = 0; i < n; i++) {
     await s.agents[0]!.checkHealth();
-    for (const a of s.conductor.listAccelerators()) await s.conductor.acceleratorActor(a.id).flushed();
+    for (const a of s.conductor.listAccelerators()) await s.conductor.tree.acceleratorActor(a.id).flushed();
   }
 }
 

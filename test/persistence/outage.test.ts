@@ -83,7 +83,7 @@ describe.skipIf(!svc.postgres)('persistence: the database goes away under load a
     const workers: Promise<void>[] = ids.map(async (id) => {
       while (!stop) {
         // The live machine decides (a commit answered 503 leaves the committed view behind).
-        const allowed = run.conductor.acceleratorActor(id).allowed();
+        const allowed = run.conductor.tree.acceleratorActor(id).allowed();
         const action = allowed.includes('ENABLE') ? 'enable' : allowed.includes('DISABLE') ? 'disable' : allowed.includes('RETRY') ? 'retry' : null;
         if (!action) {
           await new Promise((r) => setTimeout(r, 5));
@@ -195,7 +195,7 @@ describe.skipIf(!svc.postgres)('persistence: the database goes away under load a
 
     // The work queued during the outage was written too: the table agrees with the actors.
     const table = new Map((await query<{ id: string; state: string }>(db.url, 'select id, state from accelerators')).map((r) => [r.id, r.state]));
-    for (const id of ids) expect(table.get(id), id).toBe(run.conductor.acceleratorActor(id).state);
+    for (const id of ids) expect(table.get(id), id).toBe(run.conductor.tree.acceleratorActor(id).state);
     // And what the API shows catches up with it, even for an accelerator whose last change was
     // answered 503 and that has not moved since.
     await eventually(() => ids.every((id) => run.conductor.getAccelerator(id).state === table.get(id)), { what: 'the committed views to catch up' });

@@ -68,5 +68,5 @@ export async function ready(run: Running, accelerators: number): Promise<void> {
     if (Date.now() > deadline) throw new Error(`only ${run.conductor.listAccelerators().length} of ${accelerators} accelerators appeared`);
     await new Promise((r) => setTimeout(r, 20));
   }
-  await Promise.all(run.conductor.listAccelerators().map((a) => run.conductor.acceleratorActor(a.id).flushed()));
+  await Promise.all(run.conductor.listAccelerators().map((a) => run.conductor.tree.acceleratorActor(a.id).flushed()));
 }

@@ -84,7 +84,7 @@ describe('the actor runtime, as an operator drives it', () => {
       acked = true;
       return v;
     });
-    await eventually(() => rt!.conductor.acceleratorActor(id).state === 'ready', { what: 'machine reaches ready', timeoutMs: 5000 });
+    await eventually(() => rt!.conductor.tree.acceleratorActor(id).state === 'ready', { what: 'machine reaches ready', timeoutMs: 5000 });
     await eventually(() => gate.waiting > 0, { what: 'a commit is waiting', timeoutMs: 5000 });
     expect(acked).toBe(false);
     expect(rt.conductor.getAccelerator(id).state).toBe('inactive'); // reads serve the committed view
@@ -99,7 +99,7 @@ describe('the actor runtime, as an operator drives it', () => {
     const id = fpgaOf(rt).id;
     journal.away = 2; // the enable's commits (→ installing, and → ready if it gets that far)
     await expect(rt.conductor.act(id, { type: 'ENABLE' })).rejects.toMatchObject({ code: 'persistence.unavailable' });
-    await eventually(() => rt!.conductor.acceleratorActor(id).state === 'inactive', { what: 'memory back to the committed state' });
+    await eventually(() => rt!.conductor.tree.acceleratorActor(id).state === 'inactive', { what: 'memory back to the committed state' });
     expect(rt.conductor.getAccelerator(id)).toMatchObject({ state: 'inactive', allowed: expect.arrayContaining(['ENABLE']) });
     expect(journal.accelerators.get(id)?.record.value).toBe('inactive');
     expect((await rt.conductor.history(id)).map((t) => t.to)).toEqual(['inactive']);
@@ -126,7 +126,7 @@ describe('the actor runtime, as an operator drives it', () => {
     await expect(c.bindArq(arq.uuid, { hostname: 'compute-1', deviceRpUuid: fpga.rpUuid, instanceUuid: 'vm-1' })).rejects.toMatchObject({
       code: 'persistence.unavailable',
     });
-    await eventually(() => c.arqs.get(arq.uuid)?.state === 'Initial' && c.acceleratorActor(fpga.id).context.allocations.length === 0, {
+    await eventually(() => c.arqs.get(arq.uuid)?.state === 'Initial' && c.tree.acceleratorActor(fpga.id).context.allocations.length === 0, {
       what: 'ARQ and card back to their committed state',
     });
     expect(journal.arqs.get(arq.uuid)?.record.value).toBe('Initial');
@@ -187,7 +187,7 @@ describe('the actor runtime, as an operator drives it', () => {
     armed = true;
     await expect(c.detach(id, { instanceUuid: 'vm-1' })).rejects.toThrow('bug in isProgrammed');
     const host = c.hosts.get('compute-1')!;
-    await eventually(() => host.restarts.length === 1 && c.acceleratorActor(id).state === 'error', { what: 'restart', timeoutMs: 5000 });
+    await eventually(() => host.restarts.length === 1 && c.tree.acceleratorActor(id).state === 'error', { what: 'restart', timeoutMs: 5000 });
     expect(host.restarts[0]).toMatchObject({ id, reason: 'bug in isProgrammed' });
     expect(rt.lines.some((l) => l.msg === 'accelerator actor crashed; restarting from its last committed snapshot' && l.acceleratorId === id)).toBe(true);
     // Its last committed snapshot was `detaching`: the interrupted detach is an error to retry, the instance still recorded.

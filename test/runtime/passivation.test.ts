@@ -12,11 +12,11 @@ describe('accelerators at rest (passivation), as an operator sees them', () => {
   it("discovers a host's accelerators without starting a machine for any of them", async () => {
     rt = await startStack({ fake: { gpus: 8, nics: 1, vfsPerNic: 4 } });
     expect(rt.conductor.listAccelerators().length).toBeGreaterThan(10);
-    expect(rt.conductor.passivation.awakeCount).toBe(0);
+    expect(rt.conductor.tree.passivation.awakeCount).toBe(0);
     // Reads are answered from the record: state, tags and allowed events as the machine would give them.
     const gpu = rt.conductor.listAccelerators({ type: 'GPU' })[0]!;
     expect(gpu).toMatchObject({ state: 'inactive', allowed: ['ENABLE', 'REMOVE'] });
-    expect(rt.conductor.passivation.awakeCount).toBe(0);
+    expect(rt.conductor.tree.passivation.awakeCount).toBe(0);
   });
 
   it('puts an idle accelerator to rest and wakes it on the next event with its state, allocations and history intact', async () => {
@@ -26,8 +26,8 @@ describe('accelerators at rest (passivation), as an operator sees them', () => {
     await c.act(fpga.id, { type: 'ENABLE' });
     await c.act(fpga.id, { type: 'PROGRAM', bitstreamId: 'bs-1' });
     await c.attach(fpga.id, { instanceUuid: 'vm-1' });
-    expect(c.passivation.awakeCount).toBe(1);
-    await eventually(() => c.passivation.awakeCount === 0, { what: 'the FPGA to rest', timeoutMs: 5_000 });
+    expect(c.tree.passivation.awakeCount).toBe(1);
+    await eventually(() => c.tree.passivation.awakeCount === 0, { what: 'the FPGA to rest', timeoutMs: 5_000 });
 
     const resting = c.getAccelerator(fpga.id);
     expect(resting).toMatchObject({ state: 'attached', program: { bitstreamId: 'bs-1' }, tags: expect.arrayContaining(['in-use']) });
@@ -65,11 +65,11 @@ describe('accelerators at rest (passivation), as an operator sees them', () => {
     const enabling = c.act(fpga.id, { type: 'ENABLE' });
     await eventually(() => c.getAccelerator(fpga.id).state === 'installing', { what: 'the install to start', timeoutMs: 5_000 });
     // A sweep as if the accelerator had been idle for a minute: it is mid-operation, so it stays awake.
-    c.passivation.sweep(Date.now() + 60_000);
-    expect(c.passivation.awakeCount).toBe(1);
+    c.tree.passivation.sweep(Date.now() + 60_000);
+    expect(c.tree.passivation.awakeCount).toBe(1);
     expect(c.getAccelerator(fpga.id).state).toBe('installing');
     expect((await enabling).state).toBe('ready');
-    await eventually(() => c.passivation.awakeCount === 0, { what: 'the FPGA to rest after the install', timeoutMs: 5_000 });
+    await eventually(() => c.tree.passivation.awakeCount === 0, { what: 'the FPGA to rest after the install', timeoutMs: 5_000 });
     expect(c.getAccelerator(fpga.id).state).toBe('ready');
   });
 
@@ -78,7 +78,7 @@ describe('accelerators at rest (passivation), as an operator sees them', () => {
     const c = rt.conductor;
     const gpus = c.listAccelerators({ type: 'GPU' });
     await c.act(gpus[0]!.id, { type: 'ENABLE' });
-    await eventually(() => c.passivation.awakeCount === 0, { what: 'the GPUs to rest', timeoutMs: 5_000 });
+    await eventually(() => c.tree.passivation.awakeCount === 0, { what: 'the GPUs to rest', timeoutMs: 5_000 });
     c.hosts.get('compute-1')!.broadcast({ type: 'HOST_LOST' });
     await eventually(() => c.listAccelerators({ type: 'GPU' }).every((g) => g.state === 'offline'), { what: 'the GPUs offline', timeoutMs: 5_000 });
     c.hosts.get('compute-1')!.broadcast({ type: 'HOST_BACK' });
