@@ -31,13 +31,12 @@ import autocannon from 'autocannon';
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { Pool } from 'undici';
-import { pino } from 'pino';
 import { Agent } from '../actors/agent/index.js';
 import { Conductor } from '../actors/conductor/index.js';
 import { MemoryJournal, type Journal } from '../actors/runtime/index.js';
 import { buildApi } from '../api/server.js';
 import { InProcessBus } from '../bus/index.js';
-import { loadConfig } from '../config/index.js';
+import { createLogger, loadConfig } from '../config/index.js';
 import { FakeDriver, DriverRegistry } from '../drivers/index.js';
 import { NAMESPACE_DNS, uuid3 } from '../ids/index.js';
 import { faultRun } from './api/fault.js';
@@ -75,7 +74,9 @@ const STORM = {
   ...(baselineAt >= 0 ? { baseline: args[baselineAt + 1]! } : {}),
 };
 
-const log = pino({ level: process.env.LOG_LEVEL ?? 'silent' });
+// The program's own logger (asynchronous, to standard output): LOG_LEVEL=info measures the stack at
+// the all-in-one's default level, as an operator runs it.
+const log = createLogger({ logLevel: (process.env.LOG_LEVEL ?? 'silent') as 'info', logPretty: false });
 
 async function openBenchJournal(): Promise<{ journal: Journal; what: string; cleanup: () => Promise<void> }> {
   const base = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';

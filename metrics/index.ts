@@ -1,3 +1,4 @@
+import { subscribe } from 'node:diagnostics_channel';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, register as globalRegistry, Registry } from 'prom-client';
 import type { FleetSource } from '../model/index.js';
 import { deviceGauges, fleetRows, type DeviceSeriesOptions } from './devices.js';
@@ -46,6 +47,13 @@ export class Metrics {
       registers,
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
     });
+    // config/logger.ts publishes each line a blocked log destination made it drop (its LOG_DROPPED_CHANNEL).
+    const logDropped = new Counter({
+      name: 'cyborg_log_lines_dropped_total',
+      help: 'Log lines dropped because the log destination did not take them',
+      registers,
+    });
+    subscribe('cyborg:log.dropped', (m) => logDropped.inc((m as { lines: number }).lines));
     this.heartbeatLag = new Histogram({
       name: 'cyborg_heartbeat_lag_seconds',
       help: 'From an agent sending a heartbeat to its conductor processing it',

@@ -274,8 +274,10 @@ export class AcceleratorActor implements MachineOwner<AcceleratorContext>, Resta
   /** MachineOwner: the state changed. Hands the change to the journal. */
   onTransition(rec: Omit<TransitionRecord, 'kind' | 'id' | 'host'>, persisted: AcceleratorRecord): Promise<void> {
     const full: TransitionRecord = { kind: 'accelerator', id: this.id, host: this.spec.host, ...rec };
-    if (this.rt.log.isLevelEnabled('info')) {
-      this.rt.log.info({ acceleratorId: this.id, host: this.spec.host, from: rec.from, to: rec.to, event: rec.event, requestId: rec.requestId }, 'transition');
+    // At debug: every change is in the audit log and the event stream already; a line per
+    // transition at info was most of the hot path's log writes (docs/persistence.md, "One cycle").
+    if (this.rt.log.isLevelEnabled('debug')) {
+      this.rt.log.debug({ acceleratorId: this.id, host: this.spec.host, from: rec.from, to: rec.to, event: rec.event, requestId: rec.requestId }, 'transition');
     }
     warnIfDrained(this.rt.log, this.id, this.spec, rec.from, persisted, rec.requestId);
     // Submitted at once (the journal keeps order); the view moves only after the commit. Entering

@@ -233,7 +233,9 @@ export class ArqActor {
 
   private onTransition(rec: Omit<TransitionRecord, 'kind' | 'id' | 'host'>, persisted: MachineRecord<ArqContext>): Promise<void> {
     const full: TransitionRecord = { kind: 'arq', id: this.uuid, ...rec };
-    this.opts.log.info({ arqUuid: this.uuid, from: rec.from, to: rec.to, event: rec.event, requestId: rec.requestId }, 'arq transition');
+    // At debug, as an accelerator's: the audit log and the event stream hold every change.
+    if (this.opts.log.isLevelEnabled('debug'))
+      this.opts.log.debug({ arqUuid: this.uuid, from: rec.from, to: rec.to, event: rec.event, requestId: rec.requestId }, 'arq transition');
     const deleted = rec.to === ArqStates.Deleted;
     const record: ArqRecord = { value: persisted.value, context: { ...persisted.context, createdAt: this.createdAt } };
     const defer = EFFECT_STATES.has(persisted.value);

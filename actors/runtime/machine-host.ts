@@ -1,4 +1,13 @@
-import { createActor, type Actor, type AnyStateMachine, type ContextFrom, type InspectionEvent, type SnapshotFrom, type StateValueFrom } from 'xstate';
+import {
+  createActor,
+  type Actor,
+  type AnyActorScope,
+  type AnyStateMachine,
+  type ContextFrom,
+  type EventObject,
+  type SnapshotFrom,
+  type StateValueFrom,
+} from 'xstate';
 import type { MachineRecord } from './journal.js';
 import type { RequestMeta, TransitionRecord } from '../../model/index.js';
 import { isFailureState, type TransitionEnd } from '../../machines/index.js';
@@ -36,19 +45,38 @@ export const NO_META: RequestMeta = Object.freeze({});
 /** A machine's state names, as XState infers them from its config (every machine here is flat). */
 type StateOf<M extends AnyStateMachine> = Extract<StateValueFrom<M>, string>;
 
-/** The host of each hosted actor, for the one inspector every actor shares (it only calls `step`). */
-const HOSTS = new WeakMap<object, Pick<MachineHost<AnyStateMachine>, 'step'>>();
+/** The host of each hosted actor, for the one event tap every machine shares (it only notes the event). */
+const HOSTS = new WeakMap<object, { event: EventObject }>();
+
+/** Each machine with its event tap (one per machine, not per actor). */
+const TAPPED = new WeakMap<AnyStateMachine, AnyStateMachine>();
 
 /**
- * XState's inspection: after each macrostep an actor reports `@xstate.snapshot` with the event
- * that caused it. One function for every actor (not a closure each); actors it does not know —
- * a hosted machine's invoked children — are ignored.
+ * The machine as the actor runs it, noting on the actor's host each event before it is processed,
+ * so that the step it causes is recorded with it. Why not XState's inspection (`inspect`), which
+ * reports the same: it turns every event, microstep, action and snapshot of every actor into an
+ * inspection event on the hot path, for a caller that wants one of them. The tap is one property
+ * write per event; the steps come from the actor's own subscription.
  */
-function inspect(ev: InspectionEvent): void {
-  if (ev.type !== '@xstate.snapshot') return;
-  // XState types an inspected snapshot as any actor's; the actors registered here are machines.
-  HOSTS.get(ev.actorRef)?.step(ev.snapshot as unknown as SnapshotOf, ev.event as { type: string } & Record<string, unknown>);
+function tapped<M extends AnyStateMachine>(machine: M): M {
+  let t = TAPPED.get(machine);
+  if (!t) {
+    const transition = machine.transition.bind(machine);
+    t = Object.create(machine, {
+      transition: {
+        value: (snapshot: unknown, event: EventObject, scope: AnyActorScope) => {
+          const host = HOSTS.get(scope.self);
+          if (host) host.event = event;
+          return transition(snapshot as never, event, scope);
+        },
+      },
+    }) as AnyStateMachine;
+    TAPPED.set(machine, t);
+  }
+  return t as M;
 }
+
+const INIT: EventObject = Object.freeze({ type: 'xstate.init' });
 
 type SnapshotOf<C = unknown> = StepSnapshot & { context: C };
 
@@ -65,15 +93,20 @@ export class MachineHost<M extends AnyStateMachine> {
   readonly actor: Actor<M>;
   private lastValue: TransitionEnd;
   private meta: RequestMeta = NO_META;
+  /** @internal The event the actor is processing (set by the machine's tap, `tapped`). */
+  event: EventObject = INIT;
   private readonly owner: MachineOwner<ContextFrom<M>>;
 
   constructor(opts: MachineHostOptions<M>) {
     this.owner = opts.owner;
     const snapshot = opts.record ? restorable(opts.machine, opts.record) : undefined;
-    this.actor = createActor(opts.machine, { input: opts.input, snapshot, inspect } as never) as Actor<M>;
+    this.actor = createActor(tapped(opts.machine), { input: opts.input, snapshot } as never) as Actor<M>;
     HOSTS.set(this.actor, this);
     this.lastValue = this.value as TransitionEnd;
-    this.actor.subscribe({ error: (err: unknown) => this.owner.onCrash(err) });
+    this.actor.subscribe({
+      next: (snap) => this.step(snap as unknown as SnapshotOf<ContextFrom<M>>, this.event as { type: string } & Record<string, unknown>),
+      error: (err: unknown) => this.owner.onCrash(err),
+    });
   }
 
   start(): this {
@@ -113,7 +146,7 @@ export class MachineHost<M extends AnyStateMachine> {
     this.actor.send(event as never);
   }
 
-  /** @internal The shared inspector's report of one macrostep of this host's actor. */
+  /** One macrostep of this host's actor, with the event that caused it. */
   step(snap: SnapshotOf<ContextFrom<M>>, event: { type: string } & Record<string, unknown>): void {
     if (snap.status === 'error') return;
     // One of the machine's own state names: XState reports nothing else.

@@ -24,7 +24,8 @@ describe.skipIf(!natsServerInstalled)('a NATS blip shorter than the lease TTL', 
   beforeAll(async () => {
     nats = await PrivateNats.start();
     dep = new Deployment(nats.url);
-    conductor = await dep.conductor('conductor-b');
+    // Transition lines are at debug (the audit log holds every change): this story reads them.
+    conductor = await dep.conductor('conductor-b', { LOG_LEVEL: 'debug' });
     await dep.agent('node-b', { CYBORG_FAKE_OP_DELAY_MS: String(OP_MS) });
   }, 180_000);
   afterAll(async () => {
