@@ -4,6 +4,7 @@ import { ConfigError, type DeepPartial, StartupError, type ConfigSchema, browser
 import type { Static } from '@sinclair/typebox';
 import { startAllInOne } from '../roles/all-in-one.js';
 import { explainStartupError, listenersOf } from '../roles/startup.js';
+import { adoptCommand } from '../adopt/index.js';
 import { dbCommand } from '../db/index.js';
 import { boot, collect } from './boot.js';
 import { configCommand } from './config.js';
@@ -61,6 +62,7 @@ export function buildProgram(io?: Io): Command {
   program.addCommand(dbCommand());
   program.addCommand(configCommand());
   program.addCommand(statusCommand());
+  program.addCommand(adoptCommand());
   addRoleCommands(program, onShutdown);
   addOperatorCommands(program, io);
   // The program's options only before the subcommand: else `update-driver fake --version 1.1.0`

@@ -2,6 +2,7 @@ import Table from 'cli-table3';
 import { configSources } from './boot.js';
 import { Command } from 'commander';
 import { request } from 'undici';
+import { adoptability } from '../adopt/index.js';
 import { ConfigError, loadConfig, type Config } from '../config/index.js';
 import { openOrm, redact, loadDocuments, loadInventories, schemaStatus } from '../db/index.js';
 import { unmatchedProfiles } from './profile-check.js';
@@ -108,7 +109,8 @@ export function statusCommand(): Command {
   status
     .command('upgrade-check')
     .description("database at this code's schema, configuration valid, Placement and Keystone reachable; exit 0 success, 1 warning, 2 failure, 255 error")
-    .action(async (_flags: unknown, cmd: Command) => {
+    .option('--cyborg-database <url>', 'also check that this OpenStack Cyborg database can be adopted (cyborg adopt; docs/adopt.md)')
+    .action(async (flags: { cyborgDatabase?: string }, cmd: Command) => {
       try {
         const warnings: string[] = [];
         let config: Config;
@@ -121,6 +123,7 @@ export function statusCommand(): Command {
           return;
         }
         const checks = await upgradeChecks(config, warnings);
+        if (flags.cyborgDatabase) checks.push({ name: 'Cyborg adoption', ...(await adoptability(flags.cyborgDatabase)) });
         process.stdout.write(render(checks));
         process.exitCode = Math.max(...checks.map((c) => c.code));
       } catch (err) {

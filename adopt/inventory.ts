@@ -1,0 +1,210 @@
+import { NAMESPACE_DNS, stableId, uuid3 } from '../ids/index.js';
+import { BOUND, type DeployableT, type DeviceT } from '../model/index.js';
+import { driverFor, ourIds } from './ids.js';
+import type { CyborgData } from './read.js';
+import { RowReader } from './rows.js';
+import type { Tally } from './tally.js';
+
+/** One adopted deployable: our record's id, and what a bound ARQ needs to find it. */
+export interface AdoptedDeployable {
+  id: string;
+  host: string;
+  name: string;
+  rpUuid: string;
+  capacity: number;
+  bitstreamId: string | null;
+  maintaining: boolean;
+  /** Cyborg's attach-handle row id → our handle uuid. */
+  handles: Map<number, string>;
+}
+
+/** Cyborg's uuid → ours, by kind: kept in the adoption record of each host. */
+export type IdMap = Record<'devices' | 'controlpath_ids' | 'deployables' | 'attributes' | 'attach_handles', Record<string, string>>;
+
+export interface AdoptedInventory {
+  /** Per host, the devices in our driver's report shape (what the conductor's journal writes). */
+  hosts: Map<string, { devices: DeviceT[]; deployables: AdoptedDeployable[]; ids: IdMap }>;
+  /** Cyborg's deployable row id → ours (for the ARQs). */
+  byDeployableId: Map<number, AdoptedDeployable>;
+  /** Cyborg's attach-handle row ids that exist, adopted or not, with why not where skipped. */
+  handleRows: Map<number, { deployableId: number; skipped?: string }>;
+}
+
+const TYPES = ['GPU', 'FPGA', 'AICHIP', 'QAT', 'NIC', 'SSD'] as const;
+const ATTACH_TYPES = ['PCI', 'MDEV', 'TEST_PCI'] as const;
+
+/**
+ * Maps Cyborg's inventory rows onto ours, host by host: every row read with our bounds (a bad one
+ * stops everything), every device whose driver we have adopted with its control path,
+ * deployables, attributes and attach handles; the others skipped with why.
+ */
+export async function adoptInventory(data: CyborgData, tally: Tally): Promise<AdoptedInventory> {
+  const { rows } = data;
+  const group = <T>(list: T[], key: (x: T) => number): Map<number, T[]> => {
+    const m = new Map<number, T[]>();
+    for (const x of list) m.set(key(x), [...(m.get(key(x)) ?? []), x]);
+    return m;
+  };
+  const cpids = rows.controlpath_ids.map((r) => {
+    const f: RowReader = new RowReader('controlpath_ids', r);
+    return { f, id: f.int('id'), uuid: f.uuid('uuid'), deviceId: f.int('device_id'), type: f.oneOf('cpid_type', ['PCI'] as const), info: f.text('cpid_info') };
+  });
+  const deps = rows.deployables.map((r) => {
+    const f: RowReader = new RowReader('deployables', r);
+    return {
+      f,
+      id: f.int('id'),
+      uuid: f.uuid('uuid'),
+      name: f.text('name'),
+      num: f.int('num_accelerators'),
+      deviceId: f.int('device_id'),
+      rpUuid: f.uuidOrNull('rp_uuid'),
+      driverName: f.textOrNull('driver_name') ?? '',
+      bitstreamId: f.textOrNull('bitstream_id', BOUND.uuid),
+    };
+  });
+  const attrs = rows.attributes.map((r) => {
+    const f: RowReader = new RowReader('attributes', r);
+    return { f, uuid: f.uuid('uuid'), deployableId: f.int('deployable_id'), key: f.text('key'), value: f.text('value', BOUND.text) };
+  });
+  const handles = rows.attach_handles.map((r) => {
+    const f: RowReader = new RowReader('attach_handles', r);
+    return {
+      f,
+      id: f.int('id'),
+      uuid: f.uuid('uuid'),
+      deployableId: f.int('deployable_id'),
+      inUse: f.bool('in_use'),
+      type: f.oneOf('attach_type', ATTACH_TYPES),
+      info: f.text('attach_info'),
+    };
+  });
+  const cpidsOf = group(cpids, (c) => c.deviceId);
+  const depsOf = group(deps, (d) => d.deviceId);
+  const attrsOf = group(attrs, (a) => a.deployableId);
+  const handlesOf = group(handles, (h) => h.deployableId);
+  const depIds = new Set(deps.map((d) => d.id));
+  for (const h of handles) if (!depIds.has(h.deployableId)) h.f.fail(`deployable_id ${h.deployableId} names no deployable`);
+  for (const a of attrs) if (!depIds.has(a.deployableId)) a.f.fail(`deployable_id ${a.deployableId} names no deployable`);
+
+  const out: AdoptedInventory = { hosts: new Map(), byDeployableId: new Map(), handleRows: new Map() };
+  for (const h of handles) out.handleRows.set(h.id, { deployableId: h.deployableId });
+  for (const r of rows.devices) {
+    const f: RowReader = new RowReader('devices', r);
+    const dev = {
+      uuid: f.uuid('uuid'),
+      id: f.int('id'),
+      type: f.oneOf('type', TYPES),
+      vendor: f.text('vendor'),
+      model: f.text('model'),
+      std: f.textOrNull('std_board_info', BOUND.text) ?? '',
+      vendorInfo: f.textOrNull('vendor_board_info', BOUND.text) ?? '',
+      host: f.text('hostname'),
+      maintaining: data.revision.hasDeviceStatus && f.textOrNull('status') === 'maintaining',
+    };
+    const myDeps = depsOf.get(dev.id) ?? [];
+    const myCpids = cpidsOf.get(dev.id) ?? [];
+    const skip = (why: string): void => {
+      tally.devices.skipped.push({ row: f.name, why });
+      for (const c of myCpids) tally.controlpath_ids.skipped.push({ row: c.f.name, why: `its device is skipped (${f.name})` });
+      for (const d of myDeps) {
+        tally.deployables.skipped.push({ row: d.f.name, why: `its device is skipped (${f.name})` });
+        for (const a of attrsOf.get(d.id) ?? []) tally.attributes.skipped.push({ row: a.f.name, why: `its device is skipped (${f.name})` });
+        for (const h of handlesOf.get(d.id) ?? []) {
+          tally.attach_handles.skipped.push({ row: h.f.name, why: `its device is skipped (${f.name})` });
+          out.handleRows.set(h.id, { deployableId: d.id, skipped: `its device is skipped: ${why}` });
+        }
+      }
+    };
+    if (myCpids.length !== 1) {
+      skip(`it has ${myCpids.length} control-path ids; Cyborg's drivers report one per device`);
+      continue;
+    }
+    const cpid = myCpids[0]!;
+    const cyborgDriver = myDeps[0]?.driverName ?? '';
+    const driver = driverFor(cyborgDriver, dev.type);
+    if (myDeps.length === 0) {
+      skip('it has no deployable: nothing of it is schedulable');
+      continue;
+    }
+    if (!driver) {
+      skip(`a driver we do not have: Cyborg's "${cyborgDriver}" for a ${dev.type} (docs/adopt.md lists the drivers adopted)`);
+      continue;
+    }
+    const ours = await ourIds(driver, dev.host);
+    const ids: IdMap = { devices: {}, controlpath_ids: {}, deployables: {}, attributes: {}, attach_handles: {} };
+    const deployables: DeployableT[] = [];
+    const adopted: AdoptedDeployable[] = [];
+    let refusal: string | undefined;
+    for (const d of myDeps) {
+      const rp = uuid3(NAMESPACE_DNS, d.name);
+      if (d.rpUuid !== null && d.rpUuid !== rp) {
+        refusal = `${d.f.name}: rp_uuid ${d.rpUuid} is not uuid3(DNS, "${d.name}") = ${rp}, the provider our conductor would keep for it`;
+        break;
+      }
+      const myHandles = handlesOf.get(d.id) ?? [];
+      const handleIds = new Map<number, string>();
+      for (const h of myHandles) {
+        const id = ours.handle(d.name, h.info);
+        if (!id) {
+          refusal = `${h.f.name}: our ${driver} reports no attach handle ${h.info} on ${d.name}`;
+          break;
+        }
+        handleIds.set(h.id, id);
+        ids.attach_handles[h.uuid] = id;
+      }
+      if (refusal) break;
+      const id = ours.deployable(d.name);
+      ids.deployables[d.uuid] = id;
+      // The journal names attributes and control paths as the conductor does (db/inventory-insert.ts).
+      for (const a of attrsOf.get(d.id) ?? []) ids.attributes[a.uuid] = stableId(id, 'attr', a.key);
+      deployables.push({
+        uuid: id,
+        name: d.name,
+        numAccelerators: d.num,
+        driverName: d.driverName,
+        attributes: (attrsOf.get(d.id) ?? []).map((a) => ({ key: a.key, value: a.value })),
+        attachHandles: myHandles.map((h) => ({ uuid: handleIds.get(h.id)!, attachType: h.type, attachInfo: h.info, inUse: h.inUse })),
+      });
+      adopted.push({
+        id,
+        host: dev.host,
+        name: d.name,
+        rpUuid: rp,
+        capacity: myHandles.length,
+        bitstreamId: d.bitstreamId,
+        maintaining: dev.maintaining,
+        handles: handleIds,
+      });
+    }
+    if (refusal) {
+      skip(`it would not match our driver's first report: ${refusal}`);
+      continue;
+    }
+    ids.devices[dev.uuid] = ours.device(cpid.info);
+    ids.controlpath_ids[cpid.uuid] = stableId(dev.host, 'cpid', cpid.info);
+    const device: DeviceT = {
+      uuid: ids.devices[dev.uuid]!,
+      type: dev.type,
+      vendor: dev.vendor,
+      model: dev.model,
+      stdBoardInfo: dev.std,
+      vendorBoardInfo: dev.vendorInfo,
+      stub: false,
+      controlPath: { type: 'PCI', info: cpid.info },
+      driver,
+      deployables,
+    };
+    const host = out.hosts.get(dev.host) ?? {
+      devices: [],
+      deployables: [],
+      ids: { devices: {}, controlpath_ids: {}, deployables: {}, attributes: {}, attach_handles: {} },
+    };
+    host.devices.push(device);
+    host.deployables.push(...adopted);
+    for (const k of Object.keys(ids) as (keyof IdMap)[]) Object.assign(host.ids[k], ids[k]);
+    out.hosts.set(dev.host, host);
+    for (const [i, d] of myDeps.entries()) out.byDeployableId.set(d.id, adopted[i]!);
+  }
+  return out;
+}
