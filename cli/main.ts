@@ -1,10 +1,10 @@
-import { readFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import { ConfigError, type DeepPartial, StartupError, type ConfigSchema, browserBlocksPort, PORTS } from '../config/index.js';
 import type { Static } from '@sinclair/typebox';
 import { startAllInOne } from '../roles/all-in-one.js';
 import { explainStartupError, listenersOf } from '../roles/startup.js';
 import { dbCommand } from '../db/index.js';
+import { PROTOCOL, RELEASE, SCHEMA_REVISION } from '../release/index.js';
 import { boot, collect } from './boot.js';
 import { configCommand } from './config.js';
 import { statusCommand } from './status.js';
@@ -86,17 +86,9 @@ function withConfigOptions(cmd: Command): void {
   for (const sub of cmd.commands) withConfigOptions(sub);
 }
 
-/** This package's version (package.json sits one folder up from cli/ and from dist/cli/). */
+/** What `cyborg --version` prints: the release, the schema revision it ships and the protocol it speaks and reads (docs/upgrade.md). */
 function version(): string {
-  for (const rel of ['../package.json', '../../package.json']) {
-    try {
-      const pkg = JSON.parse(readFileSync(new URL(rel, import.meta.url), 'utf8')) as { name?: string; version?: string };
-      if (pkg.name === 'cyborg' && pkg.version) return pkg.version;
-    } catch {
-      // not this one
-    }
-  }
-  return 'unknown';
+  return `cyborg ${RELEASE} (schema ${SCHEMA_REVISION}; protocol ${PROTOCOL.current}, reads ${PROTOCOL.previous}–${PROTOCOL.current})`;
 }
 
 /** Graceful shutdown on SIGINT/SIGTERM; a second signal forces the exit. */

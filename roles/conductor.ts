@@ -21,6 +21,8 @@ import { startHealthServer, type HealthServer, Metrics, watchFlushes } from '../
 import { startNovaNotifier } from '../openstack/nova.js';
 import { startAutoEnable } from './auto-enable.js';
 import { serveService } from './service.js';
+import { keepRoster } from './roster.js';
+import { releaseInfo } from './release-info.js';
 import { natsProblem, roleBus, roleJournal } from './shared.js';
 
 /** How long a readiness probe of the database may take (below the api's readiness call's 1 s). */
@@ -60,6 +62,7 @@ export async function startConductor(config: Config, log: Logger, deps: { journa
   let arqHome: ArqHome | undefined;
   let journal: Journal = inner;
   let publisher: ViewPublisher | undefined;
+  let stopRoster: (() => Promise<void>) | undefined;
   if (d.leases) {
     const bucket = `${d.subjectPrefix ? `${d.subjectPrefix}_` : ''}cyborg_leases`;
     // Its own connection: a lease renewal must not wait behind a flood of agent reports in the socket.
@@ -67,6 +70,7 @@ export async function startConductor(config: Config, log: Logger, deps: { journa
     // the main connection must not serve calls for seconds while the lease lapses unrenewed.
     leaseNc = await connectNats(config.natsUrl!, config.nats, { name: `cyborg-conductor-${id}-lease` });
     const kv = await new Kvm(leaseNc).create(bucket, { history: 1 });
+    stopRoster = keepRoster(kv, bus, id, config.host, log);
     lease = new LeaseTable({
       kv,
       conductorId: id,
@@ -191,7 +195,7 @@ export async function startConductor(config: Config, log: Logger, deps: { journa
       ...(lease ? { hostsProblem: () => takeoverProblem(journal as FencedJournal, lease, id) } : {}),
     }),
     serveService(bus, 'conductor', id, {
-      info: () => ({ leases: d.leases, subjectPrefix: d.subjectPrefix ?? null, database: config.databaseUrl ? 'postgresql' : 'memory' }),
+      info: () => ({ leases: d.leases, subjectPrefix: d.subjectPrefix ?? null, database: config.databaseUrl ? 'postgresql' : 'memory', ...releaseInfo(bus) }),
       stats: (req) => {
         const out = stats(conductor, metrics, lease);
         if (req.resetWindow) metrics.lagWindow.reset();
@@ -216,7 +220,7 @@ export async function startConductor(config: Config, log: Logger, deps: { journa
           ready: () => {
             const database = databaseChecks(inner).database?.();
             const nats = natsProblem(bus);
-            return { ok: !nats && (lease?.valid() ?? true) && !database, conductorId: id, database: database ?? 'ok', nats: nats ?? 'ok' };
+            return { ok: !nats && (lease?.valid() ?? true) && !database, conductorId: id, database: database ?? 'ok', nats: nats ?? 'ok', ...releaseInfo(bus) };
           },
         })
       : undefined;
@@ -238,6 +242,7 @@ export async function startConductor(config: Config, log: Logger, deps: { journa
         await conductor.stop();
         await nova.stop();
         publisher?.stop();
+        await stopRoster?.();
         await lease?.stop();
         await leaseNc?.drain().catch(() => undefined);
         await health?.close();
