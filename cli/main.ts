@@ -4,6 +4,7 @@ import type { Static } from '@sinclair/typebox';
 import { startAllInOne } from '../roles/all-in-one.js';
 import { explainStartupError, listenersOf } from '../roles/startup.js';
 import { dbCommand } from '../db/index.js';
+import { olderRoles, readRoster } from './roster.js';
 import { PROTOCOL, RELEASE, SCHEMA_REVISION } from '../release/index.js';
 import { boot, collect } from './boot.js';
 import { configCommand } from './config.js';
@@ -58,7 +59,16 @@ export function buildProgram(io?: Io): Command {
       });
     });
 
-  program.addCommand(dbCommand());
+  program.addCommand(
+    dbCommand({
+      olderRoles: async (config) => {
+        const roster = await readRoster(config);
+        const older = olderRoles(roster).map((r) => `${r.role} ${r.host} (${r.release}, protocol ${r.protocol})`);
+        // Without a bus there is no other process to spare (the blind note is for a fleet).
+        return { older, ...(roster.blind && config.natsUrl ? { blind: roster.blind } : {}) };
+      },
+    }),
+  );
   program.addCommand(configCommand());
   program.addCommand(statusCommand());
   addRoleCommands(program, onShutdown);

@@ -55,6 +55,8 @@ export function ormConfig(opts: OrmOptions): Options {
     ensureDatabase: false,
     // Entities are defined with defineEntity: nothing to discover from files or reflect.
     discovery: { warnWhenNoEntities: true },
+    // The releases' phases and 0.1.0's migration history are the migrations' own tables, not entities.
+    schemaGenerator: { skipTables: ['cyborg_schema_release', 'mikro_orm_migrations'] },
     migrations: {
       path: migrationsDir,
       pathTs: migrationsDir,

@@ -1,4 +1,4 @@
-import { RELEASE } from '../release/index.js';
+import { compareReleaseText as compareReleases, RELEASE } from '../release/index.js';
 
 /**
  * Each release's migrations, split as a rolling upgrade needs them (docs/upgrade.md):
@@ -42,13 +42,6 @@ export interface SchemaState {
 
 export type Verdict = { ok: true; run: string[] } | { ok: false; reason: string };
 
-/** Semver order of two `x.y.z` releases. */
-export function compareReleases(a: string, b: string): number {
-  const pa = a.split('.').map(Number);
-  const pb = b.split('.').map(Number);
-  for (let i = 0; i < 3; i++) if ((pa[i] ?? 0) !== (pb[i] ?? 0)) return (pa[i] ?? 0) - (pb[i] ?? 0);
-  return 0;
-}
 
 interface Where {
   /** The database's release: the newest whose expand ran entirely; undefined when none has. */

@@ -26,6 +26,15 @@ export const SCHEMA_REVISION = 'Migration20261202010100_contract_old_history';
 export const PROTOCOL_HEADER = 'Cyborg-Protocol';
 export const PROTOCOL_MAX_HEADER = 'Cyborg-Protocol-Max';
 
+/** Semver order of two `x.y.z` releases; a text that is not one ('unknown') sorts first. */
+export function compareReleaseText(a: string, b: string): number {
+  const parse = (v: string): number[] => (/^\d+\.\d+\.\d+/.test(v) ? v.split('.').map((x) => parseInt(x, 10)) : [-1, 0, 0]);
+  const pa = parse(a);
+  const pb = parse(b);
+  for (let i = 0; i < 3; i++) if (pa[i]! !== pb[i]!) return pa[i]! - pb[i]!;
+  return 0;
+}
+
 /** The release that first spoke `protocol` (for the words of a refusal). */
 export function releaseOfProtocol(protocol: number): string | undefined {
   return RELEASES.find((r) => r.protocol === protocol)?.release;
