@@ -140,7 +140,12 @@ export function novaLoad(apiUrl: () => string, slots: { host: string; rpUuid: st
     for (let attempt = 0; ; attempt++) {
       let res: Response;
       try {
-        res = await fetch(`${apiUrl()}${path}`, { method, headers: NOVA, ...(body === undefined ? {} : { body: JSON.stringify(body) }), signal: AbortSignal.timeout(30_000) });
+        res = await fetch(`${apiUrl()}${path}`, {
+          method,
+          headers: body === undefined ? { 'x-auth-token': NOVA['x-auth-token'] } : NOVA,
+          ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+          signal: AbortSignal.timeout(30_000),
+        });
       } catch {
         rep.apiAway++;
         if (attempt > 600) throw new Error(`${method} ${path}: no api for a minute`);

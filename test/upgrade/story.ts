@@ -63,7 +63,7 @@ export async function rollingUpgrade(order: 'conductors-first' | 'agents-first',
         timeoutMs: 60_000,
       });
       for (const a of AGENTS.flatMap((h) => view!.listAccelerators({ host: h }))) {
-        const r = await fetch(`${fleet.api.url}/cyborg/v1/accelerators/${a.id}/enable`, { method: 'POST', headers: NOVA });
+        const r = await fetch(`${fleet.api.url}/cyborg/v1/accelerators/${a.id}/enable`, { method: 'POST', headers: { 'x-auth-token': 'admin' } });
         expect(r.status).toBe(200);
       }
       const dp = await fetch(`${fleet.api.url}/v2/device_profiles`, { method: 'POST', headers: NOVA, body: JSON.stringify([{ name: 'roll-dp', groups: [{ 'resources:PGPU': '1' }] }]) });
