@@ -2,7 +2,17 @@ import type { Static, TSchema } from '@sinclair/typebox';
 import { connect, headers, type Msg, type MsgHdrs, type NatsConnection, type NodeConnectionOptions, type Subscription } from '@nats-io/transport-node';
 import type { Logger } from 'pino';
 import { BusError } from '../errors/index.js';
-import { HOST_HEADER, PROTOCOL, PROTOCOL_HEADER, PROTOCOL_MAX_HEADER, ProtocolLevel, readProtocol, RELEASE, RELEASE_HEADER, ROLE_HEADER } from '../release/index.js';
+import {
+  HOST_HEADER,
+  PROTOCOL,
+  PROTOCOL_HEADER,
+  PROTOCOL_MAX_HEADER,
+  ProtocolLevel,
+  readProtocol,
+  RELEASE,
+  RELEASE_HEADER,
+  ROLE_HEADER,
+} from '../release/index.js';
 import { senderOf } from './subjects.js';
 import { answer, decodeMessage, errorReply, readReply } from './decode.js';
 import { natsAuthError, natsConnectSettings, type NatsAuthSettings } from './nats-auth.js';
@@ -306,7 +316,11 @@ export async function connectBus(opts: ConnectOptions): Promise<NatsBus> {
       else if (s.type !== 'ping' && s.type !== 'reconnecting') log.debug({ status: s }, 'NATS status');
     }
   })().catch(() => undefined);
-  return new NatsBus(nc, log, { prefix: opts.prefix, onError: opts.onError, ownsConnection: true, ...(opts.protocol ? { protocol: opts.protocol } : {}),
+  return new NatsBus(nc, log, {
+    prefix: opts.prefix,
+    onError: opts.onError,
+    ownsConnection: true,
+    ...(opts.protocol ? { protocol: opts.protocol } : {}),
     ...(opts.identity ? { identity: opts.identity } : {}),
   });
 }

@@ -46,7 +46,10 @@ export async function readRoster(config: Config, now = Date.now()): Promise<Rost
         /* not ours to read */
       }
     }
-    const roster = [...records].filter(([k]) => k.startsWith(ROSTER_PREFIX)).map(([, v]) => v as RosterEntry).filter((r) => now - r.at < r.windowMs);
+    const roster = [...records]
+      .filter(([k]) => k.startsWith(ROSTER_PREFIX))
+      .map(([, v]) => v as RosterEntry)
+      .filter((r) => now - r.at < r.windowMs);
     const withEntry = new Set(roster.map((r) => r.id));
     const roles: RoleSeen[] = [];
     for (const [k, v] of records) {
@@ -63,7 +66,8 @@ export async function readRoster(config: Config, now = Date.now()): Promise<Rost
         if (p.role === 'unknown' || p.role === 'operator' || now - p.at > r.windowMs) continue;
         const key = `${p.role}/${p.host}`;
         const have = peers.get(key);
-        if (!have || compareReleaseText(p.release, have.release) < 0) peers.set(key, { host: p.host, role: p.role, release: p.release, protocol: p.reads, seenBy: r.id });
+        if (!have || compareReleaseText(p.release, have.release) < 0)
+          peers.set(key, { host: p.host, role: p.role, release: p.release, protocol: p.reads, seenBy: r.id });
       }
     }
     // A conductor heard by another is on the list already, by its own entry or lease record.

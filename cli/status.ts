@@ -34,7 +34,11 @@ async function database(config: Config, roster: Roster | undefined): Promise<Che
     const db = redact(config.databaseUrl);
     if (!start.ok && plan.ok) {
       const fresh = state.applied.size === 0;
-      return { name, code: Result.failure, details: `${db}: pending ${fresh ? '(a new database)' : 'expand'}: ${plan.run.join(', ')}. Run: cyborg db migrate${fresh ? '' : ' (safe beside the older roles)'}` };
+      return {
+        name,
+        code: Result.failure,
+        details: `${db}: pending ${fresh ? '(a new database)' : 'expand'}: ${plan.run.join(', ')}. Run: cyborg db migrate${fresh ? '' : ' (safe beside the older roles)'}`,
+      };
     }
     if (expand.length) {
       const how = plan.ok ? 'Run: cyborg db migrate (safe beside the older roles)' : plan.reason;

@@ -292,7 +292,8 @@ export const ConfigSchema = Type.Object({
         minimum: 100,
         maximum: 3_600_000,
         default: 30_000,
-        description: 'a peer of the older protocol keeps this role speaking it this long after it was last heard (and a starting role listens this long before it speaks up)',
+        description:
+          'a peer of the older protocol keeps this role speaking it this long after it was last heard (and a starting role listens this long before it speaks up)',
       }),
       metricsPort: Type.Integer({
         minimum: -1,

@@ -61,7 +61,9 @@ export function dbCommand(deps: DbCommandDeps = {}): Command {
             throw startupErrorFor(err, `[database] connection (DATABASE_URL) = ${redact(url)}`);
           });
           process.stdout.write(
-            pending.length ? `not at the code's schema; pending: ${pending.join(', ')} (run: cyborg db migrate, then cyborg db contract)\n` : "at the code's schema\n",
+            pending.length
+              ? `not at the code's schema; pending: ${pending.join(', ')} (run: cyborg db migrate, then cyborg db contract)\n`
+              : "at the code's schema\n",
           );
           process.exitCode = pending.length ? 1 : 0;
           return;
@@ -90,7 +92,11 @@ export function dbCommand(deps: DbCommandDeps = {}): Command {
         flags: { databaseUrl: '--database-url' },
       });
       const log = createLogger(config, 'cyborg', { toStderr: true });
-      if (!config.databaseUrl) throw new StartupError('no [database] connection (DATABASE_URL, --database-url) is set: nothing to contract (the embedded database contracts itself)', StartupExit.config);
+      if (!config.databaseUrl)
+        throw new StartupError(
+          'no [database] connection (DATABASE_URL, --database-url) is set: nothing to contract (the embedded database contracts itself)',
+          StartupExit.config,
+        );
       // Refused while a role of an older release is alive: a contract drops what it still reads.
       const seen: { older: string[]; blind?: string } = deps.olderRoles ? await deps.olderRoles(config) : { older: [] };
       if (seen.older.length > 0)

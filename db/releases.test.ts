@@ -30,13 +30,48 @@ describe('the releases’ migrations', () => {
   it('a role starts at its revision, expanded or contracted, and one release ahead in expand only', () => {
     expect(startVerdict(state(['a1', 'a2', 'b1'], [['1.1.0', false]]), M, '1.1.0').ok).toBe(true);
     expect(startVerdict(state(['a1', 'a2', 'b1', 'b2'], [['1.1.0', true]]), M, '1.1.0').ok).toBe(true);
-    expect(startVerdict(state(['a1', 'a2', 'b1', 'b2', 'c1'], [['1.1.0', true], ['1.2.0', false]]), M, '1.1.0').ok).toBe(true);
+    expect(
+      startVerdict(
+        state(
+          ['a1', 'a2', 'b1', 'b2', 'c1'],
+          [
+            ['1.1.0', true],
+            ['1.2.0', false],
+          ],
+        ),
+        M,
+        '1.1.0',
+      ).ok,
+    ).toBe(true);
   });
 
   it('refuses a contracted newer schema (a downgrade), one two releases ahead, and one behind, in one line each', () => {
-    const down = startVerdict(state(['a1', 'a2', 'b1', 'b2', 'c1', 'c2'], [['1.1.0', true], ['1.2.0', true]]), M, '1.1.0');
-    expect(down).toEqual({ ok: false, reason: expect.stringMatching(/contracted by cyborg 1\.2\.0: this 1\.1\.0 cannot run on it .*restore the backup taken before contract/) });
-    const far = startVerdict(state(['a1', 'a2'], [['1.1.0', false], ['1.2.0', false]]), M, '1.0.0');
+    const down = startVerdict(
+      state(
+        ['a1', 'a2', 'b1', 'b2', 'c1', 'c2'],
+        [
+          ['1.1.0', true],
+          ['1.2.0', true],
+        ],
+      ),
+      M,
+      '1.1.0',
+    );
+    expect(down).toEqual({
+      ok: false,
+      reason: expect.stringMatching(/contracted by cyborg 1\.2\.0: this 1\.1\.0 cannot run on it .*restore the backup taken before contract/),
+    });
+    const far = startVerdict(
+      state(
+        ['a1', 'a2'],
+        [
+          ['1.1.0', false],
+          ['1.2.0', false],
+        ],
+      ),
+      M,
+      '1.0.0',
+    );
     expect(far).toEqual({ ok: false, reason: expect.stringMatching(/two releases or more ahead of this 1\.0\.0: run 1\.2\.0/) });
     const behind = startVerdict(state(['a1', 'a2']), M, '1.1.0');
     expect(behind).toEqual({ ok: false, reason: expect.stringMatching(/pending expand: b1\); run: cyborg db migrate/) });
@@ -48,12 +83,20 @@ describe('the releases’ migrations', () => {
     // Two releases behind: 1.1.0 never ran.
     expect(migratePlan(state(['a1', 'a2']), M, '1.2.0')).toEqual({
       ok: false,
-      reason: expect.stringMatching(/at cyborg 1\.0\.0's schema: cyborg 1\.2\.0 migrates only from 1\.1\.0, the release before it; first run 1\.1\.0's cyborg db migrate and db contract/),
+      reason: expect.stringMatching(
+        /at cyborg 1\.0\.0's schema: cyborg 1\.2\.0 migrates only from 1\.1\.0, the release before it; first run 1\.1\.0's cyborg db migrate and db contract/,
+      ),
     });
     // The previous release expanded but never contracted.
-    expect(migratePlan(state(['a1', 'a2', 'b1'], [['1.1.0', false]]), M, '1.2.0')).toEqual({ ok: false, reason: expect.stringMatching(/1\.1\.0's contract has not run/) });
+    expect(migratePlan(state(['a1', 'a2', 'b1'], [['1.1.0', false]]), M, '1.2.0')).toEqual({
+      ok: false,
+      reason: expect.stringMatching(/1\.1\.0's contract has not run/),
+    });
     // A newer release's database.
-    expect(migratePlan(state(['a1', 'a2', 'b1', 'b2', 'c1'], [['1.2.0', false]]), M, '1.1.0')).toEqual({ ok: false, reason: expect.stringMatching(/newer than this 1\.1\.0/) });
+    expect(migratePlan(state(['a1', 'a2', 'b1', 'b2', 'c1'], [['1.2.0', false]]), M, '1.1.0')).toEqual({
+      ok: false,
+      reason: expect.stringMatching(/newer than this 1\.1\.0/),
+    });
   });
 
   it('db contract runs the contract once the expand has run', () => {

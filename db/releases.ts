@@ -33,7 +33,6 @@ export const MIGRATIONS: readonly ReleaseMigrations[] = [
   },
 ];
 
-
 /** What the database holds: the migrations it ran and the releases whose phases ran (cyborg_schema_release). */
 export interface SchemaState {
   applied: ReadonlySet<string>;
@@ -41,7 +40,6 @@ export interface SchemaState {
 }
 
 export type Verdict = { ok: true; run: string[] } | { ok: false; reason: string };
-
 
 interface Where {
   /** The database's release: the newest whose expand ran entirely; undefined when none has. */
@@ -72,17 +70,26 @@ export function startVerdict(state: SchemaState, manifest: readonly ReleaseMigra
   const i = index(manifest, mine);
   const ahead = w.ahead.sort((a, b) => compareReleases(a.release, b.release));
   if (ahead.length > 1)
-    return { ok: false, reason: `the database is at cyborg ${ahead.at(-1)!.release}'s schema, two releases or more ahead of this ${mine}: run ${ahead.at(-1)!.release}` };
+    return {
+      ok: false,
+      reason: `the database is at cyborg ${ahead.at(-1)!.release}'s schema, two releases or more ahead of this ${mine}: run ${ahead.at(-1)!.release}`,
+    };
   if (ahead.length === 1 && ahead[0]!.contracted)
     return {
       ok: false,
       reason: `the database was contracted by cyborg ${ahead[0]!.release}: this ${mine} cannot run on it (a downgrade after contract is refused): run ${ahead[0]!.release}, or restore the backup taken before contract (docs/upgrade.md)`,
     };
   if (ahead.length === 0 && w.unknown.length > 0)
-    return { ok: false, reason: `the database ran migrations this cyborg ${mine} does not know (${w.unknown.slice(0, 3).join(', ')}): run the release that wrote them` };
-  const pending = manifest.slice(0, i).flatMap((r) => [...r.expand, ...r.contract]).concat(manifest[i]!.expand).filter((m) => !state.applied.has(m));
-  if (pending.length > 0)
-    return { ok: false, reason: `not at this cyborg ${mine}'s schema (pending expand: ${pending.join(', ')}); run: cyborg db migrate` };
+    return {
+      ok: false,
+      reason: `the database ran migrations this cyborg ${mine} does not know (${w.unknown.slice(0, 3).join(', ')}): run the release that wrote them`,
+    };
+  const pending = manifest
+    .slice(0, i)
+    .flatMap((r) => [...r.expand, ...r.contract])
+    .concat(manifest[i]!.expand)
+    .filter((m) => !state.applied.has(m));
+  if (pending.length > 0) return { ok: false, reason: `not at this cyborg ${mine}'s schema (pending expand: ${pending.join(', ')}); run: cyborg db migrate` };
   return { ok: true, run: [] };
 }
 
@@ -97,9 +104,15 @@ export function migratePlan(state: SchemaState, manifest: readonly ReleaseMigrat
   if (state.applied.size === 0 && state.releases.length === 0) return { ok: true, run: all };
   const w = where(state, manifest, mine);
   if (w.ahead.length > 0 || w.unknown.length > 0)
-    return { ok: false, reason: `the database is at cyborg ${w.at ?? 'a newer release'}'s schema, newer than this ${mine}: nothing to migrate; run that release's cyborg` };
+    return {
+      ok: false,
+      reason: `the database is at cyborg ${w.at ?? 'a newer release'}'s schema, newer than this ${mine}: nothing to migrate; run that release's cyborg`,
+    };
   const prev = manifest[i - 1];
-  const behind = manifest.slice(0, i - 1).flatMap((r) => [...r.expand, ...r.contract]).filter((m) => !state.applied.has(m));
+  const behind = manifest
+    .slice(0, i - 1)
+    .flatMap((r) => [...r.expand, ...r.contract])
+    .filter((m) => !state.applied.has(m));
   if (prev && (behind.length > 0 || !prev.expand.every((m) => state.applied.has(m)))) {
     const atText = w.at ? `cyborg ${w.at}'s schema` : `a schema older than any release's (applied: ${[...state.applied].slice(0, 3).join(', ') || 'none'})`;
     return {
@@ -108,7 +121,10 @@ export function migratePlan(state: SchemaState, manifest: readonly ReleaseMigrat
     };
   }
   if (prev && prev.contract.some((m) => !state.applied.has(m)))
-    return { ok: false, reason: `cyborg ${prev.release}'s contract has not run: run ${prev.release}'s cyborg db contract first (with every role at ${prev.release})` };
+    return {
+      ok: false,
+      reason: `cyborg ${prev.release}'s contract has not run: run ${prev.release}'s cyborg db contract first (with every role at ${prev.release})`,
+    };
   return { ok: true, run: manifest[i]!.expand.filter((m) => !state.applied.has(m)) };
 }
 

@@ -26,9 +26,9 @@ export async function schemaState(orm: MikroORM): Promise<SchemaState> {
     for (const r of await conn.execute<{ name: string }[]>(`select name from "${t}"`)) applied.add(r.name.replace(/\.(js|ts)$/, ''));
   }
   const releases = row?.rel
-    ? (await conn.execute<{ release: string; contracted: boolean }[]>(`select release, contracted_at is not null as contracted from cyborg_schema_release`)).map(
-        (r) => ({ release: r.release, expanded: true, contracted: r.contracted }),
-      )
+    ? (
+        await conn.execute<{ release: string; contracted: boolean }[]>(`select release, contracted_at is not null as contracted from cyborg_schema_release`)
+      ).map((r) => ({ release: r.release, expanded: true, contracted: r.contracted }))
     : [];
   return { applied, releases };
 }

@@ -142,7 +142,11 @@ export class DriverError extends CyborgError {
 }
 
 export class BusError extends CyborgError {
-  constructor(code: 'bus.timeout' | 'bus.no_responder' | 'bus.invalid_message' | 'bus.protocol_unsupported', message: string, details: Record<string, unknown> = {}) {
+  constructor(
+    code: 'bus.timeout' | 'bus.no_responder' | 'bus.invalid_message' | 'bus.protocol_unsupported',
+    message: string,
+    details: Record<string, unknown> = {},
+  ) {
     super(code, message, details);
     this.name = 'BusError';
   }

@@ -40,9 +40,7 @@ export function releaseOfProtocol(protocol: number): string | undefined {
   return RELEASES.find((r) => r.protocol === protocol)?.release;
 }
 
-export type ProtocolVerdict =
-  | { ok: true; version: number }
-  | { ok: false; code: 'bus.protocol_unsupported'; version: number | string; message: string };
+export type ProtocolVerdict = { ok: true; version: number } | { ok: false; code: 'bus.protocol_unsupported'; version: number | string; message: string };
 
 /**
  * Reads a message's protocol header: absent is protocol 1 (0.1.0 wrote none); a version this
@@ -53,7 +51,12 @@ export function readProtocol(raw: string | undefined | null, reads: { current: n
   const window = `this cyborg ${RELEASE} reads protocols ${reads.previous}–${reads.current}`;
   if (raw === undefined || raw === null || raw === '') return check(1);
   if (!/^[0-9]{1,6}$/.test(raw.trim()))
-    return { ok: false, code: 'bus.protocol_unsupported', version: raw.slice(0, 40), message: `garbled protocol version ${JSON.stringify(raw.slice(0, 40))}: ${window}; the sender is not a cyborg role, or its bus is broken` };
+    return {
+      ok: false,
+      code: 'bus.protocol_unsupported',
+      version: raw.slice(0, 40),
+      message: `garbled protocol version ${JSON.stringify(raw.slice(0, 40))}: ${window}; the sender is not a cyborg role, or its bus is broken`,
+    };
   return check(Number(raw.trim()));
 
   function check(v: number): ProtocolVerdict {

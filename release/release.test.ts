@@ -23,7 +23,9 @@ describe('reading a message’s protocol', () => {
     expect(v.ok).toBe(false);
     if (!v.ok) {
       expect(v.code).toBe('bus.protocol_unsupported');
-      expect(v.message).toMatch(/protocol 3 is from a newer release: this cyborg 0\.2\.0 reads protocols 1–2; upgrade this role, or pin the sender with \[upgrade_levels\] protocol = 2/);
+      expect(v.message).toMatch(
+        /protocol 3 is from a newer release: this cyborg 0\.2\.0 reads protocols 1–2; upgrade this role, or pin the sender with \[upgrade_levels\] protocol = 2/,
+      );
     }
   });
 
@@ -49,7 +51,14 @@ describe('choosing the protocol to speak', () => {
     let t = 1_000_000;
     return { now: () => t, at: (x) => (t = x) };
   };
-  const peer = (reads: number) => ({ role: 'agent', host: 'h1', release: reads === 1 ? '0.1.0' : '0.2.0', reads, speaks: reads, via: 'cyborg.agent.heartbeat.h1' });
+  const peer = (reads: number) => ({
+    role: 'agent',
+    host: 'h1',
+    release: reads === 1 ? '0.1.0' : '0.2.0',
+    reads,
+    speaks: reads,
+    via: 'cyborg.agent.heartbeat.h1',
+  });
 
   it('speaks the older one while it listens after start and while an older peer is heard; moves up once none is left', () => {
     const c = clock();

@@ -91,7 +91,14 @@ export async function startAgentRole(config: Config, log: Logger, deps: { driver
     }
   })();
   const off = serveService(bus, 'agent', host, {
-    info: () => ({ host, agentId: a.agentId, epoch: cache.epoch, drivers: drivers.list().map((d) => ({ name: d.name, version: d.version })), restored, ...releaseInfo(bus) }),
+    info: () => ({
+      host,
+      agentId: a.agentId,
+      epoch: cache.epoch,
+      drivers: drivers.list().map((d) => ({ name: d.name, version: d.version })),
+      restored,
+      ...releaseInfo(bus),
+    }),
     stats: () => ({ devices: cache.devices.length, registered: started }),
   });
   const health =

@@ -19,7 +19,10 @@ const V2Doc = Type.Intersect([
   Type.Object({
     release: Type.String({ description: "this cyborg's release (semver; CHANGELOG.md)" }),
     schema_revision: Type.String({ description: 'the newest database migration it ships' }),
-    protocol: Type.Object({ current: Type.Integer(), previous: Type.Integer() }, { description: 'the control protocol it speaks, and the older one it still reads' }),
+    protocol: Type.Object(
+      { current: Type.Integer(), previous: Type.Integer() },
+      { description: 'the control protocol it speaks, and the older one it still reads' },
+    ),
   }),
 ]);
 

@@ -107,7 +107,12 @@ export function cyborg(dep: Deployment, args: string[], extra: Record<string, st
 
 /** The same of the previous release (its own `db migrate`, a downgrade's start). */
 export function previousCyborg(root: string, dep: Deployment, args: string[]): { code: number; stdout: string; stderr: string } {
-  const r = spawnSync('npx', ['tsx', 'cli/main.ts', ...args], { cwd: root, env: { ...process.env, ...dep.env(), LOG_LEVEL: 'warn', LOG_PRETTY: 'false' }, encoding: 'utf8', timeout: 60_000 });
+  const r = spawnSync('npx', ['tsx', 'cli/main.ts', ...args], {
+    cwd: root,
+    env: { ...process.env, ...dep.env(), LOG_LEVEL: 'warn', LOG_PRETTY: 'false' },
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
   return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -233,4 +238,3 @@ export async function readiness(fleet: Fleet): Promise<{ name: string; release: 
     }),
   );
 }
-

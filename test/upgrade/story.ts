@@ -37,7 +37,12 @@ export async function rollingUpgrade(order: 'conductors-first' | 'agents-first',
     const t = performance.now();
     const before = { r: load?.report.retried503 ?? 0, a: load?.report.apiAway ?? 0 };
     await fn();
-    steps.push({ step: name, ms: Math.round(performance.now() - t), retried503: (load?.report.retried503 ?? 0) - before.r, apiAway: (load?.report.apiAway ?? 0) - before.a });
+    steps.push({
+      step: name,
+      ms: Math.round(performance.now() - t),
+      retried503: (load?.report.retried503 ?? 0) - before.r,
+      apiAway: (load?.report.apiAway ?? 0) - before.a,
+    });
   };
   /** Every live role says ready, and the new ones say the release and protocol they run. */
   const honest = async (what: string): Promise<boolean> =>
@@ -66,12 +71,21 @@ export async function rollingUpgrade(order: 'conductors-first' | 'agents-first',
         const r = await fetch(`${fleet.api.url}/cyborg/v1/accelerators/${a.id}/enable`, { method: 'POST', headers: { 'x-auth-token': 'admin' } });
         expect(r.status).toBe(200);
       }
-      const dp = await fetch(`${fleet.api.url}/v2/device_profiles`, { method: 'POST', headers: NOVA, body: JSON.stringify([{ name: 'roll-dp', groups: [{ 'resources:PGPU': '1' }] }]) });
+      const dp = await fetch(`${fleet.api.url}/v2/device_profiles`, {
+        method: 'POST',
+        headers: NOVA,
+        body: JSON.stringify([{ name: 'roll-dp', groups: [{ 'resources:PGPU': '1' }] }]),
+      });
       expect(dp.status).toBe(201);
     });
     const all = AGENTS.flatMap((h) => view!.listAccelerators({ host: h }));
     const gpus = all.filter((a) => a.deviceType === 'GPU').map((a) => ({ host: a.host, rpUuid: a.rpUuid }));
-    load = novaLoad(() => fleet.api.url!, gpus, all.filter((a) => a.deviceType !== 'GPU').map((a) => a.id), 'roll-dp');
+    load = novaLoad(
+      () => fleet.api.url!,
+      gpus,
+      all.filter((a) => a.deviceType !== 'GPU').map((a) => a.id),
+      'roll-dp',
+    );
     await eventually(() => load!.report.boots >= 3, { what: 'Nova booting on the previous release', timeoutMs: 60_000 });
 
     await step('expand (cyborg db migrate) beside the previous release', async () => {
@@ -110,7 +124,10 @@ export async function rollingUpgrade(order: 'conductors-first' | 'agents-first',
       ),
     );
     await step('contract (cyborg db contract) once upgrade-check says it is safe', async () => {
-      await eventually(() => /contract is safe now/.test(cyborg(dep, ['status', 'upgrade-check']).stdout), { what: 'upgrade-check: contract safe', timeoutMs: 30_000 });
+      await eventually(() => /contract is safe now/.test(cyborg(dep, ['status', 'upgrade-check']).stdout), {
+        what: 'upgrade-check: contract safe',
+        timeoutMs: 30_000,
+      });
       const r = cyborg(dep, ['db', 'contract']);
       expect(r.code, r.stderr).toBe(0);
       expect(r.stdout).toContain('Migration20261202010100_contract_old_history');
@@ -118,7 +135,12 @@ export async function rollingUpgrade(order: 'conductors-first' | 'agents-first',
     await honest('every role ready after contract');
     const report = await load.stop();
     load = undefined;
-    steps.push({ step: `Nova: ${report.boots} boots, ${report.toggles} operator enables/disables`, ms: 0, retried503: report.retried503, apiAway: report.apiAway });
+    steps.push({
+      step: `Nova: ${report.boots} boots, ${report.toggles} operator enables/disables`,
+      ms: 0,
+      retried503: report.retried503,
+      apiAway: report.apiAway,
+    });
     expect(report.failures).toEqual([]);
     expect(report.boots).toBeGreaterThan(10);
     await nothingAcknowledgedUndone(view!, db.url, report);
@@ -133,7 +155,9 @@ export async function rollingUpgrade(order: 'conductors-first' | 'agents-first',
     return steps;
   } finally {
     await load?.stop();
-    process.stdout.write(`rolling upgrade (${order}):\n${steps.map((s) => `  ${s.step}: ${s.ms} ms, ${s.retried503} × 503 retried, ${s.apiAway} × api away`).join('\n')}\n`);
+    process.stdout.write(
+      `rolling upgrade (${order}):\n${steps.map((s) => `  ${s.step}: ${s.ms} ms, ${s.retried503} × 503 retried, ${s.apiAway} × api away`).join('\n')}\n`,
+    );
     await dep.stop();
     await db.drop();
     prev.remove();
