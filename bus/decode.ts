@@ -34,7 +34,7 @@ export function decodeMessage(
 /** Marks a reply that carries a responder's failure instead of an answer. */
 export const ERROR_KEY = '__busError';
 
-export function errorReply(code: 'bus.invalid_message' | 'bus.no_responder', message: string): Record<string, unknown> {
+export function errorReply(code: 'bus.invalid_message' | 'bus.no_responder' | 'bus.protocol_unsupported', message: string): Record<string, unknown> {
   return { [ERROR_KEY]: { code, message } };
 }
 
@@ -62,7 +62,8 @@ export async function answer<Rep extends TSchema>(run: () => Promise<unknown> | 
 export function readReply<Rep extends TSchema>(parsed: unknown, repSchema: Rep, subject: string, onBad?: () => void): Static<Rep> {
   if (parsed && typeof parsed === 'object' && ERROR_KEY in parsed) {
     const e = (parsed as Record<string, { code?: string; message?: string }>)[ERROR_KEY]!;
-    throw new BusError(e.code === 'bus.invalid_message' ? 'bus.invalid_message' : 'bus.no_responder', e.message ?? 'responder failed', { subject });
+    const code = e.code === 'bus.invalid_message' || e.code === 'bus.protocol_unsupported' ? e.code : 'bus.no_responder';
+    throw new BusError(code, e.message ?? 'responder failed', { subject });
   }
   const err = firstError(repSchema, parsed);
   if (err) {

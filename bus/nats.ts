@@ -1,14 +1,26 @@
 import type { Static, TSchema } from '@sinclair/typebox';
-import { connect, type Msg, type NatsConnection, type NodeConnectionOptions, type Subscription } from '@nats-io/transport-node';
+import { connect, headers, type Msg, type MsgHdrs, type NatsConnection, type NodeConnectionOptions, type Subscription } from '@nats-io/transport-node';
 import type { Logger } from 'pino';
 import { BusError } from '../errors/index.js';
+import {
+  HOST_HEADER,
+  PROTOCOL,
+  PROTOCOL_HEADER,
+  PROTOCOL_MAX_HEADER,
+  ProtocolLevel,
+  readProtocol,
+  RELEASE,
+  RELEASE_HEADER,
+  ROLE_HEADER,
+} from '../release/index.js';
+import { senderOf } from './subjects.js';
 import { answer, decodeMessage, errorReply, readReply } from './decode.js';
 import { natsAuthError, natsConnectSettings, type NatsAuthSettings } from './nats-auth.js';
 import type { Bus, MessageHandler, RequestHandler, RequestOptions, SubscribeOptions, Unsubscribe } from './bus.js';
 
 /** Counts what the bus drops or fails at, so metrics can expose it (metrics/ provides one). */
 export interface BusErrorSink {
-  (reason: 'not_json' | 'invalid' | 'handler_failed' | 'bad_reply' | 'request_failed', subject: string): void;
+  (reason: 'not_json' | 'invalid' | 'handler_failed' | 'bad_reply' | 'request_failed' | 'protocol', subject: string): void;
 }
 
 export interface NatsBusOptions {
@@ -19,6 +31,10 @@ export interface NatsBusOptions {
   ownsConnection?: boolean;
   /** How long close() waits for running handlers (default 5 s). */
   closeGraceMs?: number;
+  /** What this process speaks, negotiated from its peers (release/); default: the current protocol, pinned. */
+  protocol?: ProtocolLevel;
+  /** Who this process is, named in every message's envelope (the roster of upgrade-check). */
+  identity?: { role: string; host: string };
 }
 
 /** The reply envelope that carries a responder's failure back to the requester (same as InProcessBus). */
@@ -35,6 +51,7 @@ export class NatsBus implements Bus {
   private inflight = new Set<Promise<unknown>>();
   private readonly prefix: string;
   private closed = false;
+  readonly protocol: ProtocolLevel;
 
   constructor(
     readonly nc: NatsConnection,
@@ -42,6 +59,51 @@ export class NatsBus implements Bus {
     private readonly opts: NatsBusOptions = {},
   ) {
     this.prefix = opts.prefix ? `${opts.prefix}.` : '';
+    this.protocol = opts.protocol ?? new ProtocolLevel({ pin: PROTOCOL.current, peerWindowMs: 0 });
+  }
+
+  /**
+   * The envelope of every message this process sends: the protocol it is written in and the
+   * newest this process reads. Headers, not body fields: 0.1.0 reads only the body, so what a
+   * new role sends while it speaks protocol 1 is exactly what 0.1.0 reads.
+   */
+  private envelope(): MsgHdrs {
+    const h = headers();
+    h.set(PROTOCOL_HEADER, String(this.protocol.speaks()));
+    h.set(PROTOCOL_MAX_HEADER, String(PROTOCOL.current));
+    h.set(RELEASE_HEADER, RELEASE);
+    if (this.opts.identity) {
+      h.set(ROLE_HEADER, this.opts.identity.role);
+      h.set(HOST_HEADER, this.opts.identity.host);
+    }
+    return h;
+  }
+
+  /**
+   * Reads a received message's envelope: notes what its sender reads (the negotiation), and
+   * refuses one written in a protocol this code cannot read (one warn line naming the version
+   * and the way out, counted) — never decoded under a guess.
+   */
+  private opened(m: Msg, subject: string, reply = false): { ok: true } | { ok: false; message: string } {
+    const h = m.headers;
+    const written = h?.get(PROTOCOL_HEADER);
+    const verdict = readProtocol(written);
+    if (!verdict.ok) {
+      this.opts.onError?.('protocol', subject);
+      this.log.warn({ subject, protocol: verdict.version, code: verdict.code }, `refused a message: ${verdict.message}`);
+      return { ok: false, message: verdict.message };
+    }
+    const max = Number(h?.get(PROTOCOL_MAX_HEADER) || verdict.version);
+    const from = senderOf(subject, reply);
+    this.protocol.heard({
+      role: h?.get(ROLE_HEADER) || from.role,
+      host: h?.get(HOST_HEADER) || from.host,
+      release: h?.get(RELEASE_HEADER) || (written ? 'unknown' : '0.1.0'),
+      reads: Number.isFinite(max) ? max : verdict.version,
+      speaks: verdict.version,
+      via: subject,
+    });
+    return { ok: true };
   }
 
   /** The subject as it travels on the wire. */
@@ -52,7 +114,7 @@ export class NatsBus implements Bus {
   publish<M extends TSchema>(subject: string, _schema: M, msg: Static<M>): void {
     if (this.closed) return;
     try {
-      this.nc.publish(this.wire(subject), JSON.stringify(msg));
+      this.nc.publish(this.wire(subject), JSON.stringify(msg), { headers: this.envelope() });
     } catch (err) {
       // Publishing while the connection is closing: a report lost is re-sent by its next period.
       this.fail('request_failed', subject, err, 'publish failed');
@@ -61,6 +123,7 @@ export class NatsBus implements Bus {
 
   subscribe<M extends TSchema>(subject: string, schema: M, handler: MessageHandler<M>, opts: SubscribeOptions = {}): Unsubscribe {
     return this.listen(subject, opts.queue, (m, subj) => {
+      if (!this.opened(m, subj).ok) return;
       const msg = this.decode(schema, m, subj);
       if (msg === undefined) return;
       this.track(async () => handler(msg as Static<M>, subj), subj);
@@ -77,11 +140,13 @@ export class NatsBus implements Bus {
     if (this.closed) throw new BusError('bus.no_responder', `bus closed; no responder for ${subject}`, { subject });
     let m: Msg;
     try {
-      m = await this.nc.request(this.wire(subject), JSON.stringify(msg), { timeout: opts.timeoutMs });
+      m = await this.nc.request(this.wire(subject), JSON.stringify(msg), { timeout: opts.timeoutMs, headers: this.envelope() });
     } catch (err) {
       this.opts.onError?.('request_failed', subject);
       throw toBusError(err, subject, opts.timeoutMs);
     }
+    const env = this.opened(m, subject, true);
+    if (!env.ok) throw new BusError('bus.protocol_unsupported', `reply on ${subject} refused: ${env.message}`, { subject });
     let parsed: unknown;
     try {
       parsed = m.json();
@@ -100,9 +165,14 @@ export class NatsBus implements Bus {
     opts: SubscribeOptions = {},
   ): Unsubscribe {
     return this.listen(subject, opts.queue, (m, subj) => {
+      const env = this.opened(m, subj);
+      if (!env.ok) {
+        reply(m, errorReply('bus.protocol_unsupported', env.message), this.envelope());
+        return;
+      }
       const msg = this.decode(reqSchema, m, subj);
       if (msg === undefined) {
-        reply(m, errorReply('bus.invalid_message', `invalid message on ${subj}`));
+        reply(m, errorReply('bus.invalid_message', `invalid message on ${subj}`), this.envelope());
         return;
       }
       this.track(async () => {
@@ -113,6 +183,7 @@ export class NatsBus implements Bus {
             repSchema,
             (e) => this.fail('handler_failed', subj, e, 'request handler failed'),
           ),
+          this.envelope(),
         );
       }, subj);
     });
@@ -180,10 +251,10 @@ export class NatsBus implements Bus {
   }
 }
 
-function reply(m: Msg, body: unknown): void {
+function reply(m: Msg, body: unknown, envelope: MsgHdrs): void {
   if (!m.reply) return;
   try {
-    m.respond(enc.encode(JSON.stringify(body)));
+    m.respond(enc.encode(JSON.stringify(body)), { headers: envelope });
   } catch {
     // The connection closed under us: the requester times out, which it is ready for.
   }
@@ -215,6 +286,9 @@ export interface ConnectOptions {
   onError?: BusErrorSink;
   /** Called after each reconnect, e.g. to resync an agent's inventory. */
   onReconnect?: () => void;
+  /** What this process speaks (release/ProtocolLevel); default: the current protocol. */
+  protocol?: ProtocolLevel;
+  identity?: { role: string; host: string };
 }
 
 /**
@@ -242,7 +316,13 @@ export async function connectBus(opts: ConnectOptions): Promise<NatsBus> {
       else if (s.type !== 'ping' && s.type !== 'reconnecting') log.debug({ status: s }, 'NATS status');
     }
   })().catch(() => undefined);
-  return new NatsBus(nc, log, { prefix: opts.prefix, onError: opts.onError, ownsConnection: true });
+  return new NatsBus(nc, log, {
+    prefix: opts.prefix,
+    onError: opts.onError,
+    ownsConnection: true,
+    ...(opts.protocol ? { protocol: opts.protocol } : {}),
+    ...(opts.identity ? { identity: opts.identity } : {}),
+  });
 }
 
 /**

@@ -75,3 +75,22 @@ export function reportHost(subject: string): string | undefined {
 export function token(host: string): string {
   return host.replace(/[^A-Za-z0-9_-]/g, '_');
 }
+
+/**
+ * Who sends on `subject` (without the deployment prefix), as far as the subject says: how a
+ * message whose envelope names no sender (0.1.0's) is put on the roster. `reply` is true for the
+ * answer to a request sent there: its responder.
+ */
+export function senderOf(subject: string, reply = false): { role: string; host: string } {
+  const t = subject.split('.');
+  if (t[0] !== 'cyborg') return { role: 'unknown', host: '?' };
+  if (t[1] === 'agent') {
+    if (t[2] === 'cmd' || t[2] === 'driver') return reply ? { role: 'agent', host: t[3] ?? '?' } : { role: 'conductor', host: '?' };
+    return reply ? { role: 'conductor', host: '?' } : { role: 'agent', host: t[3] ?? '?' };
+  }
+  if (t[1] === 'telemetry' || t[1] === 'progress') return { role: 'agent', host: t[2] ?? '?' };
+  if (t[1] === 'conductor') return reply || t[3] === 'fwd' ? { role: 'conductor', host: t[3] === 'fwd' ? '?' : (t[2] ?? '?') } : { role: 'api', host: '?' };
+  if (t[1] === 'events' || t[1] === 'views') return { role: 'conductor', host: '?' };
+  if (t[1] === 'svc') return reply ? { role: t[2] ?? 'unknown', host: t[3] ?? '?' } : { role: 'operator', host: '?' };
+  return { role: 'unknown', host: '?' };
+}

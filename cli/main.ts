@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import { ConfigError, type DeepPartial, StartupError, type ConfigSchema, browserBlocksPort, PORTS } from '../config/index.js';
 import type { Static } from '@sinclair/typebox';
@@ -6,6 +5,8 @@ import { startAllInOne } from '../roles/all-in-one.js';
 import { explainStartupError, listenersOf } from '../roles/startup.js';
 import { adoptCommand } from '../adopt/index.js';
 import { dbCommand } from '../db/index.js';
+import { olderRoles, readRoster } from './roster.js';
+import { PROTOCOL, RELEASE, SCHEMA_REVISION } from '../release/index.js';
 import { boot, collect } from './boot.js';
 import { configCommand } from './config.js';
 import { statusCommand } from './status.js';
@@ -59,7 +60,16 @@ export function buildProgram(io?: Io): Command {
       });
     });
 
-  program.addCommand(dbCommand());
+  program.addCommand(
+    dbCommand({
+      olderRoles: async (config) => {
+        const roster = await readRoster(config);
+        const older = olderRoles(roster).map((r) => `${r.role} ${r.host} (${r.release}, protocol ${r.protocol})`);
+        // Without a bus there is no other process to spare (the blind note is for a fleet).
+        return { older, ...(roster.blind && config.natsUrl ? { blind: roster.blind } : {}) };
+      },
+    }),
+  );
   program.addCommand(configCommand());
   program.addCommand(statusCommand());
   program.addCommand(adoptCommand());
@@ -88,17 +98,9 @@ function withConfigOptions(cmd: Command): void {
   for (const sub of cmd.commands) withConfigOptions(sub);
 }
 
-/** This package's version (package.json sits one folder up from cli/ and from dist/cli/). */
+/** What `cyborg --version` prints: the release, the schema revision it ships and the protocol it speaks and reads (docs/upgrade.md). */
 function version(): string {
-  for (const rel of ['../package.json', '../../package.json']) {
-    try {
-      const pkg = JSON.parse(readFileSync(new URL(rel, import.meta.url), 'utf8')) as { name?: string; version?: string };
-      if (pkg.name === 'cyborg' && pkg.version) return pkg.version;
-    } catch {
-      // not this one
-    }
-  }
-  return 'unknown';
+  return `cyborg ${RELEASE} (schema ${SCHEMA_REVISION}; protocol ${PROTOCOL.current}, reads ${PROTOCOL.previous}–${PROTOCOL.current})`;
 }
 
 /** Graceful shutdown on SIGINT/SIGTERM; a second signal forces the exit. */

@@ -4,7 +4,9 @@ import { Command } from 'commander';
 import { request } from 'undici';
 import { adoptability } from '../adopt/index.js';
 import { ConfigError, loadConfig, type Config } from '../config/index.js';
-import { openOrm, redact, loadDocuments, loadInventories, schemaStatus } from '../db/index.js';
+import { openOrm, redact, loadDocuments, loadInventories, migratePlan, pendingOf, schemaState, startVerdict } from '../db/index.js';
+import { RELEASE } from '../release/index.js';
+import { olderRoles, readRoster, type Roster } from './roster.js';
 import { unmatchedProfiles } from './profile-check.js';
 
 /** cyborg-status's (oslo.upgradecheck's) results and exit codes. */
@@ -20,25 +22,57 @@ export interface Check {
 
 const WORD: Record<Code, string> = { 0: 'Success', 1: 'Warning', 2: 'Failure' };
 
-async function database(config: Config): Promise<Check> {
+async function database(config: Config, roster: Roster | undefined): Promise<Check> {
   const name = 'Database schema';
   if (!config.databaseUrl) return { name, code: Result.warning, details: 'no [database] connection: a conductor keeps its state in memory only' };
   let orm;
   try {
     orm = await openOrm({ url: config.databaseUrl, pool: 1 });
-    const { pending } = await schemaStatus(orm);
-    return pending.length
-      ? {
-          name,
-          code: Result.failure,
-          details: `${redact(config.databaseUrl)} is not at this code's schema; pending: ${pending.join(', ')}. Run: cyborg db migrate`,
-        }
-      : { name, code: Result.success };
+    const state = await schemaState(orm);
+    const start = startVerdict(state);
+    const plan = migratePlan(state);
+    const { expand, contract } = pendingOf(state);
+    const db = redact(config.databaseUrl);
+    if (!start.ok && plan.ok) {
+      const fresh = state.applied.size === 0;
+      return {
+        name,
+        code: Result.failure,
+        details: `${db}: pending ${fresh ? '(a new database)' : 'expand'}: ${plan.run.join(', ')}. Run: cyborg db migrate${fresh ? '' : ' (safe beside the older roles)'}`,
+      };
+    }
+    if (expand.length) {
+      const how = plan.ok ? 'Run: cyborg db migrate (safe beside the older roles)' : plan.reason;
+      return { name, code: Result.failure, details: `${db}: pending expand: ${expand.join(', ')}; ${how}` };
+    }
+    if (!start.ok) return { name, code: Result.failure, details: `${db}: ${start.reason}` };
+    if (contract.length) {
+      const older = roster ? olderRoles(roster) : [];
+      const safe = older.length === 0 && !(roster?.blind && config.natsUrl);
+      const why = safe
+        ? 'contract is safe now. Run: cyborg db contract'
+        : `contract is not safe now: ${older.length ? `${older.length} older role(s) run (listed under Roles)` : roster?.blind}`;
+      return { name, code: Result.warning, details: `${db}: pending contract: ${contract.join(', ')}; ${why}` };
+    }
+    return { name, code: Result.success, details: `${db}: at cyborg ${RELEASE}'s schema, expanded and contracted` };
   } catch (err) {
     return { name, code: Result.failure, details: `cannot reach ${redact(config.databaseUrl)}: ${(err as Error).message}` };
   } finally {
     await orm?.close();
   }
+}
+
+/** The roles seen on the bus (host, role, release, protocol): what a rolling upgrade has left to do. */
+function roles(roster: Roster | undefined, error?: string): Check {
+  const name = 'Roles';
+  if (!roster) return { name, code: Result.warning, details: `could not read the roster: ${error}` };
+  const older = olderRoles(roster);
+  const rows = roster.roles.map((r) => `${r.host.padEnd(24)} ${r.role.padEnd(10)} ${r.release.padEnd(8)} ${r.protocol}`);
+  const text = [`${'HOST'.padEnd(24)} ${'ROLE'.padEnd(10)} ${'RELEASE'.padEnd(8)} PROTOCOL`, ...rows].join('\n');
+  const note = roster.blind ? `\n${roster.blind}` : '';
+  return older.length
+    ? { name, code: Result.warning, details: `${older.length} role(s) older than ${RELEASE}: upgrade them before cyborg db contract\n${text}${note}` }
+    : { name, code: Result.success, details: `every role seen runs ${RELEASE}\n${text}${note}` };
 }
 
 /**
@@ -82,11 +116,17 @@ async function reachable(name: string, url: string | undefined, what: string): P
 /** The checks, in cyborg-status's order: what must hold before the new code runs. */
 export async function upgradeChecks(config: Config, configWarnings: string[]): Promise<Check[]> {
   const keystone = config.keystoneAuthtoken.authUrl ?? config.placement.authUrl ?? config.nova.authUrl;
+  let rosterError: string | undefined;
+  const roster = await readRoster(config).catch((err: unknown) => {
+    rosterError = (err as Error).message;
+    return undefined;
+  });
   return [
     configWarnings.length
       ? { name: 'Configuration', code: Result.warning, details: configWarnings.join('; ') }
       : { name: 'Configuration', code: Result.success },
-    await database(config),
+    await database(config, roster),
+    roles(roster, rosterError),
     await deviceProfiles(config),
     await reachable('Placement API', config.placementUrl, 'no [placement] endpoint_override'),
     await reachable('Keystone', keystone, 'no [keystone_authtoken] auth_url'),
@@ -108,7 +148,9 @@ export function statusCommand(): Command {
   const status = new Command('status').description('checks before and after an upgrade (as cyborg-status)');
   status
     .command('upgrade-check')
-    .description("database at this code's schema, configuration valid, Placement and Keystone reachable; exit 0 success, 1 warning, 2 failure, 255 error")
+    .description(
+      "database at this code's schema (pending expand and contract, whether contract is safe now), the roles seen with their release and protocol, configuration valid, Placement and Keystone reachable; exit 0 success, 1 warning, 2 failure, 255 error",
+    )
     .option('--cyborg-database <url>', 'also check that this OpenStack Cyborg database can be adopted (cyborg adopt; docs/adopt.md)')
     .action(async (flags: { cyborgDatabase?: string }, cmd: Command) => {
       try {

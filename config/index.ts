@@ -8,6 +8,7 @@ import { checkXidPolicy } from './xid.js';
 import { readIniFile, type IniFile } from './ini.js';
 import { OPTIONS, type OptionSpec } from './options.js';
 import { PORTS } from './ports.js';
+import { PROTOCOL } from '../release/index.js';
 import { isListenAddress, parseTrustedProxy } from './proxies.js';
 
 export { ConfigError, StartupError, StartupExit, unusableDirectory };
@@ -279,6 +280,20 @@ export const ConfigSchema = Type.Object({
         maximum: 86_400_000,
         default: 60_000,
         description: "how often the api role compares its view with the database's digest and rebuilds it on a lasting difference; 0: never",
+      }),
+      protocolPin: Type.Optional(
+        Type.Integer({
+          minimum: PROTOCOL.previous,
+          maximum: PROTOCOL.current,
+          description: `the control protocol this role speaks whatever its peers announce (Nova's [upgrade_levels]); unset: auto, the older one (${PROTOCOL.previous}) while a peer of it is heard, else ${PROTOCOL.current} (docs/upgrade.md)`,
+        }),
+      ),
+      protocolPeerWindowMs: Type.Integer({
+        minimum: 100,
+        maximum: 3_600_000,
+        default: 30_000,
+        description:
+          'a peer of the older protocol keeps this role speaking it this long after it was last heard (and a starting role listens this long before it speaks up)',
       }),
       metricsPort: Type.Integer({
         minimum: -1,

@@ -203,6 +203,9 @@ export const OPTIONS: readonly OptionSpec[] = [
   { path: 'distributed.subjectPrefix', section: 'nats', name: 'subject_prefix', env: 'CYBORG_SUBJECT_PREFIX' },
   { path: 'distributed.requestTimeoutMs', section: 'nats', name: 'request_timeout_ms', env: 'CYBORG_REQUEST_TIMEOUT_MS' },
   { path: 'distributed.viewCheckMs', section: 'nats', name: 'view_check_ms', env: 'CYBORG_VIEW_CHECK_MS' },
+  // [upgrade_levels]: Nova's name for the pins of a rolling upgrade (docs/upgrade.md).
+  { path: 'distributed.protocolPin', section: 'upgrade_levels', name: 'protocol', env: 'CYBORG_UPGRADE_LEVELS_PROTOCOL' },
+  { path: 'distributed.protocolPeerWindowMs', section: 'upgrade_levels', name: 'peer_window_ms', env: 'CYBORG_PROTOCOL_PEER_WINDOW_MS' },
   { path: 'nats.user', section: 'nats', name: 'user', env: 'NATS_USER' },
   { path: 'nats.password', section: 'nats', name: 'password', env: 'NATS_PASSWORD', secret: true },
   { path: 'nats.token', section: 'nats', name: 'token', env: 'NATS_TOKEN', secret: true },

@@ -1,6 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { StartupError, StartupExit } from '../config/index.js';
-import { schemaStatus } from './schema-status.js';
+import { startVerdict } from './releases.js';
+import { schemaState } from './schema-status.js';
 
 /** Where the URL came from, as the operator wrote it (the file's option, its variable). */
 const OPTION = '[database] connection (DATABASE_URL)';
@@ -18,20 +19,20 @@ export function redact(url: string): string {
 
 /**
  * Refuses to run on a database this code did not migrate: one that does not exist (a misspelt
- * name must not be created and run on empty), one behind the code's schema, one that cannot be
- * reached or refuses the user. Only `cyborg db migrate` creates and migrates; this changes nothing.
+ * name must not be created and run on empty), one behind the code's schema or too far ahead of
+ * it, one that cannot be reached or refuses the user. Only `cyborg db migrate` creates and
+ * migrates; this changes nothing.
  */
 export async function requireMigrated(orm: MikroORM, url: string): Promise<void> {
   const at = `${OPTION} = ${redact(url)}`;
-  let pending: string[];
+  let verdict: ReturnType<typeof startVerdict>;
   try {
-    ({ pending } = await schemaStatus(orm));
+    verdict = startVerdict(await schemaState(orm));
   } catch (err) {
     throw startupErrorFor(err, at);
   }
-  if (pending.length > 0) {
-    throw new StartupError(`${at}: not at this code's schema (pending: ${pending.join(', ')}); run: cyborg db migrate`, StartupExit.schema);
-  }
+  // At this release's schema, or one release ahead in expand only (db/releases.ts); else one line.
+  if (!verdict.ok) throw new StartupError(`${at}: ${verdict.reason}`, StartupExit.schema);
 }
 
 /** A failed connection or query as one line naming the option and what to do. */

@@ -1,6 +1,7 @@
 import { Command, Option } from 'commander';
-import { loadConfig, optionSource, StartupError, StartupExit, createLogger } from '../config/index.js';
-import { migrate, openOrm } from './config.js';
+import { loadConfig, optionSource, StartupError, StartupExit, createLogger, type Config } from '../config/index.js';
+import { RELEASE } from '../release/index.js';
+import { contract, migrate, MigrationRefused, openOrm } from './config.js';
 import { startEmbedded } from './embedded.js';
 import { redact, startupErrorFor } from './check.js';
 import { schemaStatus } from './schema-status.js';
@@ -12,7 +13,15 @@ import { schemaStatus } from './schema-status.js';
  * `[database]` never reached the loader must not be answered by a new, empty local database.
  * `--check` changes nothing: it exits 0 when the database is at the code's schema, 1 when not.
  */
-export function dbCommand(): Command {
+export interface DbCommandDeps {
+  /**
+   * The roles alive older than this release, each named (host, role, release), as the fleet's
+   * roster says; `blind` when it cannot see them all (cli/roster.ts).
+   */
+  olderRoles?: (config: Config) => Promise<{ older: string[]; blind?: string }>;
+}
+
+export function dbCommand(deps: DbCommandDeps = {}): Command {
   const db = new Command('db').description('database maintenance');
   db.command('migrate')
     .description('apply pending schema migrations')
@@ -52,12 +61,16 @@ export function dbCommand(): Command {
             throw startupErrorFor(err, `[database] connection (DATABASE_URL) = ${redact(url)}`);
           });
           process.stdout.write(
-            pending.length ? `not at the code's schema; pending: ${pending.join(', ')} (run: cyborg db migrate)\n` : "at the code's schema\n",
+            pending.length
+              ? `not at the code's schema; pending: ${pending.join(', ')} (run: cyborg db migrate, then cyborg db contract)\n`
+              : "at the code's schema\n",
           );
           process.exitCode = pending.length ? 1 : 0;
           return;
         }
         const applied = await migrate(orm).catch((err: unknown) => {
+          // A database this release may not migrate (not the next one, or ahead): one line, its way out.
+          if (err instanceof MigrationRefused) throw new StartupError(`cyborg ${RELEASE} db migrate: ${err.message}`, StartupExit.schema);
           throw startupErrorFor(err, `[database] connection (DATABASE_URL) = ${redact(url)}`);
         });
         log.info({ database: embedded ? `embedded:${embedded.dataDir}` : redact(url), applied }, 'migrations applied');
@@ -65,6 +78,44 @@ export function dbCommand(): Command {
       } finally {
         await orm.close();
         await embedded?.stop();
+      }
+    });
+  db.command('contract')
+    .description("apply this release's contract migrations (drops, renames, constraints): once every role runs this release")
+    .addOption(new Option('--database-url <url>', 'PostgreSQL URL').env('DATABASE_URL'))
+    .action(async (flags: { databaseUrl?: string }, cmd: Command) => {
+      const { configFile, configDir } = cmd.optsWithGlobals<{ configFile?: string[]; configDir?: string[] }>();
+      const typed = cmd.getOptionValueSource('databaseUrl') === 'cli' ? flags.databaseUrl : undefined;
+      const config = loadConfig({ databaseUrl: typed }, process.env, {
+        ...(configFile ? { configFiles: configFile } : {}),
+        ...(configDir ? { configDirs: configDir } : {}),
+        flags: { databaseUrl: '--database-url' },
+      });
+      const log = createLogger(config, 'cyborg', { toStderr: true });
+      if (!config.databaseUrl)
+        throw new StartupError(
+          'no [database] connection (DATABASE_URL, --database-url) is set: nothing to contract (the embedded database contracts itself)',
+          StartupExit.config,
+        );
+      // Refused while a role of an older release is alive: a contract drops what it still reads.
+      const seen: { older: string[]; blind?: string } = deps.olderRoles ? await deps.olderRoles(config) : { older: [] };
+      if (seen.older.length > 0)
+        throw new StartupError(
+          `cyborg ${RELEASE} db contract: refused while ${seen.older.length} older role(s) run: ${seen.older.slice(0, 5).join('; ')}${seen.older.length > 5 ? '; …' : ''}; upgrade them to ${RELEASE} first (cyborg status upgrade-check lists them)`,
+          StartupExit.schema,
+        );
+      if (seen.blind) throw new StartupError(`cyborg ${RELEASE} db contract: refused: cannot see every role (${seen.blind})`, StartupExit.schema);
+      const url = config.databaseUrl;
+      const orm = await openOrm({ url, pool: 1 });
+      try {
+        const applied = await contract(orm).catch((err: unknown) => {
+          if (err instanceof MigrationRefused) throw new StartupError(`cyborg ${RELEASE} db contract: ${err.message}`, StartupExit.schema);
+          throw startupErrorFor(err, `[database] connection (DATABASE_URL) = ${redact(url)}`);
+        });
+        log.info({ database: redact(url), applied }, 'contract migrations applied');
+        process.stdout.write(applied.length ? `applied: ${applied.join(', ')}\n` : 'up to date\n');
+      } finally {
+        await orm.close();
       }
     });
   return db;

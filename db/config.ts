@@ -3,6 +3,8 @@ import { defineConfig, MikroORM, type Options } from '@mikro-orm/postgresql';
 import { Migrator } from '@mikro-orm/migrations';
 import type { Pool } from 'pg';
 import { guardPool } from './pool-guard.js';
+import { contractPlan, migratePlan } from './releases.js';
+import { OLD_HISTORY, schemaState } from './schema-status.js';
 import { AttachHandle, Attribute, ControlpathId, Deployable, Device } from './entities/inventory.js';
 import { Accelerator, DeviceProfile, Document, Driver, ExtendedAcceleratorRequest, Host, TransitionLog } from './entities/state.js';
 
@@ -53,11 +55,14 @@ export function ormConfig(opts: OrmOptions): Options {
     ensureDatabase: false,
     // Entities are defined with defineEntity: nothing to discover from files or reflect.
     discovery: { warnWhenNoEntities: true },
+    // The releases' phases and 0.1.0's migration history are the migrations' own tables, not entities.
+    schemaGenerator: { skipTables: ['cyborg_schema_release', 'mikro_orm_migrations'] },
     migrations: {
       path: migrationsDir,
       pathTs: migrationsDir,
       glob: '!(*.d).{js,ts}',
-      tableName: 'mikro_orm_migrations',
+      // 0.1.0's history was `mikro_orm_migrations`: copied here by `db migrate`, dropped by `db contract` (db/releases.ts).
+      tableName: 'cyborg_migrations',
       transactional: true,
       allOrNothing: true,
       snapshot: false,
@@ -71,8 +76,38 @@ export function openOrm(opts: OrmOptions): Promise<MikroORM> {
   return MikroORM.init(ormConfig(opts));
 }
 
-/** Applies every pending migration; returns the names applied. */
+/** A migration refused: the database is not where this release's `db migrate` / `db contract` may start. */
+export class MigrationRefused extends Error {
+  override name = 'MigrationRefused';
+}
+
+/**
+ * `cyborg db migrate`: this release's expand (every migration on an empty database), only from
+ * the release before it (db/releases.ts); returns the names applied. 0.1.0's history is copied
+ * into this release's table first, and left where it was: a 0.1.0 role started again before
+ * contract (a rollback) still finds it.
+ */
 export async function migrate(orm: MikroORM): Promise<string[]> {
-  const done = await orm.migrator.up();
+  const plan = migratePlan(await schemaState(orm));
+  if (!plan.ok) throw new MigrationRefused(plan.reason);
+  return run(orm, plan.run);
+}
+
+/** `cyborg db contract`: this release's contract migrations; the caller has checked that no older role is alive. */
+export async function contract(orm: MikroORM): Promise<string[]> {
+  const plan = contractPlan(await schemaState(orm));
+  if (!plan.ok) throw new MigrationRefused(plan.reason);
+  return run(orm, plan.run);
+}
+
+async function run(orm: MikroORM, names: string[]): Promise<string[]> {
+  if (names.length === 0) return [];
+  const [row] = await orm.em.getConnection().execute<{ old: string | null }[]>(`select to_regclass('${OLD_HISTORY}')::text as old`);
+  if (row?.old) {
+    const have = new Set((await orm.migrator.getExecuted()).map((m) => m.name.replace(/\.(js|ts)$/, '')));
+    for (const r of await orm.em.getConnection().execute<{ name: string }[]>(`select name from "${OLD_HISTORY}" order by id`))
+      if (!have.has(r.name)) await orm.migrator.logMigration(r.name);
+  }
+  const done = await orm.migrator.up({ migrations: names });
   return done.map((m) => m.name);
 }

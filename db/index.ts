@@ -7,3 +7,6 @@ export { queryAudit } from './audit.js';
 export { dbCommand } from './cli.js';
 export { loadDocuments, loadInventories } from './load.js';
 export { schemaStatus, type SchemaStatus } from './schema-status.js';
+export { contract, MigrationRefused } from './config.js';
+export { MIGRATIONS, pendingOf, startVerdict, migratePlan, contractPlan, type SchemaState, type ReleaseMigrations } from './releases.js';
+export { schemaState } from './schema-status.js';

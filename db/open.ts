@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { optionSource, type Config } from '../config/index.js';
 import { redact, requireMigrated } from './check.js';
-import { migrate, openOrm } from './config.js';
+import { contract, migrate, openOrm } from './config.js';
 import { startEmbedded } from './embedded.js';
 import { PgJournal } from './pg-journal.js';
 
@@ -20,7 +20,9 @@ export async function openJournal(config: Config, log: Logger): Promise<PgJourna
     const orm = await openOrm({ url, pool: embedded ? 1 : config.persistence.pool });
     try {
       if (embedded) {
-        const applied = await migrate(orm);
+        // The embedded database has one process on it, this one: nothing older to spare, so its
+        // contract runs at once after the expand.
+        const applied = [...(await migrate(orm)), ...(await contract(orm))];
         log.info({ database: `embedded:${embedded.dataDir}`, applied }, 'database ready');
       } else {
         await requireMigrated(orm, url);

@@ -24,6 +24,9 @@ export const ErrorCodes = {
   'bus.payload_too_large': 502,
   // A reply this process cannot read: out of its schema, or an error code it does not know (a peer of another version).
   'bus.bad_reply': 502,
+  // A message or reply written in a protocol this release does not read (garbled, from a newer
+  // release, or two releases behind): refused, never read under a guess (release/, docs/upgrade.md).
+  'bus.protocol_unsupported': 502,
   'request.invalid': 400,
   // Limits on what one client may cost the api (config `api`): answered with Retry-After.
   'request.rate_limited': 429,
@@ -139,7 +142,11 @@ export class DriverError extends CyborgError {
 }
 
 export class BusError extends CyborgError {
-  constructor(code: 'bus.timeout' | 'bus.no_responder' | 'bus.invalid_message', message: string, details: Record<string, unknown> = {}) {
+  constructor(
+    code: 'bus.timeout' | 'bus.no_responder' | 'bus.invalid_message' | 'bus.protocol_unsupported',
+    message: string,
+    details: Record<string, unknown> = {},
+  ) {
     super(code, message, details);
     this.name = 'BusError';
   }

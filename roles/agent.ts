@@ -9,6 +9,7 @@ import { DriverRegistry } from '../drivers/index.js';
 import { startHealthServer, type HealthServer, Metrics } from '../metrics/index.js';
 import { enabledDrivers, hotplugFor, restoreHostState, type RestoreStep } from './drivers.js';
 import { serveService } from './service.js';
+import { releaseInfo } from './release-info.js';
 import { natsProblem, roleBus } from './shared.js';
 
 export interface RunningAgent {
@@ -90,7 +91,14 @@ export async function startAgentRole(config: Config, log: Logger, deps: { driver
     }
   })();
   const off = serveService(bus, 'agent', host, {
-    info: () => ({ host, agentId: a.agentId, epoch: cache.epoch, drivers: drivers.list().map((d) => ({ name: d.name, version: d.version })), restored }),
+    info: () => ({
+      host,
+      agentId: a.agentId,
+      epoch: cache.epoch,
+      drivers: drivers.list().map((d) => ({ name: d.name, version: d.version })),
+      restored,
+      ...releaseInfo(bus),
+    }),
     stats: () => ({ devices: cache.devices.length, registered: started }),
   });
   const health =
@@ -103,7 +111,7 @@ export async function startAgentRole(config: Config, log: Logger, deps: { driver
           healthy: () => ({ ok: !bus.nc.isClosed(), registered: started, host, epoch: cache.epoch }),
           ready: () => {
             const nats = natsProblem(bus);
-            return { ok: !nats, registered: started, host, epoch: cache.epoch, nats: nats ?? 'ok' };
+            return { ok: !nats, registered: started, host, epoch: cache.epoch, nats: nats ?? 'ok', ...releaseInfo(bus) };
           },
         })
       : undefined;

@@ -17,6 +17,7 @@ import { startNovaNotifier } from '../openstack/nova.js';
 import { startAutoEnable } from './auto-enable.js';
 import { enabledDrivers, hotplugFor } from './drivers.js';
 import { apiAuthFromConfig } from '../api/auth/index.js';
+import { releaseInfo } from './release-info.js';
 
 export interface Running {
   url: string;
@@ -84,7 +85,7 @@ export async function startAllInOne(config: Config, log: Logger, deps: AllInOneD
     v2: config.v2,
     auth,
     limits: config.api,
-    health: { checks: databaseChecks(journal) },
+    health: { checks: databaseChecks(journal), about: () => releaseInfo() },
     // Retiring a host needs the conductor and the journal in this process (the api role has neither).
     ...(journal.forgetHost ? { hostRetirer: { retire: (name: string, m: RequestMeta) => conductor.retireHost(name, m) } } : {}),
     // Fault injection exists only where a fake driver runs here (demos, rehearsals: docs/metrics.md).

@@ -6,6 +6,7 @@ import type { NatsBus } from '../bus/index.js';
 import type { Config } from '../config/index.js';
 import { metricsRoute, Metrics } from '../metrics/index.js';
 import { natsProblem, roleBus, stopNatsWatch } from './shared.js';
+import { releaseInfo } from './release-info.js';
 import { startUiListener } from './ui-listener.js';
 import { apiAuthFromConfig } from '../api/auth/index.js';
 
@@ -40,7 +41,10 @@ export async function startApiRole(config: Config, log: Logger): Promise<Running
     v2: config.v2,
     auth,
     limits: config.api,
-    health: { checks: { nats: () => natsProblem(bus), view: () => control.notReady(), conductor: () => control.conductorProblem() } },
+    health: {
+      checks: { nats: () => natsProblem(bus), view: () => control.notReady(), conductor: () => control.conductorProblem() },
+      about: () => releaseInfo(bus),
+    },
     // Retiring a host is done by the conductor that holds its lease (control call `hosts.retire`).
     hostRetirer: { retire: (name, m) => control.retireHost(name, m) },
   });

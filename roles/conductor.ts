@@ -21,6 +21,8 @@ import { startHealthServer, type HealthServer, Metrics, watchFlushes } from '../
 import { startNovaNotifier } from '../openstack/nova.js';
 import { startAutoEnable } from './auto-enable.js';
 import { serveService } from './service.js';
+import { keepRoster } from './roster.js';
+import { releaseInfo } from './release-info.js';
 import { natsProblem, roleBus, roleJournal } from './shared.js';
 
 /** How long a readiness probe of the database may take (below the api's readiness call's 1 s). */
@@ -42,6 +44,8 @@ export interface RunningConductor {
 interface Cluster {
   lease: LeaseTable;
   leaseNc: NatsConnection;
+  /** Stops announcing this conductor in the roster (release and protocol, read by upgrade-check). */
+  stopRoster: () => Promise<void>;
   fenced: FencedJournal;
   router: HostRouter;
   arqHome: ArqHome;
@@ -117,6 +121,7 @@ export async function startConductor(config: Config, log: Logger, deps: { journa
         await conductor.stop();
         await nova.stop();
         publisher.get().stop();
+        await cluster?.stopRoster();
         await cluster?.lease.stop();
         await cluster?.leaseNc.drain().catch(() => undefined);
         await health?.close();
@@ -145,6 +150,7 @@ async function startCluster(
   const bucket = `${d.subjectPrefix ? `${d.subjectPrefix}_` : ''}cyborg_leases`;
   const leaseNc = await connectNats(config.natsUrl!, config.nats, { name: `cyborg-conductor-${id}-lease` });
   const kv = await new Kvm(leaseNc).create(bucket, { history: 1 });
+  const stopRoster = keepRoster(kv, bus, id, config.host, log);
   // The router and the ARQ home are built on the lease below: its callbacks reach them once it runs.
   const parts: { router?: HostRouter; arqHome?: ArqHome } = {};
   const lease = new LeaseTable({
@@ -197,7 +203,7 @@ async function startCluster(
     },
     drop: () => conductor.get().tree.dropArqs(),
   }));
-  return { lease, leaseNc, fenced, router, arqHome };
+  return { lease, leaseNc, stopRoster, fenced, router, arqHome };
 }
 
 /** Agents' inventories pass this door first: an agent speaks only for its own host's devices, checked against this conductor's memory and the database's record of every host. */
@@ -289,7 +295,7 @@ function serveConductor(
       ...(lease ? { hostsProblem: () => takeoverProblem(journal as FencedJournal, lease, id) } : {}),
     }),
     serveService(bus, 'conductor', id, {
-      info: () => ({ leases: d.leases, subjectPrefix: d.subjectPrefix ?? null, database: config.databaseUrl ? 'postgresql' : 'memory' }),
+      info: () => ({ leases: d.leases, subjectPrefix: d.subjectPrefix ?? null, database: config.databaseUrl ? 'postgresql' : 'memory', ...releaseInfo(bus) }),
       stats: (req) => {
         const out = stats(conductor, metrics, lease);
         if (req.resetWindow) metrics.lagWindow.reset();
@@ -328,7 +334,7 @@ async function conductorHealth(
     ready: () => {
       const database = databaseChecks(inner).database?.();
       const nats = natsProblem(bus);
-      return { ok: !nats && (lease?.valid() ?? true) && !database, conductorId: id, database: database ?? 'ok', nats: nats ?? 'ok' };
+      return { ok: !nats && (lease?.valid() ?? true) && !database, conductorId: id, database: database ?? 'ok', nats: nats ?? 'ok', ...releaseInfo(bus) };
     },
   });
 }

@@ -5,6 +5,7 @@ import { Subjects } from '../bus/index.js';
 import { ConfigError, type Config } from '../config/index.js';
 import { openJournal } from '../db/index.js';
 import type { Metrics } from '../metrics/index.js';
+import { ProtocolLevel } from '../release/index.js';
 import { NatsWatch } from './nats-watch.js';
 
 /** The bus of a distributed role: NATS at `natsUrl` (required), with the configured subject prefix. */
@@ -24,6 +25,11 @@ export async function roleBus(config: Config, log: Logger, name: string, metrics
     ...(config.distributed.subjectPrefix ? { prefix: config.distributed.subjectPrefix } : {}),
     onError: (reason) => metrics.busErrors.inc({ reason }),
     ...(onReconnect ? { onReconnect } : {}),
+    identity: { role: name.split('-')[1] ?? 'unknown', host: config.host },
+    protocol: new ProtocolLevel({
+      peerWindowMs: config.distributed.protocolPeerWindowMs,
+      ...(config.distributed.protocolPin !== undefined ? { pin: config.distributed.protocolPin } : {}),
+    }),
   }).catch((err: unknown) => {
     watch.stop();
     throw err;

@@ -4,7 +4,15 @@ import { Type } from '@sinclair/typebox';
 export interface HealthOptions {
   /** Readiness checks: each returns an error text when not ready. */
   checks?: Record<string, () => Promise<string | undefined> | string | undefined>;
+  /** What `/readyz` says beside its checks: the release, schema revision and protocol (roles/release-info.ts). */
+  about?: () => { release: string; schema: string; protocol: Record<string, unknown> };
 }
+
+const About = {
+  release: Type.Optional(Type.String()),
+  schema: Type.Optional(Type.String()),
+  protocol: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+};
 
 /** `/healthz` says the process is alive; `/readyz` says its dependencies answer. */
 export const healthRoutes: FastifyPluginAsyncTypebox<HealthOptions> = async (app, opts) => {
@@ -17,8 +25,8 @@ export const healthRoutes: FastifyPluginAsyncTypebox<HealthOptions> = async (app
       schema: {
         tags: ['health'],
         response: {
-          200: Type.Object({ status: Type.String(), checks: Type.Record(Type.String(), Type.String()) }),
-          503: Type.Object({ status: Type.String(), checks: Type.Record(Type.String(), Type.String()) }),
+          200: Type.Object({ status: Type.String(), checks: Type.Record(Type.String(), Type.String()), ...About }),
+          503: Type.Object({ status: Type.String(), checks: Type.Record(Type.String(), Type.String()), ...About }),
         },
       },
     },
@@ -32,7 +40,7 @@ export const healthRoutes: FastifyPluginAsyncTypebox<HealthOptions> = async (app
         checks[name] = err ?? 'ok';
         if (err) ok = false;
       }
-      return reply.status(ok ? 200 : 503).send({ status: ok ? 'ok' : 'unavailable', checks });
+      return reply.status(ok ? 200 : 503).send({ status: ok ? 'ok' : 'unavailable', checks, ...opts.about?.() });
     },
   );
 };

@@ -3,6 +3,7 @@ import { Type } from '@sinclair/typebox';
 import { apiRoot, type LinkSettings } from './links.js';
 import { MAX_TEXT, MIN_TEXT } from './microversion.js';
 import { Links, TAG } from './schemas.js';
+import { PROTOCOL, RELEASE, SCHEMA_REVISION } from '../../release/index.js';
 
 const Version = Type.Object({
   id: Type.String(),
@@ -11,6 +12,19 @@ const Version = Type.Object({
   max_version: Type.String(),
   links: Links,
 });
+
+/** The v2 document, with this service's release beside Cyborg's fields (clients read the fields they know). */
+const V2Doc = Type.Intersect([
+  Version,
+  Type.Object({
+    release: Type.String({ description: "this cyborg's release (semver; CHANGELOG.md)" }),
+    schema_revision: Type.String({ description: 'the newest database migration it ships' }),
+    protocol: Type.Object(
+      { current: Type.Integer(), previous: Type.Integer() },
+      { description: 'the control protocol it speaks, and the older one it still reads' },
+    ),
+  }),
+]);
 
 const Root = Type.Object({
   name: Type.String(),
@@ -44,7 +58,7 @@ export const v2DocRoutes: FastifyPluginAsyncTypebox<{ links: LinkSettings; hide?
   app.get(
     '/',
     {
-      schema: { tags: [TAG], summary: 'The v2 version document (no auth)', hide: opts.hide, response: { 200: Version } },
+      schema: { tags: [TAG], summary: 'The v2 version document (no auth)', hide: opts.hide, response: { 200: V2Doc } },
     },
     async (req) => ({
       id: 'v2.0',
@@ -52,6 +66,9 @@ export const v2DocRoutes: FastifyPluginAsyncTypebox<{ links: LinkSettings; hide?
       min_version: MIN_TEXT,
       max_version: MAX_TEXT,
       links: [{ href: `${apiRoot(req, opts.links)}/v2/`, rel: 'self' }],
+      release: RELEASE,
+      schema_revision: SCHEMA_REVISION,
+      protocol: { current: PROTOCOL.current, previous: PROTOCOL.previous },
     }),
   );
 };

@@ -92,9 +92,10 @@ export class RoleProcess {
     this.exited = new Promise((r) => proc.once('exit', (code) => r(code)));
   }
 
-  static spawn(name: string, args: string[], env: Record<string, string>): RoleProcess {
+  /** `root`: the checkout it runs from (default this one; the upgrade story runs the previous release's). */
+  static spawn(name: string, args: string[], env: Record<string, string>, root = join(import.meta.dirname, '..', '..')): RoleProcess {
     const proc = spawn('npx', ['tsx', 'cli/main.ts', ...args], {
-      cwd: join(import.meta.dirname, '..', '..'),
+      cwd: root,
       // A Placement that validates Keystone tokens (.ci/run's) is reached as the service user, as in production.
       // Strict: a promise rejection nobody handles ends the process at once, and the story says so
       // (`diedOfUnhandledError`) instead of letting it limp on.

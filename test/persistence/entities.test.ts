@@ -40,7 +40,7 @@ describe.skipIf(!svc.postgres)('persistence: schema and round trips (PostgreSQL)
     expect(await migrate(orm)).toEqual([]);
     await orm.close();
     const rows = await query<{ table_name: string }>(db.url, `select table_name from information_schema.tables where table_schema = 'public' order by 1`);
-    expect(rows.map((r) => r.table_name)).toEqual(expect.arrayContaining([...TABLES, 'mikro_orm_migrations']));
+    expect(rows.map((r) => r.table_name)).toEqual(expect.arrayContaining([...TABLES, 'cyborg_migrations', 'cyborg_schema_release']));
     journal = await openTestJournal(db.url);
   });
 

@@ -1,0 +1,240 @@
+/**
+ * The rolling-upgrade story's parts (docs/upgrade.md): the previous release checked out from git,
+ * role processes of either release on one NATS and PostgreSQL, and Nova's load through the api
+ * role — create → bind → poll → delete, as `bench:api storm` does — with an operator disabling and
+ * enabling accelerators beside it. Each Nova step that answers 503 with Retry-After (a lease
+ * takeover) or finds the api role away (it is being replaced) is retried, as Nova's client does;
+ * any other failure (404, 409, 500) is a failed boot.
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Deployment } from '../nats/deployment.js';
+import { RoleProcess } from '../nats/helpers.js';
+import { freePort } from '../support/ports.js';
+
+export const ROOT = join(import.meta.dirname, '..', '..');
+/** The previous release: no tag before 0.2.0, so the commit 0.2.0 was cut from (CHANGELOG.md). */
+export const PREVIOUS = process.env.CYBORG_PREVIOUS_RELEASE ?? 'ded6a41';
+
+/** Whether this checkout holds the previous release's commit (a shallow CI clone may not). */
+export const previousAvailable = spawnSync('git', ['cat-file', '-e', `${PREVIOUS}^{commit}`], { cwd: ROOT }).status === 0;
+
+/**
+ * The previous release's tree under a temporary folder (`git archive`: no worktree left in the
+ * repository's metadata), with this checkout's node_modules linked in when both lockfiles name
+ * the same packages (only the root's version differs), else installed with `npm ci`.
+ */
+export function checkoutPrevious(): { root: string; remove: () => void } {
+  const root = join(tmpdir(), `cyborg-previous-${randomUUID().slice(0, 8)}`);
+  mkdirSync(root);
+  execFileSync('sh', ['-c', `git archive ${PREVIOUS} | tar -x -C ${root}`], { cwd: ROOT });
+  const packages = (text: string): string => {
+    const lock = JSON.parse(text) as { packages: Record<string, unknown> };
+    delete lock.packages[''];
+    return JSON.stringify(lock.packages);
+  };
+  if (packages(readFileSync(join(root, 'package-lock.json'), 'utf8')) === packages(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')))
+    symlinkSync(join(ROOT, 'node_modules'), join(root, 'node_modules'));
+  else execFileSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: root, stdio: 'ignore' });
+  return { root, remove: () => rmSync(root, { recursive: true, force: true }) };
+}
+
+export type Release = 'previous' | 'current';
+export interface Role {
+  kind: 'conductor' | 'api' | 'agent';
+  name: string;
+  release: Release;
+  proc: RoleProcess;
+  /** Its /readyz (the api's own port; the health listener of the others). */
+  readyz: string;
+  url?: string;
+}
+
+/** Starts and stops role processes of either release in one deployment. */
+export class Fleet {
+  readonly roles = new Map<string, Role>();
+  constructor(
+    readonly dep: Deployment,
+    readonly previousRoot: string,
+  ) {}
+
+  private root(r: Release): string {
+    return r === 'previous' ? this.previousRoot : ROOT;
+  }
+
+  async start(kind: Role['kind'], name: string, release: Release, extra: Record<string, string> = {}): Promise<Role> {
+    const port = kind === 'api' ? await freePort() : 0;
+    const args =
+      kind === 'conductor'
+        ? ['conductor', '--conductor-id', name]
+        : kind === 'agent'
+          ? ['agent', '--host', name, '--data-dir', join(this.dep.dir, name)]
+          : ['api', '--port', String(port), '--listen', '127.0.0.1'];
+    const proc = RoleProcess.spawn(`${kind} ${name} (${release})`, args, this.dep.env(extra), this.root(release));
+    this.dep.procs.push(proc);
+    const up = kind === 'conductor' ? 'conductor role up' : kind === 'agent' ? 'agent registered and reported its inventory' : 'api role up';
+    await proc.waitLog((l) => l.msg === up, up, 120_000);
+    let readyz = `http://127.0.0.1:${port}/readyz`;
+    if (kind !== 'api') {
+      const l = await proc.waitLog((x) => x.msg.startsWith('health and metrics listener up'), 'health listener', 30_000);
+      readyz = `http://127.0.0.1:${l.port as number}/readyz`;
+    }
+    const role: Role = { kind, name, release, proc, readyz, ...(kind === 'api' ? { url: `http://127.0.0.1:${port}` } : {}) };
+    this.roles.set(name, role);
+    return role;
+  }
+
+  /** Stops a role as an operator's systemctl stop does (SIGTERM: leases given back), then starts its replacement. */
+  async replace(name: string, release: Release, extra: Record<string, string> = {}): Promise<Role> {
+    const old = this.roles.get(name)!;
+    await old.proc.kill('SIGTERM');
+    return this.start(old.kind, name, release, extra);
+  }
+
+  get api(): Role {
+    return [...this.roles.values()].find((r) => r.kind === 'api')!;
+  }
+}
+
+/** `cyborg <args>` of this release, run as an operator would; exit code and output. */
+export function cyborg(dep: Deployment, args: string[], extra: Record<string, string> = {}): { code: number; stdout: string; stderr: string } {
+  const r = spawnSync('npx', ['tsx', 'cli/main.ts', ...args], { cwd: ROOT, env: { ...process.env, ...dep.env(extra), LOG_LEVEL: 'warn' }, encoding: 'utf8' });
+  return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** The same of the previous release (its own `db migrate`, a downgrade's start). */
+export function previousCyborg(root: string, dep: Deployment, args: string[]): { code: number; stdout: string; stderr: string } {
+  const r = spawnSync('npx', ['tsx', 'cli/main.ts', ...args], {
+    cwd: root,
+    env: { ...process.env, ...dep.env(), LOG_LEVEL: 'warn', LOG_PRETTY: 'false' },
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
+}
+
+const NOVA = { 'x-auth-token': 'admin', 'content-type': 'application/json' };
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** What Nova saw: boots done, acknowledged writes, and every answer it had to retry. */
+export interface LoadReport {
+  boots: number;
+  /** 503s with Retry-After, retried (a lease takeover). */
+  retried503: number;
+  /** Calls that found no api listening (it was being replaced), retried. */
+  apiAway: number;
+  failures: string[];
+  created: Set<string>;
+  deleted: Set<string>;
+  deleteSent: Set<string>;
+  toggles: number;
+}
+
+/**
+ * Nova's load through the api role, one worker per GPU slot, and an operator toggling each
+ * host's other accelerators; runs until stop(). `apiUrl` is read at each call: the api role moves.
+ */
+export function novaLoad(apiUrl: () => string, slots: { host: string; rpUuid: string }[], toggled: string[], profile: string) {
+  const rep: LoadReport = { boots: 0, retried503: 0, apiAway: 0, failures: [], created: new Set(), deleted: new Set(), deleteSent: new Set(), toggles: 0 };
+  let stopped = false;
+  /** One call, retried while the answer is a 503 with Retry-After or no api listens; any other answer is returned. */
+  const call = async (method: string, path: string, body?: unknown): Promise<{ status: number; json: Record<string, unknown> }> => {
+    for (let attempt = 0; ; attempt++) {
+      let res: Response;
+      try {
+        res = await fetch(`${apiUrl()}${path}`, {
+          method,
+          headers: body === undefined ? { 'x-auth-token': NOVA['x-auth-token'] } : NOVA,
+          ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+          signal: AbortSignal.timeout(30_000),
+        });
+      } catch {
+        rep.apiAway++;
+        if (attempt > 600) throw new Error(`${method} ${path}: no api for a minute`);
+        await sleep(100);
+        continue;
+      }
+      const text = await res.text();
+      if (res.status === 503 && res.headers.get('retry-after')) {
+        rep.retried503++;
+        await sleep(200);
+        continue;
+      }
+      return { status: res.status, json: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
+    }
+  };
+  const boot = async (slot: { host: string; rpUuid: string }): Promise<void> => {
+    const instance = randomUUID();
+    const created = await call('POST', '/v2/accelerator_requests', { device_profile_name: profile });
+    if (created.status !== 201) throw new Error(`create: ${created.status} ${JSON.stringify(created.json)}`);
+    const uuid = (created.json.arqs as { uuid: string }[])[0]!.uuid;
+    rep.created.add(uuid);
+    const bound = await call('PATCH', '/v2/accelerator_requests', {
+      [uuid]: [
+        { op: 'add', path: '/hostname', value: slot.host },
+        { op: 'add', path: '/device_rp_uuid', value: slot.rpUuid },
+        { op: 'add', path: '/instance_uuid', value: instance },
+      ],
+    });
+    if (bound.status !== 202) throw new Error(`bind: ${bound.status} ${JSON.stringify(bound.json)}`);
+    for (let i = 0; ; i++) {
+      const r = await call('GET', `/v2/accelerator_requests?instance=${instance}&bind_state=resolved`);
+      if (r.status === 200) {
+        const arq = (r.json.arqs as { state: string; attach_handle_uuid: string | null }[])[0];
+        if (!arq?.attach_handle_uuid) throw new Error(`resolved as ${arq?.state} without an attach handle`);
+        break;
+      }
+      if (r.status !== 423) throw new Error(`resolved query: ${r.status} ${JSON.stringify(r.json)}`);
+      if (i > 3000) throw new Error('not resolved within a minute');
+      await sleep(20);
+    }
+    rep.deleteSent.add(uuid);
+    const deleted = await call('DELETE', `/v2/accelerator_requests?instance=${instance}`);
+    if (deleted.status !== 204) throw new Error(`delete: ${deleted.status} ${JSON.stringify(deleted.json)}`);
+    rep.deleted.add(uuid);
+    rep.boots++;
+  };
+  const worker = async (slot: { host: string; rpUuid: string }): Promise<void> => {
+    while (!stopped) {
+      await boot(slot).catch((err: Error) => {
+        rep.failures.push(`${slot.host}: ${err.message}`);
+      });
+    }
+  };
+  // The operator: disable then enable each accelerator Nova is not booting on, over and over.
+  const operator = async (): Promise<void> => {
+    while (!stopped) {
+      for (const id of toggled) {
+        for (const action of ['disable', 'enable']) {
+          if (stopped) return;
+          const r = await call('POST', `/cyborg/v1/accelerators/${id}/${action}`);
+          if (r.status !== 200) rep.failures.push(`operator ${action} ${id}: ${r.status} ${JSON.stringify(r.json).slice(0, 300)}`);
+          else rep.toggles++;
+        }
+      }
+      await sleep(200);
+    }
+  };
+  const all = Promise.all([...slots.map(worker), operator()]);
+  return {
+    report: rep,
+    stop: async (): Promise<LoadReport> => {
+      stopped = true;
+      await all;
+      return rep;
+    },
+  };
+}
+
+/** Every live role's /readyz: status and body. */
+export async function readiness(fleet: Fleet): Promise<{ name: string; release: Release; status: number; body: Record<string, unknown> }[]> {
+  return Promise.all(
+    [...fleet.roles.values()].map(async (r) => {
+      const res = await fetch(r.readyz).catch(() => null);
+      return { name: r.name, release: r.release, status: res?.status ?? 0, body: res ? ((await res.json().catch(() => ({}))) as Record<string, unknown>) : {} };
+    }),
+  );
+}

@@ -1,0 +1,165 @@
+import { expect } from 'vitest';
+import type { RemoteControlPlane } from '../../control/client.js';
+import { PROTOCOL, RELEASE } from '../../release/index.js';
+import { freshDatabase } from '../support/database.js';
+import { eventually } from '../support/eventually.js';
+import { Deployment } from '../nats/deployment.js';
+import { nothingAcknowledgedUndone } from '../faults/nova-load.js';
+import { checkoutPrevious, cyborg, Fleet, novaLoad, previousCyborg, readiness } from './roll.js';
+
+const CONDUCTORS = ['roll-c1', 'roll-c2'];
+const AGENTS = ['roll-h1', 'roll-h2', 'roll-h3'];
+/** Short windows: a role moves up 3 s after the last older peer was heard. */
+const WINDOW = { CYBORG_PROTOCOL_PEER_WINDOW_MS: '3000' };
+const NOVA = { 'x-auth-token': 'admin', 'content-type': 'application/json' };
+
+export interface Step {
+  step: string;
+  ms: number;
+  retried503: number;
+  apiAway: number;
+}
+
+/**
+ * The rolling upgrade from the previous release to this one, in `order`: conductors, api, agents
+ * (docs/upgrade.md's order), or agents first while they are pinned to the older protocol, then
+ * unpinned. Returns each step's time and the 503s Nova retried in it.
+ */
+export async function rollingUpgrade(order: 'conductors-first' | 'agents-first', svc: { nats: string; postgres: string }): Promise<Step[]> {
+  const prev = checkoutPrevious();
+  const db = await freshDatabase(`upgrade_${order.replace('-', '_')}`, { migrated: false });
+  const dep = new Deployment(svc.nats, db.url);
+  dep.logsOnFailure();
+  const fleet = new Fleet(dep, prev.root);
+  const steps: Step[] = [];
+  let load: ReturnType<typeof novaLoad> | undefined;
+  const step = async (name: string, fn: () => Promise<unknown>): Promise<void> => {
+    const t = performance.now();
+    const before = { r: load?.report.retried503 ?? 0, a: load?.report.apiAway ?? 0 };
+    await fn();
+    steps.push({
+      step: name,
+      ms: Math.round(performance.now() - t),
+      retried503: (load?.report.retried503 ?? 0) - before.r,
+      apiAway: (load?.report.apiAway ?? 0) - before.a,
+    });
+  };
+  /** Every live role says ready, and the new ones say the release and protocol they run. */
+  const honest = async (what: string): Promise<boolean> =>
+    eventually(
+      async () => {
+        const r = await readiness(fleet);
+        const bad = r.filter((x) => x.status !== 200 || (x.release === 'current' && x.body.release !== RELEASE));
+        if (bad.length) throw new Error(`${what}: not ready: ${bad.map((b) => `${b.name} ${b.status} ${JSON.stringify(b.body).slice(0, 200)}`).join('; ')}`);
+        return true;
+      },
+      { what, timeoutMs: 60_000 },
+    );
+  let view: RemoteControlPlane | undefined;
+  try {
+    await step('previous release up (db migrate, 2 conductors, 3 agents, api)', async () => {
+      const migrated = previousCyborg(prev.root, dep, ['db', 'migrate']);
+      expect(migrated.code, migrated.stderr).toBe(0);
+      await Promise.all(CONDUCTORS.map((c) => fleet.start('conductor', c, 'previous')));
+      await Promise.all([...AGENTS.map((h) => fleet.start('agent', h, 'previous')), fleet.start('api', 'roll-api', 'previous')]);
+      view = await dep.api();
+      await eventually(async () => AGENTS.every((h) => view!.listAccelerators({ host: h }).length === 2) && (await fetch(fleet.api.readyz)).status === 200, {
+        what: 'every host reported through the previous release',
+        timeoutMs: 60_000,
+      });
+      for (const a of AGENTS.flatMap((h) => view!.listAccelerators({ host: h }))) {
+        const r = await fetch(`${fleet.api.url}/cyborg/v1/accelerators/${a.id}/enable`, { method: 'POST', headers: { 'x-auth-token': 'admin' } });
+        expect(r.status).toBe(200);
+      }
+      const dp = await fetch(`${fleet.api.url}/v2/device_profiles`, {
+        method: 'POST',
+        headers: NOVA,
+        body: JSON.stringify([{ name: 'roll-dp', groups: [{ 'resources:PGPU': '1' }] }]),
+      });
+      expect(dp.status).toBe(201);
+    });
+    const all = AGENTS.flatMap((h) => view!.listAccelerators({ host: h }));
+    const gpus = all.filter((a) => a.deviceType === 'GPU').map((a) => ({ host: a.host, rpUuid: a.rpUuid }));
+    load = novaLoad(
+      () => fleet.api.url!,
+      gpus,
+      all.filter((a) => a.deviceType !== 'GPU').map((a) => a.id),
+      'roll-dp',
+    );
+    await eventually(() => load!.report.boots >= 3, { what: 'Nova booting on the previous release', timeoutMs: 60_000 });
+
+    await step('expand (cyborg db migrate) beside the previous release', async () => {
+      const r = cyborg(dep, ['db', 'migrate']);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toContain('Migration20261202010000_schema_releases');
+      expect(r.stdout).not.toContain('contract');
+    });
+    const pin: Record<string, string> = order === 'agents-first' ? { CYBORG_UPGRADE_LEVELS_PROTOCOL: String(PROTOCOL.previous) } : {};
+    const agents = async (extra: Record<string, string>, label: string): Promise<void> => {
+      for (const h of AGENTS) await step(`${label} ${h}`, () => fleet.replace(h, 'current', { ...WINDOW, ...extra }));
+    };
+    if (order === 'agents-first') await agents(pin, 'agent, pinned to protocol 1:');
+    for (const c of CONDUCTORS) {
+      await step(`conductor ${c}`, () => fleet.replace(c, 'current', WINDOW));
+      // The other conductor (an older one, the first time) still runs: contract must wait for it.
+      if (c === CONDUCTORS[0]) {
+        const refused = cyborg(dep, ['db', 'contract']);
+        expect(refused.code).not.toBe(0);
+        expect(refused.stderr.trim().split('\n')).toHaveLength(1);
+        expect(refused.stderr).toMatch(/db contract: refused while \d+ older role\(s\) run: .*0\.1\.0.*; upgrade them to 0\.2\.0 first/);
+      }
+    }
+    await step('api', () => fleet.replace('roll-api', 'current', WINDOW));
+    if (order === 'conductors-first') await agents({}, 'agent');
+    else await agents({}, 'agent, unpinned:');
+    await honest('every role ready after the roll');
+
+    await step('every role speaks the new protocol', () =>
+      eventually(
+        async () => {
+          const r = await readiness(fleet);
+          return r.every((x) => (x.body.protocol as { speaks?: number } | undefined)?.speaks === PROTOCOL.current);
+        },
+        { what: `every role speaking protocol ${PROTOCOL.current}`, timeoutMs: 30_000 },
+      ),
+    );
+    await step('contract (cyborg db contract) once upgrade-check says it is safe', async () => {
+      await eventually(() => /contract is safe now/.test(cyborg(dep, ['status', 'upgrade-check']).stdout), {
+        what: 'upgrade-check: contract safe',
+        timeoutMs: 30_000,
+      });
+      const r = cyborg(dep, ['db', 'contract']);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toContain('Migration20261202010100_contract_old_history');
+    });
+    await honest('every role ready after contract');
+    const report = await load.stop();
+    load = undefined;
+    steps.push({
+      step: `Nova: ${report.boots} boots, ${report.toggles} operator enables/disables`,
+      ms: 0,
+      retried503: report.retried503,
+      apiAway: report.apiAway,
+    });
+    expect(report.failures).toEqual([]);
+    expect(report.boots).toBeGreaterThan(10);
+    await nothingAcknowledgedUndone(view!, db.url, report);
+
+    await step('downgrade: a previous-release conductor on the contracted schema', async () => {
+      const r = previousCyborg(prev.root, dep, ['conductor', '--conductor-id', 'roll-old-again']);
+      expect(r.code).not.toBe(0);
+      const lines = r.stderr.trim().split('\n');
+      expect(lines, r.stderr).toHaveLength(1);
+      expect(lines[0]).toMatch(/not at this code's schema/);
+    });
+    return steps;
+  } finally {
+    await load?.stop();
+    process.stdout.write(
+      `rolling upgrade (${order}):\n${steps.map((s) => `  ${s.step}: ${s.ms} ms, ${s.retried503} × 503 retried, ${s.apiAway} × api away`).join('\n')}\n`,
+    );
+    await dep.stop();
+    await db.drop();
+    prev.remove();
+  }
+}
