@@ -21,7 +21,7 @@ import { startHealthServer, type HealthServer, Metrics, watchFlushes } from '../
 import { startNovaNotifier } from '../openstack/nova.js';
 import { startAutoEnable } from './auto-enable.js';
 import { serveService } from './service.js';
-import { natsProblem, roleBus, roleJournal } from './shared.js';
+import { natsProblem, natsWaitText, roleBus, roleJournal, startingSteps } from './shared.js';
 
 /** How long a readiness probe of the database may take (below the api's readiness call's 1 s). */
 const READINESS_PROBE_MS = 800;
@@ -52,8 +52,11 @@ export async function startConductor(config: Config, log: Logger, deps: { journa
   const idless = log.child({ role: 'conductor' });
   log = idless.child({ conductorId: id });
   const metrics = new Metrics('conductor');
-  const bus = await roleBus(config, log, `cyborg-conductor-${id}`, metrics);
-  const inner = deps.journal ?? (await roleJournal(config, log));
+  // Listening before it waits for anything: `/readyz` names what it waits for (NATS, the database).
+  const health = d.metricsPort >= 0 ? await startHealthServer({ address: config.listen.address, port: d.metricsPort, metrics, log }) : undefined;
+  const step = startingSteps(health);
+  const bus = await step(natsWaitText(config), () => roleBus(config, log, `cyborg-conductor-${id}`, metrics));
+  const inner = deps.journal ?? (await step('the database ([database] connection)', () => roleJournal(config, log)));
   let lease: LeaseTable | undefined;
   let leaseNc: NatsConnection | undefined;
   let router: HostRouter | undefined;
@@ -65,8 +68,10 @@ export async function startConductor(config: Config, log: Logger, deps: { journa
     // Its own connection: a lease renewal must not wait behind a flood of agent reports in the socket.
     // It reconnects as fast as the main one (nats.js waits 2 s by default): after a NATS outage
     // the main connection must not serve calls for seconds while the lease lapses unrenewed.
-    leaseNc = await connectNats(config.natsUrl!, config.nats, { name: `cyborg-conductor-${id}-lease` });
-    const kv = await new Kvm(leaseNc).create(bucket, { history: 1 });
+    const kv = await step(`the lease bucket ${bucket} in NATS JetStream`, async () => {
+      leaseNc = await connectNats(config.natsUrl!, config.nats, { name: `cyborg-conductor-${id}-lease` });
+      return new Kvm(leaseNc).create(bucket, { history: 1 });
+    });
     lease = new LeaseTable({
       kv,
       conductorId: id,
@@ -84,7 +89,7 @@ export async function startConductor(config: Config, log: Logger, deps: { journa
         if (real.length < hosts.length) void arqHome?.where().catch((err: unknown) => log.error({ err }, 'ARQ home takeover failed'));
       },
     });
-    await lease.start();
+    await step('its leases in NATS JetStream', () => lease!.start());
     const fenced = new FencedJournal(inner, lease);
     journal = fenced;
     router = new HostRouter({
@@ -159,7 +164,7 @@ export async function startConductor(config: Config, log: Logger, deps: { journa
   const home = arqHome;
   const hostRouter = router;
   publisher = new ViewPublisher(bus, conductor, id);
-  await conductor.start();
+  await step('its state from the database', () => conductor.start());
   // Someone must hold the ARQs from the start: Nova lists them before it binds any.
   void arqHome?.where().catch((err: unknown) => log.error({ err }, 'could not settle the ARQ home'));
   // The conductor that resolves a bind tells Nova (with several, the ARQ home): one event per bind.
@@ -199,27 +204,20 @@ export async function startConductor(config: Config, log: Logger, deps: { journa
       },
     }),
   ];
-  const health =
-    d.metricsPort >= 0
-      ? await startHealthServer({
-          address: config.listen.address,
-          port: d.metricsPort,
-          metrics,
-          log,
-          healthy: () => ({
-            ok: !bus.nc.isClosed() && (lease?.valid() ?? true),
-            conductorId: id,
-            hosts: conductor.hosts.size,
-            leaseValid: lease?.valid() ?? null,
-          }),
-          // Not ready while its database or NATS is away: it answers 503 then, and recovers by itself.
-          ready: () => {
-            const database = databaseChecks(inner).database?.();
-            const nats = natsProblem(bus);
-            return { ok: !nats && (lease?.valid() ?? true) && !database, conductorId: id, database: database ?? 'ok', nats: nats ?? 'ok' };
-          },
-        })
-      : undefined;
+  health?.serve({
+    healthy: () => ({
+      ok: !bus.nc.isClosed() && (lease?.valid() ?? true),
+      conductorId: id,
+      hosts: conductor.hosts.size,
+      leaseValid: lease?.valid() ?? null,
+    }),
+    // Not ready while its database or NATS is away: it answers 503 then, and recovers by itself.
+    ready: () => {
+      const database = databaseChecks(inner).database?.();
+      const nats = natsProblem(bus);
+      return { ok: !nats && (lease?.valid() ?? true) && !database, conductorId: id, database: database ?? 'ok', nats: nats ?? 'ok' };
+    },
+  });
   log.info({ leases: d.leases, hosts: conductor.hosts.size, metricsPort: health?.port }, 'conductor role up');
   let stopped: Promise<void> | undefined;
   return {
