@@ -1,4 +1,4 @@
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyServerFactory } from 'fastify';
 import { Ajv } from 'ajv';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Logger } from 'pino';
@@ -44,6 +44,8 @@ export interface ApiOptions {
   hostRetirer?: HostRetirer;
   /** `POST /accelerators/{id}/fake-fault`, where a fake driver runs in this process. */
   faultInjector?: FaultInjector;
+  /** A listener bound before the app was built (roles/early-listener.ts): the app serves there, with no `listen` of its own. */
+  serverFactory?: FastifyServerFactory;
 }
 
 /** This project's own routes live under this prefix; Cyborg's v2 API keeps `/` and `/v2`. */
@@ -55,6 +57,7 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
   const trust = compileTrust(opts.v2?.trustedProxies ?? []);
   const app = Fastify({
     ...(trust ? { trustProxy: trust } : {}),
+    ...(opts.serverFactory ? { serverFactory: opts.serverFactory } : {}),
     loggerInstance: opts.log.child({ component: 'api' }) as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
     genReqId: requestId,

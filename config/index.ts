@@ -539,7 +539,9 @@ type Tree = Record<string, unknown>;
  */
 const ROLE_DEFAULTS: Record<Role, Tree> = {
   'all-in-one': {},
-  api: { listen: { port: PORTS.api, uiPort: PORTS.allInOne } },
+  // No visualizer listener unless asked (`[api] ui_port`): a default one on 6680 met the
+  // all-in-one and the CLI's default on any machine where both run (issue 42).
+  api: { listen: { port: PORTS.api } },
   conductor: {},
   agent: { agent: { enabledDrivers: [] } },
 };

@@ -3,12 +3,13 @@ import { loadConfig, optionSource, StartupError, StartupExit, createLogger, type
 import { RELEASE } from '../release/index.js';
 import { contract, migrate, MigrationRefused, openOrm } from './config.js';
 import { startEmbedded } from './embedded.js';
-import { redact, startupErrorFor } from './check.js';
+import { createErrorFor, databaseMissing, databaseName, redact, startupErrorFor } from './check.js';
 import { schemaStatus } from './schema-status.js';
 
 /**
  * `cyborg db migrate`: applies pending migrations to `[database] connection` / DATABASE_URL (or
- * --database-url), creating the database when it does not exist; the only command that does.
+ * --database-url). A database that does not exist is created only with `--create`: without it a
+ * misspelt name was created silently and the conductor then ran on it, empty (issue 42).
  * The embedded database under the data directory only with --embedded: a configuration whose
  * `[database]` never reached the loader must not be answered by a new, empty local database.
  * `--check` changes nothing: it exits 0 when the database is at the code's schema, 1 when not.
@@ -29,7 +30,8 @@ export function dbCommand(deps: DbCommandDeps = {}): Command {
     .addOption(new Option('--data-dir <dir>', 'where the embedded database lives').env('CYBORG_DATA_DIR'))
     .option('--embedded', 'migrate the embedded database under the data directory (what the all-in-one runs on without [database] connection)')
     .option('--check', "apply nothing: exit 1 when the database is not at this code's schema (naming what is pending)")
-    .action(async (flags: { databaseUrl?: string; dataDir?: string; check?: boolean; embedded?: boolean }, cmd: Command) => {
+    .option('--create', 'create the database first when it does not exist (else: refused, naming it)')
+    .action(async (flags: { databaseUrl?: string; dataDir?: string; check?: boolean; embedded?: boolean; create?: boolean }, cmd: Command) => {
       const { configFile, configDir } = cmd.optsWithGlobals<{ configFile?: string[]; configDir?: string[] }>();
       // Only what was typed: commander also fills these from DATABASE_URL / CYBORG_DATA_DIR, which
       // the loader reads itself, and an error must name the variable the operator set, not a flag.
@@ -68,13 +70,23 @@ export function dbCommand(deps: DbCommandDeps = {}): Command {
           process.exitCode = pending.length ? 1 : 0;
           return;
         }
+        const at = `[database] connection (DATABASE_URL) = ${redact(url)}`;
+        const create = !embedded && (await databaseMissing(orm, at));
+        if (create && !flags.create) {
+          throw new StartupError(
+            `${at}: database "${databaseName(url)}" does not exist; nothing created (a misspelt name?). To create it: cyborg db migrate --create`,
+            StartupExit.schema,
+          );
+        }
         const applied = await migrate(orm).catch((err: unknown) => {
           // A database this release may not migrate (not the next one, or ahead): one line, its way out.
           if (err instanceof MigrationRefused) throw new StartupError(`cyborg ${RELEASE} db migrate: ${err.message}`, StartupExit.schema);
-          throw startupErrorFor(err, `[database] connection (DATABASE_URL) = ${redact(url)}`);
+          throw create ? createErrorFor(err, at, databaseName(url)) : startupErrorFor(err, at);
         });
-        log.info({ database: embedded ? `embedded:${embedded.dataDir}` : redact(url), applied }, 'migrations applied');
-        process.stdout.write(applied.length ? `applied: ${applied.join(', ')}\n` : 'up to date\n');
+        const database = embedded ? `embedded:${embedded.dataDir}` : redact(url);
+        log.info({ database, created: create, applied }, 'migrations applied');
+        if (create) process.stdout.write(`created: database "${databaseName(url)}"\n`);
+        process.stdout.write(applied.length ? `applied: ${applied.join(', ')} (${database})\n` : `up to date (${database})\n`);
       } finally {
         await orm.close();
         await embedded?.stop();

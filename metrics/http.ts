@@ -3,10 +3,16 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Metrics } from './index.js';
 
+type Check = () => { ok: boolean; [k: string]: unknown };
+
 export interface HealthServer {
   server: Server;
   port: number;
   close(): Promise<void>;
+  /** What the role waits for while it starts: `/readyz` is 503 naming it until `serve`. */
+  waitingFor(what: string): void;
+  /** The role is up: its own checks answer from now on. */
+  serve(checks: { healthy: Check; ready?: Check }): void;
 }
 
 /**
@@ -19,16 +25,22 @@ export async function startHealthServer(opts: {
   address: string;
   port: number;
   metrics: Metrics;
-  healthy: () => { ok: boolean; [k: string]: unknown };
-  ready?: () => { ok: boolean; [k: string]: unknown };
+  /** Absent while the role starts (it listens before it waits for NATS or its database): alive, not ready, saying for what. */
+  healthy?: Check;
+  ready?: Check;
   log: Logger;
 }): Promise<HealthServer | undefined> {
+  let waiting = 'the role to start';
+  let checks: { healthy: Check; ready?: Check } | undefined = opts.healthy
+    ? { healthy: opts.healthy, ...(opts.ready ? { ready: opts.ready } : {}) }
+    : undefined;
+  const starting = (path: string): { ok: boolean; [k: string]: unknown } => ({ ok: path === '/healthz', starting: `waiting for ${waiting}` });
   const server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (req.method !== 'GET') {
       res.writeHead(405).end();
     } else if (path === '/healthz' || path === '/readyz') {
-      const h = path === '/readyz' && opts.ready ? opts.ready() : opts.healthy();
+      const h = !checks ? starting(path) : path === '/readyz' && checks.ready ? checks.ready() : checks.healthy();
       res.writeHead(h.ok ? 200 : 503, { 'content-type': 'application/json' }).end(JSON.stringify({ status: h.ok ? 'ok' : 'unavailable', ...h }));
     } else if (path === '/metrics') {
       opts.metrics.text().then(
@@ -58,7 +70,17 @@ export async function startHealthServer(opts: {
   const addr = server.address();
   const port = typeof addr === 'object' && addr ? addr.port : opts.port;
   opts.log.info({ address: opts.address, port }, 'health and metrics listener up (/healthz, /metrics)');
-  return { server, port, close: () => new Promise((r) => server.close(() => r())) };
+  return {
+    server,
+    port,
+    close: () => new Promise((r) => server.close(() => r())),
+    waitingFor: (what) => {
+      waiting = what;
+    },
+    serve: (c) => {
+      checks = c;
+    },
+  };
 }
 
 /** `GET /metrics` on a Fastify app (the api role, the all-in-one). */

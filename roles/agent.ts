@@ -10,7 +10,7 @@ import { startHealthServer, type HealthServer, Metrics } from '../metrics/index.
 import { enabledDrivers, hotplugFor, restoreHostState, type RestoreStep } from './drivers.js';
 import { serveService } from './service.js';
 import { releaseInfo } from './release-info.js';
-import { natsProblem, roleBus } from './shared.js';
+import { natsProblem, natsWaitText, roleBus, startingSteps } from './shared.js';
 
 export interface RunningAgent {
   agent: Agent;
@@ -37,27 +37,37 @@ export async function startAgentRole(config: Config, log: Logger, deps: { driver
   const hostless = log.child({ role: 'agent' });
   log = hostless.child({ host });
   const metrics = new Metrics('agent');
+  // Listening before it waits for anything: `/readyz` names what it waits for (NATS).
+  const health =
+    config.distributed.metricsPort >= 0
+      ? await startHealthServer({ address: config.listen.address, port: config.distributed.metricsPort, metrics, log })
+      : undefined;
+  const step = startingSteps(health);
   const drivers = deps.drivers ?? new DriverRegistry(enabledDrivers(config, log));
-  const cache = await AgentCache.open(
-    join(config.dataDir, 'agent'),
-    host,
-    drivers.list().map((d) => ({ name: d.name, version: d.version })),
-    hostless,
-  ).catch((err: unknown) => {
-    throw unusableDirectory(err, optionSource(config, 'dataDir'), resolve(config.dataDir));
-  });
+  const cache = await step('its local cache ([DEFAULT] state_path)', () =>
+    AgentCache.open(
+      join(config.dataDir, 'agent'),
+      host,
+      drivers.list().map((d) => ({ name: d.name, version: d.version })),
+      hostless,
+    ).catch((err: unknown) => {
+      throw unusableDirectory(err, optionSource(config, 'dataDir'), resolve(config.dataDir));
+    }),
+  );
   // Before the first discovery: what the drivers make again (mdevs, MIG instances, VFs) is then reported as it is.
-  const restored = await restoreHostState(drivers.list(), cache.boundHandles(), log);
+  const restored = await step('the host state its drivers make again', () => restoreHostState(drivers.list(), cache.boundHandles(), log));
   let agent: Agent | undefined;
   let started = false;
   let resyncing = false;
   let stopping = false;
-  const bus = await roleBus(config, log, `cyborg-agent-${host}`, metrics, () => {
-    if (started && !resyncing) {
-      resyncing = true;
-      void resync(agent!, log, () => stopping).finally(() => (resyncing = false));
-    }
-  });
+  const bus = await step(natsWaitText(config), () =>
+    roleBus(config, log, `cyborg-agent-${host}`, metrics, () => {
+      if (started && !resyncing) {
+        resyncing = true;
+        void resync(agent!, log, () => stopping).finally(() => (resyncing = false));
+      }
+    }),
+  );
   const images = glanceFromConfig(config);
   agent = new Agent({
     host,
@@ -101,20 +111,13 @@ export async function startAgentRole(config: Config, log: Logger, deps: { driver
     }),
     stats: () => ({ devices: cache.devices.length, registered: started }),
   });
-  const health =
-    config.distributed.metricsPort >= 0
-      ? await startHealthServer({
-          address: config.listen.address,
-          port: config.distributed.metricsPort,
-          metrics,
-          log,
-          healthy: () => ({ ok: !bus.nc.isClosed(), registered: started, host, epoch: cache.epoch }),
-          ready: () => {
-            const nats = natsProblem(bus);
-            return { ok: !nats, registered: started, host, epoch: cache.epoch, nats: nats ?? 'ok', ...releaseInfo(bus) };
-          },
-        })
-      : undefined;
+  health?.serve({
+    healthy: () => ({ ok: !bus.nc.isClosed(), registered: started, host, epoch: cache.epoch }),
+    ready: () => {
+      const nats = natsProblem(bus);
+      return { ok: !nats, registered: started, host, epoch: cache.epoch, nats: nats ?? 'ok', ...releaseInfo(bus) };
+    },
+  });
   let stopped: Promise<void> | undefined;
   return {
     agent: a,

@@ -17,6 +17,7 @@ import { startNovaNotifier } from '../openstack/nova.js';
 import { startAutoEnable } from './auto-enable.js';
 import { enabledDrivers, hotplugFor } from './drivers.js';
 import { apiAuthFromConfig } from '../api/auth/index.js';
+import { listenEarly } from './early-listener.js';
 import { releaseInfo } from './release-info.js';
 
 export interface Running {
@@ -41,10 +42,20 @@ export interface AllInOneDeps {
 
 /** API + conductor + one agent (the fake driver by default), in one process, over the in-process bus. */
 export async function startAllInOne(config: Config, log: Logger, deps: AllInOneDeps = {}): Promise<Running> {
+  // Bound first: a port in use is said at once (it waited for the database, 34 s, before), and
+  // `/readyz` is 503 naming what the process waits for while it starts.
+  const early = await listenEarly(config.listen.address, config.listen.port);
   const bus = new InProcessBus(log.child({ component: 'bus' }));
   // Without an injected journal: PostgreSQL at DATABASE_URL, or the embedded one under dataDir
   // (migrations applied either way). Tests of the runtime alone inject a MemoryJournal.
-  const journal = deps.journal ?? (await openJournal(config, log.child({ component: 'persistence' })));
+  early.waitingFor(config.databaseUrl ? 'the database ([database] connection)' : `the embedded database under ${config.dataDir}`);
+  const journal =
+    deps.journal ??
+    (await openJournal(config, log.child({ component: 'persistence' })).catch(async (err: unknown) => {
+      await early.close();
+      throw err;
+    }));
+  early.waitingFor('the conductor to load its state');
   // Nova-less by default here: the host's root provider is created when Placement lacks it.
   const link = placementFromConfig(config, log.child({ component: 'placement' }), true);
   const conductor = new Conductor({
@@ -90,15 +101,15 @@ export async function startAllInOne(config: Config, log: Logger, deps: AllInOneD
     ...(journal.forgetHost ? { hostRetirer: { retire: (name: string, m: RequestMeta) => conductor.retireHost(name, m) } } : {}),
     // Fault injection exists only where a fake driver runs here (demos, rehearsals: docs/metrics.md).
     ...(fake ? { faultInjector: fakeFaultInjector(fake, agent, config.host) } : {}),
+    serverFactory: early.serverFactory,
   });
   app.addHook('onClose', async () => auth.close());
   const metrics = new Metrics('all-in-one');
   const unwatch = metrics.watchConductor(conductor, { consumerLabels: config.conductor.metricsConsumerLabels });
   watchFlushes(metrics, journal);
   metricsRoute(app, metrics);
-  await app.listen({ host: config.listen.address, port: config.listen.port });
-  const addr = app.server.address();
-  const port = typeof addr === 'object' && addr ? addr.port : config.listen.port;
+  await app.ready();
+  const port = early.port;
   const host = config.listen.address === '0.0.0.0' || config.listen.address === '::' ? '127.0.0.1' : config.listen.address;
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   let stopped: Promise<void> | undefined;
@@ -112,6 +123,7 @@ export async function startAllInOne(config: Config, log: Logger, deps: AllInOneD
     stop: () =>
       (stopped ??= (async () => {
         await app.close();
+        await early.close();
         unwatch();
         autoEnable?.();
         await agent.stop();

@@ -5,9 +5,10 @@ import { buildApi } from '../api/server.js';
 import type { NatsBus } from '../bus/index.js';
 import type { Config } from '../config/index.js';
 import { metricsRoute, Metrics } from '../metrics/index.js';
-import { natsProblem, roleBus, stopNatsWatch } from './shared.js';
+import { natsProblem, natsWaitText, roleBus, stopNatsWatch } from './shared.js';
 import { releaseInfo } from './release-info.js';
 import { startUiListener } from './ui-listener.js';
+import { listenEarly } from './early-listener.js';
 import { apiAuthFromConfig } from '../api/auth/index.js';
 
 export interface RunningApi {
@@ -29,7 +30,14 @@ export interface RunningApi {
 export async function startApiRole(config: Config, log: Logger): Promise<RunningApi> {
   log = log.child({ role: 'api' });
   const metrics = new Metrics('api');
-  const bus = await roleBus(config, log, `cyborg-api-${config.host}`, metrics);
+  // Bound first: `/healthz` and `/readyz` (503, naming what it waits for) answer while NATS is away,
+  // and a port in use is said at once.
+  const early = await listenEarly(config.listen.address, config.listen.port);
+  early.waitingFor(natsWaitText(config));
+  const bus = await roleBus(config, log, `cyborg-api-${config.host}`, metrics).catch(async (err: unknown) => {
+    await early.close();
+    throw err;
+  });
   const control = new RemoteControlPlane(bus, log, config.distributed.requestTimeoutMs, { viewCheckMs: config.distributed.viewCheckMs });
   // Listens at once: `/readyz` answers 503 until the view is complete (the conductors may start
   // after this process), and the view keeps itself current from then on (ViewSync).
@@ -47,12 +55,12 @@ export async function startApiRole(config: Config, log: Logger): Promise<Running
     },
     // Retiring a host is done by the conductor that holds its lease (control call `hosts.retire`).
     hostRetirer: { retire: (name, m) => control.retireHost(name, m) },
+    serverFactory: early.serverFactory,
   });
   app.addHook('onClose', async () => auth.close());
   metricsRoute(app, metrics);
-  await app.listen({ host: config.listen.address, port: config.listen.port });
-  const addr = app.server.address();
-  const port = typeof addr === 'object' && addr ? addr.port : config.listen.port;
+  await app.ready();
+  const port = early.port;
   const url = `http://${config.listen.address.includes(':') ? `[${config.listen.address}]` : config.listen.address}:${port}`;
   log.info({ url }, 'api role up');
   // A second listener for browsers, unless the API's own port is one they open.
@@ -61,6 +69,7 @@ export async function startApiRole(config: Config, log: Logger): Promise<Running
     uiPort >= 0 && uiPort !== port
       ? await startUiListener(app, config.listen.address, uiPort, log).catch(async (err: unknown) => {
           await app.close();
+          await early.close();
           await bus.close();
           throw err;
         })
@@ -77,6 +86,7 @@ export async function startApiRole(config: Config, log: Logger): Promise<Running
       (stopped ??= (async () => {
         await ui?.close();
         await app.close();
+        await early.close();
         control.stop();
         stopNatsWatch(bus);
         await bus.close();

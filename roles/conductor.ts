@@ -23,7 +23,7 @@ import { startAutoEnable } from './auto-enable.js';
 import { serveService } from './service.js';
 import { keepRoster } from './roster.js';
 import { releaseInfo } from './release-info.js';
-import { natsProblem, roleBus, roleJournal } from './shared.js';
+import { natsProblem, natsWaitText, roleBus, roleJournal, startingSteps } from './shared.js';
 
 /** How long a readiness probe of the database may take (below the api's readiness call's 1 s). */
 const READINESS_PROBE_MS = 800;
@@ -81,11 +81,14 @@ export async function startConductor(config: Config, log: Logger, deps: { journa
   const idless = log.child({ role: 'conductor' });
   log = idless.child({ conductorId: id });
   const metrics = new Metrics('conductor');
-  const bus = await roleBus(config, log, `cyborg-conductor-${id}`, metrics);
-  const inner = deps.journal ?? (await roleJournal(config, log));
+  // Listening before it waits for anything: `/readyz` names what it waits for (NATS, the database).
+  const health = d.metricsPort >= 0 ? await startHealthServer({ address: config.listen.address, port: d.metricsPort, metrics, log }) : undefined;
+  const step = startingSteps(health);
+  const bus = await step(natsWaitText(config), () => roleBus(config, log, `cyborg-conductor-${id}`, metrics));
+  const inner = deps.journal ?? (await step('the database ([database] connection)', () => roleJournal(config, log)));
   const later = new Later<Conductor>();
   const publisher = new Later<ViewPublisher>();
-  const cluster = d.leases ? await startCluster(config, id, idless, bus, inner, later, publisher) : undefined;
+  const cluster = d.leases ? await startCluster(config, id, idless, bus, inner, later, publisher, step) : undefined;
   const journal: Journal = cluster?.fenced ?? inner;
   const door = reportDoor(later, inner, log);
   const conductorBus = door.wrap(observeHeartbeats(cluster ? cluster.router.wrap(bus) : bus, (m) => metrics.observeHeartbeat(m.sentAt)));
@@ -93,7 +96,7 @@ export async function startConductor(config: Config, log: Logger, deps: { journa
   const link = placementFromConfig(config, log.child({ component: 'placement' }));
   const conductor = later.set(new Conductor(conductorOptions(config, id, log, conductorBus, bus, journal, link.port, cluster, later)));
   publisher.set(new ViewPublisher(bus, conductor, id));
-  await conductor.start();
+  await step('its state from the database', () => conductor.start());
   // Someone must hold the ARQs from the start: Nova lists them before it binds any.
   void cluster?.arqHome.where().catch((err: unknown) => log.error({ err }, 'could not settle the ARQ home'));
   // The conductor that resolves a bind tells Nova (with several, the ARQ home): one event per bind.
@@ -102,7 +105,7 @@ export async function startConductor(config: Config, log: Logger, deps: { journa
   const offAutoEnable = config.agent.autoEnable ? startAutoEnable(conductor, log.child({ component: 'auto-enable' })) : undefined;
   watchConductor(metrics, conductor, inner, door, config);
   const offs = serveConductor(config, id, log, bus, conductor, publisher.get(), inner, journal, metrics, cluster);
-  const health = await conductorHealth(config, id, log, bus, inner, metrics, conductor, cluster);
+  serveHealth(health, id, bus, inner, conductor, cluster);
   log.info({ leases: d.leases, hosts: conductor.hosts.size, metricsPort: health?.port }, 'conductor role up');
   let stopped: Promise<void> | undefined;
   return {
@@ -145,11 +148,14 @@ async function startCluster(
   inner: Journal,
   conductor: Later<Conductor>,
   publisher: Later<ViewPublisher>,
+  step: ReturnType<typeof startingSteps>,
 ): Promise<Cluster> {
   const d = config.distributed;
   const bucket = `${d.subjectPrefix ? `${d.subjectPrefix}_` : ''}cyborg_leases`;
-  const leaseNc = await connectNats(config.natsUrl!, config.nats, { name: `cyborg-conductor-${id}-lease` });
-  const kv = await new Kvm(leaseNc).create(bucket, { history: 1 });
+  const { leaseNc, kv } = await step(`the lease bucket ${bucket} in NATS JetStream`, async () => {
+    const nc = await connectNats(config.natsUrl!, config.nats, { name: `cyborg-conductor-${id}-lease` });
+    return { leaseNc: nc, kv: await new Kvm(nc).create(bucket, { history: 1 }) };
+  });
   const stopRoster = keepRoster(kv, bus, id, config.host, log);
   // The router and the ARQ home are built on the lease below: its callbacks reach them once it runs.
   const parts: { router?: HostRouter; arqHome?: ArqHome } = {};
@@ -170,7 +176,7 @@ async function startCluster(
       if (real.length < hosts.length) void parts.arqHome?.where().catch((err: unknown) => log.error({ err, conductorId: id }, 'ARQ home takeover failed'));
     },
   });
-  await lease.start();
+  await step('its leases in NATS JetStream', () => lease.start());
   const fenced = new FencedJournal(inner, lease);
   const router = (parts.router = new HostRouter({
     bus,
@@ -305,25 +311,10 @@ function serveConductor(
   ];
 }
 
-/** The conductor's health + /metrics listener, unless it is off (`metrics_port = -1`). */
-async function conductorHealth(
-  config: Config,
-  id: string,
-  log: Logger,
-  bus: NatsBus,
-  inner: Journal,
-  metrics: Metrics,
-  conductor: Conductor,
-  cluster: Cluster | undefined,
-): Promise<HealthServer | undefined> {
-  const d = config.distributed;
-  if (d.metricsPort < 0) return undefined;
+/** The health server's answers, once the conductor is built (it listened from the start: `/readyz` said what it waited for). */
+function serveHealth(health: HealthServer | undefined, id: string, bus: NatsBus, inner: Journal, conductor: Conductor, cluster: Cluster | undefined): void {
   const lease = cluster?.lease;
-  return startHealthServer({
-    address: config.listen.address,
-    port: d.metricsPort,
-    metrics,
-    log,
+  health?.serve({
     healthy: () => ({
       ok: !bus.nc.isClosed() && (lease?.valid() ?? true),
       conductorId: id,

@@ -4,9 +4,9 @@ import { connectBus, type NatsBus } from '../bus/index.js';
 import { Subjects } from '../bus/index.js';
 import { ConfigError, type Config } from '../config/index.js';
 import { openJournal } from '../db/index.js';
-import type { Metrics } from '../metrics/index.js';
+import type { HealthServer, Metrics } from '../metrics/index.js';
 import { ProtocolLevel } from '../release/index.js';
-import { NatsWatch } from './nats-watch.js';
+import { NatsWatch, natsUrlForLog } from './nats-watch.js';
 
 /** The bus of a distributed role: NATS at `natsUrl` (required), with the configured subject prefix. */
 export async function roleBus(config: Config, log: Logger, name: string, metrics: Metrics, onReconnect?: () => void): Promise<NatsBus> {
@@ -61,4 +61,26 @@ export async function roleJournal(config: Config, log: Logger): Promise<Journal>
     'NO DATABASE_URL: this conductor keeps its state IN MEMORY ONLY. A restart loses it and no other conductor can take its hosts over. Set DATABASE_URL=postgres://… for anything but a demo.',
   );
   return new MemoryJournal();
+}
+
+/**
+ * A role's start-up steps, each named on its health listener while it runs (`/readyz`: 503,
+ * `waiting for <what>`); a step that fails closes the listener. The listener is up before the
+ * first step: a role waiting for NATS answered nothing at all before (issue 42).
+ */
+export function startingSteps(health: HealthServer | undefined): <T>(what: string, step: () => Promise<T>) => Promise<T> {
+  return async (what, step) => {
+    health?.waitingFor(what);
+    try {
+      return await step();
+    } catch (err) {
+      await health?.close();
+      throw err;
+    }
+  };
+}
+
+/** What a role waits for while it connects to NATS, as `/readyz` names it. */
+export function natsWaitText(config: Config): string {
+  return `NATS at ${natsUrlForLog(config.natsUrl ?? '')} ([DEFAULT] transport_url)`;
 }

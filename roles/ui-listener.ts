@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
+import { bind } from './early-listener.js';
 
 export interface UiListener {
   url: string;
@@ -14,15 +15,7 @@ export interface UiListener {
  */
 export async function startUiListener(app: FastifyInstance, address: string, port: number, log: Logger): Promise<UiListener> {
   const server: Server = createServer((req, res) => app.routing(req, res));
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, address, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const addr = server.address();
-  const bound = typeof addr === 'object' && addr ? addr.port : port;
+  const bound = await bind(server, address, port);
   const host = address === '0.0.0.0' || address === '::' ? '127.0.0.1' : address;
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${bound}`;
   log.info({ url: `${url}/ui` }, `visualizer: open ${url}/ui in a browser (browsers refuse the API's own port)`);

@@ -1,5 +1,5 @@
 export { defaultSearchContext, findCloud, loadClouds, searchPath, type CloudEntry, type SearchContext } from './clouds.js';
 export { apiRoot, connect, SERVICE_TYPE, type Connection, type UrlChoice } from './connect.js';
 export { ClientConfigError, CredentialsRefusedError, KeystoneUnreachableError, SignInError } from './errors.js';
-export { authFailure } from './report.js';
+export { authFailure, deploymentOf } from './report.js';
 export { addOpenStackOptions, openStackValues, planAuth, type AuthPlan } from './options.js';

@@ -16,3 +16,16 @@ export function authFailure(err: unknown, plan: AuthPlan | undefined): { text: s
   }
   return undefined;
 }
+
+/**
+ * The deployment a command talks to, in words: the API's URL (or, before the catalog answered,
+ * Keystone's catalog), and the cloud and region it was found in. `--verbose` prints it first and
+ * every error ends with it: two deployments on one machine were told apart by nothing (issue 42).
+ */
+export function deploymentOf(plan: AuthPlan | undefined, url: string | undefined): string {
+  const api = url ?? "the accelerator endpoint of Keystone's catalog";
+  if (!plan) return api;
+  if (plan.kind !== 'keystone') return `${api} (${plan.kind === 'token' ? 'a token as given' : 'no sign-in'})`;
+  const parts = [plan.cloud ? `cloud ${plan.cloud}` : undefined, `region ${plan.region ?? '(any)'}`, `Keystone ${plan.authUrl}`];
+  return `${api} (${parts.filter(Boolean).join(', ')})`;
+}

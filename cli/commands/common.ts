@@ -1,6 +1,6 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { PORTS } from '../../config/index.js';
-import { addOpenStackOptions, authFailure, connect, openStackValues, planAuth, type AuthPlan } from '../auth/index.js';
+import { addOpenStackOptions, authFailure, connect, deploymentOf, openStackValues, planAuth, type AuthPlan } from '../auth/index.js';
 import { ApiClient } from '../client.js';
 import { describeError, exitCodeFor, ExitCode, type Io } from '../output.js';
 
@@ -17,6 +17,7 @@ export interface Ctx {
 interface ClientFlags {
   url: string;
   json?: boolean;
+  verbose?: boolean;
   timeout: number;
 }
 
@@ -50,6 +51,7 @@ export function apiCommand(parent: Command, spec: string, description: string, i
         .default(`http://127.0.0.1:${PORTS.allInOne}`),
     )
     .option('--json', 'print JSON (for scripts) instead of tables')
+    .option('-v, --verbose', 'say on stderr which deployment this command talks to (URL, cloud and region) before it does')
     .addOption(new Option('--timeout <seconds>', 'give up waiting for the API after this long').default(300).argParser(seconds))
     .configureOutput({ writeOut: io.out, writeErr: io.err })
     .exitOverride((e) => io.usageExit(e.exitCode === 0 ? ExitCode.ok : ExitCode.usage));
@@ -74,18 +76,25 @@ export function act<O>(cmd: Command, io: Io, fn: (ctx: Ctx, args: string[], opts
     const flags = command.opts<ClientFlags & O>();
     const ctx: Ctx = { api: new ApiClient(flags.url, flags.timeout * 1000), json: Boolean(flags.json), io, url: flags.url, exitCode: ExitCode.ok };
     let plan: AuthPlan | undefined;
+    // The API's URL once known: given, or (signed in) the catalog's.
+    let known: string | undefined;
     try {
       // Signed in as the openstack CLI would be (or not at all: noauth), at --url or the catalog's endpoint.
       plan = planAuth(openStackValues(command));
       const explicit = command.getOptionValueSource('url') !== 'default' && flags.url !== '';
+      if (explicit || plan.kind !== 'keystone') known = flags.url;
       const conn = await connect(plan, { value: flags.url, explicit }, flags.timeout * 1000);
       ctx.api = new ApiClient(conn.url, flags.timeout * 1000, conn.auth);
-      ctx.url = conn.url;
+      ctx.url = known = conn.url;
+      if (flags.verbose) io.err(`cyborg: talking to ${deploymentOf(plan, known)}\n`);
       await fn(ctx, all.slice(0, -2) as string[], flags);
       io.setExitCode(ctx.exitCode);
     } catch (err) {
       const auth = authFailure(err, plan);
-      io.err(auth?.exitCode !== undefined ? auth.text : describeError(err, ctx.url) + (auth?.text ?? ''));
+      const text = auth?.exitCode !== undefined ? auth.text : describeError(err, ctx.url) + (auth?.text ?? '');
+      // Every error names the deployment (the same command may reach another one than the user
+      // thought), once there is one: options that cannot be used name none.
+      io.err(plan ? `${text}  deployment: ${deploymentOf(plan, known)}\n` : text);
       io.setExitCode(auth?.exitCode ?? exitCodeFor(err));
     }
   });

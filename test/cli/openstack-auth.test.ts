@@ -208,7 +208,9 @@ describe.skipIf(!svc.keystone)('cyborg signs in as the openstack CLI does, again
       OS_PROJECT_NAME: 'demo',
     });
     expect(r.code).toBe(7);
-    expect(r.stderr).toMatch(/^cyborg: Policy doesn't allow cyborg:operator:accelerator:\w+ to be performed\. \[request\.forbidden\]\n$/);
+    expect(r.stderr).toMatch(
+      /^cyborg: Policy doesn't allow cyborg:operator:accelerator:\w+ to be performed\. \[request\.forbidden\]\n {2}deployment: http:\S+ \(region \S+, Keystone \S+\)\n$/,
+    );
     expect(stack.conductor.getAccelerator(target.id).state).toBe('inactive');
   });
 
@@ -216,7 +218,8 @@ describe.skipIf(!svc.keystone)('cyborg signs in as the openstack CLI does, again
     const wrong = await cyborgWith(['accelerator', 'list'], { ...adminVars, OS_PASSWORD: 'not-the-password' });
     expect([wrong.code, wrong.stdout]).toEqual([7, '']);
     expect(wrong.stderr).toBe(
-      `cyborg: Keystone at ${KEYSTONE_URL} refused the password of user admin (401: The request you have made requires authentication.)\n`,
+      `cyborg: Keystone at ${KEYSTONE_URL} refused the password of user admin (401: The request you have made requires authentication.)\n` +
+        `  deployment: the accelerator endpoint of Keystone's catalog (region ${adminVars.OS_REGION_NAME}, Keystone ${KEYSTONE_URL})\n`,
     );
 
     const clouds = { OS_CLIENT_CONFIG_FILE: join(cwd, 'clouds.yaml') };

@@ -14,6 +14,8 @@ describe('cyborg CLI against a running all-in-one', () => {
   const instance = randomUUID();
   const T4 = 'cli-host_0000_3b_00_0';
   const run = (...argv: string[]) => cyborg(...argv, '--url', url);
+  // Every error ends naming the deployment it came from.
+  const at = (u = url): string => `  deployment: ${u} (no sign-in)\n`;
 
   beforeAll(async () => {
     target = await startCliTarget();
@@ -85,7 +87,7 @@ describe('cyborg CLI against a running all-in-one', () => {
     expect(r.stderr).toMatch(
       new RegExp(
         `^cyborg: driver generic on cli-host is in use: accelerator ${T4} \\([0-9a-f-]{36}\\) is attached to instance ${instance}\\. ` +
-          `Detach it first \\(cyborg detach-instance ${instance}\\), then uninstall the driver \\[driver\\.in_use\\]\\n$`,
+          `Detach it first \\(cyborg detach-instance ${instance}\\), then uninstall the driver \\[driver\\.in_use\\]\\n {2}deployment: `,
       ),
     );
     // --force passes the drain rule (test/maintenance); an attached instance still stops it.
@@ -99,7 +101,7 @@ describe('cyborg CLI against a running all-in-one', () => {
     const r = await run('install-driver', 'nvidia');
     expect([r.code, r.stderr]).toEqual([
       3,
-      'cyborg: no driver "nvidia". Known drivers: fake@cli-host, generic@cli-host (see: cyborg driver-list) [driver.not_found]\n',
+      'cyborg: no driver "nvidia". Known drivers: fake@cli-host, generic@cli-host (see: cyborg driver-list) [driver.not_found]\n' + at(),
     ]);
   });
 
@@ -135,7 +137,10 @@ describe('cyborg CLI against a running all-in-one', () => {
     };
     try {
       const r = await run('update-driver', 'generic', '--version', '9.9', '--force');
-      expect([r.code, r.stderr]).toEqual([5, 'cyborg: update of driver generic on cli-host failed: dkms: build of vfio-helper 9.9 failed [driver.failed]\n']);
+      expect([r.code, r.stderr]).toEqual([
+        5,
+        'cyborg: update of driver generic on cli-host failed: dkms: build of vfio-helper 9.9 failed [driver.failed]\n' + at(),
+      ]);
       const d = JSON.parse((await run('driver-list', '--json')).stdout) as DriverView[];
       expect(d.find((x) => x.name === 'generic')).toMatchObject({
         version: '1.2.0',
@@ -166,20 +171,20 @@ describe('cyborg CLI against a running all-in-one', () => {
   it('says what is wrong with the command line (exit 2) and with an unknown accelerator (exit 3)', async () => {
     expect((await run('accelerator', 'program', 'cli-host_0000_af_00_0')).code).toBe(2);
     const both = await run('accelerator', 'program', 'cli-host_0000_af_00_0', '--bitstream', 'bs-1', '--function', 'gzip');
-    expect([both.code, both.stderr]).toEqual([2, 'cyborg: give --bitstream <id> or --function <id>, not both: a programming loads one image\n']);
+    expect([both.code, both.stderr]).toEqual([2, 'cyborg: give --bitstream <id> or --function <id>, not both: a programming loads one image\n' + at()]);
     const noTarget = await run('attach-instance', randomUUID());
     expect([noTarget.code, noTarget.stderr]).toEqual([
       2,
-      'cyborg: say which accelerator: --accelerator <id>, --resource-class <rc> or --device-profile <name> (see: cyborg accelerator list)\n',
+      'cyborg: say which accelerator: --accelerator <id>, --resource-class <rc> or --device-profile <name> (see: cyborg accelerator list)\n' + at(),
     ]);
     const badId = await run('detach-instance', 'web-1');
-    expect([badId.code, badId.stderr]).toEqual([2, 'cyborg: instance ids are UUIDs (as "openstack server list" shows them), got "web-1"\n']);
+    expect([badId.code, badId.stderr]).toEqual([2, 'cyborg: instance ids are UUIDs (as "openstack server list" shows them), got "web-1"\n' + at()]);
     expect((await cyborg('driver-list', '--frobnicate')).code).toBe(2);
     expect((await cyborg('install-driver')).code).toBe(2);
     const unknown = await run('accelerator', 'show', 'no-such-accelerator');
     expect([unknown.code, unknown.stderr]).toEqual([
       3,
-      'cyborg: no accelerator named no-such-accelerator (see: cyborg accelerator list) [accelerator.not_found]\n',
+      'cyborg: no accelerator named no-such-accelerator (see: cyborg accelerator list) [accelerator.not_found]\n' + at(),
     ]);
     const none = await run('attach-instance', randomUUID(), '--resource-class', 'FPGA', '--trait', 'CUSTOM_NOPE');
     expect(none.code).toBe(4);
@@ -191,7 +196,7 @@ describe('cyborg CLI against a running all-in-one', () => {
     const r = await cyborg('driver-list', '--url', `http://127.0.0.1:${port}`);
     expect(r.code).toBe(6);
     expect(r.stderr).toBe(
-      `cyborg: cannot reach the Cyborg API at http://127.0.0.1:${port}: ECONNREFUSED\n  Is it running? Start one with "cyborg all-in-one", or point --url / CYBORG_URL at it.\n`,
+      `cyborg: cannot reach the Cyborg API at http://127.0.0.1:${port}: ECONNREFUSED\n  Is it running? Start one with "cyborg all-in-one", or point --url / CYBORG_URL at it.\n${at(`http://127.0.0.1:${port}`)}`,
     );
   });
 });

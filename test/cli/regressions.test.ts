@@ -51,7 +51,7 @@ describe('cyborg CLI regressions', () => {
 
   it('host layout with neither --mig nor --vfs says to give one, exit 2 (bad usage, not an unexpected error)', async () => {
     const r = await run('host', 'layout', 'reg-host', '0000:3b:00.0');
-    expect(r).toMatchObject({ code: 2, stderr: 'cyborg: give exactly one of --mig <profiles> or --vfs <count>\n' });
+    expect(r).toMatchObject({ code: 2, stderr: `cyborg: give exactly one of --mig <profiles> or --vfs <count>\n  deployment: ${target.url} (no sign-in)\n` });
   });
 
   it('--fake-gpus 1 is one fake GPU in all, as the help says (it said "extra fake GPUs" and left one of the two)', async () => {

@@ -37,7 +37,7 @@ describe.skipIf(!svc.postgres || !svc.nats)('a role never runs on a database cyb
     const r = await conductor(url);
     expect(r.code).toBe(3);
     expect(r.stderr).toBe(
-      `cyborg: [database] connection (DATABASE_URL) = postgres://postgres:***@${new URL(url).host}/${name}: database "${name}" does not exist; create and migrate it with: cyborg db migrate\n`,
+      `cyborg: [database] connection (DATABASE_URL) = postgres://postgres:***@${new URL(url).host}/${name}: database "${name}" does not exist; create and migrate it with: cyborg db migrate --create\n`,
     );
     expect(await databases()).not.toContain(name);
   });
