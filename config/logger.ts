@@ -1,5 +1,5 @@
 import { pino, type DestinationStream, type Logger } from 'pino';
-import type { Config } from './index.js';
+import type { Config } from './schema.js';
 
 export type { Logger };
 
