@@ -7,7 +7,8 @@
  */
 import { cruise, type ICruiseResult, type IForbiddenRuleType } from 'dependency-cruiser';
 import extractTsConfig from 'dependency-cruiser/config-utl/extract-ts-config';
-import { resolve } from 'node:path';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { expect, it } from 'vitest';
 
 /** Violations tolerated, each `rule: from -> to`. Keep it empty: a wrong-way import is fixed, not listed. */
@@ -79,6 +80,37 @@ const RULES: IForbiddenRuleType[] = [
     severity: 'error',
     from: { path: '^', pathNot: '^(openstack/placement|test)/' },
     to: { path: '^openstack/placement/', pathNot: '^openstack/placement/index\\.ts$' },
+  },
+  {
+    name: 'auth-through-its-door',
+    comment:
+      'api/auth/ (who is asking, and what they may do) is one room that api/v2/, api/routes/ and the roles share: they reach it only through its index.ts, so none serves identity or policy to a sibling.',
+    severity: 'error',
+    from: { path: '^', pathNot: '^(api/auth|test)/' },
+    to: { path: '^api/auth/', pathNot: '^api/auth/index\\.ts$' },
+  },
+  {
+    name: 'auth-serves-no-api-surface',
+    comment: 'Identity and policy are taken by the API surfaces, never the reverse: api/auth/ imports neither api/v2/ nor api/routes/.',
+    severity: 'error',
+    from: { path: '^api/auth/' },
+    to: { path: '^api/(v2|routes)/' },
+  },
+  {
+    name: 'openstack-through-its-doors',
+    comment:
+      "Other rooms take openstack/ through its clients' doors (keystone/, placement/, glance/ index.ts), the Nova notifier, and the global request id; never a client's internals.",
+    severity: 'error',
+    from: { path: '^', pathNot: '^(openstack|test)/' },
+    to: { path: '^openstack/', pathNot: '^openstack/((keystone|placement|glance)/index|nova|request-id)\\.ts$' },
+  },
+  {
+    name: 'request-id-loads-nothing',
+    comment:
+      "openstack/request-id.ts is taken by the actors, control/ and the api to carry OpenStack's global request id: it imports no file of ours, so taking it loads no OpenStack client.",
+    severity: 'error',
+    from: { path: '^openstack/request-id\\.ts$' },
+    to: { dependencyTypes: ['local'] },
   },
   {
     name: 'no-actor-internals',
@@ -239,3 +271,18 @@ it('imports go the right way between rooms, and no folders or files import each 
   const fresh = found.filter((v) => !known.has(v));
   expect(fresh, `wrong-way imports or folder / file cycles:\n  ${fresh.join('\n  ')}\n`).toEqual([]);
 }, 120_000);
+
+it('every door names what it exports: no `export *`', () => {
+  // A door that re-exports every file hides what its room promises and lets each new export leak
+  // (scripts/door-exports.ts turns one into its list).
+  const starred: string[] = [];
+  const walk = (dir: string): void => {
+    for (const e of readdirSync(join(ROOT, dir), { withFileTypes: true })) {
+      const path = `${dir}/${e.name}`;
+      if (e.isDirectory() && e.name !== 'node_modules' && e.name !== 'dist') walk(path);
+      else if (/\.tsx?$/.test(e.name) && !e.name.endsWith('.test.ts') && /^export \* from/m.test(readFileSync(join(ROOT, path), 'utf8'))) starred.push(path);
+    }
+  };
+  for (const room of ROOMS) walk(room);
+  expect(starred).toEqual([]);
+});
