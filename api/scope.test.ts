@@ -7,7 +7,7 @@ import type { AcceleratorView, ArqView, ControlPlane, TransitionRecord } from '.
 import { CYBORG_RULES, Enforcer } from '../policy/index.js';
 import { EventScope, projectScope, scopeOf } from './scope.js';
 import { authSettings } from './v2/index.js';
-import type { Identity } from './v2/identity.js';
+import type { Identity } from './auth/index.js';
 
 // Casts: only the fields the scope reads matter here, and the views grow fields over time.
 const card = (allocations: AcceleratorView['allocations']): AcceleratorView =>

@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import { NotFoundError } from '../errors/index.js';
 import type { AcceleratorView, ArqView, AuditQuery, ControlPlane, HostUsage, HostView, TransitionRecord } from '../model/index.js';
-import { allowed } from './v2/policy.js';
+import { allowed } from './auth/index.js';
 
 /**
  * Tenancy of the operator API, in one place. A caller that passes `cyborg:operator:scope:fleet`

@@ -20,7 +20,7 @@
  *
  * `--baseline <ref>`: the same script, copied into a git worktree of that commit under /tmp, in a
  * process of its own; both counts and their ratio. It imports only what old commits have too
- * (roles/all-in-one.ts's startAllInOne, config/index.ts's loadConfig), talks HTTP with Node's own
+ * (roles/all-in-one.ts's startAllInOne, config/load.ts's loadConfig), talks HTTP with Node's own
  * fetch, and computes the fake FPGA's provider uuid itself.
  */
 import { execFileSync, spawn } from 'node:child_process';

@@ -1,5 +1,7 @@
 import type { TSchema } from '@sinclair/typebox';
-import { bool } from './options.js';
+import { ConfigError } from './errors.js';
+import { bool, type OptionSpec } from './options.js';
+import { ConfigSchema } from './schema.js';
 
 /** The schema of the setting at a dotted path, or undefined when there is none. */
 export function schemaAt(root: TSchema, path: string): TSchema | undefined {
@@ -37,4 +39,17 @@ export function fromText(s: TSchema, values: readonly string[], scale = 1): unkn
     return n * scale;
   }
   return last;
+}
+
+/**
+ * An option's value from what the operator wrote (the file's lines, or a variable), or a
+ * ConfigError naming where it was written; a secret's text is never echoed.
+ */
+export function optionValue(spec: OptionSpec, values: string[], where: string, file: boolean): unknown {
+  try {
+    if (file && spec.fromFile) return spec.fromFile(values.at(-1) ?? '');
+    return fromText(schemaAt(ConfigSchema, spec.path)!, values, file ? spec.scale : 1);
+  } catch (err) {
+    throw new ConfigError(`invalid configuration: ${where}: ${spec.secret ? 'not a valid value' : (err as Error).message}`);
+  }
 }

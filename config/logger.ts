@@ -1,6 +1,6 @@
 import { channel } from 'node:diagnostics_channel';
 import { pino, type DestinationStream, type Logger } from 'pino';
-import type { Config } from './index.js';
+import type { Config } from './schema.js';
 
 export type { Logger };
 

@@ -1,6 +1,6 @@
 import type { TSchema } from '@sinclair/typebox';
 import { schemaAt, typeName } from './coerce.js';
-import { ConfigSchema } from './index.js';
+import { ConfigSchema } from './schema.js';
 import { OPTIONS, type OptionSpec } from './options.js';
 
 interface Described {

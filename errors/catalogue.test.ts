@@ -1,6 +1,6 @@
 /**
  * Every error this project throws on purpose has its status: a walk of the source finds each
- * error class and each code thrown, and checks it against the catalogue (errors/index.ts). An
+ * error class and each code thrown, and checks it against the catalogue (errors/catalogue.ts). An
  * error outside it reaches a client as a bare 500 — the lost lease did, until it was a CyborgError.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';

@@ -1,4 +1,4 @@
-import { isCyborgError } from './index.js';
+import { isCyborgError } from './catalogue.js';
 
 /** What a client or another process reads where a database's own words were. */
 export const DATABASE_FAILED = 'the database could not store the change';

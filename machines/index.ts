@@ -1,12 +1,86 @@
 // The door of machines/: other rooms take the machines and their vocabulary from here. The browser
 // bundle takes it too (ui/), so nothing behind it may need Node or a server room.
-export * from './accelerator.js';
-export * from './arq.js';
-export * from './host.js';
-export * from './driver.js';
+export {
+  ACCELERATOR_INITIAL,
+  ACCELERATOR_STATES,
+  type AcceleratorContext,
+  type AcceleratorEvent,
+  type AcceleratorInput,
+  acceleratorMachine,
+  type AcceleratorMachine,
+  type AcceleratorState,
+  AcceleratorStates,
+  type AcceleratorTag,
+  type Allocation,
+  AllocationSchema,
+  type ConditionTag,
+  conditionTags,
+  type DriverOp,
+  type DriverOpInput,
+  healthActions,
+  initialContext,
+  inService,
+  OPERATOR_EVENTS,
+  type OperatorEvent,
+  opInput,
+  originOf,
+  type ProgramInfo,
+  ProgramInfoSchema,
+  reasonOf,
+  type StableState,
+} from './accelerator.js';
+export {
+  ARQ_EVENTS,
+  ARQ_STATES,
+  type ArqContext,
+  type ArqEvent,
+  type ArqInput,
+  arqMachine,
+  type ArqMachine,
+  type ArqState,
+  ArqStates,
+  type ArqTag,
+  arqTags,
+  type Binding,
+  BindingSchema,
+  type BoundTo,
+  BoundToSchema,
+  CYBORG_ARQ_STATES,
+  type CyborgArqState,
+  cyborgState,
+  isDeleting,
+} from './arq.js';
+export { HOST_STATES, type HostContext, hostContextOf, type HostEvent, hostMachine, type HostMachine, type HostState, HostStates } from './host.js';
+export {
+  DRIVER_STATES,
+  type DriverContext,
+  type DriverEvent,
+  type DriverLifecycleOp,
+  driverMachine,
+  type DriverMachine,
+  type DriverOpOutcome,
+  type DriverOpRequest,
+  type DriverRestState,
+  type DriverState,
+  DriverStates,
+  type DriverTag,
+  failureReason,
+} from './driver.js';
 export { placementSyncMachine, type PassResult, type PlacementSyncMachine, type SyncWork } from './placement-sync.js';
 export { allowedEvents } from './allowed.js';
-export * from './health.js';
+export {
+  DEFAULT_HEALTH_POLICY,
+  type HealthPolicy,
+  type HealthSignal,
+  type HealthState,
+  type HealthStatus,
+  HEALTHY,
+  type MaintenanceMark,
+  type MaintenanceScope,
+  nextHealth,
+  nextMark,
+  type Severity,
+} from './health.js';
 export { namesOf, recoverInterrupted, tagsOfState, type StateRecord } from './vocabulary.js';
 export { eventLabel, machineGraph, type GraphState, type GraphTransition, type MachineGraph } from './graph.js';
 export { HOST_DELETED, isDetourState, isFailureState, NOT_YET, TRANSITION_ENDS, type TransitionEnd } from './states.js';

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import type { Metrics } from './index.js';
+import type { Metrics } from './metrics.js';
 
 type Check = () => { ok: boolean; [k: string]: unknown };
 

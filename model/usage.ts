@@ -16,7 +16,7 @@ export const UsageSampleSchema = Type.Object({
   powerW: Type.Optional(Type.Number({ minimum: 0, maximum: 5_000 })),
 });
 
-/** At most `[conductor] usage_window` samples (config/index.ts bounds it to this). */
+/** At most `[conductor] usage_window` samples (config/schema.ts bounds it to this). */
 const Samples = Type.Array(UsageSampleSchema, { maxItems: 10_000 });
 
 /** An accelerator's recent usage, oldest sample first. */

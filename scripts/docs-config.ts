@@ -1,4 +1,4 @@
-// Rewrites README.md's configuration table from the schema (config/options.ts, config/index.ts).
+// Rewrites README.md's configuration table from the schema (config/options.ts, config/schema.ts).
 // config/readme.test.ts fails while the README's table differs from what this writes.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { withConfigTable } from '../config/sample.js';

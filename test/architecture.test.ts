@@ -7,7 +7,8 @@
  */
 import { cruise, type ICruiseResult, type IForbiddenRuleType } from 'dependency-cruiser';
 import extractTsConfig from 'dependency-cruiser/config-utl/extract-ts-config';
-import { resolve } from 'node:path';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { expect, it } from 'vitest';
 
 /** Violations tolerated, each `rule: from -> to`. Keep it empty: a wrong-way import is fixed, not listed. */
@@ -81,6 +82,37 @@ const RULES: IForbiddenRuleType[] = [
     severity: 'error',
     from: { path: '^', pathNot: '^(openstack/placement|test)/' },
     to: { path: '^openstack/placement/', pathNot: '^openstack/placement/index\\.ts$' },
+  },
+  {
+    name: 'auth-through-its-door',
+    comment:
+      'api/auth/ (who is asking, and what they may do) is one room that api/v2/, api/routes/ and the roles share: they reach it only through its index.ts, so none serves identity or policy to a sibling.',
+    severity: 'error',
+    from: { path: '^', pathNot: '^(api/auth|test)/' },
+    to: { path: '^api/auth/', pathNot: '^api/auth/index\\.ts$' },
+  },
+  {
+    name: 'auth-serves-no-api-surface',
+    comment: 'Identity and policy are taken by the API surfaces, never the reverse: api/auth/ imports neither api/v2/ nor api/routes/.',
+    severity: 'error',
+    from: { path: '^api/auth/' },
+    to: { path: '^api/(v2|routes)/' },
+  },
+  {
+    name: 'openstack-through-its-doors',
+    comment:
+      "Other rooms take openstack/ through its clients' doors (keystone/, placement/, glance/ index.ts), the Nova notifier, and the global request id; never a client's internals.",
+    severity: 'error',
+    from: { path: '^', pathNot: '^(openstack|test)/' },
+    to: { path: '^openstack/', pathNot: '^openstack/((keystone|placement|glance)/index|nova|request-id)\\.ts$' },
+  },
+  {
+    name: 'request-id-loads-nothing',
+    comment:
+      "openstack/request-id.ts is taken by the actors, control/ and the api to carry OpenStack's global request id: it imports no file of ours, so taking it loads no OpenStack client.",
+    severity: 'error',
+    from: { path: '^openstack/request-id\\.ts$' },
+    to: { dependencyTypes: ['local'] },
   },
   {
     name: 'no-actor-internals',
@@ -164,30 +196,13 @@ async function importGraph(): Promise<{ edges: Edge[]; violations: string[] }> {
   return { edges, violations };
 }
 
-/**
- * Cycles between sibling folders at any depth (top-level rooms, or subrooms of one room): an edge
- * counts between the first folders below the two files' common ancestor. A file that sits directly
- * in that ancestor (a room's index.ts importing its own subroom) is a parent-child arrow, not a sibling one.
- */
-function folderCycles(edges: Edge[]): string[] {
-  const graph = new Map<string, Set<string>>();
-  for (const { from, to } of edges) {
-    const a = from.split('/');
-    const b = to.split('/');
-    let i = 0;
-    while (i < a.length - 1 && i < b.length - 1 && a[i] === b[i]) i++;
-    if (i >= a.length - 1 || i >= b.length - 1) continue;
-    const fa = a.slice(0, i + 1).join('/');
-    const fb = b.slice(0, i + 1).join('/');
-    if (!graph.has(fa)) graph.set(fa, new Set());
-    graph.get(fa)!.add(fb);
-  }
-  // Tarjan's strongly connected components: each component of more than one folder is a cycle.
+/** Strongly connected components of more than one node (Tarjan's algorithm): each is a cycle. */
+function cyclesOf(graph: ReadonlyMap<string, ReadonlySet<string>>): string[][] {
   const index = new Map<string, number>();
   const low = new Map<string, number>();
   const stack: string[] = [];
   const onStack = new Set<string>();
-  const cycles: string[] = [];
+  const cycles: string[][] = [];
   let next = 0;
   const visit = (v: string): void => {
     index.set(v, next);
@@ -208,18 +223,68 @@ function folderCycles(edges: Edge[]): string[] {
         onStack.delete(w);
         scc.push(w);
       } while (w !== v);
-      if (scc.length > 1) cycles.push(`folder-cycle: ${scc.sort().join(' <-> ')}`);
+      if (scc.length > 1) cycles.push(scc.sort());
     }
   };
   for (const v of graph.keys()) if (!index.has(v)) visit(v);
   return cycles;
 }
 
-it('imports go the right way between rooms, and no folders import each other in a cycle', async () => {
+function addEdge(graph: Map<string, Set<string>>, from: string, to: string): void {
+  if (!graph.has(from)) graph.set(from, new Set());
+  graph.get(from)!.add(to);
+}
+
+/**
+ * Cycles between sibling folders at any depth (top-level rooms, or subrooms of one room): an edge
+ * counts between the first folders below the two files' common ancestor. A file that sits directly
+ * in that ancestor (a room's index.ts importing its own subroom) is a parent-child arrow, not a sibling one.
+ */
+function folderCycles(edges: Edge[]): string[] {
+  const graph = new Map<string, Set<string>>();
+  for (const { from, to } of edges) {
+    const a = from.split('/');
+    const b = to.split('/');
+    let i = 0;
+    while (i < a.length - 1 && i < b.length - 1 && a[i] === b[i]) i++;
+    if (i >= a.length - 1 || i >= b.length - 1) continue;
+    addEdge(graph, a.slice(0, i + 1).join('/'), b.slice(0, i + 1).join('/'));
+  }
+  return cyclesOf(graph).map((scc) => `folder-cycle: ${scc.join(' <-> ')}`);
+}
+
+/**
+ * Cycles between files, inside a room too: a file that imports one that imports it back loads in
+ * an order that depends on who was imported first (a door re-exporting a file that takes the door
+ * reads `undefined` at load time), and the two are one concern in two files. Type-only imports
+ * count, as above: they still tie the two files together.
+ */
+function fileCycles(edges: Edge[]): string[] {
+  const graph = new Map<string, Set<string>>();
+  for (const { from, to } of edges) addEdge(graph, from, to);
+  return cyclesOf(graph).map((scc) => `file-cycle: ${scc.join(' <-> ')}`);
+}
+
+it('imports go the right way between rooms, and no folders or files import each other in a cycle', async () => {
   const { edges, violations } = await importGraph();
   expect(edges.length, 'the import graph was read').toBeGreaterThan(100);
-  const found = [...violations, ...folderCycles(edges)].sort();
+  const found = [...violations, ...folderCycles(edges), ...fileCycles(edges)].sort();
   const known = new Set(KNOWN_VIOLATIONS);
   const fresh = found.filter((v) => !known.has(v));
-  expect(fresh, `wrong-way imports or folder cycles:\n  ${fresh.join('\n  ')}\n`).toEqual([]);
+  expect(fresh, `wrong-way imports or folder / file cycles:\n  ${fresh.join('\n  ')}\n`).toEqual([]);
 }, 120_000);
+
+it('every door names what it exports: no `export *`', () => {
+  // A door that re-exports every file hides what its room promises and lets each new export leak
+  // (scripts/door-exports.ts turns one into its list).
+  const starred: string[] = [];
+  const walk = (dir: string): void => {
+    for (const e of readdirSync(join(ROOT, dir), { withFileTypes: true })) {
+      const path = `${dir}/${e.name}`;
+      if (e.isDirectory() && e.name !== 'node_modules' && e.name !== 'dist') walk(path);
+      else if (/\.tsx?$/.test(e.name) && !e.name.endsWith('.test.ts') && /^export \* from/m.test(readFileSync(join(ROOT, path), 'utf8'))) starred.push(path);
+    }
+  };
+  for (const room of ROOMS) walk(room);
+  expect(starred).toEqual([]);
+});

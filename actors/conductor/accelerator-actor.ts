@@ -30,7 +30,7 @@ const OPERATOR = new Set<string>(OPERATOR_EVENTS);
  */
 export class AcceleratorActor implements MachineOwner<AcceleratorContext>, Restable {
   readonly id: string;
-  private readonly rt: AcceleratorRuntime;
+  private readonly rt: AcceleratorRuntime<AcceleratorActor>;
   private spec: AcceleratorSpec;
   private fields: ReturnType<typeof specFieldsOf>;
   /** The live machine, while awake (see Passivation); null at rest. */
@@ -62,7 +62,7 @@ export class AcceleratorActor implements MachineOwner<AcceleratorContext>, Resta
   /** Why its driver could not observe it in the last report (its record is the last observed one); null when observed. */
   unobserved: { reason: string; since: number } | null = null;
 
-  constructor(opts: AcceleratorActorOptions) {
+  constructor(opts: AcceleratorActorOptions<AcceleratorActor>) {
     this.rt = opts.runtime;
     this.spec = opts.spec;
     this.fromRecord = opts.record !== undefined;

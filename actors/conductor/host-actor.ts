@@ -47,7 +47,7 @@ export class HostActor {
   drivers: { name: string; version: string }[];
   readonly restarts: { id: string; reason: string; at: string }[] = [];
   /** Shared by this host's accelerators (see AcceleratorRuntime). */
-  private runtime: AcceleratorRuntime | undefined;
+  private runtime: AcceleratorRuntime<AcceleratorActor> | undefined;
 
   private readonly opts: HostActorOptions;
 

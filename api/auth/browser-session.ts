@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { KeystoneToken } from '../../openstack/keystone/index.js';
-import { v2Error } from '../v2/errors.js';
+import { CyborgError } from '../../errors/index.js';
 
 /** The cookie's name; its path is the operator API's, so no other route (v2, the page itself) ever gets it. */
 export const SESSION_COOKIE = 'cyborg_session';
@@ -186,14 +186,15 @@ export function installBrowserSessions(scope: FastifyInstance, sessions: Browser
     if (!id || req.headers['x-auth-token'] || req.server.cyborgAuth.strategy !== 'keystone') return;
     if (isWrite(req)) {
       const why = crossSiteReason(req);
-      if (why) throw v2Error('request.forbidden', `A write carrying the session cookie must come from this api's own page: ${why}.`, { reason: 'cross_site' });
+      if (why)
+        throw new CyborgError('request.forbidden', `A write carrying the session cookie must come from this api's own page: ${why}.`, { reason: 'cross_site' });
     }
     const session = sessions.get(id);
     if (!session) {
       void reply.header('set-cookie', clearSessionCookie(req));
       // Where no identity is needed (the mode, signing in or out), a dead cookie is only cleared.
       if (OPEN.has(req.routeOptions.url ?? '')) return;
-      throw v2Error('request.unauthorized', 'The session cookie is unknown, forged or ended: sign in again.', { reason: 'session_unknown' });
+      throw new CyborgError('request.unauthorized', 'The session cookie is unknown, forged or ended: sign in again.', { reason: 'session_unknown' });
     }
     req.headers['x-auth-token'] = session.token;
     req.browserSession = { id, session };

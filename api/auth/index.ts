@@ -1,8 +1,17 @@
+/**
+ * The door of api/auth/, who is asking and what they may do: the caller's identity (Keystone's
+ * answer about the token, or noauth's headers), the policy applied to it, the browser's session
+ * cookie, request ids, and the settings built from the configuration. api/v2/, api/routes/ and
+ * the roles take these from here, by name.
+ */
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import { CYBORG_RULE_NAMES } from '../../policy/index.js';
-import { identify, noauthOperator, type AuthSettings } from '../v2/identity.js';
-import { authorize } from '../v2/policy.js';
+import { identify, noauthOperator, type AuthSettings } from './identity.js';
+import { authorize } from './policy.js';
 
+export { BrowserSessions, clearSessionCookie, crossSiteReason, installBrowserSessions, sessionCookie, type BrowserSession } from './browser-session.js';
+export { hasServiceToken, identify, type AuthSettings, type Identity, type KeystoneAuth } from './identity.js';
+export { allowed, authorize, requireServiceToken, type RuleName } from './policy.js';
 export { installRequestIds, isRequestId, requestId } from './request-id.js';
 export { apiAuthFromConfig, keystoneAuthFromConfig, loadEnforcer, watchPolicyReload, type ApiAuth } from './setup.js';
 

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { ConfigError, optionSource, type Config } from '../../config/index.js';
 import { authMethod, KeystoneSession, TokenValidator } from '../../openstack/keystone/index.js';
 import { CYBORG_RULES, Enforcer, PolicyFileError } from '../../policy/index.js';
-import type { KeystoneAuth } from '../v2/identity.js';
+import type { KeystoneAuth } from './identity.js';
 
 /** What buildApi takes besides the v2 settings: the token validator (keystone mode) and the policy. */
 export interface ApiAuth {

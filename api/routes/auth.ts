@@ -5,10 +5,7 @@ import { CyborgError } from '../../errors/index.js';
 import { KeystoneSession, openstackDispatcher, ServiceAuthError, type KeystoneToken } from '../../openstack/keystone/index.js';
 import { CYBORG_RULES } from '../../policy/index.js';
 import { Name, Text } from '../bounds.js';
-import { policy } from '../auth/index.js';
-import type { AuthSettings } from '../v2/identity.js';
-import { allowed } from '../v2/policy.js';
-import { v2Error } from '../v2/errors.js';
+import { allowed, policy, type AuthSettings } from '../auth/index.js';
 import { ErrorSchema } from './shared.js';
 
 /** Keystone's own bound on a password (`[identity] max_password_length`). */
@@ -122,7 +119,7 @@ export const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const keystone = keystoneOf(req.server.cyborgAuth);
       const refused = (why: string): Error => {
         void reply.header('www-authenticate', `Keystone uri="${keystone.wwwAuthenticateUri}"`);
-        return v2Error('request.unauthorized', why);
+        return new CyborgError('request.unauthorized', why);
       };
       const body = req.body;
       if ('token' in body) {

@@ -2,11 +2,9 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { request } from 'undici';
+import { CyborgError } from '../../errors/index.js';
 import { KeystoneSession, openstackDispatcher, ServiceAuthError, type AuthMethod, type KeystoneToken } from '../../openstack/keystone/index.js';
-import { policy } from '../auth/index.js';
-import { clearSessionCookie, crossSiteReason, sessionCookie, type BrowserSession, type BrowserSessions } from '../auth/browser-session.js';
-import { v2Error } from '../v2/errors.js';
-import type { KeystoneAuth } from '../v2/identity.js';
+import { clearSessionCookie, crossSiteReason, policy, sessionCookie, type BrowserSession, type BrowserSessions, type KeystoneAuth } from '../auth/index.js';
 import { keystoneOf, PasswordSignIn, TokenSignIn } from './auth.js';
 import { ErrorSchema } from './shared.js';
 
@@ -51,7 +49,7 @@ async function passwordToken(
     if (!(err instanceof ServiceAuthError)) throw err;
     req.log.info({ user: auth.type === 'password' ? auth.username : undefined, status: err.httpStatus }, 'browser sign-in refused by Keystone');
     void reply.header('www-authenticate', `Keystone uri="${keystone.wwwAuthenticateUri}"`);
-    throw v2Error('request.unauthorized', 'Keystone refused these credentials for this project.');
+    throw new CyborgError('request.unauthorized', 'Keystone refused these credentials for this project.');
   }
 }
 
@@ -98,14 +96,14 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ sessions: BrowserSession
       const keystone = keystoneOf(req.server.cyborgAuth);
       // A sign-in posted by another site's page would sign the victim in as the attacker (login CSRF).
       const why = crossSiteReason(req);
-      if (why) throw v2Error('request.forbidden', `Sign in from this api's own page: ${why}.`, { reason: 'cross_site' });
+      if (why) throw new CyborgError('request.forbidden', `Sign in from this api's own page: ${why}.`, { reason: 'cross_site' });
       const body = req.body;
       let made: { id: string; session: BrowserSession };
       if ('token' in body) {
         const data = await keystone.validator.validate(body.token);
         if (!data) {
           void reply.header('www-authenticate', `Keystone uri="${keystone.wwwAuthenticateUri}"`);
-          throw v2Error('request.unauthorized', 'Keystone does not accept this token: invalid, expired or revoked.');
+          throw new CyborgError('request.unauthorized', 'Keystone does not accept this token: invalid, expired or revoked.');
         }
         made = sessions.create(body.token, data, 'token');
       } else {
@@ -144,9 +142,9 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ sessions: BrowserSession
     async (req, reply) => {
       const keystone = keystoneOf(req.server.cyborgAuth);
       const current = req.browserSession;
-      if (!current) throw v2Error('request.unauthorized', 'Renewing needs the session cookie: sign in first.');
+      if (!current) throw new CyborgError('request.unauthorized', 'Renewing needs the session cookie: sign in first.');
       const s = current.session;
-      if (!s.userName || !s.projectId) throw v2Error('request.forbidden', "This session's token names no user or project to renew for: sign in again.");
+      if (!s.userName || !s.projectId) throw new CyborgError('request.forbidden', "This session's token names no user or project to renew for: sign in again.");
       const { token, data } = await passwordToken(
         keystone,
         {

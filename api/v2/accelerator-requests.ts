@@ -6,7 +6,7 @@ import { empty, helpers, type V2Deps } from './context.js';
 import { checkUuid, notFound, v2Error } from './errors.js';
 import { csv, isUuid, selfLink, ts, updated } from './format.js';
 import { parsePatch, PatchMap, PatchOps, type ParsedPatch, type PatchOpsT } from './arq-patch.js';
-import { requireServiceToken } from './policy.js';
+import { requireServiceToken } from '../auth/index.js';
 import { errors, Links, NullableTimestamp, TAG, Timestamp, UuidParam } from './schemas.js';
 import type { ArqView, ControlPlane } from '../../model/index.js';
 import { MAX, Text } from '../bounds.js';

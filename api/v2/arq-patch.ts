@@ -2,7 +2,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { Binding } from '../../machines/index.js';
 import { needsVersion, patchError, v2Error } from './errors.js';
 import { isUuid } from './format.js';
-import type { Identity } from './identity.js';
+import type { Identity } from '../auth/index.js';
 import { atLeast, type Microversion } from './microversion.js';
 import { isStorable, MAX, Text, TEXT_PATTERN } from '../bounds.js';
 

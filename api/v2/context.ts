@@ -1,8 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Catalogue } from './catalogue.js';
-import type { AuthSettings } from './identity.js';
 import { apiRoot, type LinkSettings } from './links.js';
-import { authorize, type RuleName } from './policy.js';
+import { authorize, type AuthSettings, type RuleName } from '../auth/index.js';
 import type { ControlPlane } from '../../model/index.js';
 import type { ApiLimits } from '../limits.js';
 import { requestMeta } from '../request-meta.js';

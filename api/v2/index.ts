@@ -8,7 +8,7 @@ import { deviceProfileRoutes } from './device-profiles.js';
 import { deviceRoutes } from './devices.js';
 import { identityHeaderProblem } from '../bounds.js';
 import { installLenientJson, installV2ErrorHandler, v2Error } from './errors.js';
-import { identify, type AuthSettings, type KeystoneAuth } from './identity.js';
+import { identify, type AuthSettings, type KeystoneAuth } from '../auth/index.js';
 import type { Enforcer } from '../../policy/index.js';
 import { microversionHook } from './microversion.js';
 import { MOUNTS, type LinkSettings, type TrustFn } from './links.js';

@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { KeystoneToken, TokenValidator } from '../../openstack/keystone/index.js';
 import type { Enforcer } from '../../policy/index.js';
-import { v2Error } from './errors.js';
+import { CyborgError } from '../../errors/index.js';
 
 /** Who is calling, as Keystone (or noauth) tells it. */
 export interface Identity {
@@ -122,7 +122,7 @@ export function fromKeystone(t: KeystoneToken, service: KeystoneToken | null): I
 
 function unauthorized(reply: FastifyReply | undefined, auth: AuthSettings, why: string): Error {
   if (reply && auth.keystone) void reply.header('www-authenticate', `Keystone uri="${auth.keystone.wwwAuthenticateUri}"`);
-  return v2Error('request.unauthorized', `The request you have made requires authentication. ${why}`.trim());
+  return new CyborgError('request.unauthorized', `The request you have made requires authentication. ${why}`.trim());
 }
 
 /**

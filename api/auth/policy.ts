@@ -1,5 +1,5 @@
 import { CYBORG_RULES, Enforcer, type Credentials, type Target } from '../../policy/index.js';
-import { v2Error } from './errors.js';
+import { CyborgError } from '../../errors/index.js';
 import { hasServiceToken, type AuthSettings, type Identity } from './identity.js';
 
 /**
@@ -71,7 +71,7 @@ export function allowed(rule: RuleName | string, id: Identity, auth: Pick<AuthSe
 /** Throws 403 naming the rule, as oslo.policy does. */
 export function authorize(rule: RuleName | string, id: Identity, auth: Pick<AuthSettings, 'enforcer' | 'enforceNewDefaults'>): void {
   if (!allowed(rule, id, auth)) {
-    throw v2Error('request.forbidden', `Policy doesn't allow ${rule} to be performed.`, { rule });
+    throw new CyborgError('request.forbidden', `Policy doesn't allow ${rule} to be performed.`, { rule });
   }
 }
 
@@ -81,6 +81,6 @@ export function authorize(rule: RuleName | string, id: Identity, auth: Pick<Auth
  */
 export function requireServiceToken(action: string, id: Identity, auth: AuthSettings): void {
   if (auth.serviceTokenRequired && !hasServiceToken(id, auth)) {
-    throw v2Error('request.forbidden', `${action} requires a service token with one of the roles: ${auth.serviceTokenRoles.join(', ')}`);
+    throw new CyborgError('request.forbidden', `${action} requires a service token with one of the roles: ${auth.serviceTokenRoles.join(', ')}`);
   }
 }
