@@ -1,5 +1,5 @@
 import { hostMachine } from '../../machines/index.js';
-import type { TreeEffects } from './effects.js';
+import type { TreeEffects } from './tree-effects.js';
 import type { Timing } from './timing.js';
 
 export type HostLogic = ReturnType<typeof hostMachine.provide>;
