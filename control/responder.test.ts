@@ -50,6 +50,10 @@ describe('control responder', () => {
     const internal = await send('act', { id: 'x', event: { type: 'OP_DONE', seq: 1 }, meta: {} });
     expect(internal).toMatchObject({ ok: false, error: { code: 'request.invalid' } });
 
+    // A conductor-to-conductor call from an api process: the row's callers do not name it.
+    const wrongRole = await send('arqAttach', { arqUuid: 'a1', binding: { hostname: 'h', deviceRpUuid: 'rp', instanceUuid: 'i' } });
+    expect(wrongRole).toMatchObject({ ok: false, error: { code: 'request.invalid', message: 'control call arqAttach is not for the api role to send' } });
+
     // Positional arguments, as older clients sent them, are refused as well.
     const positional = await send('history', ['x', 10]);
     expect(positional).toMatchObject({ ok: false, error: { code: 'request.invalid' } });

@@ -449,6 +449,25 @@ export const ControlCalls = {
     about: (a) => ({ host: a.host }),
     echo: 'retired',
   }),
+  // The agents a conductor holds, as it last heard them (issue 41: `status upgrade-check` lists the roles seen).
+  'roles.seen': verb({
+    args: Type.Object({}),
+    reply: Type.Array(
+      Type.Object({
+        role: Type.Literal('agent'),
+        host: Type.String(),
+        id: Type.Union([Type.String(), Type.Null()]),
+        state: HostViewSchema.properties.state,
+        lastSeenAt: Type.Union([Type.String(), Type.Null()]),
+        drivers: HostViewSchema.properties.drivers,
+      }),
+    ),
+    callers: API,
+    handler: 'reads.rolesSeen',
+    method: 'rolesSeen',
+    repeatable: true,
+    sync: true,
+  }),
   // Usage windows live on the conductor that holds the host (the call is routed there).
   'usage.accelerator': verb({
     args: Type.Object({ id: Id }),

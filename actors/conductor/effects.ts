@@ -17,12 +17,8 @@ export interface ProvidedMachines {
 export function provideMachines(tree: TreeEffects, timing: Timing, base: typeof acceleratorMachine = acceleratorMachine): ProvidedMachines {
   return {
     host: hostLogic(timing, tree),
-    accelerator: acceleratorLogic(
-      (input) => tree.runDriverOp(input),
-      (op) => opDeadlineMs(timing, op),
-      base,
-      healthPolicyOf(timing),
-    ),
+    // Bound, not wrapped: an operation goes from the machine to the tree with no function in between.
+    accelerator: acceleratorLogic(tree.runDriverOp.bind(tree), opDeadlineMs.bind(null, timing), base, healthPolicyOf(timing)),
     arq: arqLogic(tree),
   };
 }

@@ -12,10 +12,13 @@ import type {
   HostUsage,
   HostView,
   PlacementStatusView,
+  ReplyOf,
 } from '../../model/index.js';
 import type { PlacementPort, UsageWindows } from '../services/index.js';
 import type { HostActor } from './host-actor.js';
 import type { Supervisor } from './supervisor.js';
+
+type RoleSeen = ReplyOf<'roles.seen'>[number];
 
 /**
  * The conductor's reads: the last committed views of its hosts, accelerators and ARQs, and the
@@ -92,6 +95,14 @@ export class FleetReads implements Required<ControlReads> {
       host: name,
       devices: [...h.accelerators.keys()].map((id) => ({ accelerator: id, samples: this.usage.samples(id) })).filter((d) => d.samples.length > 0),
     };
+  }
+
+  /** The agents of this conductor's hosts, as it last heard them (the call table's `roles.seen`). */
+  rolesSeen(): RoleSeen[] {
+    return [...this.tree.hosts.values()].map((h) => {
+      const v = h.view();
+      return { role: 'agent', host: v.name, id: v.agentId, state: v.state, lastSeenAt: v.lastHeartbeatAt, drivers: v.drivers };
+    });
   }
 
   listArqs(filter: ArqFilter = {}): ArqView[] {
