@@ -27,7 +27,13 @@ describe.skipIf(!svc.nats)('protocol versions on the bus', () => {
   let skew = 0;
 
   beforeAll(async () => {
-    bus = await connectBus({ url: svc.nats!, name: 'protocol-test', log: cap.log, prefix, protocol: new ProtocolLevel({ peerWindowMs: 60_000, now: () => Date.now() + skew }) });
+    bus = await connectBus({
+      url: svc.nats!,
+      name: 'protocol-test',
+      log: cap.log,
+      prefix,
+      protocol: new ProtocolLevel({ peerWindowMs: 60_000, now: () => Date.now() + skew }),
+    });
     skew = 120_000;
     raw = await connect({ servers: svc.nats! });
     bus.subscribe('cyborg.test.pub', Msg, (m) => void got.push(m.n));
@@ -60,7 +66,9 @@ describe.skipIf(!svc.nats)('protocol versions on the bus', () => {
     ] as const) {
       const reply = await send(v, 1);
       expect(reply.__busError).toMatchObject({ code: 'bus.protocol_unsupported', message: expect.stringMatching(words) });
-      await eventually(() => cap.lines.some((l) => l.msg.startsWith('refused a message:') && words.test(l.msg) && l.protocol !== undefined), { what: `the warn line for ${v}` });
+      await eventually(() => cap.lines.some((l) => l.msg.startsWith('refused a message:') && words.test(l.msg) && l.protocol !== undefined), {
+        what: `the warn line for ${v}`,
+      });
     }
     expect(got).toEqual([]);
   });

@@ -137,7 +137,13 @@ export interface LoadReport {
  * Nova's load through the api role, one worker per GPU slot, and an operator toggling each
  * host's other accelerators; runs until stop(). `apiUrl` is read at each call: the api role moves.
  */
-export function novaLoad(apiUrl: () => string, slots: { host: string; rpUuid: string }[], toggled: string[], profile: string, stepNow: () => string = () => '') {
+export function novaLoad(
+  apiUrl: () => string,
+  slots: { host: string; rpUuid: string }[],
+  toggled: string[],
+  profile: string,
+  stepNow: () => string = () => '',
+) {
   const rep: LoadReport = { boots: 0, retried503: 0, apiAway: 0, failures: [], created: new Set(), deleted: new Set(), deleteSent: new Set(), toggles: 0 };
   let stopped = false;
   /** One call, retried while the answer is a 503 with Retry-After or no api listens; any other answer is returned. */
