@@ -221,7 +221,7 @@ export function novaLoad(
           else rep.toggles++;
         }
       }
-      await sleep(200);
+      await sleep(1_000); // under the api's 300 operator writes a minute
     }
   };
   const all = Promise.all([...slots.map(worker), operator()]);

@@ -90,6 +90,7 @@ export async function rollingUpgrade(order: 'conductors-first' | 'agents-first',
       gpus,
       all.filter((a) => a.deviceType !== 'GPU').map((a) => a.id),
       'roll-dp',
+      () => current,
     );
     await eventually(() => load!.report.boots >= 3, { what: 'Nova booting on the previous release', timeoutMs: 60_000 });
 
