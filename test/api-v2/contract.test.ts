@@ -55,7 +55,11 @@ describe('Cyborg v2 contract', () => {
       });
       expect(res.json()).toMatchObject({ id: 'v2.0', status: 'CURRENT', min_version: '2.0', max_version: '2.3' });
       // Beside Cyborg's keys, this service's release (docs/upgrade.md): clients read the keys they know.
-      expect(res.json()).toMatchObject({ release: RELEASE, schema_revision: SCHEMA_REVISION, protocol: { current: PROTOCOL.current, previous: PROTOCOL.previous } });
+      expect(res.json()).toMatchObject({
+        release: RELEASE,
+        schema_revision: SCHEMA_REVISION,
+        protocol: { current: PROTOCOL.current, previous: PROTOCOL.previous },
+      });
       const ours = new Set(['release', 'schema_revision', 'protocol']);
       if (haveReference) expect(keys(res.json()).filter((k) => !ours.has(k))).toEqual(keys(observedBody('02-v2.json')));
     });
