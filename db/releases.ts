@@ -89,7 +89,7 @@ export function startVerdict(state: SchemaState, manifest: readonly ReleaseMigra
     .flatMap((r) => [...r.expand, ...r.contract])
     .concat(manifest[i]!.expand)
     .filter((m) => !state.applied.has(m));
-  if (pending.length > 0) return { ok: false, reason: `not at this cyborg ${mine}'s schema (pending expand: ${pending.join(', ')}); run: cyborg db migrate` };
+  if (pending.length > 0) return { ok: false, reason: `not at this code's schema (pending: ${pending.join(', ')}); run: cyborg db migrate` };
   return { ok: true, run: [] };
 }
 

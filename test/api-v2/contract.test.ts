@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { enableAll, FAKE_PROFILE, fault, persona, startCyborg, type Cyborg } from './harness.js';
 import { haveReference, keys, observedBody, sample } from './reference.js';
+import { PROTOCOL, RELEASE, SCHEMA_REVISION } from '../../release/index.js';
 
 const HOST = 'cyborg-host1';
 const v = (version: string) => ({ ...persona.admin, 'openstack-api-version': version });
@@ -53,7 +54,14 @@ describe('Cyborg v2 contract', () => {
         vary: 'OpenStack-API-Version',
       });
       expect(res.json()).toMatchObject({ id: 'v2.0', status: 'CURRENT', min_version: '2.0', max_version: '2.3' });
-      if (haveReference) expect(keys(res.json())).toEqual(keys(observedBody('02-v2.json')));
+      // Beside Cyborg's keys, this service's release (docs/upgrade.md): clients read the keys they know.
+      expect(res.json()).toMatchObject({
+        release: RELEASE,
+        schema_revision: SCHEMA_REVISION,
+        protocol: { current: PROTOCOL.current, previous: PROTOCOL.previous },
+      });
+      const ours = new Set(['release', 'schema_revision', 'protocol']);
+      if (haveReference) expect(keys(res.json()).filter((k) => !ours.has(k))).toEqual(keys(observedBody('02-v2.json')));
     });
   });
 

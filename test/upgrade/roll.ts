@@ -137,7 +137,13 @@ export interface LoadReport {
  * Nova's load through the api role, one worker per GPU slot, and an operator toggling each
  * host's other accelerators; runs until stop(). `apiUrl` is read at each call: the api role moves.
  */
-export function novaLoad(apiUrl: () => string, slots: { host: string; rpUuid: string }[], toggled: string[], profile: string) {
+export function novaLoad(
+  apiUrl: () => string,
+  slots: { host: string; rpUuid: string }[],
+  toggled: string[],
+  profile: string,
+  stepNow: () => string = () => '',
+) {
   const rep: LoadReport = { boots: 0, retried503: 0, apiAway: 0, failures: [], created: new Set(), deleted: new Set(), deleteSent: new Set(), toggles: 0 };
   let stopped = false;
   /** One call, retried while the answer is a 503 with Retry-After or no api listens; any other answer is returned. */
@@ -200,7 +206,7 @@ export function novaLoad(apiUrl: () => string, slots: { host: string; rpUuid: st
   const worker = async (slot: { host: string; rpUuid: string }): Promise<void> => {
     while (!stopped) {
       await boot(slot).catch((err: Error) => {
-        rep.failures.push(`${slot.host}: ${err.message}`);
+        rep.failures.push(`[${stepNow()}] ${slot.host}: ${err.message}`);
       });
     }
   };
@@ -211,11 +217,11 @@ export function novaLoad(apiUrl: () => string, slots: { host: string; rpUuid: st
         for (const action of ['disable', 'enable']) {
           if (stopped) return;
           const r = await call('POST', `/cyborg/v1/accelerators/${id}/${action}`);
-          if (r.status !== 200) rep.failures.push(`operator ${action} ${id}: ${r.status} ${JSON.stringify(r.json).slice(0, 300)}`);
+          if (r.status !== 200) rep.failures.push(`[${stepNow()}] operator ${action} ${id}: ${r.status} ${JSON.stringify(r.json).slice(0, 300)}`);
           else rep.toggles++;
         }
       }
-      await sleep(200);
+      await sleep(1_000); // under the api's 300 operator writes a minute
     }
   };
   const all = Promise.all([...slots.map(worker), operator()]);

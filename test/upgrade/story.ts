@@ -1,3 +1,6 @@
+import { writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { expect } from 'vitest';
 import type { RemoteControlPlane } from '../../control/client.js';
 import { PROTOCOL, RELEASE } from '../../release/index.js';
@@ -33,7 +36,9 @@ export async function rollingUpgrade(order: 'conductors-first' | 'agents-first',
   const fleet = new Fleet(dep, prev.root);
   const steps: Step[] = [];
   let load: ReturnType<typeof novaLoad> | undefined;
+  let current = 'start';
   const step = async (name: string, fn: () => Promise<unknown>): Promise<void> => {
+    current = name;
     const t = performance.now();
     const before = { r: load?.report.retried503 ?? 0, a: load?.report.apiAway ?? 0 };
     await fn();
@@ -85,6 +90,7 @@ export async function rollingUpgrade(order: 'conductors-first' | 'agents-first',
       gpus,
       all.filter((a) => a.deviceType !== 'GPU').map((a) => a.id),
       'roll-dp',
+      () => current,
     );
     await eventually(() => load!.report.boots >= 3, { what: 'Nova booting on the previous release', timeoutMs: 60_000 });
 
@@ -133,6 +139,13 @@ export async function rollingUpgrade(order: 'conductors-first' | 'agents-first',
       expect(r.stdout).toContain('Migration20261202010100_contract_old_history');
     });
     await honest('every role ready after contract');
+    await step('downgrade: a previous-release conductor on the contracted schema', async () => {
+      const r = previousCyborg(prev.root, dep, ['conductor', '--conductor-id', 'roll-old-again']);
+      expect(r.code).not.toBe(0);
+      const lines = r.stderr.trim().split('\n');
+      expect(lines, r.stderr).toHaveLength(1);
+      expect(lines[0]).toMatch(/not at this code's schema/);
+    });
     const report = await load.stop();
     load = undefined;
     steps.push({
@@ -141,17 +154,11 @@ export async function rollingUpgrade(order: 'conductors-first' | 'agents-first',
       retried503: report.retried503,
       apiAway: report.apiAway,
     });
+    writeFileSync(join(tmpdir(), `cyborg-upgrade-${order}.json`), JSON.stringify({ steps, failures: report.failures }, null, 1));
     expect(report.failures).toEqual([]);
     expect(report.boots).toBeGreaterThan(10);
     await nothingAcknowledgedUndone(view!, db.url, report);
 
-    await step('downgrade: a previous-release conductor on the contracted schema', async () => {
-      const r = previousCyborg(prev.root, dep, ['conductor', '--conductor-id', 'roll-old-again']);
-      expect(r.code).not.toBe(0);
-      const lines = r.stderr.trim().split('\n');
-      expect(lines, r.stderr).toHaveLength(1);
-      expect(lines[0]).toMatch(/not at this code's schema/);
-    });
     return steps;
   } finally {
     await load?.stop();
