@@ -4,8 +4,8 @@
  * PGlite's initdb runs two more PostgreSQL instances in WebAssembly beside the one that serves
  * (the initdb program and a bootstrap backend); their compiled code and memory stay resident in
  * the process that ran them, about 300 MiB that a fresh all-in-one would carry all day. Run here,
- * they go back to the system when this process exits (db/embedded.ts spawns it for a new
- * directory). Run: `node db/embedded-init.js <pgdata dir>`.
+ * they go back to the system when this process exits (db/embedded-create.ts spawns it,
+ * with the pgdata directory as its one argument).
  */
 import { PGlite } from '@electric-sql/pglite';
 import { embeddedOptions } from './embedded-settings.js';

@@ -1,25 +1,13 @@
-import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import { extname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
+import { join, resolve } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import { unusableDirectory } from '../config/index.js';
 import { lockDataDir } from './data-lock.js';
+import { createDataDir } from './embedded-create.js';
 import { embeddedOptions } from './embedded-settings.js';
-
-/** db/embedded-init.ts beside this file, as this process runs it (.ts under tsx, .js built). */
-const INIT = fileURLToPath(new URL(`./embedded-init${extname(fileURLToPath(import.meta.url))}`, import.meta.url));
-
-/** A new data directory's initdb, in a child process whose memory goes back when it exits (db/embedded-init.ts). */
-async function initInChild(dir: string): Promise<void> {
-  await promisify(execFile)(process.execPath, [...process.execArgv, INIT, dir], { timeout: 300_000 }).catch((err: { stderr?: string; message: string }) => {
-    throw new Error(`the embedded database could not be created in ${dir}: ${(err.stderr ?? '').trim() || err.message}`);
-  });
-}
 
 /** An embedded PostgreSQL (PGlite, WASM) served on a local socket, its data in a directory. */
 export interface EmbeddedDatabase {
@@ -47,7 +35,7 @@ export function freePort(): Promise<number> {
  * `@electric-sql/pglite-socket`. Why PGlite rather than SQLite: the conductor keeps one driver
  * and one SQL dialect (the hot path's `unnest` upserts, jsonb) for development and production.
  * PGlite has one backend session, so the ORM must use a pool of one (see `ormConfig`). Its settings
- * are a small database's (db/embedded-settings.ts), and a new directory is made in a child process.
+ * are a small database's (db/embedded-settings.ts), and a new directory is a copy of one initdb made in a child process (db/embedded-create.ts).
  * `option` names the data directory's setting as the operator gave it, for the one-line refusals.
  */
 export async function startEmbedded(dataDir: string, option = '[DEFAULT] state_path'): Promise<EmbeddedDatabase> {
@@ -58,7 +46,7 @@ export async function startEmbedded(dataDir: string, option = '[DEFAULT] state_p
   // Before PGlite opens it: a second process must not write the same files.
   const lock = lockDataDir(resolve(dataDir), option);
   try {
-    if (!existsSync(join(dir, 'PG_VERSION'))) await initInChild(dir);
+    if (!existsSync(join(dir, 'PG_VERSION'))) await createDataDir(dir);
     const db = await PGlite.create(dir, embeddedOptions());
     const port = await freePort();
     const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port, maxConnections: 1 });
