@@ -21,3 +21,4 @@ export * from './digest.js';
 export * from './fleet.js';
 export * from './bounds.js';
 export * from './arq-record.js';
+export * from './placement-truth.js';

@@ -6,3 +6,4 @@ export * from './metrics.js';
 export * from './plan.js';
 export * from './reconciler.js';
 export * from './roots.js';
+export * from './holds.js';
