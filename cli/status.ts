@@ -21,7 +21,8 @@ const WORD: Record<Code, string> = { 0: 'Success', 1: 'Warning', 2: 'Failure' };
 
 async function database(config: Config): Promise<Check> {
   const name = 'Database schema';
-  if (!config.databaseUrl) return { name, code: Result.warning, details: 'no [database] connection: a conductor keeps its state in memory only' };
+  if (!config.databaseUrl || config.databaseUrl === 'memory://')
+    return { name, code: Result.warning, details: 'no [database] connection: a conductor keeps its state in memory only' };
   let orm;
   try {
     orm = await openOrm({ url: config.databaseUrl, pool: 1 });
@@ -46,7 +47,8 @@ async function database(config: Config): Promise<Check> {
  */
 async function deviceProfiles(config: Config): Promise<Check> {
   const name = 'Device profiles';
-  if (!config.databaseUrl) return { name, code: Result.success, details: 'no [database] connection: nothing recorded to check' };
+  if (!config.databaseUrl || config.databaseUrl === 'memory://')
+    return { name, code: Result.success, details: 'no [database] connection: nothing recorded to check' };
   let orm;
   try {
     orm = await openOrm({ url: config.databaseUrl, pool: 1 });

@@ -5,6 +5,7 @@ import { fromText, schemaAt } from './coerce.js';
 import { confFilesIn } from './config-dir.js';
 import { ConfigError, StartupError, StartupExit, unusableDirectory } from './errors.js';
 import { checkXidPolicy } from './xid.js';
+import { distance, refuseUnknownOption } from './strict-sections.js';
 import { readIniFile, type IniFile } from './ini.js';
 import { OPTIONS, type OptionSpec } from './options.js';
 import { PORTS } from './ports.js';
@@ -87,7 +88,7 @@ export const ConfigSchema = Type.Object({
   ),
   logPretty: Type.Boolean(),
   dataDir: Type.String({ minLength: 1, description: 'where the embedded database and agent cache live' }),
-  databaseUrl: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
+  databaseUrl: Type.Optional(Type.String({ pattern: '^(postgres(ql)?://|memory://$)' })),
   /** The conductor's journal (see docs/persistence.md). */
   persistence: Type.Object(
     {
@@ -650,6 +651,12 @@ function fromFile(ini: IniFile, file: string, source: Map<string, string>, warn:
     for (const [name, values] of options) {
       const spec = known.find((o) => o.name === name);
       if (!spec) {
+        refuseUnknownOption(
+          file,
+          section,
+          name,
+          known.map((o) => o.name),
+        );
         warn(`${file} [${section}]: unknown option ${name} (ignored)`);
         continue;
       }
@@ -693,17 +700,6 @@ function nearest(section: string): string {
   const names = [...new Set(OPTIONS.map((o) => o.section))].filter((n) => !n.includes('<'));
   const best = names.map((n) => ({ n, d: distance(section.toLowerCase(), n.toLowerCase()) })).sort((a, b) => a.d - b.d)[0];
   return best && best.d <= 2 ? ` (did you mean [${best.n}]?)` : ` (sections read: ${names.join(', ')})`;
-}
-
-/** Levenshtein distance: enough for a typo in a section name. */
-function distance(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    const row = [i];
-    for (let j = 1; j <= b.length; j++) row[j] = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-    prev = row;
-  }
-  return prev[b.length]!;
 }
 
 const NIC_TYPE_OPTIONS: Record<string, string> = { physical_device_mappings: 'physicalDeviceMappings', function_device_mappings: 'functionDeviceMappings' };

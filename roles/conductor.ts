@@ -21,7 +21,7 @@ import { startHealthServer, type HealthServer, Metrics, watchFlushes } from '../
 import { startNovaNotifier } from '../openstack/nova.js';
 import { startAutoEnable } from './auto-enable.js';
 import { serveService } from './service.js';
-import { natsProblem, roleBus, roleJournal } from './shared.js';
+import { MEMORY_DATABASE, natsProblem, requireDatabase, roleBus, roleJournal } from './shared.js';
 
 /** How long a readiness probe of the database may take (below the api's readiness call's 1 s). */
 const READINESS_PROBE_MS = 800;
@@ -45,6 +45,7 @@ export interface RunningConductor {
  * fenced by that lease. After each commit it publishes the transition and the changed views.
  */
 export async function startConductor(config: Config, log: Logger, deps: { journal?: Journal } = {}): Promise<RunningConductor> {
+  if (!deps.journal) requireDatabase(config);
   const d = config.distributed;
   const id = d.conductorId ?? `${hostname()}-${randomUUID().slice(0, 8)}`;
   // The lease table, the host router and the ARQ home bind the id on their own lines (a logger with
@@ -191,7 +192,11 @@ export async function startConductor(config: Config, log: Logger, deps: { journa
       ...(lease ? { hostsProblem: () => takeoverProblem(journal as FencedJournal, lease, id) } : {}),
     }),
     serveService(bus, 'conductor', id, {
-      info: () => ({ leases: d.leases, subjectPrefix: d.subjectPrefix ?? null, database: config.databaseUrl ? 'postgresql' : 'memory' }),
+      info: () => ({
+        leases: d.leases,
+        subjectPrefix: d.subjectPrefix ?? null,
+        database: config.databaseUrl && config.databaseUrl !== MEMORY_DATABASE ? 'postgresql' : 'memory',
+      }),
       stats: (req) => {
         const out = stats(conductor, metrics, lease);
         if (req.resetWindow) metrics.lagWindow.reset();
