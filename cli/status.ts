@@ -24,7 +24,8 @@ const WORD: Record<Code, string> = { 0: 'Success', 1: 'Warning', 2: 'Failure' };
 
 async function database(config: Config, roster: Roster | undefined): Promise<Check> {
   const name = 'Database schema';
-  if (!config.databaseUrl) return { name, code: Result.warning, details: 'no [database] connection: a conductor keeps its state in memory only' };
+  if (!config.databaseUrl || config.databaseUrl === 'memory://')
+    return { name, code: Result.warning, details: 'no [database] connection: a conductor keeps its state in memory only' };
   let orm;
   try {
     orm = await openOrm({ url: config.databaseUrl, pool: 1 });
@@ -81,7 +82,8 @@ function roles(roster: Roster | undefined, error?: string): Check {
  */
 async function deviceProfiles(config: Config): Promise<Check> {
   const name = 'Device profiles';
-  if (!config.databaseUrl) return { name, code: Result.success, details: 'no [database] connection: nothing recorded to check' };
+  if (!config.databaseUrl || config.databaseUrl === 'memory://')
+    return { name, code: Result.success, details: 'no [database] connection: nothing recorded to check' };
   let orm;
   try {
     orm = await openOrm({ url: config.databaseUrl, pool: 1 });

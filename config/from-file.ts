@@ -3,6 +3,7 @@ import type { IniFile } from './ini.js';
 import { optionValue } from './coerce.js';
 import { OPTIONS } from './options.js';
 import { set, type Tree } from './tree.js';
+import { distance, refuseUnknownOption } from './strict-sections.js';
 
 /** The file's options as a config tree; unknown ones are named in a warning. */
 export function fromFile(ini: IniFile, file: string, source: Map<string, string>, warn: (m: string) => void): Tree {
@@ -21,6 +22,12 @@ export function fromFile(ini: IniFile, file: string, source: Map<string, string>
     for (const [name, values] of options) {
       const spec = known.find((o) => o.name === name);
       if (!spec) {
+        refuseUnknownOption(
+          file,
+          section,
+          name,
+          known.map((o) => o.name),
+        );
         warn(`${file} [${section}]: unknown option ${name} (ignored)`);
         continue;
       }
@@ -64,17 +71,6 @@ function nearest(section: string): string {
   const names = [...new Set(OPTIONS.map((o) => o.section))].filter((n) => !n.includes('<'));
   const best = names.map((n) => ({ n, d: distance(section.toLowerCase(), n.toLowerCase()) })).sort((a, b) => a.d - b.d)[0];
   return best && best.d <= 2 ? ` (did you mean [${best.n}]?)` : ` (sections read: ${names.join(', ')})`;
-}
-
-/** Levenshtein distance: enough for a typo in a section name. */
-function distance(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    const row = [i];
-    for (let j = 1; j <= b.length; j++) row[j] = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-    prev = row;
-  }
-  return prev[b.length]!;
 }
 
 const NIC_TYPE_OPTIONS: Record<string, string> = { physical_device_mappings: 'physicalDeviceMappings', function_device_mappings: 'functionDeviceMappings' };

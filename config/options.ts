@@ -129,8 +129,9 @@ export const OPTIONS: readonly OptionSpec[] = [
     name: 'connection',
     env: 'DATABASE_URL',
     secret: true,
-    help: 'PostgreSQL (postgresql://user:password@host/cyborg; a SQLAlchemy +driver suffix is dropped); unset: embedded PGlite in the all-in-one, memory in a conductor',
+    help: 'PostgreSQL (postgresql://user:password@host/cyborg; a SQLAlchemy +driver suffix is dropped); unset: embedded PGlite in the all-in-one, and a conductor refuses to start; memory:// (by name only): a conductor keeping its state in memory, for a demo',
     fromFile: (v) => {
+      if (v.trim() === 'memory://') return 'memory://';
       const url = v.replace(sqlaDriver, '$1://');
       if (!/^postgres(ql)?:\/\//i.test(url)) throw new Error('only PostgreSQL is supported (postgresql://…)');
       return url;

@@ -43,7 +43,7 @@ export const ConfigSchema = Type.Object({
   ),
   logPretty: Type.Boolean(),
   dataDir: Type.String({ minLength: 1, description: 'where the embedded database and agent cache live' }),
-  databaseUrl: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
+  databaseUrl: Type.Optional(Type.String({ pattern: '^(postgres(ql)?://|memory://$)' })),
   /** The conductor's journal (see docs/persistence.md). */
   persistence: Type.Object(
     {

@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { AcceleratorView } from './accelerator.js';
 import { AcceleratorStates } from '../machines/index.js';
+import { placementTruthOf } from './placement-truth.js';
 
 /**
  * Free capacity at a glance: attach slots (Placement's units) by resource class, per host and for
@@ -31,16 +32,10 @@ export const CapacitySchema = Type.Object({
 export type CapacityCounts = Static<typeof CapacityCountsSchema>;
 export type Capacity = Static<typeof CapacitySchema>;
 
-/** One accelerator's slots, as Placement's inventory and usage of its provider hold them. */
+/** One accelerator's slots, as Placement's inventory and usage of its provider hold them: what Placement must say (placement-truth.ts). */
 export function slotsOf(a: AcceleratorView): Omit<CapacityCounts, 'resourceClass' | 'accelerators'> {
-  const total = Math.max(1, a.capacity, a.allocations.length);
-  const used = a.allocations.length;
-  const inService = a.tags.includes('usable') && !a.tags.includes('reserved') && !a.missing;
-  const idle = total - used;
-  const reserved = inService ? 0 : idle;
-  const quarantined = !inService && a.health?.status === 'quarantined' ? idle : 0;
-  const maintenance = !inService && !quarantined && a.maintenance ? idle : 0;
-  return { total, used, reserved, quarantined, maintenance, free: inService ? idle : 0 };
+  const { total, used, reserved, quarantined, maintenance, free } = placementTruthOf(a);
+  return { total, used, reserved, quarantined, maintenance, free };
 }
 
 const KEYS = ['accelerators', 'total', 'used', 'reserved', 'quarantined', 'maintenance', 'free'] as const;

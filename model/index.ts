@@ -110,3 +110,4 @@ export { bucketDigest, DIGEST_BUCKETS, type StateDigest } from './digest.js';
 export { type FleetHost, type FleetSource, type UsageReadings, type UsageStats } from './fleet.js';
 export { BOUND, BoundedName, BoundedText, BoundedUuid, STORABLE_PATTERN } from './bounds.js';
 export { type ArqContext, cyborgState } from './arq-record.js';
+export { type PlacementTruth, placementTruthOf } from './placement-truth.js';

@@ -23,7 +23,7 @@ import { startAutoEnable } from './auto-enable.js';
 import { serveService } from './service.js';
 import { keepRoster } from './roster.js';
 import { releaseInfo } from './release-info.js';
-import { natsProblem, natsWaitText, roleBus, roleJournal, startingSteps } from './shared.js';
+import { MEMORY_DATABASE, natsProblem, natsWaitText, requireDatabase, roleBus, roleJournal, startingSteps } from './shared.js';
 
 /** How long a readiness probe of the database may take (below the api's readiness call's 1 s). */
 const READINESS_PROBE_MS = 800;
@@ -74,6 +74,7 @@ class Later<T> {
  * fenced by that lease. After each commit it publishes the transition and the changed views.
  */
 export async function startConductor(config: Config, log: Logger, deps: { journal?: Journal } = {}): Promise<RunningConductor> {
+  if (!deps.journal) requireDatabase(config);
   const d = config.distributed;
   const id = d.conductorId ?? `${hostname()}-${randomUUID().slice(0, 8)}`;
   // The lease table, the host router and the ARQ home bind the id on their own lines (a logger with
@@ -301,7 +302,12 @@ function serveConductor(
       ...(lease ? { hostsProblem: () => takeoverProblem(journal as FencedJournal, lease, id) } : {}),
     }),
     serveService(bus, 'conductor', id, {
-      info: () => ({ leases: d.leases, subjectPrefix: d.subjectPrefix ?? null, database: config.databaseUrl ? 'postgresql' : 'memory', ...releaseInfo(bus) }),
+      info: () => ({
+        leases: d.leases,
+        subjectPrefix: d.subjectPrefix ?? null,
+        database: config.databaseUrl && config.databaseUrl !== MEMORY_DATABASE ? 'postgresql' : 'memory',
+        ...releaseInfo(bus),
+      }),
       stats: (req) => {
         const out = stats(conductor, metrics, lease);
         if (req.resetWindow) metrics.lagWindow.reset();

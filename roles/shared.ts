@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { MemoryJournal, type Journal } from '../actors/runtime/index.js';
 import { connectBus, type NatsBus } from '../bus/index.js';
 import { Subjects } from '../bus/index.js';
-import { ConfigError, type Config } from '../config/index.js';
+import { ConfigError, StartupError, StartupExit, type Config } from '../config/index.js';
 import { openJournal } from '../db/index.js';
 import type { HealthServer, Metrics } from '../metrics/index.js';
 import { ProtocolLevel } from '../release/index.js';
@@ -51,14 +51,29 @@ export function stopNatsWatch(bus: NatsBus): void {
   watches.get(bus)?.stop();
 }
 
+/** Throws before anything starts when a conductor has no `[database] connection`. */
+export function requireDatabase(config: Config): void {
+  if (config.databaseUrl) return;
+  throw new StartupError(
+    'a conductor needs a database: set [database] connection (DATABASE_URL, --database) to postgresql://…; memory:// keeps its state in memory only, for a demo',
+    StartupExit.config,
+  );
+}
+
+/** `[database] connection = memory://`: the in-memory journal, asked for by name. */
+export const MEMORY_DATABASE = 'memory://';
+
 /**
- * The conductor's journal: PostgreSQL at DATABASE_URL. Without one, memory — which a second
- * conductor cannot read and a restart forgets — so it says so loudly.
+ * The conductor's journal: PostgreSQL at DATABASE_URL. A conductor without one refuses to start:
+ * with its state in memory it would join the fleet, take hosts over and forget them at its next
+ * restart (a misspelt `[database]` option did that). Memory only when named (`memory://`), for a
+ * demo or a test, and said loudly.
  */
 export async function roleJournal(config: Config, log: Logger): Promise<Journal> {
-  if (config.databaseUrl) return openJournal(config, log.child({ component: 'persistence' }));
+  requireDatabase(config);
+  if (config.databaseUrl !== MEMORY_DATABASE) return openJournal(config, log.child({ component: 'persistence' }));
   log.warn(
-    'NO DATABASE_URL: this conductor keeps its state IN MEMORY ONLY. A restart loses it and no other conductor can take its hosts over. Set DATABASE_URL=postgres://… for anything but a demo.',
+    'DATABASE_URL=memory://: this conductor keeps its state IN MEMORY ONLY. A restart loses it and no other conductor can take its hosts over. Set DATABASE_URL=postgres://… for anything but a demo.',
   );
   return new MemoryJournal();
 }

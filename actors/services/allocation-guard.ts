@@ -1,5 +1,5 @@
 import { CyborgError } from '../../errors/index.js';
-import { Microversions, type PlacementClient } from '../../openstack/placement/index.js';
+import { holdSlot, type PlacementClient } from '../../openstack/placement/index.js';
 
 /** Consumer uuid → resource class → amount, of one resource provider, as Placement holds them. */
 export type ProviderAllocations = (rpUuid: string) => Promise<Record<string, Record<string, number>>>;
@@ -16,14 +16,7 @@ export const isGuarded = (action: string): action is GuardedAction => GUARDED.ha
 
 /** A provider's allocations read from Placement (`GET /resource_providers/{uuid}/allocations`); a provider Placement does not know holds none. */
 export function placementAllocations(client: PlacementClient): ProviderAllocations {
-  return async (rpUuid) => {
-    const r = await client.call<{ allocations: Record<string, { resources: Record<string, number> }> } | null>(
-      'GET',
-      `/resource_providers/${rpUuid}/allocations`,
-      { microversion: Microversions.base, ok: [404] },
-    );
-    return Object.fromEntries(Object.entries(r?.allocations ?? {}).map(([consumer, a]) => [consumer, a.resources]));
-  };
+  return (rpUuid) => client.providerAllocations(rpUuid);
 }
 
 /**
@@ -34,10 +27,20 @@ export function placementAllocations(client: PlacementClient): ProviderAllocatio
  * (`placement.unavailable`, 503): an unknown answer is no permission. Without Placement
  * configured there is no lookup, and only Cyborg's own allocations count (the machine's guards).
  */
-export async function assertNotAllocated(lookup: ProviderAllocations | null, accelerator: { id: string; rpUuid: string }, action: string): Promise<void> {
+export async function assertNotAllocated(
+  lookup: ProviderAllocations | null,
+  accelerator: { id: string; rpUuid: string; capacity?: number },
+  action: string,
+): Promise<void> {
   if (!lookup || !isGuarded(action)) return;
   const allocations = await lookup(accelerator.rpUuid);
-  const consumers = Object.keys(allocations).sort();
+  // Cyborg's own holds (openstack/placement/holds.ts) stand for the holders its machine knows:
+  // the machine's guards refuse while one is held, and a hold left after a detach goes at the
+  // sync's next pass; neither is a consumer Cyborg cannot see.
+  const size = Math.max(1, accelerator.capacity ?? 1);
+  const consumers = Object.keys(allocations)
+    .filter((c) => holdSlot(accelerator.rpUuid, c, size) < 0)
+    .sort();
   if (consumers.length === 0) return;
   throw new CyborgError(
     'accelerator.allocated',

@@ -76,3 +76,23 @@ function reason(err: unknown, timeoutMs: number): string {
 export function keystoneDown(err: NoAnswerError): KeystoneUnavailableError {
   return new KeystoneUnavailableError(`Keystone is unreachable: ${err.message}`, { cause: err });
 }
+
+/**
+ * `work` within `ms` end to end, whatever it does inside (the service user's authentication, a
+ * retry after a 401, the dispatcher's retries): past it the caller gets `late(ms)` (a 503 with
+ * Retry-After, as no answer is), at most `ms` after it asked, and the late answer is dropped. Each
+ * call's own timeout bounds one exchange only, so a chain of them could add up to minutes.
+ */
+export async function within<T>(ms: number, work: () => Promise<T>, late: (ms: number) => Error): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(late(ms)), ms);
+  });
+  const p = work();
+  p.catch(() => undefined); // a failure after the deadline has no one to tell
+  try {
+    return await Promise.race([p, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,6 +1,6 @@
 import type { Dispatcher } from 'undici';
 import { findEndpoint } from './catalog.js';
-import { keystoneDown, NoAnswerError, openstackDispatcher, send, type HttpAnswer } from './http.js';
+import { keystoneDown, NoAnswerError, openstackDispatcher, send, within, type HttpAnswer } from './http.js';
 import { authBody, KeystoneUnavailableError, readToken, ServiceAuthError, type AuthMethod, type KeystoneToken } from './types.js';
 
 export interface KeystoneSessionOptions {
@@ -93,6 +93,16 @@ export class KeystoneSession {
    * is dropped, the session authenticates again and the request is sent once more.
    */
   async request(path: string, o: { method: string; headers?: Record<string, string>; body?: string; timeoutMs?: number }): Promise<HttpAnswer> {
+    // The call's timeout holds end to end: the token, the catalog and a second try after a 401 are inside it.
+    const what = `${this.o.serviceType ?? 'service'} ${o.method} ${path}`;
+    return within(
+      o.timeoutMs ?? this.timeoutMs,
+      () => this.requestOnce(path, o),
+      (t) => new NoAnswerError(`${what}: no answer within ${t} ms`),
+    );
+  }
+
+  private async requestOnce(path: string, o: { method: string; headers?: Record<string, string>; body?: string; timeoutMs?: number }): Promise<HttpAnswer> {
     const base = await this.endpoint();
     for (let attempt = 0; ; attempt++) {
       const token = await this.token();

@@ -1,5 +1,5 @@
 import type { Dispatcher } from 'undici';
-import { keystoneDown, NoAnswerError, openstackDispatcher, send } from './http.js';
+import { keystoneDown, NoAnswerError, openstackDispatcher, send, within } from './http.js';
 import type { KeystoneSession } from './session.js';
 import { TokenCache, type TokenCacheOptions } from './token-cache.js';
 import { KeystoneUnavailableError, readToken, ServiceAuthError, type KeystoneToken } from './types.js';
@@ -45,7 +45,14 @@ export class TokenValidator {
     const key = TokenCache.key(token);
     let p = this.inflight.get(key);
     if (!p) {
-      p = this.ask(token).finally(() => this.inflight.delete(key));
+      // The token check's timeout holds end to end: the service user's own authentication and a
+      // second try after a 401 are inside it, not added to it.
+      const ms = this.o.timeoutMs ?? 10_000;
+      p = within(
+        ms,
+        () => this.ask(token),
+        (t) => new KeystoneUnavailableError(`Keystone is unreachable: no answer to a token validation within ${t} ms`),
+      ).finally(() => this.inflight.delete(key));
       this.inflight.set(key, p);
     }
     return p;

@@ -205,6 +205,19 @@ export class PlacementClient {
     await this.call('PUT', `/allocations/${consumer}`, { microversion: Microversions.allocations, body: { consumer_type: 'INSTANCE', ...body } });
   }
 
+  /** Consumer → resource class → amount of one provider's allocations; a provider Placement does not know holds none. */
+  async providerAllocations(rpUuid: string): Promise<Record<string, Record<string, number>>> {
+    const r = await this.call<{ allocations: Record<string, { resources: Record<string, number> }> } | null>(
+      'GET',
+      `/resource_providers/${rpUuid}/allocations`,
+      {
+        microversion: Microversions.base,
+        ok: [404],
+      },
+    );
+    return Object.fromEntries(Object.entries(r?.allocations ?? {}).map(([consumer, a]) => [consumer, a.resources]));
+  }
+
   async deleteAllocations(consumer: string): Promise<void> {
     await this.call('DELETE', `/allocations/${consumer}`, { microversion: Microversions.allocations, ok: [404] });
   }

@@ -1,4 +1,4 @@
-import type { AcceleratorView } from '../../model/index.js';
+import { placementTruthOf, type AcceleratorView } from '../../model/index.js';
 import { FUNCTION_TRAIT_PREFIX, functionTrait } from '../../placement-query/index.js';
 import { AcceleratorStates } from '../../machines/index.js';
 
@@ -21,6 +21,8 @@ export interface DesiredProvider {
   /** Discovery lost it while it is held: kept and flagged. */
   missing: boolean;
   traits: string[];
+  /** Who holds it (placementTruthOf): each counted once in Placement's usage of the provider. */
+  holders: { instanceUuid: string; projectId?: string }[];
 }
 
 /** An accelerator's desired provider, or why it cannot have one. */
@@ -50,6 +52,7 @@ export function desiredOf(view: AcceleratorView): Desired {
   const fn = view.program?.functionId;
   const traits = new Set([...(fn ? view.traits.filter((t) => !t.startsWith(FUNCTION_TRAIT_PREFIX)) : view.traits), OWNER_TRAIT]);
   if (fn) traits.add(functionTrait(view.driver, fn));
+  const truth = placementTruthOf(view);
   return {
     id: view.id,
     host: view.host,
@@ -62,13 +65,12 @@ export function desiredOf(view: AcceleratorView): Desired {
       name: view.name,
       present: view.state !== AcceleratorStates.removed,
       resourceClass: view.resourceClass,
-      total: Math.max(1, view.capacity),
-      // The machine's `usable` tag: enabled (or being reprogrammed, attached, detached from an
-      // enabled state). Anything else keeps its inventory but reserves it — as does `reserved`:
-      // quarantined for its health, or marked for maintenance (attached instances keep running).
-      usable: view.tags.includes('usable') && !view.tags.includes('reserved') && !view.missing,
+      total: truth.inventory,
+      // Out of service keeps the inventory but reserves it (placementTruthOf says when).
+      usable: truth.inService,
       missing: view.missing,
       traits: [...traits].sort(),
+      holders: truth.holders.map((h) => ({ instanceUuid: h.instanceUuid, ...(h.projectId ? { projectId: h.projectId } : {}) })),
     },
   };
 }

@@ -27,3 +27,4 @@ export {
 } from './plan.js';
 export { type ProviderOutcome, Reconciler, type ReconcilerOptions, type StaleOutcome, type SyncState } from './reconciler.js';
 export { RootProviderMissingError, RootProviders, type RootProvidersOptions } from './roots.js';
+export { HOLD_CONSUMER_TYPE, HOLD_USER, holdConsumer, holdersKey, type HoldPlan, holdSlot, planHolds, type ProviderConsumers } from './holds.js';

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Inventories } from './client.js';
 import { desiredOf, functionTrait, type DesiredProvider } from './desired.js';
+import { holdConsumer, planHolds } from './holds.js';
 import { needsUsages, planHold, planInventories, planTraits } from './plan.js';
 import type { AcceleratorView } from '../../model/index.js';
 import { acceleratorMachine, type AcceleratorState } from '../../machines/index.js';
@@ -20,6 +21,7 @@ const fpga = (over: Partial<DesiredProvider> = {}): DesiredProvider => ({
   usable: true,
   missing: false,
   traits: ['CUSTOM_FAKE_DEVICE', 'OWNER_CYBORG'],
+  holders: [],
   ...over,
 });
 
@@ -35,10 +37,11 @@ describe('desired provider of an accelerator', () => {
     traits: ['CUSTOM_FAKE_DEVICE'],
     rpUuid: 'r',
     capacity: 16,
+    allocations: [],
     ...inState('programmed'),
     program: { functionId: 'gzip-v1' },
     missing: false,
-  } as AcceleratorView;
+  } as unknown as AcceleratorView;
 
   it('adds OWNER_CYBORG and the function trait of a programmed FPGA', () => {
     const d = desiredOf(view);
@@ -111,5 +114,25 @@ describe('trait plan', () => {
     expect(p.write).toEqual(['CUSTOM_FPGA_FUNCTION_ID_FAKE_AES', 'OWNER_CYBORG']);
     expect(p.removed).toEqual(['CUSTOM_FPGA_FUNCTION_ID_FAKE_GZIP']);
     expect(planTraits(['A', 'B'], ['B', 'A']).write).toBeNull();
+  });
+});
+
+describe("holds: every holder counted once in Placement's usage", () => {
+  const vm = '6f1c3e7a-5b2d-4a8e-9c1f-2d3e4f5a6b7c';
+  it('holds a device Nova did not allocate, and writes nothing for one it did', () => {
+    const d = fpga({ total: 2, holders: [{ instanceUuid: vm, projectId: 'p1' }] });
+    const bare = planHolds(d, {});
+    expect(bare.add).toEqual([{ consumer: holdConsumer('r', 0), projectId: 'p1' }]);
+    expect(bare.usedAfter).toBe(1);
+    const nova = planHolds(d, { [vm]: { FPGA: 1 } });
+    expect(nova.add).toEqual([]);
+    expect(nova.remove).toEqual([]);
+    expect(nova.usedAfter).toBe(1);
+  });
+  it('frees exactly the holds no holder needs any more', () => {
+    const d = fpga({ total: 2, holders: [] });
+    const p = planHolds(d, { [holdConsumer('r', 0)]: { FPGA: 1 }, [holdConsumer('r', 1)]: { FPGA: 1 }, other: { FPGA: 1 } });
+    expect(p.remove.sort()).toEqual([holdConsumer('r', 0), holdConsumer('r', 1)].sort());
+    expect(p.usedAfter).toBe(1);
   });
 });

@@ -6,6 +6,7 @@ import { isPlacementError, PlacementCodes, PlacementError } from './errors.js';
 import { functionTraitsToDelete, needsUsages, planHold, planInventories, planTraits, type SyncFlag } from './plan.js';
 import { globalRequestId } from '../request-id.js';
 import { RootProviderMissingError, type RootProviders } from './roots.js';
+import { HOLD_CONSUMER_TYPE, HOLD_USER, holdersKey, holdSlot, planHolds, type HoldPlan } from './holds.js';
 
 export type SyncState = 'in_sync' | 'pending' | 'error';
 
@@ -38,6 +39,8 @@ interface Known {
   generation: number;
   inventories: Inventories;
   traits: string[];
+  /** Who held the device when its holds were last put right (holds.ts); unset: not looked at yet. */
+  holders?: string;
 }
 
 export interface ReconcilerOptions {
@@ -169,17 +172,47 @@ export class Reconciler {
     }
   }
 
-  /** Writes the inventory and traits that differ, moving `state` along with each write. */
+  /**
+   * Writes the holds, inventory and traits that differ, moving `state` along with each write.
+   * Holds no longer needed go first and new ones last, so the inventory written between them
+   * always has room for what is allocated (reserved = everything else while out of service).
+   */
   private async apply(d: DesiredProvider, state: Known, onWrite: () => void): Promise<SyncFlag[]> {
     const { client } = this.opts;
     await this.ensure('rc', d.resourceClass);
-    const usages = needsUsages(d, state.inventories) ? await client.getUsages(d.rpUuid) : {};
+    const key = holdersKey(d);
+    let holds: HoldPlan | null = null;
+    let usages: Record<string, number> = {};
+    if (state.holders !== key || needsUsages(d, state.inventories)) {
+      holds = planHolds(d, await client.providerAllocations(d.rpUuid));
+      usages = { ...holds.usages, [d.resourceClass]: holds.usedAfter };
+      if (holds.remove.length > 0) {
+        for (const consumer of holds.remove) await client.deleteAllocations(consumer);
+        state.generation = (await client.getInventories(d.rpUuid)).generation;
+        onWrite();
+      }
+    }
     const inv = planInventories(d, state.inventories, usages);
     if (inv.write) {
       const r = await client.putInventories(d.rpUuid, state.generation, inv.write);
       Object.assign(state, r);
       onWrite();
     }
+    if (holds && holds.add.length > 0) {
+      for (const h of holds.add) {
+        await client.putAllocations(h.consumer, {
+          allocations: { [d.rpUuid]: { resources: { [d.resourceClass]: 1 } } },
+          project_id: h.projectId,
+          user_id: HOLD_USER,
+          consumer_generation: null,
+          consumer_type: HOLD_CONSUMER_TYPE,
+        });
+      }
+      state.generation = (await client.getInventories(d.rpUuid)).generation;
+      onWrite();
+      this.opts.log.info({ rpUuid: d.rpUuid, acceleratorId: d.id, holds: holds.add.length }, 'device handed over outside a Nova boot: held in Placement');
+    }
+    state.holders = key;
     const traits = planTraits(d.traits, state.traits);
     if (traits.write) {
       await Promise.all(traits.write.map((t) => this.ensure('trait', t)));
@@ -212,6 +245,8 @@ export class Reconciler {
       } catch (err) {
         if (!isPlacementError(err) || err.placementCode !== PlacementCodes.providerInUse) throw err;
       }
+      // Cyborg's own holds on a device that is gone are freed with it; anyone else's keep it.
+      if (attempt === 1 && (await this.dropHolds(rpUuid))) continue;
       try {
         const [usages, inv] = await Promise.all([client.getUsages(rpUuid), client.getInventories(rpUuid)]);
         const plan = planHold(inv.inventories, usages);
@@ -221,6 +256,15 @@ export class Reconciler {
         if (!isPlacementError(err) || !err.concurrentUpdate || attempt >= (this.opts.maxAttempts ?? 5)) throw err;
       }
     }
+  }
+
+  /** Deletes every hold Cyborg put on the provider; true when there was one. */
+  private async dropHolds(rpUuid: string): Promise<boolean> {
+    const consumers = await this.opts.client.providerAllocations(rpUuid);
+    const size = Object.values(consumers).reduce((n, r) => n + Object.values(r).reduce((a, b) => a + b, 0), 0);
+    const own = Object.keys(consumers).filter((c) => holdSlot(rpUuid, c, size) >= 0);
+    for (const c of own) await this.opts.client.deleteAllocations(c);
+    return own.length > 0;
   }
 
   /** Deletes Cyborg-owned providers under the host's compute node that no accelerator claims. */

@@ -111,7 +111,7 @@ describe('each start-up mistake is one line and a documented exit status, throug
   });
 
   it('NATS that does not answer: the role says so with the URL, and keeps waiting for it', async () => {
-    const role = startCyborg(['conductor', '--nats', 'nats://cyborg:s3cret@127.0.0.1:1', '--no-leases', '--metrics-port', '-1']);
+    const role = startCyborg(['conductor', '--nats', 'nats://cyborg:s3cret@127.0.0.1:1', '--database', 'memory://', '--no-leases', '--metrics-port', '-1']);
     try {
       const line = await role.waitFor(/NATS unreachable/);
       expect(JSON.parse(line)).toMatchObject({ level: 40, nats: 'nats://***@127.0.0.1:1', option: '[DEFAULT] transport_url (NATS_URL, --nats)' });
@@ -145,7 +145,7 @@ describe('each start-up mistake is one line and a documented exit status, throug
 
     it('a vendor driver enabled on a host without its hardware: a warn line naming the driver', async () => {
       const p = prefix();
-      const conductor = startCyborg(['conductor', '--nats', svc.nats!, '--prefix', p, '--no-leases', '--metrics-port', '-1']);
+      const conductor = startCyborg(['conductor', '--nats', svc.nats!, '--prefix', p, '--database', 'memory://', '--no-leases', '--metrics-port', '-1']);
       const agent = startCyborg(
         [
           'agent',

@@ -60,7 +60,12 @@ export class Deployment {
   }
 
   async conductor(name = 'conductor', extra: Record<string, string> = {}): Promise<RoleProcess> {
-    const p = RoleProcess.spawn(name, ['conductor', '--conductor-id', name], this.env(extra));
+    // Without a database of its own a conductor refuses to start: the in-memory journal is named.
+    const p = RoleProcess.spawn(
+      name,
+      ['conductor', '--conductor-id', name],
+      this.env({ ...(this.databaseUrl ? {} : { DATABASE_URL: 'memory://' }), ...extra }),
+    );
     this.procs.push(p);
     await p.waitLog((l) => l.msg === 'conductor role up', 'conductor up', 120_000);
     return p;

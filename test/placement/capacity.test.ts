@@ -2,7 +2,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Capacity, CapacityCounts } from '../../model/index.js';
 import { cyborg } from '../cli/harness.js';
 import { svc } from '../services.js';
-import { allInSync, allocate, enableInPlacement, reservedBecomes, startSynced, stopAndTidy, type Synced } from '../placement/harness.js';
+import {
+  allInSync,
+  allocate,
+  enableInPlacement,
+  placementSums as sums,
+  reservedBecomes,
+  startGpuHost,
+  stopAndTidy,
+  type Synced,
+} from '../placement/harness.js';
 import { eventually } from '../support/eventually.js';
 
 /**
@@ -19,25 +28,7 @@ describe.skipIf(!svc.placement)('capacity agrees with a real Placement', () => {
     return { status: r.statusCode, body: r.json() };
   };
 
-  /** Placement's own sums over the host's Cyborg providers, by resource class. */
-  async function placementSums(): Promise<Record<string, { total: number; reserved: number; used: number; free: number }>> {
-    const out: Record<string, { total: number; reserved: number; used: number; free: number }> = {};
-    for (const a of s.conductor.listAccelerators().filter((x) => x.state !== 'removed')) {
-      const [inv, usages] = await Promise.all([
-        s.client.getInventories(a.rpUuid),
-        s.client.call<{ usages: Record<string, number> }>('GET', `/resource_providers/${a.rpUuid}/usages`, { microversion: '1.0' }),
-      ]);
-      for (const [rc, r] of Object.entries(inv.inventories)) {
-        const o = (out[rc] ??= { total: 0, reserved: 0, used: 0, free: 0 });
-        const used = usages?.usages[rc] ?? 0;
-        o.total += r.total;
-        o.reserved += r.reserved;
-        o.used += used;
-        o.free += r.total - r.reserved - used;
-      }
-    }
-    return out;
-  }
+  const placementSums = (): ReturnType<typeof sums> => sums(s);
 
   async function agrees(what: string): Promise<Capacity> {
     await allInSync(s);
@@ -50,13 +41,7 @@ describe.skipIf(!svc.placement)('capacity agrees with a real Placement', () => {
   }
 
   beforeAll(async () => {
-    s = await startSynced({
-      url,
-      api: true,
-      createRoots: true,
-      fake: { gpus: 3, nics: 0 },
-      timing: { healthEnterAfter: 3, healthLeaveAfter: 3, healthStableMs: 0 },
-    });
+    s = await startGpuHost(url, 3, 3);
     await allInSync(s);
   });
   afterAll(async () => {
@@ -71,12 +56,9 @@ describe.skipIf(!svc.placement)('capacity agrees with a real Placement', () => {
     expect(c.fleet.find((x) => x.resourceClass === 'PGPU')).toMatchObject({ accelerators: 3, total: 3, used: 0, reserved: 0, free: 3 });
 
     // Nova's allocations in Placement, and the instances on Cyborg's side.
-    await allocate(s.client, busy!.rpUuid, 'PGPU', 1);
-    await s.conductor.attach(busy!.id, { instanceUuid: 'vm-gpu' });
-    for (const vm of ['vm-f1', 'vm-f2']) {
-      await allocate(s.client, fpga.rpUuid, 'FPGA', 1);
-      await s.conductor.attach(fpga.id, { instanceUuid: vm });
-    }
+    // (Nova's consumer is the instance: the attach names it, so Placement counts it once.)
+    await s.conductor.attach(busy!.id, { instanceUuid: await allocate(s.client, busy!.rpUuid, 'PGPU', 1) });
+    for (let i = 0; i < 2; i++) await s.conductor.attach(fpga.id, { instanceUuid: await allocate(s.client, fpga.rpUuid, 'FPGA', 1) });
     s.fakes[0]!.injectHealthFault(sick!.id, 'fatal', 'Xid 79: GPU has fallen off the bus');
     await s.agents[0]!.checkHealth();
     await eventually(() => s.conductor.getAccelerator(sick!.id).health?.status === 'quarantined', { what: 'the sick GPU quarantined' });

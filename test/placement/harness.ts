@@ -114,6 +114,34 @@ export async function allocate(client: PlacementClient, rpUuid: string, rc: stri
   return consumer;
 }
 
+/** Placement's own sums over the stack's (not removed) providers, by resource class: what capacity must equal. */
+export async function placementSums(s: Synced): Promise<Record<string, { total: number; reserved: number; used: number; free: number }>> {
+  const out: Record<string, { total: number; reserved: number; used: number; free: number }> = {};
+  for (const a of s.conductor.listAccelerators().filter((x) => x.state !== 'removed')) {
+    const [inv, usages] = await Promise.all([s.client.getInventories(a.rpUuid), s.client.getUsages(a.rpUuid)]);
+    for (const [rc, r] of Object.entries(inv.inventories)) {
+      const o = (out[rc] ??= { total: 0, reserved: 0, used: 0, free: 0 });
+      const used = usages[rc] ?? 0;
+      o.total += r.total;
+      o.reserved += r.reserved;
+      o.used += used;
+      o.free += r.total - r.reserved - used;
+    }
+  }
+  return out;
+}
+
+/** A fake host of `gpus` GPUs (and the fake FPGA) synced to a real Placement, its health judged on `after` checks. */
+export function startGpuHost(url: string, gpus: number, after: number): Promise<Synced> {
+  return startSynced({
+    url,
+    api: true,
+    createRoots: true,
+    fake: { gpus, nics: 0 },
+    timing: { healthEnterAfter: after, healthLeaveAfter: after, healthStableMs: 0 },
+  });
+}
+
 /** What one provider holds, read back from Placement. */
 export async function readProvider(client: PlacementClient, uuid: string): Promise<{ inventories: Inventories; traits: string[] } | null> {
   const p = await client.getProvider(uuid);

@@ -46,6 +46,7 @@ describe.skipIf(!svc.nats)("the agent and conductor roles' logs, as a strict ing
       {
         host: 'dup-node',
         dataDir,
+        ...(role === 'conductor' ? { databaseUrl: 'memory://' } : {}),
         natsUrl: svc.nats!,
         logLevel: 'debug',
         logPretty: false,
