@@ -142,6 +142,11 @@ export async function adoptInventory(data: CyborgData, tally: Tally): Promise<Ad
         refusal = `${d.f.name}: rp_uuid ${d.rpUuid} is not uuid3(DNS, "${d.name}") = ${rp}, the provider our conductor would keep for it`;
         break;
       }
+      // Cyborg names an Alveo U280/U50 after its user function (.1, one handle); our driver after .0 (docs/adopt.md).
+      if (driver === 'xilinx_fpga_driver' && /\.1$/.test(d.name)) {
+        refusal = `${d.f.name}: Cyborg named this Xilinx card after its user function (${d.name}); our xilinx_fpga_driver reports it after .0, under another provider`;
+        break;
+      }
       const myHandles = handlesOf.get(d.id) ?? [];
       const handleIds = new Map<number, string>();
       for (const h of myHandles) {
