@@ -133,6 +133,8 @@ export function addAcceleratorCommands(program: Command, io: Io): void {
     async (ctx, _a, o) => {
       const all = await ctx.api.list<AcceleratorView>('/accelerators', 'accelerators', { host: o.host, state: o.state, type: o.type?.toUpperCase() });
       const accelerators = o.driver ? all.filter((a) => a.driver === o.driver) : all;
+      // A host nobody knows is a mistake (a typo, another deployment), not an empty host: exit 3 naming it.
+      if (o.host && all.length === 0) await ctx.api.get(`/hosts/${encodeURIComponent(o.host)}`);
       if (ctx.json) return printJson(ctx, accelerators);
       io.out(accelerators.length ? rows(accelerators) : 'No accelerators.\n');
     },
