@@ -1,4 +1,5 @@
-import { KeystoneSession, KeystoneUnavailableError, ServiceAuthError, type AuthMethod } from '../../openstack/keystone/index.js';
+import { KeystoneSession, KeystoneUnavailableError, ServiceAuthError, type AuthMethod, type KeystoneToken } from '../../openstack/keystone/index.js';
+import type { CliTokenCache } from './token-cache.js';
 import type { TokenSource } from '../client.js';
 import { ClientConfigError, CredentialsRefusedError, KeystoneUnreachableError } from './errors.js';
 import type { AuthPlan } from './options.js';
@@ -54,8 +55,8 @@ function explain(err: unknown, plan: Extract<AuthPlan, { kind: 'keystone' }>): u
   return err;
 }
 
-/** The session's token, each failure as a SignInError. */
-function tokens(session: KeystoneSession, plan: Extract<AuthPlan, { kind: 'keystone' }>): TokenSource {
+/** The session's token, each failure as a SignInError; a token the API refused leaves the cache too. */
+function tokens(session: KeystoneSession, plan: Extract<AuthPlan, { kind: 'keystone' }>, cache: CliTokenCache | undefined): TokenSource {
   return {
     token: () =>
       session.token().catch((err: unknown) => {
@@ -63,6 +64,7 @@ function tokens(session: KeystoneSession, plan: Extract<AuthPlan, { kind: 'keyst
       }),
     invalidate: (token) => {
       session.invalidate(token);
+      cache?.clear();
       return true;
     },
   };
@@ -73,12 +75,14 @@ function tokens(session: KeystoneSession, plan: Extract<AuthPlan, { kind: 'keyst
  * endpoint of Keystone's catalog for the region and interface asked for. Failures are
  * SignInErrors: refused credentials (exit 7), Keystone unreachable (6), no endpoint (8).
  */
-export async function connect(plan: AuthPlan, url: UrlChoice, timeoutMs: number): Promise<Connection> {
+export async function connect(plan: AuthPlan, url: UrlChoice, timeoutMs: number, cache?: CliTokenCache): Promise<Connection> {
   if (plan.kind === 'none') return { url: url.value };
   if (plan.kind === 'token') {
     if (!url.explicit) throw new ClientConfigError('a token without a Keystone URL has no catalog to find the API in: give --url / CYBORG_URL, or OS_AUTH_URL');
     return { url: url.value, auth: { token: () => Promise.resolve(plan.token), invalidate: () => false } };
   }
+  // A token kept by an earlier command, while it is valid: no Keystone call at all (the catalog comes with it).
+  const seed = cache?.load();
   const session = new KeystoneSession({
     authUrl: plan.authUrl,
     auth: plan.auth,
@@ -86,8 +90,10 @@ export async function connect(plan: AuthPlan, url: UrlChoice, timeoutMs: number)
     interfaces: [plan.interface],
     timeoutMs,
     ...(plan.region ? { region: plan.region } : {}),
+    ...(seed ? { seed } : {}),
+    ...(cache ? { onAuthenticated: (token: string, data: KeystoneToken) => cache.save(token, data) } : {}),
   });
-  const auth = tokens(session, plan);
+  const auth = tokens(session, plan, cache);
   if (url.explicit) {
     await auth.token();
     return { url: url.value, auth };

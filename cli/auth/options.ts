@@ -41,7 +41,7 @@ export function addOpenStackOptions(cmd: Command): Command {
 export type AuthPlan =
   | { kind: 'none' }
   | { kind: 'token'; token: string }
-  | { kind: 'keystone'; authUrl: string; auth: AuthMethod; region?: string; interface: string; cloud?: string };
+  | { kind: 'keystone'; authUrl: string; auth: AuthMethod; region?: string; interface: string; cloud?: string; cacheAuth?: boolean };
 
 /** The `--os-*` values as commander parsed them (flag, else variable), by clouds.yaml key. */
 export function openStackValues(cmd: Command): Record<string, string> {
@@ -105,6 +105,8 @@ export function planAuth(given: Record<string, string>, ctx: SearchContext = def
     interface: (v('interface') ?? 'public').replace(/URL$/, '').toLowerCase(),
     ...(region ? { region } : {}),
     ...(given.cloud ? { cloud: given.cloud } : {}),
+    // openstacksdk's `cache: {auth: true}`: the user allows tokens kept across commands.
+    ...((cloud?.cache as { auth?: unknown } | undefined)?.auth === true ? { cacheAuth: true } : {}),
   });
   const scope = {
     ...(v('project_id') ? { projectId: v('project_id') } : v('project_name') ? { projectName: v('project_name') } : {}),

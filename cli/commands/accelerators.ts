@@ -17,16 +17,33 @@ export async function resolveAccelerator(ctx: Ctx, ref: string): Promise<string>
   throw new ApiError(404, 'accelerator.not_found', `no accelerator named ${ref} (see: cyborg accelerator list)`, {});
 }
 
+/** Health in a word, with the mark beside it (`quarantined, draining`): what the alert's runbook asks for first. */
+function healthOf(a: AcceleratorView): string {
+  const status = a.health?.status ?? 'ok';
+  const mark = a.maintenance?.mark;
+  return `${status === 'unknown' ? 'not observed' : status}${a.health?.fatal && status === 'quarantined' ? ' (fatal)' : ''}${mark ? `, ${mark}` : ''}`;
+}
+
+/** Who holds it: each instance, with its project and ARQ where known. */
+function holders(a: AcceleratorView): string {
+  return (
+    a.allocations
+      .map((x) => `instance ${x.instanceUuid}${x.projectId ? ` of project ${x.projectId}` : ''}${x.arqUuid ? ` (ARQ ${x.arqUuid})` : ''}`)
+      .join('\n') || 'none'
+  );
+}
+
 function rows(accs: AcceleratorView[]): string {
   return table(
-    ['ID', 'NAME', 'HOST', 'TYPE', 'RESOURCE CLASS', 'STATE', 'IN USE', 'ALLOWED'],
+    ['ID', 'NAME', 'HOST', 'TYPE', 'RESOURCE CLASS', 'STATE', 'HEALTH', 'IN USE', 'ALLOWED'],
     accs.map((a) => [
       a.id,
       a.name,
       a.host,
       a.deviceType,
       a.resourceClass ?? '',
-      `${a.state}${a.missing ? ' (missing)' : ''}${a.health?.status === 'unknown' ? ' (not observed)' : ''}`,
+      `${a.state}${a.missing ? ' (missing)' : ''}`,
+      healthOf(a),
       `${a.allocations.length}/${a.capacity}`,
       a.allowed.join(' '),
     ]),
@@ -46,7 +63,16 @@ function show(a: AcceleratorView): string {
     ['resource provider', a.rpUuid],
     ['state', a.state],
     ['allowed now', a.allowed.join(' ') || 'nothing'],
-    ['attached', a.allocations.map((x) => `${x.instanceUuid}${x.arqUuid ? ` (ARQ ${x.arqUuid})` : ''}`).join('\n') || 'none'],
+    ['health', healthOf(a)],
+    ['health reason', a.health?.reason ?? 'none'],
+    ['health since', a.health?.since ?? ''],
+    [
+      'maintenance',
+      a.maintenance
+        ? `${a.maintenance.mark} (by ${a.maintenance.scopes.map((sc) => (sc === 'host' ? `host ${a.host}'s drain` : 'the device')).join(' and ')}${a.maintenance.since ? ` since ${a.maintenance.since}` : ''})`
+        : 'none',
+    ],
+    ['held by', holders(a)],
     ['programmed', a.program ? (a.program.functionId ?? a.program.bitstreamId ?? 'yes') : 'no'],
     ['last error', a.error ? `${a.error.op}: ${a.error.reason}` : 'none'],
     ['updated', a.updatedAt],
@@ -107,6 +133,8 @@ export function addAcceleratorCommands(program: Command, io: Io): void {
     async (ctx, _a, o) => {
       const all = await ctx.api.list<AcceleratorView>('/accelerators', 'accelerators', { host: o.host, state: o.state, type: o.type?.toUpperCase() });
       const accelerators = o.driver ? all.filter((a) => a.driver === o.driver) : all;
+      // A host nobody knows is a mistake (a typo, another deployment), not an empty host: exit 3 naming it.
+      if (o.host && all.length === 0) await ctx.api.get(`/hosts/${encodeURIComponent(o.host)}`);
       if (ctx.json) return printJson(ctx, accelerators);
       io.out(accelerators.length ? rows(accelerators) : 'No accelerators.\n');
     },

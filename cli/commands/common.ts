@@ -1,6 +1,6 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { PORTS } from '../../config/index.js';
-import { addOpenStackOptions, authFailure, connect, deploymentOf, openStackValues, planAuth, type AuthPlan } from '../auth/index.js';
+import { addOpenStackOptions, authFailure, CliTokenCache, connect, deploymentOf, identityOf, openStackValues, planAuth, type AuthPlan } from '../auth/index.js';
 import { ApiClient } from '../client.js';
 import { describeError, exitCodeFor, ExitCode, type Io } from '../output.js';
 
@@ -18,6 +18,7 @@ interface ClientFlags {
   url: string;
   json?: boolean;
   verbose?: boolean;
+  tokenCache?: boolean;
   timeout: number;
 }
 
@@ -51,6 +52,12 @@ export function apiCommand(parent: Command, spec: string, description: string, i
         .default(`http://127.0.0.1:${PORTS.allInOne}`),
     )
     .option('--json', 'print JSON (for scripts) instead of tables')
+    .addOption(
+      new Option(
+        '--token-cache',
+        "keep the Keystone token across commands until it expires (mode 0600 under ~/.cache/cyborg; clouds.yaml's cache: {auth: true} too; cyborg logout forgets it)",
+      ).env('CYBORG_TOKEN_CACHE'),
+    )
     .option('-v, --verbose', 'say on stderr which deployment this command talks to (URL, cloud and region) before it does')
     .addOption(new Option('--timeout <seconds>', 'give up waiting for the API after this long').default(300).argParser(seconds))
     .configureOutput({ writeOut: io.out, writeErr: io.err })
@@ -83,7 +90,11 @@ export function act<O>(cmd: Command, io: Io, fn: (ctx: Ctx, args: string[], opts
       plan = planAuth(openStackValues(command));
       const explicit = command.getOptionValueSource('url') !== 'default' && flags.url !== '';
       if (explicit || plan.kind !== 'keystone') known = flags.url;
-      const conn = await connect(plan, { value: flags.url, explicit }, flags.timeout * 1000);
+      const cache =
+        plan.kind === 'keystone' && (flags.tokenCache || plan.cacheAuth)
+          ? new CliTokenCache(identityOf(plan.authUrl, plan.auth), (line) => io.err(`cyborg: warning: ${line}\n`))
+          : undefined;
+      const conn = await connect(plan, { value: flags.url, explicit }, flags.timeout * 1000, cache);
       ctx.api = new ApiClient(conn.url, flags.timeout * 1000, conn.auth);
       ctx.url = known = conn.url;
       if (flags.verbose) io.err(`cyborg: talking to ${deploymentOf(plan, known)}\n`);

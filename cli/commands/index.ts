@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { processIo, type Io } from '../output.js';
+import { forgetTokens, tokenCacheDir } from '../auth/index.js';
 import { addAcceleratorCommands } from './accelerators.js';
 import { addAuditCommands } from './audit.js';
 import { addCapacityCommands } from './capacity.js';
@@ -30,4 +31,11 @@ export function addOperatorCommands(program: Command, io: Io = processIo): void 
   addFakeCommands(program, io);
   addCapacityCommands(program, io);
   addLifecycleCommands(program, io);
+  program
+    .command('logout')
+    .description('forget the Keystone tokens --token-cache kept (~/.cache/cyborg)')
+    .action(() => {
+      const removed = forgetTokens();
+      io.out(removed.length ? `signed out: removed ${removed.length} cached token(s) from ${tokenCacheDir()}\n` : `no cached token in ${tokenCacheDir()}\n`);
+    });
 }

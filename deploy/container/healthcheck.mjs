@@ -1,12 +1,16 @@
 // The image's HEALTHCHECK: 0 when this container's role answers GET /readyz with 200.
-// One image runs any role, each on its own port (api 6666, conductor 9180, agent 9181): the
-// first that accepts the connection is this container's role. CYBORG_HEALTH_URL names another.
+// One image runs any role, each on its own port (the all-in-one 6680, api 6666, conductor 9180,
+// agent 9181; CYBORG_PORT / CYBORG_METRICS_PORT first where set): the first that accepts the
+// connection is this container's role. CYBORG_HEALTH_URL names another. The all-in-one's 6680
+// was missing: its container was never healthy (issue 42).
 // node:http, not fetch: fetch refuses Cyborg's 6666 (a port browsers block).
 import { get } from 'node:http';
 
 const urls = process.env.CYBORG_HEALTH_URL
   ? [process.env.CYBORG_HEALTH_URL]
-  : [6666, 9180, 9181].map((p) => `http://127.0.0.1:${p}/readyz`);
+  : [...new Set([process.env.CYBORG_PORT, process.env.CYBORG_METRICS_PORT, 6680, 6666, 9180, 9181].filter((p) => p !== undefined && p !== ''))].map(
+      (p) => `http://127.0.0.1:${p}/readyz`,
+    );
 
 function probe(url) {
   return new Promise((resolve) => {

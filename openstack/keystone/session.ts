@@ -21,6 +21,10 @@ export interface KeystoneSessionOptions {
   /** Re-authenticate this long before the token expires (keystoneauth's stale window). */
   expiryMarginMs?: number;
   now?: () => number;
+  /** A token kept from before (the CLI's token cache): used until it is about to expire. */
+  seed?: { token: string; data: KeystoneToken };
+  /** Called with every token this session authenticates for (the CLI's token cache keeps it). */
+  onAuthenticated?: (token: string, data: KeystoneToken) => void;
 }
 
 interface Held {
@@ -57,6 +61,10 @@ export class KeystoneSession {
     this.dispatcher = o.dispatcher ?? openstackDispatcher();
     this.timeoutMs = o.timeoutMs ?? 10_000;
     this.now = o.now ?? Date.now;
+    if (o.seed) {
+      const renewAt = o.seed.data.expiresAt - this.margin(o.seed.data);
+      if (renewAt > this.now()) this.held = { ...o.seed, renewAt };
+    }
   }
 
   /** The session's token, authenticating first when there is none or it is about to expire. */
@@ -161,6 +169,7 @@ export class KeystoneSession {
     this.authentications++;
     const data = readToken(JSON.parse(res.text));
     this.held = { token, data, renewAt: data.expiresAt - this.margin(data) };
+    this.o.onAuthenticated?.(token, data);
     return this.held;
   }
 }
