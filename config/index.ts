@@ -780,6 +780,7 @@ function fromEnv(env: Env, source: Map<string, string>): Tree {
 function parse(spec: OptionSpec, values: string[], where: string, file: boolean): unknown {
   try {
     if (file && spec.fromFile) return spec.fromFile(values.at(-1) ?? '');
+    if (file && spec.multi) return values.join('\n');
     return fromText(schemaAt(ConfigSchema, spec.path)!, values, file ? spec.scale : 1);
   } catch (err) {
     throw new ConfigError(`invalid configuration: ${where}: ${spec.secret ? 'not a valid value' : (err as Error).message}`);
