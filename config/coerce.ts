@@ -48,6 +48,7 @@ export function fromText(s: TSchema, values: readonly string[], scale = 1): unkn
 export function optionValue(spec: OptionSpec, values: string[], where: string, file: boolean): unknown {
   try {
     if (file && spec.fromFile) return spec.fromFile(values.at(-1) ?? '');
+    if (file && spec.multi) return values.join('\n');
     return fromText(schemaAt(ConfigSchema, spec.path)!, values, file ? spec.scale : 1);
   } catch (err) {
     throw new ConfigError(`invalid configuration: ${where}: ${spec.secret ? 'not a valid value' : (err as Error).message}`);

@@ -14,6 +14,8 @@ export interface OptionSpec {
   scale?: number;
   /** A file value that means something else than the schema's value (`debug = true` → `debug`). */
   fromFile?: (raw: string) => unknown;
+  /** oslo.config's MultiStrOpt: every time the option is given is kept, one per line (in the file), not only the last. */
+  multi?: true;
   /** Written in the sample instead of the schema's default: a value the loader accepts. */
   sampleDefault?: string;
   /**
@@ -273,7 +275,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   { path: 'v2.enforceNewDefaults', section: 'oslo_policy', name: 'enforce_new_defaults', env: 'CYBORG_ENFORCE_NEW_DEFAULTS' },
   { path: 'osloPolicy.enforceScope', section: 'oslo_policy', name: 'enforce_scope', env: 'CYBORG_ENFORCE_SCOPE' },
   // [pci]: Nova's and Cyborg's allow-list.
-  { path: 'generic.passthroughWhitelist', section: 'pci', name: 'passthrough_whitelist', env: 'CYBORG_PCI_PASSTHROUGH_WHITELIST' },
+  { path: 'generic.passthroughWhitelist', section: 'pci', name: 'passthrough_whitelist', env: 'CYBORG_PCI_PASSTHROUGH_WHITELIST', multi: true },
   // [generic_driver]: the PCI driver of this project (docs/generic-driver.md).
   {
     path: 'generic.enabled',

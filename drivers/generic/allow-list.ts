@@ -50,13 +50,23 @@ export class AllowList {
   /** Parses the configured text; throws AllowListError naming the bad entry. */
   static fromJson(text: string): AllowList | null {
     if (text.trim() === '') return null;
-    let parsed: unknown;
+    let list: unknown[];
     try {
-      parsed = JSON.parse(text);
+      const parsed: unknown = JSON.parse(text);
+      list = Array.isArray(parsed) ? parsed : [parsed];
     } catch (err) {
-      throw new AllowListError(`passthrough whitelist is not JSON: ${(err as Error).message}`);
+      // As Cyborg takes it: the option given on several lines (or several times), one entry each.
+      const lines = text.split('\n').filter((l) => l.trim() !== '');
+      if (lines.length < 2) throw new AllowListError(`passthrough whitelist is not JSON: ${(err as Error).message}`);
+      list = lines.flatMap((line, i) => {
+        try {
+          const one: unknown = JSON.parse(line);
+          return Array.isArray(one) ? one : [one];
+        } catch (e) {
+          throw new AllowListError(`passthrough whitelist line ${i + 1} is not JSON: ${(e as Error).message}: ${line.trim().slice(0, 64)}`);
+        }
+      });
     }
-    const list = Array.isArray(parsed) ? parsed : [parsed];
     return new AllowList(list.map((e, i) => compile(e, i)));
   }
 
