@@ -303,13 +303,13 @@ export const ControlCalls = {
   }),
   // Driver administration (the generic-driver spec's commands), served where the host's agent is heard.
   'drivers.list': verb({
-    args: Type.Object({ filter: Type.Object({ host: Host }) }),
+    args: Type.Object({ filter: Type.Optional(Type.Object({ host: Host })) }),
     reply: Type.Array(DriverViewSchema),
     callers: API,
     handler: 'drivers.listDrivers',
     params: ['filter'],
     method: 'driverAdmin.listDrivers',
-    about: (a) => ({ route: a.filter.host }),
+    about: (a) => ({ route: a.filter?.host }),
     repeatable: true,
   }),
   'drivers.get': verb({
@@ -357,13 +357,13 @@ export const ControlCalls = {
     echo: 'driver',
   }),
   'services.list': verb({
-    args: Type.Object({ filter: Type.Object({ host: Host, driver: Type.Optional(Type.String()) }) }),
+    args: Type.Object({ filter: Type.Optional(Type.Object({ host: Host, driver: Type.Optional(Type.String()) })) }),
     reply: Type.Array(ServiceViewSchema),
     callers: API,
     handler: 'drivers.listServices',
     params: ['filter'],
     method: 'driverAdmin.listServices',
-    about: (a) => ({ route: a.filter.host }),
+    about: (a) => ({ route: a.filter?.host }),
     repeatable: true,
   }),
   'services.discover': verb({
