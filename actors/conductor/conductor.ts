@@ -23,7 +23,7 @@ import {
   type RequestMeta,
   type TransitionRecord,
 } from '../../model/index.js';
-import type { AcceleratorRecord, Journal, Recovered } from '../runtime/index.js';
+import type { AcceleratorRecord, Recovered } from '../runtime/index.js';
 import type { DocumentStore, DriverAdmin, UsageWindows } from '../services/index.js';
 import type { AcceleratorActor } from './accelerator-actor.js';
 import type { HostActor } from './host-actor.js';
