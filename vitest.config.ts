@@ -12,7 +12,7 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'unit',
-          // Tests beside the code in every room, plus the import-rule check, which needs no service.
+          // Tests beside the code in every room, plus the import-rule check and the function-size count, which need no service.
           include: ['**/*.test.ts'],
           exclude: [...configDefaults.exclude, 'test/*/**', 'ui/**'],
           testTimeout: 20_000,
@@ -24,7 +24,7 @@ export default defineConfig({
           name: 'integration',
           include: ['test/**/*.test.ts'],
           // The sysfs fixture trees hold symlink loops, as real sysfs does: the glob must not walk them.
-          exclude: [...configDefaults.exclude, 'test/fixtures/**', 'test/architecture.test.ts'],
+          exclude: [...configDefaults.exclude, 'test/fixtures/**', 'test/architecture.test.ts', 'test/function-size.test.ts'],
           testTimeout: 60_000,
           hookTimeout: 60_000,
           // expect.poll's own default (1 s) is a browser story's flake on a loaded two-core machine.

@@ -1,6 +1,5 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyServerFactory } from 'fastify';
 import { Ajv } from 'ajv';
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Logger } from 'pino';
 import { MAX } from './bounds.js';
 import { installErrorHandler } from './errors.js';
@@ -63,17 +62,20 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
     // Path parameters as long as the longest the schemas allow (a comma list of ARQ uuids), so an
     // overlong one is the schema's 400 naming it rather than the router's bare 414.
     routerOptions: { maxParamLength: MAX.list },
-  }).withTypeProvider<TypeBoxTypeProvider>();
+  });
+  // No type provider here: the root declares no route. Each route plugin is a
+  // FastifyPluginAsyncTypebox that types its own scope, so the installers below take the plain
+  // FastifyInstance they decorate, with no cast.
   // Query strings and path parameters are text, coerced to the schema's numbers (and a single value
   // to a list). A JSON body has types of its own: a number where a string belongs is a 400, not "42".
   const ajvOptions = { removeAdditional: false, useDefaults: true, allErrors: false } as const;
   const coercing = new Ajv({ ...ajvOptions, coerceTypes: 'array' });
   const exact = new Ajv({ ...ajvOptions, coerceTypes: false });
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? exact : coercing).compile(schema));
-  installErrorHandler(app as unknown as FastifyInstance);
-  installRequestIds(app as unknown as FastifyInstance);
-  installAuth(app as unknown as FastifyInstance, authSettings({ ...opts.v2, ...opts.auth }));
-  await registerOpenApi(app as unknown as FastifyInstance);
+  installErrorHandler(app);
+  installRequestIds(app);
+  installAuth(app, authSettings({ ...opts.v2, ...opts.auth }));
+  await registerOpenApi(app);
   // One line per request; writes at info (they change state), reads at debug (they are many).
   app.addHook('onResponse', async (req, reply) => {
     const level = req.method === 'GET' || req.method === 'HEAD' ? 'debug' : 'info';
@@ -85,11 +87,11 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
   await app.register(healthRoutes, opts.health ?? {});
   await app.register(
     async (scope) => {
-      await limitOperatorWrites(scope as unknown as FastifyInstance, limits.operatorRateLimit);
-      absentBodyAsEmpty(scope as unknown as FastifyInstance);
+      await limitOperatorWrites(scope, limits.operatorRateLimit);
+      absentBodyAsEmpty(scope);
       // The visualizer's session cookie stands in for X-Auth-Token on every operator route (before them all).
       const sessions = new BrowserSessions();
-      installBrowserSessions(scope as unknown as FastifyInstance, sessions);
+      installBrowserSessions(scope, sessions);
       await scope.register(authRoutes);
       await scope.register(sessionRoutes, { sessions });
       await scope.register(hostRoutes, { control: opts.control, pageMax: limits.pageMax });
@@ -111,6 +113,6 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
     { prefix: OPERATOR_PREFIX },
   );
   await app.register(uiRoutes);
-  await registerCyborgV2(app as unknown as FastifyInstance, { control: opts.control, settings: { ...opts.v2, ...opts.auth }, trust, limits });
-  return app as unknown as FastifyInstance;
+  await registerCyborgV2(app, { control: opts.control, settings: { ...opts.v2, ...opts.auth }, trust, limits });
+  return app;
 }

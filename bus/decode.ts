@@ -1,6 +1,6 @@
 import type { Static, TSchema } from '@sinclair/typebox';
 import type { Logger } from 'pino';
-import { BusError, publicMessage } from '../errors/index.js';
+import { BusError, publicMessage, CyborgError } from '../errors/index.js';
 import { firstError } from './schemas.js';
 
 /**
@@ -46,7 +46,7 @@ export async function answer<Rep extends TSchema>(run: () => Promise<unknown> | 
   try {
     const out = await run();
     const err = firstError(repSchema, out);
-    if (err) throw new Error(`handler produced an invalid reply: ${err}`);
+    if (err) throw new CyborgError('bus.bad_reply', `handler produced an invalid reply: ${err}`);
     return out;
   } catch (e) {
     onFail(e);

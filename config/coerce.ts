@@ -35,7 +35,7 @@ export function fromText(s: TSchema, values: readonly string[], scale = 1): unkn
   if (s.type === 'integer') {
     const n = Number(last.trim());
     if (last.trim() === '' || !Number.isFinite(n) || !Number.isInteger(n * scale))
-      throw new Error(`"${last}" is not ${scale === 1 ? 'an integer' : 'a number'}`);
+      throw new ConfigError(`"${last}" is not ${scale === 1 ? 'an integer' : 'a number'}`);
     return n * scale;
   }
   return last;

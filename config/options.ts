@@ -4,6 +4,8 @@
  * (`cyborg config sample`) and the README's table are all made from this list and the schema, so
  * they cannot disagree.
  */
+import { ConfigError } from './errors.js';
+
 export interface OptionSpec {
   /** Dotted path in ConfigSchema (`listen.port`). */
   path: string;
@@ -94,7 +96,7 @@ export const OPTIONS: readonly OptionSpec[] = [
     env: 'NATS_URL',
     help: 'the message bus of the distributed roles: NATS with JetStream (nats://[user:password@]host:4222[,nats://…]; tls://… for TLS); unset: in-process bus (all-in-one only)',
     fromFile: (v) => {
-      if (/^(rabbit|amqp|kafka)/i.test(v)) throw new Error("this Cyborg speaks NATS, not oslo.messaging's AMQP: give nats://host:4222");
+      if (/^(rabbit|amqp|kafka)/i.test(v)) throw new ConfigError("this Cyborg speaks NATS, not oslo.messaging's AMQP: give nats://host:4222");
       return v;
     },
   },
@@ -135,7 +137,7 @@ export const OPTIONS: readonly OptionSpec[] = [
     fromFile: (v) => {
       if (v.trim() === 'memory://') return 'memory://';
       const url = v.replace(sqlaDriver, '$1://');
-      if (!/^postgres(ql)?:\/\//i.test(url)) throw new Error('only PostgreSQL is supported (postgresql://…)');
+      if (!/^postgres(ql)?:\/\//i.test(url)) throw new ConfigError('only PostgreSQL is supported (postgresql://…)');
       return url;
     },
   },
@@ -361,5 +363,5 @@ export function bool(raw: string): boolean {
   const v = raw.trim().toLowerCase();
   if (['true', '1', 'yes', 'on'].includes(v)) return true;
   if (['false', '0', 'no', 'off', ''].includes(v)) return false;
-  throw new Error(`"${raw}" is not a boolean (true / false)`);
+  throw new ConfigError(`"${raw}" is not a boolean (true / false)`);
 }

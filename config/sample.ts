@@ -1,3 +1,4 @@
+import { ConfigError } from './errors.js';
 import type { TSchema } from '@sinclair/typebox';
 import { schemaAt, typeName } from './coerce.js';
 import { ConfigSchema } from './schema.js';
@@ -107,6 +108,6 @@ export const TABLE_END = '<!-- config-table end -->';
 export function withConfigTable(readme: string): string {
   const a = readme.indexOf(TABLE_BEGIN);
   const b = readme.indexOf(TABLE_END);
-  if (a < 0 || b < a) throw new Error('README.md has no config-table markers');
+  if (a < 0 || b < a) throw new ConfigError('README.md has no config-table markers');
   return `${readme.slice(0, a + TABLE_BEGIN.length)}\n${configTable()}\n${readme.slice(b)}`;
 }

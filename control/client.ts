@@ -381,7 +381,7 @@ export function resultOf(reply: ControlReplyMsg): unknown {
       typeof e.details.why === 'string' ? e.details.why : undefined,
     );
   }
-  if (e.code === 'internal') throw new Error(e.message);
+  if (e.code === 'internal') throw new CyborgError('internal.error', e.message);
   // A code this build does not catalogue (a conductor of another version) still gets a status.
   if (!(e.code in ErrorCodes)) throw new CyborgError('bus.bad_reply', e.message, { ...e.details, remoteCode: e.code });
   throw new CyborgError(e.code as ErrorCode, e.message, e.details);

@@ -108,6 +108,7 @@ export async function writePipelined(pool: Pool, query: QueryConfig | null, exec
     // A live connection is rolled back and reused; a dead one is thrown away (the server rolls
     // back on its side).
     await client.query('rollback').catch((e: unknown) => {
+      // untyped: the rollback's own failure, kept only to discard the connection; never answered to anyone.
       broken = e instanceof Error ? e : new Error(String(e));
     });
     throw new PipelineFailure(err, commitSent && !sqlStateOf(err));

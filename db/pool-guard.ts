@@ -1,4 +1,5 @@
 import type { Pool, PoolClient } from 'pg';
+import { CyborgError } from '../errors/index.js';
 
 /**
  * Hands back to the pool a connection that died while checked out. Why: when the database goes
@@ -19,7 +20,7 @@ export function guardPool(pool: Pool): void {
       const release = client.release;
       // Whoever still holds it will try to release it too; that must be a no-op, not a throw.
       client.release = () => undefined;
-      release(new Error('connection to the database was lost'));
+      release(new CyborgError('persistence.unavailable', 'connection to the database was lost'));
     });
   });
 }

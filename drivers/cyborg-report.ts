@@ -1,6 +1,7 @@
 import { stableId } from '../ids/index.js';
 import { parseAddress, pyJson } from './generic/pci.js';
 import type { AttachHandleT, AttributeT, DeployableT, DeviceT } from '../model/index.js';
+import { CyborgError } from '../errors/index.js';
 
 /**
  * The pieces of a report in the exact shape OpenStack Cyborg's vendor drivers give them, so that
@@ -15,7 +16,7 @@ export function cyborgAttributes(rc: string, traits: readonly string[]): Attribu
 
 function bdf(address: string): Record<string, string> {
   const a = parseAddress(address);
-  if (!a) throw new Error(`not a PCI address: ${address}`);
+  if (!a) throw new CyborgError('driver.failed', `not a PCI address: ${address}`);
   return { bus: a.bus, device: a.slot, domain: a.domain, function: a.function };
 }
 
@@ -110,10 +111,10 @@ export function parseMappings(list: readonly string[]): Map<string, Set<string>>
   const out = new Map<string, Set<string>>();
   for (const m of list) {
     const i = m.indexOf(':');
-    if (i < 0) throw new Error(`invalid mapping "${m}": expected <name>:<device>|<device>`);
+    if (i < 0) throw new CyborgError('config.invalid', `invalid mapping "${m}": expected <name>:<device>|<device>`);
     const key = m.slice(0, i).trim();
-    if (!key) throw new Error(`missing key in mapping "${m}"`);
-    if (out.has(key)) throw new Error(`key ${key} in mapping "${m}" is not unique`);
+    if (!key) throw new CyborgError('config.invalid', `missing key in mapping "${m}"`);
+    if (out.has(key)) throw new CyborgError('config.invalid', `key ${key} in mapping "${m}" is not unique`);
     out.set(
       key,
       new Set(

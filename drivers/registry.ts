@@ -7,6 +7,7 @@ import { IntelNicDriver } from './nic/index.js';
 import { NvidiaGpuDriver, type XidPolicy } from './nvidia/index.js';
 import { PciDriver } from './pci/index.js';
 import { IntelQatDriver } from './qat/index.js';
+import { CyborgError } from '../errors/index.js';
 
 /** The drivers installed on one host, by name. Several backends may run side by side. */
 export class DriverRegistry {
@@ -17,7 +18,7 @@ export class DriverRegistry {
   }
 
   add(driver: Driver): void {
-    if (this.drivers.has(driver.name)) throw new Error(`driver ${driver.name} is already registered`);
+    if (this.drivers.has(driver.name)) throw new CyborgError('internal.error', `driver ${driver.name} is already registered`);
     this.drivers.set(driver.name, driver);
   }
 
@@ -106,7 +107,7 @@ export function createDrivers(names: readonly string[], settings: DriverSettings
   const unique = [...new Set(names.map((n) => (n === 'generic_driver' ? 'generic' : n)))];
   return unique.map((n) => {
     const make = DRIVER_FACTORIES[n];
-    if (!make) throw new Error(`[agent] enabled_drivers: unknown driver ${n} (known: ${Object.keys(DRIVER_FACTORIES).join(', ')})`);
+    if (!make) throw new CyborgError('config.invalid', `[agent] enabled_drivers: unknown driver ${n} (known: ${Object.keys(DRIVER_FACTORIES).join(', ')})`);
     return make(settings, settings.sysfsRoot ?? '/sys');
   });
 }

@@ -80,6 +80,14 @@ export const ErrorCodes = {
   'host.not_drained': 409,
   /** host delete (actors/conductor/host-retire.ts) on a host whose agent is not lost, or that still holds instances. */
   'host.in_service': 409,
+  /** A bind the accelerator cannot take (drained, marked, quarantined, a handle held, the attach or programming failed): Nova's BindFailed carries the reason. */
+  'arq.bind_failed': 409,
+  /** Settings that cannot work together, found where they are used (a Keystone auth type without its credentials, a NIC mapping that does not parse). */
+  'config.invalid': 500,
+  /** A service's Keystone catalog has no endpoint of the type, interface and region asked for. */
+  'keystone.no_endpoint': 503,
+  /** A programming error: a contract of our own broken (an effect not provided, a hook not installed); the log has the stack. */
+  'internal.error': 500,
 } as const;
 
 export type ErrorCode = keyof typeof ErrorCodes;

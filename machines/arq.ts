@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { assign, fromPromise, setup } from 'xstate';
 import { ArqStates, type ArqState, type CyborgArqState } from './states.js';
+import { CyborgError } from '../errors/index.js';
 
 /**
  * An accelerator request (ARQ), with Cyborg's states: Initial → BindStarted → Bound | BindFailed,
@@ -93,10 +94,10 @@ export const arqMachine = setup({
   },
   actors: {
     bind: fromPromise<BoundTo, { uuid: string; binding: Binding }>(async () => {
-      throw new Error('bind is provided by the conductor');
+      throw new CyborgError('internal.error', 'bind is provided by the conductor');
     }),
     unbind: fromPromise<void, { uuid: string; boundTo: BoundTo | null }>(async () => {
-      throw new Error('unbind is provided by the conductor');
+      throw new CyborgError('internal.error', 'unbind is provided by the conductor');
     }),
   },
   actions: {

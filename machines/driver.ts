@@ -1,4 +1,5 @@
 import { assign, fromPromise, setup, type DoneActorEvent, type ErrorActorEvent } from 'xstate';
+import { CyborgError } from '../errors/index.js';
 
 export { DRIVER_STATES, DriverStates, type DriverState } from './states.js';
 
@@ -99,7 +100,7 @@ export const driverMachine = setup({
   actors: {
     /** Provided by the hosting actor: runs the operation on the host's agent. */
     driverOp: fromPromise<DriverOpOutcome, DriverOpRequest>(async () => {
-      throw new Error('driverOp is provided by the hosting actor');
+      throw new CyborgError('internal.error', 'driverOp is provided by the hosting actor');
     }),
   },
   guards: {

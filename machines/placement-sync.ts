@@ -1,4 +1,5 @@
 import { assign, fromPromise, setup } from 'xstate';
+import { CyborgError } from '../errors/index.js';
 
 /**
  * The Placement sync loop: waits for work, runs one reconcile pass at a time, and backs off
@@ -46,7 +47,7 @@ export const placementSyncMachine = setup({
   },
   actors: {
     pass: fromPromise<PassResult, SyncWork>(async () => {
-      throw new Error('pass is provided by the PlacementSync actor');
+      throw new CyborgError('internal.error', 'pass is provided by the PlacementSync actor');
     }),
   },
   delays: {

@@ -94,6 +94,11 @@ export function deviceGauges(conductor: FleetSource, rows: (now?: number) => Dev
       },
     });
   }
+  usageGauges(conductor, rows, registers);
+}
+
+/** The latest usage sample of each accelerator (fresh ones only), and the usage windows' own counts. */
+function usageGauges(conductor: FleetSource, rows: (now?: number) => DeviceRow[], registers: Registry[]): void {
   const MIB = 1024 * 1024;
   const sampled: [string, string, (s: UsageSample) => number | undefined][] = [
     [

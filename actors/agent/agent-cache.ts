@@ -43,7 +43,6 @@ export class AgentCache implements AgentMemory {
   private constructor(
     readonly path: string,
     data: AgentCacheFile,
-    private readonly log: Logger,
   ) {
     this.data = data;
     this.commands = new Map(data.commands);
@@ -63,7 +62,7 @@ export class AgentCache implements AgentMemory {
     const data: AgentCacheFile = previous
       ? { ...previous, epoch: previous.epoch + 1, drivers }
       : { version: VERSION, host, epoch: 0, drivers, inventorySeq: 0, devices: [], commands: [] };
-    const cache = new AgentCache(path, data, log);
+    const cache = new AgentCache(path, data);
     await cache.save();
     log.info({ epoch: data.epoch, devices: data.devices.length, commands: data.commands.length, path, resumed: Boolean(previous) }, 'agent cache opened');
     return cache;

@@ -3,6 +3,7 @@
 import type { CommandMsg, HostObservationMsg } from '../../bus/index.js';
 import { canAttach, canInstall, canReset, type Driver, type OpRequest, canManageMig, canRestoreBound, canSetVfCount } from '../../drivers/index.js';
 import type { DeployableT } from '../../model/index.js';
+import { CyborgError } from '../../errors/index.js';
 export async function dispatch(driver: Driver, op: CommandMsg['op'], req: OpRequest): Promise<Record<string, unknown>> {
   switch (op) {
     case 'install':
@@ -18,17 +19,17 @@ export async function dispatch(driver: Driver, op: CommandMsg['op'], req: OpRequ
       return canReset(driver) ? driver.reset(req) : {};
     // A card re-laid out (an operator's MIG layout or VF count): its parameters are checked by the driver.
     case 'mig_layout':
-      if (!canManageMig(driver)) throw new Error(`driver ${driver.name} does not manage MIG layouts`);
+      if (!canManageMig(driver)) throw new CyborgError('driver.failed', `driver ${driver.name} does not manage MIG layouts`);
       return driver.applyMigLayout(String(req.params.address), Array.isArray(req.params.profiles) ? req.params.profiles.map(String) : []);
     case 'vf_count':
-      if (!canSetVfCount(driver)) throw new Error(`driver ${driver.name} does not set VF counts`);
+      if (!canSetVfCount(driver)) throw new CyborgError('driver.failed', `driver ${driver.name} does not set VF counts`);
       return driver.setVfCount(String(req.params.address), Number(req.params.count));
     // The conductor's re-join reconciliation: a handle an instance holds lost its host side (a reboot).
     case 'restore':
-      if (!canRestoreBound(driver)) throw new Error(`driver ${driver.name} cannot re-make what a reboot lost`);
+      if (!canRestoreBound(driver)) throw new CyborgError('driver.failed', `driver ${driver.name} cannot re-make what a reboot lost`);
       return driver.restoreBound([{ deployable: req.deployable, handleUuid: String(req.params.handleUuid) }]);
     default:
-      throw new Error(`unknown operation ${String(op)}`);
+      throw new CyborgError('bus.invalid_message', `unknown operation ${String(op)}`);
   }
 }
 

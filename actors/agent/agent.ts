@@ -27,6 +27,7 @@ import { AgentTelemetry } from './agent-telemetry.js';
 import { UeventSource, type UeventBurst, type UeventSourceOptions } from './uevents.js';
 import { withGlobalRequestId } from '../../openstack/request-id.js';
 import type { DeployableT, DeviceT } from '../../model/index.js';
+import { CyborgError } from '../../errors/index.js';
 
 /** The reply of a command that succeeded with nothing to report: kept once for all of them. */
 const DONE_EMPTY: CommandReplyMsg = Object.freeze({ ok: true as const, result: Object.freeze({}) });
@@ -368,7 +369,7 @@ export class Agent {
       driver,
       req,
       (r, progress) => {
-        if (!canProgram(driver)) throw new Error(`driver ${driver.name} cannot program devices`);
+        if (!canProgram(driver)) throw new CyborgError('driver.failed', `driver ${driver.name} cannot program devices`);
         // A driver that reports progress takes the callback (ProgressProgrammer); any other ignores it.
         return (driver.program as ProgressProgrammer['program']).call(driver, r, { onProgress: progress });
       },

@@ -5,6 +5,7 @@ import { Subjects } from '../../bus/index.js';
 import { reportFromItsHost, type ReportStats } from '../conductor/index.js';
 import type { FencedJournal, HostState } from './fenced-journal.js';
 import type { LeaseTable } from './lease.js';
+import { CyborgError } from '../../errors/index.js';
 
 type Kind = 'register' | 'inventory' | 'heartbeat' | 'health';
 type Route = { mine: true } | { mine: false; owner: string | undefined };
@@ -327,7 +328,7 @@ class RoutedBus implements Bus {
     };
     // Forwarded to us: acknowledged once handled here; not ours (the lease moved) → the sender routes it again.
     const direct: RequestHandler<M, typeof Ack> = async (msg, subj) => {
-      if (!(await this.router.route(hostOf(msg))).mine) throw new Error(`host ${hostOf(msg)} is not held by conductor ${this.me}`);
+      if (!(await this.router.route(hostOf(msg))).mine) throw new CyborgError('lease.not_owner', `host ${hostOf(msg)} is not held by conductor ${this.me}`);
       await handler(msg, subj);
       return { ok: true as const };
     };
@@ -345,15 +346,16 @@ class RoutedBus implements Bus {
     const kind = KINDS[subject];
     if (!kind) return this.inner.respond(subject, reqSchema, repSchema, handler, opts);
     const routed: RequestHandler<Req, Rep> = async (msg, subj) => {
-      if (!this.fromItsHost(subj, msg)) throw new Error(`a report for host ${hostOf(msg)} must come on that host's subject, not ${subj}`);
+      if (!this.fromItsHost(subj, msg))
+        throw new CyborgError('bus.invalid_message', `a report for host ${hostOf(msg)} must come on that host's subject, not ${subj}`);
       const r = await this.router.route(hostOf(msg));
       if (r.mine) return handler(msg, subj);
-      if (!r.owner) throw new Error(`no conductor holds host ${hostOf(msg)}`);
+      if (!r.owner) throw new CyborgError('lease.not_owner', `no conductor holds host ${hostOf(msg)}`);
       return this.inner.request(Subjects.conductorForward(r.owner, kind), reqSchema, repSchema, msg, { timeoutMs: this.timeoutMs });
     };
     const direct: RequestHandler<Req, Rep> = async (msg, subj) => {
       if ((await this.router.route(hostOf(msg))).mine) return handler(msg, subj);
-      throw new Error(`host ${hostOf(msg)} is not held by conductor ${this.me}`);
+      throw new CyborgError('lease.not_owner', `host ${hostOf(msg)} is not held by conductor ${this.me}`);
     };
     const offs = [
       this.inner.respond(subject, reqSchema, repSchema, routed, opts),

@@ -385,6 +385,7 @@ export class AcceleratorActor implements MachineOwner<AcceleratorContext>, Resta
 
   /** MachineOwner: the machine crashed. */
   onCrash(err: unknown): void {
+    // untyped: the crash as XState reported it, kept for the supervisor's log; it never leaves the process.
     this.crashed = err ?? new Error('crashed');
     this.wake(this.crashed);
     this.rt.onCrash(this, err);

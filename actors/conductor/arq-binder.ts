@@ -3,6 +3,7 @@ import type { Binding, BoundTo } from '../../machines/index.js';
 import { whyUnavailable, type AcceleratorView, type ArqHold, type RequestMeta } from '../../model/index.js';
 import type { AcceleratorActor } from './accelerator-actor.js';
 import { AcceleratorStates } from '../../machines/index.js';
+import { CyborgError } from '../../errors/index.js';
 
 export interface ArqBinderDeps {
   /** The accelerator whose Placement resource provider is `rpUuid`. */
@@ -48,7 +49,7 @@ export class ArqBinder {
     const actor = this.deps.byRp(b.deviceRpUuid);
     if (!actor) {
       if (this.deps.remote && !local) return this.deps.remote.attach(arqUuid, b);
-      return Promise.reject(new Error(`no deployable has resource provider ${b.deviceRpUuid}`));
+      return Promise.reject(new CyborgError('accelerator.not_found', `no deployable has resource provider ${b.deviceRpUuid}`));
     }
     return this.exclusive(actor.id, () => this.attachFreeHandle(actor, arqUuid, b));
   }
@@ -91,10 +92,10 @@ export class ArqBinder {
     // Nova's BindFailed carries this reason: it names the drain, the mark, the quarantine or the
     // handles held, and the way out, rather than the machine's "not allowed in state ready".
     const refused = whyUnavailable(actor.view(), actor.freeHandle() !== undefined);
-    if (refused) throw new Error(refused);
+    if (refused) throw new CyborgError('arq.bind_failed', refused);
     if (b.program) await this.programFirst(actor, arqUuid, b.program);
     const handleUuid = b.handleUuid === undefined ? actor.freeHandle() : pinned(actor, b.handleUuid);
-    if (!handleUuid) throw new Error(`deployable ${actor.deployable.name} has no free attach handle`);
+    if (!handleUuid) throw new CyborgError('accelerator.no_free_handle', `deployable ${actor.deployable.name} has no free attach handle`);
     const view = await actor.request(
       {
         type: 'ATTACH',
@@ -107,7 +108,7 @@ export class ArqBinder {
       { awaitCommit: false },
     );
     if (!view.allocations.some((a) => a.handleUuid === handleUuid)) {
-      throw new Error(view.error?.reason ?? `attach of ${actor.id} failed`);
+      throw new CyborgError('arq.bind_failed', view.error?.reason ?? `attach of ${actor.id} failed`);
     }
     return { acceleratorId: actor.id, handleUuid };
   }
@@ -120,7 +121,8 @@ export class ArqBinder {
    */
   private async programFirst(actor: AcceleratorActor, arqUuid: string, want: NonNullable<Binding['program']>): Promise<void> {
     if (want.bitstreamId && want.functionId) {
-      throw new Error(
+      throw new CyborgError(
+        'request.invalid',
         `the device profile group sets both accel:bitstream_id (${want.bitstreamId}) and accel:function_id (${want.functionId}): only one may be set`,
       );
     }
@@ -130,7 +132,8 @@ export class ArqBinder {
     const view = await actor.request({ type: 'PROGRAM', ...want }, { actor: `arq:${arqUuid}` }, { awaitCommit: false });
     // A failed programming that left the card on its previous image is back in service: not ours.
     if (view.state !== AcceleratorStates.programmed || !runs(view.program)) {
-      throw new Error(
+      throw new CyborgError(
+        'arq.bind_failed',
         `programming ${want.bitstreamId ? `bitstream ${want.bitstreamId}` : `function ${want.functionId}`} failed: ${view.error?.reason ?? `the accelerator is ${view.state}`}`,
       );
     }
@@ -149,20 +152,22 @@ export class ArqBinder {
     // the handle: run that detach again rather than leave it there (it may be another ARQ's handle).
     if (actor.state === AcceleratorStates.error && actor.context.error?.op === 'detach') {
       const view = await actor.request({ type: 'RETRY' }, meta, { awaitCommit: false });
-      if (view.state === AcceleratorStates.error) throw new Error(view.error?.reason ?? `detach of ${actor.id} failed again`);
+      if (view.state === AcceleratorStates.error) throw new CyborgError('driver.failed', view.error?.reason ?? `detach of ${actor.id} failed again`);
       if (!holds()) return;
     }
-    if (actor.state === AcceleratorStates.offline) throw new Error(`the host of accelerator ${actor.id} is away: released when it is back`);
+    if (actor.state === AcceleratorStates.offline)
+      throw new CyborgError('host.offline', `the host of accelerator ${actor.id} is away: released when it is back`);
     const view = await actor.request({ type: 'DETACH', handleUuid: boundTo.handleUuid }, meta, { awaitCommit: false });
-    if (view.state === AcceleratorStates.error) throw new Error(view.error?.reason ?? `detach of ${actor.id} failed`);
+    if (view.state === AcceleratorStates.error) throw new CyborgError('driver.failed', view.error?.reason ?? `detach of ${actor.id} failed`);
   }
 }
 
 /** The handle a binding names, when the deployable has it and nobody holds it. */
 function pinned(actor: AcceleratorActor, handleUuid: string): string {
   if (!actor.deployable.attachHandles.some((h) => h.uuid === handleUuid))
-    throw new Error(`deployable ${actor.deployable.name} has no attach handle ${handleUuid}`);
+    throw new CyborgError('arq.bind_failed', `deployable ${actor.deployable.name} has no attach handle ${handleUuid}`);
   const holder = actor.context.allocations.find((a) => a.handleUuid === handleUuid);
-  if (holder) throw new Error(`attach handle ${handleUuid} of ${actor.deployable.name} is held by instance ${holder.instanceUuid}`);
+  if (holder)
+    throw new CyborgError('accelerator.no_free_handle', `attach handle ${handleUuid} of ${actor.deployable.name} is held by instance ${holder.instanceUuid}`);
   return handleUuid;
 }

@@ -12,6 +12,7 @@ import type { DeployableT, DeviceT, EventHub, HostView, RequestMeta } from '../.
 import { commandAgent } from './agent-command.js';
 import type { HostLogic } from './host-logic.js';
 import type { Timing } from './timing.js';
+import { CyborgError } from '../../errors/index.js';
 
 export interface HostActorOptions {
   name: string;
@@ -329,7 +330,7 @@ function placementFacts(d: DeployableT): string {
 
 function deviceOf(devices: DeviceT[], deployableUuid: string): Omit<DeviceT, 'deployables'> {
   const d = devices.find((dev) => dev.deployables.some((dep) => dep.uuid === deployableUuid));
-  if (!d) throw new Error(`no device holds deployable ${deployableUuid}`);
+  if (!d) throw new CyborgError('accelerator.not_found', `no device holds deployable ${deployableUuid}`);
   const { deployables: _d, ...device } = d;
   return device;
 }

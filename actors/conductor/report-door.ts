@@ -111,6 +111,7 @@ export class ReportDoor {
     try {
       while (this.waiting.length > 0) {
         const batch = this.waiting.splice(0, ASK_AT_ONCE);
+        // untyped: whatever the lookup threw, as an Error for the waiting reports; each answers it through publicMessage.
         const answer = await recorded(batch.flatMap((b) => b.ids)).catch((err: unknown) => (err instanceof Error ? err : new Error(String(err))));
         for (const b of batch) b.done(answer);
       }

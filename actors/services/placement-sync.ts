@@ -6,8 +6,7 @@ import { placementAllocations, type ProviderAllocations } from './allocation-gua
 import { microversionAtLeast, MIN_MICROVERSION, type PlacementClient } from '../../openstack/placement/index.js';
 import { desiredOf } from '../../openstack/placement/index.js';
 import { passCounter, repairCounter, trackDrift, type DriftKind } from '../../openstack/placement/index.js';
-import type { SyncFlag } from '../../openstack/placement/index.js';
-import { Reconciler, type ProviderOutcome, type StaleOutcome, type SyncState } from '../../openstack/placement/index.js';
+import { Reconciler, type ProviderOutcome, type StaleOutcome } from '../../openstack/placement/index.js';
 import { RootProviders } from '../../openstack/placement/index.js';
 import { withGlobalRequestId } from '../../openstack/request-id.js';
 import type { AcceleratorView, CommittedEvent, PlacementStatusView } from '../../model/index.js';

@@ -133,7 +133,7 @@ function unauthorized(reply: FastifyReply | undefined, auth: AuthSettings, why: 
 async function fromToken(req: FastifyRequest, auth: AuthSettings, reply?: FastifyReply): Promise<Identity> {
   const token = header(req, 'x-auth-token');
   if (!token) throw unauthorized(reply, auth, 'No X-Auth-Token was sent.');
-  if (!auth.keystone) throw new Error('keystone auth strategy without a token validator');
+  if (!auth.keystone) throw new CyborgError('internal.error', 'keystone auth strategy without a token validator');
   const serviceToken = header(req, 'x-service-token');
   const [user, service] = await Promise.all([auth.keystone.validator.validate(token), serviceToken ? auth.keystone.validator.validate(serviceToken) : null]);
   if (!user) throw unauthorized(reply, auth, 'The token is invalid, expired or revoked.');

@@ -8,6 +8,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestAsyncHookH
 import { CYBORG_RULE_NAMES } from '../../policy/index.js';
 import { identify, noauthOperator, type AuthSettings } from './identity.js';
 import { authorize } from './policy.js';
+import { CyborgError } from '../../errors/index.js';
 
 export { BrowserSessions, clearSessionCookie, crossSiteReason, installBrowserSessions, sessionCookie, type BrowserSession } from './browser-session.js';
 export { hasServiceToken, identify, type AuthSettings, type Identity, type KeystoneAuth } from './identity.js';
@@ -34,10 +35,10 @@ export function installAuth(app: FastifyInstance, auth: AuthSettings): void {
  * the route is declared, so a typo fails at start-up, not on the first request).
  */
 export function policy(rule: string): onRequestAsyncHookHandler {
-  if (!CYBORG_RULE_NAMES.has(rule)) throw new Error(`policy rule "${rule}" is not registered in policy/cyborg-rules.ts`);
+  if (!CYBORG_RULE_NAMES.has(rule)) throw new CyborgError('internal.error', `policy rule "${rule}" is not registered in policy/cyborg-rules.ts`);
   return async function checkPolicy(this: FastifyInstance, req: FastifyRequest, reply: FastifyReply): Promise<void> {
     const auth = req.server.cyborgAuth;
-    if (!auth) throw new Error('installAuth() was not called on this API');
+    if (!auth) throw new CyborgError('internal.error', 'installAuth() was not called on this API');
     req.identity = auth.strategy === 'keystone' ? await identify(req, auth, reply) : noauthOperator(req);
     authorize(rule, req.identity, auth);
   };

@@ -3,6 +3,7 @@ import { ConfigError, optionSource, type Config } from '../../config/index.js';
 import { authMethod, KeystoneSession, TokenValidator } from '../../openstack/keystone/index.js';
 import { CYBORG_RULES, Enforcer, PolicyFileError } from '../../policy/index.js';
 import type { KeystoneAuth } from './identity.js';
+import { CyborgError } from '../../errors/index.js';
 
 /** What buildApi takes besides the v2 settings: the token validator (keystone mode) and the policy. */
 export interface ApiAuth {
@@ -14,7 +15,7 @@ export interface ApiAuth {
 export function keystoneAuthFromConfig(config: Pick<Config, 'v2' | 'keystoneAuthtoken'>): KeystoneAuth | undefined {
   if (config.v2.authStrategy !== 'keystone') return undefined;
   const k = config.keystoneAuthtoken;
-  if (!k.authUrl) throw new Error('auth strategy keystone needs [keystone_authtoken] auth_url (CYBORG_KEYSTONE_AUTH_URL)');
+  if (!k.authUrl) throw new CyborgError('config.invalid', 'auth strategy keystone needs [keystone_authtoken] auth_url (CYBORG_KEYSTONE_AUTH_URL)');
   const timeoutMs = k.httpConnectTimeout * 1000;
   const session = new KeystoneSession({ authUrl: k.authUrl, auth: authMethod('keystone_authtoken', k), timeoutMs });
   const validator = new TokenValidator({

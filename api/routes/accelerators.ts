@@ -18,6 +18,7 @@ import { NextLink, page, pageBody, PageQuery } from '../paging.js';
 import { acceptedIfUnderWay, resourceOf } from './accepted.js';
 import { apiLimits } from '../limits.js';
 import { AcceleratorStates } from '../../machines/index.js';
+import type { RouteScope } from '../plugin.js';
 
 /** Whether Placement holds what this accelerator is (docs/placement.md). */
 const PlacementSyncSchema = Type.Object({
@@ -92,15 +93,14 @@ const SIMPLE: Record<string, { event: OperatorEvent; op?: DriverOp; summary: str
   remove: { event: { type: 'REMOVE' }, summary: 'Remove (never while attached)' },
 };
 
-/**
- * Operator actions on one accelerator. Each answers with the committed view once the driver
- * operation has finished; 409 names the current state and the allowed events; a driver failure
- * is 502 with the driver's reason and the accelerator (now in `error`).
- */
-export const acceleratorRoutes: FastifyPluginAsyncTypebox<{ control: ControlPlane; pageMax?: number }> = async (
-  app,
-  { control, pageMax = apiLimits().pageMax },
-) => {
+/** What the routes of acceleratorRoutes share, built once per registration. */
+function acceleratorContext({ control, pageMax = apiLimits().pageMax }: { control: ControlPlane; pageMax?: number }) {
+  return { control, pageMax };
+}
+
+type AcceleratorContext = ReturnType<typeof acceleratorContext>;
+
+function getAccelerators(app: RouteScope, { control, pageMax }: AcceleratorContext): void {
   app.get(
     '/accelerators',
     {
@@ -126,7 +126,9 @@ export const acceleratorRoutes: FastifyPluginAsyncTypebox<{ control: ControlPlan
       return pageBody('accelerators', { ...p, items: p.items.map((v) => withPlacement(control, v)) }, req.url);
     },
   );
+}
 
+function getAcceleratorsOne(app: RouteScope, { control }: AcceleratorContext): void {
   app.get(
     '/accelerators/:id',
     {
@@ -135,18 +137,9 @@ export const acceleratorRoutes: FastifyPluginAsyncTypebox<{ control: ControlPlan
     },
     async (req) => withPlacement(control, control.getAccelerator(req.params.id)),
   );
+}
 
-  for (const [action, spec] of Object.entries(SIMPLE)) {
-    app.post(
-      `/accelerators/:id/${action}`,
-      {
-        onRequest: policy(`cyborg:operator:accelerator:${action}`),
-        schema: { tags: ['operator'], summary: spec.summary, params: Params, body: Empty, response: actionResponses },
-      },
-      async (req, reply) => acceptedIfUnderWay(req, reply, failed(await control.act(req.params.id, spec.event, meta(req)), spec.op), resourceOf(req)),
-    );
-  }
-
+function postAcceleratorsProgram(app: RouteScope, { control }: AcceleratorContext): void {
   app.post(
     '/accelerators/:id/program',
     {
@@ -165,7 +158,9 @@ export const acceleratorRoutes: FastifyPluginAsyncTypebox<{ control: ControlPlan
       return acceptedIfUnderWay(req, reply, failed(await control.act(req.params.id, { type: 'PROGRAM', ...body }, meta(req)), 'program'), resourceOf(req));
     },
   );
+}
 
+function postAcceleratorsAttach(app: RouteScope, { control }: AcceleratorContext): void {
   app.post(
     '/accelerators/:id/attach',
     {
@@ -185,7 +180,9 @@ export const acceleratorRoutes: FastifyPluginAsyncTypebox<{ control: ControlPlan
       return view;
     },
   );
+}
 
+function postAcceleratorsDetach(app: RouteScope, { control }: AcceleratorContext): void {
   app.post(
     '/accelerators/:id/detach',
     {
@@ -200,6 +197,35 @@ export const acceleratorRoutes: FastifyPluginAsyncTypebox<{ control: ControlPlan
     },
     async (req) => failed(await control.detach(req.params.id, req.body, meta(req)), 'detach'),
   );
+}
+
+/** `POST /accelerators/:id/<action>` for each action that is one event (SIMPLE). */
+function postAcceleratorActions(app: RouteScope, { control }: AcceleratorContext): void {
+  for (const [action, spec] of Object.entries(SIMPLE)) {
+    app.post(
+      `/accelerators/:id/${action}`,
+      {
+        onRequest: policy(`cyborg:operator:accelerator:${action}`),
+        schema: { tags: ['operator'], summary: spec.summary, params: Params, body: Empty, response: actionResponses },
+      },
+      async (req, reply) => acceptedIfUnderWay(req, reply, failed(await control.act(req.params.id, spec.event, meta(req)), spec.op), resourceOf(req)),
+    );
+  }
+}
+
+/**
+ * Operator actions on one accelerator. Each answers with the committed view once the driver
+ * operation has finished; 409 names the current state and the allowed events; a driver failure
+ * is 502 with the driver's reason and the accelerator (now in `error`).
+ */
+export const acceleratorRoutes: FastifyPluginAsyncTypebox<{ control: ControlPlane; pageMax?: number }> = async (app, opts) => {
+  const ctx = acceleratorContext(opts);
+  getAccelerators(app, ctx);
+  getAcceleratorsOne(app, ctx);
+  postAcceleratorActions(app, ctx);
+  postAcceleratorsProgram(app, ctx);
+  postAcceleratorsAttach(app, ctx);
+  postAcceleratorsDetach(app, ctx);
 };
 
 /** Adds the Placement sync state where a sync runs. */

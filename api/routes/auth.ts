@@ -7,6 +7,7 @@ import { CYBORG_RULES } from '../../policy/index.js';
 import { Name, Text } from '../bounds.js';
 import { allowed, policy, type AuthSettings } from '../auth/index.js';
 import { ErrorSchema } from './shared.js';
+import type { RouteScope } from '../plugin.js';
 
 /** Keystone's own bound on a password (`[identity] max_password_length`). */
 const PASSWORD_MAX = 4096;
@@ -72,7 +73,7 @@ export function keystoneOf(auth: AuthSettings) {
   if (auth.strategy !== 'keystone') {
     throw new CyborgError('auth.not_required', 'this api runs with auth strategy noauth: there is nothing to sign in to', { strategy: auth.strategy });
   }
-  if (!auth.keystone) throw new Error('keystone auth strategy without a token validator');
+  if (!auth.keystone) throw new CyborgError('internal.error', 'keystone auth strategy without a token validator');
   return auth.keystone;
 }
 
@@ -81,18 +82,15 @@ function header(req: FastifyRequest, name: string): string | undefined {
   return typeof v === 'string' ? v : undefined;
 }
 
-/**
- * Signing in for the visualizer (and any browser client), which cannot talk to Keystone itself:
- * `GET auth/mode` says whether a token is needed (unauthenticated, as Cyborg's discovery
- * documents), `POST auth/tokens` gets a project-scoped token from Keystone for a user's password
- * (or checks a token the user already has) and `GET auth/whoami` names the caller and the
- * operator rules it passes, so a page offers only what the policy allows. Registered in the
- * operator scope, so a sign-in counts as a write against the client's rate limit.
- */
-export const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  // One connection pool for every sign-in, not one per user.
+/** What the routes of authRoutes share, built once per registration. */
+function authContext() {
   const dispatcher = openstackDispatcher();
+  return { dispatcher };
+}
 
+type AuthContext = ReturnType<typeof authContext>;
+
+function getAuthMode(app: RouteScope): void {
   app.get(
     '/auth/mode',
     {
@@ -104,7 +102,9 @@ export const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
       return { strategy: 'keystone' as const, sign_in: true, ...(auth.keystone ? { www_authenticate_uri: auth.keystone.wwwAuthenticateUri } : {}) };
     },
   );
+}
 
+function postAuthTokens(app: RouteScope, { dispatcher }: AuthContext): void {
   app.post(
     '/auth/tokens',
     {
@@ -162,7 +162,9 @@ export const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
       return reply.status(201).send(tokenBody(token, data));
     },
   );
+}
 
+function getAuthWhoami(app: RouteScope): void {
   app.get(
     '/auth/whoami',
     {
@@ -196,4 +198,19 @@ export const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
       };
     },
   );
+}
+
+/**
+ * Signing in for the visualizer (and any browser client), which cannot talk to Keystone itself:
+ * `GET auth/mode` says whether a token is needed (unauthenticated, as Cyborg's discovery
+ * documents), `POST auth/tokens` gets a project-scoped token from Keystone for a user's password
+ * (or checks a token the user already has) and `GET auth/whoami` names the caller and the
+ * operator rules it passes, so a page offers only what the policy allows. Registered in the
+ * operator scope, so a sign-in counts as a write against the client's rate limit.
+ */
+export const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const ctx = authContext();
+  getAuthMode(app);
+  postAuthTokens(app, ctx);
+  getAuthWhoami(app);
 };

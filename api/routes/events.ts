@@ -10,6 +10,7 @@ import { jsonObjectStream } from '../stream-list.js';
 import { policy } from '../auth/index.js';
 import { EventScope, scopeOf } from '../scope.js';
 import { CyborgError } from '../../errors/index.js';
+import type { RouteScope } from '../plugin.js';
 
 export type { EventBatch, StreamEvent } from '../../model/index.js';
 
@@ -91,20 +92,17 @@ declare module 'fastify' {
 const TransitionSchema = Type.Omit(TransitionEvent, ['seq']);
 const ArqSchema = Type.Object({ uuid: Type.String(), state: Type.String() }, { additionalProperties: true });
 
-/**
- * `GET /events`: Server-Sent Events carrying every committed transition of accelerators, ARQs
- * and hosts (liveness), batched. Resumable: the SSE id is the hub's sequence number, so a
- * browser's automatic reconnect (Last-Event-ID) or `?cursor=` continues where it stopped; when
- * the hub's ring no longer holds that cursor the stream first sends `event: reset` and the client
- * reloads `GET /snapshot`, which returns the full committed state with the cursor it matches.
- */
-export const eventRoutes: FastifyPluginAsyncTypebox<EventStreamOptions> = async (app, opts) => {
+/** What the routes of eventRoutes share, built once per registration. */
+function eventContext(opts: EventStreamOptions) {
   const { control } = opts;
   const streams = opts.streams ?? new EventStreams();
   const limits = { ...SSE_DEFAULTS, ...defined(opts) };
-  // Hijacked streams are invisible to Fastify's close: end them first, or close would wait forever.
-  app.addHook('preClose', async () => streams.closeAll());
+  return { opts, control, streams, limits };
+}
 
+type EventContext = ReturnType<typeof eventContext>;
+
+function getSnapshot(app: RouteScope, { control }: EventContext): void {
   app.get(
     '/snapshot',
     {
@@ -145,7 +143,9 @@ export const eventRoutes: FastifyPluginAsyncTypebox<EventStreamOptions> = async 
       ); // a stream of the schema's JSON, serialized item by item above
     },
   );
+}
 
+function getHistoryOne(app: RouteScope, { control }: EventContext): void {
   app.get(
     '/history/:id',
     {
@@ -165,7 +165,9 @@ export const eventRoutes: FastifyPluginAsyncTypebox<EventStreamOptions> = async 
       return { transitions: (await control.history(req.params.id, req.query.limit ?? 200)).map((t) => scope.redact(t)) };
     },
   );
+}
 
+function getEvents(app: RouteScope, { opts, control, streams, limits }: EventContext): void {
   app.get(
     '/events',
     {
@@ -208,6 +210,21 @@ export const eventRoutes: FastifyPluginAsyncTypebox<EventStreamOptions> = async 
       stream.start(cursor);
     },
   );
+}
+
+/**
+ * `GET /events`: Server-Sent Events carrying every committed transition of accelerators, ARQs
+ * and hosts (liveness), batched. Resumable: the SSE id is the hub's sequence number, so a
+ * browser's automatic reconnect (Last-Event-ID) or `?cursor=` continues where it stopped; when
+ * the hub's ring no longer holds that cursor the stream first sends `event: reset` and the client
+ * reloads `GET /snapshot`, which returns the full committed state with the cursor it matches.
+ */
+export const eventRoutes: FastifyPluginAsyncTypebox<EventStreamOptions> = async (app, opts) => {
+  const ctx = eventContext(opts);
+  app.addHook('preClose', async () => ctx.streams.closeAll());
+  getSnapshot(app, ctx);
+  getHistoryOne(app, ctx);
+  getEvents(app, ctx);
 };
 
 /** The most events one SSE message carries. */

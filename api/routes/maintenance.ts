@@ -7,6 +7,7 @@ import { Name } from '../bounds.js';
 import { AcceleratorSchema, meta } from './accelerators.js';
 import { ErrorSchema, Uuid } from './shared.js';
 import { AcceleratorStates } from '../../machines/index.js';
+import type { RouteScope } from '../plugin.js';
 
 const Params = Type.Object({ id: Uuid });
 const HostParams = Type.Object({ host: Name() });
@@ -21,18 +22,7 @@ export const DrainSchema = Type.Object({
 });
 export type { DrainView } from '../../model/index.js';
 
-/**
- * Health and maintenance actions.
- *
- * - `reset` runs the driver's reset (where the driver has one) on a device no instance holds,
- *   then clears its health; `clear-health` forgets a fault without touching the device.
- * - `maintenance` marks a device: no new binds, its Placement inventory reserved, attached
- *   instances left running; `DELETE` cancels it. Marking twice is an idempotent 200; cancelling
- *   a mark that is not there is 409 `maintenance.not_marked`.
- * - `hosts/:host/drain` marks every device of the host the same way (a device's own mark is kept
- *   apart, so cancelling the drain never cancels it); an unknown host is 404.
- */
-export const maintenanceRoutes: FastifyPluginAsyncTypebox<{ control: ControlPlane }> = async (app, { control }) => {
+function postAcceleratorsReset(app: RouteScope, { control }: { control: ControlPlane }): void {
   app.post(
     '/accelerators/:id/reset',
     {
@@ -53,7 +43,9 @@ export const maintenanceRoutes: FastifyPluginAsyncTypebox<{ control: ControlPlan
       return view;
     },
   );
+}
 
+function postAcceleratorsClearHealth(app: RouteScope, { control }: { control: ControlPlane }): void {
   app.post(
     '/accelerators/:id/clear-health',
     {
@@ -68,7 +60,9 @@ export const maintenanceRoutes: FastifyPluginAsyncTypebox<{ control: ControlPlan
     },
     async (req) => control.act(req.params.id, { type: 'CLEAR_HEALTH' }, meta(req)),
   );
+}
 
+function postAcceleratorsMaintenance(app: RouteScope, { control }: { control: ControlPlane }): void {
   app.post(
     '/accelerators/:id/maintenance',
     {
@@ -83,7 +77,9 @@ export const maintenanceRoutes: FastifyPluginAsyncTypebox<{ control: ControlPlan
     },
     async (req) => control.act(req.params.id, { type: 'MAINTAIN', scope: 'device' }, meta(req)),
   );
+}
 
+function deleteAcceleratorsMaintenance(app: RouteScope, { control }: { control: ControlPlane }): void {
   app.delete(
     '/accelerators/:id/maintenance',
     {
@@ -102,7 +98,9 @@ export const maintenanceRoutes: FastifyPluginAsyncTypebox<{ control: ControlPlan
       return control.act(view.id, { type: 'END_MAINTENANCE', scope: 'device' }, meta(req));
     },
   );
+}
 
+function postHostsDrain(app: RouteScope, { control }: { control: ControlPlane }): void {
   app.post(
     '/hosts/:host/drain',
     {
@@ -117,7 +115,9 @@ export const maintenanceRoutes: FastifyPluginAsyncTypebox<{ control: ControlPlan
     },
     async (req) => drain(control, req.params.host, true, meta(req)),
   );
+}
 
+function getHostsDrain(app: RouteScope, { control }: { control: ControlPlane }): void {
   app.get(
     '/hosts/:host/drain',
     {
@@ -134,7 +134,9 @@ export const maintenanceRoutes: FastifyPluginAsyncTypebox<{ control: ControlPlan
       return drainView(req.params.host, control.listAccelerators({ host: req.params.host }));
     },
   );
+}
 
+function deleteHostsDrain(app: RouteScope, { control }: { control: ControlPlane }): void {
   app.delete(
     '/hosts/:host/drain',
     {
@@ -148,6 +150,27 @@ export const maintenanceRoutes: FastifyPluginAsyncTypebox<{ control: ControlPlan
     },
     async (req) => drain(control, req.params.host, false, meta(req)),
   );
+}
+
+/**
+ * Health and maintenance actions.
+ *
+ * - `reset` runs the driver's reset (where the driver has one) on a device no instance holds,
+ *   then clears its health; `clear-health` forgets a fault without touching the device.
+ * - `maintenance` marks a device: no new binds, its Placement inventory reserved, attached
+ *   instances left running; `DELETE` cancels it. Marking twice is an idempotent 200; cancelling
+ *   a mark that is not there is 409 `maintenance.not_marked`.
+ * - `hosts/:host/drain` marks every device of the host the same way (a device's own mark is kept
+ *   apart, so cancelling the drain never cancels it); an unknown host is 404.
+ */
+export const maintenanceRoutes: FastifyPluginAsyncTypebox<{ control: ControlPlane }> = async (app, opts) => {
+  postAcceleratorsReset(app, opts);
+  postAcceleratorsClearHealth(app, opts);
+  postAcceleratorsMaintenance(app, opts);
+  deleteAcceleratorsMaintenance(app, opts);
+  postHostsDrain(app, opts);
+  getHostsDrain(app, opts);
+  deleteHostsDrain(app, opts);
 };
 
 /** Sets (or cancels) the host scope of every device of `host`: all marks are sent before any is awaited. */

@@ -7,6 +7,7 @@ import { KeystoneSession, openstackDispatcher, ServiceAuthError, type AuthMethod
 import { clearSessionCookie, crossSiteReason, policy, sessionCookie, type BrowserSession, type BrowserSessions, type KeystoneAuth } from '../auth/index.js';
 import { keystoneOf, PasswordSignIn, TokenSignIn } from './auth.js';
 import { ErrorSchema } from './shared.js';
+import type { RouteScope } from '../plugin.js';
 
 /** Keystone's own bound on a password (`[identity] max_password_length`). */
 const PASSWORD_MAX = 4096;
@@ -72,16 +73,15 @@ async function revoke(keystone: KeystoneAuth, s: BrowserSession, req: FastifyReq
 
 const dispatcher = openstackDispatcher();
 
-/**
- * The visualizer's session (docs/visualizer.md): `POST auth/session` signs in (a password or a
- * token, as `POST auth/tokens`) and answers with an HttpOnly, SameSite=Strict cookie instead of
- * the token, which stays in the api's memory; every operator route then takes the cookie
- * (installBrowserSessions, on the operator scope). `POST auth/session/renew` trades the password for a new
- * token before the old one expires; `DELETE auth/session` ends it here and revokes the token.
- */
-export const sessionRoutes: FastifyPluginAsyncTypebox<{ sessions: BrowserSessions }> = async (app, opts) => {
+/** What the routes of sessionRoutes share, built once per registration. */
+function sessionContext(opts: { sessions: BrowserSessions }) {
   const { sessions } = opts;
+  return { opts, sessions };
+}
 
+type SessionContext = ReturnType<typeof sessionContext>;
+
+function postAuthSession(app: RouteScope, { sessions }: SessionContext): void {
   app.post(
     '/auth/session',
     {
@@ -127,7 +127,9 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ sessions: BrowserSession
       return reply.status(201).send(view(made.session));
     },
   );
+}
 
+function postAuthSessionRenew(app: RouteScope, { sessions }: SessionContext): void {
   app.post(
     '/auth/session/renew',
     {
@@ -165,7 +167,9 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ sessions: BrowserSession
       return view(renewed);
     },
   );
+}
 
+function deleteAuthSession(app: RouteScope, { sessions }: SessionContext): void {
   app.delete(
     '/auth/session',
     {
@@ -187,4 +191,18 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ sessions: BrowserSession
       return reply.status(204).send(null);
     },
   );
+}
+
+/**
+ * The visualizer's session (docs/visualizer.md): `POST auth/session` signs in (a password or a
+ * token, as `POST auth/tokens`) and answers with an HttpOnly, SameSite=Strict cookie instead of
+ * the token, which stays in the api's memory; every operator route then takes the cookie
+ * (installBrowserSessions, on the operator scope). `POST auth/session/renew` trades the password for a new
+ * token before the old one expires; `DELETE auth/session` ends it here and revokes the token.
+ */
+export const sessionRoutes: FastifyPluginAsyncTypebox<{ sessions: BrowserSessions }> = async (app, opts) => {
+  const ctx = sessionContext(opts);
+  postAuthSession(app, ctx);
+  postAuthSessionRenew(app, ctx);
+  deleteAuthSession(app, ctx);
 };

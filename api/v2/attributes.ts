@@ -12,6 +12,7 @@ import type { AttributeDoc } from '../../model/index.js';
 import { MAX, Text } from '../bounds.js';
 import { NextLink, PageQuery } from '../paging.js';
 import { sendList } from '../stream-list.js';
+import type { RouteScope } from '../plugin.js';
 
 export const AttributeSchema = Type.Object({
   uuid: Type.String(),
@@ -55,14 +56,10 @@ export function discoveredAttributes(catalogue: Catalogue): Row[] {
   );
 }
 
-/**
- * `/v2/attributes`: driver-reported attributes and operator-added ones (stored documents, not
- * pushed to Placement, as in Cyborg). `deployable_id` is the deployable's integer id.
- */
-export const attributeRoutes: FastifyPluginAsyncTypebox<V2Deps> = async (app, deps) => {
+/** What the routes of attributeRoutes share, built once per registration. */
+function attributeContext(deps: V2Deps) {
   const h = helpers(deps);
   const { catalogue, control } = deps;
-
   const rows = (): Row[] => [...discoveredAttributes(catalogue), ...control.documents.listAttributes().map((a) => ({ ...a, discovered: false }))];
   const serialize = (r: Row, base: string): Static<typeof AttributeSchema> => ({
     uuid: r.uuid,
@@ -79,7 +76,12 @@ export const attributeRoutes: FastifyPluginAsyncTypebox<V2Deps> = async (app, de
     if (!r) throw notFound.attribute(uuid);
     return r;
   };
+  return { deps, h, catalogue, control, rows, serialize, find };
+}
 
+type AttributeContext = ReturnType<typeof attributeContext>;
+
+function getAttributes(app: RouteScope, { deps, h, rows, serialize }: AttributeContext): void {
   app.get(
     '/attributes',
     {
@@ -108,7 +110,9 @@ export const attributeRoutes: FastifyPluginAsyncTypebox<V2Deps> = async (app, de
       );
     },
   );
+}
 
+function getAttributesOne(app: RouteScope, { deps, h, serialize, find }: AttributeContext): void {
   app.get(
     '/attributes/:uuid',
     {
@@ -125,7 +129,9 @@ export const attributeRoutes: FastifyPluginAsyncTypebox<V2Deps> = async (app, de
       return serialize(find(req.params.uuid), h.base(req));
     },
   );
+}
 
+function postAttributes(app: RouteScope, { deps, h, catalogue, control, serialize, find }: AttributeContext): void {
   app.post(
     '/attributes',
     {
@@ -156,7 +162,9 @@ export const attributeRoutes: FastifyPluginAsyncTypebox<V2Deps> = async (app, de
       return reply.status(201).send(serialize({ ...doc, discovered: false }, h.base(req)));
     },
   );
+}
 
+function deleteAttributesOne(app: RouteScope, { deps, h, control, find }: AttributeContext): void {
   app.delete(
     '/attributes/:uuid',
     {
@@ -180,4 +188,16 @@ export const attributeRoutes: FastifyPluginAsyncTypebox<V2Deps> = async (app, de
       return empty(reply as FastifyReply, 204);
     },
   );
+}
+
+/**
+ * `/v2/attributes`: driver-reported attributes and operator-added ones (stored documents, not
+ * pushed to Placement, as in Cyborg). `deployable_id` is the deployable's integer id.
+ */
+export const attributeRoutes: FastifyPluginAsyncTypebox<V2Deps> = async (app, deps) => {
+  const ctx = attributeContext(deps);
+  getAttributes(app, ctx);
+  getAttributesOne(app, ctx);
+  postAttributes(app, ctx);
+  deleteAttributesOne(app, ctx);
 };

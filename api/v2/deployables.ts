@@ -8,6 +8,7 @@ import { intId, selfAndBookmark, ts, updated } from './format.js';
 import { errors, IgnoredFilters, Links, NullableTimestamp, TAG, Timestamp, UuidParam } from './schemas.js';
 import { MAX, Text } from '../bounds.js';
 import { page, PageQuery } from '../paging.js';
+import type { RouteScope } from '../plugin.js';
 
 export const DeployableSchema = Type.Object({
   uuid: Type.String(),
@@ -34,14 +35,10 @@ const ProgramOp = Type.Object({
 });
 const ProgramBody = Type.Array(ProgramOp, { minItems: 1, maxItems: 1 });
 
-/**
- * `/v2/deployables`: list (filter `name`), show, and program. Program is a JSON-patch on
- * `/program`; clients send it to `/deployables/{uuid}/program` or to `/deployables/{uuid}`.
- */
-export const deployableRoutes: FastifyPluginAsyncTypebox<V2Deps> = async (app, deps) => {
+/** What the routes of deployableRoutes share, built once per registration. */
+function deployableContext(deps: V2Deps) {
   const h = helpers(deps);
   const { catalogue, control } = deps;
-
   const serialize = (e: DeployableEntry, base: string): Deployable => {
     const d = e.deployable;
     const view = catalogue.view(d.uuid);
@@ -62,50 +59,11 @@ export const deployableRoutes: FastifyPluginAsyncTypebox<V2Deps> = async (app, d
       updated_at: updated(createdAt, view?.updatedAt),
     };
   };
-
   const find = (uuid: string): DeployableEntry => {
     const e = catalogue.deployable(checkUuid(uuid));
     if (!e) throw notFound.deployable(uuid);
     return e;
   };
-
-  app.get(
-    '/deployables',
-    {
-      schema: {
-        tags: [TAG],
-        summary: "List deployables (Cyborg's limit and marker: at most api.pageMax, after the uuid `marker`)",
-        hide: deps.hide,
-        querystring: Type.Object({ name: Type.Optional(Text(MAX.name)), filters: IgnoredFilters, ...PageQuery }, { additionalProperties: true }),
-        response: { 200: Type.Object({ deployables: Type.Array(DeployableSchema) }), ...errors(400, 401, 403, 406) },
-      },
-    },
-    async (req) => {
-      h.authorize(req, 'cyborg:deployable:get_all');
-      const base = h.base(req);
-      const { name, limit, marker } = req.query;
-      const all = catalogue.deployables().filter((e) => name === undefined || e.deployable.name === name);
-      return { deployables: page(all, { limit, marker }, (e) => e.deployable.uuid, deps.limits.pageMax).items.map((e) => serialize(e, base)) };
-    },
-  );
-
-  app.get(
-    '/deployables/:uuid',
-    {
-      schema: {
-        tags: [TAG],
-        summary: 'Show one deployable',
-        hide: deps.hide,
-        params: Type.Object({ uuid: UuidParam }),
-        response: { 200: DeployableSchema, ...errors(400, 401, 403, 404, 406) },
-      },
-    },
-    async (req) => {
-      h.authorize(req, 'cyborg:deployable:get_one');
-      return serialize(find(req.params.uuid), h.base(req));
-    },
-  );
-
   const program = async (req: { params: { uuid: string }; body: Static<typeof ProgramBody> } & Parameters<typeof h.authorize>[0]): Promise<Deployable> => {
     h.authorize(req, 'cyborg:deployable:program');
     const e = find(req.params.uuid);
@@ -126,6 +84,68 @@ export const deployableRoutes: FastifyPluginAsyncTypebox<V2Deps> = async (app, d
     body: ProgramBody,
     response: { 200: DeployableSchema, ...errors(400, 401, 403, 404, 406, 409, 502, 503, 504) },
   });
+  return { deps, h, catalogue, control, serialize, find, program, programSchema };
+}
+
+type DeployableContext = ReturnType<typeof deployableContext>;
+
+function getDeployables(app: RouteScope, { deps, h, catalogue, serialize }: DeployableContext): void {
+  app.get(
+    '/deployables',
+    {
+      schema: {
+        tags: [TAG],
+        summary: "List deployables (Cyborg's limit and marker: at most api.pageMax, after the uuid `marker`)",
+        hide: deps.hide,
+        querystring: Type.Object({ name: Type.Optional(Text(MAX.name)), filters: IgnoredFilters, ...PageQuery }, { additionalProperties: true }),
+        response: { 200: Type.Object({ deployables: Type.Array(DeployableSchema) }), ...errors(400, 401, 403, 406) },
+      },
+    },
+    async (req) => {
+      h.authorize(req, 'cyborg:deployable:get_all');
+      const base = h.base(req);
+      const { name, limit, marker } = req.query;
+      const all = catalogue.deployables().filter((e) => name === undefined || e.deployable.name === name);
+      return { deployables: page(all, { limit, marker }, (e) => e.deployable.uuid, deps.limits.pageMax).items.map((e) => serialize(e, base)) };
+    },
+  );
+}
+
+function getDeployablesOne(app: RouteScope, { deps, h, serialize, find }: DeployableContext): void {
+  app.get(
+    '/deployables/:uuid',
+    {
+      schema: {
+        tags: [TAG],
+        summary: 'Show one deployable',
+        hide: deps.hide,
+        params: Type.Object({ uuid: UuidParam }),
+        response: { 200: DeployableSchema, ...errors(400, 401, 403, 404, 406) },
+      },
+    },
+    async (req) => {
+      h.authorize(req, 'cyborg:deployable:get_one');
+      return serialize(find(req.params.uuid), h.base(req));
+    },
+  );
+}
+
+function patchDeployablesProgram(app: RouteScope, { deps, program, programSchema }: DeployableContext): void {
   app.patch('/deployables/:uuid/program', { schema: programSchema('Program a deployable (FPGA bitstream by Glance image uuid)', deps.hide) }, program);
+}
+
+function patchDeployablesOne(app: RouteScope, { program, programSchema }: DeployableContext): void {
   app.patch('/deployables/:uuid', { schema: programSchema('Program a deployable (the form without /program)', true) }, program);
+}
+
+/**
+ * `/v2/deployables`: list (filter `name`), show, and program. Program is a JSON-patch on
+ * `/program`; clients send it to `/deployables/{uuid}/program` or to `/deployables/{uuid}`.
+ */
+export const deployableRoutes: FastifyPluginAsyncTypebox<V2Deps> = async (app, deps) => {
+  const ctx = deployableContext(deps);
+  getDeployables(app, ctx);
+  getDeployablesOne(app, ctx);
+  patchDeployablesProgram(app, ctx);
+  patchDeployablesOne(app, ctx);
 };

@@ -12,6 +12,7 @@ import type { DeviceProfileDoc } from '../../model/index.js';
 import { MAX, Text, TEXT_PATTERN } from '../bounds.js';
 import { NextLink, PageQuery } from '../paging.js';
 import { sendList } from '../stream-list.js';
+import type { RouteScope } from '../plugin.js';
 
 const Groups = Type.Array(Type.Record(Type.String(), Type.String()));
 
@@ -52,14 +53,10 @@ const CreateBody = Type.Array(
   { maxItems: MAX.items, description: 'a JSON list with exactly one profile' },
 );
 
-/**
- * `/v2/device_profiles`: create (from a one-element list), list (`?name=a,b`), show by uuid or
- * (at 2.2) by name, delete by uuid or by `?value=n1,n2`.
- */
-export const deviceProfileRoutes: FastifyPluginAsyncTypebox<V2Deps> = async (app, deps) => {
+/** What the routes of deviceProfileRoutes share, built once per registration. */
+function deviceProfileContext(deps: V2Deps) {
   const h = helpers(deps);
   const docs = deps.control.documents;
-
   const serialize = (p: DeviceProfileDoc, base: string) => ({
     uuid: p.uuid,
     name: p.name,
@@ -69,7 +66,17 @@ export const deviceProfileRoutes: FastifyPluginAsyncTypebox<V2Deps> = async (app
     updated_at: updated(p.createdAt, p.updatedAt),
     links: selfLink(base, 'device_profiles', p.uuid),
   });
+  const remove = async (p: DeviceProfileDoc): Promise<void> => {
+    const users = deps.control.listArqs().filter((a) => a.deviceProfileName === p.name).length;
+    if (users > 0) throw v2Error('device_profile.in_use', `Device profile ${p.name} is used by ${users} accelerator request(s); delete them first`);
+    await docs.deleteProfile(p.uuid);
+  };
+  return { deps, h, docs, serialize, remove };
+}
 
+type DeviceProfileContext = ReturnType<typeof deviceProfileContext>;
+
+function getDeviceProfiles(app: RouteScope, { deps, h, docs, serialize }: DeviceProfileContext): void {
   app.get(
     '/device_profiles',
     {
@@ -95,7 +102,9 @@ export const deviceProfileRoutes: FastifyPluginAsyncTypebox<V2Deps> = async (app
       );
     },
   );
+}
 
+function getDeviceProfilesOne(app: RouteScope, { deps, h, docs, serialize }: DeviceProfileContext): void {
   app.get(
     '/device_profiles/:id',
     {
@@ -122,7 +131,9 @@ export const deviceProfileRoutes: FastifyPluginAsyncTypebox<V2Deps> = async (app
       return { device_profile: { ...serialize(p, h.base(req)), created_at: pyStr(p.createdAt), updated_at: pyStr(p.updatedAt) } };
     },
   );
+}
 
+function postDeviceProfiles(app: RouteScope, { deps, h, docs, serialize }: DeviceProfileContext): void {
   app.post(
     '/device_profiles',
     {
@@ -154,13 +165,9 @@ export const deviceProfileRoutes: FastifyPluginAsyncTypebox<V2Deps> = async (app
       return reply.status(201).send(serialize(doc, h.base(req)));
     },
   );
+}
 
-  const remove = async (p: DeviceProfileDoc): Promise<void> => {
-    const users = deps.control.listArqs().filter((a) => a.deviceProfileName === p.name).length;
-    if (users > 0) throw v2Error('device_profile.in_use', `Device profile ${p.name} is used by ${users} accelerator request(s); delete them first`);
-    await docs.deleteProfile(p.uuid);
-  };
-
+function deleteDeviceProfilesOne(app: RouteScope, { deps, h, docs, remove }: DeviceProfileContext): void {
   app.delete(
     '/device_profiles/:uuid',
     {
@@ -181,7 +188,9 @@ export const deviceProfileRoutes: FastifyPluginAsyncTypebox<V2Deps> = async (app
       return empty(reply as FastifyReply, 204);
     },
   );
+}
 
+function deleteDeviceProfiles(app: RouteScope, { deps, h, docs, remove }: DeviceProfileContext): void {
   app.delete(
     '/device_profiles',
     {
@@ -203,4 +212,17 @@ export const deviceProfileRoutes: FastifyPluginAsyncTypebox<V2Deps> = async (app
       return empty(reply as FastifyReply, 204);
     },
   );
+}
+
+/**
+ * `/v2/device_profiles`: create (from a one-element list), list (`?name=a,b`), show by uuid or
+ * (at 2.2) by name, delete by uuid or by `?value=n1,n2`.
+ */
+export const deviceProfileRoutes: FastifyPluginAsyncTypebox<V2Deps> = async (app, deps) => {
+  const ctx = deviceProfileContext(deps);
+  getDeviceProfiles(app, ctx);
+  getDeviceProfilesOne(app, ctx);
+  postDeviceProfiles(app, ctx);
+  deleteDeviceProfilesOne(app, ctx);
+  deleteDeviceProfiles(app, ctx);
 };

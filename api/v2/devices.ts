@@ -11,6 +11,7 @@ import { errors, IgnoredFilters, Links, NullableTimestamp, TAG, Timestamp, UuidP
 import type { DeviceT } from '../../model/index.js';
 import { MAX, Text } from '../bounds.js';
 import { AcceleratorStates } from '../../machines/index.js';
+import type { RouteScope } from '../plugin.js';
 
 export const DeviceSchema = Type.Object({
   uuid: Type.String(),
@@ -49,30 +50,16 @@ interface ListCache {
   gzipped?: Buffer;
 }
 
-/**
- * `/v2/devices`: list (filters `type`, `vendor`, `hostname`), show, and enable / disable
- * (Cyborg's maintenance flag; `enable` also installs the device's inactive accelerators so that
- * `openstack accelerator device enable` makes it schedulable here).
- */
-export const deviceRoutes: FastifyPluginAsyncTypebox<V2Deps> = async (app, deps) => {
+/** What the routes of deviceRoutes share, built once per registration. */
+function deviceContext(deps: V2Deps) {
   const h = helpers(deps);
   const { catalogue, control } = deps;
-  let cache: ListCache | undefined;
-
-  /**
-   * Cyborg's `status` is `enabled` or `maintaining`, and Nova takes `enabled` to mean "ready for
-   * an ARQ". So a device is `enabled` only when the operator has not disabled it and at least one
-   * of its accelerators is usable (installed: not inactive, installing, in error or on a lost
-   * host) and in service (not reserved: quarantined, marked, or on a drained host); a newly
-   * discovered device whose accelerators await enabling is `maintaining`, as is a drained one.
-   */
   const inService = (uuid: string): boolean => {
     const tags = catalogue.view(uuid)?.tags;
     return Boolean(tags?.includes('usable') && !tags.includes('reserved'));
   };
   const status = (d: DeviceT): 'enabled' | 'maintaining' =>
     control.documents.deviceStatus(d.uuid) === 'enabled' && d.deployables.some((dep) => inService(dep.uuid)) ? 'enabled' : 'maintaining';
-
   const serialize = (e: DeviceEntry, base: string, withStatus: boolean): Device => {
     const d = e.device;
     const out: Device = {
@@ -90,7 +77,37 @@ export const deviceRoutes: FastifyPluginAsyncTypebox<V2Deps> = async (app, deps)
     if (withStatus) out.status = status(d);
     return out;
   };
+  const build = (
+    inventories: ReturnType<typeof catalogue.inventories>,
+    base: string,
+    withStatus: boolean,
+    q: { type?: string; vendor?: string; hostname?: string },
+  ): Buffer => {
+    const { type, vendor, hostname } = q;
+    const devices = inventories
+      .flatMap(({ host, devices: ds }) => ds.filter((d) => !d.stub).map((device) => ({ host, device })))
+      .filter(
+        (e) =>
+          (type === undefined || e.device.type === type) &&
+          (vendor === undefined || e.device.vendor === vendor) &&
+          (hostname === undefined || e.host === hostname),
+      )
+      .map((e) => serialize(e, base, withStatus));
+    return Buffer.from(JSON.stringify({ devices }));
+  };
+  const find = (uuid: string): DeviceEntry => {
+    const e = catalogue.device(checkUuid(uuid));
+    if (!e) throw notFound.device(uuid);
+    return e;
+  };
+  return { deps, h, catalogue, control, inService, status, serialize, build, find };
+}
 
+type DeviceContext = ReturnType<typeof deviceContext>;
+
+function getDevices(app: RouteScope, { deps, h, catalogue, control, status, build }: DeviceContext): void {
+  // The last list answered, per registration: a repeated GET of an unchanged fleet is not built again.
+  let cache: ListCache | undefined;
   app.get(
     '/devices',
     {
@@ -133,32 +150,9 @@ export const deviceRoutes: FastifyPluginAsyncTypebox<V2Deps> = async (app, deps)
       return reply.send(cache.body as never);
     },
   );
+}
 
-  const build = (
-    inventories: ReturnType<typeof catalogue.inventories>,
-    base: string,
-    withStatus: boolean,
-    q: { type?: string; vendor?: string; hostname?: string },
-  ): Buffer => {
-    const { type, vendor, hostname } = q;
-    const devices = inventories
-      .flatMap(({ host, devices: ds }) => ds.filter((d) => !d.stub).map((device) => ({ host, device })))
-      .filter(
-        (e) =>
-          (type === undefined || e.device.type === type) &&
-          (vendor === undefined || e.device.vendor === vendor) &&
-          (hostname === undefined || e.host === hostname),
-      )
-      .map((e) => serialize(e, base, withStatus));
-    return Buffer.from(JSON.stringify({ devices }));
-  };
-
-  const find = (uuid: string): DeviceEntry => {
-    const e = catalogue.device(checkUuid(uuid));
-    if (!e) throw notFound.device(uuid);
-    return e;
-  };
-
+function getDevicesOne(app: RouteScope, { deps, h, serialize, find }: DeviceContext): void {
   app.get(
     '/devices/:uuid',
     {
@@ -175,7 +169,9 @@ export const deviceRoutes: FastifyPluginAsyncTypebox<V2Deps> = async (app, deps)
       return serialize(find(req.params.uuid), h.base(req), atLeast(req.microversion, 3));
     },
   );
+}
 
+function postDevicesEnable(app: RouteScope, { deps, h, catalogue, control, status, find }: DeviceContext): void {
   app.post(
     '/devices/:uuid/enable',
     {
@@ -200,7 +196,9 @@ export const deviceRoutes: FastifyPluginAsyncTypebox<V2Deps> = async (app, deps)
       return empty(reply as FastifyReply, 200);
     },
   );
+}
 
+function postDevicesDisable(app: RouteScope, { deps, h, catalogue, control, status, find }: DeviceContext): void {
   app.post(
     '/devices/:uuid/disable',
     {
@@ -228,4 +226,17 @@ export const deviceRoutes: FastifyPluginAsyncTypebox<V2Deps> = async (app, deps)
       return empty(reply as FastifyReply, 200);
     },
   );
+}
+
+/**
+ * `/v2/devices`: list (filters `type`, `vendor`, `hostname`), show, and enable / disable
+ * (Cyborg's maintenance flag; `enable` also installs the device's inactive accelerators so that
+ * `openstack accelerator device enable` makes it schedulable here).
+ */
+export const deviceRoutes: FastifyPluginAsyncTypebox<V2Deps> = async (app, deps) => {
+  const ctx = deviceContext(deps);
+  getDevices(app, ctx);
+  getDevicesOne(app, ctx);
+  postDevicesEnable(app, ctx);
+  postDevicesDisable(app, ctx);
 };

@@ -69,6 +69,7 @@ export function installLenientJson(scope: FastifyInstance): void {
     try {
       done(null, JSON.parse(text) as unknown);
     } catch {
+      // untyped: Fastify's own content-parser error shape (statusCode, FST code), which installV2ErrorHandler answers in Cyborg's words.
       done(Object.assign(new Error('Request is not in valid JSON format'), { statusCode: 400, code: 'FST_ERR_CTP_INVALID_JSON_BODY' }), undefined);
     }
   });

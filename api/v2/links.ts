@@ -1,6 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import { BlockList, isIP } from 'node:net';
 import { parseTrustedProxy } from '../../config/index.js';
+import { CyborgError } from '../../errors/index.js';
 
 /** Fastify's `trustProxy` function form: is the peer at this address a proxy we believe? */
 export type TrustFn = (address: string, hop: number) => boolean;
@@ -31,7 +32,7 @@ export function compileTrust(entries: readonly string[]): TrustFn | undefined {
   for (const raw of entries) {
     const proxy = parseTrustedProxy(raw);
     // loadConfig refused a malformed entry already; this guards a caller that skipped it.
-    if (!proxy) throw new Error(`trusted proxy "${raw}" is neither an IP address, a CIDR nor "loopback"`);
+    if (!proxy) throw new CyborgError('config.invalid', `trusted proxy "${raw}" is neither an IP address, a CIDR nor "loopback"`);
     if (proxy.loopback) {
       list.addSubnet('127.0.0.0', 8, 'ipv4');
       list.addAddress('::1', 'ipv6');

@@ -16,6 +16,7 @@ import type {
 import type { BoundHandle, BoundRestorer, HostObserver, Observation } from '../abilities.js';
 import { sanitizeName, stableId } from '../../ids/index.js';
 import type { AttachHandleT } from '../../model/index.js';
+import { CyborgError } from '../../errors/index.js';
 
 export interface FakeDriverOptions {
   host: string;
@@ -75,7 +76,7 @@ export class FakeDriver implements Driver, Installer, Programmer, AttachPreparer
   /** The operations the driver ran (the last 1,000 or more), in order: tests assert idempotency with it. */
   readonly calls: { op: Op; key: string; deployableUuid: string }[] = [];
 
-  constructor(private readonly opts: FakeDriverOptions) {
+  constructor(opts: FakeDriverOptions) {
     this.devices = buildDevices(opts);
     if (opts.opDelayMs) this.delays.set('*', opts.opDelayMs);
   }
@@ -233,7 +234,7 @@ export class FakeDriver implements Driver, Installer, Programmer, AttachPreparer
     const fault = this.faults.get(op);
     if (fault && fault.remaining > 0) {
       fault.remaining--;
-      throw new Error(fault.reason);
+      throw new CyborgError('driver.failed', fault.reason);
     }
     return result();
   }
@@ -272,67 +273,72 @@ function buildDevices(opts: FakeDriverOptions): DriverDevice[] {
       ],
     },
   ];
-  for (let g = 0; g < (opts.gpus ?? 0); g++) {
-    const bus = (0x40 + g).toString(16).padStart(2, '0');
-    const cpid = JSON.stringify({ bus, device: '00', domain: '0000', function: '0' });
-    const name = sanitizeName(`${host}_fake_gpu_${bus}`);
-    devices.push({
-      uuid: stableId(host, 'fake', cpid),
-      type: 'GPU',
-      vendor: '0xABCD',
-      model: 'Fake GPU',
-      stdBoardInfo: '{"device_id": "0xabce", "class": "3D controller"}',
-      vendorBoardInfo: 'fake_vendor_info',
-      stub: false,
-      controlPath: { type: 'PCI', info: cpid },
-      driver: 'fake',
-      deployables: [
-        {
-          uuid: stableId(host, 'deployable', name),
-          name,
-          numAccelerators: 1,
-          driverName: 'fake',
-          attributes: [
-            { key: 'rc', value: 'PGPU' },
-            { key: 'traits1', value: 'CUSTOM_FAKE_GPU' },
-          ],
-          attachHandles: handles(host, name, 1, 'PCI', () => pci(bus, 0, 0)),
-        },
-      ],
-    });
-  }
-  for (let n = 0; n < (opts.nics ?? 0); n++) {
-    const bus = (0x80 + n).toString(16).padStart(2, '0');
-    const cpid = JSON.stringify({ bus, device: '00', domain: '0000', function: '0' });
-    const vfs = opts.vfsPerNic ?? 4;
-    devices.push({
-      uuid: stableId(host, 'fake', cpid),
-      type: 'NIC',
-      vendor: '0xABCD',
-      model: 'Fake NIC',
-      stdBoardInfo: '{"device_id": "0xabcf", "class": "Ethernet controller"}',
-      vendorBoardInfo: 'fake_vendor_info',
-      stub: false,
-      controlPath: { type: 'PCI', info: cpid },
-      driver: 'fake',
-      deployables: Array.from({ length: vfs }, (_, v) => {
-        const name = sanitizeName(`${host}_fake_nic_${bus}_vf${v}`);
-        return {
-          uuid: stableId(host, 'deployable', name),
-          name,
-          numAccelerators: 1,
-          driverName: 'fake',
-          attributes: [
-            { key: 'rc', value: 'CUSTOM_NIC' },
-            { key: 'traits1', value: 'CUSTOM_VF' },
-            { key: 'traits2', value: 'CUSTOM_FAKE_NIC' },
-          ],
-          attachHandles: handles(host, name, 1, 'PCI', () => pci(bus, 1 + Math.floor(v / 8), v % 8)),
-        };
-      }),
-    });
-  }
+  for (let g = 0; g < (opts.gpus ?? 0); g++) devices.push(fakeGpu(host, g));
+  for (let n = 0; n < (opts.nics ?? 0); n++) devices.push(fakeNic(host, n, opts.vfsPerNic ?? 4));
   return devices;
+}
+
+/** The g-th fake GPU of `host`: one deployable, one PCI handle. */
+function fakeGpu(host: string, g: number): DriverDevice {
+  const bus = (0x40 + g).toString(16).padStart(2, '0');
+  const cpid = JSON.stringify({ bus, device: '00', domain: '0000', function: '0' });
+  const name = sanitizeName(`${host}_fake_gpu_${bus}`);
+  return {
+    uuid: stableId(host, 'fake', cpid),
+    type: 'GPU',
+    vendor: '0xABCD',
+    model: 'Fake GPU',
+    stdBoardInfo: '{"device_id": "0xabce", "class": "3D controller"}',
+    vendorBoardInfo: 'fake_vendor_info',
+    stub: false,
+    controlPath: { type: 'PCI', info: cpid },
+    driver: 'fake',
+    deployables: [
+      {
+        uuid: stableId(host, 'deployable', name),
+        name,
+        numAccelerators: 1,
+        driverName: 'fake',
+        attributes: [
+          { key: 'rc', value: 'PGPU' },
+          { key: 'traits1', value: 'CUSTOM_FAKE_GPU' },
+        ],
+        attachHandles: handles(host, name, 1, 'PCI', () => pci(bus, 0, 0)),
+      },
+    ],
+  };
+}
+
+/** The n-th fake NIC of `host`: one deployable per VF. */
+function fakeNic(host: string, n: number, vfs: number): DriverDevice {
+  const bus = (0x80 + n).toString(16).padStart(2, '0');
+  const cpid = JSON.stringify({ bus, device: '00', domain: '0000', function: '0' });
+  return {
+    uuid: stableId(host, 'fake', cpid),
+    type: 'NIC',
+    vendor: '0xABCD',
+    model: 'Fake NIC',
+    stdBoardInfo: '{"device_id": "0xabcf", "class": "Ethernet controller"}',
+    vendorBoardInfo: 'fake_vendor_info',
+    stub: false,
+    controlPath: { type: 'PCI', info: cpid },
+    driver: 'fake',
+    deployables: Array.from({ length: vfs }, (_, v) => {
+      const name = sanitizeName(`${host}_fake_nic_${bus}_vf${v}`);
+      return {
+        uuid: stableId(host, 'deployable', name),
+        name,
+        numAccelerators: 1,
+        driverName: 'fake',
+        attributes: [
+          { key: 'rc', value: 'CUSTOM_NIC' },
+          { key: 'traits1', value: 'CUSTOM_VF' },
+          { key: 'traits2', value: 'CUSTOM_FAKE_NIC' },
+        ],
+        attachHandles: handles(host, name, 1, 'PCI', () => pci(bus, 1 + Math.floor(v / 8), v % 8)),
+      };
+    }),
+  };
 }
 
 /** What each kind of fake device measures: its memory (none for a NIC's VF), idle and full temperature and power. */

@@ -17,6 +17,7 @@ import { parseAddress } from './pci.js';
 import { servicesOf, type Programmed } from './services.js';
 import { readPciFunctions, type PciFunction } from './sysfs.js';
 import type { BackendService } from '../../model/index.js';
+import { CyborgError } from '../../errors/index.js';
 
 export { AllowList, AllowListError, type AllowEntry } from './allow-list.js';
 export { discoverPci, type Discovery } from './discover.js';
@@ -91,7 +92,7 @@ export class GenericDriver implements Driver, Installer, Programmer, AttachPrepa
     const bitstreamId = str(req.params.bitstreamId);
     const functionId = str(req.params.functionId);
     const image = bitstreamId ?? functionId;
-    if (!image) throw new Error('program needs a bitstreamId or a functionId');
+    if (!image) throw new CyborgError('request.invalid', 'program needs a bitstreamId or a functionId');
     await this.ops.program(at.pf, image);
     this.programmed.set(at.device.uuid, { ...(bitstreamId ? { bitstreamId } : {}), ...(functionId ? { functionId } : {}) });
     return { bitstreamId: bitstreamId ?? null, functionId: functionId ?? null };
@@ -139,7 +140,7 @@ export class GenericDriver implements Driver, Installer, Programmer, AttachPrepa
   private async placement(req: OpRequest): Promise<Placement> {
     let at = this.last?.discovery.where.get(req.deployable.uuid);
     if (!at) at = (await this.scan()).discovery.where.get(req.deployable.uuid);
-    if (!at) throw new Error(`deployable ${req.deployable.name} is no longer on this host`);
+    if (!at) throw new CyborgError('driver.failed', `deployable ${req.deployable.name} is no longer on this host`);
     return at;
   }
 
@@ -152,7 +153,7 @@ export class GenericDriver implements Driver, Installer, Programmer, AttachPrepa
     const at = await this.placement(req);
     const uuid = str(req.params.handleUuid);
     const handle = req.deployable.attachHandles.find((h) => h.uuid === uuid);
-    if (!handle) throw new Error(`deployable ${req.deployable.name} has no attach handle ${uuid ?? '(none given)'}`);
+    if (!handle) throw new CyborgError('driver.failed', `deployable ${req.deployable.name} has no attach handle ${uuid ?? '(none given)'}`);
     return { handle, at };
   }
 }
@@ -172,7 +173,7 @@ function makeOps(opts: GenericDriverOptions, vfio: string): HostOps {
 export function addressOf(info: string): string {
   const j = JSON.parse(info) as Record<string, string>;
   const address = `${j.domain}:${j.bus}:${j.device}.${j.function}`;
-  if (!parseAddress(address)) throw new Error(`attach info ${info} names no PCI address`);
+  if (!parseAddress(address)) throw new CyborgError('driver.failed', `attach info ${info} names no PCI address`);
   return address;
 }
 

@@ -5,6 +5,7 @@
  * `", "` separators. The text is an identity (Cyborg diffs reports by it), so it is built
  * byte for byte here, never with JSON.stringify's spacing.
  */
+import { CyborgError } from '../../errors/index.js';
 
 export interface PciAddress {
   domain: string;
@@ -39,7 +40,7 @@ export function pyJson(obj: Record<string, string>): string {
 /** Cyborg's PCI control-path / attach-handle info for an address. */
 export function pciInfo(address: string): string {
   const a = parseAddress(address);
-  if (!a) throw new Error(`not a PCI address: ${address}`);
+  if (!a) throw new CyborgError('driver.failed', `not a PCI address: ${address}`);
   return pyJson({ bus: a.bus, device: a.slot, domain: a.domain, function: a.function });
 }
 

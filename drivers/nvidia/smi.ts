@@ -1,5 +1,6 @@
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { malformed } from '../exec.js';
+import { CyborgError } from '../../errors/index.js';
 
 /**
  * Readers of `nvidia-smi` output. `-q -x` is XML with a published DTD (nvsmi_device_v12.dtd:
@@ -50,7 +51,7 @@ const parser = new XMLParser({
 /** nvidia-smi's `00000000:3B:00.0` as the kernel names the function: `0000:3b:00.0`. */
 export function linuxAddress(smiBusId: string): string {
   const m = /^([0-9a-fA-F]{4,8}):([0-9a-fA-F]{2}):([0-9a-fA-F]{2})\.([0-7])$/.exec(smiBusId.trim());
-  if (!m) throw new Error(`not a PCI bus id: ${smiBusId}`);
+  if (!m) throw new CyborgError('driver.failed', `not a PCI bus id: ${smiBusId}`);
   return `${m[1]!.slice(-4)}:${m[2]}:${m[3]}.${m[4]}`.toLowerCase();
 }
 

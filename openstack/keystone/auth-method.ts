@@ -1,4 +1,5 @@
 import type { AuthMethod } from './types.js';
+import { CyborgError } from '../../errors/index.js';
 
 /** keystoneauth's plugin options as the configuration spells them (`[keystone_authtoken]`, `[placement]`, `[nova]`). */
 export interface KeystoneAuthOptions {
@@ -17,7 +18,10 @@ export interface KeystoneAuthOptions {
 export function authMethod(section: string, o: KeystoneAuthOptions): AuthMethod {
   if (o.authType === 'v3applicationcredential') {
     if (!o.applicationCredentialSecret || !(o.applicationCredentialId || o.applicationCredentialName)) {
-      throw new Error(`[${section}] auth_type = v3applicationcredential needs application_credential_secret and its id (or name and username)`);
+      throw new CyborgError(
+        'config.invalid',
+        `[${section}] auth_type = v3applicationcredential needs application_credential_secret and its id (or name and username)`,
+      );
     }
     return {
       type: 'application_credential',
@@ -28,7 +32,7 @@ export function authMethod(section: string, o: KeystoneAuthOptions): AuthMethod 
       userDomainName: o.userDomainName,
     };
   }
-  if (!o.username || o.password === undefined) throw new Error(`[${section}] auth_type = password needs username and password`);
+  if (!o.username || o.password === undefined) throw new CyborgError('config.invalid', `[${section}] auth_type = password needs username and password`);
   return {
     type: 'password',
     username: o.username,

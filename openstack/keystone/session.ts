@@ -2,6 +2,7 @@ import type { Dispatcher } from 'undici';
 import { findEndpoint } from './catalog.js';
 import { keystoneDown, NoAnswerError, openstackDispatcher, send, within, type HttpAnswer } from './http.js';
 import { authBody, KeystoneUnavailableError, readToken, ServiceAuthError, type AuthMethod, type KeystoneToken } from './types.js';
+import { CyborgError } from '../../errors/index.js';
 
 export interface KeystoneSessionOptions {
   /** Keystone's v3 URL (`…/v3`; a bare `http://host:5000` gets `/v3` added). */
@@ -85,11 +86,12 @@ export class KeystoneSession {
   /** The endpoint request() calls: the override, or the catalog's entry for the service type. */
   async endpoint(): Promise<string> {
     if (this.o.endpointOverride) return this.o.endpointOverride.replace(/\/+$/, '');
-    if (!this.o.serviceType) throw new Error('this Keystone session has no service type to look up');
+    if (!this.o.serviceType) throw new CyborgError('config.invalid', 'this Keystone session has no service type to look up');
     const { data } = await this.current();
     const url = findEndpoint(data.catalog, { serviceType: this.o.serviceType, interfaces: this.o.interfaces, region: this.o.region });
     if (!url) {
-      throw new Error(
+      throw new CyborgError(
+        'keystone.no_endpoint',
         `Keystone's catalog has no ${this.o.serviceType} endpoint (interfaces ${(this.o.interfaces ?? ['internal', 'public']).join(', ')}${this.o.region ? `, region ${this.o.region}` : ''})`,
       );
     }

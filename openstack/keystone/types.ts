@@ -41,9 +41,9 @@ interface RawToken {
 
 export function readToken(body: unknown): KeystoneToken {
   const t = (body as { token?: RawToken } | null)?.token;
-  if (!t || typeof t.expires_at !== 'string' || !t.user?.id) throw new Error('Keystone answered without a token body');
+  if (!t || typeof t.expires_at !== 'string' || !t.user?.id) throw new CyborgError('keystone.unavailable', 'Keystone answered without a token body');
   const expiresAt = Date.parse(t.expires_at);
-  if (Number.isNaN(expiresAt)) throw new Error(`Keystone gave an unreadable expires_at: ${t.expires_at}`);
+  if (Number.isNaN(expiresAt)) throw new CyborgError('keystone.unavailable', `Keystone gave an unreadable expires_at: ${t.expires_at}`);
   return {
     userId: t.user.id,
     userName: t.user.name ?? null,

@@ -3,6 +3,7 @@ import type { Config } from '../../config/index.js';
 import { authMethod, KeystoneSession } from '../keystone/index.js';
 import { PlacementError, type PlacementCode } from './errors.js';
 import { globalRequestIdHeader } from '../request-id.js';
+import { CyborgError } from '../../errors/index.js';
 
 /** The microversion each feature needs (calls send at least MIN_MICROVERSION, see below). */
 export const Microversions = {
@@ -84,7 +85,7 @@ export class PlacementClient {
   private readonly base: string;
 
   constructor(private readonly opts: PlacementClientOptions) {
-    if (!opts.url && !opts.session) throw new Error('PlacementClient needs a url or a Keystone session');
+    if (!opts.url && !opts.session) throw new CyborgError('config.invalid', 'PlacementClient needs a url or a Keystone session');
     this.base = (opts.url ?? '').replace(/\/+$/, '');
   }
 

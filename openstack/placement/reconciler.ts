@@ -117,7 +117,6 @@ export class Reconciler {
 
   /** Create-or-update with generations: a stale generation means re-read and plan again. */
   private async converge(d: DesiredProvider, root: string, listing: Map<string, Provider> | null): Promise<ProviderOutcome> {
-    const { client } = this.opts;
     let state = this.startingPoint(d.rpUuid, listing);
     // Someone else changed (or deleted) a provider we had left in order.
     const known = this.known.get(d.rpUuid);

@@ -1,6 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Agent } from '../../actors/agent/index.js';
-import { Conductor } from '../../actors/conductor/index.js';
 import type { PgJournal } from '../../db/pg-journal.js';
 import { svc } from '../services.js';
 import { freshDatabase, query } from '../support/database.js';
