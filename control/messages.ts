@@ -1,4 +1,4 @@
-import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
 import { firstError } from '../bus/index.js';
 import { BusError, CyborgError } from '../errors/index.js';
 import {

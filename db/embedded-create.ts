@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { dirname, extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { StartupError, StartupExit } from '../config/index.js';
 
 /** db/embedded-init.ts beside this file, as this process runs it (.ts under tsx, .js built). */
 const INIT = fileURLToPath(new URL(`./embedded-init${extname(fileURLToPath(import.meta.url))}`, import.meta.url));
@@ -14,7 +15,7 @@ async function initInChild(dir: string): Promise<void> {
   const loader = INIT.endsWith('.ts') && !process.execArgv.some((a) => a.includes('tsx')) ? ['--import', import.meta.resolve('tsx/esm')] : [];
   await promisify(execFile)(process.execPath, [...process.execArgv, ...loader, INIT, dir], { timeout: 300_000 }).catch(
     (err: { stderr?: string; message: string }) => {
-      throw new Error(`the embedded database could not be created in ${dir}: ${(err.stderr ?? '').trim() || err.message}`);
+      throw new StartupError(`the embedded database could not be created in ${dir}: ${(err.stderr ?? '').trim() || err.message}`, StartupExit.database);
     },
   );
 }

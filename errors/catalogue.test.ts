@@ -46,6 +46,8 @@ const NOT_FOR_CLIENTS: Record<string, string> = {
   BeforeTheCard: 'the agent answers it as driver.failed with `unchanged`',
   HostOpError: 'the agent answers it as driver.failed with its reason',
   AllowListError: "a passthrough whitelist that does not parse: stops the agent's start",
+  AdoptError: "cyborg adopt's one-line refusal, with its documented exit code (adopt/errors.ts)",
+  MigrationRefused: 'db migrate of a database this release may not migrate: said in one line as a StartupError (db/cli.ts)',
 };
 
 describe('the error catalogue', () => {

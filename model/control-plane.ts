@@ -1,16 +1,13 @@
 import type { ArqState, HostState } from '../machines/index.js';
 import type { ControlVerbs } from './control-calls.js';
-import type { AcceleratorView, OperatorEvent } from './accelerator.js';
-import type { AuditPage, AuditQuery } from './audit.js';
-import type { ArqView, Binding } from './arq.js';
+import type { AcceleratorView } from './accelerator.js';
+import type { ArqView } from './arq.js';
 import type { AttachHandleT, DeviceT } from './device.js';
 import type { Documents } from './documents.js';
 import type { DriverControl } from './driver.js';
-import type { EventFeed, EventHub, TransitionRecord } from './events.js';
-import type { HostView, RelayoutRequest } from './host.js';
+import type { EventFeed, EventHub } from './events.js';
+import type { HostView } from './host.js';
 import type { PlacementStatusView } from './placement.js';
-import type { RequestMeta } from './request.js';
-import type { AcceleratorUsage, HostUsage } from './usage.js';
 
 /** ARQ filters of the v2 API (both optional; `projectId` scopes a non-admin caller). */
 export interface ArqFilter {

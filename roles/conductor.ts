@@ -62,6 +62,7 @@ class Later<T> {
     return v;
   }
   get(): T {
+    // untyped: a wiring mistake in this file (a part reached the conductor before it was built); it never leaves the process.
     if (this.value === undefined) throw new Error('the conductor is not built yet');
     return this.value;
   }
