@@ -51,7 +51,10 @@ describe('each start-up mistake is one line and a documented exit status, throug
       code: 1,
       stderr: "cyborg: invalid configuration: environment variable DATABASE_URL = ***: Expected string to match '^(postgres(ql)?://|memory://$)'\n",
     });
-    expect(flag).toMatchObject({ code: 1, stderr: "cyborg: invalid configuration: --database-url = ***: Expected string to match '^(postgres(ql)?://|memory://$)'\n" });
+    expect(flag).toMatchObject({
+      code: 1,
+      stderr: "cyborg: invalid configuration: --database-url = ***: Expected string to match '^(postgres(ql)?://|memory://$)'\n",
+    });
   });
 
   it('a listen address that cannot be an address, or a host name that does not resolve: one line each naming it, not a stack', async () => {
