@@ -14,7 +14,7 @@
 import { randomUUID } from 'node:crypto';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
-import { queryAudit, migrate, openOrm } from '../db/index.js';
+import { queryAudit, migrate, openOrm, type DB } from '../db/index.js';
 
 const BASE = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const ROWS = Number(process.env.BENCH_ROWS ?? 1_000_000);
@@ -44,7 +44,7 @@ const url = new URL(BASE);
 url.pathname = `/${name}`;
 await admin(`create database "${name}"`);
 const pool = new pg.Pool({ connectionString: url.toString(), max: 2 });
-const db = new Kysely<object>({ dialect: new PostgresDialect({ pool }) });
+const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
 try {
   const orm = await openOrm({ url: url.toString(), pool: 1 });
   await migrate(orm);

@@ -28,6 +28,7 @@ import { createWriteStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import pLimit from 'p-limit';
 import { Kvm } from '@nats-io/kv';
 import { Type } from '@sinclair/typebox';
 import pg from 'pg';
@@ -197,12 +198,11 @@ async function runFleet(hosts: number, useDb: boolean, steadyS: number, concurre
     }
     // Cold start: every agent registers and reports; done when each inventory is acknowledged.
     const t0 = performance.now();
-    let next = 0;
     let retries = 0;
+    const limit = pLimit(concurrency);
     await Promise.all(
-      Array.from({ length: Math.min(concurrency, hosts) }, async () => {
-        while (next < hosts) {
-          const agent = agents[next++]!;
+      agents.slice(0, hosts).map((agent) =>
+        limit(async () => {
           // As the agent role does: a registration the conductor could not take now is retried.
           for (;;) {
             try {
@@ -214,8 +214,8 @@ async function runFleet(hosts: number, useDb: boolean, steadyS: number, concurre
               await new Promise((r) => setTimeout(r, 500));
             }
           }
-        }
-      }),
+        }),
+      ),
     );
     const coldS = (performance.now() - t0) / 1000;
     const registered = await stats(bus, id);

@@ -54,8 +54,7 @@ export class ViewSync {
   private stopped = false;
   private off: Unsubscribe | undefined;
   private watchdog: NodeJS.Timeout | undefined;
-  private firstDone!: () => void;
-  private readonly first = new Promise<void>((r) => (this.firstDone = r));
+  private readonly first = Promise.withResolvers<void>();
   private reason: string | undefined = 'loading the view from the conductors';
   state: SyncState = 'loading';
   /** Snapshot pages refused as out of order (another conductor's, or not after the page asked for). */
@@ -73,7 +72,7 @@ export class ViewSync {
     this.watchdog = setInterval(() => this.checkSilence(3 * beacon + 1_000), beacon);
     this.watchdog.unref();
     this.resync('start');
-    return this.first;
+    return this.first.promise;
   }
 
   stop(): void {
@@ -176,7 +175,7 @@ export class ViewSync {
     if (!this.again) {
       this.state = 'synced';
       this.reason = undefined;
-      this.firstDone();
+      this.first.resolve();
     }
   }
 

@@ -1,24 +1,10 @@
-import { sql, type Kysely, type RawBuilder } from 'kysely';
+import { sql, type Kysely, type RawBuilder, type Selectable } from 'kysely';
 import { CyborgError } from '../errors/index.js';
 import { decodeCursor, encodeCursor, type AuditEntry, type AuditPage, type AuditQuery } from '../model/index.js';
+import type { DB, TransitionLogTable } from './kysely-schema.js';
 
-interface Row {
-  seq: string | number;
-  kind: string;
-  id: string;
-  host: string | null;
-  event: string;
-  from: string;
-  to: string;
-  actor: string | null;
-  project_id: string | null;
-  actor_name: string | null;
-  project_name: string | null;
-  request_id: string | null;
-  reason: string | null;
-  args: Record<string, string | number | boolean> | null;
-  at: Date | string;
-}
+/** A log row as the audit reads it: the schema's columns, with `args` as the journal writes it. */
+type Row = Omit<Selectable<TransitionLogTable>, 'flush' | 'args'> & { args: Record<string, string | number | boolean> | null };
 
 /** A time filter as a Date, or a 400 naming the field. */
 function time(v: string | undefined, field: string): Date | undefined {
@@ -36,7 +22,7 @@ function time(v: string | undefined, field: string): Date | undefined {
  * (at, seq) the whole fleet; an accelerator's rows come through (id, seq). One row more than
  * `limit` is read to know whether a next page exists.
  */
-export async function queryAudit(db: Kysely<object>, q: AuditQuery): Promise<AuditPage> {
+export async function queryAudit(db: Kysely<DB>, q: AuditQuery): Promise<AuditPage> {
   const where: RawBuilder<unknown>[] = [];
   if (q.host !== undefined) where.push(sql`host = ${q.host}`);
   if (q.id !== undefined) where.push(sql`id = ${q.id}`);

@@ -3,15 +3,9 @@ import { sqlState as sqlStateOf } from './retry.js';
 
 /** A one-shot signal: a promise whose resolver is called by whoever reaches the milestone. */
 export class Signal<T = void> {
-  readonly promise: Promise<T>;
+  private readonly deferred = Promise.withResolvers<T>();
+  readonly promise = this.deferred.promise;
   private reached = false;
-  private resolver!: (v: T) => void;
-
-  constructor() {
-    this.promise = new Promise<T>((resolve) => {
-      this.resolver = resolve;
-    });
-  }
 
   get isSet(): boolean {
     return this.reached;
@@ -20,7 +14,7 @@ export class Signal<T = void> {
   set(v: T): void {
     if (this.reached) return;
     this.reached = true;
-    this.resolver(v);
+    this.deferred.resolve(v);
   }
 }
 

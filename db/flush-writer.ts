@@ -8,6 +8,7 @@ import { changedDevices, fingerprint, type Fingerprint } from './inventory-memo.
 import { touchesModel, type MergedBatch } from './merge.js';
 import { writeModel } from './model-writer.js';
 import type { JournalStats } from './journal-types.js';
+import type { DB } from './kysely-schema.js';
 
 /**
  * One flush's SQL: the transaction that writes a merged batch, the look for its stamp after a
@@ -31,8 +32,8 @@ export class FlushWriter {
   ) {}
 
   /** The ORM's Kysely on the pool (outside any unit of work), typed loosely for raw statements. */
-  kysely(): Kysely<object> {
-    return this.orm.em.getKysely() as unknown as Kysely<object>;
+  kysely(): Kysely<DB> {
+    return this.orm.em.getKysely<DB>();
   }
 
   /** The `pg` pool under the ORM (the pipelined flush holds a connection across its predecessor's commit). */
@@ -80,7 +81,7 @@ export class FlushWriter {
       statements += 2; // BEGIN, COMMIT
       await this.orm.em.fork().transactional(async (em) => {
         await writeModel(em, m);
-        statements += await writeHotPath(em.getKysely() as unknown as Kysely<object>, m);
+        statements += await writeHotPath(em.getKysely<DB>(), m);
       });
       this.stats.modelFlushes++;
     } else {

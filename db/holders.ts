@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import type { DB } from './kysely-schema.js';
 
 /**
  * The host the database records each of `ids` on, whichever table holds it: a device, a
@@ -6,7 +7,7 @@ import { sql, type Kysely } from 'kysely';
  * report door asks before it believes an inventory, since with several conductors none holds
  * every host in memory. Ids the database does not know are absent from the answer.
  */
-export async function recordedHolders(db: Kysely<object>, ids: readonly string[]): Promise<Map<string, string>> {
+export async function recordedHolders(db: Kysely<DB>, ids: readonly string[]): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   if (ids.length === 0) return out;
   const list = sql`${[...new Set(ids)]}::text[]`;

@@ -4,6 +4,7 @@ import type { Pool, QueryConfig } from 'pg';
 import { jsonbCol, rowsFrom, textCol } from './columns.js';
 import type { MergedBatch } from './merge.js';
 import { cyborgState, type ArqView } from '../model/index.js';
+import type { DB } from './kysely-schema.js';
 
 /**
  * The hot path of a flush: accelerator records, ARQ records and transition-log rows, each kind
@@ -19,8 +20,7 @@ import { cyborgState, type ArqView } from '../model/index.js';
  * model (hosts, drivers, inventory, device profiles, documents) changes rarely and keeps the unit
  * of work (model-writer.ts).
  */
-// The executor is typed loosely: these statements name no tables known to a Kysely schema.
-type Db = Kysely<object>;
+type Db = Kysely<DB>;
 
 type Stmt = RawBuilder<unknown>;
 

@@ -4,6 +4,7 @@ export { startEmbedded, type EmbeddedDatabase } from './embedded.js';
 export { databaseChecks, databaseProbe, openJournal, recordedHoldersOf, redact } from './open.js';
 export { PgJournal, type JournalStats, type PgJournalOptions } from './pg-journal.js';
 export { queryAudit } from './audit.js';
+export type { DB } from './kysely-schema.js';
 export { dbCommand } from './cli.js';
 export { loadDocuments, loadInventories } from './load.js';
 export { schemaStatus, type SchemaStatus } from './schema-status.js';

@@ -2,6 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import { rpUuidOf, stableId } from '../ids/index.js';
 import { boolCol, intCol, rowsFrom, textCol } from './columns.js';
 import type { DeviceT } from '../model/index.js';
+import type { DB } from './kysely-schema.js';
 
 /**
  * Hosts' first inventories (no rows yet), all the hosts of a flush together, in two round trips:
@@ -16,7 +17,7 @@ import type { DeviceT } from '../model/index.js';
  * CTE's rows, so those joins ran as nested loops — quadratic in the flush, most of its time.
  * Later reports are diffed through the unit of work (inventory-diff.ts), where changes are few.
  */
-export async function insertInventories(db: Kysely<object>, reports: { host: string; devices: DeviceT[] }[]): Promise<void> {
+export async function insertInventories(db: Kysely<DB>, reports: { host: string; devices: DeviceT[] }[]): Promise<void> {
   const parts = reports.map(({ host, devices }) => inventoryRows(host, devices));
   const devCount = parts.reduce((n, p) => n + p.dev.uuid.length, 0);
   if (devCount === 0) return;

@@ -1,8 +1,9 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { MachineRecord, Recovered } from '../actors/runtime/index.js';
-import { sql, type Kysely } from 'kysely';
+import { sql } from 'kysely';
 import { Accelerator, DeviceProfile, Document, ExtendedAcceleratorRequest, Host, TransitionLog, type ITransitionLog } from './entities/state.js';
 import type { DeviceT, TransitionRecord } from '../model/index.js';
+import type { DB } from './kysely-schema.js';
 
 interface DeviceRow {
   id: number;
@@ -56,7 +57,7 @@ function groupBy<T, K>(rows: T[], key: (r: T) => K): Map<K, T[]> {
  * conductor's start for entities nothing changes.
  */
 export async function loadInventories(em: EntityManager, hosts?: string[]): Promise<Map<string, DeviceT[]>> {
-  const db = em.getKysely() as unknown as Kysely<object>;
+  const db = em.getKysely<DB>();
   const devWhere = hosts ? sql`where d.hostname = any(${hosts}::text[])` : sql``;
   const ofDevices = hosts ? sql`where device_id in (select id from devices where hostname = any(${hosts}::text[]))` : sql``;
   const ofDeployables = hosts

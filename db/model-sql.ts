@@ -1,6 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import { jsonbCol, rowsFrom, textCol } from './columns.js';
 import type { MergedBatch } from './merge.js';
+import type { DB } from './kysely-schema.js';
 
 /**
  * The parts of the model that every agent registration touches — its host row, its drivers and
@@ -13,7 +14,7 @@ import type { MergedBatch } from './merge.js';
  * upserts keyed by name. Device profiles stay with the unit of work (model-writer.ts): they are
  * few and written by operators.
  */
-type Db = Kysely<object>;
+type Db = Kysely<DB>;
 
 /** Upserts the hosts' rows, then makes each host's driver rows exactly the reported set. */
 export async function writeHostRows(db: Db, m: MergedBatch): Promise<void> {

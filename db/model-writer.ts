@@ -1,11 +1,11 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Kysely } from 'kysely';
 import type { MergedBatch } from './merge.js';
 import { Device, type IDevice } from './entities/inventory.js';
 import { DeviceProfile } from './entities/state.js';
 import { diffInventory } from './inventory-diff.js';
 import { insertInventories } from './inventory-insert.js';
 import { writeDocumentRows, writeHostRows } from './model-sql.js';
+import type { DB } from './kysely-schema.js';
 
 /**
  * The rarely changing part of a flush — hosts and their drivers, inventories, device profiles
@@ -17,7 +17,7 @@ import { writeDocumentRows, writeHostRows } from './model-sql.js';
  * (`em` is the transactional fork, and its Kysely is bound to the same connection).
  */
 export async function writeModel(em: EntityManager, m: MergedBatch): Promise<void> {
-  const db = em.getKysely() as unknown as Kysely<object>;
+  const db = em.getKysely<DB>();
   await writeHostRows(db, m);
   // Hosts with no rows yet are inserted in bulk, all together; the others are diffed one by one.
   const hosts = [...m.inventories.keys()];

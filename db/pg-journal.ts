@@ -332,13 +332,12 @@ export class PgJournal extends JournalReads implements Journal {
 
   private nextArrival(): Promise<void> {
     if (!this.arrival) {
-      let wake!: () => void;
-      const promise = new Promise<void>((r) => (wake = r));
+      const { promise, resolve } = Promise.withResolvers<void>();
       this.arrival = {
         promise,
         resolve: () => {
           this.arrival = null;
-          wake();
+          resolve();
         },
       };
     }

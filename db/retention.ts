@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Logger } from 'pino';
+import type { DB } from './kysely-schema.js';
 
 /** How much of the transition log is kept: rows younger than `maxAgeMs`, and the newest `maxRows`. 0 keeps all. */
 export interface Retention {
@@ -18,7 +19,7 @@ const BATCH = 10_000;
  * never updated. The cut by count is found on the (at, seq) index (the newest `maxRows` rows'
  * oldest), so the delete reads only what it removes.
  */
-export async function pruneLog(db: Kysely<object>, r: Pick<Retention, 'maxAgeMs' | 'maxRows'>, now = Date.now()): Promise<number> {
+export async function pruneLog(db: Kysely<DB>, r: Pick<Retention, 'maxAgeMs' | 'maxRows'>, now = Date.now()): Promise<number> {
   let removed = 0;
   if (r.maxAgeMs > 0) {
     const before = new Date(now - r.maxAgeMs);
@@ -54,7 +55,7 @@ export async function pruneLog(db: Kysely<object>, r: Pick<Retention, 'maxAgeMs'
  * A failed pass is logged and tried again at the next tick; two conductors pruning at once only
  * delete the same old rows.
  */
-export function startRetention(db: Kysely<object>, r: Retention, log: Logger): () => Promise<void> {
+export function startRetention(db: Kysely<DB>, r: Retention, log: Logger): () => Promise<void> {
   if (r.maxAgeMs <= 0 && r.maxRows <= 0) return async () => {};
   let running: Promise<void> | null = null;
   const tick = (): void => {

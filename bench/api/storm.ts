@@ -15,6 +15,7 @@ import { randomUUID } from 'node:crypto';
 import { copyFileSync, existsSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Type } from '@sinclair/typebox';
+import pLimit from 'p-limit';
 import { pino } from 'pino';
 import { Pool } from 'undici';
 import { Agent } from '../../actors/agent/index.js';
@@ -164,7 +165,8 @@ export async function runStorm(o: StormOptions): Promise<StormResult> {
       const found = control.listAccelerators().filter((a) => a.deviceType === 'GPU');
       return found.length >= o.hosts * perHost ? found : undefined;
     });
-    for (let i = 0; i < gpus.length; i += 20) await Promise.all(gpus.slice(i, i + 20).map((g) => control.act(g.id, { type: 'ENABLE' })));
+    const limit = pLimit(20);
+    await Promise.all(gpus.map((g) => limit(() => control.act(g.id, { type: 'ENABLE' }))));
     const slots = gpus.slice(0, o.boots).map((g) => ({ host: g.host, rpUuid: g.rpUuid }));
     app = await buildApi({ control, log });
     await app.listen({ host: '127.0.0.1', port: 0 });

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { FastifyInstance } from 'fastify';
 import { request } from 'undici';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildApi } from '../../api/server.js';
 import { KeystoneSession, TokenValidator } from '../../openstack/keystone/index.js';
 import { KEYSTONE_URL, password, serviceAuth, tokenOf } from '../keystone/peer.js';
@@ -52,16 +52,19 @@ async function shell(cmd: string, args: string[], env: NodeJS.ProcessEnv, cwd: s
 /** Listens where the peer's catalog says the accelerator service is, waiting while another story holds that port. */
 async function listenAtCatalog(app: FastifyInstance): Promise<void> {
   const at = new URL(process.env.KEYSTONE_ACCELERATOR_ENDPOINT ?? 'http://127.0.0.1:6666/v2');
-  const deadline = Date.now() + 90_000;
-  for (;;) {
-    try {
-      await app.listen({ host: at.hostname, port: Number(at.port) });
-      return;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE' || Date.now() > deadline) throw err;
-      await new Promise((r) => setTimeout(r, 250));
-    }
-  }
+  // A port in use is "not yet" (thrown: tried again); any other error ends the wait at once.
+  const failed = await vi.waitFor(
+    () =>
+      app.listen({ host: at.hostname, port: Number(at.port) }).then(
+        () => undefined,
+        (err: NodeJS.ErrnoException) => {
+          if (err.code === 'EADDRINUSE') throw err;
+          return err;
+        },
+      ),
+    { timeout: 90_000, interval: 250 },
+  );
+  if (failed) throw failed;
 }
 
 describe.skipIf(!svc.keystone)('cyborg signs in as the openstack CLI does, against the real Keystone', () => {

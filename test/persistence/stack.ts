@@ -2,6 +2,7 @@ import { loadConfig, type Config } from '../../config/index.js';
 import { startAllInOne, type Running } from '../../roles/all-in-one.js';
 import { createHash } from 'node:crypto';
 import { quietLogger } from '../support/log.js';
+import { vi } from 'vitest';
 
 export interface StackOptions {
   databaseUrl: string;
@@ -63,10 +64,12 @@ export async function act(
 
 /** Waits until the conductor has registered the agent's inventory. */
 export async function ready(run: Running, accelerators: number): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  while (run.conductor.listAccelerators().length < accelerators) {
-    if (Date.now() > deadline) throw new Error(`only ${run.conductor.listAccelerators().length} of ${accelerators} accelerators appeared`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
+  await vi.waitFor(
+    () => {
+      const seen = run.conductor.listAccelerators().length;
+      if (seen < accelerators) throw new Error(`only ${seen} of ${accelerators} accelerators appeared`);
+    },
+    { timeout: 30_000, interval: 20 },
+  );
   await Promise.all(run.conductor.listAccelerators().map((a) => run.conductor.tree.acceleratorActor(a.id).flushed()));
 }
