@@ -55,15 +55,16 @@ describe.skipIf(!svc.placement || (!cliReady && !required))('v2 device disable w
   it('reserves the device in Placement, fails a bind naming the disable, keeps the instance on it, and enable undoes it', async () => {
     const fpga = s.accelerator('FakeDevice');
     await enableInPlacement(s, fpga);
-    await allocate(s.client, fpga.rpUuid, 'FPGA', 1);
-    await s.conductor.attach(fpga.id, { instanceUuid: 'vm-running' });
+    // The instance Nova allocated for is the one attached: Placement's allocation is its use (another uuid would be a second one).
+    const running = await allocate(s.client, fpga.rpUuid, 'FPGA', 1);
+    await s.conductor.attach(fpga.id, { instanceUuid: running });
     await openstack('device', 'profile', 'create', 'disable-profile', '[{"resources:FPGA": "1", "trait:CUSTOM_FAKE_DEVICE": "required"}]');
 
     expect((await v2('POST', `/devices/${fpga.deviceUuid}/disable`)).statusCode).toBe(200);
     await reservedBecomes(s, fpga.rpUuid, 'FPGA', 15, 'all but the allocated slot reserved');
     expect(await statusOf(fpga.deviceUuid)).toBe('maintaining');
     expect(JSON.parse(await openstack('device', 'show', fpga.deviceUuid, '-f', 'json'))).toMatchObject({ uuid: fpga.deviceUuid, hostname: s.host });
-    expect(s.conductor.getAccelerator(fpga.id)).toMatchObject({ state: 'attached', allocations: [expect.objectContaining({ instanceUuid: 'vm-running' })] });
+    expect(s.conductor.getAccelerator(fpga.id)).toMatchObject({ state: 'attached', allocations: [expect.objectContaining({ instanceUuid: running })] });
 
     const refused = await bindWithCli('disable-profile', fpga.rpUuid);
     const arq = s.conductor.getArq(refused);
@@ -75,7 +76,7 @@ describe.skipIf(!svc.placement || (!cliReady && !required))('v2 device disable w
     expect(await statusOf(fpga.deviceUuid)).toBe('enabled');
     const bound = await bindWithCli('disable-profile', fpga.rpUuid);
     expect(s.conductor.getArq(bound).state).toBe('Bound');
-    expect(s.conductor.getAccelerator(fpga.id).allocations.map((a) => a.instanceUuid)).toContain('vm-running');
+    expect(s.conductor.getAccelerator(fpga.id).allocations.map((a) => a.instanceUuid)).toContain(running);
   });
 
   it("shows a drained host's devices as maintaining", async () => {
