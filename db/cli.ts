@@ -78,6 +78,8 @@ export function dbCommand(deps: DbCommandDeps = {}): Command {
             StartupExit.schema,
           );
         }
+        // Created here, before the plan reads the schema's state (it reads the database it names).
+        if (create) await orm.schema.ensureDatabase().catch((err: unknown) => Promise.reject(createErrorFor(err, at, databaseName(url))));
         const applied = await migrate(orm).catch((err: unknown) => {
           // A database this release may not migrate (not the next one, or ahead): one line, its way out.
           if (err instanceof MigrationRefused) throw new StartupError(`cyborg ${RELEASE} db migrate: ${err.message}`, StartupExit.schema);
