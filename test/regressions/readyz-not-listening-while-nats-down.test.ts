@@ -34,7 +34,8 @@ describe('every role listens for /healthz and /readyz before it waits for NATS',
     const [api, conductor, agent] = await Promise.all([freePort(), freePort(), freePort()]);
     running.push(
       startCyborg(['api', '--nats', nats, '--port', String(api)]),
-      startCyborg(['conductor', '--nats', nats, '--metrics-port', String(conductor)]),
+      // A conductor needs its database; in memory only when named (issue 39): it then waits for NATS alone.
+      startCyborg(['conductor', '--nats', nats, '--metrics-port', String(conductor)], { env: { DATABASE_URL: 'memory://' } }),
       startCyborg(['agent', '--nats', nats, '--metrics-port', String(agent), '--host', 'waiting-host']),
     );
     const waiting = `waiting for NATS at ${nats} ([DEFAULT] transport_url)`;
