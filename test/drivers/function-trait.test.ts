@@ -30,6 +30,7 @@ describe('one function trait, from discovery and after a reprogram with the same
       capacity: 1,
       tags: ['usable'],
       missing: false,
+      allocations: [],
       program: { functionId: guid },
     } as unknown as AcceleratorView;
     const d = desiredOf(view);
