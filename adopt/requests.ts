@@ -1,4 +1,4 @@
-import type { ArqContext, ArqState, Binding } from '../machines/index.js';
+import { ArqStates, type ArqContext, type ArqState, type Binding } from '../machines/index.js';
 import { BOUND } from '../model/index.js';
 import type { AdoptedInventory } from './inventory.js';
 import type { CyborgData } from './read.js';
@@ -141,7 +141,7 @@ export function adoptArqs(
       if (!binding) f.fail(`holds attach handle ${handleId} but has no hostname, device_rp_uuid and instance_uuid`);
       holds = { acceleratorId: dep.id, handleUuid: dep.handles.get(handleId)!, instanceUuid: binding.instanceUuid };
     }
-    if (cyborgState === 'Bound' && !holds) f.fail('is Bound but holds no attach handle');
+    if (cyborgState === ArqStates.Bound && !holds) f.fail('is Bound but holds no attach handle');
     const base: ArqContext = {
       uuid,
       deviceProfileName: profile.name,
@@ -166,24 +166,28 @@ function mapState(
 ): { state: ArqState; context: ArqContext; holds: AdoptedArq['holds'] } {
   const boundTo = holds ? { acceleratorId: holds.acceleratorId, handleUuid: holds.handleUuid } : null;
   switch (cyborg) {
-    case 'Initial':
-      return { state: 'Initial', context: base, holds: null };
-    case 'Bound':
-      return { state: 'Bound', context: { ...base, binding, boundTo }, holds };
-    case 'BindStarted':
+    case ArqStates.Initial:
+      return { state: ArqStates.Initial, context: base, holds: null };
+    case ArqStates.Bound:
+      return { state: ArqStates.Bound, context: { ...base, binding, boundTo }, holds };
+    case ArqStates.BindStarted:
       return {
-        state: 'BindFailed',
+        state: ArqStates.BindFailed,
         context: { ...base, binding, boundTo, error: 'interrupted: a bind under way in OpenStack Cyborg when it was adopted' },
         holds,
       };
-    case 'BindFailed':
-      return { state: 'BindFailed', context: { ...base, binding, boundTo, error: 'the bind failed in OpenStack Cyborg' }, holds };
-    case 'Unbound':
-      return { state: 'Unbound', context: base, holds: null };
-    case 'UnbindFailed':
-      return { state: 'UnbindFailed', context: { ...base, binding, boundTo, error: 'the unbind failed in OpenStack Cyborg' }, holds };
-    case 'Deleting':
-      return { state: 'DeletePending', context: { ...base, binding, boundTo, error: 'a delete under way in OpenStack Cyborg when it was adopted' }, holds };
+    case ArqStates.BindFailed:
+      return { state: ArqStates.BindFailed, context: { ...base, binding, boundTo, error: 'the bind failed in OpenStack Cyborg' }, holds };
+    case ArqStates.Unbound:
+      return { state: ArqStates.Unbound, context: base, holds: null };
+    case ArqStates.UnbindFailed:
+      return { state: ArqStates.UnbindFailed, context: { ...base, binding, boundTo, error: 'the unbind failed in OpenStack Cyborg' }, holds };
+    case ArqStates.Deleting:
+      return {
+        state: ArqStates.DeletePending,
+        context: { ...base, binding, boundTo, error: 'a delete under way in OpenStack Cyborg when it was adopted' },
+        holds,
+      };
   }
 }
 

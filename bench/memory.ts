@@ -18,6 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Pool } from 'undici';
+import { AcceleratorStates } from '../machines/index.js';
 import { call, cycle } from './api/lifecycle.js';
 
 const { values: args } = parseArgs({
@@ -142,10 +143,10 @@ async function measure(label: string, root: string): Promise<Run> {
     const pool = new Pool(url, { connections: 2 });
     const fpga = ((await call(pool, 'GET', '/cyborg/v1/accelerators?type=FPGA')).json as { accelerators: { id: string; host: string; state: string }[] })
       .accelerators[0]!;
-    if (fpga.state === 'inactive') await call(pool, 'POST', `/cyborg/v1/accelerators/${fpga.id}/enable`);
+    if (fpga.state === AcceleratorStates.inactive) await call(pool, 'POST', `/cyborg/v1/accelerators/${fpga.id}/enable`);
     for (let i = 0; i < 100; i++) {
       const a = (await call(pool, 'GET', `/cyborg/v1/accelerators/${fpga.id}`)).json as { state: string };
-      if (a.state === 'ready') break;
+      if (a.state === AcceleratorStates.ready) break;
       await delay(100);
     }
     const dp = await call(pool, 'POST', '/v2/device_profiles', [

@@ -139,6 +139,8 @@ describe.skipIf(!mariadbUp || !svc.postgres).each(DUMPS)('cyborg adopt from the 
 
     const cleanPlacement = async (): Promise<void> => {
       for (const i of [...instances, newInstance]) await placement.deleteAllocations(i);
+      // And the holds cyborg takes for a hand-over Nova did not allocate (a bind without its allocation).
+      for (const consumer of Object.keys(await placement.providerAllocations(rp))) await placement.deleteAllocations(consumer);
       if (await placement.getProvider(rp)) await placement.deleteProvider(rp);
       for (const p of await placement.providersByName(host)) await placement.deleteProvider(p.uuid);
     };
