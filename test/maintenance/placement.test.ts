@@ -3,7 +3,7 @@ import { svc } from '../services.js';
 import { allInSync, enableInPlacement, placementSums, reservedBecomes, startSynced, stopAndTidy, type Synced } from '../placement/harness.js';
 import { eventually } from '../support/eventually.js';
 
-/** A maintenance mark as Nova's scheduler sees it: reserved at once, even while an instance holds the device. */
+/** A maintenance mark as Nova's scheduler sees it: an idle device reserved at once; one an instance holds stays the instance's (used), nothing free either way. */
 describe.skipIf(!svc.placement)('maintenance in a real Placement', () => {
   const url = svc.placement!;
   let s: Synced | undefined;
@@ -27,7 +27,7 @@ describe.skipIf(!svc.placement)('maintenance in a real Placement', () => {
     await s.conductor.attach(gpu.id, { instanceUuid: '2b0a3b4e-1c55-4f3a-9a2c-6b1f0c7d9e11' });
     await s.conductor.act(gpu.id, { type: 'MAINTAIN', scope: 'device' });
     expect(s.conductor.getAccelerator(gpu.id).state).toBe('attached');
-    await eventually(async () => (await placementSums(s)).PGPU?.used === 1, { what: 'the held GPU used in Placement' });
+    await eventually(async () => (await placementSums(s!)).PGPU?.used === 1, { what: 'the held GPU used in Placement' });
     await reservedBecomes(s, gpu.rpUuid, 'PGPU', 0, 'nothing idle to reserve');
   });
 });
