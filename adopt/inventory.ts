@@ -33,13 +33,79 @@ export interface AdoptedInventory {
 const TYPES = ['GPU', 'FPGA', 'AICHIP', 'QAT', 'NIC', 'SSD'] as const;
 const ATTACH_TYPES = ['PCI', 'MDEV', 'TEST_PCI'] as const;
 
+/** A host's or a device's map from Cyborg's uuids to ours, empty. */
+const emptyIds = (): IdMap => ({ devices: {}, controlpath_ids: {}, deployables: {}, attributes: {}, attach_handles: {} });
+
+type Rows = ReturnType<typeof readRows>;
+
+/** A device's deployables as our driver will report them, their ids in `ids`; or why they would not match its first report. */
+function mapDeployables(
+  myDeps: NonNullable<ReturnType<Rows['depsOf']['get']>>,
+  driver: NonNullable<ReturnType<typeof driverFor>>,
+  dev: { host: string; maintaining: boolean },
+  ours: Awaited<ReturnType<typeof ourIds>>,
+  { handlesOf, attrsOf }: Pick<Rows, 'handlesOf' | 'attrsOf'>,
+  ids: IdMap,
+): { deployables: DeployableT[]; adopted: AdoptedDeployable[]; refusal: string | undefined } {
+  const deployables: DeployableT[] = [];
+  const adopted: AdoptedDeployable[] = [];
+  let refusal: string | undefined;
+  for (const d of myDeps) {
+    const rp = uuid3(NAMESPACE_DNS, d.name);
+    if (d.rpUuid !== null && d.rpUuid !== rp) {
+      refusal = `${d.f.name}: rp_uuid ${d.rpUuid} is not uuid3(DNS, "${d.name}") = ${rp}, the provider our conductor would keep for it`;
+      break;
+    }
+    // Cyborg names an Alveo U280/U50 after its user function (.1, one handle); our driver after .0 (docs/adopt.md).
+    if (driver === 'xilinx_fpga_driver' && /\.1$/.test(d.name)) {
+      refusal = `${d.f.name}: Cyborg named this Xilinx card after its user function (${d.name}); our xilinx_fpga_driver reports it after .0, under another provider`;
+      break;
+    }
+    const myHandles = handlesOf.get(d.id) ?? [];
+    const handleIds = new Map<number, string>();
+    for (const h of myHandles) {
+      const id = ours.handle(d.name, h.info);
+      if (!id) {
+        refusal = `${h.f.name}: our ${driver} reports no attach handle ${h.info} on ${d.name}`;
+        break;
+      }
+      handleIds.set(h.id, id);
+      ids.attach_handles[h.uuid] = id;
+    }
+    if (refusal) break;
+    const id = ours.deployable(d.name);
+    ids.deployables[d.uuid] = id;
+    // The journal names attributes and control paths as the conductor does (db/inventory-insert.ts).
+    for (const a of attrsOf.get(d.id) ?? []) ids.attributes[a.uuid] = stableId(id, 'attr', a.key);
+    deployables.push({
+      uuid: id,
+      name: d.name,
+      numAccelerators: d.num,
+      driverName: d.driverName,
+      attributes: (attrsOf.get(d.id) ?? []).map((a) => ({ key: a.key, value: a.value })),
+      attachHandles: myHandles.map((h) => ({ uuid: handleIds.get(h.id)!, attachType: h.type, attachInfo: h.info, inUse: h.inUse })),
+    });
+    adopted.push({
+      id,
+      host: dev.host,
+      name: d.name,
+      rpUuid: rp,
+      capacity: myHandles.length,
+      bitstreamId: d.bitstreamId,
+      maintaining: dev.maintaining,
+      handles: handleIds,
+    });
+  }
+  return { deployables, adopted, refusal };
+}
+
 /**
  * Maps Cyborg's inventory rows onto ours, host by host: every row read with our bounds (a bad one
  * stops everything), every device whose driver we have adopted with its control path,
  * deployables, attributes and attach handles; the others skipped with why.
  */
-export async function adoptInventory(data: CyborgData, tally: Tally): Promise<AdoptedInventory> {
-  const { rows } = data;
+/** Cyborg's inventory rows read with our bounds and grouped by their parent row; a row naming no parent stops everything. */
+function readRows(rows: CyborgData['rows']) {
   const group = <T>(list: T[], key: (x: T) => number): Map<number, T[]> => {
     const m = new Map<number, T[]>();
     for (const x of list) m.set(key(x), [...(m.get(key(x)) ?? []), x]);
@@ -86,10 +152,15 @@ export async function adoptInventory(data: CyborgData, tally: Tally): Promise<Ad
   const depIds = new Set(deps.map((d) => d.id));
   for (const h of handles) if (!depIds.has(h.deployableId)) h.f.fail(`deployable_id ${h.deployableId} names no deployable`);
   for (const a of attrs) if (!depIds.has(a.deployableId)) a.f.fail(`deployable_id ${a.deployableId} names no deployable`);
+  return { cpidsOf, depsOf, attrsOf, handlesOf, handles };
+}
+
+export async function adoptInventory(data: CyborgData, tally: Tally): Promise<AdoptedInventory> {
+  const { cpidsOf, depsOf, attrsOf, handlesOf, handles } = readRows(data.rows);
 
   const out: AdoptedInventory = { hosts: new Map(), byDeployableId: new Map(), handleRows: new Map() };
   for (const h of handles) out.handleRows.set(h.id, { deployableId: h.deployableId });
-  for (const r of rows.devices) {
+  for (const r of data.rows.devices) {
     const f: RowReader = new RowReader('devices', r);
     const dev = {
       uuid: f.uuid('uuid'),
@@ -132,56 +203,8 @@ export async function adoptInventory(data: CyborgData, tally: Tally): Promise<Ad
       continue;
     }
     const ours = await ourIds(driver, dev.host);
-    const ids: IdMap = { devices: {}, controlpath_ids: {}, deployables: {}, attributes: {}, attach_handles: {} };
-    const deployables: DeployableT[] = [];
-    const adopted: AdoptedDeployable[] = [];
-    let refusal: string | undefined;
-    for (const d of myDeps) {
-      const rp = uuid3(NAMESPACE_DNS, d.name);
-      if (d.rpUuid !== null && d.rpUuid !== rp) {
-        refusal = `${d.f.name}: rp_uuid ${d.rpUuid} is not uuid3(DNS, "${d.name}") = ${rp}, the provider our conductor would keep for it`;
-        break;
-      }
-      // Cyborg names an Alveo U280/U50 after its user function (.1, one handle); our driver after .0 (docs/adopt.md).
-      if (driver === 'xilinx_fpga_driver' && /\.1$/.test(d.name)) {
-        refusal = `${d.f.name}: Cyborg named this Xilinx card after its user function (${d.name}); our xilinx_fpga_driver reports it after .0, under another provider`;
-        break;
-      }
-      const myHandles = handlesOf.get(d.id) ?? [];
-      const handleIds = new Map<number, string>();
-      for (const h of myHandles) {
-        const id = ours.handle(d.name, h.info);
-        if (!id) {
-          refusal = `${h.f.name}: our ${driver} reports no attach handle ${h.info} on ${d.name}`;
-          break;
-        }
-        handleIds.set(h.id, id);
-        ids.attach_handles[h.uuid] = id;
-      }
-      if (refusal) break;
-      const id = ours.deployable(d.name);
-      ids.deployables[d.uuid] = id;
-      // The journal names attributes and control paths as the conductor does (db/inventory-insert.ts).
-      for (const a of attrsOf.get(d.id) ?? []) ids.attributes[a.uuid] = stableId(id, 'attr', a.key);
-      deployables.push({
-        uuid: id,
-        name: d.name,
-        numAccelerators: d.num,
-        driverName: d.driverName,
-        attributes: (attrsOf.get(d.id) ?? []).map((a) => ({ key: a.key, value: a.value })),
-        attachHandles: myHandles.map((h) => ({ uuid: handleIds.get(h.id)!, attachType: h.type, attachInfo: h.info, inUse: h.inUse })),
-      });
-      adopted.push({
-        id,
-        host: dev.host,
-        name: d.name,
-        rpUuid: rp,
-        capacity: myHandles.length,
-        bitstreamId: d.bitstreamId,
-        maintaining: dev.maintaining,
-        handles: handleIds,
-      });
-    }
+    const ids = emptyIds();
+    const { deployables, adopted, refusal } = mapDeployables(myDeps, driver, dev, ours, { handlesOf, attrsOf }, ids);
     if (refusal) {
       skip(`it would not match our driver's first report: ${refusal}`);
       continue;
@@ -200,11 +223,7 @@ export async function adoptInventory(data: CyborgData, tally: Tally): Promise<Ad
       driver,
       deployables,
     };
-    const host = out.hosts.get(dev.host) ?? {
-      devices: [],
-      deployables: [],
-      ids: { devices: {}, controlpath_ids: {}, deployables: {}, attributes: {}, attach_handles: {} },
-    };
+    const host = out.hosts.get(dev.host) ?? { devices: [], deployables: [], ids: emptyIds() };
     host.devices.push(device);
     host.deployables.push(...adopted);
     for (const k of Object.keys(ids) as (keyof IdMap)[]) Object.assign(host.ids[k], ids[k]);

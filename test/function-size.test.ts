@@ -14,6 +14,7 @@ import { expect, it } from 'vitest';
 const ROOT = resolve(import.meta.dirname, '..');
 const ROOMS = [
   'actors',
+  'adopt',
   'api',
   'bus',
   'cli',
@@ -29,6 +30,7 @@ const ROOMS = [
   'openstack',
   'placement-query',
   'policy',
+  'release',
   'roles',
 ];
 const LONG = 80;
