@@ -11,9 +11,11 @@ export interface DeviceSeriesOptions {
   consumerLabels?: boolean;
 }
 
-type DeviceLabel = 'host' | 'accelerator' | 'state';
-const DEVICE_LABELS: DeviceLabel[] = ['host', 'accelerator', 'state'];
-type AllocationLabel = 'host' | 'accelerator' | 'instance' | 'project';
+// `accelerator` is the uuid (stable, what the API takes); `name` the card as its host names it
+// (`gpu-0000:3b:00.0`), so an alert and a dashboard say which card without a look-up.
+type DeviceLabel = 'host' | 'accelerator' | 'name' | 'state';
+const DEVICE_LABELS: DeviceLabel[] = ['host', 'accelerator', 'name', 'state'];
+type AllocationLabel = 'host' | 'accelerator' | 'name' | 'instance' | 'project';
 
 /** A latest sample older than this is not exported: the device stopped reporting, the value is not now. */
 export const USAGE_FRESH_MS = 5 * 60_000;
@@ -42,7 +44,7 @@ export function fleetRows(conductor: FleetSource): { rows: (now?: number) => Dev
       for (const a of h.accelerators.values()) {
         const view = a.view();
         if (view.state === AcceleratorStates.removed) continue;
-        out.push({ view, hostState: h.state, labels: { host: h.name, accelerator: view.id, state: view.state } });
+        out.push({ view, hostState: h.state, labels: { host: h.name, accelerator: view.id, name: view.name, state: view.state } });
       }
     }
     cached = { at: now, rows: out };
@@ -83,13 +85,13 @@ export function deviceGauges(conductor: FleetSource, rows: (now?: number) => Dev
     new Gauge<AllocationLabel>({
       name: 'cyborg_accelerator_allocation',
       help: '1 for each instance an accelerator is allocated to, labelled with the instance and its project',
-      labelNames: ['host', 'accelerator', 'instance', 'project'],
+      labelNames: ['host', 'accelerator', 'name', 'instance', 'project'],
       registers,
       collect() {
         this.reset();
         for (const r of rows()) {
           for (const c of r.view.allocations)
-            this.set({ host: r.labels.host, accelerator: r.labels.accelerator, instance: c.instanceUuid, project: c.projectId ?? '' }, 1);
+            this.set({ host: r.labels.host, accelerator: r.labels.accelerator, name: r.labels.name, instance: c.instanceUuid, project: c.projectId ?? '' }, 1);
         }
       },
     });

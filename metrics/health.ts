@@ -1,5 +1,5 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
-import type { AcceleratorView, FleetSource } from '../model/index.js';
+import type { AcceleratorView, CommittedEvent, FleetSource } from '../model/index.js';
 import type { DeviceRow } from './devices.js';
 import { HostStates } from '../machines/index.js';
 
@@ -36,26 +36,27 @@ export function healthLabels(view: AcceleratorView, hostState: string): { status
 export const HEALTH_CHANGES = ['DEGRADED', 'QUARANTINED', 'RECOVERED'] as const;
 
 export function healthGauges(conductor: FleetSource, rows: (now?: number) => DeviceRow[], registers: Registry[]): () => void {
-  new Gauge<'host' | 'accelerator' | 'status' | 'severity' | 'reason_class'>({
+  new Gauge<'host' | 'accelerator' | 'name' | 'status' | 'severity' | 'reason_class'>({
     name: 'cyborg_accelerator_health',
     help: "1 on the series naming each accelerator's health: status ok, degraded, quarantined or unknown (host not online, or its driver could not observe it: reason_class unobserved), severity, reason_class (xid, driver, missing, unobserved, none)",
-    labelNames: ['host', 'accelerator', 'status', 'severity', 'reason_class'],
+    labelNames: ['host', 'accelerator', 'name', 'status', 'severity', 'reason_class'],
     registers,
     collect() {
       this.reset();
-      for (const r of rows()) this.set({ host: r.labels.host, accelerator: r.labels.accelerator, ...healthLabels(r.view, r.hostState) }, 1);
+      for (const r of rows())
+        this.set({ host: r.labels.host, accelerator: r.labels.accelerator, name: r.labels.name, ...healthLabels(r.view, r.hostState) }, 1);
     },
   });
-  new Gauge<'host' | 'accelerator' | 'mark'>({
+  new Gauge<'host' | 'accelerator' | 'name' | 'mark'>({
     name: 'cyborg_accelerator_maintenance',
     help: '1 while an accelerator is out of service for maintenance (mark: maintenance, or draining while instances remain), else 0 with mark none',
-    labelNames: ['host', 'accelerator', 'mark'],
+    labelNames: ['host', 'accelerator', 'name', 'mark'],
     registers,
     collect() {
       this.reset();
       for (const r of rows()) {
         const m = r.view.maintenance;
-        this.set({ host: r.labels.host, accelerator: r.labels.accelerator, mark: m?.mark ?? 'none' }, m ? 1 : 0);
+        this.set({ host: r.labels.host, accelerator: r.labels.accelerator, name: r.labels.name, mark: m?.mark ?? 'none' }, m ? 1 : 0);
       }
     },
   });
@@ -107,8 +108,19 @@ export function healthGauges(conductor: FleetSource, rows: (now?: number) => Dev
   for (const change of ['degraded', 'quarantined']) for (const severity of ['transient', 'fatal']) changes.inc({ change, severity }, 0);
   changes.inc({ change: 'recovered', severity: 'none' }, 0);
   return conductor.hub.subscribe((ev) => {
-    if (ev.kind !== 'accelerator' || !(HEALTH_CHANGES as readonly string[]).includes(ev.event)) return;
-    const severity = ev.event === 'RECOVERED' ? 'none' : String(ev.args?.severity ?? 'transient');
-    changes.inc({ change: ev.event.toLowerCase(), severity });
+    const change = ev.kind === 'accelerator' ? healthChangeOf(ev) : null;
+    if (!change) return;
+    const severity = change === 'RECOVERED' ? 'none' : String(ev.args?.severity ?? 'transient');
+    changes.inc({ change: change.toLowerCase(), severity });
   });
+}
+
+/**
+ * The health change a committed transition made: a `DEGRADED`, `QUARANTINED` or `RECOVERED` row,
+ * or a change of state that cleared a bad health on its way (an operator's reset: its
+ * `resetting → ready` row says `health: quarantined→ok`), a recovery as much as a clear-health is.
+ */
+export function healthChangeOf(ev: Pick<CommittedEvent, 'event' | 'args'>): (typeof HEALTH_CHANGES)[number] | null {
+  if ((HEALTH_CHANGES as readonly string[]).includes(ev.event)) return ev.event as (typeof HEALTH_CHANGES)[number];
+  return /→ok$/.test(String(ev.args?.health ?? '')) ? 'RECOVERED' : null;
 }

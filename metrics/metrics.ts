@@ -3,6 +3,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, register as globalReg
 import type { FleetSource } from '../model/index.js';
 import { deviceGauges, fleetRows, type DeviceSeriesOptions } from './devices.js';
 import { healthGauges } from './health.js';
+import { lifecycleGauges } from './lifecycle.js';
 import { HOST_STATES } from '../machines/index.js';
 
 /**
@@ -109,10 +110,12 @@ export class Metrics {
     const fleet = fleetRows(conductor);
     deviceGauges(conductor, fleet.rows, registers, opts);
     const unwatchHealth = healthGauges(conductor, fleet.rows, registers);
+    const unwatchLifecycle = lifecycleGauges(conductor, fleet.rows, registers);
     const unwatch = conductor.hub.subscribe((ev) => this.transitions.inc({ kind: ev.kind, to: ev.to }));
     return () => {
       unwatch();
       unwatchHealth();
+      unwatchLifecycle();
       fleet.stop();
     };
   }

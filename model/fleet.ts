@@ -37,4 +37,6 @@ export interface FleetSource {
   readonly hub: EventFeed;
   readonly hosts: ReadonlyMap<string, FleetHost>;
   readonly usage: UsageReadings;
+  /** How long the conductor waits for a driver operation (`install`, `program`, …) before it fails it. */
+  opDeadlineMs(op: string): number;
 }

@@ -14,7 +14,7 @@ import { MachineHost, type AcceleratorRecord, type MachineOwner, type Restable, 
 import { stamped, startingRecordOf, tagsOf, type AcceleratorLogic } from './accelerator-logic.js';
 import type { AcceleratorActorOptions, AcceleratorRuntime } from './accelerator-runtime.js';
 import { acceleratorViewOf, allowedOf, specFieldsOf, type AcceleratorSpec } from './accelerator-view.js';
-import { conditionNote, conditionTransition, warnCondition, warnIfDrained } from './condition.js';
+import { conditionNote, conditionTransition, recoveryOnTheWay, warnCondition, warnIfDrained } from './condition.js';
 import { SettleWaiters } from './settle-waiters.js';
 
 const SETTLED: Promise<void> = Promise.resolve();
@@ -53,6 +53,8 @@ export class AcceleratorActor implements MachineOwner<AcceleratorContext>, Resta
   private deferredTail = false;
   /** Times memory went back to the committed record (see `revert`): a commit made before one is judged by it. */
   private resets = 0;
+  /** The context of the last transition handed to the journal: what a change of state is compared with. */
+  private lastContext: AcceleratorContext;
   private crashed: unknown = null;
   private waiters: SettleWaiters | null = null;
   /** Its driver no longer reports it (the host actor sets it; see HostActor's report). */
@@ -72,6 +74,7 @@ export class AcceleratorActor implements MachineOwner<AcceleratorContext>, Resta
     // Born at rest: the machine starts only when the first event comes.
     this.current = record;
     this.committedRecord = this.current;
+    this.lastContext = record.context;
     this.updatedAt = new Date().toISOString();
     // A record saved in a transient state is committed as a RECOVER transition, not only held in
     // memory while the database says `attaching`.
@@ -273,7 +276,11 @@ export class AcceleratorActor implements MachineOwner<AcceleratorContext>, Resta
 
   /** MachineOwner: the state changed. Hands the change to the journal. */
   onTransition(rec: Omit<TransitionRecord, 'kind' | 'id' | 'host'>, persisted: AcceleratorRecord): Promise<void> {
-    const full: TransitionRecord = { kind: 'accelerator', id: this.id, host: this.spec.host, ...rec };
+    const healed = recoveryOnTheWay(this.lastContext, persisted.context, rec.from, rec.to, rec.event);
+    this.lastContext = persisted.context;
+    if (healed) warnCondition(this.rt.log, this.id, this.spec, healed, rec.requestId);
+    const args = healed ? { ...rec.args, ...healed.change.args } : rec.args;
+    const full: TransitionRecord = { kind: 'accelerator', id: this.id, host: this.spec.host, ...rec, ...(args ? { args } : {}) };
     // At debug: every change is in the audit log and the event stream already; a line per
     // transition at info was most of the hot path's log writes (docs/persistence.md, "One cycle").
     if (this.rt.log.isLevelEnabled('debug')) {
@@ -368,6 +375,7 @@ export class AcceleratorActor implements MachineOwner<AcceleratorContext>, Resta
     const m = this.m;
     this.m = null;
     this.current = record;
+    this.lastContext = record.context;
     m?.stop();
     this.wake(err);
   }

@@ -61,6 +61,20 @@ export function conditionChange(before: AcceleratorContext, after: AcceleratorCo
   return { event: cause, args, warn: false, message: 'maintenance mark changed' };
 }
 
+/**
+ * A change of state that cleared a bad health on its way (an operator's reset, `resetting →
+ * ready`, clears it with the driver's reset): a recovery as much as a clear-health is. Told the
+ * same way, one `warn` line, and `health`, `was` and `by` on the transition's row, which the
+ * metrics count as `recovered`; otherwise a dashboard shows quarantines but never their ends.
+ */
+export function recoveryOnTheWay(before: AcceleratorContext, after: AcceleratorContext, from: string, to: string, event: string): ConditionNote | null {
+  if (from === to || statusOf(before) === 'ok' || statusOf(after) !== 'ok') return null;
+  const byReset = from === AcceleratorStates.resetting;
+  const change = conditionChange(before, after, byReset ? 'RESET' : event);
+  if (byReset) change.message = 'accelerator recovered: reset by an operator, back in service';
+  return { change, ctx: after, reason: undefined };
+}
+
 /** A change of condition that left the state where it was: what is committed and told of it. */
 export interface ConditionNote {
   change: ConditionChange;

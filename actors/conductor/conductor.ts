@@ -20,6 +20,7 @@ import type { BusIntake } from './intake.js';
 import type { LogReads } from './log-reads.js';
 import type { Rounds } from './rounds.js';
 import type { Supervisor } from './supervisor.js';
+import { opDeadlineMs } from './timing.js';
 
 export type { ConductorOptions } from './conductor-parts.js';
 
@@ -107,6 +108,11 @@ export class Conductor implements ControlPlane, FleetSource {
   adoptHost(h: Recovered['hosts'][number], acceleratorRecords?: Map<string, AcceleratorRecord>): HostActor {
     this.intake.forgetHost(h.host);
     return this.tree.adoptHost(h, acceleratorRecords);
+  }
+
+  /** FleetSource: the deadline the accelerator machine gives `op` (its `opTimeout` delay). */
+  opDeadlineMs(op: string): number {
+    return opDeadlineMs(this.opts.timing, op);
   }
 
   /** Stops a host's actors without writing anything (its lease moved to another conductor, or it was retired). */

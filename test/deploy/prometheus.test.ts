@@ -28,12 +28,20 @@ describe('the shipped Prometheus alert rules', () => {
   });
 
   it.skipIf(!promtool && !required)(
-    `fire in promtool test rules for a quarantined held device, a lost host, a stuck drain, Placement out of sync and no conductor${promtool ? '' : ` (skipped: ${SKIPPED})`}`,
+    `fire in promtool test rules for a quarantined held device, a card in error, a stuck transition, a lost host, a stuck drain, Placement out of sync and no conductor${promtool ? '' : ` (skipped: ${SKIPPED})`}`,
     async () => {
       const { stdout } = await run('promtool', ['test', 'rules', 'cyborg-alerts.test.yml'], { cwd: dir });
       expect(stdout).toContain('SUCCESS');
       const tests = readFileSync(`${dir}cyborg-alerts.test.yml`, 'utf8');
-      for (const alert of ['CyborgQuarantinedDeviceHeld', 'CyborgHostLost', 'CyborgDrainStuck', 'CyborgPlacementOutOfSync', 'CyborgNoConductor'])
+      for (const alert of [
+        'CyborgQuarantinedDeviceHeld',
+        'CyborgAcceleratorInError',
+        'CyborgTransitionStuck',
+        'CyborgHostLost',
+        'CyborgDrainStuck',
+        'CyborgPlacementOutOfSync',
+        'CyborgNoConductor',
+      ])
         expect(tests).toContain(`alertname: ${alert}`);
     },
   );

@@ -144,16 +144,20 @@ describe('usage telemetry and consumers', () => {
     ]);
 
     const text = await prometheus();
-    expect(text).toContain(`cyborg_accelerator_allocation{host="compute-u",accelerator="${a!.id}",instance="vm-1",project="p-blue",role="conductor"} 1`);
+    expect(text).toContain(
+      `cyborg_accelerator_allocation{host="compute-u",accelerator="${a!.id}",name="${a!.name}",instance="vm-1",project="p-blue",role="conductor"} 1`,
+    );
     expect(text).toMatch(
-      new RegExp(`cyborg_accelerator_utilization_ratio\\{host="compute-u",accelerator="${b!.id}",state="attached",role="conductor"\\} [0-9.]+`),
+      new RegExp(
+        `cyborg_accelerator_utilization_ratio\\{host="compute-u",accelerator="${b!.id}",name="${b!.name}",state="attached",role="conductor"\\} [0-9.]+`,
+      ),
     );
     expect(text).toMatch(new RegExp(`cyborg_accelerator_memory_total_bytes\\{host="compute-u",accelerator="${a!.id}",[^}]*\\} ${16 * 1024 ** 3}`));
     expect(text).toMatch(/cyborg_accelerator_temperature_celsius\{/);
     expect(text).toMatch(/cyborg_accelerator_power_watts\{/);
     // A free device has its series too, with no consumer.
     const free = gpus()[2]!;
-    expect(text).toContain(`cyborg_accelerator_consumers{host="compute-u",accelerator="${free.id}",state="inactive",role="conductor"} 0`);
+    expect(text).toContain(`cyborg_accelerator_consumers{host="compute-u",accelerator="${free.id}",name="${free.name}",state="inactive",role="conductor"} 0`);
     expect(text).not.toMatch(new RegExp(`cyborg_accelerator_allocation\\{[^}]*accelerator="${free.id}"`));
     expect(text).toMatch(/cyborg_usage_window_bytes\{role="conductor"\} [1-9]/);
   });
