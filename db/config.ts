@@ -34,10 +34,28 @@ export interface OrmOptions {
   debug?: boolean;
 }
 
+/**
+ * The host a PostgreSQL URL names, without the brackets of an IPv6 literal: WHATWG's URL keeps
+ * them in `hostname` (`[::1]`), and the ORM hands that to the resolver as a name (`getaddrinfo
+ * ENOTFOUND [::1]`). Given to the ORM as `host`, which it takes before the URL's.
+ *
+ * @example hostOf('postgresql://cyborg@[::1]:5432/cyborg') // '::1'
+ */
+export function hostOf(url: string): string | undefined {
+  try {
+    const host = decodeURIComponent(new URL(url).hostname);
+    return host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The MikroORM options for Cyborg's schema at `url`. */
 export function ormConfig(opts: OrmOptions): Options {
+  const host = hostOf(opts.url);
   return defineConfig({
     clientUrl: opts.url,
+    ...(host ? { host } : {}),
     entities,
     extensions: [Migrator],
     pool: { min: 0, max: opts.pool ?? 4 },
