@@ -20,11 +20,12 @@ const PATH = `${dirname(process.execPath)}:${process.env.PATH ?? ''}`;
 /** npm's answers when no registry can be reached (the install fetches the dependencies). */
 const OFFLINE = /ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ETIMEDOUT|ENOTCACHED|ENETUNREACH/;
 
-/** A unit's command and environment, with /opt/cyborg, /etc/cyborg and /var/lib/cyborg moved under `root`. */
+/** Where the install under `root` put a role's unit: its postinstall wrote its own Node and paths into it. */
+const installedUnit = (role: string, root: string): string => join(root, 'opt', 'lib', 'node_modules', 'cyborg', 'deploy', 'systemd', `cyborg-${role}.service`);
+
+/** An installed unit's command and environment, with /etc/cyborg and /var/lib/cyborg moved under `root`. */
 function unitCommand(role: string, root: string): { argv: string[]; env: Record<string, string> } {
-  const text = readFileSync(join(ROOT, `deploy/systemd/cyborg-${role}.service`), 'utf8').replace(/\/(opt|etc|var\/lib)\/cyborg/g, (_m, d: string) =>
-    join(root, d.replace('/', '-')),
-  );
+  const text = readFileSync(installedUnit(role, root), 'utf8').replace(/\/(etc|var\/lib)\/cyborg/g, (_m, d: string) => join(root, d.replace('/', '-')));
   const line = (key: string): string =>
     text
       .split('\n')
@@ -81,7 +82,7 @@ describe.skipIf(!svc.postgres || !svc.nats)('the production install, as the READ
         if (existsSync('/usr/bin/systemd-analyze')) {
           const units = ROLES.map((role) => {
             const path = join(root, `cyborg-${role}.service`);
-            writeFileSync(path, readFileSync(join(ROOT, `deploy/systemd/cyborg-${role}.service`), 'utf8').replaceAll('/opt/cyborg', join(root, 'opt')));
+            writeFileSync(path, readFileSync(installedUnit(role, root), 'utf8'));
             return path;
           });
           expect(await verifyUnits(units)).toEqual([]);
@@ -90,6 +91,8 @@ describe.skipIf(!svc.postgres || !svc.nats)('the production install, as the READ
         const prefix = `inst${randomBytes(3).toString('hex')}`;
         for (const role of ROLES) {
           const { argv, env } = unitCommand(role, root);
+          // The Node the install ran under (npm's, first on the PATH above), by its absolute path: not the first `node` on systemd's PATH.
+          expect(argv.slice(0, 3)).toEqual([process.execPath, '--max-semi-space-size=16', join(root, 'opt', 'lib', 'node_modules', 'cyborg', 'cli', 'bin.js')]);
           const p = spawn(argv[0]!, argv.slice(1), {
             cwd: env.CYBORG_DATA_DIR,
             env: { ...env, PATH, HOME: root, CYBORG_SUBJECT_PREFIX: prefix },
