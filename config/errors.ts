@@ -53,6 +53,8 @@ export function unusableDirectory(err: unknown, option: string, dir: string): un
     EACCES: denied,
     EPERM: denied,
     EROFS: 'it is on a read-only file system; set a writable directory',
+    // mkdir under /proc or /sys: the parent is there, but that file system makes no directories.
+    ENOENT: 'no directory can be created there (a file system such as /proc or /sys); set a directory on a disk',
   };
   if (!code || !why[code]) return err;
   return new StartupError(`${option} = ${dir}: ${why[code]} (${code})`, StartupExit.config);

@@ -5,6 +5,7 @@
  * (`sample.ts`), the logger, and the errors a process stops with. What other rooms may take,
  * by name; the rest is private to the room.
  */
+export { makeDirectory } from './directories.js';
 export { ConfigError, StartupError, StartupExit, unusableDirectory } from './errors.js';
 export { loadConfig, type LoadOptions } from './load.js';
 export { createLogger, silentLogger, type Logger } from './logger.js';

@@ -1,10 +1,9 @@
 import { existsSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
-import { unusableDirectory } from '../config/index.js';
+import { makeDirectory, unusableDirectory } from '../config/index.js';
 import { lockDataDir } from './data-lock.js';
 import { createDataDir } from './embedded-create.js';
 import { embeddedOptions } from './embedded-settings.js';
@@ -40,7 +39,7 @@ export function freePort(): Promise<number> {
  */
 export async function startEmbedded(dataDir: string, option = '[DEFAULT] state_path'): Promise<EmbeddedDatabase> {
   const dir = resolve(join(dataDir, 'pgdata'));
-  await mkdir(dir, { recursive: true }).catch((err: unknown) => {
+  await makeDirectory(dir).catch((err: unknown) => {
     throw unusableDirectory(err, option, resolve(dataDir));
   });
   // Before PGlite opens it: a second process must not write the same files.

@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import { Agent } from '../actors/agent/index.js';
 import { AgentCache } from '../actors/agent/index.js';
 import type { NatsBus } from '../bus/index.js';
-import { optionSource, unusableDirectory, type Config } from '../config/index.js';
+import { makeDirectory, optionSource, unusableDirectory, type Config } from '../config/index.js';
 import { DriverRegistry } from '../drivers/index.js';
 import { startHealthServer, type HealthServer, Metrics } from '../metrics/index.js';
 import { enabledDrivers, hotplugFor, restoreHostState, type RestoreStep } from './drivers.js';
@@ -45,14 +45,19 @@ export async function startAgentRole(config: Config, log: Logger, deps: { driver
   const step = startingSteps(health);
   const drivers = deps.drivers ?? new DriverRegistry(enabledDrivers(config, log));
   const cache = await step('its local cache ([DEFAULT] state_path)', () =>
-    AgentCache.open(
-      join(config.dataDir, 'agent'),
-      host,
-      drivers.list().map((d) => ({ name: d.name, version: d.version })),
-      hostless,
-    ).catch((err: unknown) => {
-      throw unusableDirectory(err, optionSource(config, 'dataDir'), resolve(config.dataDir));
-    }),
+    // Made here first: under /proc a recursive mkdir (the cache's own) never settles.
+    makeDirectory(join(config.dataDir, 'agent'))
+      .then(() =>
+        AgentCache.open(
+          join(config.dataDir, 'agent'),
+          host,
+          drivers.list().map((d) => ({ name: d.name, version: d.version })),
+          hostless,
+        ),
+      )
+      .catch((err: unknown) => {
+        throw unusableDirectory(err, optionSource(config, 'dataDir'), resolve(config.dataDir));
+      }),
   );
   // Before the first discovery: what the drivers make again (mdevs, MIG instances, VFs) is then reported as it is.
   const restored = await step('the host state its drivers make again', () => restoreHostState(drivers.list(), cache.boundHandles(), log));
