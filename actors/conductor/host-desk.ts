@@ -40,6 +40,13 @@ export class HostDesk {
     const journal = this.o.journal;
     if (!journal.forgetHost) throw new CyborgError('persistence.unavailable', "this conductor's journal cannot forget a host");
     const retired = await retireHost(this.o.target, journal as ForgettingJournal, host, meta, this.o.log);
+    // The compute node's provider Cyborg made for it (no Nova) would be left in Placement for good.
+    await this.o.placement?.forgetHost?.(host).catch((err: unknown) => {
+      this.o.log.warn(
+        { err, host },
+        'host delete: could not delete the root resource provider created for it; delete it by hand (openstack resource provider delete)',
+      );
+    });
     for (const l of this.retiredListeners) l(host);
     return retired;
   }

@@ -43,6 +43,7 @@ export class PlacementSync {
   private readonly statuses = new Map<string, PlacementStatusView>();
   private readonly stale = new Map<string, StaleOutcome>();
   private readonly reconciler: Reconciler;
+  private readonly roots: RootProviders;
   private actor: Actor<typeof placementSyncMachine> | null = null;
   private unsubscribe: (() => void) | null = null;
   private untrack: (() => void) | null = null;
@@ -54,13 +55,18 @@ export class PlacementSync {
   private readonly requestOf = new Map<string, string>();
 
   constructor(private readonly opts: PlacementSyncOptions) {
-    const roots = new RootProviders({
+    const roots = (this.roots = new RootProviders({
       client: opts.client,
       log: opts.log,
       nameTemplate: opts.resourceProviderName,
       createRoots: opts.createRootProviders,
-    });
+    }));
     this.reconciler = new Reconciler({ client: opts.client, roots, log: opts.log, concurrency: opts.concurrency });
+  }
+
+  /** A host deleted from Cyborg: the root provider this sync created for it goes too (RootProviders.deleteCreated). */
+  deleteCreatedRoot(host: string): Promise<boolean> {
+    return this.roots.deleteCreated(host);
   }
 
   start(): void {
@@ -248,6 +254,8 @@ export interface PlacementPort {
   allocations: ProviderAllocations;
   /** Frees `consumer`'s allocation on provider `rpUuid` only (an operator's release from a dead card); false: none there. */
   releaseConsumer?(consumer: string, rpUuid: string): Promise<boolean>;
+  /** A host deleted: the root provider Cyborg itself created for it (`create_root_providers`) is deleted; false: none, or not Cyborg's. */
+  forgetHost?(host: string): Promise<boolean>;
 }
 
 /** A role's Placement: the conductor's `placement` option now (`port`), the sync once the conductor it reads exists (`start`). */
@@ -265,6 +273,7 @@ export function placementLink(client: PlacementClient | null, settings: Placemen
       status: (id) => sync?.status(id),
       allocations: placementAllocations(client),
       releaseConsumer: (consumer, rp) => client.releaseProvider(consumer, rp),
+      forgetHost: (host) => sync?.deleteCreatedRoot(host) ?? Promise.resolve(false),
     },
     start: (source) => (sync = startPlacementSync(source, client, settings, log)),
   };

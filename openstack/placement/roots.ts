@@ -61,6 +61,29 @@ export class RootProviders {
     return found.uuid;
   }
 
+  /**
+   * Deletes the root provider this conductor created for `host` (Nova-less: `createRoots`, its
+   * uuid derived from the name), once nothing hangs under it; one nova-compute made (another
+   * uuid), one with providers of others under it, or one with allocations (409) is left. True
+   * when it was deleted. A host deleted from Cyborg leaves no provider of Cyborg's own behind.
+   */
+  async deleteCreated(host: string): Promise<boolean> {
+    this.cache.delete(host);
+    if (!this.opts.createRoots) return false;
+    const name = this.nameOf(host);
+    const uuid = stableId('placement-root', name);
+    if (!(await this.opts.client.providersByName(name)).some((p) => p.uuid === uuid)) return false;
+    if ((await this.opts.client.providersInTree(uuid)).some((p) => p.uuid !== uuid)) return false;
+    try {
+      const deleted = await this.opts.client.deleteProvider(uuid);
+      if (deleted) this.opts.log.info({ host, rpName: name, rpUuid: uuid }, 'deleted the root resource provider created for the host (no Nova)');
+      return deleted;
+    } catch (err) {
+      if (isPlacementError(err) && err.httpStatus === 409) return false;
+      throw err;
+    }
+  }
+
   /** Forgets a host's root, e.g. after Placement says it is gone. */
   forget(host: string): void {
     this.cache.delete(host);

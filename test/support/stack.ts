@@ -97,6 +97,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
         status: (id: string) => stack.sync?.status(id),
         allocations: (rp: string) => placementAllocations(stack.placement)(rp),
         releaseConsumer: (consumer: string, rp: string) => stack.placement.releaseProvider(consumer, rp),
+        forgetHost: (host: string) => stack.sync?.deleteCreatedRoot(host) ?? Promise.resolve(false),
       }
     : undefined;
   const newConductor = (): Conductor =>
