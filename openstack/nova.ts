@@ -24,6 +24,10 @@ export interface NovaNotifierOptions {
   retryDelayMs: number;
   hub: EventHub;
   getArq: (uuid: string) => ArqView;
+  /** The instance's ARQs (the conductor's `listArqs({ instanceUuid })`): an instance's results wait for its last bind. */
+  arqsOfInstance?: (instanceUuid: string) => ArqView[];
+  /** How long an instance's results wait for its other binds at most (a bind that never resolves); default 60 s. */
+  holdMs?: number;
   log: Logger;
 }
 
@@ -33,9 +37,10 @@ const STATUS: Record<string, NovaEvent['status']> = { Bound: 'completed', BindFa
 /**
  * Tells Nova when ARQ binds resolve: `POST /os-server-external-events` with one
  * `accelerator-request-bound` event per ARQ (tag = ARQ uuid). It listens to committed
- * transitions, so an event never precedes the commit of the bind it announces. Binds that
- * resolve in the same tick (one PATCH) go out in one request. Failures are retried with
- * exponential backoff; every attempt logs a line.
+ * transitions, so an event never precedes the commit of the bind it announces. An instance's
+ * results go together, as Cyborg's own notify_binding sends them: each waits until no other ARQ
+ * of its instance is still binding (`holdMs` at most), and what is ready in the same tick goes
+ * out in one request. Failures are retried with exponential backoff; every attempt logs a line.
  */
 export class NovaNotifier {
   private unsubscribe: (() => void) | undefined;
@@ -43,6 +48,8 @@ export class NovaNotifier {
   /** The request the batch's binds were made for (the first one's: one PATCH binds them all). */
   private batchRequestId: string | undefined;
   private scheduled = false;
+  /** Results of instances some of whose ARQs are still binding, and the timer that sends them anyway. */
+  private readonly held = new Map<string, { events: NovaEvent[]; timer: NodeJS.Timeout }>();
   private readonly inflight = new Set<Promise<void>>();
   /** Pending retry waits: stop() ends them at once. */
   private readonly timers = new Map<NodeJS.Timeout, () => void>();
@@ -64,6 +71,8 @@ export class NovaNotifier {
   async stop(): Promise<void> {
     this.stopped = true;
     this.unsubscribe?.();
+    for (const h of this.held.values()) clearTimeout(h.timer);
+    this.held.clear();
     for (const [t, wake] of this.timers) {
       clearTimeout(t);
       wake();
@@ -85,8 +94,36 @@ export class NovaNotifier {
       this.opts.log.warn({ arqUuid: ev.id, to: ev.to }, 'bind resolved without an instance: no Nova event');
       return;
     }
-    this.batch.push({ name: 'accelerator-request-bound', server_uuid: instance, tag: ev.id, status });
+    const event: NovaEvent = { name: 'accelerator-request-bound', server_uuid: instance, tag: ev.id, status };
     this.batchRequestId ??= ev.requestId;
+    const held = this.held.get(instance);
+    const events = [...(held?.events ?? []), event];
+    if (this.stillBinding(instance, events)) {
+      if (held) held.events = events;
+      else this.held.set(instance, { events, timer: setTimeout(() => this.release(instance), this.opts.holdMs ?? 60_000) });
+      return;
+    }
+    if (held) clearTimeout(held.timer);
+    this.held.delete(instance);
+    this.queue(events);
+  }
+
+  /** Whether another ARQ of `instance` than those resolved in `events` is still binding. */
+  private stillBinding(instance: string, events: NovaEvent[]): boolean {
+    if (!this.opts.arqsOfInstance) return false;
+    const told = new Set(events.map((e) => e.tag));
+    return this.opts.arqsOfInstance(instance).some((a) => a.state === ArqStates.BindStarted && !told.has(a.uuid));
+  }
+
+  /** An instance's held results, sent without waiting any longer. */
+  private release(instance: string): void {
+    const held = this.held.get(instance);
+    this.held.delete(instance);
+    if (held) this.queue(held.events);
+  }
+
+  private queue(events: NovaEvent[]): void {
+    this.batch.push(...events);
     if (!this.scheduled) {
       this.scheduled = true;
       setImmediate(() => {
@@ -184,7 +221,7 @@ function allNotOnHost(text: string): boolean {
 /** Starts the notifier from the configuration (`novaUrl`, `v2.novaToken`, `v2.novaRetries`, ...). */
 export function startNovaNotifier(
   config: { novaUrl?: string; v2: { novaToken: string; novaRetries: number; novaRetryDelayMs: number }; nova?: Config['nova'] },
-  control: { hub: EventHub; getArq: (uuid: string) => ArqView },
+  control: { hub: EventHub; getArq: (uuid: string) => ArqView; listArqs: (filter: { instanceUuid?: string }) => ArqView[] },
   log: Logger,
 ): NovaNotifier {
   return new NovaNotifier({
@@ -195,6 +232,7 @@ export function startNovaNotifier(
     ...(config.nova?.authUrl ? { session: novaSession(config.nova, config.novaUrl) } : {}),
     hub: control.hub,
     getArq: (uuid) => control.getArq(uuid),
+    arqsOfInstance: (instanceUuid) => control.listArqs({ instanceUuid }),
     log,
   }).start();
 }

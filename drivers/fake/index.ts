@@ -62,6 +62,8 @@ export class FakeDriver implements Driver, Installer, Programmer, AttachPreparer
   readonly version = '1.0.0';
   private faults = new Map<Op, Fault>();
   private delays = new Map<Op | '*', number>();
+  /** Delays of one deployable's operations (`<op>:<deployable uuid>`), before the op's own. */
+  private deviceDelays = new Map<string, number>();
   private unhealthy = new Map<string, { fault: HealthFault; reason: string; checks: number }>();
   private unplugged = new Set<string>();
   /** Attachments per deployable: an attached device is busy in the usage it reports. */
@@ -183,9 +185,10 @@ export class FakeDriver implements Driver, Installer, Programmer, AttachPreparer
     this.faults.set(op, { reason, remaining: times });
   }
 
-  /** Every call of `op` (or of all ops, `'*'`) waits `ms` first. */
-  slowDown(op: Op | '*', ms: number): void {
-    this.delays.set(op, ms);
+  /** Every call of `op` (or of all ops, `'*'`) waits `ms` first; with `deployableUuid`, only that deployable's. */
+  slowDown(op: Op | '*', ms: number, deployableUuid?: string): void {
+    if (deployableUuid) this.deviceDelays.set(`${op}:${deployableUuid}`, ms);
+    else this.delays.set(op, ms);
   }
 
   setHealth(deployableUuid: string, healthy: boolean, reason = 'unhealthy'): void {
@@ -229,7 +232,7 @@ export class FakeDriver implements Driver, Installer, Programmer, AttachPreparer
     // Trimmed in halves, not per call: splicing the front on every call costs more than the
     // operation it records.
     if (this.calls.length > 2_000) this.calls.splice(0, this.calls.length - 1_000);
-    const ms = this.delays.get(op) ?? this.delays.get('*') ?? 0;
+    const ms = this.deviceDelays.get(`${op}:${req.deployable.uuid}`) ?? this.delays.get(op) ?? this.delays.get('*') ?? 0;
     if (ms > 0) await delay(ms);
     const fault = this.faults.get(op);
     if (fault && fault.remaining > 0) {
