@@ -160,29 +160,39 @@ function pick(control: ControlPlane, req: AttachRequest): Pick[] {
     .filter((a) => a.resourceClass)
     .map((a) => ({ id: a.id, free: new Map([[a.resourceClass!, a.capacity - a.allocations.length]]), traits: a.traits }));
   const found = matchGroups(groups, candidates, req.groupPolicy ?? 'none');
-  if ('reasons' in found) {
-    const wanted = new Set(groups.flatMap((g) => [...g.resources.keys()]));
-    // Those a group would take if they were free and usable: where the profile's devices are now.
-    const whole = (a: AcceleratorView): Candidate => ({ id: a.id, free: new Map([[a.resourceClass!, Math.max(1, a.capacity)]]), traits: a.traits });
-    const ofClass = all.filter((a) => a.resourceClass && groups.some((g) => whyNot(g, whole(a)) === null));
-    const states = Object.entries(ofClass.reduce<Record<string, number>>((m, a) => ({ ...m, [a.state]: (m[a.state] ?? 0) + 1 }), {}))
-      .map(([s, n]) => `${n} ${s}`)
-      .join(', ');
-    const asked = req.deviceProfileName
-      ? `profile ${req.deviceProfileName} (${groups.map(describe).join(' | ')})`
-      : `${req.resourceClass}${req.traits?.length ? ` with ${req.traits.join(', ')}` : ''}`;
-    const what = `${asked}${req.host ? ` on ${req.host}` : ''}`;
-    const inactive = ofClass.find((a) => a.state === AcceleratorStates.inactive);
-    throw new CyborgError(
-      'accelerator.none_available',
-      `no accelerator of ${what} can take an instance now (${states || 'none found'})${ofClass.length > 0 ? `: ${found.reasons.join('; ')}` : ''}${inactive ? `; enable one first: cyborg accelerator enable ${inactive.id}` : ''}`,
-      { resourceClass: [...wanted].join(','), traits: [...new Set(groups.flatMap((g) => [...g.required]))] },
-    );
-  }
+  if ('reasons' in found) throw noneAvailable(req, groups, all, new Set(free.map((a) => a.id)), found.reasons);
   const byId = new Map(free.map((a) => [a.id, a]));
   return groups.flatMap((g, i) => {
     const accelerator = byId.get(found.assignment[i]!)!;
     const units = [...g.resources.values()].reduce((n, v) => n + v, 0);
     return Array.from({ length: units }, () => ({ accelerator, group: g.index, ...(req.deviceProfileName ? { profile: req.deviceProfileName } : {}) }));
   });
+}
+
+/**
+ * Why nothing of what `req` asks can take an instance now: the cards of that kind by state, why
+ * each one that is not a candidate is unavailable (a drained host, a maintenance mark, a
+ * quarantine: whyUnavailable's cause and way out), and why the candidates do not fit. "no
+ * candidates" alone said nothing of the drain an operator had forgotten (issue 42).
+ */
+function noneAvailable(req: AttachRequest, groups: RequestGroup[], all: AcceleratorView[], candidates: Set<string>, reasons: string[]): CyborgError {
+  const wanted = new Set(groups.flatMap((g) => [...g.resources.keys()]));
+  // Those a group would take if they were free and usable: where the profile's devices are now.
+  const whole = (a: AcceleratorView): Candidate => ({ id: a.id, free: new Map([[a.resourceClass!, Math.max(1, a.capacity)]]), traits: a.traits });
+  const ofClass = all.filter((a) => a.resourceClass && groups.some((g) => whyNot(g, whole(a)) === null));
+  const states = Object.entries(ofClass.reduce<Record<string, number>>((m, a) => ({ ...m, [a.state]: (m[a.state] ?? 0) + 1 }), {}))
+    .map(([s, n]) => `${n} ${s}`)
+    .join(', ');
+  const asked = req.deviceProfileName
+    ? `profile ${req.deviceProfileName} (${groups.map(describe).join(' | ')})`
+    : `${req.resourceClass}${req.traits?.length ? ` with ${req.traits.join(', ')}` : ''}`;
+  const what = `${asked}${req.host ? ` on ${req.host}` : ''}`;
+  const out = ofClass.filter((a) => !candidates.has(a.id)).map((a) => whyUnavailable(a) ?? `accelerator ${a.name} on ${a.host} is ${a.state}`);
+  const why = [...(candidates.size > 0 ? reasons : []), ...out.slice(0, 3), ...(out.length > 3 ? [`… ${out.length - 3} more`] : [])];
+  const inactive = ofClass.find((a) => a.state === AcceleratorStates.inactive);
+  return new CyborgError(
+    'accelerator.none_available',
+    `no accelerator of ${what} can take an instance now (${states || 'none found'})${ofClass.length > 0 && why.length > 0 ? `: ${why.join('; ')}` : ''}${inactive ? `; enable one first: cyborg accelerator enable ${inactive.id}` : ''}`,
+    { resourceClass: [...wanted].join(','), traits: [...new Set(groups.flatMap((g) => [...g.required]))] },
+  );
 }
