@@ -9,7 +9,7 @@ export interface Filters {
   project: string;
   /** `ok`, `degraded`, `quarantined` or `unknown` (not observed by its driver) (HEALTHS). */
   health: string;
-  /** `in service`, `draining` or `maintenance` (SERVICES). */
+  /** `in service`, `out of service`, `draining` or `maintenance` (SERVICES). */
   service: string;
   q: string;
 }
@@ -18,12 +18,18 @@ export const NO_FILTERS: Filters = { host: '', state: '', kind: '', project: '',
 
 /** Health as the conductor judges it (model/accelerator.ts HealthView), best first. */
 export const HEALTHS = ['ok', 'degraded', 'quarantined', 'unknown'] as const;
-/** Whether the device takes new binds: in service, or marked (draining while held, then maintenance). */
-export const SERVICES = ['in service', 'draining', 'maintenance'] as const;
+/**
+ * Whether the device takes new binds: in service; out of service with no mark, kept out by its
+ * health or its state (quarantined, in error, offline); or marked (draining while held, then
+ * maintenance). A quarantined card was counted "in service" (issue 42).
+ */
+export const SERVICES = ['in service', 'out of service', 'draining', 'maintenance'] as const;
 
 /** Health as the counts read it: a removed device's last verdict is history, not a device to page about. */
 export const healthOf = (a: AcceleratorView): string => (a.state === AcceleratorStates.removed ? 'ok' : (a.health?.status ?? 'ok'));
-export const serviceOf = (a: AcceleratorView): string => a.maintenance?.mark ?? 'in service';
+const OUT_OF_SERVICE: readonly string[] = [AcceleratorStates.error, AcceleratorStates.offline];
+export const serviceOf = (a: AcceleratorView): string =>
+  a.maintenance?.mark ?? (healthOf(a) === 'quarantined' || OUT_OF_SERVICE.includes(a.state) ? 'out of service' : 'in service');
 
 export type Row = { type: 'group'; state: string; count: number; collapsed: boolean } | { type: 'accelerator'; a: AcceleratorView };
 

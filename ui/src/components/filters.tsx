@@ -79,7 +79,7 @@ export interface FacetChipsProps {
 }
 
 /**
- * Health (ok / degraded / quarantined) and maintenance (in service / draining / maintenance) at a
+ * Health (ok / degraded / quarantined) and service (in service / out of service / draining / maintenance) at a
  * glance, each count what a click on it shows; what is out of service stands out when not zero.
  */
 export function FacetChips({ healthCounts, serviceCounts, filters, onChange }: FacetChipsProps) {

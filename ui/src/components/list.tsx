@@ -55,7 +55,7 @@ function Line({ a, selected, onSelect }: { a: AcceleratorView; selected: boolean
             {health === 'quarantined' ? '✖' : '⚠'}
           </span>
         )}
-        {service !== 'in service' && (
+        {(service === 'draining' || service === 'maintenance') && (
           <span class={`mark service-${service}`} title={service}>
             {service === 'draining' ? '⇣' : '⚙'}
           </span>
