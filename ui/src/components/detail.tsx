@@ -7,7 +7,7 @@ import { Actions } from './actions.js';
 import { Statechart } from './chart.js';
 import { AcceleratorUsagePanel } from './usage.js';
 
-type Step = Pick<TransitionRecord, 'event' | 'from' | 'to' | 'at' | 'actor' | 'reason' | 'requestId'>;
+type Step = Pick<TransitionRecord, 'event' | 'from' | 'to' | 'at' | 'actor' | 'actorName' | 'projectName' | 'reason' | 'requestId'>;
 
 const keyOf = (s: Step): string => `${s.at}|${s.event}|${s.from}|${s.to}`;
 
@@ -162,7 +162,10 @@ export function Detail({ store, a, host, arqs, machines }: DetailProps) {
             <span class="event" title={s.event}>
               {eventLabel(s.event)}
             </span>
-            <span class="muted">{s.actor ?? ''}</span>
+            {/* Who asked as people know them (Keystone's names, kept on the row), the id on hover: the id alone was a uuid. */}
+            <span class="muted actor" title={s.actor ?? ''} data-testid="history-actor">
+              {s.actorName ? `${s.actorName}${s.projectName ? ` (${s.projectName})` : ''}` : (s.actor ?? '')}
+            </span>
             {s.reason && <span class="error">{s.reason}</span>}
           </li>
         ))}

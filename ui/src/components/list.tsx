@@ -32,6 +32,9 @@ export function AcceleratorList({ rows, selected, onSelect, onToggleGroup }: Acc
   );
 }
 
+/** The characters of a name always shown, whatever the column's width. */
+const NAME_TAIL = 10;
+
 function Line({ a, selected, onSelect }: { a: AcceleratorView; selected: boolean; onSelect: (id: string) => void }) {
   const holders = a.allocations.length;
   const projects = projectsOf(a);
@@ -61,8 +64,11 @@ function Line({ a, selected, onSelect }: { a: AcceleratorView; selected: boolean
           </span>
         )}
       </span>
-      <span class="name" title={a.id}>
-        {a.name}
+      {/* Cut in the middle, its end kept: names of one host differ at the end (`…_gpu_40`, `…_gpu_41`),
+          and cut at the end they read the same (issue 42). */}
+      <span class="name" title={`${a.name} (${a.id})`}>
+        <span class="head">{a.name.slice(0, -NAME_TAIL)}</span>
+        <span class="tail">{a.name.slice(-NAME_TAIL)}</span>
       </span>
       <span class="kind">{a.deviceType}</span>
       <span class="host muted">{a.host}</span>
