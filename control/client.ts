@@ -26,7 +26,18 @@ import {
   type HostView,
 } from '../model/index.js';
 import { isBusy } from './driver-client.js';
-import { checkedReply, ControlCalls, ControlReply, ControlRequest, protocolTooOld, sinceOf, type ArgsOf, type ControlOp, type ControlReplyMsg, type ReplyOf } from './messages.js';
+import {
+  checkedReply,
+  ControlCalls,
+  ControlReply,
+  ControlRequest,
+  protocolTooOld,
+  sinceOf,
+  type ArgsOf,
+  type ControlOp,
+  type ControlReplyMsg,
+  type ReplyOf,
+} from './messages.js';
 import { ReadModel } from './read-model.js';
 import { ViewSync } from './view-sync.js';
 import { ViewCheck } from './view-check.js';

@@ -122,7 +122,9 @@ describe.skipIf(!svc.nats)('protocol versions on the call table, on NATS', () =>
       ok: false,
       error: {
         code: 'bus.protocol_unsupported',
-        message: expect.stringMatching(/^control call roles\.seen is protocol 2's \(cyborg 0\.2\.0\), but the request is written in protocol 1: .*upgrade-check/),
+        message: expect.stringMatching(
+          /^control call roles\.seen is protocol 2's \(cyborg 0\.2\.0\), but the request is written in protocol 1: .*upgrade-check/,
+        ),
       },
     });
     expect(await ask('2', 'roles.seen')).toEqual({ ok: true, result: [] });
