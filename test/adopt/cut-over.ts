@@ -8,7 +8,7 @@ import type { AcceleratorView } from '../../model/index.js';
 import { PlacementClient } from '../../openstack/placement/client.js';
 import { svc } from '../services.js';
 import { eventually } from '../support/eventually.js';
-import { startStack, type Stack } from '../support/stack.js';
+import { startStack, type Stack, type StackOptions } from '../support/stack.js';
 
 /** Debian's python3, the one that sees python3-nova and Cyborg's python3-oslo.* (not a python3 earlier on the PATH). */
 export const PYTHON = '/usr/bin/python3';
@@ -65,12 +65,13 @@ export interface CutOver {
 
 /**
  * Our roles started on an adopted database: the conductor (reading the journal the adoption
- * wrote), an agent of `host` with the fake driver (Cyborg's fake device) and the API, against the
+ * wrote), an agent of `host` with the fake driver (Cyborg's fake device) or the drivers given, and the API, against the
  * real Placement. Resolves once the agent's first report came and every accelerator of the host
  * (`expected` of them) reconciled with Placement after it; every provider create and delete from
  * then on is counted.
  */
-export async function cutOver(host: string, targetUrl: string, expected = 1): Promise<CutOver> {
+export async function cutOver(host: string, targetUrl: string, opts: { expected?: number; drivers?: StackOptions['drivers'] } = {}): Promise<CutOver> {
+  const expected = opts.expected ?? 1;
   const spies = Object.entries(WRITES).map(([kind, methods]) => ({
     kind: kind as keyof PlacementWrites,
     spies: methods.map((m): MockInstance => vi.spyOn(PlacementClient.prototype, m as 'createProvider')),
@@ -79,6 +80,7 @@ export async function cutOver(host: string, targetUrl: string, expected = 1): Pr
   const stack = await startStack({
     hosts: [host],
     fake: { gpus: 0, nics: 0 },
+    ...(opts.drivers ? { drivers: opts.drivers } : {}),
     journal: { databaseUrl: targetUrl },
     placement: { url: svc.placement!, createRoots: false },
     api: true,
