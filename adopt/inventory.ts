@@ -1,6 +1,7 @@
 import { NAMESPACE_DNS, stableId, uuid3 } from '../ids/index.js';
 import { BOUND, type DeployableT, type DeviceT } from '../model/index.js';
 import { driverFor, ourIds } from './ids.js';
+import { xilinxUserOnly } from './xilinx.js';
 import type { CyborgData } from './read.js';
 import { RowReader } from './rows.js';
 import type { Tally } from './tally.js';
@@ -46,57 +47,64 @@ function mapDeployables(
   ours: Awaited<ReturnType<typeof ourIds>>,
   { handlesOf, attrsOf }: Pick<Rows, 'handlesOf' | 'attrsOf'>,
   ids: IdMap,
-): { deployables: DeployableT[]; adopted: AdoptedDeployable[]; refusal: string | undefined } {
+): { deployables: DeployableT[]; adopted: AdoptedDeployable[]; refusal: string | undefined; cpidInfo?: string } {
   const deployables: DeployableT[] = [];
   const adopted: AdoptedDeployable[] = [];
   let refusal: string | undefined;
+  let cpidInfo: string | undefined;
   for (const d of myDeps) {
     const rp = uuid3(NAMESPACE_DNS, d.name);
     if (d.rpUuid !== null && d.rpUuid !== rp) {
       refusal = `${d.f.name}: rp_uuid ${d.rpUuid} is not uuid3(DNS, "${d.name}") = ${rp}, the provider our conductor would keep for it`;
       break;
     }
-    // Cyborg names an Alveo U280/U50 after its user function (.1, one handle); our driver after .0 (docs/adopt.md).
-    if (driver === 'xilinx_fpga_driver' && /\.1$/.test(d.name)) {
-      refusal = `${d.f.name}: Cyborg named this Xilinx card after its user function (${d.name}); our xilinx_fpga_driver reports it after .0, under another provider`;
-      break;
-    }
-    const myHandles = handlesOf.get(d.id) ?? [];
+    const cyborgHandles = handlesOf.get(d.id) ?? [];
+    // Cyborg names an Alveo U280/U50 after its user function (.1, one handle); ours after .0 with
+    // both: the record becomes ours and keeps Cyborg's provider (adopt/xilinx.ts, docs/adopt.md).
+    const mapped = driver === 'xilinx_fpga_driver' && myDeps.length === 1 ? xilinxUserOnly(d.name, cyborgHandles) : undefined;
+    const name = mapped?.name ?? d.name;
+    const byRow = new Map(cyborgHandles.map((h) => [h.id, h]));
+    const shape = mapped?.handles ?? cyborgHandles.map((h) => ({ attachType: h.type, attachInfo: h.info, inUse: h.inUse, cyborgId: h.id }));
     const handleIds = new Map<number, string>();
-    for (const h of myHandles) {
-      const id = ours.handle(d.name, h.info);
+    const handles: DeployableT['attachHandles'] = [];
+    for (const h of shape) {
+      const id = ours.handle(name, h.attachInfo);
       if (!id) {
-        refusal = `${h.f.name}: our ${driver} reports no attach handle ${h.info} on ${d.name}`;
+        refusal = `${byRow.get(h.cyborgId ?? -1)?.f.name ?? d.f.name}: our ${driver} reports no attach handle ${h.attachInfo} on ${name}`;
         break;
       }
-      handleIds.set(h.id, id);
-      ids.attach_handles[h.uuid] = id;
+      handles.push({ uuid: id, attachType: h.attachType, attachInfo: h.attachInfo, inUse: h.inUse });
+      if (h.cyborgId === undefined) continue;
+      handleIds.set(h.cyborgId, id);
+      ids.attach_handles[byRow.get(h.cyborgId)!.uuid] = id;
     }
     if (refusal) break;
-    const id = ours.deployable(d.name);
+    if (mapped) cpidInfo = mapped.cpidInfo;
+    const id = ours.deployable(name);
     ids.deployables[d.uuid] = id;
     // The journal names attributes and control paths as the conductor does (db/inventory-insert.ts).
     for (const a of attrsOf.get(d.id) ?? []) ids.attributes[a.uuid] = stableId(id, 'attr', a.key);
     deployables.push({
       uuid: id,
-      name: d.name,
+      name,
       numAccelerators: d.num,
       driverName: d.driverName,
       attributes: (attrsOf.get(d.id) ?? []).map((a) => ({ key: a.key, value: a.value })),
-      attachHandles: myHandles.map((h) => ({ uuid: handleIds.get(h.id)!, attachType: h.type, attachInfo: h.info, inUse: h.inUse })),
+      attachHandles: handles,
+      ...(mapped ? { rpUuid: rp } : {}),
     });
     adopted.push({
       id,
       host: dev.host,
-      name: d.name,
+      name,
       rpUuid: rp,
-      capacity: myHandles.length,
+      capacity: handles.length,
       bitstreamId: d.bitstreamId,
       maintaining: dev.maintaining,
       handles: handleIds,
     });
   }
-  return { deployables, adopted, refusal };
+  return { deployables, adopted, refusal, ...(cpidInfo ? { cpidInfo } : {}) };
 }
 
 /**
@@ -204,13 +212,13 @@ export async function adoptInventory(data: CyborgData, tally: Tally): Promise<Ad
     }
     const ours = await ourIds(driver, dev.host);
     const ids = emptyIds();
-    const { deployables, adopted, refusal } = mapDeployables(myDeps, driver, dev, ours, { handlesOf, attrsOf }, ids);
+    const { deployables, adopted, refusal, cpidInfo = cpid.info } = mapDeployables(myDeps, driver, dev, ours, { handlesOf, attrsOf }, ids);
     if (refusal) {
       skip(`it would not match our driver's first report: ${refusal}`);
       continue;
     }
-    ids.devices[dev.uuid] = ours.device(cpid.info);
-    ids.controlpath_ids[cpid.uuid] = stableId(dev.host, 'cpid', cpid.info);
+    ids.devices[dev.uuid] = ours.device(cpidInfo);
+    ids.controlpath_ids[cpid.uuid] = stableId(dev.host, 'cpid', cpidInfo);
     const device: DeviceT = {
       uuid: ids.devices[dev.uuid]!,
       type: dev.type,
@@ -219,7 +227,7 @@ export async function adoptInventory(data: CyborgData, tally: Tally): Promise<Ad
       stdBoardInfo: dev.std,
       vendorBoardInfo: dev.vendorInfo,
       stub: false,
-      controlPath: { type: 'PCI', info: cpid.info },
+      controlPath: { type: 'PCI', info: cpidInfo },
       driver,
       deployables,
     };

@@ -59,6 +59,10 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
     loggerInstance: opts.log.child({ component: 'api' }) as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
     genReqId: requestId,
+    // A request that arrives on a kept-alive connection while the role drains (a restart) is
+    // served, not answered a bare 503 (no Retry-After): the control plane is still up until the
+    // listener has closed (roles/api.ts closes it first), and Nova's client does not retry that.
+    return503OnClosing: false,
     // Path parameters as long as the longest the schemas allow (a comma list of ARQ uuids), so an
     // overlong one is the schema's 400 naming it rather than the router's bare 414.
     routerOptions: { maxParamLength: MAX.list },

@@ -1,7 +1,10 @@
 import type { Static, TSchema } from '@sinclair/typebox';
 
-/** Handler of a request: its return value is the reply. Throwing replies with an error. */
-export type RequestHandler<Req extends TSchema, Rep extends TSchema> = (msg: Static<Req>, subject: string) => Promise<Static<Rep>> | Static<Rep>;
+/**
+ * Handler of a request: its return value is the reply. Throwing replies with an error.
+ * `written`: the protocol the request is written in (its envelope's; in-process: the current one).
+ */
+export type RequestHandler<Req extends TSchema, Rep extends TSchema> = (msg: Static<Req>, subject: string, written: number) => Promise<Static<Rep>> | Static<Rep>;
 
 export type MessageHandler<M extends TSchema> = (msg: Static<M>, subject: string) => void | Promise<void>;
 
@@ -41,6 +44,8 @@ export interface Bus {
   ): Unsubscribe;
   /** Lets in-flight handlers finish, then closes. */
   close(): Promise<void>;
+  /** The protocol this process writes its messages in now (release/ProtocolLevel); absent: the current one. */
+  speaks?(): number;
 }
 
 /** NATS-style subject matching: `*` one token, `>` one or more trailing tokens. */

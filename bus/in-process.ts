@@ -1,6 +1,7 @@
 import type { Static, TSchema } from '@sinclair/typebox';
 import type { Logger } from 'pino';
 import { BusError } from '../errors/index.js';
+import { PROTOCOL } from '../release/index.js';
 import { answer, decodeMessage, errorReply, readReply } from './decode.js';
 import { subjectMatches, type Bus, type MessageHandler, type RequestHandler, type RequestOptions, type SubscribeOptions, type Unsubscribe } from './bus.js';
 
@@ -86,7 +87,7 @@ export class InProcessBus implements Bus {
         }
         this.track(async () => {
           const out = await answer(
-            () => handler(msg as Static<Req>, subj),
+            () => handler(msg as Static<Req>, subj, PROTOCOL.current),
             repSchema,
             (e) => this.log.error({ err: e, subject: subj }, 'request handler failed'),
           );

@@ -84,7 +84,7 @@ export class NatsBus implements Bus {
    * refuses one written in a protocol this code cannot read (one warn line naming the version
    * and the way out, counted) — never decoded under a guess.
    */
-  private opened(m: Msg, subject: string, reply = false): { ok: true } | { ok: false; message: string } {
+  private opened(m: Msg, subject: string, reply = false): { ok: true; version: number } | { ok: false; message: string } {
     const h = m.headers;
     const written = h?.get(PROTOCOL_HEADER);
     const verdict = readProtocol(written);
@@ -103,7 +103,7 @@ export class NatsBus implements Bus {
       speaks: verdict.version,
       via: subject,
     });
-    return { ok: true };
+    return { ok: true, version: verdict.version };
   }
 
   /** The subject as it travels on the wire. */
@@ -179,7 +179,7 @@ export class NatsBus implements Bus {
         reply(
           m,
           await answer(
-            () => handler(msg as Static<Req>, subj),
+            () => handler(msg as Static<Req>, subj, env.version),
             repSchema,
             (e) => this.fail('handler_failed', subj, e, 'request handler failed'),
           ),
@@ -187,6 +187,10 @@ export class NatsBus implements Bus {
         );
       }, subj);
     });
+  }
+
+  speaks(): number {
+    return this.protocol.speaks();
   }
 
   /** Stops taking messages, lets in-flight handlers finish (and reply), then drains the connection. */

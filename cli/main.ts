@@ -103,12 +103,22 @@ function version(): string {
   return `cyborg ${RELEASE} (schema ${SCHEMA_REVISION}; protocol ${PROTOCOL.current}, reads ${PROTOCOL.previous}–${PROTOCOL.current})`;
 }
 
-/** Graceful shutdown on SIGINT/SIGTERM; a second signal forces the exit. */
+/**
+ * A second signal within this long of the first is the same one delivered twice, not an
+ * operator's second Ctrl-C: a stop of the whole process group (systemd's KillMode=control-group,
+ * a terminal) reaches node both directly and relayed by a wrapper (npm, tsx) in front of it.
+ */
+const SAME_SIGNAL_MS = 1_000;
+
+/** Graceful shutdown on SIGINT/SIGTERM; a second signal (not the first one relayed) forces the exit. */
 export function onShutdown(stop: (signal: string) => Promise<void>): void {
-  let stopping = false;
+  let stoppingSince: number | undefined;
   const handler = (signal: string): void => {
-    if (stopping) process.exit(130);
-    stopping = true;
+    if (stoppingSince !== undefined) {
+      if (Date.now() - stoppingSince < SAME_SIGNAL_MS) return;
+      process.exit(130);
+    }
+    stoppingSince = Date.now();
     stop(signal).then(
       () => process.exit(0),
       (err: unknown) => {

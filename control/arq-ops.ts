@@ -69,6 +69,11 @@ export function remoteArqCalls(
     if (owner === self && (o.rebuilding?.(b.hostname) || o.adopted?.(b.hostname) === false)) {
       throw new CyborgError('lease.not_owner', `host ${b.hostname} is being taken over here; the bind waits for it`, { host: b.hostname });
     }
+    // A host with a lease record that no live conductor holds: its holder stopped and gave it
+    // back (a restart) or died, and the takeover has not claimed it yet. Waited out, not failed.
+    if (!owner && lease.recorded(b.hostname)) {
+      throw new CyborgError('lease.not_owner', `host ${b.hostname} is between conductors; the bind waits for its new holder`, { host: b.hostname });
+    }
     // Nova's hostname names no host we know (another spelling of it?): ask every other
     // conductor; only the one holding the deployable can attach it.
     let last: unknown = new NotFoundError('host.not_found', b.hostname);
@@ -82,49 +87,60 @@ export function remoteArqCalls(
     throw last;
   };
   return {
-    attach: async (arqUuid, b) => {
-      // A host between conductors (its holder died, its lease not lapsed or just claimed) is
-      // waited for, as Nova waits for the bind: a failover must not fail the boots under way.
-      const deadline = Date.now() + (o.takeoverWaitMs ?? 4 * timeoutMs);
-      for (let pause = 100; ; pause = Math.min(pause * 2, 1_000)) {
-        try {
-          return await attachOnce(arqUuid, b);
-        } catch (err) {
-          if (!betweenOwners(err) || Date.now() + pause > deadline) throw err;
-          await new Promise((r) => setTimeout(r, pause));
-        }
-      }
-    },
+    // A host between conductors (its holder died, its lease not lapsed or just claimed) is
+    // waited for, as Nova waits for the bind: a failover must not fail the boots under way.
+    attach: (arqUuid, b) => waitingOutTakeovers(() => attachOnce(arqUuid, b)),
     // On the shared subject: whichever conductor hears it forwards it to the ARQ home.
     holds: (uuids) => callConductor(bus, Subjects.conductorApi, 'arqHolds', { uuids: [...uuids] }, { timeoutMs, caller: 'conductor' }),
     released: (arqUuid, reason, meta) =>
       callConductor(bus, Subjects.conductorApi, 'arqReleased', { arqUuid, reason, meta }, { timeoutMs, caller: 'conductor' }),
-    release: async (arqUuid, boundTo) => {
-      const host = hostOfArq(arqUuid);
-      const owner = host ? lease.ownerOf(host) : undefined;
-      // Our own host, yet the accelerator is not here: it is gone, and its handle with it.
-      if (owner === self) return;
-      if (owner) {
-        await releaseOn(owner, arqUuid, boundTo, true, host);
-        return;
-      }
-      const answers = await Promise.all(
-        lease
-          .liveConductors()
-          .filter((c) => c !== self)
-          .map((c) => releaseOn(c, arqUuid, boundTo, false)),
-      );
-      if (answers.includes(true) || !boundTo) return;
-      // A recorded handle that no live conductor holds, on a host whose lease is still recorded:
-      // the host is between owners (a takeover). Unbinding now would leave the handle taken for
-      // good; the caller retries instead. (A host with no lease record at all is gone.)
-      if (!host || lease.recorded(host)) {
-        throw new CyborgError('lease.not_owner', `no live conductor holds accelerator ${boundTo.acceleratorId} right now; retry the unbind`, {
-          acceleratorId: boundTo.acceleratorId,
-        });
-      }
-    },
+    release: (arqUuid, boundTo) => waitingOutTakeovers(() => releaseOnce(arqUuid, boundTo)),
   };
+
+  async function releaseOnce(arqUuid: string, boundTo: BoundTo | null): Promise<void> {
+    const host = hostOfArq(arqUuid);
+    const owner = host ? lease.ownerOf(host) : undefined;
+    if (owner === self) {
+      // Ours, but not rebuilt here yet (just taken over): the handle is in the host's records,
+      // not in its actors. Answered now, it would stay held for good; the release waits for it.
+      if (host && (o.rebuilding?.(host) || o.adopted?.(host) === false))
+        throw new CyborgError('lease.not_owner', `host ${host} is being taken over here; the release waits for it`, { host });
+      // Our own host, rebuilt, yet the accelerator is not here: it is gone, and its handle with it.
+      return;
+    }
+    if (owner) {
+      await releaseOn(owner, arqUuid, boundTo, true, host);
+      return;
+    }
+    const answers = await Promise.all(
+      lease
+        .liveConductors()
+        .filter((c) => c !== self)
+        .map((c) => releaseOn(c, arqUuid, boundTo, false)),
+    );
+    if (answers.includes(true) || !boundTo) return;
+    // A recorded handle that no live conductor holds, on a host whose lease is still recorded:
+    // the host is between owners (a takeover). Unbinding now would leave the handle taken for
+    // good; the caller retries instead. (A host with no lease record at all is gone.)
+    if (!host || lease.recorded(host)) {
+      throw new CyborgError('lease.not_owner', `no live conductor holds accelerator ${boundTo.acceleratorId} right now; retry the unbind`, {
+        acceleratorId: boundTo.acceleratorId,
+      });
+    }
+  }
+
+  /** Runs `op` again while its host is between conductors (see betweenOwners), up to the takeover wait. */
+  async function waitingOutTakeovers<T>(op: () => Promise<T>): Promise<T> {
+    const deadline = Date.now() + (o.takeoverWaitMs ?? 4 * timeoutMs);
+    for (let pause = 100; ; pause = Math.min(pause * 2, 1_000)) {
+      try {
+        return await op();
+      } catch (err) {
+        if (!betweenOwners(err) || Date.now() + pause > deadline) throw err;
+        await new Promise((r) => setTimeout(r, pause));
+      }
+    }
+  }
 }
 
 /** A failure that says the host is between conductors, not that the bind is wrong: worth waiting out. */

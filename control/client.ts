@@ -26,7 +26,18 @@ import {
   type HostView,
 } from '../model/index.js';
 import { isBusy } from './driver-client.js';
-import { checkedReply, ControlCalls, ControlReply, ControlRequest, type ArgsOf, type ControlOp, type ControlReplyMsg, type ReplyOf } from './messages.js';
+import {
+  checkedReply,
+  ControlCalls,
+  ControlReply,
+  ControlRequest,
+  protocolTooOld,
+  sinceOf,
+  type ArgsOf,
+  type ControlOp,
+  type ControlReplyMsg,
+  type ReplyOf,
+} from './messages.js';
 import { ReadModel } from './read-model.js';
 import { ViewSync } from './view-sync.js';
 import { ViewCheck } from './view-check.js';
@@ -355,6 +366,9 @@ export async function callConductor<O extends ControlOp>(
   args: ArgsOf<O>,
   o: { timeoutMs: number; host?: string; forwarded?: boolean; caller?: Caller },
 ): Promise<ReplyOf<O>> {
+  // A verb the protocol this process speaks now does not have: an older peer would not know it.
+  const speaks = bus.speaks?.();
+  if (speaks !== undefined && sinceOf(op) > speaks) throw protocolTooOld(op, speaks, 'this process speaks');
   // No `caller`: an api process (what every caller but another conductor is).
   const req = {
     op,

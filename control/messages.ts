@@ -12,9 +12,11 @@ import {
   type Caller,
   type ControlOp,
   type ReplyOf,
+  sinceOf,
   type SnapshotCursor,
   type SnapshotPage,
 } from '../model/index.js';
+import { PROTOCOL, releaseOfProtocol } from '../release/index.js';
 
 /**
  * The api ↔ conductor protocol (`cyborg.conductor.api`, `cyborg.conductor.<id>.api`,
@@ -24,7 +26,7 @@ import {
  * from the table's row.
  */
 
-export { ARQ_HOLDS_MAX, ControlCalls, SnapshotCursor, SnapshotPage, type ArgsOf, type ControlOp, type ReplyOf } from '../model/index.js';
+export { ARQ_HOLDS_MAX, ControlCalls, sinceOf, SnapshotCursor, SnapshotPage, type ArgsOf, type ControlOp, type ReplyOf } from '../model/index.js';
 
 /** The envelope of a call; its `args` are checked against the call's own schema (`checkedCall`). */
 export const ControlRequest = Type.Object({
@@ -87,10 +89,13 @@ function isOp(op: string): op is ControlOp {
 
 /**
  * The call a request names, with its arguments checked: an unknown call or arguments out of
- * schema are refused with `request.invalid` (a 4xx: the caller's fault), naming what is wrong.
+ * schema are refused with `request.invalid` (a 4xx: the caller's fault), naming what is wrong; a
+ * verb newer than the protocol the request is written in (`written`, its envelope's) with
+ * `bus.protocol_unsupported` — the sender speaks a protocol that has no such verb.
  */
-export function checkedCall(req: Pick<ControlRequestMsg, 'op' | 'args' | 'caller'>): CheckedCall {
+export function checkedCall(req: Pick<ControlRequestMsg, 'op' | 'args' | 'caller'>, written: number = PROTOCOL.current): CheckedCall {
   if (!isOp(req.op)) throw new CyborgError('request.invalid', `unknown control call ${JSON.stringify(req.op)}`, { op: req.op });
+  if (sinceOf(req.op) > written) throw protocolTooOld(req.op, written, 'the request is written in');
   const caller: Caller = req.caller ?? 'api';
   if (!ControlCalls[req.op].callers.includes(caller)) {
     throw new CyborgError('request.invalid', `control call ${req.op} is not for the ${caller} role to send`, { op: req.op, caller });
@@ -98,6 +103,21 @@ export function checkedCall(req: Pick<ControlRequestMsg, 'op' | 'args' | 'caller
   const err = firstError(ControlCalls[req.op].args, req.args);
   if (err) throw new CyborgError('request.invalid', `control call ${req.op}: arguments ${err}`, { op: req.op, problem: err });
   return { op: req.op, args: req.args } as CheckedCall;
+}
+
+/**
+ * A verb sent in a protocol older than the one that introduced it: refused by the sender (it
+ * speaks the older protocol while older peers run) or by the conductor (the request says so).
+ */
+export function protocolTooOld(op: ControlOp, version: number, whose: string): BusError {
+  const since = sinceOf(op);
+  const release = releaseOfProtocol(since);
+  return new BusError(
+    'bus.protocol_unsupported',
+    `control call ${op} is protocol ${since}'s${release ? ` (cyborg ${release})` : ''}, but ${whose} protocol ${version}: ` +
+      `an older role still runs (cyborg status upgrade-check lists it); upgrade it, or remove the [upgrade_levels] protocol pin (docs/upgrade.md)`,
+    { op, since, protocol: version },
+  );
 }
 
 /** A call's result, checked against its reply schema: a reply out of schema is a bus fault, not data. */

@@ -37,6 +37,12 @@ export interface ResponderOptions {
   conductorId: string;
   /** The lease holder of a host (several conductors); absent with a single conductor. */
   ownerOf?: (host: string) => string | undefined;
+  /**
+   * Claims a host nobody holds if the lease table records it (see HostRouter.route): its holder
+   * then (this conductor's id, or the one that won), `undefined` for a host never recorded (served
+   * here: "not found" is the truth), `null` when no one holds it after all.
+   */
+  claimOrphan?: (host: string) => Promise<string | undefined | null>;
   /** Resolves once a host this conductor has just taken over is rebuilt (see HostRouter). */
   settled?: (host: string) => Promise<void>;
   /** Where ARQ calls are served (several conductors; see ArqHome); absent with a single conductor. */
@@ -65,10 +71,10 @@ export function serveControlPlane(opts: ResponderOptions): Unsubscribe {
     opts.conductor.rooms.documents.onWritten((collection, id, body) => opts.publisher.document(collection, id, body)),
     opts.conductor.rooms.hosts.onRetired((host) => opts.publisher.retired(host)),
   ];
-  const handle = async (req: ControlRequestMsg): Promise<ControlReplyMsg> => {
+  const handle = async (req: ControlRequestMsg, _subject: string, written: number): Promise<ControlReplyMsg> => {
     try {
       // Checked before anything else: a malformed call is refused here, never forwarded or run.
-      const checked = checkedCall(req);
+      const checked = checkedCall(req, written);
       const owner = await whereServed(opts, req);
       if (owner && owner !== conductorId) {
         if (req.forwarded) throw new CyborgError('lease.not_owner', `the call moved on to conductor ${owner} meanwhile; retry it`, { owner });
@@ -97,11 +103,25 @@ export function serveControlPlane(opts: ResponderOptions): Unsubscribe {
 async function whereServed(opts: ResponderOptions, req: ControlRequestMsg): Promise<string | undefined> {
   if (opts.arqHome && ControlCalls[req.op as ControlOp].home) return opts.arqHome.where();
   if (!req.host) return undefined;
-  const owner = req.forwarded ? undefined : opts.ownerOf?.(req.host);
+  const owner = req.forwarded ? undefined : await holderOf(opts, req.host);
   // Served here: wait for the host's rebuild if we have just taken it over (the lease is ours
   // before its actors are), or an accelerator of it would be "not found".
   if (!owner || owner === opts.conductorId) await opts.settled?.(req.host);
   return owner;
+}
+
+/**
+ * The conductor that holds `host` now. A host nobody holds — its holder stopped and gave its lease
+ * back, and no one has claimed it yet — is claimed here first, as its agent's next report would
+ * claim it: served from no actors, a call about it would answer "not found" for a device that
+ * exists. A claim that finds another holder names it; one that finds none is a 503 to retry.
+ */
+async function holderOf(opts: ResponderOptions, host: string): Promise<string | undefined> {
+  const owner = opts.ownerOf?.(host);
+  if (owner !== undefined || !opts.claimOrphan) return owner;
+  const claimed = await opts.claimOrphan(host);
+  if (claimed === null) throw new CyborgError('lease.lost', `host ${host} is between conductors (its lease is being taken over); retry`, { host });
+  return claimed;
 }
 
 /** The responder's own room (the table's `views.…` handlers): what only the bus side knows. */

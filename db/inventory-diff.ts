@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { stableId, uuid3, NAMESPACE_DNS } from '../ids/index.js';
+import { rpUuidOf, stableId } from '../ids/index.js';
 import {
   AttachHandle,
   Attribute,
@@ -77,7 +77,7 @@ function diffDeployables(em: EntityManager, device: IDevice, cpid: IControlpathI
       name: dep.name,
       numAccelerators: dep.numAccelerators,
       driverName: dep.driverName,
-      rpUuid: uuid3(NAMESPACE_DNS, dep.name),
+      rpUuid: rpUuidOf(dep),
       position,
     };
     let row = byName.get(dep.name);

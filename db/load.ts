@@ -3,6 +3,7 @@ import type { MachineRecord, Recovered } from '../actors/runtime/index.js';
 import { sql } from 'kysely';
 import { Accelerator, DeviceProfile, Document, ExtendedAcceleratorRequest, Host, TransitionLog, type ITransitionLog } from './entities/state.js';
 import type { DeviceT, TransitionRecord } from '../model/index.js';
+import { NAMESPACE_DNS, uuid3 } from '../ids/index.js';
 import type { DB } from './kysely-schema.js';
 
 interface DeviceRow {
@@ -25,6 +26,7 @@ interface DeployableRow {
   name: string;
   num_accelerators: number;
   driver_name: string | null;
+  rp_uuid: string | null;
 }
 interface AttributeRow {
   deployable_id: number;
@@ -66,7 +68,7 @@ export async function loadInventories(em: EntityManager, hosts?: string[]): Prom
   const [devices, deployables, attributes, handles] = await Promise.all([
     sql<DeviceRow>`select d.id, d.uuid, d.type, d.vendor, d.model, d.std_board_info, d.vendor_board_info, d.hostname, d.stub, d.driver, c.cpid_info
       from devices d left join controlpath_ids c on c.device_id = d.id ${devWhere} order by d.hostname, d.position, d.id`.execute(db),
-    sql<DeployableRow>`select id, device_id, uuid, name, num_accelerators, driver_name from deployables ${ofDevices} order by device_id, position, id`.execute(
+    sql<DeployableRow>`select id, device_id, uuid, name, num_accelerators, driver_name, rp_uuid from deployables ${ofDevices} order by device_id, position, id`.execute(
       db,
     ),
     sql<AttributeRow>`select deployable_id, key, value from attributes ${ofDeployables} order by deployable_id, position, id`.execute(db),
@@ -96,6 +98,8 @@ export async function loadInventories(em: EntityManager, hosts?: string[]): Prom
         driverName: dep.driver_name ?? '',
         attributes: (attrsOf.get(dep.id) ?? []).map((a) => ({ key: a.key, value: a.value })),
         attachHandles: (handlesOf.get(dep.id) ?? []).map((h) => ({ uuid: h.uuid, attachType: h.attach_type, attachInfo: h.attach_info, inUse: h.in_use })),
+        // A provider kept from an adoption, not the one its name gives (model/device.ts).
+        ...(dep.rp_uuid && dep.rp_uuid !== uuid3(NAMESPACE_DNS, dep.name) ? { rpUuid: dep.rp_uuid } : {}),
       })),
     };
     const list = out.get(d.hostname);

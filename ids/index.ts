@@ -46,10 +46,12 @@ export function sanitizeName(name: string): string {
 const RP_UUIDS = new WeakMap<{ name: string }, string>();
 
 /**
- * A deployable's resource provider (uuid3 of its name), memoized per deployable object: its
- * actor and its inventory rows both need it, from the same (never mutated) report.
+ * A deployable's resource provider (uuid3 of its name, or the provider it keeps from an adoption:
+ * `rpUuid`), memoized per deployable object: its actor and its inventory rows both need it, from
+ * the same (never mutated) report.
  */
-export function rpUuidOf(deployable: { name: string }): string {
+export function rpUuidOf(deployable: { name: string; rpUuid?: string }): string {
+  if (deployable.rpUuid) return deployable.rpUuid;
   let rp = RP_UUIDS.get(deployable);
   if (rp === undefined) RP_UUIDS.set(deployable, (rp = uuid3(NAMESPACE_DNS, deployable.name)));
   return rp;

@@ -30,8 +30,13 @@ import { AcceleratorUsageSchema, HostUsageSchema } from './usage.js';
  *
  * The in-process facade (actors/conductor/conductor.ts), the bus responder (control/responder.ts)
  * and the remote client (control/client.ts) are built from these rows: a verb is a row here and a
- * method in its room. A per-verb protocol version (`since`, the version that introduced a row,
- * and the versions a role still reads) belongs on the row beside `callers`.
+ * method in its room.
+ *
+ * `since` is the protocol that introduced a row (release/: absent, protocol 1 — 0.1.0's verbs). A
+ * caller sends a verb only while it speaks that protocol or a newer one (an older peer would not
+ * know it), and a conductor refuses one written in an older protocol than its row's: each refusal
+ * is `bus.protocol_unsupported`, naming the verb and the two versions (docs/upgrade.md). A verb
+ * whose arguments or answer change shape is a new row, in the release that bumps the protocol.
  */
 
 const Meta = Type.Optional(RequestMetaSchema);
@@ -95,6 +100,8 @@ interface Row<A extends TSchema = TSchema, R extends TSchema = TSchema> {
   reply: R;
   callers: readonly Caller[];
   handler: `${string}.${string}`;
+  /** The protocol that introduced this verb; absent: 1. */
+  since?: number;
   params?: readonly (keyof Static<A> & string)[];
   method?: string;
   home?: true;
@@ -463,6 +470,7 @@ export const ControlCalls = {
       }),
     ),
     callers: API,
+    since: 2,
     handler: 'reads.rolesSeen',
     method: 'rolesSeen',
     repeatable: true,
@@ -533,6 +541,11 @@ type Top<O extends ControlOp> = Calls[O]['method'] extends `${string}.${string}`
 export type ControlVerbs = {
   [O in ControlOp as Top<O>]: (...a: ParamsOf<O>) => Calls[O]['sync'] extends true ? Answer<O> | Promise<Answer<O>> : Promise<Answer<O>>;
 };
+
+/** The protocol that introduced a verb (its row's `since`; 0.1.0's rows have none: 1). */
+export function sinceOf(op: ControlOp): number {
+  return (ControlCalls[op] as ControlRow).since ?? 1;
+}
 
 /** The rows of the table, each with its name. */
 export function controlRows(): [ControlOp, ControlRow][] {

@@ -25,6 +25,12 @@ export const Deployable = Type.Object({
   driverName: BoundedName(),
   attributes: Type.Array(Attribute, { maxItems: 256 }),
   attachHandles: Type.Array(AttachHandle, { maxItems: 4096 }),
+  /**
+   * Its Placement provider when that is not uuid3(DNS, name): a provider another naming made and
+   * Nova's allocations sit on (an adopted Cyborg record, docs/adopt.md "Xilinx Alveo U280/U50").
+   * Drivers never set it; the conductor keeps it across reports.
+   */
+  rpUuid: Type.Optional(BoundedUuid()),
 });
 
 export const DeviceType = Type.Union(['GPU', 'FPGA', 'AICHIP', 'QAT', 'NIC', 'SSD'].map((t) => Type.Literal(t)));

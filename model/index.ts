@@ -45,6 +45,7 @@ export {
   type ParamsOf,
   positionalArgs,
   type ReplyOf,
+  sinceOf,
   SnapshotCursor,
   SnapshotPage,
 } from './control-calls.js';

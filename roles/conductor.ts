@@ -27,6 +27,11 @@ import { MEMORY_DATABASE, natsProblem, natsWaitText, requireDatabase, roleBus, r
 
 /** How long a readiness probe of the database may take (below the api's readiness call's 1 s). */
 const READINESS_PROBE_MS = 800;
+/**
+ * How long a stopping conductor lets its operations under way end (a bind waiting for its agent,
+ * a detach) before it gives its leases back: a restart's binds end Bound, not "interrupted".
+ */
+const DRAIN_MS = 10_000;
 
 export interface RunningConductor {
   id: string;
@@ -123,7 +128,7 @@ export async function startConductor(config: Config, log: Logger, deps: { journa
         for (const o of offs) o();
         offAutoEnable?.();
         placement?.stop();
-        await conductor.stop();
+        await conductor.stop(DRAIN_MS);
         await nova.stop();
         publisher.get().stop();
         await cluster?.stopRoster();
@@ -297,7 +302,17 @@ function serveConductor(
       timeoutMs: d.requestTimeoutMs,
       log,
       ...(lease ? { ownerOf: (h: string) => lease.ownerOf(h), liveConductors: () => lease.liveConductors() } : {}),
-      ...(cluster ? { settled: (h: string) => cluster.router.settled(h), arqHome: cluster.arqHome } : {}),
+      ...(cluster
+        ? {
+            settled: (h: string) => cluster.router.settled(h),
+            arqHome: cluster.arqHome,
+            claimOrphan: async (h: string) => {
+              if (!cluster.lease.recorded(h)) return undefined;
+              const r = await cluster.router.route(h);
+              return r.mine ? id : (r.owner ?? null);
+            },
+          }
+        : {}),
       // A round trip with a deadline: a partitioned database hangs without an error.
       databaseProblem: databaseProbe(inner, READINESS_PROBE_MS) ?? (() => undefined),
       ...(lease ? { hostsProblem: () => takeoverProblem(journal as FencedJournal, lease, id) } : {}),

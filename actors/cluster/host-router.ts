@@ -6,6 +6,7 @@ import { reportFromItsHost, type ReportStats } from '../conductor/index.js';
 import type { FencedJournal, HostState } from './fenced-journal.js';
 import type { LeaseTable } from './lease.js';
 import { CyborgError } from '../../errors/index.js';
+import { PROTOCOL } from '../../release/index.js';
 
 type Kind = 'register' | 'inventory' | 'heartbeat' | 'health';
 type Route = { mine: true } | { mine: false; owner: string | undefined };
@@ -263,6 +264,10 @@ class RoutedBus implements Bus {
     this.inner.publish(subject, schema, msg);
   }
 
+  speaks(): number {
+    return this.inner.speaks?.() ?? PROTOCOL.current;
+  }
+
   request<Req extends TSchema, Rep extends TSchema>(
     subject: string,
     reqSchema: Req,
@@ -345,16 +350,16 @@ class RoutedBus implements Bus {
   ): Unsubscribe {
     const kind = KINDS[subject];
     if (!kind) return this.inner.respond(subject, reqSchema, repSchema, handler, opts);
-    const routed: RequestHandler<Req, Rep> = async (msg, subj) => {
+    const routed: RequestHandler<Req, Rep> = async (msg, subj, written) => {
       if (!this.fromItsHost(subj, msg))
         throw new CyborgError('bus.invalid_message', `a report for host ${hostOf(msg)} must come on that host's subject, not ${subj}`);
       const r = await this.router.route(hostOf(msg));
-      if (r.mine) return handler(msg, subj);
+      if (r.mine) return handler(msg, subj, written);
       if (!r.owner) throw new CyborgError('lease.not_owner', `no conductor holds host ${hostOf(msg)}`);
       return this.inner.request(Subjects.conductorForward(r.owner, kind), reqSchema, repSchema, msg, { timeoutMs: this.timeoutMs });
     };
-    const direct: RequestHandler<Req, Rep> = async (msg, subj) => {
-      if ((await this.router.route(hostOf(msg))).mine) return handler(msg, subj);
+    const direct: RequestHandler<Req, Rep> = async (msg, subj, written) => {
+      if ((await this.router.route(hostOf(msg))).mine) return handler(msg, subj, written);
       throw new CyborgError('lease.not_owner', `host ${hostOf(msg)} is not held by conductor ${this.me}`);
     };
     const offs = [

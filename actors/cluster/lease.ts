@@ -212,18 +212,18 @@ export class LeaseTable {
     }
   }
 
-  /** Gives our hosts and our lease back (graceful stop): others take over at once. */
+  /**
+   * Gives our lease back (graceful stop): our conductor record goes, so every other conductor sees
+   * our hosts as orphans at once and takes them over (the lease tick's orphan scan). The host
+   * records stay, naming us: a host given back is "between conductors", not unknown — a bind or a
+   * release for it waits for its new holder instead of failing "host not found" (control/arq-ops.ts).
+   */
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopping = true;
     clearInterval(this.timer);
-    // Emptied first: the watch hears our own deletes, and they are no news to this conductor.
-    const mine = [...this.mine];
+    // Emptied first: the watch hears our own delete, and it is no news to this conductor.
     this.mine.clear();
-    for (const host of mine) {
-      const h = this.hosts.get(host);
-      if (h) await this.opts.kv.delete(hostKey(host), { previousSeq: h.revision }).catch(() => undefined);
-    }
     await this.opts.kv.delete(conductorKey(this.id), { previousSeq: this.myRevision }).catch(() => undefined);
     this.stopped = true;
     this.mine.clear();

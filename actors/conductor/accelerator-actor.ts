@@ -231,6 +231,25 @@ export class AcceleratorActor implements MachineOwner<AcceleratorContext>, Resta
     this.onTransition(conditionTransition(note, m.value, meta), m.persisted());
   }
 
+  /** Whether a driver operation is under way (the machine is in a busy state). */
+  get busy(): boolean {
+    return this.m?.snapshot.hasTag('busy') === true;
+  }
+
+  /** Resolves once the machine is not busy (its driver operation has ended or failed), or after `withinMs`. */
+  idle(withinMs: number): Promise<void> {
+    if (!this.busy) return SETTLED;
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, withinMs);
+      void this.settled()
+        .catch(() => undefined)
+        .finally(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+    });
+  }
+
   /** Resolves when every change made so far is committed (writing a deferred one now). */
   flushed(): Promise<void> {
     if (this.deferredTail) {

@@ -215,6 +215,11 @@ export class ArqActor {
     });
   }
 
+  /** Resolves once the machine is not busy (a bind or release under way has ended), or after `withinMs`. */
+  idle(withinMs: number): Promise<void> {
+    return this.settled(withinMs).catch(() => undefined);
+  }
+
   flushed(): Promise<void> {
     this.writeDeferred();
     return this.commitChain;

@@ -7,7 +7,7 @@ import type { Supervisor } from './supervisor.js';
 export interface ArqDeskOptions {
   tree: Supervisor;
   documents: DocumentStore;
-  /** How long an unbind or delete waits for its release before answering with the committed intent. */
+  /** How long a bind, unbind or delete waits for its attach or release before answering with the committed intent. */
   releaseWaitMs: number;
 }
 
@@ -26,12 +26,18 @@ export class ArqDesk {
     return arq.view();
   }
 
+  /**
+   * Durable intent, as Cyborg's PATCH is (202, then Nova polls): answered once `BindStarted` is
+   * committed, with the outcome if the attach ends within the wait. A bind held up longer (its
+   * agent restarting, a host being taken over) must not answer 503 for a bind that goes on and
+   * lands: Nova would retry a bind already under way and fail the boot.
+   */
   bind(uuid: string, binding: Binding, meta: RequestMeta = {}): Promise<ArqView> {
     this.o.tree.assertRunning();
     const arq = this.o.tree.arqActor(uuid);
     const { program: _ignored, ...asked } = binding;
     const program = this.o.documents.programOf(arq.view());
-    return arq.request({ type: 'BIND', ...asked, ...(program ? { program } : {}) }, meta);
+    return arq.request({ type: 'BIND', ...asked, ...(program ? { program } : {}) }, meta, { settleWithinMs: this.o.releaseWaitMs });
   }
 
   /** Durable intent: answered once `Unbinding` is committed, if the release takes longer (see Rounds). */

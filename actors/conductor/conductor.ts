@@ -97,8 +97,10 @@ export class Conductor implements ControlPlane, FleetSource {
     this.rounds.soon();
   }
 
-  async stop(): Promise<void> {
+  async stop(drainMs = 0): Promise<void> {
     this.tree.refuseWrites();
+    // Before the intake stops: the operations under way wait for their agents' answers.
+    if (drainMs > 0) await this.tree.drain(drainMs);
     this.rounds.stop();
     this.intake.stop();
     await this.tree.stop();

@@ -144,6 +144,7 @@ export class HostActor {
     // gone): those recorded for it stay as they are, marked, instead of being removed.
     const kept = failedDrivers.length > 0 ? this.keptFor(devices, failedDrivers) : [];
     if (kept.length > 0) devices = [...devices, ...kept];
+    devices = keepingProviders(devices, (uuid) => this.accelerators.get(uuid)?.deployable.rpUuid);
     const specs = specsOf(this.name, devices);
     // Accelerators whose provider must change with no transition to say so (traits, class, size).
     const respecified: string[] = [];
@@ -333,6 +334,22 @@ function deviceOf(devices: DeviceT[], deployableUuid: string): Omit<DeviceT, 'de
   if (!d) throw new CyborgError('accelerator.not_found', `no device holds deployable ${deployableUuid}`);
   const { deployables: _d, ...device } = d;
   return device;
+}
+
+/**
+ * The report with each deployable's kept provider (`rpUuid`, an adopted Cyborg record's) carried
+ * over: agents never know it, and without it the next report would move the accelerator to the
+ * provider its name gives — one provider deleted, another created under Nova's allocations.
+ */
+function keepingProviders(devices: DeviceT[], keptOf: (deployableUuid: string) => string | undefined): DeviceT[] {
+  if (!devices.some((d) => d.deployables.some((x) => !x.rpUuid && keptOf(x.uuid)))) return devices;
+  return devices.map((d) => ({
+    ...d,
+    deployables: d.deployables.map((x) => {
+      const rp = x.rpUuid ?? keptOf(x.uuid);
+      return rp ? { ...x, rpUuid: rp } : x;
+    }),
+  }));
 }
 
 function specsOf(host: string, devices: DeviceT[]): AcceleratorSpec[] {

@@ -62,6 +62,7 @@ export class ReportDoor {
       subscribe: (s, schema, h, o) => inner.subscribe(s, schema, h, o),
       request: (s, a, b, msg, o) => inner.request(s, a, b, msg, o),
       close: () => inner.close(),
+      ...(inner.speaks ? { speaks: () => inner.speaks!() } : {}),
       respond: <Req extends TSchema, Rep extends TSchema>(
         subject: string,
         req: Req,
@@ -74,9 +75,9 @@ export class ReportDoor {
           subject,
           req,
           rep,
-          async (msg: Static<Req>, subj) => {
+          async (msg: Static<Req>, subj, written) => {
             await this.admit(msg as InventoryMsg);
-            return handler(msg, subj);
+            return handler(msg, subj, written);
           },
           o,
         );

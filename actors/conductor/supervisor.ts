@@ -294,6 +294,19 @@ export class Supervisor implements TreeEffects {
     if (this.stopping) throw new CyborgError('service.shutting_down', 'the conductor is shutting down');
   }
 
+  /**
+   * Lets the operations under way end — a bind waiting for its agent's attach, a detach, an
+   * install — for at most `withinMs`: a graceful stop (a restart, a rolling upgrade) must not
+   * leave them to be recovered as "interrupted" (a failed bind, an accelerator in `error`) by the
+   * conductor that takes its hosts over. New writes are refused meanwhile (`refuseWrites`).
+   */
+  async drain(withinMs: number): Promise<void> {
+    const busy: Promise<void>[] = [];
+    for (const a of this.accelerators()) if (a.busy) busy.push(a.idle(withinMs));
+    for (const a of this.arqs.values()) busy.push(a.idle(withinMs));
+    await Promise.all(busy);
+  }
+
   /** Waits for every actor's commits, then stops them all. */
   async stop(): Promise<void> {
     await Promise.all([...this.accelerators()].map((a) => a.flushed().catch(() => undefined)));

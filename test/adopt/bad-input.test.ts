@@ -1,6 +1,6 @@
 import mysql from 'mysql2/promise';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { cyborgProcess, errorLines, startCyborg } from '../cli/spawn.js';
 import { svc } from '../services.js';
 import { freshDatabase } from '../support/database.js';
@@ -75,6 +75,13 @@ describe.skipIf(!mariadbUp || !svc.postgres)('cyborg adopt refuses bad input, an
       /^cyborg: deployables row id 1 .*: name holds a NUL/,
     ],
     [
+      // Cyborg's name columns are varchar(255); an attribute's key is text.
+      'an over-long name',
+      async () => (await broken("UPDATE attributes SET `key` = REPEAT('k', 300) WHERE id = 1")).url,
+      8,
+      /^cyborg: attributes row id 1 .*: key is 300 characters long, more than 255$/,
+    ],
+    [
       'an over-long value',
       async () => (await broken("UPDATE attributes SET value = REPEAT('x', 5000) WHERE id = 1")).url,
       8,
@@ -136,24 +143,49 @@ describe.skipIf(!mariadbUp || !svc.postgres)('cyborg adopt refuses bad input, an
     const src = await loadDump('master-bound.sql');
     dropped.push(src.drop);
     const full = { device_profiles: 2, devices: 1, deployables: 1, attach_handles: 16, accelerators: 1, extended_accelerator_requests: 5 };
-    // Kills spread over a whole run's length, as long as this machine takes for one (a dry run reads and plans the same).
+    // Kills spread over a whole run's length, as long as this machine takes for one: a full
+    // adoption into a throwaway database (start, read, plan, the commit, the exit).
+    const scratch = await freshDatabase('adoptkilltime');
+    dropped.push(scratch.drop);
     const started = Date.now();
-    expect((await cyborgProcess(['adopt', '--dry-run', '--from', src.url], { env: { DATABASE_URL: other.url }, timeoutMs: 90_000 })).code).toBe(0);
+    expect((await adopt(src.url, scratch.url)).code).toBe(0);
     const runMs = Date.now() - started;
-    let wholes = 0;
-    for (const afterMs of [0.2, 0.5, 0.8, 0.9, 1.0, 1.1, 1.3].map((f) => Math.round(f * runMs))) {
+    const kills: { at: string; whole: boolean }[] = [];
+    const check = async (at: string): Promise<void> => {
+      const { documents: _d, ...now } = await count(other.url);
+      const empty = Object.values(now).every((n) => n === 0);
+      expect(empty || JSON.stringify(now) === JSON.stringify(full), `after SIGKILL at ${at}: ${JSON.stringify(now)}`).toBe(true);
+      kills.push({ at, whole: !empty });
+    };
+    for (const afterMs of [0.1, 0.3, 0.5, 0.7, 0.8, 0.9, 0.95].map((f) => Math.round(f * runMs))) {
       const run = startCyborg(['adopt', '--from', src.url], { env: { DATABASE_URL: other.url } });
       await new Promise((r) => setTimeout(r, afterMs));
       await run.kill();
-      const { documents: _d, ...now } = await count(other.url);
-      const empty = Object.values(now).every((n) => n === 0);
-      expect(empty || JSON.stringify(now) === JSON.stringify(full), `after SIGKILL at ${afterMs} ms: ${JSON.stringify(now)}`).toBe(true);
-      if (!empty) wholes++;
+      await check(`${afterMs} ms`);
+      if (kills.at(-1)!.whole) break;
     }
+    // And one killed the moment its commit is seen in our database (before it prints or exits).
+    if (!kills.some((k) => k.whole)) {
+      const run = startCyborg(['adopt', '--from', src.url], { env: { DATABASE_URL: other.url } });
+      await vi.waitFor(async () => expect((await count(other.url)).extended_accelerator_requests).toBeGreaterThan(0), { timeout: 60_000, interval: 5 });
+      await run.kill();
+      await check('its commit');
+    }
+    expect(
+      kills.some((k) => !k.whole),
+      'a kill before the commit',
+    ).toBe(true);
+    expect(
+      kills.some((k) => k.whole),
+      'a kill after the commit',
+    ).toBe(true);
     const rerun = await adopt(src.url, other.url);
     expect(rerun.code, rerun.stderr).toBe(0);
     const { documents: _d, ...done } = await count(other.url);
     expect(done).toEqual(full);
-    process.stdout.write(`adopt SIGKILL: ${wholes} of 7 kills came after the commit (a run: ${runMs} ms); rerun: ${rerun.stdout.trim().split('\n').at(-1)}\n`);
+    expect(rerun.stdout).toMatch(kills.at(-1)!.whole ? /^verdict: nothing to adopt /m : /^verdict: adopted 28 rows /m);
+    process.stdout.write(
+      `adopt SIGKILL (a run: ${runMs} ms): ${kills.map((k) => `${k.at} ${k.whole ? 'all' : 'none'}`).join(', ')}; rerun: ${rerun.stdout.trim().split('\n').at(-1)}\n`,
+    );
   }, 240_000);
 });

@@ -1,35 +1,17 @@
-import { execFile, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NAMESPACE_DNS, uuid3 } from '../../ids/index.js';
 import { PlacementClient } from '../../openstack/placement/client.js';
 import { cyborgProcess, errorLines } from '../cli/spawn.js';
 import { svc } from '../services.js';
 import { freshDatabase } from '../support/database.js';
-import { eventually } from '../support/eventually.js';
 import { placementAuthFor } from '../keystone/placement-auth.js';
-import { startStack, type Stack } from '../support/stack.js';
 import { checksum, cyborgRows, DUMPS, hostOf, loadDump, mariadbUp } from './cyborg-db.js';
+import { cutOver, novaInstalled, novaScript, targetRows, type CutOver, type NovaCalls } from './cut-over.js';
 
-const PYTHON = '/usr/bin/python3';
-const novaInstalled = existsSync(PYTHON) && spawnSync(PYTHON, ['-c', 'import nova.accelerator.cyborg'], { stdio: 'ignore' }).status === 0;
 const PROJECT = '7acee29c852d4c0ab3764d118be2a3b4';
 /** Cyborg's state names as our v2 API shows the machine states adopted from them. */
 const SHOWN: Record<string, string> = { BindStarted: 'BindFailed' };
-
-async function targetRows(url: string, sql: string): Promise<Record<string, any>[]> {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    return (await c.query(sql)).rows;
-  } finally {
-    await c.end();
-  }
-}
 
 /**
  * The move from a real OpenStack Cyborg, for each committed dump (test/fixtures/cyborg-db/: made by
@@ -133,7 +115,7 @@ describe.skipIf(!mariadbUp || !svc.postgres).each(DUMPS)('cyborg adopt from the 
 
   describe.skipIf(!svc.placement)('the cut-over against the real Placement', () => {
     let placement: PlacementClient;
-    let rt: Stack | undefined;
+    let rt: CutOver | undefined;
     let instances: string[] = [];
     const newInstance = randomUUID();
 
@@ -168,39 +150,20 @@ describe.skipIf(!mariadbUp || !svc.postgres).each(DUMPS)('cyborg adopt from the 
     });
     afterAll(async () => {
       await rt?.stop();
-      vi.restoreAllMocks();
       await cleanPlacement();
     });
 
     it("the first agent report reconciles with the adopted records: no provider created or deleted, allocations untouched; Nova's calls work", async () => {
-      const creates = vi.spyOn(PlacementClient.prototype, 'createProvider');
-      const deletes = vi.spyOn(PlacementClient.prototype, 'deleteProvider');
       const [adopted] = await targetRows(target.url, 'select id, state from accelerators');
-      rt = await startStack({
-        hosts: [host],
-        fake: { gpus: 0, nics: 0 },
-        journal: { databaseUrl: target.url },
-        placement: { url: svc.placement!, createRoots: false },
-        api: true,
-      });
-      const stack = rt;
-      await eventually(() => stack.conductor.getHost(host).drivers.length > 0, { what: "the agent's first report" });
-      const reported = Date.now();
-      const synced = await eventually(
-        () => {
-          const accs = stack.conductor.listAccelerators({ host });
-          const s = stack.sync.status(adopted!.id);
-          return accs.length === 1 && s?.status === 'in_sync' && Date.parse(s.syncedAt ?? '') >= reported ? { accs, s } : undefined;
-        },
-        { what: 'the adopted accelerator reconciled with Placement', timeoutMs: 60_000 },
-      );
-      expect(synced.accs.map((a) => [a.id, a.rpUuid, a.state])).toEqual([[adopted!.id, rp, adopted!.state]]);
-      expect(creates.mock.calls.length, 'providers created at the cut-over').toBe(0);
-      expect(deletes.mock.calls.length, 'providers deleted at the cut-over').toBe(0);
+      const ours = await cutOver(host, target.url);
+      rt = ours;
+      const stack = ours.stack;
+      expect(ours.accelerators.map((a) => [a.id, a.rpUuid, a.state])).toEqual([[adopted!.id, rp, adopted!.state]]);
+      expect(ours.writes(), 'providers created and deleted at the cut-over').toMatchObject({ creates: 0, deletes: 0 });
       expect((await placement.getProvider(rp))?.uuid).toBe(rp);
       expect((await placement.getUsages(rp)).FPGA ?? 0).toBe(instances.length);
       expect((await placement.getTraits(rp)).traits).toContain('CUSTOM_FAKE_DEVICE');
-      expect(synced.accs[0]!.allocations?.map((a) => a.instanceUuid).sort() ?? []).toEqual([...instances].sort());
+      expect(ours.accelerators[0]!.allocations?.map((a) => a.instanceUuid).sort() ?? []).toEqual([...instances].sort());
 
       if (!novaInstalled || instances.length === 0) return;
       const url = await stack.app.listen({ host: '127.0.0.1', port: 0 });
@@ -211,12 +174,7 @@ describe.skipIf(!mariadbUp || !svc.postgres).each(DUMPS)('cyborg adopt from the 
         delete: doomed.instance_uuid,
         bind: { profile: 'fpga-1', hostname: host, rp, instance: newInstance },
       };
-      // Not spawnSync: the API answering it runs in this process.
-      const nova = await promisify(execFile)(PYTHON, [join(import.meta.dirname, 'nova_calls.py'), `${url}/v2`, JSON.stringify(plan)], {
-        encoding: 'utf8',
-        timeout: 90_000,
-      });
-      const out = JSON.parse(nova.stdout);
+      const out = await novaScript<NovaCalls>('nova_calls.py', `${url}/v2`, plan);
       const listed = arqs.find((a) => a.instance_uuid === instances[0] && a.state === 'Bound')!;
       expect(out.list).toEqual([
         {
@@ -236,7 +194,7 @@ describe.skipIf(!mariadbUp || !svc.postgres).each(DUMPS)('cyborg adopt from the 
       expect(out.bound).toEqual([
         expect.objectContaining({ state: 'Bound', hostname: host, device_rp_uuid: rp, instance_uuid: newInstance, attach_handle_type: 'TEST_PCI' }),
       ]);
-      expect(creates.mock.calls.length + deletes.mock.calls.length).toBe(0);
+      expect(ours.writes()).toMatchObject({ creates: 0, deletes: 0 });
       process.stdout.write(`adopt ${dump}: Nova calls passed: ${out.calls}\n`);
     }, 240_000);
   });

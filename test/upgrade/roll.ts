@@ -11,6 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { AcceleratorStates } from '../../machines/index.js';
 import { Deployment } from '../nats/deployment.js';
 import { RoleProcess } from '../nats/helpers.js';
 import { freePort } from '../support/ports.js';
@@ -133,11 +134,20 @@ export interface LoadReport {
   retried503: number;
   /** Calls that found no api listening (it was being replaced), retried. */
   apiAway: number;
+  /** Failed boots: any answer but a retried 503 or a missing api (a 404, 409, 500, a bind that failed). */
   failures: string[];
+  /** The operator's enables and disables that failed, by step. */
+  operatorFailures: { step: string; api: Release; status: number; text: string }[];
+  /** 503s without Retry-After (an api process closing), retried, by step and call. */
+  bare503: { step: string; api: Release; text: string }[];
   created: Set<string>;
   deleted: Set<string>;
   deleteSent: Set<string>;
   toggles: number;
+  /** ARQs found holding a handle a bind wanted, and what their history says. */
+  holders: Map<string, string>;
+  /** The ARQ each instance booted with. */
+  arqOf: Map<string, string>;
 }
 
 /**
@@ -146,12 +156,27 @@ export interface LoadReport {
  */
 export function novaLoad(
   apiUrl: () => string,
+  /** Which release's api process answers now. */
+  apiRelease: () => Release,
   slots: { host: string; rpUuid: string }[],
   toggled: string[],
   profile: string,
   stepNow: () => string = () => '',
 ) {
-  const rep: LoadReport = { boots: 0, retried503: 0, apiAway: 0, failures: [], created: new Set(), deleted: new Set(), deleteSent: new Set(), toggles: 0 };
+  const rep: LoadReport = {
+    boots: 0,
+    retried503: 0,
+    apiAway: 0,
+    failures: [],
+    operatorFailures: [],
+    bare503: [],
+    created: new Set(),
+    deleted: new Set(),
+    deleteSent: new Set(),
+    toggles: 0,
+    holders: new Map(),
+    arqOf: new Map(),
+  };
   let stopped = false;
   /** One call, retried while the answer is a 503 with Retry-After or no api listens; any other answer is returned. */
   const call = async (method: string, path: string, body?: unknown): Promise<{ status: number; json: Record<string, unknown> }> => {
@@ -171,20 +196,24 @@ export function novaLoad(
         continue;
       }
       const text = await res.text();
-      if (res.status === 503 && res.headers.get('retry-after')) {
-        rep.retried503++;
+      if (res.status === 503) {
+        // With Retry-After: not done, try again (a lease takeover). Without: an api process that is
+        // closing answered instead of routing the request (0.1.0's did). Both retried, as Nova's
+        // client does with `[cyborg] status_code_retries`; counted apart.
+        if (res.headers.get('retry-after')) rep.retried503++;
+        else rep.bare503.push({ step: stepNow(), api: apiRelease(), text: `${method} ${path.split('?')[0]}` });
         await sleep(200);
         continue;
       }
       return { status: res.status, json: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
     }
   };
-  const boot = async (slot: { host: string; rpUuid: string }): Promise<void> => {
-    const instance = randomUUID();
+  const boot = async (slot: { host: string; rpUuid: string }, instance: string): Promise<void> => {
     const created = await call('POST', '/v2/accelerator_requests', { device_profile_name: profile });
     if (created.status !== 201) throw new Error(`create: ${created.status} ${JSON.stringify(created.json)}`);
     const uuid = (created.json.arqs as { uuid: string }[])[0]!.uuid;
     rep.created.add(uuid);
+    rep.arqOf.set(instance, uuid);
     const bound = await call('PATCH', '/v2/accelerator_requests', {
       [uuid]: [
         { op: 'add', path: '/hostname', value: slot.host },
@@ -197,7 +226,27 @@ export function novaLoad(
       const r = await call('GET', `/v2/accelerator_requests?instance=${instance}&bind_state=resolved`);
       if (r.status === 200) {
         const arq = (r.json.arqs as { state: string; attach_handle_uuid: string | null }[])[0];
-        if (!arq?.attach_handle_uuid) throw new Error(`resolved as ${arq?.state} without an attach handle`);
+        if (!arq?.attach_handle_uuid) {
+          // What the ARQ's history says went wrong, for the failure's words.
+          const h = await call('GET', `/cyborg/v1/history/${uuid}`);
+          const last = ((h.json.transitions as Record<string, unknown>[] | undefined) ?? []).at(-1) ?? {};
+          const { requestId: _r, actor: _a, projectId: _p, kind: _k, id: _i, ...said } = last;
+          // A handle still held: by whom, and what happened to that ARQ (said once per holder).
+          const holderInstance = /held \(([0-9a-f-]{36})/.exec(String(said.reason ?? ''))?.[1];
+          const holder = holderInstance ? (rep.arqOf.get(holderInstance) ?? holderInstance) : undefined;
+          if (holder && !rep.holders.has(holder)) {
+            rep.holders.set(holder, 'asking');
+            const hh = await call('GET', `/cyborg/v1/history/${holder}`);
+            const ts = ((hh.json.transitions as Record<string, unknown>[] | undefined) ?? []).map(
+              (t) => `${String(t.at)} ${String(t.event)}: ${String(t.from)} → ${String(t.to)}`,
+            );
+            rep.holders.set(
+              holder,
+              `${rep.created.has(holder) ? 'created' : 'not created'} by the load, ${rep.deleted.has(holder) ? 'deleted (204)' : rep.deleteSent.has(holder) ? 'delete sent' : 'not deleted'}; ${ts.join('; ')}`,
+            );
+          }
+          throw new Error(`resolved as ${arq?.state} without an attach handle: ${JSON.stringify(said).slice(0, 600)}`);
+        }
         break;
       }
       if (r.status !== 423) throw new Error(`resolved query: ${r.status} ${JSON.stringify(r.json)}`);
@@ -212,8 +261,13 @@ export function novaLoad(
   };
   const worker = async (slot: { host: string; rpUuid: string }): Promise<void> => {
     while (!stopped) {
-      await boot(slot).catch((err: Error) => {
+      const instance = randomUUID();
+      await boot(slot, instance).catch(async (err: Error) => {
         rep.failures.push(`[${stepNow()}] ${slot.host}: ${err.message}`);
+        // What Nova does with a failed build: the instance's ARQs are deleted.
+        const arq = rep.arqOf.get(instance);
+        if (arq) rep.deleteSent.add(arq);
+        await call('DELETE', `/v2/accelerator_requests?instance=${instance}`).catch(() => undefined);
       });
     }
   };
@@ -224,12 +278,31 @@ export function novaLoad(
         for (const action of ['disable', 'enable']) {
           if (stopped) return;
           const r = await call('POST', `/cyborg/v1/accelerators/${id}/${action}`);
-          if (r.status !== 200) rep.failures.push(`[${stepNow()}] operator ${action} ${id}: ${r.status} ${JSON.stringify(r.json).slice(0, 300)}`);
+          if (r.status === 202) {
+            // Accepted, still under way (its agent is restarting): the operator waits for it to end.
+            if (await settles(id)) rep.toggles++;
+            else rep.operatorFailures.push({ step: stepNow(), api: apiRelease(), status: 202, text: `operator ${action} ${id}: under way for a minute` });
+          } else if (r.status !== 200)
+            rep.operatorFailures.push({
+              step: stepNow(),
+              api: apiRelease(),
+              status: r.status,
+              text: `operator ${action} ${id}: ${r.status} ${JSON.stringify(r.json).slice(0, 300)}`,
+            });
           else rep.toggles++;
         }
       }
       await sleep(1_000); // under the api's 300 operator writes a minute
     }
+  };
+  /** Whether an accelerator's operation under way ends (ready or inactive) within a minute, as `cyborg accelerator show` would tell. */
+  const settles = async (id: string): Promise<boolean> => {
+    for (let i = 0; i < 300; i++) {
+      const r = await call('GET', `/cyborg/v1/accelerators/${id}`);
+      if (r.status === 200 && (r.json.state === AcceleratorStates.ready || r.json.state === AcceleratorStates.inactive)) return true;
+      await sleep(200);
+    }
+    return false;
   };
   const all = Promise.all([...slots.map(worker), operator()]);
   return {
