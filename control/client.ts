@@ -25,6 +25,7 @@ import {
   type DriverView,
   type HostView,
 } from '../model/index.js';
+import { budgetFor, carriesDeadline, outcomeUnknown } from './deadline.js';
 import { isBusy } from './driver-client.js';
 import { checkedReply, ControlCalls, ControlReply, ControlRequest, type ArgsOf, type ControlOp, type ControlReplyMsg, type ReplyOf } from './messages.js';
 import { ReadModel } from './read-model.js';
@@ -295,10 +296,14 @@ export class RemoteControlPlane implements ControlPlane {
    */
   async call<O extends ControlOp>(op: O, args: ArgsOf<O>, host?: string, minTimeoutMs = 0): Promise<ReplyOf<O>> {
     const timeoutMs = Math.max(this.timeoutMs, minTimeoutMs);
-    const ask = (): Promise<ReplyOf<O>> => callConductor(this.bus, Subjects.conductorApi, op, args, { timeoutMs, ...(host ? { host } : {}) });
+    // "503 is true": a write carries the wait (control/deadline.ts).
+    const budgetMs = carriesDeadline(ControlCalls[op]) ? budgetFor(timeoutMs) : undefined;
+    const ask = (): Promise<ReplyOf<O>> =>
+      callConductor(this.bus, Subjects.conductorApi, op, args, { timeoutMs, ...(host ? { host } : {}), ...(budgetMs ? { budgetMs } : {}) });
     try {
       return await ask();
     } catch (err) {
+      if (budgetMs) throw outcomeUnknown(err, op, timeoutMs);
       if (!ControlCalls[op].repeatable || !isCyborgError(err) || !MOVING.has(err.code)) throw err;
       await new Promise((r) => setTimeout(r, REPEAT_AFTER_MS));
       return ask();
@@ -353,7 +358,7 @@ export async function callConductor<O extends ControlOp>(
   subject: string,
   op: O,
   args: ArgsOf<O>,
-  o: { timeoutMs: number; host?: string; forwarded?: boolean; caller?: Caller },
+  o: { timeoutMs: number; host?: string; forwarded?: boolean; caller?: Caller; budgetMs?: number | undefined },
 ): Promise<ReplyOf<O>> {
   // No `caller`: an api process (what every caller but another conductor is).
   const req = {
@@ -362,6 +367,7 @@ export async function callConductor<O extends ControlOp>(
     ...(o.host ? { host: o.host } : {}),
     ...(o.forwarded ? { forwarded: true } : {}),
     ...(o.caller && o.caller !== 'api' ? { caller: o.caller } : {}),
+    ...(o.budgetMs ? { budgetMs: o.budgetMs } : {}),
   };
   const reply = await bus.request(subject, ControlRequest, ControlReply, req, { timeoutMs: o.timeoutMs });
   return checkedReply(op, resultOf(reply));

@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
-import type { Change, CommitOptions, Journal } from '../actors/runtime/index.js';
+import { callDeadline, type Change, type CommitOptions, type Journal } from '../actors/runtime/index.js';
 import { CyborgError } from '../errors/index.js';
 import { Answers } from './answers.js';
 import { checkChanges } from './bounds.js';
 import { COMMIT_LIFECYCLE, CommitStates, stepCommit } from './commit-lifecycle.js';
+import { Deadlines } from './deadline.js';
 import { DeferTimer } from './deferral.js';
 import { Flight, PipelineFailure, writePipelined } from './flight.js';
 import { FlushWriter } from './flush-writer.js';
@@ -66,6 +67,8 @@ export class PgJournal extends JournalReads implements Journal {
   private readonly answers = new Answers();
   private readonly outage: Outage;
   private readonly deferred: DeferTimer;
+  /** Calls' deadlines: what their callers were answered "not done" on is never written (deadline.ts). */
+  private readonly deadlines: Deadlines;
   /** What a flush on the serial path works with (serial-flush.ts). */
   private readonly flush: FlushDeps;
   /** This journal's flushes' ids: `<instance>:<n>`, stamped on each flush's last transition row. */
@@ -101,6 +104,11 @@ export class PgJournal extends JournalReads implements Journal {
       () => this.queue,
       () => this.kick(),
     );
+    this.deadlines = new Deadlines(opts.log, (which, err) => {
+      const n = this.drop(which, err);
+      this.stats.deadlinePassed += n;
+      return n;
+    });
     this.flush = {
       writer: this.writer,
       outage: this.outage,
@@ -128,7 +136,9 @@ export class PgJournal extends JournalReads implements Journal {
    */
   commit(changes: Change[], opts?: CommitOptions): Promise<void> {
     let refused: CyborgError | undefined;
+    const call = callDeadline();
     if (this.closed) refused = new CyborgError('service.shutting_down', 'the journal is closed');
+    else if ((refused = this.deadlines.admit(call))) this.stats.deadlinePassed++;
     else {
       try {
         checkChanges(changes);
@@ -143,7 +153,7 @@ export class PgJournal extends JournalReads implements Journal {
           for (const c of changes) if (c.type === 'inventory') this.writer.prepare(c.host, c.devices);
           const deferred = opts?.defer === true;
           const state = COMMIT_LIFECYCLE.received[deferred ? 'DEFER' : 'QUEUE']!;
-          this.queue.push({ changes, at: Date.now(), resolve, reject, state, busy: this.open.length > 0 });
+          this.queue.push({ changes, at: Date.now(), resolve, reject, state, busy: this.open.length > 0, ...(call ? { call } : {}) });
           if (this.outage.down()) this.sweep(0);
           if (deferred) this.deferred.arm();
           else this.kick();
