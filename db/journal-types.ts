@@ -97,6 +97,8 @@ export interface Pending {
   state: CommitState;
   /** A flush was open when this commit arrived: the journal is busy, worth pipelining (a hint, not a state). */
   busy: boolean;
+  /** `CommitOptions.untilWritten`: never dropped, whatever waits (drop() passes it by). */
+  keep?: true;
   /** The deadline of the call it was made for (db/deadline.ts), absent for the conductor's own work. */
   call?: CallDeadline;
 }

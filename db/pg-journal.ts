@@ -136,7 +136,8 @@ export class PgJournal extends JournalReads implements Journal {
    */
   commit(changes: Change[], opts?: CommitOptions): Promise<void> {
     let refused: CyborgError | undefined;
-    const call = callDeadline();
+    const keep = opts?.untilWritten === true;
+    const call = keep ? undefined : callDeadline();
     if (this.closed) refused = new CyborgError('service.shutting_down', 'the journal is closed');
     else if ((refused = this.deadlines.admit(call))) this.stats.deadlinePassed++;
     else {
@@ -153,7 +154,16 @@ export class PgJournal extends JournalReads implements Journal {
           for (const c of changes) if (c.type === 'inventory') this.writer.prepare(c.host, c.devices);
           const deferred = opts?.defer === true;
           const state = COMMIT_LIFECYCLE.received[deferred ? 'DEFER' : 'QUEUE']!;
-          this.queue.push({ changes, at: Date.now(), resolve, reject, state, busy: this.open.length > 0, ...(call ? { call } : {}) });
+          this.queue.push({
+            changes,
+            at: Date.now(),
+            resolve,
+            reject,
+            state,
+            busy: this.open.length > 0,
+            ...(call ? { call } : {}),
+            ...(keep ? { keep } : {}),
+          });
           if (this.outage.down()) this.sweep(0);
           if (deferred) this.deferred.arm();
           else this.kick();
@@ -251,13 +261,14 @@ export class PgJournal extends JournalReads implements Journal {
    * lifecycle's `DROP`: queued, deferred, in a flush not yet sent, between retries), and leaves it
    * out: those queued are taken out now, those in a flush under way when it is redone
    * (serial-flush.ts). One that may be in the database is not picked: its answer waits for the
-   * database to say. Answered through `answers`, behind the acks already due, in commit order.
+   * database to say, nor one that must be written whenever it can (`CommitOptions.untilWritten`).
+   * Answered through `answers`, behind the acks already due, in commit order.
    * Returns how many were dropped.
    */
   drop(which: (p: Pending) => boolean, err: CyborgError): number {
     const answers: (() => void)[] = [];
     for (const p of [...this.open.flatMap((f) => f.batch), ...this.queue])
-      if (COMMIT_LIFECYCLE[p.state].DROP && which(p) && stepCommit(p, 'DROP')) answers.push(() => p.reject(err));
+      if (!p.keep && COMMIT_LIFECYCLE[p.state].DROP && which(p) && stepCommit(p, 'DROP')) answers.push(() => p.reject(err));
     if (answers.length === 0) return 0;
     this.stats.dropped += answers.length;
     this.queue = this.queue.filter((p) => p.state !== CommitStates.dropped);
