@@ -26,6 +26,7 @@ import {
   type HostView,
 } from '../model/index.js';
 import { budgetFor, carriesDeadline, outcomeUnknown } from './deadline.js';
+import { ViewCompleteness } from './view-complete.js';
 import { isBusy } from './driver-client.js';
 import { checkedReply, ControlCalls, ControlReply, ControlRequest, type ArgsOf, type ControlOp, type ControlReplyMsg, type ReplyOf } from './messages.js';
 import { ReadModel } from './read-model.js';
@@ -60,6 +61,8 @@ export class RemoteControlPlane implements ControlPlane {
   /** The background comparison of the view with the database (control/view-check.ts). */
   readonly viewCheck: ViewCheck;
   private viewCheckTimer: NodeJS.Timeout | undefined;
+  /** Whether a miss in the view may still be a conductor's takeover under way (control/view-complete.ts). */
+  private readonly completeness: ViewCompleteness;
 
   constructor(
     private readonly bus: Bus,
@@ -77,6 +80,7 @@ export class RemoteControlPlane implements ControlPlane {
       resync: (why) => this.sync.resync(why),
       log,
     });
+    this.completeness = new ViewCompleteness({ takeoverUnderWay: () => this.takeoverUnderWay(), log });
     this.sync = new ViewSync({
       bus,
       log,
@@ -85,6 +89,7 @@ export class RemoteControlPlane implements ControlPlane {
       current: () => this.model,
       onModel: (m) => {
         this.model = m;
+        this.completeness.replaced();
         (this.documents as RemoteDocuments).statusGeneration++;
       },
       onTransitions: (ts) => {
@@ -114,7 +119,30 @@ export class RemoteControlPlane implements ControlPlane {
   stop(): void {
     clearInterval(this.viewCheckTimer);
     this.viewCheckTimer = undefined;
+    this.completeness.stop();
     this.sync.stop();
+  }
+
+  /** Whether a conductor is still taking over hosts the view lacks (each answers its readiness); undefined if one did not answer. */
+  private async takeoverUnderWay(): Promise<boolean | undefined> {
+    const ids = this.sync.conductors();
+    const subjects = ids.length > 0 ? ids.map((id) => Subjects.conductorApiOf(id)) : [Subjects.conductorApi];
+    const answers = await Promise.all(
+      subjects.map((s) => callConductor(this.bus, s, 'readiness', {}, { timeoutMs: Math.min(1_000, this.timeoutMs) }).catch(() => undefined)),
+    );
+    if (answers.some((a) => a === undefined)) return undefined;
+    return answers.some((a) => a!.hosts !== undefined);
+  }
+
+  /**
+   * Why a miss on `id` is not (yet) authoritative — the view is loading, being rebuilt, or a
+   * conductor is taking over hosts it lacks — as the 503 to answer; undefined when a miss is a miss.
+   */
+  unseen(id: string): CyborgError | undefined {
+    if (this.sync.state === 'synced' && !this.completeness.incomplete) return undefined;
+    const why =
+      this.sync.state === 'synced' ? 'a conductor is still taking over hosts this view lacks' : 'this api is still loading its view from the conductors';
+    return new CyborgError('bus.no_responder', `${why}; retry shortly`, { id, retryAfterS: 1 });
   }
 
   /** Why reads are not yet (or no longer) complete and current: `/readyz` says it; undefined once they are. */
@@ -215,9 +243,7 @@ export class RemoteControlPlane implements ControlPlane {
 
   /** A miss is authoritative once the view is complete; before, it is "not yet" (503), never a 404. */
   private missing(code: 'host.not_found' | 'accelerator.not_found' | 'arq.not_found', id: string): Error {
-    if (this.sync.state === 'loading')
-      return new CyborgError('bus.no_responder', 'this api is still loading its view from the conductors; retry shortly', { id });
-    return new NotFoundError(code, id);
+    return this.unseen(id) ?? new NotFoundError(code, id);
   }
 
   // --- verbs: calls to the conductor, built from the call table -----------------------------
