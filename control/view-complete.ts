@@ -44,14 +44,13 @@ export class ViewCompleteness {
     this.watching = true;
     const every = this.o.everyMs ?? 250;
     const maxMs = this.o.maxMs ?? 60_000;
-    // Two answers in a row with no takeover: the views a finished takeover publishes are on their way after the first.
-    let clear = 0;
     try {
       while (this.pendingSince !== null) {
-        await new Promise((r) => setTimeout(r, every).unref());
+        const asked = Date.now();
         const busy = await this.o.takeoverUnderWay().catch(() => undefined);
-        clear = busy === false ? clear + 1 : 0;
-        if (clear >= 2) this.pendingSince = null;
+        // The views a finished takeover published came on the same connection before this answer.
+        // A replacement meanwhile asks again.
+        if (busy === false && this.pendingSince !== null && this.pendingSince <= asked) this.pendingSince = null;
         else if (this.pendingSince !== null && Date.now() - this.pendingSince > maxMs) {
           this.o.log.warn(
             { waitedMs: Date.now() - this.pendingSince },
@@ -59,6 +58,7 @@ export class ViewCompleteness {
           );
           this.pendingSince = null;
         }
+        if (this.pendingSince !== null) await new Promise((r) => setTimeout(r, every).unref());
       }
     } finally {
       this.watching = false;

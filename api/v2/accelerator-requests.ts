@@ -199,9 +199,7 @@ export const arqRoutes: FastifyPluginAsyncTypebox<V2Deps> = async (app, deps) =>
         throw v2Error('arq.bad_state', `Bad state: ${a.cyborgState} for ARQ: ${a.uuid}. Expected state(s): ['${ArqStates.Initial}', '${ArqStates.Unbound}']`);
       }
       const rp = parsed.items[i]!.binding.deviceRpUuid;
-      // Not in a view still loading is "not yet" (503), never a 404: Nova fails the boot on a 404.
-      if (!control.getAcceleratorByRp(rp))
-        throw control.unseen?.(rp) ?? v2Error('deployable.not_found', `Deployable not found with resource provider uuid=${rp}`, { rp });
+      if (!control.getAcceleratorByRp(rp)) throw v2Error('deployable.not_found', `Deployable not found with resource provider uuid=${rp}`, { rp });
     }
     await Promise.all(parsed.items.map((i) => control.bindArq(i.uuid, i.binding, meta)));
   };

@@ -61,7 +61,7 @@ function deployableContext(deps: V2Deps) {
   };
   const find = (uuid: string): DeployableEntry => {
     const e = catalogue.deployable(checkUuid(uuid));
-    if (!e) throw control.unseen?.(uuid) ?? notFound.deployable(uuid);
+    if (!e) throw notFound.deployable(uuid);
     return e;
   };
   const program = async (req: { params: { uuid: string }; body: Static<typeof ProgramBody> } & Parameters<typeof h.authorize>[0]): Promise<Deployable> => {
