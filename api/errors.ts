@@ -14,8 +14,9 @@ export interface ErrorBody {
  * else to 500 with a generic message (the log keeps the whole error). Routes that must speak
  * Cyborg's `{"error_message": ...}` format register their own handler in their own scope.
  */
-export function installErrorHandler(app: FastifyInstance): void {
-  app.setErrorHandler((err: FastifyError, req: FastifyRequest, reply: FastifyReply) => {
+export function installErrorHandler(app: FastifyInstance, unseen?: Unseen): void {
+  app.setErrorHandler((thrown: FastifyError, req: FastifyRequest, reply: FastifyReply) => {
+    const err = notYet(thrown, unseen);
     const { status, body } = toHttp(err);
     if (status >= 500) req.log.error({ err }, 'request failed');
     else req.log.info({ code: body.code, status }, body.message);
@@ -25,6 +26,20 @@ export function installErrorHandler(app: FastifyInstance): void {
   app.setNotFoundHandler((req, reply) => {
     void reply.status(404).send({ code: 'route.not_found', message: `no route ${req.method} ${req.url}` });
   });
+}
+
+/** The control plane's `unseen`: why a miss in the api's view is not yet authoritative. */
+export type Unseen = (id: string) => Error | undefined;
+
+/**
+ * A "not found" for an id the api's view may still lack (it is loading, or a conductor is taking
+ * hosts over: control/view-complete.ts) is answered as that 503 + Retry-After instead, whichever
+ * route looked it up (issue 39: Nova treats a 404 on a bind as a failed boot).
+ */
+export function notYet<E>(err: E, unseen: Unseen | undefined): E | Error {
+  if (!unseen || !isCyborgError(err) || err.status !== 404) return err;
+  const d = err.details;
+  return unseen(String(d.uuid ?? d.id ?? d.name ?? d.rp ?? '')) ?? err;
 }
 
 /**

@@ -76,7 +76,7 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
   const coercing = new Ajv({ ...ajvOptions, coerceTypes: 'array' });
   const exact = new Ajv({ ...ajvOptions, coerceTypes: false });
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? exact : coercing).compile(schema));
-  installErrorHandler(app);
+  installErrorHandler(app, opts.control.unseen?.bind(opts.control));
   installRequestIds(app);
   installAuth(app, authSettings({ ...opts.v2, ...opts.auth }));
   await registerOpenApi(app);

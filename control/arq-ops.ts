@@ -3,6 +3,7 @@ import { Subjects } from '../bus/index.js';
 import { CyborgError, isCyborgError, NotFoundError } from '../errors/index.js';
 import type { ArqHold, Binding, BoundTo, RequestMeta } from '../model/index.js';
 import { callConductor } from './client.js';
+import { forwardedBudget } from './deadline.js';
 
 /** What routing a bind needs of the lease table: who holds a host, who is alive. */
 export interface LeaseView {
@@ -52,7 +53,7 @@ export function remoteArqCalls(
       Subjects.conductorApiOf(conductor),
       'arqAttach',
       { arqUuid, binding },
-      { timeoutMs, forwarded: true, host: binding.hostname, caller: 'conductor' },
+      { timeoutMs, forwarded: true, host: binding.hostname, caller: 'conductor', budgetMs: forwardedBudget(timeoutMs) },
     );
   const releaseOn = (conductor: string, arqUuid: string, boundTo: BoundTo | null, asOwner: boolean, host?: string): Promise<boolean> =>
     callConductor(
@@ -60,7 +61,7 @@ export function remoteArqCalls(
       Subjects.conductorApiOf(conductor),
       'arqRelease',
       { arqUuid, boundTo, asOwner },
-      { timeoutMs, forwarded: true, caller: 'conductor', ...(host ? { host } : {}) },
+      { timeoutMs, forwarded: true, caller: 'conductor', ...(host ? { host } : {}), budgetMs: forwardedBudget(timeoutMs) },
     );
   const attachOnce = async (arqUuid: string, b: Binding): Promise<BoundTo> => {
     const owner = lease.ownerOf(b.hostname);

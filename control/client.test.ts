@@ -40,10 +40,23 @@ describe("the api's control calls", () => {
     });
   });
 
-  it('answers a conductor that does not answer by the deadline with bus.timeout, a 503', async () => {
+  it('answers a read a conductor does not answer by the deadline with bus.timeout, a 503', async () => {
     const bus = new InProcessBus(quietLogger());
     bus.respond(Subjects.conductorApi, ControlRequest, ControlReply, () => new Promise<ControlReplyMsg>(() => undefined));
     const api = new RemoteControlPlane(bus, quietLogger(), 200);
-    await expect(api.call('documents.deleteProfile', { uuid: 'p-1' })).rejects.toMatchObject({ code: 'bus.timeout', status: 503 });
+    await expect(api.history('a-1')).rejects.toMatchObject({ code: 'bus.timeout', status: 503 });
+  });
+
+  it('sends a write with its deadline, and answers one unanswered within its wait request.outcome_unknown (504), never 503', async () => {
+    const bus = new InProcessBus(quietLogger());
+    const budgets: (number | undefined)[] = [];
+    bus.respond(Subjects.conductorApi, ControlRequest, ControlReply, (req) => {
+      budgets.push(req.budgetMs);
+      return new Promise<ControlReplyMsg>(() => undefined);
+    });
+    const api = new RemoteControlPlane(bus, quietLogger(), 200);
+    await expect(api.call('documents.deleteProfile', { uuid: 'p-1' })).rejects.toMatchObject({ code: 'request.outcome_unknown', status: 504 });
+    // The conductor's deadline comes before the api stops waiting: what it leaves out it answers 503 in time.
+    expect(budgets).toEqual([150]);
   });
 });

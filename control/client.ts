@@ -25,6 +25,8 @@ import {
   type DriverView,
   type HostView,
 } from '../model/index.js';
+import { budgetFor, carriesDeadline, outcomeUnknown } from './deadline.js';
+import { ViewCompleteness } from './view-complete.js';
 import { isBusy } from './driver-client.js';
 import {
   checkedReply,
@@ -70,6 +72,8 @@ export class RemoteControlPlane implements ControlPlane {
   /** The background comparison of the view with the database (control/view-check.ts). */
   readonly viewCheck: ViewCheck;
   private viewCheckTimer: NodeJS.Timeout | undefined;
+  /** Whether a miss in the view may still be a conductor's takeover under way (control/view-complete.ts). */
+  private readonly completeness: ViewCompleteness;
 
   constructor(
     private readonly bus: Bus,
@@ -87,6 +91,7 @@ export class RemoteControlPlane implements ControlPlane {
       resync: (why) => this.sync.resync(why),
       log,
     });
+    this.completeness = new ViewCompleteness({ takeoverUnderWay: () => this.takeoverUnderWay(), log });
     this.sync = new ViewSync({
       bus,
       log,
@@ -95,6 +100,7 @@ export class RemoteControlPlane implements ControlPlane {
       current: () => this.model,
       onModel: (m) => {
         this.model = m;
+        this.completeness.replaced();
         (this.documents as RemoteDocuments).statusGeneration++;
       },
       onTransitions: (ts) => {
@@ -124,7 +130,30 @@ export class RemoteControlPlane implements ControlPlane {
   stop(): void {
     clearInterval(this.viewCheckTimer);
     this.viewCheckTimer = undefined;
+    this.completeness.stop();
     this.sync.stop();
+  }
+
+  /** Whether a conductor is still taking over hosts the view lacks (each answers its readiness); undefined if one did not answer. */
+  private async takeoverUnderWay(): Promise<boolean | undefined> {
+    const ids = this.sync.conductors();
+    const subjects = ids.length > 0 ? ids.map((id) => Subjects.conductorApiOf(id)) : [Subjects.conductorApi];
+    const answers = await Promise.all(
+      subjects.map((s) => callConductor(this.bus, s, 'readiness', {}, { timeoutMs: Math.min(1_000, this.timeoutMs) }).catch(() => undefined)),
+    );
+    if (answers.some((a) => a === undefined)) return undefined;
+    return answers.some((a) => a!.hosts !== undefined);
+  }
+
+  /**
+   * Why a miss on `id` is not (yet) authoritative — the view is loading, being rebuilt, or a
+   * conductor is taking over hosts it lacks — as the 503 to answer; undefined when a miss is a miss.
+   */
+  unseen(id: string): CyborgError | undefined {
+    if (this.sync.state === 'synced' && !this.completeness.incomplete) return undefined;
+    const why =
+      this.sync.state === 'synced' ? 'a conductor is still taking over hosts this view lacks' : 'this api is still loading its view from the conductors';
+    return new CyborgError('bus.no_responder', `${why}; retry shortly`, { id, retryAfterS: 1 });
   }
 
   /** Why reads are not yet (or no longer) complete and current: `/readyz` says it; undefined once they are. */
@@ -225,9 +254,7 @@ export class RemoteControlPlane implements ControlPlane {
 
   /** A miss is authoritative once the view is complete; before, it is "not yet" (503), never a 404. */
   private missing(code: 'host.not_found' | 'accelerator.not_found' | 'arq.not_found', id: string): Error {
-    if (this.sync.state === 'loading')
-      return new CyborgError('bus.no_responder', 'this api is still loading its view from the conductors; retry shortly', { id });
-    return new NotFoundError(code, id);
+    return this.unseen(id) ?? new NotFoundError(code, id);
   }
 
   // --- verbs: calls to the conductor, built from the call table -----------------------------
@@ -306,10 +333,14 @@ export class RemoteControlPlane implements ControlPlane {
    */
   async call<O extends ControlOp>(op: O, args: ArgsOf<O>, host?: string, minTimeoutMs = 0): Promise<ReplyOf<O>> {
     const timeoutMs = Math.max(this.timeoutMs, minTimeoutMs);
-    const ask = (): Promise<ReplyOf<O>> => callConductor(this.bus, Subjects.conductorApi, op, args, { timeoutMs, ...(host ? { host } : {}) });
+    // "503 is true": a write carries the wait (control/deadline.ts).
+    const budgetMs = carriesDeadline(ControlCalls[op]) ? budgetFor(timeoutMs) : undefined;
+    const ask = (): Promise<ReplyOf<O>> =>
+      callConductor(this.bus, Subjects.conductorApi, op, args, { timeoutMs, ...(host ? { host } : {}), ...(budgetMs ? { budgetMs } : {}) });
     try {
       return await ask();
     } catch (err) {
+      if (budgetMs) throw outcomeUnknown(err, op, timeoutMs);
       if (!ControlCalls[op].repeatable || !isCyborgError(err) || !MOVING.has(err.code)) throw err;
       await new Promise((r) => setTimeout(r, REPEAT_AFTER_MS));
       return ask();
@@ -364,7 +395,7 @@ export async function callConductor<O extends ControlOp>(
   subject: string,
   op: O,
   args: ArgsOf<O>,
-  o: { timeoutMs: number; host?: string; forwarded?: boolean; caller?: Caller },
+  o: { timeoutMs: number; host?: string; forwarded?: boolean; caller?: Caller; budgetMs?: number | undefined },
 ): Promise<ReplyOf<O>> {
   // A verb the protocol this process speaks now does not have: an older peer would not know it.
   const speaks = bus.speaks?.();
@@ -376,6 +407,7 @@ export async function callConductor<O extends ControlOp>(
     ...(o.host ? { host: o.host } : {}),
     ...(o.forwarded ? { forwarded: true } : {}),
     ...(o.caller && o.caller !== 'api' ? { caller: o.caller } : {}),
+    ...(o.budgetMs ? { budgetMs: o.budgetMs } : {}),
   };
   const reply = await bus.request(subject, ControlRequest, ControlReply, req, { timeoutMs: o.timeoutMs });
   return checkedReply(op, resultOf(reply));

@@ -38,6 +38,14 @@ export const ControlRequest = Type.Object({
   forwarded: Type.Optional(Type.Boolean()),
   /** The role that sends it (absent: an api process), checked against the row's `callers`. */
   caller: Type.Optional(Type.Union([Type.Literal('api'), Type.Literal('conductor')])),
+  // --- "503 is true" (docs/persistence.md): the caller's wait, carried with the call ---
+  /**
+   * How long from its receipt the call may take before its caller stops waiting (ms, shorter than
+   * the caller's own wait by a margin for the way back): nothing of it is committed after that, and
+   * what waits then is answered `persistence.deadline_passed` (control/deadline.ts). Relative, not
+   * a time of day: no process compares another's clock with its own.
+   */
+  budgetMs: Type.Optional(Type.Integer({ minimum: 1 })),
 });
 
 export const ControlError = Type.Object({

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Bus, Unsubscribe } from '../bus/index.js';
 import { Subjects } from '../bus/index.js';
 import { withGlobalRequestId } from '../openstack/request-id.js';
+import { withCallDeadline } from '../actors/runtime/index.js';
 import { CyborgError, isCyborgError, publicMessage, TransitionInvalidError } from '../errors/index.js';
 import { positionalArgs, type CommittedState, type ConductorRooms, type ControlRooms, type ControlRow } from '../model/index.js';
 import {
@@ -75,15 +76,24 @@ export function serveControlPlane(opts: ResponderOptions): Unsubscribe {
     try {
       // Checked before anything else: a malformed call is refused here, never forwarded or run.
       const checked = checkedCall(req, written);
+      // "503 is true": nothing of the call is committed after its caller stops waiting (control/deadline.ts).
+      const deadline = req.budgetMs ? Date.now() + req.budgetMs : undefined;
       const owner = await whereServed(opts, req);
       if (owner && owner !== conductorId) {
         if (req.forwarded) throw new CyborgError('lease.not_owner', `the call moved on to conductor ${owner} meanwhile; retry it`, { owner });
-        return await bus.request(Subjects.conductorApiOf(owner), ControlRequest, ControlReply, { ...req, forwarded: true }, { timeoutMs: opts.timeoutMs });
+        const budget = deadline === undefined ? {} : { budgetMs: Math.max(1, deadline - Date.now()) };
+        return await bus.request(
+          Subjects.conductorApiOf(owner),
+          ControlRequest,
+          ControlReply,
+          { ...req, forwarded: true, ...budget },
+          { timeoutMs: opts.timeoutMs },
+        );
       }
       // The request's global id goes with the work it starts (a Glance download for a bind's
       // programming, Placement, Nova), as it does in the all-in-one.
       const requestId = (checked.args as { meta?: { requestId?: string } }).meta?.requestId;
-      const reply = { ok: true as const, result: await withGlobalRequestId(requestId, () => serve(rooms, checked)) };
+      const reply = { ok: true as const, result: await withGlobalRequestId(requestId, () => withCallDeadline(deadline, () => serve(rooms, checked))) };
       // A reply NATS would refuse is lost without a word (the caller only times out): say why instead.
       checkPayload(`reply to ${req.op}`, reply, maxPayloadOf(bus));
       return reply;

@@ -1,6 +1,6 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
-import type { Change } from '../actors/runtime/index.js';
+import type { CallDeadline, Change } from '../actors/runtime/index.js';
 import type { CommitState } from './commit-lifecycle.js';
 import type { Retention } from './retention.js';
 
@@ -68,11 +68,24 @@ export interface JournalStats {
    * connection broke and its answer was lost. The conductor is told (`onLanded`) and takes them.
    */
   landedAfterRefusal: number;
+  /** Of `dropped`, those left out because their caller's deadline passed (db/deadline.ts). */
+  deadlinePassed: number;
 }
 
 /** Zeroed stats. */
 export function newStats(): JournalStats {
-  return { flushes: 0, commits: 0, transitions: 0, statements: 0, modelFlushes: 0, pipelined: 0, retries: 0, dropped: 0, landedAfterRefusal: 0 };
+  return {
+    flushes: 0,
+    commits: 0,
+    transitions: 0,
+    statements: 0,
+    modelFlushes: 0,
+    pipelined: 0,
+    retries: 0,
+    dropped: 0,
+    landedAfterRefusal: 0,
+    deadlinePassed: 0,
+  };
 }
 
 /** One commit the journal holds until it is answered; where it is in its life is `state` (commit-lifecycle.ts). */
@@ -84,4 +97,8 @@ export interface Pending {
   state: CommitState;
   /** A flush was open when this commit arrived: the journal is busy, worth pipelining (a hint, not a state). */
   busy: boolean;
+  /** `CommitOptions.untilWritten`: never dropped, whatever waits (drop() passes it by). */
+  keep?: true;
+  /** The deadline of the call it was made for (db/deadline.ts), absent for the conductor's own work. */
+  call?: CallDeadline;
 }

@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
-import type { Change, CommitOptions, Journal } from '../actors/runtime/index.js';
+import { callDeadline, type Change, type CommitOptions, type Journal } from '../actors/runtime/index.js';
 import { CyborgError } from '../errors/index.js';
 import { Answers } from './answers.js';
 import { checkChanges } from './bounds.js';
 import { COMMIT_LIFECYCLE, CommitStates, stepCommit } from './commit-lifecycle.js';
+import { Deadlines } from './deadline.js';
 import { DeferTimer } from './deferral.js';
 import { Flight, PipelineFailure, writePipelined } from './flight.js';
 import { FlushWriter } from './flush-writer.js';
@@ -66,6 +67,8 @@ export class PgJournal extends JournalReads implements Journal {
   private readonly answers = new Answers();
   private readonly outage: Outage;
   private readonly deferred: DeferTimer;
+  /** Calls' deadlines: what their callers were answered "not done" on is never written (deadline.ts). */
+  private readonly deadlines: Deadlines;
   /** What a flush on the serial path works with (serial-flush.ts). */
   private readonly flush: FlushDeps;
   /** This journal's flushes' ids: `<instance>:<n>`, stamped on each flush's last transition row. */
@@ -101,6 +104,11 @@ export class PgJournal extends JournalReads implements Journal {
       () => this.queue,
       () => this.kick(),
     );
+    this.deadlines = new Deadlines(opts.log, (which, err) => {
+      const n = this.drop(which, err);
+      this.stats.deadlinePassed += n;
+      return n;
+    });
     this.flush = {
       writer: this.writer,
       outage: this.outage,
@@ -128,7 +136,10 @@ export class PgJournal extends JournalReads implements Journal {
    */
   commit(changes: Change[], opts?: CommitOptions): Promise<void> {
     let refused: CyborgError | undefined;
+    const keep = opts?.untilWritten === true;
+    const call = keep ? undefined : callDeadline();
     if (this.closed) refused = new CyborgError('service.shutting_down', 'the journal is closed');
+    else if ((refused = this.deadlines.admit(call))) this.stats.deadlinePassed++;
     else {
       try {
         checkChanges(changes);
@@ -143,7 +154,16 @@ export class PgJournal extends JournalReads implements Journal {
           for (const c of changes) if (c.type === 'inventory') this.writer.prepare(c.host, c.devices);
           const deferred = opts?.defer === true;
           const state = COMMIT_LIFECYCLE.received[deferred ? 'DEFER' : 'QUEUE']!;
-          this.queue.push({ changes, at: Date.now(), resolve, reject, state, busy: this.open.length > 0 });
+          this.queue.push({
+            changes,
+            at: Date.now(),
+            resolve,
+            reject,
+            state,
+            busy: this.open.length > 0,
+            ...(call ? { call } : {}),
+            ...(keep ? { keep } : {}),
+          });
           if (this.outage.down()) this.sweep(0);
           if (deferred) this.deferred.arm();
           else this.kick();
@@ -241,13 +261,14 @@ export class PgJournal extends JournalReads implements Journal {
    * lifecycle's `DROP`: queued, deferred, in a flush not yet sent, between retries), and leaves it
    * out: those queued are taken out now, those in a flush under way when it is redone
    * (serial-flush.ts). One that may be in the database is not picked: its answer waits for the
-   * database to say. Answered through `answers`, behind the acks already due, in commit order.
+   * database to say, nor one that must be written whenever it can (`CommitOptions.untilWritten`).
+   * Answered through `answers`, behind the acks already due, in commit order.
    * Returns how many were dropped.
    */
   drop(which: (p: Pending) => boolean, err: CyborgError): number {
     const answers: (() => void)[] = [];
     for (const p of [...this.open.flatMap((f) => f.batch), ...this.queue])
-      if (COMMIT_LIFECYCLE[p.state].DROP && which(p) && stepCommit(p, 'DROP')) answers.push(() => p.reject(err));
+      if (!p.keep && COMMIT_LIFECYCLE[p.state].DROP && which(p) && stepCommit(p, 'DROP')) answers.push(() => p.reject(err));
     if (answers.length === 0) return 0;
     this.stats.dropped += answers.length;
     this.queue = this.queue.filter((p) => p.state !== CommitStates.dropped);

@@ -28,6 +28,10 @@ export const ErrorCodes = {
   // release, or two releases behind): refused, never read under a guess (release/, docs/upgrade.md).
   'bus.protocol_unsupported': 502,
   'request.invalid': 400,
+  // A write whose conductor did not answer within the api's wait, while its commit may be on the
+  // wire: it may or may not have been made — read it back before sending it again. Never a 503,
+  // which says "not made".
+  'request.outcome_unknown': 504,
   // Limits on what one client may cost the api (config `api`): answered with Retry-After.
   'request.rate_limited': 429,
   'events.too_many_clients': 503,
@@ -39,6 +43,9 @@ export const ErrorCodes = {
   'persistence.refused': 422,
   // The database failed one commit for another reason than its reachability or its data (a bug).
   'persistence.failed': 500,
+  // The caller's deadline (the time its api waits, carried with the call) passed before the
+  // database took the change: dropped, never written later — a 503 that is true.
+  'persistence.deadline_passed': 503,
   'service.shutting_down': 503,
   // Distributed roles: a conductor whose host lease lapsed or moved must not write.
   'lease.lost': 503,

@@ -81,6 +81,12 @@ export interface ControlPlane extends ControlReads, ControlVerbs {
   readonly documents: Documents;
   /** Drivers per host, backend services, instance attach/detach (the generic-driver spec's commands); absent where not served. */
   readonly driverAdmin?: DriverControl;
+  /**
+   * Why a miss on `id` in these reads is not yet authoritative (an api process whose view is
+   * loading, or lacks the hosts a conductor is taking over): the 503 to answer instead of a 404.
+   * Absent, or undefined, where a miss is a miss (the all-in-one reads the conductor's own memory).
+   */
+  unseen?(id: string): Error | undefined;
 }
 
 /** One host as readers outside the actor tree see it: its last committed view, inventory and accelerators. */

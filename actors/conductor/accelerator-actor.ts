@@ -19,6 +19,9 @@ import { SettleWaiters } from './settle-waiters.js';
 
 const SETTLED: Promise<void> = Promise.resolve();
 const DEFER = { defer: true } as const;
+/** The outcome of an operation the database holds the start of: written whenever it can be (see `outcomeOfCommittedOp`). */
+const OUTCOME = { untilWritten: true } as const;
+const DEFER_OUTCOME = { defer: true, untilWritten: true } as const;
 
 const OPERATOR = new Set<string>(OPERATOR_EVENTS);
 
@@ -316,7 +319,7 @@ export class AcceleratorActor implements MachineOwner<AcceleratorContext>, Resta
         { type: 'accelerator', id: this.id, host: this.spec.host, record: persisted },
         { type: 'transition', record: full },
       ],
-      this.deferredTail ? DEFER : undefined,
+      this.outcomeOfCommittedOp(persisted) ? (this.deferredTail ? DEFER_OUTCOME : OUTCOME) : this.deferredTail ? DEFER : undefined,
     );
     const seq = ++this.submitted;
     const epoch = this.resets;
@@ -337,6 +340,20 @@ export class AcceleratorActor implements MachineOwner<AcceleratorContext>, Resta
     step.catch(() => undefined);
     this.commitChain = step;
     return step;
+  }
+
+  /**
+   * Whether `next` ends a driver operation whose first step the database already holds (a disable
+   * that outlasted `deferMaxMs`: `uninstalling` written alone, every earlier commit acknowledged).
+   * Its commit is written whenever the database answers, never dropped for an outage: the driver
+   * has done the work, and going back to the committed step would park the card in `error`
+   * (interrupted) until someone retried (issue 39, "a stuck error after an outage"). Meanwhile the
+   * API shows the committed step, busy, as while the operation ran.
+   */
+  private outcomeOfCommittedOp(next: AcceleratorRecord): boolean {
+    if (this.applied !== this.submitted) return false;
+    const tags = (r: AcceleratorRecord): readonly string[] => tagsOf(this.rt.logic, r.value);
+    return tags(this.committedRecord).includes('transient') && !tags(next).includes('transient');
   }
 
   /**

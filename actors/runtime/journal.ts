@@ -40,6 +40,13 @@ export interface CommitOptions {
    * writes whatever is deferred now.
    */
   defer?: boolean;
+  /**
+   * Never dropped for an outage or a call's deadline: written whenever the database answers (the
+   * journal's close aside). For what the world has already done and the database holds the start
+   * of — a driver operation's outcome once its busy step is committed — which going back from
+   * would leave a card in `error` for no fault of its own. Whoever awaits it waits for the database.
+   */
+  untilWritten?: boolean;
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { CyborgError, isCyborgError, TransitionInvalidError, type ErrorCode } from '../../errors/index.js';
 import { describeValidation } from '../bounds.js';
-import { publicMessage, retryAfter } from '../errors.js';
+import { notYet, publicMessage, retryAfter, type Unseen } from '../errors.js';
 import { isUuid } from './format.js';
 
 /**
@@ -79,8 +79,9 @@ export function installLenientJson(scope: FastifyInstance): void {
  * Installs Cyborg's error format on one encapsulated scope (the v2 routes); this project's own
  * routes keep theirs. 423 (ARQs not yet resolved) has an empty body, as in Cyborg.
  */
-export function installV2ErrorHandler(scope: FastifyInstance, opts: { notFound?: boolean } = {}): void {
-  scope.setErrorHandler((err: FastifyError, req: FastifyRequest, reply: FastifyReply) => {
+export function installV2ErrorHandler(scope: FastifyInstance, opts: { notFound?: boolean; unseen?: Unseen | undefined } = {}): void {
+  scope.setErrorHandler((thrown: FastifyError, req: FastifyRequest, reply: FastifyReply) => {
+    const err = notYet(thrown, opts.unseen) as FastifyError;
     const { status, message } = toV2(err);
     if (status >= 500) req.log.error({ err }, 'v2 request failed');
     else req.log.info({ status, code: (err as { code?: string }).code }, message);

@@ -81,7 +81,7 @@ async function registerMount(app: FastifyInstance, deps: V2Deps): Promise<void> 
 
   await app.register(
     async (scope) => {
-      installV2ErrorHandler(scope);
+      installV2ErrorHandler(scope, { unseen: deps.control.unseen?.bind(deps.control) });
       await scope.register(rootRoutes, { links, hide });
     },
     { prefix: links.mount },
@@ -89,7 +89,7 @@ async function registerMount(app: FastifyInstance, deps: V2Deps): Promise<void> 
 
   await app.register(
     async (scope) => {
-      installV2ErrorHandler(scope, { notFound: true });
+      installV2ErrorHandler(scope, { notFound: true, unseen: deps.control.unseen?.bind(deps.control) });
       installLenientJson(scope);
       scope.addHook('onRequest', microversionHook);
       await scope.register(v2DocRoutes, { links, hide });
@@ -104,7 +104,7 @@ async function registerMount(app: FastifyInstance, deps: V2Deps): Promise<void> 
 
   await app.register(
     async (scope) => {
-      installV2ErrorHandler(scope);
+      installV2ErrorHandler(scope, { unseen: deps.control.unseen?.bind(deps.control) });
       installLenientJson(scope);
       scope.addHook('onRequest', microversionHook);
       scope.addHook('onRequest', headerBounds);

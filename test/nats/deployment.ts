@@ -89,9 +89,10 @@ export class Deployment {
   }
 
   /** The API's view of the deployment: a read model loaded from the conductors, kept by their events. */
-  async api(): Promise<RemoteControlPlane> {
+  async api(o: { timeoutMs?: number } = {}): Promise<RemoteControlPlane> {
     this.bus ??= await connectBus({ url: this.natsUrl, name: 'test-client', log: this.clientLog.log, prefix: this.prefix });
-    const client = new RemoteControlPlane(this.bus, this.clientLog.log, 10_000);
+    // The api's wait for a conductor (an api role's CYBORG_REQUEST_TIMEOUT_MS).
+    const client = new RemoteControlPlane(this.bus, this.clientLog.log, o.timeoutMs ?? 10_000);
     await eventually(
       async () => {
         try {
