@@ -41,6 +41,11 @@ export function remoteArqCalls(
     rebuilding?: (host: string) => boolean;
     /** Whether this conductor holds the host's actors (a lease of our name but no actors: a previous incarnation's, not claimed yet). */
     adopted?: (host: string) => boolean;
+    /**
+     * Releases a handle on this conductor's own accelerators (ArqBinder.unbind, local): a release
+     * that waited out a takeover of the host by this conductor ends here, once it is rebuilt.
+     */
+    releaseHere?: (arqUuid: string, boundTo: BoundTo) => Promise<void>;
     /** How long a bind waits for a host between conductors to find its new one (a lease TTL and a rebuild). */
     takeoverWaitMs?: number;
   } = {},
@@ -106,6 +111,8 @@ export function remoteArqCalls(
       // not in its actors. Answered now, it would stay held for good; the release waits for it.
       if (host && (o.rebuilding?.(host) || o.adopted?.(host) === false))
         throw new CyborgError('lease.not_owner', `host ${host} is being taken over here; the release waits for it`, { host });
+      // Ours and rebuilt now (it was being taken over when the release began): released here.
+      if (host && boundTo && o.releaseHere) return o.releaseHere(arqUuid, boundTo);
       // Our own host, rebuilt, yet the accelerator is not here: it is gone, and its handle with it.
       return;
     }

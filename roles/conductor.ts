@@ -258,6 +258,7 @@ function conductorOptions(
           remoteArqs: remoteArqCalls(bus, cluster.lease, id, d.requestTimeoutMs, (uuid) => conductor.get().arqs.get(uuid)?.view().binding?.hostname, {
             rebuilding: (h) => hostPending?.(h) ?? false,
             adopted: (h) => conductor.get().hosts.has(h),
+            releaseHere: (uuid, held) => conductor.get().tree.binder.unbind(uuid, held, true),
             takeoverWaitMs: 2 * d.leaseTtlMs + d.requestTimeoutMs,
           }),
         }
