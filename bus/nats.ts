@@ -230,9 +230,12 @@ export class NatsBus implements Bus {
       },
     });
     this.subs.add(sub);
+    // Drained, not cut: a request the server routed here before it heard the unsubscribe is still
+    // handled and answered (a role that stops serving — a conductor's restart — loses no call to
+    // its caller's timeout), and the queue group's other members take the next ones.
     return () => {
       this.subs.delete(sub);
-      if (!sub.isClosed()) sub.unsubscribe();
+      if (!sub.isClosed()) sub.drain().catch(() => undefined);
     };
   }
 

@@ -46,6 +46,8 @@ export function remoteArqCalls(
      * that waited out a takeover of the host by this conductor ends here, once it is rebuilt.
      */
     releaseHere?: (arqUuid: string, boundTo: BoundTo) => Promise<void>;
+    /** The same for a bind: attaches on this conductor's own accelerators (ArqBinder.bind, local). */
+    attachHere?: (arqUuid: string, b: Binding) => Promise<BoundTo>;
     /** How long a bind waits for a host between conductors to find its new one (a lease TTL and a rebuild). */
     takeoverWaitMs?: number;
   } = {},
@@ -74,6 +76,15 @@ export function remoteArqCalls(
     // Ours, yet the binder found no accelerator here: the host is still being rebuilt after a claim.
     if (owner === self && (o.rebuilding?.(b.hostname) || o.adopted?.(b.hostname) === false)) {
       throw new CyborgError('lease.not_owner', `host ${b.hostname} is being taken over here; the bind waits for it`, { host: b.hostname });
+    }
+    // Ours and rebuilt now (it was being taken over when the bind began): attached here, unless
+    // the deployable is not on it after all (Nova's hostname for another host: asked below).
+    if (owner === self && o.attachHere) {
+      try {
+        return await o.attachHere(arqUuid, b);
+      } catch (err) {
+        if (!isCyborgError(err) || err.code !== 'accelerator.not_found') throw err;
+      }
     }
     // A host with a lease record that no live conductor holds: its holder stopped and gave it
     // back (a restart) or died, and the takeover has not claimed it yet. Waited out, not failed.

@@ -259,6 +259,7 @@ function conductorOptions(
             rebuilding: (h) => hostPending?.(h) ?? false,
             adopted: (h) => conductor.get().hosts.has(h),
             releaseHere: (uuid, held) => conductor.get().tree.binder.unbind(uuid, held, true),
+            attachHere: (uuid, b) => conductor.get().tree.binder.bind(uuid, b, true),
             takeoverWaitMs: 2 * d.leaseTtlMs + d.requestTimeoutMs,
           }),
         }
