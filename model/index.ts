@@ -60,6 +60,8 @@ export {
   Device,
   type DeviceT,
   DeviceType,
+  HardwareIdentity,
+  type HardwareIdentityT,
 } from './device.js';
 export {
   type AttributeDoc,

@@ -15,7 +15,7 @@ import type {
 import { cyborgDeployable, cyborgDevice, handleOf, mdevJson, pciHandle } from '../cyborg-report.js';
 import { DriverError } from '../../errors/index.js';
 import { runCommand, type CommandRunner } from '../exec.js';
-import { readPciFunctions, type PciFunction } from '../generic/index.js';
+import { readPciFunctions, withIdentity, type PciFunction } from '../generic/index.js';
 import { Type } from '@sinclair/typebox';
 import { StateFile } from '../state-file.js';
 import { XidHealth } from './health.js';
@@ -70,6 +70,8 @@ interface MigState {
   instances: GpuInstance[];
   names: Map<string, string>;
   products: Map<string, string>;
+  /** nvidia-smi's GPU UUID by address: what the card says about itself (docs/drivers.md, Identity). */
+  uuids: Map<string, string>;
 }
 
 const GPU_CLASSES = ['0300', '0302'];
@@ -138,7 +140,7 @@ export class NvidiaGpuDriver
       this.plainGpus = new Set(gpus.map((g) => g.address).filter((a) => !mig.gpus.has(a)));
     } catch (err) {
       smiError = err;
-      mig = { gpus: new Map(), instances: [], names: new Map(), products: new Map() };
+      mig = { gpus: new Map(), instances: [], names: new Map(), products: new Map(), uuids: new Map() };
     }
     const devices: DriverDevice[] = [];
     const unobserved: (UnobservedDevice & { error: unknown })[] = [];
@@ -159,6 +161,7 @@ export class NvidiaGpuDriver
           vendorBoardInfo: '{"vendor_info": "gpu_vb_info"}',
           driver: this.name,
           deployables,
+          ...identityOf(mig.uuids.get(fn.address)),
         });
       let deployables: DeployableT[];
       try {
@@ -179,8 +182,11 @@ export class NvidiaGpuDriver
       if (smiGpu) migCards.add(device.uuid);
     }
     if (smiError === undefined) this.migCards = migCards;
-    this.xid.discovered([...found, ...unobserved.filter((u) => u.partial).map((u) => ({ address: addressOf(u.partial!), device: u.partial! }))]);
-    return { devices, unobserved };
+    // Without nvidia-smi's UUID a GPU is named by its PCIe serial, where it has one.
+    const named = await withIdentity(this.opts.sysfsRoot, devices);
+    const identified = named.map((device, i) => ({ address: found[i]!.address, device }));
+    this.xid.discovered([...identified, ...unobserved.filter((u) => u.partial).map((u) => ({ address: addressOf(u.partial!), device: u.partial! }))]);
+    return { devices: named, unobserved };
   }
 
   /** The device model without nvidia-smi: the name pci.ids gives its id ([gpu_devices] pci_ids), else Cyborg's placeholder. */
@@ -243,14 +249,15 @@ export class NvidiaGpuDriver
   }
 
   private async migState(gpus: PciFunction[]): Promise<MigState> {
-    const none: MigState = { gpus: new Map(), instances: [], names: new Map(), products: new Map() };
+    const none: MigState = { gpus: new Map(), instances: [], names: new Map(), products: new Map(), uuids: new Map() };
     if (!this.smi.enabled || gpus.length === 0) return none;
     const all = await this.smi.query();
     const products = new Map(all.filter((g) => g.productName && g.productName !== 'N/A').map((g) => [g.address, g.productName]));
+    const uuids = new Map(all.filter((g) => /^GPU-[0-9a-f-]+$/i.test(g.uuid)).map((g) => [g.address, g.uuid]));
     const enabled = all.filter((g) => g.migCurrent === 'Enabled');
-    if (enabled.length === 0) return { ...none, products };
+    if (enabled.length === 0) return { ...none, products, uuids };
     const [profiles, instances] = await Promise.all([this.smi.profiles(), this.smi.instances()]);
-    return { gpus: new Map(enabled.map((g) => [g.address, g])), instances, names: new Map(profiles.map((p) => [`${p.gpu}:${p.id}`, p.name])), products };
+    return { gpus: new Map(enabled.map((g) => [g.address, g])), instances, names: new Map(profiles.map((p) => [`${p.gpu}:${p.id}`, p.name])), products, uuids };
   }
 
   async prepareAttach(req: OpRequest): Promise<OpResult> {
@@ -438,6 +445,11 @@ export class NvidiaGpuDriver
       });
     return gpu;
   }
+}
+
+/** nvidia-smi's GPU UUID as the device's identity; nothing where nvidia-smi gave none (not configured, failing). */
+function identityOf(uuid: string | undefined): { identity?: { serial: string; source: string } } {
+  return uuid ? { identity: { serial: uuid, source: 'nvidia-smi uuid' } } : {};
 }
 
 /** A failure in the tool's own words (the DriverError's message names the command and what it said). */
