@@ -12,6 +12,9 @@ describe('judgeIdentity', () => {
     expect(judgeIdentity(undefined, undefined, undefined, true)).toEqual({ kind: 'unchanged' });
     expect(judgeIdentity(recorded, recorded, undefined, false)).toEqual({ kind: 'unchanged' });
   });
+  it('a serial read from another source (nvidia-smi failing: the PCIe serial instead) is not compared', () => {
+    expect(judgeIdentity(recorded, { serial: '00-11-22-ff-fe-33-44-55', source: 'pcie dsn' }, undefined, true)).toEqual({ kind: 'unchanged' });
+  });
   it('a first serial is recorded', () => {
     expect(judgeIdentity(undefined, other, undefined, false)).toEqual({ kind: 'first', read: other });
   });

@@ -8,7 +8,9 @@ import type { AcceleratorActor } from './accelerator-actor.js';
  * PCIe serial: drivers/generic/identity.ts). Ids come from host and slot, so the record of a
  * slot outlives its card; this is where a report's serial is compared with the recorded one.
  *
- * - The same serial, or none read (the card gives none, its tool failed): nothing changes.
+ * - The same serial, or none read (the card gives none, its tool failed), or one read from
+ *   another source than the recorded one (nvidia-smi failing, so the PCIe serial is read in
+ *   place of the GPU UUID): nothing changes.
  * - Nothing recorded yet (a card first seen, a record from before identities): recorded.
  * - Another serial on a card that comes back (it had left discovery: unplugged, hot-plugged
  *   again): another card — its record is retired and it starts afresh (REPLACED).
@@ -35,6 +37,8 @@ export function judgeIdentity(
 ): IdentityVerdict {
   if (!read) return { kind: 'unchanged' };
   if (!recorded) return { kind: 'first', read };
+  // Read another way (nvidia-smi failing, the PCIe serial read instead of the GPU UUID): not comparable.
+  if (read.source !== recorded.source) return { kind: 'unchanged' };
   if (read.serial === recorded.serial) return doubt === undefined ? { kind: 'unchanged' } : { kind: 'flaky', recorded, between: doubt };
   if (returning || doubt === read.serial) return { kind: 'replaced', recorded, read };
   return { kind: 'doubt', recorded, read };
