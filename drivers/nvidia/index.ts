@@ -23,8 +23,8 @@ import type { XidPolicy } from './xid.js';
 import { currentIds, replaceLayout, resolveLayout, Smi } from './mig.js';
 import { legacyPgpuTraits, migResourceClass, migTrait, NVIDIA_DRIVER_NAME, pgpuTrait } from './names.js';
 import type { GpuInstance, SmiGpu } from './smi.js';
-import { migVgpuParent } from './mig-vgpu.js';
-import { createMdev, mdevExists, removeMdev, setVfVgpuType, typeNumber, vfVgpuType, vgpuOffer } from './vgpu.js';
+import { foreignMigVgpus, migVgpuParent } from './mig-vgpu.js';
+import { capVfVgpus, createMdev, mdevExists, removeMdev, setVfVgpuType, typeNumber, vfVgpuType, vgpuOffer } from './vgpu.js';
 import type { DeployableT } from '../../model/index.js';
 
 export { migResourceClass, migTrait, pgpuTrait, vgpuTrait, vgpuTypeName } from './names.js';
@@ -146,8 +146,12 @@ export class NvidiaGpuDriver
     const unobserved: (UnobservedDevice & { error: unknown })[] = [];
     const found: { address: string; device: DriverDevice }[] = [];
     const migCards = new Set<string>();
+    // VFs configured for a type one by one: cut to the type's max_instance per GPU below.
+    const perVf = new Map<string, { index: number; vf: PciFunction; type: string }[]>();
     for (const fn of gpus) {
       if (fn.physfn !== null && (this.opts.filterSriovVfs || this.typeOf.has(fn.physfn) || mig.gpus.has(fn.physfn))) continue;
+      // A GPU whose VFs are configured as vGPUs one by one is theirs: passed through whole, it would take them all.
+      if (fn.physfn === null && fn.virtfns.some((v) => this.typeOf.has(v))) continue;
       const vfs = fn.virtfns.map((a) => byAddr.get(a)).filter((v): v is PciFunction => v !== undefined);
       const smiGpu = mig.gpus.get(fn.address);
       const deviceOf = (deployables: DeployableT[]): DriverDevice =>
@@ -165,7 +169,7 @@ export class NvidiaGpuDriver
         });
       let deployables: DeployableT[];
       try {
-        deployables = smiGpu ? this.migDeployables(fn, smiGpu, mig.instances, mig.names) : [await this.gpuDeployable(fn, vfs)];
+        deployables = smiGpu ? this.migDeployables(fn, vfs, smiGpu, mig.instances, mig.names) : [await this.gpuDeployable(fn, vfs)];
       } catch (err) {
         // This GPU's own fault (a vGPU type it does not offer): its siblings are reported as usual.
         unobserved.push({ deviceUuid: deviceOf([]).uuid, reason: reasonOf(err), error: err });
@@ -177,11 +181,18 @@ export class NvidiaGpuDriver
         unobserved.push({ deviceUuid: device.uuid, reason: reasonOf(smiError), partial: device, error: smiError });
         continue;
       }
+      const vfType = fn.physfn !== null ? this.typeOf.get(fn.address) : undefined;
+      if (vfType !== undefined)
+        perVf.set(`${fn.physfn}|${vfType}`, [...(perVf.get(`${fn.physfn}|${vfType}`) ?? []), { index: devices.length, vf: fn, type: vfType }]);
       devices.push(device);
       found.push({ address: fn.address, device });
       if (smiGpu) migCards.add(device.uuid);
     }
     if (smiError === undefined) this.migCards = migCards;
+    for (const group of perVf.values()) {
+      const capped = capVfVgpus(group.map((g) => ({ vf: g.vf, type: g.type, deployable: devices[g.index]!.deployables[0]! })));
+      group.forEach((g, i) => (devices[g.index] = { ...devices[g.index]!, deployables: [capped[i]!] }));
+    }
     // Without nvidia-smi's UUID a GPU is named by its PCIe serial, where it has one.
     const named = await withIdentity(this.opts.sysfsRoot, devices);
     const identified = named.map((device, i) => ({ address: found[i]!.address, device }));
@@ -225,7 +236,7 @@ export class NvidiaGpuDriver
    * Profile ids are per GPU model (id 9 is a 3g.40gb on an H100, a 3g.20gb on an A100 40GB):
    * each instance's name is looked up among its own GPU's profiles.
    */
-  private migDeployables(fn: PciFunction, gpu: SmiGpu, instances: GpuInstance[], names: Map<string, string>): DeployableT[] {
+  private migDeployables(fn: PciFunction, vfs: PciFunction[], gpu: SmiGpu, instances: GpuInstance[], names: Map<string, string>): DeployableT[] {
     const { host } = this.opts;
     const mine = instances.filter((i) => i.gpu === gpu.index);
     const nameOf = (i: GpuInstance): string => names.get(`${i.gpu}:${i.profileId}`) ?? i.name;
@@ -243,9 +254,26 @@ export class NvidiaGpuDriver
         driverName: NVIDIA_DRIVER_NAME,
         rc: migResourceClass(profile),
         traits: ['OWNER_CYBORG', migTrait(fn.productId, profile)],
-        handles,
+        handles: this.servable(handles, foreignMigVgpus(vfs, profile, new Set(handles.map((h) => h.uuid)))),
       });
     });
+  }
+
+  /**
+   * The handles of a MIG profile less those GPU instances mdevs it did not make hold (a VM's
+   * MIG-backed vGPU is placed by the vGPU manager on any free instance of its profile, so the
+   * handles count instances): never offered, since the bind would find none free. Handles bound
+   * now stay; the last of the others go.
+   */
+  private servable(handles: DeployableT['attachHandles'], foreign: number): DeployableT['attachHandles'] {
+    if (foreign === 0) return handles;
+    const out = [...handles];
+    for (let i = out.length - 1; i >= 0 && foreign > 0; i--) {
+      if (this.bound.has(out[i]!.uuid)) continue;
+      out.splice(i, 1);
+      foreign--;
+    }
+    return out;
   }
 
   private async migState(gpus: PciFunction[]): Promise<MigState> {
