@@ -83,3 +83,17 @@ export type DeployableT = Static<typeof Deployable>;
 export type DeviceT = Static<typeof Device>;
 export type HardwareIdentityT = Static<typeof HardwareIdentity>;
 export type BackendService = Static<typeof BackendServiceSchema>;
+
+/**
+ * Devices as the inventory rows keep them: Cyborg's columns, no `identity` (the card's serial is
+ * kept with each accelerator's record, where the conductor compares it: actors/conductor/identity.ts).
+ * The same array when none carries one.
+ */
+export function withoutIdentity(devices: DeviceT[]): DeviceT[] {
+  if (!devices.some((d) => d.identity)) return devices;
+  return devices.map((d) => {
+    if (!d.identity) return d;
+    const { identity: _identity, ...rest } = d;
+    return rest;
+  });
+}

@@ -62,6 +62,7 @@ export {
   DeviceType,
   HardwareIdentity,
   type HardwareIdentityT,
+  withoutIdentity,
 } from './device.js';
 export {
   type AttributeDoc,

@@ -8,7 +8,7 @@ import type { AcceleratorLogic } from './accelerator-logic.js';
 import type { AcceleratorSpec } from './accelerator-view.js';
 import type { AcceleratorRecord, HostRecord, Journal } from '../runtime/index.js';
 import { MachineHost } from '../runtime/index.js';
-import type { DeployableT, DeviceT, EventHub, HostView, RequestMeta } from '../../model/index.js';
+import { withoutIdentity, type DeployableT, type DeviceT, type EventHub, type HostView, type RequestMeta } from '../../model/index.js';
 import { commandAgent } from './agent-command.js';
 import type { HostLogic } from './host-logic.js';
 import type { Timing } from './timing.js';
@@ -185,6 +185,8 @@ export class HostActor {
       }
     }
     const before = this.devices;
+    // The cards' serials are in their accelerators' records now; the rows keep Cyborg's columns.
+    devices = withoutIdentity(devices);
     this.devices = devices;
     // The new accelerators' first records follow the inventory at once: the journal keeps the
     // order, and both usually share one flush (a host's registration waits for one, not two).

@@ -106,6 +106,19 @@ describe.skipIf(!svc.postgres)('a replacement card inherits the dead one’s pas
     expect((await audit(card.id)).at(-1)).toMatchObject({ event: 'REPLACED', args: { serial: 'FAKE-UNDER-AN-INSTANCE' } });
   });
 
+  it('the recorded serial survives a conductor restart: the same card is no news, another one still a doubt', async () => {
+    const card = gpus[0]!;
+    const rows = (await audit(card.id)).length;
+    await s.restartConductor();
+    await report();
+    expect(s.conductor.getAccelerator(card.id).state).toBe('ready');
+    expect((await audit(card.id)).length).toBe(rows);
+    s.fakes[0]!.swapCard(card.deviceUuid, 'FAKE-AFTER-RESTART');
+    await report();
+    expect(s.conductor.getAccelerator(card.id).state).toBe('ready');
+    expect((await audit(card.id)).at(-1)).toMatchObject({ event: 'IDENTITY_DOUBT', args: { recorded: 'FAKE-NEW-CARD-0001', read: 'FAKE-AFTER-RESTART' } });
+  });
+
   it('a device whose hardware gives no serial says so in the audit', async () => {
     const fpga = s.conductor.listAccelerators({ type: 'FPGA' })[0]!;
     const discovered = (await audit(fpga.id)).find((r) => r.event === 'DISCOVERED');
