@@ -1,6 +1,6 @@
 import { stableId } from '../ids/index.js';
 import { parseAddress, pyJson } from './generic/pci.js';
-import type { AttachHandleT, AttributeT, DeployableT, DeviceT } from '../model/index.js';
+import type { AttachHandleT, AttributeT, DeployableT, DeviceT, HardwareIdentityT } from '../model/index.js';
 import { CyborgError } from '../errors/index.js';
 
 /**
@@ -74,6 +74,8 @@ export interface DeviceSpec {
   driver: string;
   deployables: DeployableT[];
   stub?: boolean;
+  /** What the card says about itself (drivers/generic/identity.ts); absent where it says nothing. */
+  identity?: HardwareIdentityT;
 }
 
 export function cyborgDevice(spec: DeviceSpec): DeviceT {
@@ -88,6 +90,7 @@ export function cyborgDevice(spec: DeviceSpec): DeviceT {
     controlPath: { type: 'PCI', info: pciJson(spec.address) },
     driver: spec.driver,
     deployables: spec.deployables,
+    ...(spec.identity ? { identity: spec.identity } : {}),
   };
 }
 

@@ -77,9 +77,20 @@ export interface AcceleratorContext {
   health?: HealthState;
   /** Absent or null: in service. */
   maintenance?: MaintenanceMark | null;
+  /**
+   * What the card in this slot says about itself (model's HardwareIdentity: a GPU UUID, a MAC, a
+   * PCIe serial), as first recorded; absent while its hardware has given none.
+   */
+  identity?: CardIdentity;
 }
 
-export type AcceleratorInput = Pick<AcceleratorContext, 'id' | 'host' | 'capacity'>;
+/** A card's own serial and where it was read (`nvidia-smi uuid`, `mac`, `pcie dsn`). */
+export type CardIdentity = {
+  serial: string;
+  source: string;
+};
+
+export type AcceleratorInput = Pick<AcceleratorContext, 'id' | 'host' | 'capacity' | 'identity'>;
 
 export type AcceleratorEvent =
   | { type: 'ENABLE' }
@@ -91,7 +102,17 @@ export type AcceleratorEvent =
   | { type: 'RELEASE'; instanceUuid: string }
   | { type: 'RETRY' }
   | { type: 'REMOVE' }
-  | { type: 'REDISCOVERED' }
+  /** `identity`: the audit's note that the card gives no serial (it may be another card). */
+  | { type: 'REDISCOVERED'; identity?: string }
+  /** The slot's card said who it is for the first time (nothing recorded yet): recorded. */
+  | ({ type: 'IDENTIFIED' } & CardIdentity)
+  /**
+   * Another card is in the slot (its serial is not the recorded one): the old card's record is
+   * retired and the new one starts as a fresh discovery — `inactive`, no health history, no
+   * quarantine, no program — keeping only the operator's maintenance marks, which are the slot's
+   * and the host's. Only while no instance holds it: an attached card is nobody's to retire.
+   */
+  | ({ type: 'REPLACED'; previous: string } & CardIdentity)
   | { type: 'HOST_LOST' }
   | { type: 'HOST_BACK' }
   /** A health check's outcome from the agent (system event). */
@@ -178,7 +199,18 @@ export interface DriverOpInput {
 export const ACCELERATOR_INITIAL = 'inactive';
 
 export function initialContext(input: AcceleratorInput): AcceleratorContext {
-  return { id: input.id, host: input.host, capacity: input.capacity, allocations: [], program: null, pending: null, error: null, resume: null };
+  const ctx: AcceleratorContext = {
+    id: input.id,
+    host: input.host,
+    capacity: input.capacity,
+    allocations: [],
+    program: null,
+    pending: null,
+    error: null,
+    resume: null,
+  };
+  if (input.identity) ctx.identity = input.identity;
+  return ctx;
 }
 
 /** Which stable state an accelerator is in "underneath" a transient one. */
@@ -238,6 +270,9 @@ function operation<const T extends readonly string[], const D extends { target: 
  * whether the driver finished it, so it is never left hanging in `installing`.
  */
 const INTERRUPTED_OP = { target: 'error', actions: 'recordInterruption' } as const;
+
+/** Another card in the slot, nobody holding it: it starts as a fresh discovery. */
+const REPLACED = { target: '#accelerator.inactive', actions: 'freshCard' } as const;
 
 const PROGRAMMING = operation('programming', ['busy', 'transient', 'usable'], { target: 'programmed', actions: ['applyProgram', 'finishOp'] }, 'error');
 
@@ -357,6 +392,15 @@ export const acceleratorMachine = setup({
     forgetResume: assign({ resume: null }),
     ...healthActions(DEFAULT_HEALTH_POLICY),
     clearHealth: assign({ health: undefined }),
+    identify: assign(({ context, event }) =>
+      event.type === 'IDENTIFIED' && !context.identity ? { identity: { serial: event.serial, source: event.source } } : {},
+    ),
+    freshCard: assign(({ context, event }) => {
+      if (event.type !== 'REPLACED') return {};
+      const { maintenance } = context;
+      const identity = { serial: event.serial, source: event.source };
+      return { ...initialContext({ ...context, identity }), opSeq: context.opSeq, health: undefined, ...(maintenance ? { maintenance } : {}) };
+    }),
     mark: assign(({ context, event }) =>
       event.type === 'MAINTAIN' ? { maintenance: nextMark(context.maintenance ?? null, event.scope, true, event.at ?? 0) } : {},
     ),
@@ -374,6 +418,7 @@ export const acceleratorMachine = setup({
     CLEAR_HEALTH: { guard: 'isUnhealthy', actions: 'clearHealth' },
     MAINTAIN: { actions: 'mark' },
     END_MAINTENANCE: { guard: 'isMarkedBy', actions: 'unmark' },
+    IDENTIFIED: { actions: 'identify' },
   },
   states: {
     inactive: {
@@ -381,6 +426,7 @@ export const acceleratorMachine = setup({
         HOST_LOST: lost('inactive'),
         ENABLE: { target: 'installing', actions: 'startOp' },
         REMOVE: { target: 'removed' },
+        REPLACED: REPLACED,
       },
     },
     installing: operation('installing', ['busy', 'transient'], { target: 'ready', actions: 'finishOp' }, 'error'),
@@ -393,6 +439,7 @@ export const acceleratorMachine = setup({
         DISABLE: { target: 'uninstalling', actions: 'startOp' },
         RESET: { target: 'resetting', actions: 'startOp' },
         REMOVE: { target: 'removed' },
+        REPLACED: REPLACED,
       },
     },
     programming: {
@@ -418,6 +465,7 @@ export const acceleratorMachine = setup({
         DISABLE: { target: 'uninstalling', actions: 'startOp' },
         RESET: { target: 'resetting', actions: 'startOp' },
         REMOVE: { target: 'removed', actions: 'clearProgram' },
+        REPLACED: REPLACED,
       },
     },
     // A failed attach leaves the accelerator where it was: the ARQ records the failure.
@@ -462,6 +510,7 @@ export const acceleratorMachine = setup({
         ],
         REMOVE: { guard: 'hasNoAllocations', target: 'removed' },
         RELEASE: { guard: 'holdsInstance', actions: 'releaseInstance' },
+        REPLACED: { ...REPLACED, guard: 'hasNoAllocations' },
       },
     },
     offline: {
@@ -484,6 +533,8 @@ export const acceleratorMachine = setup({
     removed: {
       on: {
         REDISCOVERED: { target: 'inactive' },
+        // Back, but another card: a fresh record, nothing of the one that left.
+        REPLACED: REPLACED,
         HOST_LOST: {},
         // Gone: nothing to check or mark (a mark set before stays cancellable).
         HEALTH: {},

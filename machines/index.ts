@@ -13,6 +13,7 @@ export {
   type AcceleratorTag,
   type Allocation,
   AllocationSchema,
+  type CardIdentity,
   type ConditionTag,
   conditionTags,
   type DriverOp,

@@ -33,6 +33,18 @@ export const Deployable = Type.Object({
   rpUuid: Type.Optional(BoundedUuid()),
 });
 
+/**
+ * What a card says about itself, where it says it: NVIDIA's GPU UUID (nvidia-smi), a NIC's MAC
+ * address, the PCIe Device Serial Number of its config space. A different card in the same slot
+ * reads differently, so the conductor can tell a replacement from the card it knew. Absent where
+ * the hardware (or its tool) gives none: then a card swapped in the slot cannot be told apart.
+ */
+export const HardwareIdentity = Type.Object({
+  serial: BoundedName(),
+  /** Where it was read: `nvidia-smi uuid`, `mac`, `pcie dsn`. */
+  source: BoundedName(),
+});
+
 export const DeviceType = Type.Union(['GPU', 'FPGA', 'AICHIP', 'QAT', 'NIC', 'SSD'].map((t) => Type.Literal(t)));
 
 export const Device = Type.Object({
@@ -46,6 +58,8 @@ export const Device = Type.Object({
   controlPath: Type.Object({ type: Type.Literal('PCI'), info: BoundedName() }),
   driver: BoundedName(),
   deployables: Type.Array(Deployable, { maxItems: 4096 }),
+  /** What the card says about itself (HardwareIdentity); absent where the hardware gives no serial. */
+  identity: Type.Optional(HardwareIdentity),
   /**
    * Present when the agent could not observe the device this time (its tool failed): the record
    * is the last one observed, and this is why, in the tool's own words. The conductor keeps the
@@ -73,4 +87,19 @@ export type AttachHandleT = Static<typeof AttachHandle>;
 export type AttributeT = Static<typeof Attribute>;
 export type DeployableT = Static<typeof Deployable>;
 export type DeviceT = Static<typeof Device>;
+export type HardwareIdentityT = Static<typeof HardwareIdentity>;
 export type BackendService = Static<typeof BackendServiceSchema>;
+
+/**
+ * Devices as the inventory rows keep them: Cyborg's columns, no `identity` (the card's serial is
+ * kept with each accelerator's record, where the conductor compares it: actors/conductor/identity.ts).
+ * The same array when none carries one.
+ */
+export function withoutIdentity(devices: DeviceT[]): DeviceT[] {
+  if (!devices.some((d) => d.identity)) return devices;
+  return devices.map((d) => {
+    if (!d.identity) return d;
+    const { identity: _identity, ...rest } = d;
+    return rest;
+  });
+}

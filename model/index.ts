@@ -61,6 +61,9 @@ export {
   Device,
   type DeviceT,
   DeviceType,
+  HardwareIdentity,
+  type HardwareIdentityT,
+  withoutIdentity,
 } from './device.js';
 export {
   type AttributeDoc,

@@ -4,7 +4,8 @@ import type { Allocation, AcceleratorView } from './accelerator.js';
  * What Placement must say about one accelerator: the one answer both the Placement sync writes
  * and `cyborg capacity` reads, so the two can never disagree.
  *
- * - `inventory`: the provider's inventory total (its attach handles, at least 1).
+ * - `inventory`: the provider's inventory total (its attach handles, at least 1; with none, that
+ *   one unit is reserved).
  * - `used`: every consumer that holds the device, whoever handed it over — a Nova boot (Nova's
  *   allocation for the instance), an operator's attach, an instance attach, a program-on-bind or
  *   a re-join's adoption (an allocation Cyborg writes itself, see openstack/placement/holds.ts).
@@ -36,7 +37,10 @@ export function placementTruthOf(a: AcceleratorView): PlacementTruth {
   // The machine's `usable` tag: enabled (or being reprogrammed, attached, detached from an enabled
   // state); `reserved` is a quarantine for health or a maintenance mark; a card discovery lost is
   // out of service too (attached instances keep running).
-  const inService = a.tags.includes('usable') && !a.tags.includes('reserved') && !a.missing;
+  // A deployable whose driver has no handle it can serve now (every MIG instance of its profile
+  // taken by an mdev it did not make, a VF past its type's max_instance) keeps its provider with
+  // the one unit Placement needs, reserved: nothing is offered that a bind could not serve.
+  const inService = a.tags.includes('usable') && !a.tags.includes('reserved') && !a.missing && a.capacity > 0;
   const idle = total - used;
   const reserved = inService ? 0 : idle;
   const quarantined = !inService && a.health?.status === 'quarantined' ? idle : 0;

@@ -66,6 +66,12 @@ export class AcceleratorActor implements MachineOwner<AcceleratorContext>, Resta
   private readonly fromRecord: boolean;
   /** Why its driver could not observe it in the last report (its record is the last observed one); null when observed. */
   unobserved: { reason: string; since: number } | null = null;
+  /**
+   * A serial read once that is not the recorded one (actors/conductor/identity.ts): a second
+   * report with it confirms another card, one with the recorded serial again shows a flaky tool.
+   * Memory only: a conductor restarted meanwhile asks for the confirmation again.
+   */
+  identityDoubt: { serial: string; held: boolean } | null = null;
 
   constructor(opts: AcceleratorActorOptions<AcceleratorActor>) {
     this.rt = opts.runtime;
@@ -86,7 +92,8 @@ export class AcceleratorActor implements MachineOwner<AcceleratorContext>, Resta
 
   /** What a fresh record of the machine is made from. */
   private input(): AcceleratorInput {
-    return { id: this.id, host: this.spec.host, capacity: Math.max(1, this.spec.deployable.attachHandles.length) };
+    const identity = this.spec.device.identity;
+    return { id: this.id, host: this.spec.host, capacity: Math.max(1, this.spec.deployable.attachHandles.length), ...(identity ? { identity } : {}) };
   }
 
   /** The machine, started from the record if it was at rest. */
@@ -117,10 +124,20 @@ export class AcceleratorActor implements MachineOwner<AcceleratorContext>, Resta
     return true;
   }
 
-  /** Records the accelerator's first appearance (discovery) in the log. */
-  announceDiscovered(meta: RequestMeta = {}): Promise<void> {
+  /** Records the accelerator's first appearance (discovery) in the log, with what its card says about itself. */
+  announceDiscovered(meta: RequestMeta = {}, args?: Record<string, string>): Promise<void> {
     const r = this.record();
-    return this.onTransition({ event: 'DISCOVERED', from: NOT_YET, to: this.state, at: new Date().toISOString(), ...meta }, r);
+    return this.onTransition({ event: 'DISCOVERED', from: NOT_YET, to: this.state, at: new Date().toISOString(), ...meta, ...(args ? { args } : {}) }, r);
+  }
+
+  /**
+   * An audit row of something seen that moves no state (a card whose serial reads otherwise),
+   * committed with the record as it is: the log says what the conductor saw and did not act on.
+   */
+  note(event: string, args: Record<string, string>, meta: RequestMeta, reason?: string): Promise<void> {
+    const r = this.record();
+    const rec = { event, from: this.state, to: this.state, at: new Date().toISOString(), ...meta, args, ...(reason ? { reason } : {}) };
+    return this.onTransition(rec, r);
   }
 
   get state(): AcceleratorState {

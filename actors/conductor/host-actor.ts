@@ -8,11 +8,12 @@ import type { AcceleratorLogic } from './accelerator-logic.js';
 import type { AcceleratorSpec } from './accelerator-view.js';
 import type { AcceleratorRecord, HostRecord, Journal } from '../runtime/index.js';
 import { MachineHost } from '../runtime/index.js';
-import type { DeployableT, DeviceT, EventHub, HostView, RequestMeta } from '../../model/index.js';
+import { withoutIdentity, type DeployableT, type DeviceT, type EventHub, type HostView, type RequestMeta } from '../../model/index.js';
 import { commandAgent } from './agent-command.js';
 import type { HostLogic } from './host-logic.js';
 import type { Timing } from './timing.js';
 import { CyborgError } from '../../errors/index.js';
+import { applyIdentity, identityArgs, NO_SERIAL } from './identity.js';
 
 export interface HostActorOptions {
   name: string;
@@ -167,9 +168,13 @@ export class HostActor {
       // The agent's last observed record of a device its driver could not observe now: kept, marked.
       existing.setUnobserved(spec.device.unobserved ?? null);
       if (placementFacts(spec.deployable) !== placed) respecified.push(existing.id);
+      const returning = existing.missing || existing.state === AcceleratorStates.removed;
       if (existing.missing) existing.missing = false;
-      if (existing.state === AcceleratorStates.removed) {
-        existing.system({ type: 'REDISCOVERED' }, meta);
+      // An unobserved record is the agent's last observed one: it says nothing new of the card.
+      const replaced = !spec.device.unobserved && applyIdentity(existing, spec.device.identity, returning, meta, this.opts.log);
+      if (replaced) returned.push(existing);
+      else if (existing.state === AcceleratorStates.removed) {
+        existing.system({ type: 'REDISCOVERED', ...(spec.device.identity ? {} : { identity: NO_SERIAL }) }, meta);
         returned.push(existing);
       }
     }
@@ -181,10 +186,15 @@ export class HostActor {
       }
     }
     const before = this.devices;
+    // The cards' serials are in their accelerators' records now; the rows keep Cyborg's columns.
+    devices = withoutIdentity(devices);
     this.devices = devices;
     // The new accelerators' first records follow the inventory at once: the journal keeps the
     // order, and both usually share one flush (a host's registration waits for one, not two).
-    const committed = [this.opts.journal.commit([{ type: 'inventory', host: this.name, devices }]), ...created.map((a) => a.announceDiscovered(meta))];
+    const committed = [
+      this.opts.journal.commit([{ type: 'inventory', host: this.name, devices }]),
+      ...created.map((a) => a.announceDiscovered(meta, identityArgs(a.context.identity))),
+    ];
     // Not written (503 while the database is away): what this report made new is forgotten, so
     // that memory keeps what the database has and the agent's next report brings them again.
     void Promise.allSettled(committed).then((outcomes) => {

@@ -219,6 +219,19 @@ export class FakeDriver implements Driver, Installer, Programmer, AttachPreparer
     }
   }
 
+  /**
+   * Another card in the device's slot from the next discovery on (a hot-swap): it reports
+   * `serial` as its own, or no serial at all (`null`: hardware that gives none). The slot, and so
+   * every id, stays the same.
+   */
+  swapCard(deviceUuid: string, serial: string | null): void {
+    for (const d of this.devices) {
+      if (d.uuid !== deviceUuid) continue;
+      if (serial === null) delete d.identity;
+      else d.identity = { serial, source: 'fake serial' };
+    }
+  }
+
   /** Makes a device disappear from (or come back to) discovery. */
   unplug(deviceUuid: string, gone = true): void {
     if (gone) this.unplugged.add(deviceUuid);
@@ -296,6 +309,8 @@ function fakeGpu(host: string, g: number): DriverDevice {
     stub: false,
     controlPath: { type: 'PCI', info: cpid },
     driver: 'fake',
+    // As a GPU's UUID: what the card says about itself (Cyborg's fake FPGA says nothing).
+    identity: { serial: `FAKE-${stableId(host, 'gpu-serial', bus).slice(0, 13)}`, source: 'fake serial' },
     deployables: [
       {
         uuid: stableId(host, 'deployable', name),

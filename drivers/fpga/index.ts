@@ -2,7 +2,7 @@ import type { Driver, DriverDevice, OpRequest, OpResult, Resetter } from '../dri
 import type { ImageHolder, Progress, ProgressProgrammer } from '../abilities.js';
 import { DriverError } from '../../errors/index.js';
 import type { CommandRunner } from '../exec.js';
-import { readPciFunctions } from '../generic/index.js';
+import { readPciFunctions, withIdentity } from '../generic/index.js';
 import { discoverIntel, discoverXilinx } from './discover.js';
 import { FpgaProgrammer, type ImageSpec } from './program.js';
 
@@ -111,7 +111,8 @@ export class IntelFpgaDriver extends FpgaDriver {
   }
 
   protected async scan(): Promise<DriverDevice[]> {
-    return discoverIntel(this.opts.sysfsRoot, this.opts.host, await readPciFunctions(this.opts.sysfsRoot), this.opts.knownIds ?? ['8086:09c4'], this.name);
+    const fns = await readPciFunctions(this.opts.sysfsRoot);
+    return withIdentity(this.opts.sysfsRoot, await discoverIntel(this.opts.sysfsRoot, this.opts.host, fns, this.opts.knownIds ?? ['8086:09c4'], this.name));
   }
 }
 
@@ -125,6 +126,10 @@ export class XilinxFpgaDriver extends FpgaDriver {
 
   protected async scan(): Promise<DriverDevice[]> {
     const programmed = await this.programmer.programmed();
-    return discoverXilinx(this.opts.host, await readPciFunctions(this.opts.sysfsRoot), (a) => programmed[a]?.functionId, this.name);
+    const fns = await readPciFunctions(this.opts.sysfsRoot);
+    return withIdentity(
+      this.opts.sysfsRoot,
+      discoverXilinx(this.opts.host, fns, (a) => programmed[a]?.functionId, this.name),
+    );
   }
 }

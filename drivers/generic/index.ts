@@ -21,6 +21,7 @@ import { CyborgError } from '../../errors/index.js';
 
 export { AllowList, AllowListError, type AllowEntry } from './allow-list.js';
 export { discoverPci, type Discovery } from './discover.js';
+export { dsnOf, macOf, pcieSerial, withIdentity } from './identity.js';
 export { CommandOps, HostOpError, SimulatedOps, SysfsOps, type HostOps } from './host-ops.js';
 export { pciInfo, pyJson } from './pci.js';
 export { readPciFunction, readPciFunctions, type PciFunction, type MdevType } from './sysfs.js';

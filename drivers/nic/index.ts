@@ -2,7 +2,7 @@ import type { AttachPreparer, Driver, DriverDevice, OpRequest, OpResult } from '
 import type { BoundHandle, BoundRestorer, HostObserver, Observation, VfCountManager } from '../abilities.js';
 import { cyborgDeployable, cyborgDevice, customName, parseMappings, pciHandle } from '../cyborg-report.js';
 import { DriverError } from '../../errors/index.js';
-import { readPciFunctions, type PciFunction } from '../generic/index.js';
+import { macOf, readPciFunctions, withIdentity, type PciFunction } from '../generic/index.js';
 import { observeVfCounts, pfsWithVfs, VfCounts } from './pf-vf.js';
 import type { DeployableT } from '../../model/index.js';
 
@@ -46,8 +46,10 @@ export class IntelNicDriver implements Driver, AttachPreparer, BoundRestorer, Ho
 
   async discover(): Promise<DriverDevice[]> {
     const { host } = this.opts;
-    return pfsWithVfs(await readPciFunctions(this.opts.sysfsRoot), this.opts.knownIds ?? X710_IDS).map(({ pf, vfs }) => {
+    const macs = new Map<string, string | undefined>();
+    const devices = pfsWithVfs(await readPciFunctions(this.opts.sysfsRoot), this.opts.knownIds ?? X710_IDS).map(({ pf, vfs }) => {
       const ifname = pf.netdevs.at(-1) ?? '';
+      macs.set(pf.address, pf.netdevs[0]);
       const physnet = keyOf(this.physnets, ifname);
       const fn = keyOf(this.functions, ifname);
       const dep = (f: PciFunction, kind: 'PF' | 'VF'): DeployableT => {
@@ -68,6 +70,11 @@ export class IntelNicDriver implements Driver, AttachPreparer, BoundRestorer, Ho
         driver: this.name,
         deployables: vfs.length > 0 ? vfs.map((v) => dep(v, 'VF')) : [dep(pf, 'PF')],
       });
+    });
+    // The PF's permanent MAC names the card; its PCIe serial where it has no interface.
+    return withIdentity(this.opts.sysfsRoot, devices, async (_d, address) => {
+      const mac = await macOf(this.opts.sysfsRoot, address, macs.get(address));
+      return mac ? { serial: mac, source: 'mac' } : undefined;
     });
   }
 

@@ -45,6 +45,8 @@ export class XidHealth {
   /** GPU (domain:bus:device) → its deployables, from the last discovery. */
   private byGpu = new Map<string, string[]>();
   private readonly fatal = new Map<string, FatalXid>();
+  /** GPU → the identity it gave at the last discovery that gave one. */
+  private readonly serials = new Map<string, string>();
 
   constructor(private readonly opts: XidHealthOptions) {}
 
@@ -52,9 +54,21 @@ export class XidHealth {
     return this.opts.command.length > 0;
   }
 
-  /** What the last discovery found: each GPU's PCI address and its device. */
+  /**
+   * What the last discovery found: each GPU's PCI address and its device. A GPU that says it is
+   * another card than before (its UUID changed: a card swapped into the slot) starts without the
+   * old card's fatal Xid.
+   */
   discovered(gpus: readonly { address: string; device: DriverDevice }[]): void {
     this.byGpu = new Map(gpus.map(({ address, device }) => [gpuOf(address), device.deployables.map((dep) => dep.uuid)]));
+    for (const { address, device } of gpus) {
+      const serial = device.identity?.serial;
+      if (!serial) continue;
+      const gpu = gpuOf(address);
+      const before = this.serials.get(gpu);
+      if (before !== undefined && before !== serial) this.fatal.delete(gpu);
+      this.serials.set(gpu, serial);
+    }
   }
 
   /** Every discovered deployable's health now: a GPU with a fatal XID is unhealthy until reset. */

@@ -15,7 +15,7 @@ import type {
 import { cyborgDeployable, cyborgDevice, handleOf, mdevJson, pciHandle } from '../cyborg-report.js';
 import { DriverError } from '../../errors/index.js';
 import { runCommand, type CommandRunner } from '../exec.js';
-import { readPciFunctions, type PciFunction } from '../generic/index.js';
+import { readPciFunctions, withIdentity, type PciFunction } from '../generic/index.js';
 import { Type } from '@sinclair/typebox';
 import { StateFile } from '../state-file.js';
 import { XidHealth } from './health.js';
@@ -23,8 +23,8 @@ import type { XidPolicy } from './xid.js';
 import { currentIds, replaceLayout, resolveLayout, Smi } from './mig.js';
 import { legacyPgpuTraits, migResourceClass, migTrait, NVIDIA_DRIVER_NAME, pgpuTrait } from './names.js';
 import type { GpuInstance, SmiGpu } from './smi.js';
-import { migVgpuParent } from './mig-vgpu.js';
-import { createMdev, mdevExists, removeMdev, setVfVgpuType, typeNumber, vfVgpuType, vgpuOffer } from './vgpu.js';
+import { foreignMigVgpus, migVgpuParent } from './mig-vgpu.js';
+import { capVfVgpus, createMdev, mdevExists, removeMdev, setVfVgpuType, typeNumber, vfVgpuType, vgpuOffer } from './vgpu.js';
 import type { DeployableT } from '../../model/index.js';
 
 export { migResourceClass, migTrait, pgpuTrait, vgpuTrait, vgpuTypeName } from './names.js';
@@ -70,6 +70,8 @@ interface MigState {
   instances: GpuInstance[];
   names: Map<string, string>;
   products: Map<string, string>;
+  /** nvidia-smi's GPU UUID by address: what the card says about itself (docs/drivers.md, Identity). */
+  uuids: Map<string, string>;
 }
 
 const GPU_CLASSES = ['0300', '0302'];
@@ -138,14 +140,18 @@ export class NvidiaGpuDriver
       this.plainGpus = new Set(gpus.map((g) => g.address).filter((a) => !mig.gpus.has(a)));
     } catch (err) {
       smiError = err;
-      mig = { gpus: new Map(), instances: [], names: new Map(), products: new Map() };
+      mig = { gpus: new Map(), instances: [], names: new Map(), products: new Map(), uuids: new Map() };
     }
     const devices: DriverDevice[] = [];
     const unobserved: (UnobservedDevice & { error: unknown })[] = [];
     const found: { address: string; device: DriverDevice }[] = [];
     const migCards = new Set<string>();
+    // VFs configured for a type one by one: cut to the type's max_instance per GPU below.
+    const perVf = new Map<string, { index: number; vf: PciFunction; type: string }[]>();
     for (const fn of gpus) {
       if (fn.physfn !== null && (this.opts.filterSriovVfs || this.typeOf.has(fn.physfn) || mig.gpus.has(fn.physfn))) continue;
+      // A GPU whose VFs are configured as vGPUs one by one is theirs: passed through whole, it would take them all.
+      if (fn.physfn === null && fn.virtfns.some((v) => this.typeOf.has(v))) continue;
       const vfs = fn.virtfns.map((a) => byAddr.get(a)).filter((v): v is PciFunction => v !== undefined);
       const smiGpu = mig.gpus.get(fn.address);
       const deviceOf = (deployables: DeployableT[]): DriverDevice =>
@@ -159,10 +165,11 @@ export class NvidiaGpuDriver
           vendorBoardInfo: '{"vendor_info": "gpu_vb_info"}',
           driver: this.name,
           deployables,
+          ...identityOf(mig.uuids.get(fn.address)),
         });
       let deployables: DeployableT[];
       try {
-        deployables = smiGpu ? this.migDeployables(fn, smiGpu, mig.instances, mig.names) : [await this.gpuDeployable(fn, vfs)];
+        deployables = smiGpu ? this.migDeployables(fn, vfs, smiGpu, mig.instances, mig.names) : [await this.gpuDeployable(fn, vfs)];
       } catch (err) {
         // This GPU's own fault (a vGPU type it does not offer): its siblings are reported as usual.
         unobserved.push({ deviceUuid: deviceOf([]).uuid, reason: reasonOf(err), error: err });
@@ -174,13 +181,23 @@ export class NvidiaGpuDriver
         unobserved.push({ deviceUuid: device.uuid, reason: reasonOf(smiError), partial: device, error: smiError });
         continue;
       }
+      const vfType = fn.physfn !== null ? this.typeOf.get(fn.address) : undefined;
+      if (vfType !== undefined)
+        perVf.set(`${fn.physfn}|${vfType}`, [...(perVf.get(`${fn.physfn}|${vfType}`) ?? []), { index: devices.length, vf: fn, type: vfType }]);
       devices.push(device);
       found.push({ address: fn.address, device });
       if (smiGpu) migCards.add(device.uuid);
     }
     if (smiError === undefined) this.migCards = migCards;
-    this.xid.discovered([...found, ...unobserved.filter((u) => u.partial).map((u) => ({ address: addressOf(u.partial!), device: u.partial! }))]);
-    return { devices, unobserved };
+    for (const group of perVf.values()) {
+      const capped = capVfVgpus(group.map((g) => ({ vf: g.vf, type: g.type, deployable: devices[g.index]!.deployables[0]! })));
+      group.forEach((g, i) => (devices[g.index] = { ...devices[g.index]!, deployables: [capped[i]!] }));
+    }
+    // Without nvidia-smi's UUID a GPU is named by its PCIe serial, where it has one.
+    const named = await withIdentity(this.opts.sysfsRoot, devices);
+    const identified = named.map((device, i) => ({ address: found[i]!.address, device }));
+    this.xid.discovered([...identified, ...unobserved.filter((u) => u.partial).map((u) => ({ address: addressOf(u.partial!), device: u.partial! }))]);
+    return { devices: named, unobserved };
   }
 
   /** The device model without nvidia-smi: the name pci.ids gives its id ([gpu_devices] pci_ids), else Cyborg's placeholder. */
@@ -219,7 +236,7 @@ export class NvidiaGpuDriver
    * Profile ids are per GPU model (id 9 is a 3g.40gb on an H100, a 3g.20gb on an A100 40GB):
    * each instance's name is looked up among its own GPU's profiles.
    */
-  private migDeployables(fn: PciFunction, gpu: SmiGpu, instances: GpuInstance[], names: Map<string, string>): DeployableT[] {
+  private migDeployables(fn: PciFunction, vfs: PciFunction[], gpu: SmiGpu, instances: GpuInstance[], names: Map<string, string>): DeployableT[] {
     const { host } = this.opts;
     const mine = instances.filter((i) => i.gpu === gpu.index);
     const nameOf = (i: GpuInstance): string => names.get(`${i.gpu}:${i.profileId}`) ?? i.name;
@@ -237,20 +254,38 @@ export class NvidiaGpuDriver
         driverName: NVIDIA_DRIVER_NAME,
         rc: migResourceClass(profile),
         traits: ['OWNER_CYBORG', migTrait(fn.productId, profile)],
-        handles,
+        handles: this.servable(handles, foreignMigVgpus(vfs, profile, new Set(handles.map((h) => h.uuid)))),
       });
     });
   }
 
+  /**
+   * The handles of a MIG profile less those GPU instances mdevs it did not make hold (a VM's
+   * MIG-backed vGPU is placed by the vGPU manager on any free instance of its profile, so the
+   * handles count instances): never offered, since the bind would find none free. Handles bound
+   * now stay; the last of the others go.
+   */
+  private servable(handles: DeployableT['attachHandles'], foreign: number): DeployableT['attachHandles'] {
+    if (foreign === 0) return handles;
+    const out = [...handles];
+    for (let i = out.length - 1; i >= 0 && foreign > 0; i--) {
+      if (this.bound.has(out[i]!.uuid)) continue;
+      out.splice(i, 1);
+      foreign--;
+    }
+    return out;
+  }
+
   private async migState(gpus: PciFunction[]): Promise<MigState> {
-    const none: MigState = { gpus: new Map(), instances: [], names: new Map(), products: new Map() };
+    const none: MigState = { gpus: new Map(), instances: [], names: new Map(), products: new Map(), uuids: new Map() };
     if (!this.smi.enabled || gpus.length === 0) return none;
     const all = await this.smi.query();
     const products = new Map(all.filter((g) => g.productName && g.productName !== 'N/A').map((g) => [g.address, g.productName]));
+    const uuids = new Map(all.filter((g) => /^GPU-[0-9a-f-]+$/i.test(g.uuid)).map((g) => [g.address, g.uuid]));
     const enabled = all.filter((g) => g.migCurrent === 'Enabled');
-    if (enabled.length === 0) return { ...none, products };
+    if (enabled.length === 0) return { ...none, products, uuids };
     const [profiles, instances] = await Promise.all([this.smi.profiles(), this.smi.instances()]);
-    return { gpus: new Map(enabled.map((g) => [g.address, g])), instances, names: new Map(profiles.map((p) => [`${p.gpu}:${p.id}`, p.name])), products };
+    return { gpus: new Map(enabled.map((g) => [g.address, g])), instances, names: new Map(profiles.map((p) => [`${p.gpu}:${p.id}`, p.name])), products, uuids };
   }
 
   async prepareAttach(req: OpRequest): Promise<OpResult> {
@@ -438,6 +473,11 @@ export class NvidiaGpuDriver
       });
     return gpu;
   }
+}
+
+/** nvidia-smi's GPU UUID as the device's identity; nothing where nvidia-smi gave none (not configured, failing). */
+function identityOf(uuid: string | undefined): { identity?: { serial: string; source: string } } {
+  return uuid ? { identity: { serial: uuid, source: 'nvidia-smi uuid' } } : {};
 }
 
 /** A failure in the tool's own words (the DriverError's message names the command and what it said). */

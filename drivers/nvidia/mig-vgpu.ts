@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { DriverError } from '../../errors/index.js';
-import { readPciFunction, type MdevType } from '../generic/index.js';
+import { readPciFunction, type MdevType, type PciFunction } from '../generic/index.js';
 import { devDir, exists } from './vgpu.js';
 
 /**
@@ -31,6 +31,23 @@ export function migVgpuSuffix(profile: string): string | undefined {
 function backs(type: MdevType, suffix: string): boolean {
   const word = type.name.trim().split(/\s+/).at(-1) ?? '';
   return word.toUpperCase().endsWith(`-${suffix}`) && /^[A-Z0-9]+-\d+-\d+C(ME)?$/i.test(word);
+}
+
+/** Whether an mdev type is the MIG-backed vGPU of `profile` (`GRID A100-3-20C` backs `3g.20gb`). */
+export function backsProfile(type: MdevType, profile: string): boolean {
+  const suffix = migVgpuSuffix(profile);
+  return suffix !== undefined && backs(type, suffix);
+}
+
+/**
+ * How many GPU instances of `profile` mdevs hold that are none of `ours` (an mdev another agent
+ * made — an OpenStack Cyborg agent before the host moved here, a person): each takes a GPU
+ * instance the vGPU manager will not give to a bind, so that many fewer can be offered.
+ */
+export function foreignMigVgpus(vfs: readonly PciFunction[], profile: string, ours: ReadonlySet<string>): number {
+  let n = 0;
+  for (const vf of vfs) for (const t of vf.mdevTypes) if (backsProfile(t, profile)) n += t.devices.filter((u) => !ours.has(u)).length;
+  return n;
 }
 
 const notServable = (pf: string, profile: string, gpuInstanceId: string, why: string): DriverError =>

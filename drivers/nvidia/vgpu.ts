@@ -4,7 +4,7 @@ import { DriverError } from '../../errors/index.js';
 import { handleOf, mdevJson, pciJson } from '../cyborg-report.js';
 import type { PciFunction } from '../generic/index.js';
 import { vgpuTypeName } from './names.js';
-import type { AttachHandleT } from '../../model/index.js';
+import type { AttachHandleT, DeployableT } from '../../model/index.js';
 
 /**
  * vGPUs of one physical GPU, in the two layouts NVIDIA's vGPU manager uses:
@@ -66,7 +66,9 @@ export async function vgpuOffer(root: string, host: string, name: string, pf: Pc
   // mdevs on VFs (vGPU 13–16): a VF each, but never more than the type's max_instance per GPU;
   // VFs that hold one already come first, so a capacity cut never drops a handle in use.
   const onVfs: { vf: PciFunction; t: PciFunction['mdevTypes'][number] }[] = [];
-  for (const vf of vfs) {
+  // A VF configured for the type itself (`device_addresses` naming VFs, Cyborg's way), in the
+  // vGPU 17+ layout: the VF is its own vGPU.
+  for (const vf of vfs.length === 0 && pf.physfn !== null ? [pf] : vfs) {
     const t = vf.mdevTypes.find((m) => m.id === type);
     if (t) {
       typeName ??= vgpuTypeName(t.name);
@@ -171,4 +173,39 @@ export async function setVfVgpuType(root: string, vf: string, type: number): Pro
   if (Number((await read(file)) ?? -1) === type) return false;
   await write(file, String(type), `vGPU type of ${vf}`);
   return true;
+}
+
+/** A VF configured for a vGPU type on its own (`[vgpu_<type>] device_addresses` naming VFs): its deployable. */
+export interface VfVgpu {
+  vf: PciFunction;
+  type: string;
+  deployable: DeployableT;
+}
+
+/**
+ * The deployables of one GPU's VFs configured one by one for the same type, cut to what the GPU
+ * can make: the type's `max_instance` (its description, where the VFs carry mdev types) in all,
+ * VFs that hold a vGPU first, then in address order. A VF past it keeps its deployable with no
+ * handle (Placement holds its one unit reserved), so nothing is offered that a bind could not
+ * make, and it is offered again once a sibling's vGPU frees a place. The vGPU 17+ layout gives
+ * no `max_instance` in sysfs: there each VF is offered while it lists the type as creatable.
+ */
+export function capVfVgpus(group: readonly VfVgpu[]): DeployableT[] {
+  const typeOf = (g: VfVgpu) => g.vf.mdevTypes.find((t) => t.id === g.type);
+  const max = Math.min(...group.map((g) => maxInstance(typeOf(g)?.description ?? '') ?? Infinity));
+  if (!Number.isFinite(max)) return group.map((g) => g.deployable);
+  const holds = (g: VfVgpu): boolean => (typeOf(g)?.devices.length ?? 0) > 0;
+  const ranked = [...group.filter(holds), ...group.filter((g) => !holds(g))];
+  const kept = new Map<VfVgpu, number>();
+  let left = max;
+  for (const g of ranked) {
+    const n = Math.min(g.deployable.attachHandles.length, left);
+    kept.set(g, n);
+    left -= n;
+  }
+  return group.map((g) => {
+    const n = kept.get(g)!;
+    if (n === g.deployable.attachHandles.length) return g.deployable;
+    return { ...g.deployable, attachHandles: g.deployable.attachHandles.slice(0, n), numAccelerators: n };
+  });
 }

@@ -1,6 +1,6 @@
 import type { Driver, DriverDevice } from '../driver.js';
 import { cyborgDeployable, cyborgDevice, pciHandle } from '../cyborg-report.js';
-import { AllowList, readPciFunctions } from '../generic/index.js';
+import { AllowList, readPciFunctions, withIdentity } from '../generic/index.js';
 
 export interface PciDriverOptions {
   host: string;
@@ -34,7 +34,7 @@ export class PciDriver implements Driver {
     if (!this.allow) return [];
     const { host } = this.opts;
     const fns = (await readPciFunctions(this.opts.sysfsRoot)).filter((f) => this.allow!.match(f) !== undefined);
-    return fns.map((fn) => {
+    const devices = fns.map((fn) => {
       const vendor = VENDOR_NAMES[fn.vendorId];
       const name = `${host}_${fn.address}`;
       const traits = ['OWNER_CYBORG', ...(vendor ? [`CUSTOM_PCI_${vendor.toUpperCase()}`] : []), `CUSTOM_PCI_PRODUCT_ID_${fn.productId.toUpperCase()}`];
@@ -59,5 +59,6 @@ export class PciDriver implements Driver {
         ],
       });
     });
+    return withIdentity(this.opts.sysfsRoot, devices);
   }
 }

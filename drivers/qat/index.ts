@@ -1,7 +1,7 @@
 import type { AttachPreparer, Driver, DriverDevice, OpRequest, OpResult } from '../driver.js';
 import type { BoundHandle, BoundRestorer, HostObserver, Observation, VfCountManager } from '../abilities.js';
 import { cyborgDeployable, cyborgDevice, pciHandle } from '../cyborg-report.js';
-import { readPciFunctions, type PciFunction } from '../generic/index.js';
+import { readPciFunctions, withIdentity, type PciFunction } from '../generic/index.js';
 import { handleIn, observeVfCounts, pfsWithVfs, VfCounts } from '../nic/index.js';
 import type { DeployableT } from '../../model/index.js';
 
@@ -29,7 +29,7 @@ export class IntelQatDriver implements Driver, AttachPreparer, BoundRestorer, Ho
 
   async discover(): Promise<DriverDevice[]> {
     const { host } = this.opts;
-    return pfsWithVfs(await readPciFunctions(this.opts.sysfsRoot), this.opts.knownIds ?? ['8086:37c8']).map(({ pf, vfs }) => {
+    const devices = pfsWithVfs(await readPciFunctions(this.opts.sysfsRoot), this.opts.knownIds ?? ['8086:37c8']).map(({ pf, vfs }) => {
       const dep = (f: PciFunction): DeployableT => {
         const name = `${host}_${f.address}`;
         this.pfOf.set(name, pf.address);
@@ -47,6 +47,7 @@ export class IntelQatDriver implements Driver, AttachPreparer, BoundRestorer, Ho
         deployables: vfs.length > 0 ? vfs.map(dep) : [dep(pf)],
       });
     });
+    return withIdentity(this.opts.sysfsRoot, devices);
   }
 
   async prepareAttach(req: OpRequest): Promise<OpResult> {

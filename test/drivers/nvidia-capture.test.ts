@@ -69,7 +69,9 @@ describe('the NVIDIA driver against a real H100 host (captured: test/fixtures/ca
     });
     const { devices, unobserved } = await driver.discoverPartial();
     const onTheMachine = JSON.parse(readFileSync(join(capture, 'discovery.json'), 'utf8')) as { devices: unknown; unobserved: unknown[]; observed: unknown };
-    expect(devices).toEqual(onTheMachine.devices);
+    // The capture predates identities (issue 39): the GPU now also says who it is, by nvidia-smi's UUID.
+    expect(devices.map((d) => d.identity)).toEqual([{ serial: parseQueryXml(smi('query.xml'))[0]!.uuid, source: 'nvidia-smi uuid' }]);
+    expect(devices.map(({ identity: _identity, ...d }) => d)).toEqual(onTheMachine.devices);
     expect(unobserved).toEqual(onTheMachine.unobserved);
     expect(await driver.observe(devices)).toEqual(onTheMachine.observed);
   });

@@ -316,6 +316,11 @@ describe('MIG on the H100', () => {
       '{"asked_type": "MIG-3g.40gb", "bus": "1b", "device": "00", "domain": "0000", "function": "0", "gpu_instance_id": "2", "vgpu_mark": "MIG-3g.40gb_2"}',
     );
     expect(attrs(dep(devices, 'compute1_0000:43:00.0')).rc).toBe('PGPU');
+    // Each GPU is named by what it says about itself: nvidia-smi's GPU UUID (issue 39, identity).
+    expect(devices.filter((d) => d.identity).map((d) => [d.controlPath.info.slice(8, 12), d.identity])).toEqual([
+      ['"1b"', { serial: 'GPU-5f2b9a54-8c61-3e1d-0c4b-7d9e1a2b3c4d', source: 'nvidia-smi uuid' }],
+      ['"43"', { serial: 'GPU-0a1b2c3d-4e5f-6a7b-8c9d-0e1f2a3b4c5d', source: 'nvidia-smi uuid' }],
+    ]);
   });
 
   it('applies an operator layout, remembers it, and re-applies it after a reboot', async () => {

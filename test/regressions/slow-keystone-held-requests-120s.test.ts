@@ -8,7 +8,10 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApi } from '../../api/server.js';
 import { KeystoneSession, TokenValidator } from '../../openstack/keystone/index.js';
+import { quietLogger } from '../support/log.js';
+import { startStack } from '../support/stack.js';
 
 describe('a Keystone that answers after 30 s', () => {
   let stub: Server;
@@ -41,6 +44,30 @@ describe('a Keystone that answers after 30 s', () => {
     const started = Date.now();
     await expect(validator.validate('a-token')).rejects.toMatchObject({ code: 'keystone.unavailable' });
     expect(Date.now() - started).toBeLessThanOrEqual(timeoutMs + 1_000);
+  });
+
+  it('the caller of the api gets its 503 within the configured timeout plus 1 s, on the operator and the Nova routes', async () => {
+    const timeoutMs = 1_500;
+    const stack = await startStack({ log: quietLogger() });
+    const validator = new TokenValidator({ session: new KeystoneSession({ authUrl: url, auth, timeoutMs }), cache: {}, timeoutMs });
+    const app = await buildApi({
+      control: stack.conductor,
+      log: quietLogger(),
+      v2: { authStrategy: 'keystone' },
+      auth: { keystone: { validator, wwwAuthenticateUri: url } },
+    });
+    try {
+      await app.ready();
+      for (const path of ['/cyborg/v1/accelerators', '/v2/accelerator_requests']) {
+        const started = Date.now();
+        const res = await app.inject({ method: 'GET', url: path, headers: { 'x-auth-token': `a-token-for-${path}` } });
+        expect(res.statusCode, path).toBe(503);
+        expect(Date.now() - started, path).toBeLessThanOrEqual(timeoutMs + 1_000);
+      }
+    } finally {
+      await app.close();
+      await stack.stop();
+    }
   });
 
   it('a call through a Keystone session (Placement, Nova, Glance) gives up within its timeout plus 1 s', async () => {
