@@ -4,7 +4,11 @@ import type { Static, TSchema } from '@sinclair/typebox';
  * Handler of a request: its return value is the reply. Throwing replies with an error.
  * `written`: the protocol the request is written in (its envelope's; in-process: the current one).
  */
-export type RequestHandler<Req extends TSchema, Rep extends TSchema> = (msg: Static<Req>, subject: string, written: number) => Promise<Static<Rep>> | Static<Rep>;
+export type RequestHandler<Req extends TSchema, Rep extends TSchema> = (
+  msg: Static<Req>,
+  subject: string,
+  written: number,
+) => Promise<Static<Rep>> | Static<Rep>;
 
 export type MessageHandler<M extends TSchema> = (msg: Static<M>, subject: string) => void | Promise<void>;
 

@@ -110,8 +110,12 @@ describe.skipIf(!svc.nats || !svc.postgres)('usage telemetry across the distribu
       },
       { what: "the consumer on the holder's series" },
     );
-    expect(text).toContain(`cyborg_accelerator_allocation{host="${HOST}",accelerator="${gpu.id}",name="${gpu.name}",instance="vm-usage-1",project="p-usage",role="conductor"} 1`);
-    expect(text).toMatch(new RegExp(`cyborg_accelerator_power_watts\\{host="${HOST}",accelerator="${gpu.id}",name="${gpu.name}",state="attached",role="conductor"\\} [0-9.]+`));
+    expect(text).toContain(
+      `cyborg_accelerator_allocation{host="${HOST}",accelerator="${gpu.id}",name="${gpu.name}",instance="vm-usage-1",project="p-usage",role="conductor"} 1`,
+    );
+    expect(text).toMatch(
+      new RegExp(`cyborg_accelerator_power_watts\\{host="${HOST}",accelerator="${gpu.id}",name="${gpu.name}",state="attached",role="conductor"\\} [0-9.]+`),
+    );
     // The other conductor hears the same telemetry but keeps none of it: no series, no window.
     const elsewhere = await scrape(other);
     expect(elsewhere).not.toContain(`host="${HOST}"`);
