@@ -22,8 +22,12 @@ export async function makeDirectory(dir: string): Promise<void> {
   for (const d of missing) {
     await mkdir(d).catch(async (err: unknown) => {
       // Made meanwhile by another process (two roles of one host starting together): fine.
-      if ((err as NodeJS.ErrnoException).code === 'EEXIST' && (await isDirectory(d))) return;
-      throw err;
+      const e = err as NodeJS.ErrnoException;
+      if (e.code === 'EEXIST' && (await isDirectory(d))) return;
+      // A file where a directory must be: what a recursive mkdir says of it (ENOTDIR), whichever
+      // level it is at, so that the start-up line names it the same way.
+      if (e.code === 'EEXIST') e.code = 'ENOTDIR';
+      throw e;
     });
   }
 }

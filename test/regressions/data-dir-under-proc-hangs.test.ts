@@ -28,7 +28,7 @@ describe('a data directory that cannot be made', () => {
       await makeDirectory(join(root, 'a', 'b', 'c'));
       await makeDirectory(join(root, 'a', 'b', 'c'));
       writeFileSync(join(root, 'file'), '');
-      await expect(makeDirectory(join(root, 'file', 'x'))).rejects.toMatchObject({ code: 'EEXIST' });
+      await expect(makeDirectory(join(root, 'file', 'x'))).rejects.toMatchObject({ code: 'ENOTDIR' });
       await expect(makeDirectory('/proc/cyborg-nope/x')).rejects.toMatchObject({ code: 'ENOENT' });
     } finally {
       rmSync(root, { recursive: true, force: true });

@@ -46,6 +46,8 @@ export async function rollingUpgrade(order: 'conductors-first' | 'agents-first',
     const t = performance.now();
     const before = { r: load?.report.retried503 ?? 0, a: load?.report.apiAway ?? 0 };
     await fn();
+    // Every role honest after each role it replaced: the new one ready, the others still ready.
+    if (/^(conductor|api|agent)/.test(name)) await honest(name);
     steps.push({
       step: name,
       at,
