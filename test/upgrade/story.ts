@@ -182,7 +182,14 @@ export async function rollingUpgrade(order: 'conductors-first' | 'agents-first',
     for (const [uuid, said] of report.holders) process.stdout.write(`handle held by ARQ ${uuid}: ${said}\n`);
     const theirs = report.failures.slice(0, previousFaults);
     process.stdout.write(`boots failed while the previous release's conductors served: ${theirs.length}\n${theirs.slice(0, 10).join('\n')}\n`);
-    expect(theirs.filter((f) => !/host roll-h\d not found|has no free attach handle|accelerator [0-9a-f-]{36} stopped|interrupted/.test(f))).toEqual([]);
+    expect(
+      theirs.filter(
+        (f) =>
+          !/host roll-h\d not found|has no free attach handle|accelerator [0-9a-f-]{36} stopped|interrupted|Deployable not found with resource provider/.test(
+            f,
+          ),
+      ),
+    ).toEqual([]);
     expect(report.failures.slice(previousFaults)).toEqual([]);
     // The previous release's api may answer an operator 404 while a host moves between conductors
     // (its view is rebuilt without the host's accelerators until the new holder has them) and a
