@@ -31,15 +31,14 @@ import autocannon from 'autocannon';
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { Pool } from 'undici';
-import { Agent } from '../actors/agent/index.js';
-import { Conductor } from '../actors/conductor/index.js';
+import type { Agent } from '../actors/agent/index.js';
 import { MemoryJournal, type Journal } from '../actors/runtime/index.js';
 import { buildApi } from '../api/server.js';
 import { InProcessBus } from '../bus/index.js';
 import { createLogger, loadConfig } from '../config/index.js';
-import { FakeDriver, DriverRegistry } from '../drivers/index.js';
 import { NAMESPACE_DNS, uuid3 } from '../ids/index.js';
 import { faultRun } from './api/fault.js';
+import { benchAgent, benchConductor } from './api/in-process.js';
 import { keystoneSection } from './api/keystone.js';
 import { breakdown, call, cycle, lifecycle, NOAUTH } from './api/lifecycle.js';
 import { sseSection } from './api/sse.js';
@@ -147,25 +146,10 @@ async function main(): Promise<void> {
   if (![...ONLY].some((s) => s === 'base' || s === 'keystone' || s === 'sse')) return;
   const { journal, what, cleanup } = await openBenchJournal();
   const bus = new InProcessBus(log);
-  const timing = { driverOpTimeoutMs: 30_000, staleAfterMs: 3_600_000, lostAfterMs: 7_200_000, heartbeatIntervalMs: 3_600_000 };
-  const conductor = new Conductor({ bus, journal, log, timing });
-  await conductor.start();
+  const conductor = await benchConductor(bus, journal, log);
   const hosts = Array.from({ length: HOSTS }, (_, i) => `bench-${String(i + 1).padStart(3, '0')}`);
   const agents: Agent[] = [];
-  // 1 fake FPGA + 9 fake GPUs per host: 10 devices a host.
-  for (const host of hosts) {
-    const agent = new Agent({
-      host,
-      bus,
-      drivers: new DriverRegistry([new FakeDriver({ host, gpus: 9, nics: 0 })]),
-      log,
-      heartbeatIntervalMs: 3_600_000,
-      discoveryIntervalMs: 3_600_000,
-      telemetryIntervalMs: 0,
-    });
-    await agent.start();
-    agents.push(agent);
-  }
+  for (const host of hosts) agents.push(await benchAgent(host, bus, log));
   // The SSE section connects more event-stream clients than the default bound allows.
   const app = await buildApi({ control: conductor, log, limits: ONLY.has('sse') ? { sseMaxClients: SSE_MAX_CLIENTS } : {} });
   await app.listen({ host: '127.0.0.1', port: 0 });

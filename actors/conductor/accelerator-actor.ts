@@ -194,8 +194,11 @@ export class AcceleratorActor implements MachineOwner<AcceleratorContext>, Resta
    * `awaitCommit: false` is for an actor that will itself commit and acknowledge later (an ARQ
    * binding): the journal commits in order, so that later commit covers this one, and waiting
    * here would only add a flush round trip to every bind.
+   *
+   * `settleWithinMs`: a driver operation that has not ended by then is answered as it stands, in
+   * its committed `…ing` state (the operator's write: the api's 202 and Location).
    */
-  async request(event: AcceleratorEvent, meta: RequestMeta = {}, opts: { awaitCommit?: boolean } = {}): Promise<AcceleratorView> {
+  async request(event: AcceleratorEvent, meta: RequestMeta = {}, opts: { awaitCommit?: boolean; settleWithinMs?: number } = {}): Promise<AcceleratorView> {
     if (this.crashed) throw new CyborgError('service.shutting_down', `accelerator ${this.id} is restarting`, { id: this.id });
     const m = this.live();
     // Only operator events: a driver's outcome (OP_DONE …) comes from the effect, never a caller.
@@ -215,9 +218,28 @@ export class AcceleratorActor implements MachineOwner<AcceleratorContext>, Resta
       return this.buildView(this.record());
     }
     this.sendNoting(m, stamped(event), meta);
-    await this.settled();
+    if (opts.settleWithinMs === undefined) await this.settled();
+    else if (!(await this.settledWithin(opts.settleWithinMs))) {
+      // Still under way: answered with what is committed — the operation under way (the api's
+      // 202 and Location) — rather than after its caller stopped waiting, when the api could
+      // only answer "unavailable" for an operation that goes on and lands.
+      await this.flushed();
+      return this.buildView();
+    }
     await this.commitChain;
     return this.buildView();
+  }
+
+  /** Whether the machine settles (its driver operation ends) within `ms`; rejects as `settled` does. */
+  private settledWithin(ms: number): Promise<boolean> {
+    if (!this.busy) return this.settled().then(() => true);
+    let timer: NodeJS.Timeout | undefined;
+    return Promise.race([
+      this.settled().then(() => true),
+      new Promise<boolean>((r) => {
+        timer = setTimeout(() => r(false), ms);
+      }),
+    ]).finally(() => clearTimeout(timer));
   }
 
   /** Sends a system event (host lost/back, removal by discovery): no waiting, ignored if not accepted. */

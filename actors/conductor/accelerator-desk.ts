@@ -7,6 +7,12 @@ import type { Supervisor } from './supervisor.js';
 export interface AcceleratorDeskOptions {
   tree: Supervisor;
   log: Logger;
+  /**
+   * How long a write waits for its driver operation before it is answered under way, in its
+   * committed `…ing` state (the api's 202): below the api → conductor timeout, so that a slow
+   * agent (restarting, loaded) never turns an operation that goes on into an api's 503.
+   */
+  answerWithinMs: number;
   /** The Placement sync beside the conductor, where one runs: its allocations guard operator events. */
   placement?: PlacementPort;
   /** Marks the ARQ bound through a released instance failed (this conductor's ARQ desk, or the ARQ home). */
@@ -18,13 +24,17 @@ export interface AcceleratorDeskOptions {
  * without an ARQ, a detach. Each resolves once its change is committed.
  */
 export class AcceleratorDesk {
-  constructor(private readonly o: AcceleratorDeskOptions) {}
+  private readonly within: { settleWithinMs: number };
+
+  constructor(private readonly o: AcceleratorDeskOptions) {
+    this.within = { settleWithinMs: o.answerWithinMs };
+  }
 
   async act(id: string, event: AcceleratorEvent, meta: RequestMeta = {}): Promise<AcceleratorView> {
     this.o.tree.assertRunning();
     const actor = this.o.tree.acceleratorActor(id);
     await assertNotAllocated(this.o.placement?.allocations ?? null, { id, rpUuid: actor.rpUuid }, event.type);
-    if (event.type !== 'RELEASE') return actor.request(event, meta);
+    if (event.type !== 'RELEASE') return actor.request(event, meta, this.within);
     // The ARQ the instance was bound through, if any, becomes a failed bind once the card let it go.
     const arqUuid = actor.context.allocations.find((a) => a.instanceUuid === event.instanceUuid)?.arqUuid;
     const state = actor.state;
@@ -64,7 +74,11 @@ export class AcceleratorDesk {
     this.o.tree.assertRunning();
     const actor = this.o.tree.acceleratorActor(id);
     const handleUuid = actor.freeHandle() ?? '';
-    return actor.request({ type: 'ATTACH', handleUuid, instanceUuid: req.instanceUuid, ...(req.projectId ? { projectId: req.projectId } : {}) }, meta);
+    return actor.request(
+      { type: 'ATTACH', handleUuid, instanceUuid: req.instanceUuid, ...(req.projectId ? { projectId: req.projectId } : {}) },
+      meta,
+      this.within,
+    );
   }
 
   detach(id: string, req: { handleUuid?: string; instanceUuid?: string }, meta: RequestMeta = {}): Promise<AcceleratorView> {
@@ -76,6 +90,6 @@ export class AcceleratorDesk {
       : req.instanceUuid
         ? allocs.find((a) => a.instanceUuid === req.instanceUuid)
         : allocs[0];
-    return actor.request({ type: 'DETACH', handleUuid: alloc?.handleUuid ?? req.handleUuid ?? '' }, meta);
+    return actor.request({ type: 'DETACH', handleUuid: alloc?.handleUuid ?? req.handleUuid ?? '' }, meta, this.within);
   }
 }

@@ -192,7 +192,11 @@ export class ArqActor {
   private settled(withinMs?: number): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       let timer: NodeJS.Timeout | undefined;
+      // Declared first: subscribing to an actor already stopped completes at once, inside subscribe().
+      let sub: { unsubscribe(): void } | undefined;
+      let over = false;
       const done = (): void => {
+        over = true;
         clearTimeout(timer);
         sub?.unsubscribe();
         resolve();
@@ -202,7 +206,7 @@ export class ArqActor {
         if (!s.hasTag('busy') || s.status !== 'active') done();
       };
       // `complete`: the machine was replaced (memory went back to the committed record).
-      const sub = this.m.actor.subscribe({
+      sub = this.m.actor.subscribe({
         next: check,
         complete: done,
         error: (err: unknown) => {
@@ -210,6 +214,10 @@ export class ArqActor {
           reject(err);
         },
       });
+      if (over) {
+        sub.unsubscribe();
+        return;
+      }
       if (withinMs !== undefined) timer = setTimeout(done, withinMs);
       check();
     });

@@ -34,7 +34,9 @@ export interface ConductorOptions {
   placement?: PlacementPort;
   /**
    * How long an unbind or delete waits for its release before answering with the committed intent
-   * (`Unbinding`, `Deleting`) while reconciliation finishes it; below the api → conductor timeout.
+   * (`Unbinding`, `Deleting`) while reconciliation finishes it, and an operator's accelerator write
+   * for its driver operation before answering it under way (`installing`…); below the api →
+   * conductor timeout.
    */
   releaseWaitMs?: number;
   /** How often acknowledged deletes and unbinds whose release could not finish are retried. */
@@ -150,7 +152,8 @@ export function buildConductorParts(opts: ConductorOptions, hooks: ConductorHook
   });
   const reads = new FleetReads(tree, usage, opts.placement);
   const remote = opts.remoteArqs;
-  const desk = new ArqDesk({ tree, documents, releaseWaitMs: opts.releaseWaitMs ?? RELEASE_WAIT_MS });
+  const answerWithinMs = opts.releaseWaitMs ?? RELEASE_WAIT_MS;
+  const desk = new ArqDesk({ tree, documents, releaseWaitMs: answerWithinMs });
   return {
     tree,
     usage,
@@ -161,6 +164,7 @@ export function buildConductorParts(opts: ConductorOptions, hooks: ConductorHook
     acceleratorDesk: new AcceleratorDesk({
       tree,
       log: opts.log,
+      answerWithinMs,
       ...(opts.placement ? { placement: opts.placement } : {}),
       // With several conductors the ARQ is the ARQ home's to mark (even when the home is this one).
       arqReleased: remote ? (uuid, reason, meta) => remote.released(uuid, reason, meta) : desk.released.bind(desk),

@@ -1,6 +1,7 @@
 /**
  * Helpers of the distributed tests: a private nats-server the test may stop and start, role
- * processes spawned like an operator would (`tsx cli/main.ts <role>`) and their JSON logs.
+ * processes spawned like an operator would (`cyborg <role>`, the TypeScript through tsx's loader)
+ * and their JSON logs.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -10,6 +11,17 @@ import { eventually } from '../support/eventually.js';
 import type { LogLine } from '../support/log.js';
 import { freePort } from '../support/ports.js';
 import { placementEnvFor } from '../keystone/placement-auth.js';
+
+/**
+ * How a test runs `cli/main.ts`: this Node with tsx's loader (`node --import tsx`), one process, as
+ * the installed `cyborg` is. Not the `tsx` command: it relays a signal to its child and, when the
+ * child has not said within 30 ms that it got it — a loaded machine, an event loop busy — sends it
+ * again and then SIGKILLs it, so a role asked to stop gracefully (SIGTERM: drain, give the leases
+ * back) was sometimes killed outright, leaving its binds to be recovered as interrupted.
+ */
+export function cyborgCommand(args: string[]): [string, string[]] {
+  return [process.execPath, ['--import', 'tsx', 'cli/main.ts', ...args]];
+}
 
 /** Whether a `nats-server` binary is on PATH (tests that restart their own server need one). */
 export const natsServerInstalled = spawnSync('nats-server', ['--version']).status === 0;
@@ -61,7 +73,7 @@ export class PrivateNats {
   }
 }
 
-/** A role started as its own process, as an operator would: `tsx cli/main.ts <role> …`. */
+/** A role started as its own process, as an operator would: `cyborg <role> …` (`cyborgCommand`). */
 export class RoleProcess {
   readonly lines: LogLine[] = [];
   stderr = '';
@@ -94,7 +106,7 @@ export class RoleProcess {
 
   /** `root`: the checkout it runs from (default this one; the upgrade story runs the previous release's). */
   static spawn(name: string, args: string[], env: Record<string, string>, root = join(import.meta.dirname, '..', '..')): RoleProcess {
-    const proc = spawn('npx', ['tsx', 'cli/main.ts', ...args], {
+    const proc = spawn(...cyborgCommand(args), {
       cwd: root,
       // A Placement that validates Keystone tokens (.ci/run's) is reached as the service user, as in production.
       // Strict: a promise rejection nobody handles ends the process at once, and the story says so
@@ -143,7 +155,7 @@ export class RoleProcess {
   /** SIGKILL: the process gets no chance to flush or say goodbye. */
   async kill(signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
     if (!this.alive) return;
-    // npx runs tsx which runs node: signal the whole group so nothing is left behind.
+    // Signal the whole group (the role and anything it started) so nothing is left behind.
     try {
       process.kill(-this.proc.pid!, signal);
     } catch {

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AcceleratorStates } from '../../machines/index.js';
 import { Deployment } from '../nats/deployment.js';
-import { RoleProcess } from '../nats/helpers.js';
+import { cyborgCommand, RoleProcess } from '../nats/helpers.js';
 import { freePort } from '../support/ports.js';
 
 export const ROOT = join(import.meta.dirname, '..', '..');
@@ -115,13 +115,13 @@ export class Fleet {
 
 /** `cyborg <args>` of this release, run as an operator would; exit code and output. */
 export function cyborg(dep: Deployment, args: string[], extra: Record<string, string> = {}): { code: number; stdout: string; stderr: string } {
-  const r = spawnSync('npx', ['tsx', 'cli/main.ts', ...args], { cwd: ROOT, env: { ...process.env, ...dep.env(extra), LOG_LEVEL: 'warn' }, encoding: 'utf8' });
+  const r = spawnSync(...cyborgCommand(args), { cwd: ROOT, env: { ...process.env, ...dep.env(extra), LOG_LEVEL: 'warn' }, encoding: 'utf8' });
   return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
 }
 
 /** The same of the previous release (its own `db migrate`, a downgrade's start). */
 export function previousCyborg(root: string, dep: Deployment, args: string[]): { code: number; stdout: string; stderr: string } {
-  const r = spawnSync('npx', ['tsx', 'cli/main.ts', ...args], {
+  const r = spawnSync(...cyborgCommand(args), {
     cwd: root,
     env: { ...process.env, ...dep.env(), LOG_LEVEL: 'warn', LOG_PRETTY: 'false' },
     encoding: 'utf8',
@@ -290,7 +290,7 @@ export function novaLoad(
           const r = await call('POST', `/cyborg/v1/accelerators/${id}/${action}`);
           if (r.status === 202) {
             // Accepted, still under way (its agent is restarting): the operator waits for it to end.
-            if (await settles(id)) rep.toggles++;
+            if (await settles(id, action === 'disable' ? AcceleratorStates.inactive : AcceleratorStates.ready)) rep.toggles++;
             else rep.operatorFailures.push({ step: stepNow(), api: apiRelease(), status: 202, text: `operator ${action} ${id}: under way for a minute` });
           } else if (r.status !== 200)
             rep.operatorFailures.push({
@@ -305,11 +305,11 @@ export function novaLoad(
       await sleep(1_000); // under the api's 300 operator writes a minute
     }
   };
-  /** Whether an accelerator's operation under way ends (ready or inactive) within a minute, as `cyborg accelerator show` would tell. */
-  const settles = async (id: string): Promise<boolean> => {
+  /** Whether an accelerator's operation under way reaches `target` within a minute, as `cyborg accelerator show` would tell. */
+  const settles = async (id: string, target: string): Promise<boolean> => {
     for (let i = 0; i < 300; i++) {
       const r = await call('GET', `/cyborg/v1/accelerators/${id}`);
-      if (r.status === 200 && (r.json.state === AcceleratorStates.ready || r.json.state === AcceleratorStates.inactive)) return true;
+      if (r.status === 200 && r.json.state === target) return true;
       await sleep(200);
     }
     return false;
