@@ -9,7 +9,7 @@ import { rollingUpgrade } from './story.js';
  */
 describe.skipIf(!storyAsked || !svc.nats || !svc.postgres || !previousAvailable)(
   `a rolling upgrade from ${PREVIOUS}: conductors, api, agents`,
-  { timeout: 600_000 },
+  { timeout: 900_000 },
   () => {
     it('loses no acknowledged write, fails no Nova boot, and ends with every role on the new protocol; a downgrade after contract is refused', async () => {
       const steps = await rollingUpgrade('conductors-first', { nats: svc.nats!, postgres: svc.postgres! });

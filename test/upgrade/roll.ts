@@ -23,12 +23,10 @@ export const PREVIOUS = process.env.CYBORG_PREVIOUS_RELEASE ?? 'ded6a41';
 /** Whether this checkout holds the previous release's commit (a shallow CI clone may not). */
 export const previousAvailable = spawnSync('git', ['cat-file', '-e', `${PREVIOUS}^{commit}`], { cwd: ROOT }).status === 0;
 /**
- * The story runs when asked (`CYBORG_UPGRADE_STORY=1`, about 3.5 minutes an order): it passes run
- * alone, but in the full suite's load one run in three met an operator's disable still under way
- * (or in error) a minute after a conductor restart, not yet diagnosed (docs/upgrade.md, "Known
- * gaps"); until it is, a red story would keep everything else from landing.
+ * The story runs in the default suite (about 3.5 minutes an order on a quiet machine, 7 on a
+ * loaded one); `CYBORG_UPGRADE_STORY=0` leaves it out of a local run.
  */
-export const storyAsked = process.env.CYBORG_UPGRADE_STORY === '1';
+export const storyAsked = process.env.CYBORG_UPGRADE_STORY !== '0';
 
 // CI runs on a full clone: a missing previous release there is a broken checkout, not a skip.
 if (storyAsked && process.env.CI === 'true' && !previousAvailable)
@@ -140,6 +138,8 @@ export interface LoadReport {
   retried503: number;
   /** Calls that found no api listening (it was being replaced), retried. */
   apiAway: number;
+  /** Writes sent whose answer never came (a connection cut, the client's 30 s wait): read back before sending again. */
+  readBack: number;
   /** Failed boots: any answer but a retried 503 or a missing api (a 404, 409, 500, a bind that failed). */
   failures: string[];
   /** The operator's enables and disables that failed, by step. */
@@ -173,6 +173,7 @@ export function novaLoad(
     boots: 0,
     retried503: 0,
     apiAway: 0,
+    readBack: 0,
     failures: [],
     operatorFailures: [],
     bare503: [],
@@ -184,7 +185,12 @@ export function novaLoad(
     arqOf: new Map(),
   };
   let stopped = false;
-  /** One call, retried while the answer is a 503 with Retry-After or no api listens; any other answer is returned. */
+  /**
+   * One call, retried while the answer is a 503 with Retry-After or no api listens; any other
+   * answer is returned. A write whose answer never came (sent, then the connection cut or the
+   * client's wait over) may have been made: it is not sent again blindly but answered `status: 0`,
+   * for the caller to read back, as the api's own 504 asks.
+   */
   const call = async (method: string, path: string, body?: unknown): Promise<{ status: number; json: Record<string, unknown> }> => {
     for (let attempt = 0; ; attempt++) {
       let res: Response;
@@ -195,7 +201,12 @@ export function novaLoad(
           ...(body === undefined ? {} : { body: JSON.stringify(body) }),
           signal: AbortSignal.timeout(30_000),
         });
-      } catch {
+      } catch (err) {
+        const refused = (err as { cause?: { code?: string } }).cause?.code === 'ECONNREFUSED';
+        if (!refused && method !== 'GET' && method !== 'DELETE') {
+          rep.readBack++;
+          return { status: 0, json: { error: String(err) } };
+        }
         rep.apiAway++;
         if (attempt > 600) throw new Error(`${method} ${path}: no api for a minute`);
         await sleep(100);
@@ -215,18 +226,27 @@ export function novaLoad(
     }
   };
   const boot = async (slot: { host: string; rpUuid: string }, instance: string): Promise<void> => {
-    const created = await call('POST', '/v2/accelerator_requests', { device_profile_name: profile });
+    let created = await call('POST', '/v2/accelerator_requests', { device_profile_name: profile });
+    // No answer: an ARQ may have been made, unbound (Nova's retry of a build makes a new one too).
+    for (let i = 0; created.status === 0 && i < 5; i++) created = await call('POST', '/v2/accelerator_requests', { device_profile_name: profile });
     if (created.status !== 201) throw new Error(`create: ${created.status} ${JSON.stringify(created.json)}`);
     const uuid = (created.json.arqs as { uuid: string }[])[0]!.uuid;
     rep.created.add(uuid);
     rep.arqOf.set(instance, uuid);
-    const bound = await call('PATCH', '/v2/accelerator_requests', {
-      [uuid]: [
-        { op: 'add', path: '/hostname', value: slot.host },
-        { op: 'add', path: '/device_rp_uuid', value: slot.rpUuid },
-        { op: 'add', path: '/instance_uuid', value: instance },
-      ],
-    });
+    const bind = (): ReturnType<typeof call> =>
+      call('PATCH', '/v2/accelerator_requests', {
+        [uuid]: [
+          { op: 'add', path: '/hostname', value: slot.host },
+          { op: 'add', path: '/device_rp_uuid', value: slot.rpUuid },
+          { op: 'add', path: '/instance_uuid', value: instance },
+        ],
+      });
+    let bound = await bind();
+    // No answer: read the ARQ back; the bind was made if it names this instance, else send it again.
+    for (let i = 0; bound.status === 0 && i < 5; i++) {
+      const back = await call('GET', `/v2/accelerator_requests/${uuid}`);
+      bound = back.status === 200 && back.json.instance_uuid === instance ? { status: 202, json: back.json } : await bind();
+    }
     if (bound.status !== 202) throw new Error(`bind: ${bound.status} ${JSON.stringify(bound.json)}`);
     for (let i = 0; ; i++) {
       const r = await call('GET', `/v2/accelerator_requests?instance=${instance}&bind_state=resolved`);
@@ -288,6 +308,8 @@ export function novaLoad(
           const now = await call('GET', `/cyborg/v1/accelerators/${id}`);
           const action = now.json.state === AcceleratorStates.ready ? 'disable' : 'enable';
           const r = await call('POST', `/cyborg/v1/accelerators/${id}/${action}`);
+          // No answer: the next look says where it stands.
+          if (r.status === 0) continue;
           if (r.status === 202) {
             // Accepted, still under way (its agent is restarting): the operator waits for it to end.
             if (await settles(id, action === 'disable' ? AcceleratorStates.inactive : AcceleratorStates.ready)) rep.toggles++;

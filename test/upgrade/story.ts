@@ -167,7 +167,7 @@ export async function rollingUpgrade(order: 'conductors-first' | 'agents-first',
     const report = await load.stop();
     load = undefined;
     steps.push({
-      step: `Nova: ${report.boots} boots, ${report.toggles} operator enables/disables`,
+      step: `Nova: ${report.boots} boots, ${report.toggles} operator enables/disables, ${report.readBack} writes read back after no answer`,
       at: new Date().toISOString().slice(11, 23),
       ms: 0,
       retried503: report.retried503,
