@@ -5,24 +5,16 @@
  * signed in as the admin against the real Keystone, with the log in PostgreSQL as in production,
  * finds the admin's enable by the name typed, and the history names who asked (the id on hover).
  */
-import type { FastifyInstance } from 'fastify';
-import type { AddressInfo } from 'node:net';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApi } from '../../api/server.js';
-import { KeystoneSession, TokenValidator } from '../../openstack/keystone/index.js';
 import { ensureUiBuilt } from '../../ui/build.js';
-import { KEYSTONE_URL, password, serviceAuth, tokenOf } from '../keystone/peer.js';
+import { startKeystoneStack, type KeystoneStack } from '../keystone/keystone-stack.js';
+import { password, tokenOf } from '../keystone/peer.js';
 import { svc } from '../services.js';
-import { freshDatabase } from '../support/database.js';
-import { quietLogger } from '../support/log.js';
-import { startStack, type Stack } from '../support/stack.js';
 import { explained, launchChromium, pageDiagnostics } from '../e2e/browser.js';
 
 describe.skipIf(!svc.browser || !svc.keystone || !svc.postgres)("the audit's user box and the history find and name people by name", () => {
-  let stack: Stack;
-  let app: FastifyInstance;
-  let db: Awaited<ReturnType<typeof freshDatabase>>;
+  let ks: KeystoneStack;
   let browser: Browser;
   let page: Page;
   let said: () => Promise<string>;
@@ -30,28 +22,16 @@ describe.skipIf(!svc.browser || !svc.keystone || !svc.postgres)("the audit's use
 
   beforeAll(async () => {
     await ensureUiBuilt();
-    db = await freshDatabase('surprises_auditbox');
-    stack = await startStack({ log: quietLogger(), fake: { gpus: 1 }, journal: { databaseUrl: db.url } });
-    const session = new KeystoneSession({ authUrl: KEYSTONE_URL, auth: serviceAuth(), timeoutMs: 10_000 });
-    const validator = new TokenValidator({ session, cache: { ttlMs: 300_000 }, timeoutMs: 10_000 });
-    app = await buildApi({
-      control: stack.conductor,
-      log: quietLogger(),
-      v2: { authStrategy: 'keystone' },
-      auth: { keystone: { validator, wwwAuthenticateUri: 'http://127.0.0.1:15001' } },
-    });
-    await app.listen({ host: '127.0.0.1', port: 0 });
+    ks = await startKeystoneStack('surprises_auditbox', { gpus: 1 });
     adminId = (await tokenOf('admin')).userId;
     browser = await launchChromium(svc.browser!);
     page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
     said = pageDiagnostics(page);
-    await page.goto(`http://127.0.0.1:${(app.server.address() as AddressInfo).port}/ui/`);
+    await page.goto(`${ks.url}/ui/`);
   }, 240_000);
   afterAll(async () => {
     await browser?.close();
-    await app?.close();
-    await stack?.stop();
-    await db?.drop();
+    await ks?.stop();
   });
 
   it('the admin enables a card from the page; its history says admin, the id on hover', async () => {
@@ -62,13 +42,13 @@ describe.skipIf(!svc.browser || !svc.keystone || !svc.postgres)("the audit's use
     await form.locator('input[name=project_name]').fill('admin');
     await page.getByTestId('signin-submit').click();
     await explained(expect.poll(() => page.getByTestId('connection').getAttribute('data-state'), { timeout: 30_000 }).toBe('live'), said);
-    const fpga = stack.conductor.listAccelerators({ type: 'FPGA' })[0]!;
+    const fpga = ks.stack.conductor.listAccelerators({ type: 'FPGA' })[0]!;
     await page.locator(`[data-testid=accelerators] [data-name="${fpga.name}"]`).click();
     await page.locator('[data-action=ENABLE]').click();
     await page.getByTestId('confirm-yes').click();
     await explained(expect.poll(() => page.getByTestId('detail-state').textContent(), { timeout: 30_000 }).toBe('ready'), said);
     // Loaded again from the log (PostgreSQL), not only from the live stream: another card, then back.
-    const other = stack.conductor.listAccelerators().find((a) => a.id !== fpga.id)!;
+    const other = ks.stack.conductor.listAccelerators().find((a) => a.id !== fpga.id)!;
     await page.locator(`[data-testid=accelerators] [data-name="${other.name}"]`).click();
     await page.locator(`[data-testid=accelerators] [data-name="${fpga.name}"]`).click();
     const actor = page.locator('[data-testid=history] li[data-from=inactive][data-to=installing] [data-testid=history-actor]');
