@@ -15,6 +15,7 @@ import { auditRoutes } from './routes/audit.js';
 import { usageRoutes } from './routes/usage.js';
 import { layoutRoutes } from './routes/layout.js';
 import { authRoutes } from './routes/auth.js';
+import { installNames } from './names.js';
 import { sessionRoutes } from './routes/session.js';
 import { eventRoutes, EventStreams } from './routes/events.js';
 import { apiLimits, type ApiLimits } from './limits.js';
@@ -78,7 +79,9 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? exact : coercing).compile(schema));
   installErrorHandler(app, opts.control.unseen?.bind(opts.control));
   installRequestIds(app);
-  installAuth(app, authSettings({ ...opts.v2, ...opts.auth }));
+  const auth = authSettings({ ...opts.v2, ...opts.auth });
+  installAuth(app, auth);
+  installNames(app, auth);
   await registerOpenApi(app);
   // One line per request; writes at info (they change state), reads at debug (they are many).
   app.addHook('onResponse', async (req, reply) => {

@@ -28,8 +28,10 @@ export async function queryAudit(db: Kysely<DB>, q: AuditQuery): Promise<AuditPa
   if (q.id !== undefined) where.push(sql`id = ${q.id}`);
   if (q.kind !== undefined) where.push(sql`kind = ${q.kind}`);
   // A user or project is named by its id or its name (rows written before names were kept have ids only).
-  if (q.actor !== undefined) where.push(sql`(actor = ${q.actor} or actor_name = ${q.actor})`);
-  if (q.projectId !== undefined) where.push(sql`(project_id = ${q.projectId} or project_name = ${q.projectId})`);
+  // Keystone's ids for a name match too: a row that kept only the id is found by the name typed.
+  if (q.actor !== undefined) where.push(sql`(actor = ${q.actor} or actor_name = ${q.actor} or actor = any(${q.actorIds ?? []}::text[]))`);
+  if (q.projectId !== undefined)
+    where.push(sql`(project_id = ${q.projectId} or project_name = ${q.projectId} or project_id = any(${q.projectIds ?? []}::text[]))`);
   if (q.event !== undefined) where.push(sql`lower(event) = lower(${q.event})`);
   const since = time(q.since, 'since');
   const until = time(q.until, 'until');

@@ -203,6 +203,9 @@ export function transitionOf(r: ITransitionLog): TransitionRecord {
   if (r.host) t.host = r.host;
   if (r.actor) t.actor = r.actor;
   if (r.projectId) t.projectId = r.projectId;
+  // The names Keystone gave beside the ids: a history read back without them showed a uuid (issue 42).
+  if (r.actorName) t.actorName = r.actorName;
+  if (r.projectName) t.projectName = r.projectName;
   if (r.requestId) t.requestId = r.requestId;
   if (r.reason) t.reason = r.reason;
   if (r.args) t.args = r.args;

@@ -56,6 +56,8 @@ export const AcceleratorViewSchema = Type.Object({
   ),
   generation: Type.Integer(),
   updatedAt: Type.String(),
+  /** The names of the projects in `allocations` and the drain's consumers, by id, where Keystone knows them (the api adds them; absent in noauth mode). */
+  projectNames: Type.Optional(Type.Record(Type.String(), Type.String())),
 });
 
 const MaintenanceScopeSchema = Type.Union([Type.Literal('device'), Type.Literal('host')]);

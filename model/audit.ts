@@ -13,8 +13,12 @@ export const AuditQuerySchema = Type.Object({
   kind: Type.Optional(Type.String({ minLength: 1 })),
   /** Who asked: a user id or name, `agent:<id>`, `conductor`. */
   actor: Type.Optional(Type.String({ minLength: 1 })),
+  /** The user ids Keystone gives for `actor` taken as a name: rows that kept only the id match too. */
+  actorIds: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
   /** The caller's project: an id or a name. */
   projectId: Type.Optional(Type.String({ minLength: 1 })),
+  /** The project ids Keystone gives for `projectId` taken as a name. */
+  projectIds: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
   /** The event, case-insensitive (`enable`, `program`, `timer: stale`). */
   event: Type.Optional(Type.String({ minLength: 1 })),
   since: Type.Optional(Type.String({ minLength: 1 })),

@@ -196,8 +196,11 @@ export class MemoryJournal implements Journal {
           (q.host === undefined || e.host === q.host) &&
           (q.id === undefined || e.id === q.id) &&
           (q.kind === undefined || e.kind === q.kind) &&
-          (q.actor === undefined || e.actor === q.actor || e.actorName === q.actor) &&
-          (q.projectId === undefined || e.projectId === q.projectId || e.projectName === q.projectId) &&
+          (q.actor === undefined || e.actor === q.actor || e.actorName === q.actor || (e.actor !== undefined && !!q.actorIds?.includes(e.actor))) &&
+          (q.projectId === undefined ||
+            e.projectId === q.projectId ||
+            e.projectName === q.projectId ||
+            (e.projectId !== undefined && !!q.projectIds?.includes(e.projectId))) &&
           (q.event === undefined || e.event.toLowerCase() === q.event.toLowerCase()) &&
           Date.parse(e.at) >= since &&
           Date.parse(e.at) < until &&

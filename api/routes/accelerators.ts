@@ -19,6 +19,7 @@ import { acceptedIfUnderWay, resourceOf } from './accepted.js';
 import { apiLimits } from '../limits.js';
 import { AcceleratorStates } from '../../machines/index.js';
 import type { RouteScope } from '../plugin.js';
+import { withProjectNames } from '../names.js';
 
 /** Whether Placement holds what this accelerator is (docs/placement.md). */
 const PlacementSyncSchema = Type.Object({
@@ -123,7 +124,8 @@ function getAccelerators(app: RouteScope, { control, pageMax }: AcceleratorConte
     async (req) => {
       const { limit, marker, ...filter } = req.query;
       const p = page(control.listAccelerators(filter), { limit, marker }, (v) => v.id, pageMax);
-      return pageBody('accelerators', { ...p, items: p.items.map((v) => withPlacement(control, v)) }, req.url);
+      const named = await withProjectNames(req, p.items);
+      return pageBody('accelerators', { ...p, items: named.map((v) => withPlacement(control, v)) }, req.url);
     },
   );
 }
@@ -135,7 +137,7 @@ function getAcceleratorsOne(app: RouteScope, { control }: AcceleratorContext): v
       onRequest: policy('cyborg:operator:accelerator:get'),
       schema: { tags: ['operator'], summary: 'One accelerator', params: Params, response: { 200: AcceleratorSchema, 400: ErrorSchema, 404: ErrorSchema } },
     },
-    async (req) => withPlacement(control, control.getAccelerator(req.params.id)),
+    async (req) => withPlacement(control, (await withProjectNames(req, [control.getAccelerator(req.params.id)]))[0]!),
   );
 }
 

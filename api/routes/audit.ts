@@ -5,6 +5,7 @@ import { AuditEntrySchema, decodeCursor, type AuditQuery, type ControlPlane } fr
 import { MAX, Text } from '../bounds.js';
 import { policy } from '../auth/index.js';
 import { scopeOf } from '../scope.js';
+import { withKeystoneIds, withPeopleNames } from '../names.js';
 import { NextLink, nextHref } from '../paging.js';
 import { apiLimits } from '../limits.js';
 import { CyborgError } from '../../errors/index.js';
@@ -71,10 +72,13 @@ export const auditRoutes: FastifyPluginAsyncTypebox<{ control: ControlPlane; pag
       if (q.until !== undefined) query.until = q.until;
       if (q.marker !== undefined) query.cursor = q.marker;
       // A project-scoped caller reads its own project's rows only (api/scope.ts).
-      const scoped = scopeOf(req).audit(query, q.project);
+      const scope = scopeOf(req);
+      const scoped = scope.audit(query, q.project);
       if (!scoped) return { audit: [] };
-      const page = await control.audit(scoped);
-      return page.next === undefined ? { audit: page.entries } : { audit: page.entries, next: nextHref(req.url, page.next) };
+      // A user or project typed by name finds the rows that kept only its id too (keystone mode).
+      const page = await control.audit(await withKeystoneIds(req, scoped, scope.fleet));
+      const audit = await withPeopleNames(req, page.entries);
+      return page.next === undefined ? { audit } : { audit, next: nextHref(req.url, page.next) };
     },
   );
 };

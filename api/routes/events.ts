@@ -11,6 +11,7 @@ import { policy } from '../auth/index.js';
 import { EventScope, scopeOf } from '../scope.js';
 import { CyborgError } from '../../errors/index.js';
 import type { RouteScope } from '../plugin.js';
+import { withPeopleNames } from '../names.js';
 
 export type { EventBatch, StreamEvent } from '../../model/index.js';
 
@@ -162,7 +163,13 @@ function getHistoryOne(app: RouteScope, { control }: EventContext): void {
       // Outside the caller's scope an id has no history, as an unknown one.
       const scope = scopeOf(req);
       if (!scope.seesHistoryOf(control, req.params.id)) return { transitions: [] };
-      return { transitions: (await control.history(req.params.id, req.query.limit ?? 200)).map((t) => scope.redact(t)) };
+      // Names after the redaction: a row redacted of who asked is not looked up.
+      return {
+        transitions: await withPeopleNames(
+          req,
+          (await control.history(req.params.id, req.query.limit ?? 200)).map((t) => scope.redact(t)),
+        ),
+      };
     },
   );
 }

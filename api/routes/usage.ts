@@ -11,6 +11,7 @@ const CountsSchema = Type.Record(Type.String(), Type.Integer());
 /** What one project holds: accelerators allocated to its instances, by device type and resource class. */
 export const ProjectSummarySchema = Type.Object({
   projectId: Type.String(),
+  projectName: Type.Optional(Type.String({ description: "Keystone's name of the project (keystone mode), where it knows it" })),
   accelerators: Type.Integer({ description: 'accelerators holding at least one allocation of the project' }),
   allocations: Type.Integer(),
   instances: Type.Array(Type.String()),
@@ -94,7 +95,9 @@ export const usageRoutes: FastifyPluginAsyncTypebox<{ control: ControlPlane }> =
     },
     async (req) => {
       const scope = scopeOf(req);
-      return { projects: projectSummaries(control.listAccelerators().flatMap((a) => scope.accelerator(a) ?? [])) };
+      const projects = projectSummaries(control.listAccelerators().flatMap((a) => scope.accelerator(a) ?? []));
+      const names = (await req.server.names?.projectNames(projects.map((p) => p.projectId))) ?? {};
+      return { projects: projects.map((p) => (names[p.projectId] ? { ...p, projectName: names[p.projectId] } : p)) };
     },
   );
 };

@@ -24,18 +24,34 @@ function healthOf(a: AcceleratorView): string {
   return `${status === 'unknown' ? 'not observed' : status}${a.health?.fatal && status === 'quarantined' ? ' (fatal)' : ''}${mark ? `, ${mark}` : ''}`;
 }
 
-/** Who holds it: each instance, with its project and ARQ where known. */
+/** A project as people know it: Keystone's name with the id beside it, the id alone where no name is known. */
+function project(a: AcceleratorView, id: string): string {
+  const name = a.projectNames?.[id];
+  return name ? `${name} (${id})` : id;
+}
+
+/** Who holds it: each instance, with its project (by name) and ARQ where known. */
 function holders(a: AcceleratorView): string {
   return (
     a.allocations
-      .map((x) => `instance ${x.instanceUuid}${x.projectId ? ` of project ${x.projectId}` : ''}${x.arqUuid ? ` (ARQ ${x.arqUuid})` : ''}`)
+      .map((x) => `instance ${x.instanceUuid}${x.projectId ? ` of project ${project(a, x.projectId)}` : ''}${x.arqUuid ? ` (ARQ ${x.arqUuid})` : ''}`)
       .join('\n') || 'none'
   );
 }
 
+/** The projects that hold it, by name, in one cell (`demo ×2, other`). */
+function heldBy(a: AcceleratorView): string {
+  const count = new Map<string, number>();
+  for (const x of a.allocations) {
+    const who = x.projectId ? (a.projectNames?.[x.projectId] ?? x.projectId) : 'no project';
+    count.set(who, (count.get(who) ?? 0) + 1);
+  }
+  return [...count].map(([who, n]) => (n > 1 ? `${who} ×${n}` : who)).join(', ');
+}
+
 function rows(accs: AcceleratorView[]): string {
   return table(
-    ['ID', 'NAME', 'HOST', 'TYPE', 'RESOURCE CLASS', 'STATE', 'HEALTH', 'IN USE', 'ALLOWED'],
+    ['ID', 'NAME', 'HOST', 'TYPE', 'RESOURCE CLASS', 'STATE', 'HEALTH', 'IN USE', 'HELD BY', 'ALLOWED'],
     accs.map((a) => [
       a.id,
       a.name,
@@ -45,6 +61,7 @@ function rows(accs: AcceleratorView[]): string {
       `${a.state}${a.missing ? ' (missing)' : ''}`,
       healthOf(a),
       `${a.allocations.length}/${a.capacity}`,
+      heldBy(a),
       a.allowed.join(' '),
     ]),
   );

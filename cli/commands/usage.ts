@@ -7,6 +7,7 @@ import type { AcceleratorUsage, AcceleratorView, HostUsage, UsageSample } from '
 /** What the API answers at GET /cyborg/v1/projects (api/routes/usage.ts). */
 interface ProjectSummary {
   projectId: string;
+  projectName?: string;
   accelerators: number;
   allocations: number;
   instances: string[];
@@ -92,18 +93,25 @@ export function addUsageCommands(program: Command, io: Io): void {
   act<{ project?: string }>(
     apiCommand(program, 'projects', 'Show what each project holds: accelerators allocated to its instances, by device type and resource class', io).option(
       '--project <project>',
-      'only this project',
+      'only this project: a name or an id',
     ),
     io,
     async (ctx, _args, o) => {
       const { projects } = await ctx.api.get<{ projects: ProjectSummary[] }>('/projects');
-      const shown = o.project === undefined ? projects : projects.filter((p) => p.projectId === o.project);
+      const shown = o.project === undefined ? projects : projects.filter((p) => p.projectId === o.project || p.projectName === o.project);
       if (ctx.json) return printJson(ctx, shown);
       if (shown.length === 0) return io.out(o.project === undefined ? 'No project holds an accelerator.\n' : `Project ${o.project} holds no accelerator.\n`);
       io.out(
         table(
           ['PROJECT', 'ACCELERATORS', 'ALLOCATIONS', 'INSTANCES', 'BY TYPE', 'BY RESOURCE CLASS'],
-          shown.map((p) => [p.projectId || '(none)', p.accelerators, p.allocations, p.instances.length, counts(p.byDeviceType), counts(p.byResourceClass)]),
+          shown.map((p) => [
+            p.projectId ? (p.projectName ? `${p.projectName} (${p.projectId})` : p.projectId) : '(none)',
+            p.accelerators,
+            p.allocations,
+            p.instances.length,
+            counts(p.byDeviceType),
+            counts(p.byResourceClass),
+          ]),
         ),
       );
     },

@@ -5,3 +5,4 @@ export { KeystoneSession, v3Url, type KeystoneSessionOptions } from './session.j
 export { TokenCache, type TokenCacheOptions } from './token-cache.js';
 export { authBody, KeystoneUnavailableError, readToken, ServiceAuthError, type AuthMethod, type CatalogEntry, type KeystoneToken } from './types.js';
 export { TokenValidator, type TokenValidatorOptions } from './validator.js';
+export { KeystoneDirectory, type KeystoneDirectoryOptions } from './directory.js';

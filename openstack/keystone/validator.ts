@@ -33,6 +33,11 @@ export class TokenValidator {
     this.dispatcher = o.dispatcher ?? openstackDispatcher();
   }
 
+  /** The service user's session (the api's name lookups ask Keystone with it too). */
+  get session(): KeystoneSession {
+    return this.o.session;
+  }
+
   /** Keystone's v3 URL this validator asks (the api's sign-in asks the same Keystone). */
   get authUrl(): string {
     return this.o.session.authUrl;

@@ -61,7 +61,7 @@ describe('cyborg CLI against a running all-in-one', () => {
   it('accelerator list / show / enable take ids or names and say what changed', async () => {
     const list = await run('accelerator', 'list', '--type', 'gpu');
     expect(list.code).toBe(0);
-    expect(list.stdout).toMatch(new RegExp(`│ ${T4}\\s+│ cli-host │ GPU\\s+│ PGPU\\s+│ inactive │ ok\\s+│ 0/1\\s+│ ENABLE REMOVE`));
+    expect(list.stdout).toMatch(new RegExp(`│ ${T4}\\s+│ cli-host │ GPU\\s+│ PGPU\\s+│ inactive │ ok\\s+│ 0/1\\s+│\\s+│ ENABLE REMOVE`));
     const show = await run('accelerator', 'show', T4);
     expect(show.stdout).toMatch(/│ state\s+│ inactive/);
     expect(show.stdout).toMatch(/│ traits\s+│ OWNER_CYBORG CUSTOM_GPU_NVIDIA CUSTOM_GPU_PRODUCT_ID_1EB8/);

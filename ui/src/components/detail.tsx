@@ -132,7 +132,8 @@ export function Detail({ store, a, host, arqs, machines }: DetailProps) {
                       <span class="muted">operator</span>
                     )}
                   </td>
-                  <td>{x.projectId ?? '—'}</td>
+                  {/* The project by name where the view came with Keystone's names (GET /accelerators), the id on hover. */}
+                  <td title={x.projectId ?? ''}>{x.projectId ? (a.projectNames?.[x.projectId] ?? x.projectId) : '—'}</td>
                 </tr>
               );
             })}

@@ -78,7 +78,7 @@ function Audit({ host, names, onSelect }: { host: string; names: FeedProps['name
         <span class="muted">{host ? `host ${host}` : 'every host'}</span>
         <input
           type="search"
-          placeholder="user (id, agent:…, conductor)"
+          placeholder="user (name or id, agent:…, conductor)"
           value={user}
           onInput={(e) => setUser(e.currentTarget.value)}
           aria-label="audit user"
