@@ -86,7 +86,7 @@ try {
     await fleet.stop();
   }
 } finally {
-  await placement.stop();
+  await placement.remove();
 }
 
 function line(who: string, c: number, n: number, ms: number, hostDone: number[], t: Tally, bad: { lost: number; extra: number }): void {

@@ -23,14 +23,7 @@ export class ProductionPlacement {
 
   async fresh(): Promise<void> {
     await this.stop();
-    const admin = new pg.Client({ connectionString: this.o.pgUrl });
-    await admin.connect();
-    try {
-      await admin.query(`DROP DATABASE IF EXISTS ${this.o.database} WITH (FORCE)`);
-      await admin.query(`CREATE DATABASE ${this.o.database}`);
-    } finally {
-      await admin.end();
-    }
+    await this.admin(`DROP DATABASE IF EXISTS ${this.o.database} WITH (FORCE)`, `CREATE DATABASE ${this.o.database}`);
     await this.run('start.sh');
   }
 
@@ -38,7 +31,23 @@ export class ProductionPlacement {
     await this.run('stop.sh');
   }
 
-  private async run(script: string): Promise<void> {
+  /** Stopped, its database dropped and its state dir removed: nothing of the run is left. */
+  async remove(): Promise<void> {
+    await this.run('stop.sh', { PLACEMENT_CLEAN: '1' });
+    await this.admin(`DROP DATABASE IF EXISTS ${this.o.database} WITH (FORCE)`);
+  }
+
+  private async admin(...sql: string[]): Promise<void> {
+    const admin = new pg.Client({ connectionString: this.o.pgUrl });
+    await admin.connect();
+    try {
+      for (const q of sql) await admin.query(q);
+    } finally {
+      await admin.end();
+    }
+  }
+
+  private async run(script: string, extra: Record<string, string> = {}): Promise<void> {
     const db = new URL(this.o.pgUrl);
     await promisify(execFile)('bash', [`${PEER}/${script}`], {
       env: {
@@ -47,6 +56,8 @@ export class ProductionPlacement {
         PLACEMENT_STATE_DIR: `/tmp/placement-bench-${this.o.port}`,
         PLACEMENT_PROCESSES: String(this.o.processes),
         PLACEMENT_THREADS: String(this.o.threads),
+        // Four Python processes take a while to import Placement on a loaded 2-core machine.
+        PLACEMENT_START_TIMEOUT: '240',
         PLACEMENT_DB_URL: `postgresql+psycopg2://${db.username || 'postgres'}@${db.hostname}:${db.port || 5432}/${this.o.database}`,
       },
       timeout: 180_000,

@@ -86,10 +86,11 @@ export class Reconciler {
   async syncHost(host: string, items: Desired[], o: { full: boolean; claimed: Set<string> }): Promise<{ outcomes: ProviderOutcome[]; stale: StaleOutcome[] }> {
     let root: string;
     let listing: Map<string, Provider> | null = null;
+    let created: Provider | undefined;
     try {
       this.throwIfDown();
       root = await this.opts.roots.resolve(host);
-      const created = this.opts.roots.takeCreated(host);
+      created = this.opts.roots.takeCreated(host);
       if (created) listing = new Map([[created.uuid, created]]);
       else if (o.full || items.some((i) => !this.known.has(i.rpUuid))) {
         const tree = await this.opts.client.providersInTree(root);
@@ -103,7 +104,8 @@ export class Reconciler {
       return { outcomes: items.map((i) => this.failed(i.id, i.rpUuid, err)), stale: [] };
     }
     const outcomes = await Promise.all(items.map((i) => this.limit(() => this.syncOne(i, root, listing))));
-    const stale = o.full && !this.down ? await this.sweep(host, root, o.claimed) : [];
+    // Nothing stale can hang under a root created a moment ago.
+    const stale = o.full && !this.down && !created ? await this.sweep(host, root, o.claimed) : [];
     return { outcomes, stale };
   }
 
