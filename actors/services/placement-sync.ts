@@ -161,12 +161,17 @@ export class PlacementSync {
           const requestId = work.full ? undefined : vs.map((v) => this.requestOf.get(v.id)).find(Boolean);
           for (const v of vs) this.requestOf.delete(v.id);
           if (requestId) this.opts.log.info({ host, requestId, accelerators: vs.map((v) => v.id) }, 'placement sync for a request');
-          return withGlobalRequestId(requestId, () => this.reconciler.syncHost(host, vs.map(desiredOf), { full: work.full, claimed }));
+          return withGlobalRequestId(requestId, async () => {
+            const r = await this.reconciler.syncHost(host, vs.map(desiredOf), { full: work.full, claimed });
+            // Each host says in_sync as soon as it is: on a cold start Nova's first hosts are
+            // usable long before the pass is over, in the order hosts came.
+            for (const o of r.outcomes) this.record(o);
+            return r;
+          });
         }),
       ),
     );
     const outcomes = results.flatMap((r) => r.outcomes);
-    for (const o of outcomes) this.record(o);
     if (work.full)
       this.recordStale(
         views,

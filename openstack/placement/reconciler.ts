@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import pLimit, { type LimitFunction } from 'p-limit';
 import type { Logger } from 'pino';
 import type { Inventories, PlacementClient, Provider } from './client.js';
@@ -85,10 +86,13 @@ export class Reconciler {
   async syncHost(host: string, items: Desired[], o: { full: boolean; claimed: Set<string> }): Promise<{ outcomes: ProviderOutcome[]; stale: StaleOutcome[] }> {
     let root: string;
     let listing: Map<string, Provider> | null = null;
+    let created: Provider | undefined;
     try {
       this.throwIfDown();
       root = await this.opts.roots.resolve(host);
-      if (o.full || items.some((i) => !this.known.has(i.rpUuid))) {
+      created = this.opts.roots.takeCreated(host);
+      if (created) listing = new Map([[created.uuid, created]]);
+      else if (o.full || items.some((i) => !this.known.has(i.rpUuid))) {
         const tree = await this.opts.client.providersInTree(root);
         if (tree.length === 0) {
           this.opts.roots.forget(host); // the compute node's provider went away: look it up again
@@ -100,7 +104,8 @@ export class Reconciler {
       return { outcomes: items.map((i) => this.failed(i.id, i.rpUuid, err)), stale: [] };
     }
     const outcomes = await Promise.all(items.map((i) => this.limit(() => this.syncOne(i, root, listing))));
-    const stale = o.full && !this.down ? await this.sweep(host, root, o.claimed) : [];
+    // Nothing stale can hang under a root created a moment ago.
+    const stale = o.full && !this.down && !created ? await this.sweep(host, root, o.claimed) : [];
     return { outcomes, stale };
   }
 
@@ -125,13 +130,15 @@ export class Reconciler {
     for (let attempt = 1; attempt <= (this.opts.maxAttempts ?? 5); attempt++) {
       try {
         if (state === undefined) state = await this.read(d.rpUuid);
+        let created = false;
         if (state === null) {
           const p = await this.createOrAdopt(d, root);
+          created = p !== null;
           state = p ? { generation: p.generation, inventories: {}, traits: [] } : await this.read(d.rpUuid);
           if (!state) continue;
           wrote = true;
         }
-        const flags = await this.apply(d, state, () => {
+        const flags = await this.apply(d, state, created, () => {
           wrote = true;
         });
         return { ...base(d.id, d.rpUuid), status: 'in_sync', flags, generation: state.generation, repaired: drifted && wrote };
@@ -140,6 +147,8 @@ export class Reconciler {
         this.opts.log.debug({ rpUuid: d.rpUuid, acceleratorId: d.id, attempt, code: err.placementCode }, 'provider changed under us; re-reading');
         state = undefined;
         this.known.delete(d.rpUuid);
+        // Whoever moved it may still be writing: a jittered, growing pause, not a tight loop.
+        await delay(retryPauseMs(attempt));
       }
     }
     return { ...base(d.id, d.rpUuid), status: 'pending', reason: 'the provider kept changing under us (409 concurrent_update); will retry', retry: true };
@@ -176,14 +185,15 @@ export class Reconciler {
    * Holds no longer needed go first and new ones last, so the inventory written between them
    * always has room for what is allocated (reserved = everything else while out of service).
    */
-  private async apply(d: DesiredProvider, state: Known, onWrite: () => void): Promise<SyncFlag[]> {
+  private async apply(d: DesiredProvider, state: Known, created: boolean, onWrite: () => void): Promise<SyncFlag[]> {
     const { client } = this.opts;
     await this.ensure('rc', d.resourceClass);
     const key = holdersKey(d);
     let holds: HoldPlan | null = null;
     let usages: Record<string, number> = {};
     if (state.holders !== key || needsUsages(d, state.inventories)) {
-      holds = planHolds(d, await client.providerAllocations(d.rpUuid));
+      // A provider created a moment ago holds no allocation: no need to ask.
+      holds = planHolds(d, created ? {} : await client.providerAllocations(d.rpUuid));
       usages = { ...holds.usages, [d.resourceClass]: holds.usedAfter };
       if (holds.remove.length > 0) {
         for (const consumer of holds.remove) await client.deleteAllocations(consumer);
@@ -354,6 +364,11 @@ export class Reconciler {
     this.opts.log.warn({ err, acceleratorId: id, rpUuid, requestId: globalRequestId() }, 'placement sync failed for this provider');
     return { ...base(id, rpUuid), status: 'error', reason: err instanceof Error ? err.message : String(err), retry: missingName };
   }
+}
+
+/** Pause before re-reading a provider that moved under us: 10–20 ms, doubling per attempt. */
+export function retryPauseMs(attempt: number): number {
+  return 10 * 2 ** (attempt - 1) * (1 + Math.random());
 }
 
 function base(id: string, rpUuid: string): ProviderOutcome {

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { stableId } from '../../ids/index.js';
-import type { PlacementClient } from './client.js';
+import type { PlacementClient, Provider } from './client.js';
 import { isPlacementError } from './errors.js';
 
 /** The compute node's provider is not in Placement (yet): nova-compute has not created it. */
@@ -33,6 +33,8 @@ export interface RootProvidersOptions {
  */
 export class RootProviders {
   private cache = new Map<string, string>();
+  /** Roots this process has just created, until the first sync of their host takes them: their tree is known (the root alone). */
+  private created = new Map<string, Provider>();
 
   constructor(private readonly opts: RootProvidersOptions) {}
 
@@ -49,6 +51,7 @@ export class RootProviders {
     if (!found && this.opts.createRoots) {
       try {
         found = await this.opts.client.createProvider({ uuid: stableId('placement-root', name), name });
+        this.created.set(host, found);
         this.opts.log.info({ host, rpName: name, rpUuid: found.uuid }, 'created a root resource provider for the host (no Nova)');
       } catch (err) {
         // Someone (nova-compute, another conductor) created it meanwhile: use theirs.
@@ -68,7 +71,7 @@ export class RootProviders {
    * when it was deleted. A host deleted from Cyborg leaves no provider of Cyborg's own behind.
    */
   async deleteCreated(host: string): Promise<boolean> {
-    this.cache.delete(host);
+    this.forget(host);
     if (!this.opts.createRoots) return false;
     const name = this.nameOf(host);
     const uuid = stableId('placement-root', name);
@@ -87,5 +90,17 @@ export class RootProviders {
   /** Forgets a host's root, e.g. after Placement says it is gone. */
   forget(host: string): void {
     this.cache.delete(host);
+    this.created.delete(host);
+  }
+
+  /**
+   * The root provider this process created for `host` since the last call, once: nothing can hang
+   * under a provider Placement made for us a moment ago, so its tree need not be listed (a cold
+   * start saves one request per host).
+   */
+  takeCreated(host: string): Provider | undefined {
+    const p = this.created.get(host);
+    this.created.delete(host);
+    return p;
   }
 }

@@ -156,6 +156,9 @@ const PEER = resolve(import.meta.dirname, '../../../shared/peers/placement');
 export class PrivatePlacement {
   private port = 0;
 
+  /** `env`: more of the starter's settings (PLACEMENT_THREADS=1: sqlite without lock fights, say). */
+  constructor(private readonly env: Record<string, string> = {}) {}
+
   static available(): boolean {
     return existsSync(`${PEER}/start.sh`) && existsSync(`${PEER}/stop.sh`);
   }
@@ -176,7 +179,14 @@ export class PrivatePlacement {
 
   private async run(script: string, extra: Record<string, string> = {}): Promise<void> {
     await promisify(execFile)('bash', [`${PEER}/${script}`], {
-      env: { ...process.env, PLACEMENT_PORT: String(this.port), PLACEMENT_STATE_DIR: `/tmp/placement-test-${this.port}`, PLACEMENT_KEEP_DB: '1', ...extra },
+      env: {
+        ...process.env,
+        PLACEMENT_PORT: String(this.port),
+        PLACEMENT_STATE_DIR: `/tmp/placement-test-${this.port}`,
+        PLACEMENT_KEEP_DB: '1',
+        ...this.env,
+        ...extra,
+      },
       timeout: 120_000,
     });
   }
