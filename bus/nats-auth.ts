@@ -1,5 +1,8 @@
 import { readFileSync } from 'node:fs';
-import { credsAuthenticator, nkeyAuthenticator, type Authenticator, type NodeConnectionOptions } from '@nats-io/transport-node';
+import type { Authenticator, NodeConnectionOptions } from '@nats-io/transport-node';
+
+/** The NATS client module: connectNats imports it when it connects (not loaded by the all-in-one). */
+export type NatsClient = typeof import('@nats-io/transport-node');
 import { ConfigError } from '../config/index.js';
 
 /** How a role proves itself to the NATS server (config `nats`: `[nats]` in cyborg.conf, NATS_* variables). */
@@ -17,7 +20,9 @@ export interface NatsAuthSettings {
 /** What `connect()` is given: the servers without credentials in them, and the auth and TLS options. */
 export interface NatsConnectSettings {
   servers: string[];
-  options: Pick<NodeConnectionOptions, 'user' | 'pass' | 'token' | 'authenticator' | 'tls'>;
+  options: Pick<NodeConnectionOptions, 'user' | 'pass' | 'token' | 'tls'>;
+  /** An nkey or creds authenticator, built from the secret read at start once the client is loaded. */
+  authenticator?: (client: NatsClient) => Authenticator;
   /** How this connection authenticates, for logs and errors: never the secret itself. */
   identity: string;
   /** Where each credential came from (an option, a variable, the URL), for the error of a refused one. */
@@ -82,6 +87,7 @@ export function natsConnectSettings(url: string, auth: NatsAuthSettings = {}): N
 
   const options: NatsConnectSettings['options'] = {};
   let identity = 'no credentials';
+  let authenticator: NatsConnectSettings['authenticator'];
   let hint =
     'this NATS server wants credentials: set [nats] user and password (NATS_USER, NATS_PASSWORD), token (NATS_TOKEN), nkey_seed_file (NATS_NKEY_SEED_FILE) or creds_file (NATS_CREDS_FILE)';
   if (user !== undefined) {
@@ -98,12 +104,12 @@ export function natsConnectSettings(url: string, auth: NatsAuthSettings = {}): N
     hint = auth.token !== undefined ? 'check [nats] token (NATS_TOKEN)' : 'check the token in NATS_URL / [DEFAULT] transport_url';
   } else if (auth.nkeySeedFile !== undefined) {
     const seed = readSecret(auth.nkeySeedFile, '[nats] nkey_seed_file (NATS_NKEY_SEED_FILE)');
-    options.authenticator = nkeyAuthenticator(new TextEncoder().encode(seed.trim()));
+    authenticator = (c) => c.nkeyAuthenticator(new TextEncoder().encode(seed.trim()));
     identity = 'an nkey';
     hint = `check [nats] nkey_seed_file (NATS_NKEY_SEED_FILE) ${auth.nkeySeedFile}: its public key must be a user of the server`;
   } else if (auth.credsFile !== undefined) {
     const creds = readSecret(auth.credsFile, '[nats] creds_file (NATS_CREDS_FILE)');
-    options.authenticator = credsAuthenticator(new TextEncoder().encode(creds)) as Authenticator;
+    authenticator = (c) => c.credsAuthenticator(new TextEncoder().encode(creds)) as Authenticator;
     identity = 'a creds file';
     hint = `check [nats] creds_file (NATS_CREDS_FILE) ${auth.credsFile}`;
   }
@@ -119,7 +125,7 @@ export function natsConnectSettings(url: string, auth: NatsAuthSettings = {}): N
       ...(auth.tlsKeyFile !== undefined ? { key: readSecret(auth.tlsKeyFile, '[nats] tls_key_file (NATS_TLS_KEY_FILE)') } : {}),
     };
   }
-  return { servers, options, identity, hint };
+  return { servers, options, identity, hint, ...(authenticator ? { authenticator } : {}) };
 }
 
 function readSecret(path: string, option: string): string {

@@ -1,5 +1,5 @@
 import type { Static, TSchema } from '@sinclair/typebox';
-import { connect, headers, type Msg, type MsgHdrs, type NatsConnection, type NodeConnectionOptions, type Subscription } from '@nats-io/transport-node';
+import type { Msg, MsgHdrs, NatsConnection, NodeConnectionOptions, Subscription } from '@nats-io/transport-node';
 import type { Logger } from 'pino';
 import { BusError } from '../errors/index.js';
 import {
@@ -15,7 +15,7 @@ import {
 } from '../release/index.js';
 import { senderOf } from './subjects.js';
 import { answer, decodeMessage, errorReply, readReply } from './decode.js';
-import { natsAuthError, natsConnectSettings, type NatsAuthSettings } from './nats-auth.js';
+import { natsAuthError, natsConnectSettings, type NatsAuthSettings, type NatsClient } from './nats-auth.js';
 import type { Bus, MessageHandler, RequestHandler, RequestOptions, SubscribeOptions, Unsubscribe } from './bus.js';
 
 /** Counts what the bus drops or fails at, so metrics can expose it (metrics/ provides one). */
@@ -68,7 +68,7 @@ export class NatsBus implements Bus {
    * new role sends while it speaks protocol 1 is exactly what 0.1.0 reads.
    */
   private envelope(): MsgHdrs {
-    const h = headers();
+    const h = natsClient().headers();
     h.set(PROTOCOL_HEADER, String(this.protocol.speaks()));
     h.set(PROTOCOL_MAX_HEADER, String(PROTOCOL.current));
     h.set(RELEASE_HEADER, RELEASE);
@@ -332,6 +332,17 @@ export async function connectBus(opts: ConnectOptions): Promise<NatsBus> {
   });
 }
 
+let client: NatsClient | undefined;
+
+/**
+ * The NATS client, imported when the first connection opens: the all-in-one runs on the
+ * in-process bus and never loads it (~5 MiB of heap and code; issue 43, an all-in-one in 256 MB).
+ * A NatsBus exists only over a connection connectNats made, so it is loaded by then.
+ */
+function natsClient(): NatsClient {
+  return client!;
+}
+
 /**
  * A NATS connection with this project's policy: reconnect forever (0.5 s apart), wait for a
  * server that is not up yet, credentials and TLS from the config. Credentials the server refuses
@@ -339,8 +350,9 @@ export async function connectBus(opts: ConnectOptions): Promise<NatsBus> {
  */
 export async function connectNats(url: string, auth: NatsAuthSettings | undefined, extra: Partial<NodeConnectionOptions> = {}): Promise<NatsConnection> {
   const settings = natsConnectSettings(url, auth);
+  client ??= await import('@nats-io/transport-node');
   try {
-    return await connect({
+    return await client.connect({
       servers: settings.servers,
       maxReconnectAttempts: -1,
       reconnectTimeWait: NATS_RECONNECT_WAIT_MS,
@@ -350,6 +362,7 @@ export async function connectNats(url: string, auth: NatsAuthSettings | undefine
       // Our failures carry the subject (BusError), which says more than that stack.
       noAsyncTraces: true,
       ...settings.options,
+      ...(settings.authenticator ? { authenticator: settings.authenticator(client) } : {}),
       ...extra,
     });
   } catch (err) {

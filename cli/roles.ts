@@ -3,9 +3,6 @@ import type { Logger } from 'pino';
 import type { Config, DeepPartial, ConfigSchema, Role } from '../config/index.js';
 import type { Static } from '@sinclair/typebox';
 import { boot } from './boot.js';
-import { startAgentRole } from '../roles/agent.js';
-import { startApiRole } from '../roles/api.js';
-import { startConductor } from '../roles/conductor.js';
 import { explainStartupError, listenersOf } from '../roles/startup.js';
 
 interface RoleFlags {
@@ -67,6 +64,9 @@ export function addRoleCommands(program: Command, onShutdown: (stop: (signal: st
     new Option('--metrics-port <port>', 'health + /metrics listener; 0 any free port, -1 off (env CYBORG_METRICS_PORT)').argParser(Number);
 
   role('agent', 'The agent of one compute host: drivers, discovery, heartbeats, driver operations on command', async (c, l) => {
+    // Each role's code is imported when its subcommand runs: the all-in-one (cli/main.ts) never
+    // loads the NATS client, JetStream KV and leases these roles use (issue 43, 256 MB).
+    const { startAgentRole } = await import('../roles/agent.js');
     const r = await startAgentRole(c, l);
     void r.ready;
     return r;
@@ -74,13 +74,17 @@ export function addRoleCommands(program: Command, onShutdown: (stop: (signal: st
     .addOption(metricsPort())
     .addOption(new Option('--fake-gpus <n>', 'the number of fake GPUs, beside the fake FPGA (fake driver; default 2)').argParser(Number))
     .addOption(new Option('--fake-nics <n>', 'the number of fake NICs, each with its VFs (fake driver; default 1)').argParser(Number));
-  role('conductor', 'The actor tree and all state; several share the hosts through leases in JetStream KV', startConductor)
+  role('conductor', 'The actor tree and all state; several share the hosts through leases in JetStream KV', async (c, l) =>
+    (await import('../roles/conductor.js')).startConductor(c, l),
+  )
     .addOption(metricsPort())
     .option('--database <url>', 'PostgreSQL (env DATABASE_URL); without it state is kept in memory only')
     .option('--conductor-id <id>', 'lease identity (env CYBORG_CONDUCTOR_ID; default: host name + random suffix)')
     .addOption(new Option('--lease-ttl-ms <ms>', 'how long a dead conductor keeps its hosts (env CYBORG_LEASE_TTL_MS)').argParser(Number))
     .option('--no-leases', 'a single conductor owns every host (no JetStream needed)');
-  role('api', 'The HTTP API (operator routes, Cyborg v2, events, /metrics), talking to the conductors over NATS', startApiRole).addOption(
+  role('api', 'The HTTP API (operator routes, Cyborg v2, events, /metrics), talking to the conductors over NATS', async (c, l) =>
+    (await import('../roles/api.js')).startApiRole(c, l),
+  ).addOption(
     new Option('--port <port>', "HTTP port (env CYBORG_PORT; default Cyborg's 6666, where Nova and the Keystone catalog expect it)").argParser(Number),
   );
 }

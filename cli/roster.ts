@@ -1,4 +1,3 @@
-import { Kvm } from '@nats-io/kv';
 import type { Config } from '../config/index.js';
 import { connectNats } from '../bus/index.js';
 import { PROTOCOL, RELEASE, compareReleaseText } from '../release/index.js';
@@ -33,6 +32,8 @@ export async function readRoster(config: Config, now = Date.now()): Promise<Rost
   const nc = await connectNats(config.natsUrl, config.nats, { name: 'cyborg-upgrade-check', waitOnFirstConnect: false, maxReconnectAttempts: 0 });
   try {
     const prefix = config.distributed.subjectPrefix;
+    // Imported here: cyborg's program (the all-in-one too) loads this file, JetStream KV only `status` needs.
+    const { Kvm } = await import('@nats-io/kv');
     const kv = await new Kvm(nc).open(`${prefix ? `${prefix}_` : ''}cyborg_leases`).catch(() => undefined);
     if (!kv) return { roles: [], blind: 'no lease bucket: no conductor has run on this bus' };
     const records = new Map<string, unknown>();
