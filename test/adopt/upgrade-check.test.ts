@@ -2,8 +2,8 @@ import mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cyborgProcess } from '../cli/spawn.js';
 import { svc } from '../services.js';
-import { freshDatabase } from '../support/database.js';
-import { loadDump, MARIADB, mariadbUp } from './cyborg-db.js';
+import { freshDatabase, query, urlFor } from '../support/database.js';
+import { loadDump, MARIADB, mariadbUp, type LoadedDump } from './cyborg-db.js';
 
 /** The "Cyborg adoption" check of `cyborg status upgrade-check`'s table: its result and details, as one text. */
 function adoptionCheck(stdout: string): { result: string; details: string } {
@@ -56,6 +56,38 @@ describe.skipIf(!mariadbUp || !svc.postgres)('cyborg status upgrade-check tells 
     expect(skips.code).toBeGreaterThanOrEqual(1);
 
     const refused = await check(await dump("UPDATE alembic_version SET version_num = 'ffffffffffff'"));
+    expect(refused.result).toBe('Failure');
+    expect(refused.details).toMatch(/newer than any Cyborg revision/);
+    expect(refused.code).toBe(2);
+  }, 240_000);
+});
+
+/** The same check on Cyborg's database on PostgreSQL (a pg_dump of Cyborg 9.0.0's, `postgresql+psycopg2://`), and on it made unknown. */
+describe.skipIf(!svc.postgres)('cyborg status upgrade-check on a Cyborg database on PostgreSQL', () => {
+  let target: Awaited<ReturnType<typeof freshDatabase>>;
+  let source: LoadedDump;
+  beforeAll(async () => {
+    target = await freshDatabase('adoptcheckpg');
+    source = await loadDump('pg-zed-bound.sql');
+  });
+  afterAll(async () => {
+    await source?.drop();
+    await target?.drop();
+  });
+
+  it('Success for the real database, Failure once its revision is unknown; the source unchanged by the check', async () => {
+    const check = async () => {
+      const r = await cyborgProcess(['status', 'upgrade-check', '--cyborg-database', source.url], { env: { DATABASE_URL: target.url }, timeoutMs: 90_000 });
+      return { code: r.code, ...adoptionCheck(r.stdout) };
+    };
+    const before = await source.checksum();
+    const ok = await check();
+    expect(ok.result).toBe('Success');
+    expect(ok.details).toMatch(/^postgresql\+psycopg2:\/\/.* at Cyborg schema 4cc1d79978fc .*: 28 rows of 1 hosts adoptable$/);
+    expect(await source.checksum()).toBe(before);
+
+    await query(urlFor(source.name), "UPDATE alembic_version SET version_num = 'ffffffffffff'");
+    const refused = await check();
     expect(refused.result).toBe('Failure');
     expect(refused.details).toMatch(/newer than any Cyborg revision/);
     expect(refused.code).toBe(2);
