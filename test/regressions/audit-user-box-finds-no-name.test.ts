@@ -74,7 +74,7 @@ describe.skipIf(!svc.browser || !svc.keystone || !svc.postgres)("the audit's use
     await expect.poll(() => page.locator('[data-testid=audit] li').count(), { timeout: 15_000 }).toBe(0);
   });
 
-  it("a card held by an instance of project demo: its row, holders and the project picker say demo, the id on hover", async () => {
+  it('a card held by an instance of project demo: its row, holders and the project picker say demo, the id on hover', async () => {
     const [admin, demo] = await Promise.all([tokenOf('admin'), tokenOf('demoReader')]);
     const gpu = ks.stack.conductor.listAccelerators({ type: 'GPU' })[0]!;
     await ks.stack.conductor.act(gpu.id, { type: 'ENABLE' });
