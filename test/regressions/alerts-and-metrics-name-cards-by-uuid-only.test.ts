@@ -20,6 +20,7 @@ import { FakeDriver } from '../../drivers/fake/index.js';
 import { Metrics } from '../../metrics/index.js';
 import { KeystoneDirectory, KeystoneSession } from '../../openstack/keystone/index.js';
 import { startAllInOne, type Running } from '../../roles/all-in-one.js';
+import { metricsProjectNames } from '../../roles/project-names.js';
 import { startCliTarget } from '../cli/harness.js';
 import { KEYSTONE_URL, password, serviceAuth, tokenOf } from '../keystone/peer.js';
 import { svc } from '../services.js';
@@ -72,21 +73,21 @@ describe.skipIf(!svc.keystone)('the per-consumer series names the project as Key
   const HOST = 'names-consumers';
   let run: Running;
   let demoId: string;
+  const config = loadConfig(
+    {
+      host: HOST,
+      logLevel: 'silent',
+      logPretty: false,
+      listen: { address: '127.0.0.1', port: 0 },
+      v2: { authStrategy: 'keystone' },
+      keystoneAuthtoken: { authUrl: KEYSTONE_URL, username: 'cyborg', password: password('cyborg'), projectName: 'service' },
+      conductor: { metricsConsumerLabels: true },
+    },
+    {},
+  );
   const instance = randomUUID();
 
   beforeAll(async () => {
-    const config = loadConfig(
-      {
-        host: HOST,
-        logLevel: 'silent',
-        logPretty: false,
-        listen: { address: '127.0.0.1', port: 0 },
-        v2: { authStrategy: 'keystone' },
-        keystoneAuthtoken: { authUrl: KEYSTONE_URL, username: 'cyborg', password: password('cyborg'), projectName: 'service' },
-        conductor: { metricsConsumerLabels: true },
-      },
-      {},
-    );
     run = await startAllInOne(config, pino({ level: 'silent' }), { journal: new MemoryJournal(), fake: new FakeDriver({ host: HOST, gpus: 1 }), drivers: [] });
     const [admin, demo] = await Promise.all([tokenOf('admin'), tokenOf('demoReader')]);
     demoId = demo.projectId;
@@ -111,6 +112,13 @@ describe.skipIf(!svc.keystone)('the per-consumer series names the project as Key
     await expect.poll(async () => labelOf((await allocation()) ?? '', 'project_name'), { timeout: 20_000 }).toBe('demo');
     const line = (await allocation())!;
     expect([labelOf(line, 'project'), labelOf(line, 'host')]).toEqual([demoId, HOST]);
+  });
+
+  it("a conductor alone names projects with [keystone_authtoken]'s service user; noauth or labels off, no names asked", async () => {
+    const named = metricsProjectNames(config)!;
+    await expect.poll(() => named(demoId), { timeout: 20_000 }).toBe('demo');
+    expect(metricsProjectNames({ ...config, v2: { ...config.v2, authStrategy: 'noauth' } })).toBeUndefined();
+    expect(metricsProjectNames({ ...config, conductor: { ...config.conductor, metricsConsumerLabels: false } })).toBeUndefined();
   });
 
   it('with a Keystone that takes connections and never answers, a scrape answers at once, the name empty', async () => {
