@@ -191,7 +191,7 @@ export const ConfigSchema = Type.Object({
       metricsConsumerLabels: Type.Boolean({
         default: false,
         description:
-          '/metrics labels each allocation with its instance and project (cyborg_accelerator_allocation); off: only per-device counts, since /metrics answers without a token',
+          '/metrics labels each allocation with its instance and project (cyborg_accelerator_allocation; project_name too in keystone mode); off: only per-device counts, since /metrics answers without a token',
       }),
       usageWindow: Type.Integer({
         minimum: 0,

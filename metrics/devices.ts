@@ -9,13 +9,20 @@ export interface DeviceSeriesOptions {
    * which project runs which instance where is a tenant's business.
    */
   consumerLabels?: boolean;
+  /**
+   * Keystone's name of a project as known now (`KeystoneDirectory.cachedProjectName`): the
+   * allocation series' `project_name`, empty while unknown. Synchronous on purpose: a scrape
+   * never waits on Keystone, a name missed now is there at a later scrape.
+   */
+  projectName?: (projectId: string) => string | undefined;
 }
 
 // `accelerator` is the uuid (stable, what the API takes); `name` the card as its host names it
 // (`gpu-0000:3b:00.0`), so an alert and a dashboard say which card without a look-up.
 type DeviceLabel = 'host' | 'accelerator' | 'name' | 'state';
 const DEVICE_LABELS: DeviceLabel[] = ['host', 'accelerator', 'name', 'state'];
-type AllocationLabel = 'host' | 'accelerator' | 'name' | 'instance' | 'project';
+type AllocationLabel = 'host' | 'accelerator' | 'name' | 'instance' | 'project' | 'project_name';
+const ALLOCATION_LABELS: AllocationLabel[] = ['host', 'accelerator', 'name', 'instance', 'project', 'project_name'];
 
 /** A latest sample older than this is not exported: the device stopped reporting, the value is not now. */
 export const USAGE_FRESH_MS = 5 * 60_000;
@@ -81,22 +88,34 @@ export function deviceGauges(conductor: FleetSource, rows: (now?: number) => Dev
       for (const r of rows()) this.set(r.labels, r.view.capacity);
     },
   });
-  if (opts.consumerLabels) {
-    new Gauge<AllocationLabel>({
-      name: 'cyborg_accelerator_allocation',
-      help: '1 for each instance an accelerator is allocated to, labelled with the instance and its project',
-      labelNames: ['host', 'accelerator', 'name', 'instance', 'project'],
-      registers,
-      collect() {
-        this.reset();
-        for (const r of rows()) {
-          for (const c of r.view.allocations)
-            this.set({ host: r.labels.host, accelerator: r.labels.accelerator, name: r.labels.name, instance: c.instanceUuid, project: c.projectId ?? '' }, 1);
-        }
-      },
-    });
-  }
+  if (opts.consumerLabels) allocationGauge(rows, registers, opts.projectName);
   usageGauges(conductor, rows, registers);
+}
+
+/**
+ * One series per allocation, with its instance and project. `project_name` is there only where
+ * names are looked up (keystone mode): empty while Keystone's answer is not in yet, absent in
+ * noauth (no directory to ask), so a noauth deployment's series are what they were.
+ */
+function allocationGauge(rows: (now?: number) => DeviceRow[], registers: Registry[], projectName: DeviceSeriesOptions['projectName']): void {
+  new Gauge<AllocationLabel>({
+    name: 'cyborg_accelerator_allocation',
+    help: "1 for each instance an accelerator is allocated to, labelled with the instance and its project (its id, and Keystone's name where known)",
+    labelNames: projectName ? ALLOCATION_LABELS : ALLOCATION_LABELS.filter((l) => l !== 'project_name'),
+    registers,
+    collect() {
+      this.reset();
+      for (const r of rows()) {
+        for (const c of r.view.allocations) {
+          const project = c.projectId ?? '';
+          const { host, accelerator, name } = r.labels;
+          const labels: Partial<Record<AllocationLabel, string>> = { host, accelerator, name, instance: c.instanceUuid, project };
+          if (projectName) labels.project_name = (project && projectName(project)) || '';
+          this.set(labels, 1);
+        }
+      }
+    },
+  });
 }
 
 /** The latest usage sample of each accelerator (fresh ones only), and the usage windows' own counts. */

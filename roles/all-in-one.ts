@@ -5,6 +5,7 @@ import { Agent } from '../actors/agent/index.js';
 import { Conductor } from '../actors/conductor/index.js';
 import type { RequestMeta } from '../model/index.js';
 import { placementFromConfig } from './placement.js';
+import { metricsProjectNames } from './project-names.js';
 import type { Journal } from '../actors/runtime/index.js';
 import { buildApi } from '../api/server.js';
 import { fakeFaultInjector } from './fake-faults.js';
@@ -105,7 +106,8 @@ export async function startAllInOne(config: Config, log: Logger, deps: AllInOneD
   });
   app.addHook('onClose', async () => auth.close());
   const metrics = new Metrics('all-in-one');
-  const unwatch = metrics.watchConductor(conductor, { consumerLabels: config.conductor.metricsConsumerLabels });
+  const projectName = metricsProjectNames(config, app.names);
+  const unwatch = metrics.watchConductor(conductor, { consumerLabels: config.conductor.metricsConsumerLabels, ...(projectName ? { projectName } : {}) });
   watchFlushes(metrics, journal);
   metricsRoute(app, metrics);
   await app.ready();

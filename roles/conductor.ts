@@ -8,6 +8,7 @@ import { Gauge } from 'prom-client';
 import { ARQ_HOME, ArqHome, FencedJournal, HostRouter, LeaseTable } from '../actors/cluster/index.js';
 import { Conductor, ReportDoor, type ConductorOptions, type ReportStats } from '../actors/conductor/index.js';
 import { placementFromConfig } from './placement.js';
+import { metricsProjectNames } from './project-names.js';
 import type { Journal } from '../actors/runtime/index.js';
 import type { Bus, MessageHandler, SubscribeOptions, Unsubscribe } from '../bus/index.js';
 import { connectNats, type NatsBus } from '../bus/index.js';
@@ -269,7 +270,8 @@ function conductorOptions(
 
 /** The conductor's metrics: its tree, its journal, the reports refused at the door. */
 function watchConductor(metrics: Metrics, conductor: Conductor, inner: Journal, door: ReportDoor, config: Config): void {
-  metrics.watchConductor(conductor, { consumerLabels: config.conductor.metricsConsumerLabels });
+  const projectName = metricsProjectNames(config);
+  metrics.watchConductor(conductor, { consumerLabels: config.conductor.metricsConsumerLabels, ...(projectName ? { projectName } : {}) });
   watchJournal(metrics, inner);
   // cyborg_conductor_misaddressed_reports: agent reports naming another host than their subject's.
   metrics.exposeCounters('cyborg_conductor', {

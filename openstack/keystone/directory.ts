@@ -43,6 +43,19 @@ export class KeystoneDirectory {
     return (await this.lookup('projects', 'id', id))[0];
   }
 
+  /**
+   * The name of this project as the cache has it now, never waiting: one not cached, or cached
+   * longer than the ttl, is looked up in the background for a later call (the name last known
+   * meanwhile). For readers that must not wait on Keystone at all — a Prometheus scrape.
+   */
+  cachedProjectName(id: string): string | undefined {
+    if (id === '') return undefined;
+    const hit = this.cache.get(`projects|id|${id}`);
+    // lookup() never rejects (a failure is no name), and pauses itself after one.
+    if (!hit || this.now() - hit.at >= (this.o.ttlMs ?? 300_000)) void this.lookup('projects', 'id', id);
+    return hit?.value[0];
+  }
+
   async userName(id: string): Promise<string | undefined> {
     return (await this.lookup('users', 'id', id))[0];
   }

@@ -4,7 +4,11 @@
  * with the user id from the token and, beside it, Keystone's name: the page in real Chromium,
  * signed in as the admin against the real Keystone, with the log in PostgreSQL as in production,
  * finds the admin's enable by the name typed, and the history names who asked (the id on hover).
+ * The holders of a card, too, were shown by project id (the snapshot and the stream carry ids):
+ * a GPU attached to an instance of project demo reads "demo" in its row, its detail's holders and
+ * the project picker, the id on hover — the instance by its uuid (its name is Nova's).
  */
+import { randomUUID } from 'node:crypto';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureUiBuilt } from '../../ui/build.js';
@@ -13,7 +17,7 @@ import { password, tokenOf } from '../keystone/peer.js';
 import { svc } from '../services.js';
 import { explained, launchChromium, pageDiagnostics } from '../e2e/browser.js';
 
-describe.skipIf(!svc.browser || !svc.keystone || !svc.postgres)("the audit's user box and the history find and name people by name", () => {
+describe.skipIf(!svc.browser || !svc.keystone || !svc.postgres)("the audit's user box, the history and the holders find and name people by name", () => {
   let ks: KeystoneStack;
   let browser: Browser;
   let page: Page;
@@ -68,5 +72,29 @@ describe.skipIf(!svc.browser || !svc.keystone || !svc.postgres)("the audit's use
     await expect.poll(() => rows.count(), { timeout: 15_000 }).toBeGreaterThan(0);
     await page.getByTestId('audit-user').fill('nobody-by-that-name');
     await expect.poll(() => page.locator('[data-testid=audit] li').count(), { timeout: 15_000 }).toBe(0);
+  });
+
+  it('a card held by an instance of project demo: its row, holders and the project picker say demo, the id on hover', async () => {
+    const [admin, demo] = await Promise.all([tokenOf('admin'), tokenOf('demoReader')]);
+    const gpu = ks.stack.conductor.listAccelerators({ type: 'GPU' })[0]!;
+    await ks.stack.conductor.act(gpu.id, { type: 'ENABLE' });
+    const instance = randomUUID();
+    const attached = await ks.app.inject({
+      method: 'POST',
+      url: `/cyborg/v1/accelerators/${gpu.id}/attach`,
+      headers: { 'x-auth-token': admin.token },
+      payload: { instanceUuid: instance, projectId: demo.projectId },
+    });
+    expect(attached.statusCode, attached.body).toBe(200);
+    const row = page.locator(`[data-testid=accelerators] [data-name="${gpu.name}"] .holders`);
+    await explained(expect.poll(() => row.textContent(), { timeout: 15_000 }).toMatch(/held · demo$/), said);
+    expect(await row.getAttribute('title')).toBe(demo.projectId);
+    await page.locator(`[data-testid=accelerators] [data-name="${gpu.name}"]`).click();
+    const holder = page.locator('[data-testid=holders] [data-testid=holder-project]');
+    await explained(expect.poll(() => holder.textContent(), { timeout: 15_000 }).toBe('demo'), said);
+    expect(await holder.getAttribute('title')).toBe(demo.projectId);
+    expect(await page.locator('[data-testid=holders] td[title]').first().getAttribute('title')).toBe(instance);
+    const option = page.locator(`[data-testid=filter-project] option[value="${demo.projectId}"]`);
+    expect(await option.textContent()).toBe('demo');
   });
 });

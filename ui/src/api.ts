@@ -56,6 +56,8 @@ export const api = {
     q.set('limit', '50');
     return call<{ audit: AuditEntry[]; next?: string }>(next ? next.slice(BASE.length) : `/audit?${q.toString()}`);
   },
+  /** What each project holds, with Keystone's name of each where the api knows it (api/routes/usage.ts). */
+  projects: () => call<{ projects: { projectId: string; projectName?: string }[] }>('/projects').then((r) => r.projects),
   act: (id: string, event: string, body: Record<string, string> = {}) =>
     call<AcceleratorView>(`/accelerators/${encodeURIComponent(id)}/${event.toLowerCase()}`, { method: 'POST', body: JSON.stringify(body) }),
 };

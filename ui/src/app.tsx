@@ -89,8 +89,15 @@ export function App({ store }: { store: Store }) {
         <CapacityPanel accelerators={capacityInput} host={filters.host} />
         <StateChips counts={view.counts} order={stateOrder} selected={filters.state} onSelect={(s) => setFilters({ ...filters, state: s })} />
         <FacetChips healthCounts={view.healthCounts} serviceCounts={view.serviceCounts} filters={filters} onChange={setFilters} />
-        <FilterBar filters={filters} hosts={hosts.map((h) => h.name)} kinds={pickers.kinds} projects={pickers.projects} onChange={setFilters} />
-        <AcceleratorList rows={view.rows} selected={selected} onSelect={select_} onToggleGroup={toggleGroup} />
+        <FilterBar
+          filters={filters}
+          hosts={hosts.map((h) => h.name)}
+          kinds={pickers.kinds}
+          projects={pickers.projects}
+          projectLabel={(id) => store.projectLabel(id)}
+          onChange={setFilters}
+        />
+        <AcceleratorList rows={view.rows} selected={selected} onSelect={select_} onToggleGroup={toggleGroup} projectLabel={(id) => store.projectLabel(id)} />
         <Feed events={store.recent} names={(id) => store.accelerators.get(id)?.name} onSelect={select_} host={filters.host} />
       </main>
       <aside class="side">

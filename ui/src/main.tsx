@@ -4,12 +4,16 @@ import { App } from './app.js';
 import { session } from './auth.js';
 import { SignIn, useSession } from './components/signin.js';
 import { store } from './store.js';
+import { followProjectNames } from './names.js';
 import { follow } from './stream.js';
 import './style.css';
 
-/** The fleet, followed live while it is on screen (a sign-out stops the stream). */
+/** The fleet, followed live while it is on screen (a sign-out stops the stream), its holders' projects named. */
 function Live() {
-  useEffect(() => follow(store), []);
+  useEffect(() => {
+    const stop = [follow(store), followProjectNames(store)];
+    return () => stop.forEach((f) => f());
+  }, []);
   return <App store={store} />;
 }
 

@@ -14,6 +14,11 @@ export class Store {
   readonly accelerators = new Map<string, AcceleratorView>();
   readonly hosts = new Map<string, HostView>();
   readonly arqs = new Map<string, ArqView>();
+  /**
+   * Keystone's names of the projects holding cards, by id (names.ts asks `GET /projects` for
+   * them): the snapshot and the stream carry ids only, and a name is never worth a wait for them.
+   */
+  readonly projectNames = new Map<string, string>();
   cursor = 0;
   /** Bumps on every change: memoized views recompute on it. */
   version = 0;
@@ -85,6 +90,22 @@ export class Store {
     if (this.recent.length > 200) this.recent.splice(0, this.recent.length - 100);
     if (this.unrendered.length > 20_000) this.unrendered.splice(0, this.unrendered.length - 10_000);
     this.changed();
+  }
+
+  /** Names learnt for project ids: the page shows them where it showed the ids. */
+  nameProjects(named: Record<string, string>): void {
+    let fresh = false;
+    for (const [id, name] of Object.entries(named)) {
+      if (this.projectNames.get(id) === name) continue;
+      this.projectNames.set(id, name);
+      fresh = true;
+    }
+    if (fresh) this.changed();
+  }
+
+  /** A project as people know it: Keystone's name where known, else the id. */
+  projectLabel(id: string): string {
+    return this.projectNames.get(id) ?? id;
   }
 
   setConnection(c: Connection, error = ''): void {

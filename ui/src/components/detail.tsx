@@ -132,8 +132,10 @@ export function Detail({ store, a, host, arqs, machines }: DetailProps) {
                       <span class="muted">operator</span>
                     )}
                   </td>
-                  {/* The project by name where the view came with Keystone's names (GET /accelerators), the id on hover. */}
-                  <td title={x.projectId ?? ''}>{x.projectId ? (a.projectNames?.[x.projectId] ?? x.projectId) : '—'}</td>
+                  {/* The project by Keystone's name (learnt by names.ts, the stream carrying ids only), the id on hover. */}
+                  <td title={x.projectId ?? ''} data-testid="holder-project">
+                    {x.projectId ? (a.projectNames?.[x.projectId] ?? store.projectLabel(x.projectId)) : '—'}
+                  </td>
                 </tr>
               );
             })}

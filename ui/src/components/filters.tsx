@@ -5,11 +5,13 @@ export interface FilterBarProps {
   hosts: string[];
   kinds: string[];
   projects: string[];
+  /** A project as people know it (Keystone's name, else the id); the filter keeps the id. */
+  projectLabel: (id: string) => string;
   onChange: (f: Filters) => void;
 }
 
 /** Host, kind and project pickers and free-text search (name, uuid, host, instance, handle, ARQ). */
-export function FilterBar({ filters, hosts, kinds, projects, onChange }: FilterBarProps) {
+export function FilterBar({ filters, hosts, kinds, projects, projectLabel, onChange }: FilterBarProps) {
   const set = (k: keyof Filters) => (e: Event) => onChange({ ...filters, [k]: (e.currentTarget as HTMLInputElement | HTMLSelectElement).value });
   const any = Object.values(filters).some((v) => v !== '');
   return (
@@ -17,7 +19,7 @@ export function FilterBar({ filters, hosts, kinds, projects, onChange }: FilterB
       <input type="search" placeholder="Search name, uuid, host, instance…" value={filters.q} onInput={set('q')} aria-label="search" data-testid="search" />
       <Picker label="host" value={filters.host} options={hosts} onChange={set('host')} />
       <Picker label="kind" value={filters.kind} options={kinds} onChange={set('kind')} />
-      <Picker label="project" value={filters.project} options={projects} onChange={set('project')} />
+      <Picker label="project" value={filters.project} options={projects} labelOf={projectLabel} onChange={set('project')} />
       {any && (
         <button type="button" class="link" onClick={() => onChange(NO_FILTERS)}>
           clear filters
@@ -27,13 +29,13 @@ export function FilterBar({ filters, hosts, kinds, projects, onChange }: FilterB
   );
 }
 
-function Picker(props: { label: string; value: string; options: string[]; onChange: (e: Event) => void }) {
+function Picker(props: { label: string; value: string; options: string[]; labelOf?: (o: string) => string; onChange: (e: Event) => void }) {
   return (
     <select value={props.value} onChange={props.onChange} aria-label={props.label} data-testid={`filter-${props.label}`}>
       <option value="">any {props.label}</option>
       {props.options.map((o) => (
-        <option key={o} value={o}>
-          {o}
+        <option key={o} value={o} title={o}>
+          {props.labelOf?.(o) ?? o}
         </option>
       ))}
     </select>

@@ -8,10 +8,12 @@ export interface AcceleratorListProps {
   selected: string;
   onSelect: (id: string) => void;
   onToggleGroup: (state: string) => void;
+  /** A holder's project as people know it (Keystone's name, else the id). */
+  projectLabel: (id: string) => string;
 }
 
 /** Accelerators grouped by state, virtualized: stays smooth at 10,000 rows. */
-export function AcceleratorList({ rows, selected, onSelect, onToggleGroup }: AcceleratorListProps) {
+export function AcceleratorList({ rows, selected, onSelect, onToggleGroup, projectLabel }: AcceleratorListProps) {
   return (
     <VirtualList
       items={rows}
@@ -25,7 +27,7 @@ export function AcceleratorList({ rows, selected, onSelect, onToggleGroup }: Acc
             <span class="caret">{r.collapsed ? '▸' : '▾'}</span> {r.state} <span class="muted">{r.count}</span>
           </button>
         ) : (
-          <Line a={r.a} selected={r.a.id === selected} onSelect={onSelect} />
+          <Line a={r.a} selected={r.a.id === selected} onSelect={onSelect} projectLabel={projectLabel} />
         )
       }
     />
@@ -35,7 +37,17 @@ export function AcceleratorList({ rows, selected, onSelect, onToggleGroup }: Acc
 /** The characters of a name always shown, whatever the column's width. */
 const NAME_TAIL = 10;
 
-function Line({ a, selected, onSelect }: { a: AcceleratorView; selected: boolean; onSelect: (id: string) => void }) {
+function Line({
+  a,
+  selected,
+  onSelect,
+  projectLabel,
+}: {
+  a: AcceleratorView;
+  selected: boolean;
+  onSelect: (id: string) => void;
+  projectLabel: (id: string) => string;
+}) {
   const holders = a.allocations.length;
   const projects = projectsOf(a);
   const health = healthOf(a);
@@ -72,8 +84,8 @@ function Line({ a, selected, onSelect }: { a: AcceleratorView; selected: boolean
       </span>
       <span class="kind">{a.deviceType}</span>
       <span class="host muted">{a.host}</span>
-      <span class="holders muted">
-        {holders > 0 ? `${holders}/${a.capacity} held${projects.length ? ` · ${projects[0]}` : ''}` : a.error ? `⚠ ${a.error.op}` : ''}
+      <span class="holders muted" title={projects.join(', ')}>
+        {holders > 0 ? `${holders}/${a.capacity} held${projects.length ? ` · ${projectLabel(projects[0]!)}` : ''}` : a.error ? `⚠ ${a.error.op}` : ''}
       </span>
     </button>
   );
