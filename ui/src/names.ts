@@ -1,4 +1,5 @@
 import { api } from './api.js';
+import { session } from './auth.js';
 import { projectsOf } from './select.js';
 import type { Store } from './store.js';
 
@@ -10,8 +11,8 @@ const ASK_AGAIN_MS = 60_000;
  * carry project ids only (a name lookup must never hold the stream), so when a project id
  * appears that the page has no name for, it asks `GET /projects` — one call in flight at most,
  * each id at most once a minute while it has no name. The api answers from its cached Keystone
- * directory (names.ts there); in noauth mode, or for a project Keystone does not know, the id
- * stands. Returns a function that stops following.
+ * directory (names.ts there); in noauth mode it asks nothing, and for a project Keystone does not
+ * know the id stands. Returns a function that stops following.
  */
 export function followProjectNames(store: Store, now: () => number = Date.now): () => void {
   const asked = new Map<string, number>();
@@ -26,7 +27,8 @@ export function followProjectNames(store: Store, now: () => number = Date.now): 
   };
 
   const check = (): void => {
-    if (busy || stopped) return;
+    // Names come from Keystone: in noauth there are none to learn.
+    if (busy || stopped || session.mode === 'noauth') return;
     const ids = unnamed();
     if (ids.length === 0) return;
     for (const id of ids) asked.set(id, now());
