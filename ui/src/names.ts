@@ -5,6 +5,8 @@ import type { Store } from './store.js';
 
 /** A project id Keystone gave no name for (unknown, or Keystone away) is asked about again after this long. */
 const ASK_AGAIN_MS = 60_000;
+/** Events come in bursts on a big fleet: the look for unnamed ids is coalesced over this long. */
+const COALESCE_MS = 250;
 
 /**
  * Learns Keystone's names of the projects that hold cards: the snapshot and the event stream
@@ -47,10 +49,19 @@ export function followProjectNames(store: Store, now: () => number = Date.now): 
       });
   };
 
-  const off = store.subscribe(check);
+  // The store changes on every event; the scan over every card runs at most once per COALESCE_MS.
+  let pending: ReturnType<typeof setTimeout> | undefined;
+  const soon = (): void => {
+    pending ??= setTimeout(() => {
+      pending = undefined;
+      check();
+    }, COALESCE_MS);
+  };
+  const off = store.subscribe(soon);
   check();
   return () => {
     stopped = true;
+    if (pending) clearTimeout(pending);
     off();
   };
 }
