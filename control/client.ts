@@ -313,7 +313,8 @@ export class RemoteControlPlane implements ControlPlane {
    * committed `programming`, `installing`…) is an answer, "accepted", not a failure.
    */
   private async underWay(row: ControlRow, args: Record<string, unknown>, err: unknown): Promise<unknown> {
-    if (!isCyborgError(err) || err.code !== 'bus.timeout') throw err;
+    // A write with a deadline unanswered in time is `request.outcome_unknown` (control/deadline.ts).
+    if (!isCyborgError(err) || (err.code !== 'bus.timeout' && err.code !== 'request.outcome_unknown')) throw err;
     if (row.echo === 'accelerator') {
       const now = this.model.accelerators.get(args.id as string);
       if (now && isBusy(now)) return now;

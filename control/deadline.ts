@@ -12,9 +12,15 @@ import type { ControlRow } from '../model/index.js';
  * never 503.
  */
 
-/** The writes that carry a deadline: those answered by the ARQ home once committed (ARQs, documents). */
-export function carriesDeadline(row: Pick<ControlRow, 'home' | 'repeatable'>): boolean {
-  return row.home === true && row.repeatable !== true;
+/**
+ * The writes that carry a deadline: those answered by the ARQ home once committed (ARQs,
+ * documents), and an operator's accelerator writes (`act`, `attach`, `detach`: the lease holder
+ * commits them in the same journal). Without one, a call that reached a conductor too busy to take
+ * it within the api's wait was answered 503 by the api and then made (the rolling-upgrade story's
+ * disable that landed after its 503, docs/upgrade.md).
+ */
+export function carriesDeadline(row: Pick<ControlRow, 'home' | 'repeatable' | 'echo'>): boolean {
+  return (row.home === true && row.repeatable !== true) || row.echo === 'accelerator';
 }
 
 /** The conductor's budget for a call its caller waits `timeoutMs` for: the margin is for the way back. */
@@ -26,6 +32,19 @@ export function budgetFor(timeoutMs: number): number {
 export function forwardedBudget(timeoutMs: number): number | undefined {
   const left = callBudgetLeft();
   return left === undefined ? undefined : Math.min(left, budgetFor(timeoutMs));
+}
+
+/**
+ * A call whose deadline passed before it could be served (it waited for its host's rebuild after
+ * a lease takeover, say): refused before anything of it is done, so that no driver command goes
+ * out for a change that will not be committed.
+ */
+export function servedTooLate(op: string, lateByMs: number): CyborgError {
+  return new CyborgError(
+    'persistence.deadline_passed',
+    `${op} could not be started before the request had to be answered (${lateByMs} ms late); nothing was changed: send it again once the service is ready`,
+    { op, retryAfterS: 1 },
+  );
 }
 
 /**

@@ -18,6 +18,7 @@ import {
   type SnapshotPageMsg,
 } from './messages.js';
 import { checkPayload, maxPayloadOf } from './payload.js';
+import { servedTooLate } from './deadline.js';
 import { snapshotPage, type SnapshotSource } from './snapshot.js';
 import type { ViewPublisher } from './view-publisher.js';
 
@@ -92,6 +93,7 @@ export function serveControlPlane(opts: ResponderOptions): Unsubscribe {
       }
       // The request's global id goes with the work it starts (a Glance download for a bind's
       // programming, Placement, Nova), as it does in the all-in-one.
+      if (deadline !== undefined && Date.now() >= deadline) throw servedTooLate(req.op, Date.now() - deadline);
       const requestId = (checked.args as { meta?: { requestId?: string } }).meta?.requestId;
       const reply = { ok: true as const, result: await withGlobalRequestId(requestId, () => withCallDeadline(deadline, () => serve(rooms, checked))) };
       // A reply NATS would refuse is lost without a word (the caller only times out): say why instead.

@@ -66,6 +66,14 @@ export interface Role {
   url?: string;
 }
 
+/**
+ * A host's liveness as a production conductor judges it (the defaults: stale after 15 s without a
+ * heartbeat, lost 60 s later), not the test deployment's 2.5 s and 5 s: an agent replaced on a
+ * loaded machine takes 9–11 s to come back, and with the test's windows its host was declared
+ * lost, its cards `offline`, and Nova's binds to it refused, which no rolling upgrade does.
+ */
+const LIVENESS = { CYBORG_STALE_AFTER_MS: '15000', CYBORG_LOST_AFTER_MS: '60000' };
+
 /** Starts and stops role processes of either release in one deployment. */
 export class Fleet {
   readonly roles = new Map<string, Role>();
@@ -86,7 +94,7 @@ export class Fleet {
         : kind === 'agent'
           ? ['agent', '--host', name, '--data-dir', join(this.dep.dir, name)]
           : ['api', '--port', String(port), '--listen', '127.0.0.1'];
-    const proc = RoleProcess.spawn(`${kind} ${name} (${release})`, args, this.dep.env(extra), this.root(release));
+    const proc = RoleProcess.spawn(`${kind} ${name} (${release})`, args, this.dep.env({ ...LIVENESS, ...extra }), this.root(release));
     this.dep.procs.push(proc);
     const up = kind === 'conductor' ? 'conductor role up' : kind === 'agent' ? 'agent registered and reported its inventory' : 'api role up';
     await proc.waitLog((l) => l.msg === up, up, 120_000);
@@ -214,6 +222,16 @@ export function novaLoad(
         continue;
       }
       const text = await res.text();
+      // "Outcome unknown: read it back" (the api's 504): a read or a delete is asked again; a
+      // create or a bind is handed back unanswered, for the caller to read back.
+      if (res.status === 504) {
+        if (method === 'GET' || method === 'DELETE') {
+          await sleep(200);
+          continue;
+        }
+        rep.readBack++;
+        return { status: 0, json: JSON.parse(text) as Record<string, unknown> };
+      }
       if (res.status === 503) {
         // With Retry-After: not done, try again (a lease takeover). Without: an api process that is
         // closing answered instead of routing the request (0.1.0's did). Both retried, as Nova's
