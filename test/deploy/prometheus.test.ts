@@ -1,5 +1,7 @@
 import { execFile, spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import '../../drivers/nvidia/index.js';
@@ -25,6 +27,30 @@ describe('the shipped Prometheus alert rules', () => {
     const { stdout } = await run('promtool', ['check', 'rules', `${dir}cyborg-alerts.yml`]);
     expect(stdout).toMatch(/SUCCESS: \d+ rules found/);
     await run('promtool', ['check', 'config', `${dir}prometheus.yml`]);
+  });
+
+  // Bad input: the operator's own edit of the shipped file. The check docs/metrics.md gives before
+  // a reload names the file and what is wrong in a line — never a Prometheus that keeps the old
+  // rules silently (its reload refuses a bad file and says so only in its own log).
+  it.skipIf(!promtool && !required)(`refuse a hand-edited copy with a syntax error in one clear line${promtool ? '' : ` (skipped: ${SKIPPED})`}`, async () => {
+    const edited = join(mkdtempSync(join(tmpdir(), 'cyborg-rules-')), 'cyborg-alerts.yml');
+    const shipped = readFileSync(`${dir}cyborg-alerts.yml`, 'utf8');
+    const cases = [
+      // A PromQL expression cut short (a bracket left open).
+      shipped.replace('max by (host, accelerator) (cyborg_accelerator_consumers) > 0', 'max by (host, accelerator) (cyborg_accelerator_consumers > 0'),
+      // YAML indentation broken (a key pushed out of its rule).
+      shipped.replace(/\n {8}for: 5m\n/, '\n   for: 5m\n'),
+    ];
+    for (const text of cases) {
+      expect(text).not.toBe(shipped);
+      writeFileSync(edited, text);
+      const r = spawnSync('promtool', ['check', 'rules', edited], { encoding: 'utf8' });
+      expect(r.status).not.toBe(0);
+      const said = `${r.stdout}${r.stderr}`;
+      expect(said).toContain(edited);
+      expect(said).toMatch(/FAILED|error/i);
+      expect(said).not.toMatch(/goroutine|panic/);
+    }
   });
 
   it.skipIf(!promtool && !required)(
