@@ -14,10 +14,13 @@ import { freePort } from '../support/ports.js';
 import { ProcessGroup } from '../support/process-group.js';
 import { svc } from '../services.js';
 import { launchChromium } from './browser.js';
+import { Deployment } from '../nats/deployment.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
 const CI = process.env.CI === 'true' || process.env.CI === '1';
+/** The host of the second deployment that runs beside the all-in-one (where NATS is). */
+const OTHER_HOST = 'other-deployment-host';
 
 /** What the README's quick start tells a user, read from the README itself so that the two cannot drift. */
 const quickStart = {
@@ -48,6 +51,10 @@ function section(re: RegExp, what: string): string {
  * it already exists (a developer's data, which this test must neither read nor change). Otherwise
  * it falls back on what the README documents for that case — `CYBORG_PORT` for the server,
  * `CYBORG_URL` for the CLI, `CYBORG_DATA_DIR` for the state — the same code paths as the defaults.
+ *
+ * Where NATS is, it runs on a machine where another deployment already runs (issue 42): a
+ * conductor, an agent and an api role started with the api role's own defaults. `npm start` and
+ * the CLI with no flags must still reach the all-in-one, never the other one.
  */
 describe.skipIf(!svc.browser && !CI)("the README's quick start, as written", () => {
   let port: number = PORTS.allInOne;
@@ -61,7 +68,16 @@ describe.skipIf(!svc.browser && !CI)("the README's quick start, as written", () 
   /** The environment of the user's shell: nothing of the test's own services or settings. */
   const env: NodeJS.ProcessEnv = userShellEnv();
 
+  /** Another deployment on the same machine (issue 42): its api role up on its own defaults. */
+  let other: Deployment | undefined;
+
   beforeAll(async () => {
+    if (svc.nats) {
+      other = new Deployment(svc.nats);
+      await other.conductor('other-conductor');
+      await other.agent(OTHER_HOST);
+      await other.apiRoleWithItsDefaults('other-api', await isFree(PORTS.api));
+    }
     ownsPort = claimDefaultPort() && (await isFree(PORTS.allInOne));
     if (!ownsPort) {
       releaseDefaultPort();
@@ -89,6 +105,7 @@ describe.skipIf(!svc.browser && !CI)("the README's quick start, as written", () 
   }, 320_000);
 
   afterAll(async () => {
+    await other?.stop();
     await browser?.close();
     if (start && !start.gone) start.kill();
     if (ownsDefaultDataDir) rmSync(join(ROOT, '.cyborg'), { recursive: true, force: true });
@@ -101,6 +118,8 @@ describe.skipIf(!svc.browser && !CI)("the README's quick start, as written", () 
     const lines = start.output.split('\n').map((l) => l.trim());
     for (const line of expected) expect(lines).toContain(line);
     expect(start.output).not.toMatch(/browsers refuse port/);
+    // Issue 42: a first start (the build `prestart` runs on a fresh checkout) warns of nothing.
+    expect(start.output.split('\n').filter((l) => /\bwarn(ing)?\b/i.test(l))).toEqual([]);
     if (ownsPort) expect(`${quickStart.api}/accelerators`).toBe(printed.api);
   });
 
@@ -129,6 +148,8 @@ describe.skipIf(!svc.browser && !CI)("the README's quick start, as written", () 
     const { code, output } = await npm(['run', 'cyborg', '--', ...quickStart.cli]);
     expect(code, output).toBe(0);
     for (const name of names) expect(output).toContain(name);
+    // Not the other deployment's, whose api role runs beside it on its own defaults.
+    expect(output).not.toContain(OTHER_HOST);
   }, 120_000);
 
   it('walks one FPGA through its lifecycle as the curl lines do', async () => {

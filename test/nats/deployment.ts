@@ -88,6 +88,21 @@ export class Deployment {
     return { proc, url: `http://127.0.0.1:${port}` };
   }
 
+  /**
+   * The api role as the docs start it, with its own default listeners (none of this harness's
+   * ports): a second deployment on a machine where another runs. Its API port is the default
+   * (6666) where that is free here, else one of its own.
+   */
+  async apiRoleWithItsDefaults(name = 'api', apiPortFree = true): Promise<RoleProcess> {
+    const env = this.env();
+    delete env.CYBORG_UI_PORT;
+    delete env.CYBORG_METRICS_PORT;
+    const proc = RoleProcess.spawn(name, ['api', ...(apiPortFree ? [] : ['--port', String(await freePort())])], env);
+    this.procs.push(proc);
+    await proc.waitLog((l) => l.msg === 'api role up', `${name} listening`, 120_000);
+    return proc;
+  }
+
   /** The API's view of the deployment: a read model loaded from the conductors, kept by their events. */
   async api(o: { timeoutMs?: number } = {}): Promise<RemoteControlPlane> {
     this.bus ??= await connectBus({ url: this.natsUrl, name: 'test-client', log: this.clientLog.log, prefix: this.prefix });
