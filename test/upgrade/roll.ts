@@ -152,7 +152,7 @@ export interface LoadReport {
   /** Failed boots: any answer but a retried 503 or a missing api (a 404, 409, 500, a bind that failed). */
   failures: string[];
   /** The operator's enables and disables that failed, by step. */
-  operatorFailures: { step: string; api: Release; status: number; text: string }[];
+  operatorFailures: { step: string; api: Release; status: number; text: string; /** Answered after a 503 was retried. */ after503?: true }[];
   /** 503s without Retry-After (an api process closing), retried, by step and call. */
   bare503: { step: string; api: Release; text: string }[];
   created: Set<string>;
@@ -200,7 +200,8 @@ export function novaLoad(
    * client's wait over) may have been made: it is not sent again blindly but answered `status: 0`,
    * for the caller to read back, as the api's own 504 asks.
    */
-  const call = async (method: string, path: string, body?: unknown): Promise<{ status: number; json: Record<string, unknown> }> => {
+  const call = async (method: string, path: string, body?: unknown): Promise<{ status: number; json: Record<string, unknown>; after503?: true }> => {
+    let after503: true | undefined;
     for (let attempt = 0; ; attempt++) {
       let res: Response;
       try {
@@ -238,10 +239,11 @@ export function novaLoad(
         // client does with `[cyborg] status_code_retries`; counted apart.
         if (res.headers.get('retry-after')) rep.retried503++;
         else rep.bare503.push({ step: stepNow(), api: apiRelease(), text: `${method} ${path.split('?')[0]}` });
+        after503 = true;
         await sleep(200);
         continue;
       }
-      return { status: res.status, json: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
+      return { status: res.status, json: text ? (JSON.parse(text) as Record<string, unknown>) : {}, ...(after503 ? { after503 } : {}) };
     }
   };
   const boot = async (slot: { host: string; rpUuid: string }, instance: string): Promise<void> => {
@@ -338,6 +340,7 @@ export function novaLoad(
               step: stepNow(),
               api: apiRelease(),
               status: r.status,
+              ...(r.after503 ? { after503: r.after503 } : {}),
               text: `operator ${action} ${id}: ${r.status} ${JSON.stringify(r.json).slice(0, 300)}`,
             });
           else rep.toggles++;

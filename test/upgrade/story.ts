@@ -192,10 +192,12 @@ export async function rollingUpgrade(order: 'conductors-first' | 'agents-first',
     ).toEqual([]);
     expect(report.failures.slice(previousFaults)).toEqual([]);
     // The previous release's api may answer an operator 404 while a host moves between conductors
-    // (its view is rebuilt without the host's accelerators until the new holder has them) and a
-    // bare 503 while it closes — both fixed in this release (docs/upgrade.md): this release's none.
+    // (its view is rebuilt without the host's accelerators until the new holder has them), a bare
+    // 503 while it closes, and 503 for a write it stopped waiting for that then lands (retried as
+    // Nova's client does, the write is refused 409: already made) — each fixed in this release
+    // (docs/upgrade.md): this release's api none.
     expect(report.operatorFailures.filter((f) => f.api === 'current')).toEqual([]);
-    expect(report.operatorFailures.filter((f) => f.status !== 404)).toEqual([]);
+    expect(report.operatorFailures.filter((f) => f.status !== 404 && !(f.status === 409 && f.after503))).toEqual([]);
     expect(report.bare503.filter((b) => b.api === 'current')).toEqual([]);
     expect(report.boots).toBeGreaterThan(10);
     await nothingAcknowledgedUndone(view!, db.url, report);
