@@ -155,6 +155,8 @@ export interface LoadReport {
   operatorFailures: { step: string; api: Release; status: number; text: string; /** Answered after a 503 was retried. */ after503?: true }[];
   /** 503s without Retry-After (an api process closing), retried, by step and call. */
   bare503: { step: string; api: Release; text: string }[];
+  /** Accelerators the operator found in error (left alone: the story retries them as an operator would), by step. */
+  metError: { step: string; id: string; why: string }[];
   created: Set<string>;
   deleted: Set<string>;
   deleteSent: Set<string>;
@@ -186,6 +188,7 @@ export function novaLoad(
     failures: [],
     operatorFailures: [],
     bare503: [],
+    metError: [],
     created: new Set(),
     deleted: new Set(),
     deleteSent: new Set(),
@@ -327,6 +330,12 @@ export function novaLoad(
           // As an operator does: look first, then disable what is enabled and enable what is not
           // (a toggle that failed is not followed by one that cannot apply).
           const now = await call('GET', `/cyborg/v1/accelerators/${id}`);
+          // A card in error is not toggled (neither applies: only a retry or a removal does).
+          if (now.json.state === AcceleratorStates.error) {
+            const e = now.json.error as { op?: string; reason?: string } | null;
+            rep.metError.push({ step: stepNow(), id, why: `${e?.op} failed: ${e?.reason}` });
+            continue;
+          }
           const action = now.json.state === AcceleratorStates.ready ? 'disable' : 'enable';
           const r = await call('POST', `/cyborg/v1/accelerators/${id}/${action}`);
           // No answer: the next look says where it stands.

@@ -127,10 +127,18 @@ export async function rollingUpgrade(order: 'conductors-first' | 'agents-first',
     // and a delete served as its holder stops leaves the handle held until the orphan sweep frees
     // it (fixed in 0.2.0: docs/upgrade.md). From here every conductor is this release's: what
     // they left held is swept before the roll goes on, and every failure after is this release's.
-    await step("the handles the previous release's conductors left held, swept", () =>
-      eventually(async () => (await leakedAllocations(db.url)).length === 0, { what: 'no handle held for a gone ARQ', timeoutMs: 60_000 }),
-    );
+    // A 0.1.0 conductor stopped with a driver operation in flight (its agent restarting, say) left
+    // the card in error "interrupted" (fixed in 0.2.0: a stopping conductor lets them end): the
+    // operator retries each, as the error's way out says.
+    await step("the handles the previous release's conductors left held, swept, and the cards they interrupted retried", async () => {
+      await eventually(async () => (await leakedAllocations(db.url)).length === 0, { what: 'no handle held for a gone ARQ', timeoutMs: 60_000 });
+      await retryInterrupted(
+        fleet.api.url!,
+        all.map((a) => a.id),
+      );
+    });
     const previousFaults = load.report.failures.length;
+    const previousErrors = load.report.metError.length;
     await step('api', () => fleet.replace('roll-api', 'current', WINDOW));
     if (order === 'conductors-first') await agents({}, 'agent');
     else await agents({}, 'agent, unpinned:');
@@ -199,6 +207,9 @@ export async function rollingUpgrade(order: 'conductors-first' | 'agents-first',
     expect(report.operatorFailures.filter((f) => f.api === 'current')).toEqual([]);
     expect(report.operatorFailures.filter((f) => f.status !== 404 && !(f.status === 409 && f.after503))).toEqual([]);
     expect(report.bare503.filter((b) => b.api === 'current')).toEqual([]);
+    // Cards in error: only those a previous-release conductor interrupted, and none after the retry.
+    expect(report.metError.filter((e) => !/interrupted/.test(e.why))).toEqual([]);
+    expect(report.metError.slice(previousErrors)).toEqual([]);
     expect(report.boots).toBeGreaterThan(10);
     await nothingAcknowledgedUndone(view!, db.url, report);
 
@@ -212,4 +223,29 @@ export async function rollingUpgrade(order: 'conductors-first' | 'agents-first',
     await db.drop();
     prev.remove();
   }
+}
+
+/**
+ * Each accelerator in error retried through the api, as an operator follows the error's way out
+ * (`cyborg accelerator retry`), until none is: every error must be an operation a stopping
+ * previous-release conductor cut ("interrupted"), never one of this release's.
+ */
+async function retryInterrupted(apiUrl: string, ids: string[]): Promise<void> {
+  const admin = { 'x-auth-token': 'admin' };
+  await eventually(
+    async () => {
+      const inError: string[] = [];
+      for (const id of ids) {
+        const r = await fetch(`${apiUrl}/cyborg/v1/accelerators/${id}`, { headers: admin });
+        const a = (await r.json()) as { state?: string; error?: { op: string; reason: string } | null };
+        if (a.state !== 'error') continue;
+        expect(a.error?.reason, `${id} in error`).toMatch(/interrupted/);
+        inError.push(id);
+        await fetch(`${apiUrl}/cyborg/v1/accelerators/${id}/retry`, { method: 'POST', headers: admin });
+      }
+      if (inError.length) throw new Error(`in error, retried: ${inError.join(', ')}`);
+      return true;
+    },
+    { what: 'no card left in error by the previous release', timeoutMs: 60_000, intervalMs: 500 },
+  );
 }
