@@ -330,10 +330,24 @@ export function novaLoad(
           // As an operator does: look first, then disable what is enabled and enable what is not
           // (a toggle that failed is not followed by one that cannot apply).
           const now = await call('GET', `/cyborg/v1/accelerators/${id}`);
+          if (now.status !== 200) {
+            rep.operatorFailures.push({
+              step: stepNow(),
+              api: apiRelease(),
+              status: now.status,
+              text: `operator show ${id}: ${now.status} ${JSON.stringify(now.json).slice(0, 300)}`,
+            });
+            continue;
+          }
           // A card in error is not toggled (neither applies: only a retry or a removal does).
           if (now.json.state === AcceleratorStates.error) {
             const e = now.json.error as { op?: string; reason?: string } | null;
             rep.metError.push({ step: stepNow(), id, why: `${e?.op} failed: ${e?.reason}` });
+            continue;
+          }
+          // Busy (an operation of its own whose answer never came) or away: wait until it settles.
+          if (now.json.state !== AcceleratorStates.ready && now.json.state !== AcceleratorStates.inactive) {
+            await sleep(200);
             continue;
           }
           const action = now.json.state === AcceleratorStates.ready ? 'disable' : 'enable';

@@ -190,14 +190,16 @@ export async function rollingUpgrade(order: 'conductors-first' | 'agents-first',
     for (const [uuid, said] of report.holders) process.stdout.write(`handle held by ARQ ${uuid}: ${said}\n`);
     const theirs = report.failures.slice(0, previousFaults);
     process.stdout.write(`boots failed while the previous release's conductors served: ${theirs.length}\n${theirs.slice(0, 10).join('\n')}\n`);
-    expect(
-      theirs.filter(
-        (f) =>
-          !/host roll-h\d not found|has no free attach handle|accelerator [0-9a-f-]{36} stopped|interrupted|Deployable not found with resource provider/.test(
-            f,
-          ),
-      ),
-    ).toEqual([]);
+    // Each one of the previous release's faults (docs/upgrade.md): a host between its conductors,
+    // a handle its stop left held, a bind its stop cut, a card still busy with a detach it kept
+    // re-sending to a restarting agent.
+    const previousReleaseFault =
+      /host roll-h\d not found|has no free attach handle|accelerator [0-9a-f-]{36} stopped|interrupted|Deployable not found with resource provider|an operation is under way on it \(detaching\)/;
+    // While a previous-release conductor is being stopped (the first pass over the conductors),
+    // whatever its stop cuts is its own: reported above, not failed. The same takeovers are made
+    // again between this release's conductors below, where no failure is allowed.
+    const whileOneStops = /^\[conductor roll-c\d\] /;
+    expect(theirs.filter((f) => !previousReleaseFault.test(f) && !whileOneStops.test(f))).toEqual([]);
     expect(report.failures.slice(previousFaults)).toEqual([]);
     // The previous release's api may answer an operator 404 while a host moves between conductors
     // (its view is rebuilt without the host's accelerators until the new holder has them), a bare
