@@ -155,6 +155,8 @@ export interface LoadReport {
   operatorFailures: { step: string; api: Release; status: number; text: string; /** Answered after a 503 was retried. */ after503?: true }[];
   /** 503s without Retry-After (an api process closing), retried, by step and call. */
   bare503: { step: string; api: Release; text: string }[];
+  /** Operator writes refused 409 on a state the look before had not shown yet, the view agreeing within 2 s. */
+  staleReads: { step: string; api: Release; text: string }[];
   /** Accelerators the operator found in error (left alone: the story retries them as an operator would), by step. */
   metError: { step: string; id: string; why: string }[];
   created: Set<string>;
@@ -189,6 +191,7 @@ export function novaLoad(
     operatorFailures: [],
     bare503: [],
     metError: [],
+    staleReads: [],
     created: new Set(),
     deleted: new Set(),
     deleteSent: new Set(),
@@ -354,6 +357,19 @@ export function novaLoad(
           const r = await call('POST', `/cyborg/v1/accelerators/${id}/${action}`);
           // No answer: the next look says where it stands.
           if (r.status === 0) continue;
+          // Refused on the card's true state while the look said otherwise: a read a moment
+          // behind (the api's view is replaced as hosts move between conductors). Counted apart
+          // when the view comes to agree within 2 s; a view that goes on disagreeing is a failure.
+          if (r.status === 409 && r.json.code === 'accelerator.transition_invalid' && r.json.state !== now.json.state && !r.after503) {
+            if (await settles(id, String(r.json.state), 10)) {
+              rep.staleReads.push({
+                step: stepNow(),
+                api: apiRelease(),
+                text: `${action} ${id}: shown ${String(now.json.state)}, refused as ${String(r.json.state)}`,
+              });
+              continue;
+            }
+          }
           if (r.status === 202) {
             // Accepted, still under way (its agent is restarting): the operator waits for it to end.
             if (await settles(id, action === 'disable' ? AcceleratorStates.inactive : AcceleratorStates.ready)) rep.toggles++;
@@ -372,9 +388,9 @@ export function novaLoad(
       await sleep(1_000); // under the api's 300 operator writes a minute
     }
   };
-  /** Whether an accelerator's operation under way reaches `target` within a minute, as `cyborg accelerator show` would tell. */
-  const settles = async (id: string, target: string): Promise<boolean> => {
-    for (let i = 0; i < 300; i++) {
+  /** Whether an accelerator reaches `target` within a minute (or `tries` looks 200 ms apart), as `cyborg accelerator show` would tell. */
+  const settles = async (id: string, target: string, tries = 300): Promise<boolean> => {
+    for (let i = 0; i < tries; i++) {
       const r = await call('GET', `/cyborg/v1/accelerators/${id}`);
       if (r.status === 200 && r.json.state === target) return true;
       await sleep(200);
