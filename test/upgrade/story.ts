@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import type { RemoteControlPlane } from '../../control/client.js';
+import { AcceleratorStates } from '../../machines/index.js';
 import { PROTOCOL, RELEASE } from '../../release/index.js';
 import { freshDatabase } from '../support/database.js';
 import { eventually } from '../support/eventually.js';
@@ -244,7 +245,7 @@ async function retryInterrupted(apiUrl: string, ids: string[]): Promise<void> {
       for (const id of ids) {
         const r = await fetch(`${apiUrl}/cyborg/v1/accelerators/${id}`, { headers: admin });
         const a = (await r.json()) as { state?: string; error?: { op: string; reason: string } | null };
-        if (a.state !== 'error') continue;
+        if (a.state !== AcceleratorStates.error) continue;
         expect(a.error?.reason, `${id} in error`).toMatch(/interrupted/);
         inError.push(id);
         await fetch(`${apiUrl}/cyborg/v1/accelerators/${id}/retry`, { method: 'POST', headers: admin });
