@@ -47,6 +47,8 @@ interface Stamp {
   what: string;
 }
 let stamps: Stamp[] = [];
+/** The statements the cycle being traced sent, as sent: what `statementsAlone` replays. */
+let captured: { text: string; name?: string; values: unknown[] }[] = [];
 let tracing = false;
 const stamp = (what: string): void => {
   if (tracing) stamps.push({ at: performance.now(), what });
@@ -68,6 +70,8 @@ function traceClient(Client: typeof pg.Client): void {
     const text = typeof cfg === 'string' ? cfg : (cfg.text ?? cfg.name ?? '?');
     const short = text.replace(/\s+/g, ' ').trim().slice(0, 48);
     stamp(`pg → ${short}`);
+    if (tracing && typeof cfg === 'object')
+      captured.push({ text: cfg.text ?? '', ...(cfg.name ? { name: cfg.name } : {}), values: (cfg as { values?: unknown[] }).values ?? [] });
     // The pool asks with a callback (and gets no promise back); Kysely asks for a promise.
     const last = a.length - 1;
     if (typeof a[last] === 'function') {
@@ -135,8 +139,8 @@ function traceHttp(pool: Pool): Pool {
   return pool;
 }
 
-async function openJournal(): Promise<{ journal: Journal; drop: () => Promise<void> }> {
-  if (MEMORY) return { journal: new MemoryJournal(), drop: async () => {} };
+async function openJournal(): Promise<{ journal: Journal; url: string; drop: () => Promise<void> }> {
+  if (MEMORY) return { journal: new MemoryJournal(), url: '', drop: async () => {} };
   const name = `cyborg_bench_trace_${randomUUID().slice(0, 8)}`;
   await admin(`CREATE DATABASE ${name}`);
   if (process.env.TRACE_PG_LOG) await admin(`ALTER DATABASE ${name} SET log_min_duration_statement = 0`);
@@ -146,7 +150,42 @@ async function openJournal(): Promise<{ journal: Journal; drop: () => Promise<vo
   const orm = await db.openOrm({ url: url.toString(), pool: 1 });
   await db.migrate(orm).finally(() => orm.close());
   const journal = await db.openJournal(loadConfig({ databaseUrl: url.toString(), logLevel: 'silent' }, {}), log);
-  return { journal, drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+  return { journal, url: url.toString(), drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+}
+
+/**
+ * The floor under a cycle on PostgreSQL: the last cycle's statements, exactly as the journal sent
+ * them (text, name, parameters), sent again from one lone connection with nothing else in the
+ * process — each cycle with a new ARQ uuid and new flush stamps — and timed: the round trips,
+ * PostgreSQL's execution and its commit, and no work of ours. A cycle on PostgreSQL cannot be
+ * faster than the memory journal's cycle plus this, so its ratio to the memory journal is at most
+ * memory / (memory + this) on the same machine.
+ */
+async function statementsAlone(url: string, sent: typeof captured, cycles = 500): Promise<void> {
+  const arq = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/.exec(JSON.stringify(sent[0]?.values ?? []))?.[0];
+  if (!arq || sent.length === 0) return;
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  let seq = 0;
+  const each: number[][] = sent.map(() => []);
+  for (let i = 0; i < cycles + 50; i++) {
+    const fresh = randomUUID();
+    for (const [k, q] of sent.entries()) {
+      const values = (JSON.parse(JSON.stringify(q.values).replaceAll(arq, fresh)) as unknown[]).map((v) =>
+        typeof v === 'string' && /^[0-9a-f-]{36}:\d+$/.test(v) ? `alone:${seq++}` : v,
+      );
+      const t = performance.now();
+      await client.query({ ...q, values });
+      if (i >= 50) each[k]!.push(performance.now() - t);
+    }
+  }
+  await client.end();
+  const per = each.map(median);
+  const sum = per.reduce((a, b) => a + b, 0);
+  console.log(
+    `\nthe cycle's ${sent.length} statements alone, from one lone connection (median of ${cycles}): ${per.map((x) => x.toFixed(2)).join(' + ')} = ${sum.toFixed(2)} ms a cycle` +
+      `\n  a cycle on PostgreSQL is at least the memory journal's cycle plus this: its ratio to the memory journal at most M / (M + ${sum.toFixed(2)}) for a memory cycle of M ms`,
+  );
 }
 
 function timeline(cycleStamps: Stamp[]): string {
@@ -162,12 +201,13 @@ function timeline(cycleStamps: Stamp[]): string {
 }
 
 /** The gap before each stamp, keyed by the stamp's position and name, median over cycles of the same shape. */
+const median = (xs: number[]): number => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
 function medians(all: Stamp[][]): string {
   const shape = (c: Stamp[]): string => c.map((s) => s.what.replace(/GET .*/, 'GET')).join('|');
   const byShape = new Map<string, Stamp[][]>();
   for (const c of all) byShape.set(shape(c), [...(byShape.get(shape(c)) ?? []), c]);
   const [, cycles] = [...byShape.entries()].sort((a, b) => b[1].length - a[1].length)[0]!;
-  const median = (xs: number[]): number => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   const rows = cycles[0]!.map((s, i) => {
     const gap = median(cycles.map((c) => c[i]!.at - (i === 0 ? c[0]!.at : c[i - 1]!.at)));
     return `  (+${gap.toFixed(2).padStart(5)})  ${s.what}`;
@@ -178,7 +218,7 @@ function medians(all: Stamp[][]): string {
 
 async function main(): Promise<void> {
   if (!MEMORY) tracePg();
-  const { journal, drop } = await openJournal();
+  const { journal, url: journalUrl, drop } = await openJournal();
   traceJournal(journal);
   const bus = traceBus(new InProcessBus(log));
   const conductor = await benchConductor(bus, journal, log);
@@ -206,6 +246,7 @@ async function main(): Promise<void> {
   }
   for (let i = 0; i < CYCLES; i++) {
     stamps = [];
+    captured = [];
     tracing = true;
     await cycle(pool, host);
     // The commits a cycle asked for that are acknowledged after its last answer belong to it too.
@@ -228,6 +269,7 @@ async function main(): Promise<void> {
   await conductor.stop();
   await bus.close();
   await journal.close();
+  if (!MEMORY) await statementsAlone(journalUrl, captured);
   await drop();
 }
 

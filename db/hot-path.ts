@@ -63,7 +63,12 @@ function transitionInsert(m: MergedBatch): Stmt | null {
 
 /**
  * Upserts the coalesced ARQ records (Cyborg's columns derived from the machine's context, the
- * foreign keys resolved by uuid) and deletes the deleted ones.
+ * foreign keys resolved by uuid) and deletes the deleted ones. Every column goes as one JSON
+ * array (columns.ts): besides sparing pg's escaping of text[] literals, a set-returning function
+ * over JSON is estimated the same with or without its value, so PostgreSQL keeps one generic
+ * plan for each named shape. Over `= any($n::text[])` or `unnest($n::text[])` it found the
+ * custom plan cheaper at every execution and planned the statement again each time (0.16 ms a
+ * cycle's delete on this VM).
  */
 function arqStatements(m: MergedBatch): Stmt[] {
   if (m.arqs.size === 0) return [];
@@ -73,9 +78,9 @@ function arqStatements(m: MergedBatch): Stmt[] {
     project: [] as (string | null)[],
     state: [] as string[],
     machine: [] as string[],
-    ctx: [] as string[],
+    ctx: [] as unknown[],
     dpName: [] as string[],
-    group: [] as number[],
+    group: [] as string[],
     hostname: [] as (string | null)[],
     rp: [] as (string | null)[],
     instance: [] as (string | null)[],
@@ -92,9 +97,9 @@ function arqStatements(m: MergedBatch): Stmt[] {
     c.project.push(ctx.projectId ?? null);
     c.state.push(cyborgState(a.record.value as ArqView['state']));
     c.machine.push(a.record.value);
-    c.ctx.push(JSON.stringify(a.record.context));
+    c.ctx.push(a.record.context);
     c.dpName.push(ctx.deviceProfileName);
-    c.group.push(ctx.deviceProfileGroupId);
+    c.group.push(String(ctx.deviceProfileGroupId));
     c.hostname.push(ctx.binding?.hostname ?? null);
     c.rp.push(ctx.binding?.deviceRpUuid ?? null);
     c.instance.push(ctx.binding?.instanceUuid ?? null);
@@ -103,13 +108,25 @@ function arqStatements(m: MergedBatch): Stmt[] {
   }
   const out: Stmt[] = [];
   if (c.uuid.length > 0) {
+    const cols = rowsFrom(
+      textCol(c.uuid),
+      textCol(c.project),
+      textCol(c.state),
+      textCol(c.machine),
+      jsonbCol(c.ctx),
+      textCol(c.dpName),
+      textCol(c.group),
+      textCol(c.hostname),
+      textCol(c.rp),
+      textCol(c.instance),
+      textCol(c.handle),
+      textCol(c.deployable),
+    );
     out.push(sql`
       insert into extended_accelerator_requests (uuid, project_id, state, machine_state, context, device_profile_id, device_profile_name,
         device_profile_group_id, hostname, device_rp_uuid, instance_uuid, attach_handle_id, deployable_id, created_at, updated_at)
-      select x.uuid, x.project, x.state, x.machine, x.ctx::jsonb, dp.id, x.dp_name, x.grp, x.hostname, x.rp, x.instance, ah.id, d.id, now(), now()
-        from unnest(${c.uuid}::text[], ${c.project}::text[], ${c.state}::text[], ${c.machine}::text[], ${c.ctx}::text[], ${c.dpName}::text[],
-                    ${c.group}::int[], ${c.hostname}::text[], ${c.rp}::text[], ${c.instance}::text[], ${c.handle}::text[], ${c.deployable}::text[])
-             as x(uuid, project, state, machine, ctx, dp_name, grp, hostname, rp, instance, handle, deployable)
+      select x.uuid, x.project, x.state, x.machine, x.ctx, dp.id, x.dp_name, x.grp::int, x.hostname, x.rp, x.instance, ah.id, d.id, now(), now()
+        from ${cols} as x(uuid, project, state, machine, ctx, dp_name, grp, hostname, rp, instance, handle, deployable)
         left join device_profiles dp on dp.name = x.dp_name
         left join attach_handles ah on ah.uuid = x.handle
         left join deployables d on d.uuid = x.deployable
@@ -119,7 +136,7 @@ function arqStatements(m: MergedBatch): Stmt[] {
         instance_uuid = excluded.instance_uuid, attach_handle_id = excluded.attach_handle_id, deployable_id = excluded.deployable_id,
         updated_at = excluded.updated_at`);
   }
-  if (gone.length > 0) out.push(sql`delete from extended_accelerator_requests where uuid = any(${gone}::text[])`);
+  if (gone.length > 0) out.push(sql`delete from extended_accelerator_requests r using ${textCol(gone)} as g(uuid) where r.uuid = g.uuid`);
   return out;
 }
 
