@@ -1,5 +1,3 @@
-import { errors, request } from 'undici';
-
 /**
  * The CLI's HTTP client of the operator API (`/cyborg/v1`). Errors come back typed: an ApiError
  * carries the API's stable code and status; an UnreachableError says the API could not be reached.
@@ -95,6 +93,9 @@ export class ApiClient {
     let text: string;
     let location: string | undefined;
     try {
+      // Imported at the first request: every cyborg process loads this file through cli/main,
+      // the all-in-one's included, and most never call the API (issue 43: an all-in-one in 256 MB).
+      const { request } = await import('undici');
       const res = await request(url, {
         method: method as 'GET' | 'POST' | 'DELETE',
         headers: {
@@ -132,8 +133,8 @@ export class ApiClient {
 /** Why the request got no answer, in words: a timeout, or the socket's error code. */
 function reasonOf(err: unknown, timeoutMs: number): string {
   const e = err as Error & { code?: string; cause?: { code?: string; message?: string } };
-  if (e.name === 'TimeoutError' || e.name === 'AbortError' || e instanceof errors.RequestAbortedError)
-    return `no answer within ${Math.round(timeoutMs / 1000)} s`;
+  // undici's RequestAbortedError is named AbortError, its code UND_ERR_ABORTED.
+  if (e.name === 'TimeoutError' || e.name === 'AbortError' || e.code === 'UND_ERR_ABORTED') return `no answer within ${Math.round(timeoutMs / 1000)} s`;
   return e.code && !e.code.startsWith('UND_ERR_') ? e.code : (e.cause?.code ?? e.code ?? e.cause?.message ?? e.message);
 }
 

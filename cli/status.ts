@@ -1,7 +1,6 @@
 import Table from 'cli-table3';
 import { configSources } from './boot.js';
 import { Command } from 'commander';
-import { request } from 'undici';
 import { adoptability } from '../adopt/index.js';
 import { ConfigError, loadConfig, type Config } from '../config/index.js';
 import { openOrm, redact, loadDocuments, loadInventories, migratePlan, pendingOf, schemaState, startVerdict } from '../db/index.js';
@@ -106,6 +105,8 @@ async function deviceProfiles(config: Config): Promise<Check> {
 async function reachable(name: string, url: string | undefined, what: string): Promise<Check> {
   if (!url) return { name, code: Result.success, details: `not configured (${what})` };
   try {
+    // Imported here: `cli/main` loads this file for every command, the all-in-one's included (issue 43).
+    const { request } = await import('undici');
     const res = await request(url, { method: 'GET', headers: { accept: 'application/json' }, signal: AbortSignal.timeout(5_000) });
     await res.body.dump();
     return res.statusCode < 500 ? { name, code: Result.success } : { name, code: Result.failure, details: `${url} answered ${res.statusCode}` };

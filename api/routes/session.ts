@@ -1,9 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { request } from 'undici';
 import { CyborgError } from '../../errors/index.js';
-import { KeystoneSession, openstackDispatcher, ServiceAuthError, type AuthMethod, type KeystoneToken } from '../../openstack/keystone/index.js';
+import { KeystoneSession, openstackDispatcher, ServiceAuthError, undici, type AuthMethod, type KeystoneToken } from '../../openstack/keystone/index.js';
 import { clearSessionCookie, crossSiteReason, policy, sessionCookie, type BrowserSession, type BrowserSessions, type KeystoneAuth } from '../auth/index.js';
 import { keystoneOf, PasswordSignIn, TokenSignIn } from './auth.js';
 import { ErrorSchema } from './shared.js';
@@ -58,9 +57,10 @@ async function passwordToken(
 async function revoke(keystone: KeystoneAuth, s: BrowserSession, req: FastifyRequest): Promise<void> {
   if (s.obtained !== 'password') return;
   try {
+    const { request } = await undici();
     const res = await request(`${keystone.validator.authUrl}/auth/tokens`, {
       method: 'DELETE',
-      dispatcher,
+      dispatcher: await dispatcher(),
       headers: { 'x-auth-token': s.token, 'x-subject-token': s.token },
       signal: AbortSignal.timeout(30_000),
     });

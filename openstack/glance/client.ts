@@ -1,6 +1,6 @@
-import { request, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import { DriverError } from '../../errors/index.js';
-import { openstackDispatcher } from '../keystone/http.js';
+import { openstackDispatcher, undici, type LazyDispatcher } from '../keystone/http.js';
 import { globalRequestIdHeader } from '../request-id.js';
 
 /** What an image's record in Glance says of it (the fields a programming needs). */
@@ -28,7 +28,7 @@ export interface GlanceClientOptions {
   timeoutMs: number;
   /** Retries of a request that got no answer or a 502/503/504 (Cyborg's `[glance] num_retries`). */
   retries: number;
-  dispatcher?: Dispatcher;
+  dispatcher?: LazyDispatcher;
 }
 
 /** Glance's image ids are UUIDs (Cyborg's agent refuses anything else before it asks). */
@@ -42,7 +42,7 @@ const UUID = /^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$
  * OpenStack client here); a 401 makes the session authenticate again, once.
  */
 export class GlanceClient {
-  private readonly dispatcher: Dispatcher;
+  private readonly dispatcher: LazyDispatcher;
 
   constructor(private readonly o: GlanceClientOptions) {
     this.dispatcher = o.dispatcher ?? openstackDispatcher({ retries: o.retries });
@@ -115,12 +115,13 @@ export class GlanceClient {
     } catch (err) {
       throw glanceError(`Glance's endpoint is unknown: ${(err as Error).message}`, 'glance_unreachable', {}, err);
     }
+    const [{ request }, dispatcher] = await Promise.all([undici(), this.dispatcher()]);
     for (let attempt = 0; ; attempt++) {
       const token = this.o.token ? await this.o.token() : undefined;
       let res: Dispatcher.ResponseData;
       try {
         res = await request(`${base}${path}`, {
-          dispatcher: this.dispatcher,
+          dispatcher,
           headers: { accept: '*/*', ...(token ? { 'x-auth-token': token } : {}), ...globalRequestIdHeader() },
           signal,
           headersTimeout: this.o.timeoutMs,

@@ -1,5 +1,4 @@
-import type { Dispatcher } from 'undici';
-import { NoAnswerError, openstackDispatcher, send, within } from './http.js';
+import { NoAnswerError, openstackDispatcher, send, within, type LazyDispatcher } from './http.js';
 import type { KeystoneSession } from './session.js';
 import { KeystoneUnavailableError } from './types.js';
 
@@ -13,7 +12,7 @@ export interface KeystoneDirectoryOptions {
   maxEntries?: number;
   /** After a failed lookup, none is tried for this long (the ids stand meanwhile). */
   retryAfterMs?: number;
-  dispatcher?: Dispatcher;
+  dispatcher?: LazyDispatcher;
   now?: () => number;
 }
 
@@ -29,7 +28,7 @@ type Kind = 'users' | 'projects';
 export class KeystoneDirectory {
   private readonly cache = new Map<string, { at: number; value: string[] }>();
   private readonly inflight = new Map<string, Promise<string[]>>();
-  private readonly dispatcher: Dispatcher;
+  private readonly dispatcher: LazyDispatcher;
   /** Until when lookups are not tried after one failed: a Keystone away must not add its timeout to every read. */
   private quietUntil = 0;
   private readonly now: () => number;

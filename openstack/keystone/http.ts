@@ -1,4 +1,4 @@
-import { Agent, RetryAgent, request, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import { KeystoneUnavailableError } from './types.js';
 
 export interface HttpAnswer {
@@ -14,29 +14,49 @@ export interface HttpOptions {
   timeoutMs: number;
 }
 
+let loaded: Promise<typeof import('undici')> | undefined;
+
+/**
+ * undici, imported at the first call to a service rather than with this module: a process that
+ * never calls one (the all-in-one in noauth mode without Placement or Glance) never holds its
+ * code, ~7 MiB (issue 43: an all-in-one in 256 MB).
+ */
+export function undici(): Promise<typeof import('undici')> {
+  return (loaded ??= import('undici'));
+}
+
+/** A dispatcher made at its first request, so that building a client loads nothing (see `undici`). */
+export type LazyDispatcher = () => Promise<Dispatcher>;
+
 /**
  * The dispatcher for calls to OpenStack services: undici's RetryAgent retries connection
  * failures and 502/503/504 with backoff (a restarting uWSGI, a proxy in between); 500 is not
  * retried (a real error). Keystone's own POST /auth/tokens is safe to repeat, so POST is included.
  */
-export function openstackDispatcher(o: { retries?: number; connectTimeoutMs?: number } = {}): Dispatcher {
-  return new RetryAgent(new Agent({ connectTimeout: o.connectTimeoutMs ?? 3_000, keepAliveTimeout: 4_000 }), {
-    maxRetries: o.retries ?? 2,
-    minTimeout: 100,
-    maxTimeout: 1_000,
-    timeoutFactor: 2,
-    methods: ['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE', 'POST'],
-    statusCodes: [502, 503, 504],
-    errorCodes: ['ECONNRESET', 'ECONNREFUSED', 'ENOTFOUND', 'ENETDOWN', 'ENETUNREACH', 'EHOSTDOWN', 'EHOSTUNREACH', 'EPIPE', 'UND_ERR_SOCKET'],
-  });
+export function openstackDispatcher(o: { retries?: number; connectTimeoutMs?: number } = {}): LazyDispatcher {
+  let made: Promise<Dispatcher> | undefined;
+  return () =>
+    (made ??= undici().then(
+      ({ Agent, RetryAgent }) =>
+        new RetryAgent(new Agent({ connectTimeout: o.connectTimeoutMs ?? 3_000, keepAliveTimeout: 4_000 }), {
+          maxRetries: o.retries ?? 2,
+          minTimeout: 100,
+          maxTimeout: 1_000,
+          timeoutFactor: 2,
+          methods: ['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE', 'POST'],
+          statusCodes: [502, 503, 504],
+          errorCodes: ['ECONNRESET', 'ECONNREFUSED', 'ENOTFOUND', 'ENETDOWN', 'ENETUNREACH', 'EHOSTDOWN', 'EHOSTUNREACH', 'EPIPE', 'UND_ERR_SOCKET'],
+        }),
+    ));
 }
 
 /** One HTTP exchange; no answer at all (refused, timed out after the retries) is KeystoneUnavailableError-like via `onNoAnswer`. */
-export async function send(dispatcher: Dispatcher, url: string, o: HttpOptions, what = 'request'): Promise<HttpAnswer> {
+export async function send(dispatcher: LazyDispatcher, url: string, o: HttpOptions, what = 'request'): Promise<HttpAnswer> {
+  const [{ request }, d] = await Promise.all([undici(), dispatcher()]);
   let res: Dispatcher.ResponseData;
   try {
     res = await request(url, {
-      dispatcher,
+      dispatcher: d,
       method: o.method as Dispatcher.HttpMethod,
       headers: o.headers,
       body: o.body,

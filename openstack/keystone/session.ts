@@ -1,6 +1,5 @@
-import type { Dispatcher } from 'undici';
 import { findEndpoint } from './catalog.js';
-import { keystoneDown, NoAnswerError, openstackDispatcher, send, within, type HttpAnswer } from './http.js';
+import { keystoneDown, NoAnswerError, openstackDispatcher, send, within, type HttpAnswer, type LazyDispatcher } from './http.js';
 import { authBody, KeystoneUnavailableError, readToken, ServiceAuthError, type AuthMethod, type KeystoneToken } from './types.js';
 import { CyborgError } from '../../errors/index.js';
 
@@ -16,7 +15,7 @@ export interface KeystoneSessionOptions {
   /** keystoneauth's `endpoint_override`: skips the catalog lookup. */
   endpointOverride?: string;
   timeoutMs?: number;
-  dispatcher?: Dispatcher;
+  dispatcher?: LazyDispatcher;
   /** Adds `X-Service-Token` with that session's token (`self`: this session's own) to every request, where Nova wants one. */
   serviceTokenFrom?: KeystoneSession | 'self';
   /** Re-authenticate this long before the token expires (keystoneauth's stale window). */
@@ -53,7 +52,7 @@ export class KeystoneSession {
   readonly authUrl: string;
   private held: Held | undefined;
   private pending: Promise<Held> | undefined;
-  private readonly dispatcher: Dispatcher;
+  private readonly dispatcher: LazyDispatcher;
   private readonly timeoutMs: number;
   private readonly now: () => number;
 

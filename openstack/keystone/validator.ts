@@ -1,5 +1,4 @@
-import type { Dispatcher } from 'undici';
-import { keystoneDown, NoAnswerError, openstackDispatcher, send, within } from './http.js';
+import { keystoneDown, NoAnswerError, openstackDispatcher, send, within, type LazyDispatcher } from './http.js';
 import type { KeystoneSession } from './session.js';
 import { TokenCache, type TokenCacheOptions } from './token-cache.js';
 import { KeystoneUnavailableError, readToken, ServiceAuthError, type KeystoneToken } from './types.js';
@@ -9,7 +8,7 @@ export interface TokenValidatorOptions {
   session: KeystoneSession;
   cache: Partial<TokenCacheOptions>;
   timeoutMs?: number;
-  dispatcher?: Dispatcher;
+  dispatcher?: LazyDispatcher;
   now?: () => number;
 }
 
@@ -24,7 +23,7 @@ export class TokenValidator {
   keystoneRequests = 0;
   readonly cache: TokenCache;
   private readonly inflight = new Map<string, Promise<KeystoneToken | null>>();
-  private readonly dispatcher: Dispatcher;
+  private readonly dispatcher: LazyDispatcher;
   private readonly now: () => number;
 
   constructor(private readonly o: TokenValidatorOptions) {
