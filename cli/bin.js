@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --max-semi-space-size=16
+#!/usr/bin/env -S MALLOC_MMAP_THRESHOLD_=131072 node --max-semi-space-size=16
 // The `cyborg` bin. Installed from the package (`npm pack`, then `npm install -g`; README,
 // "Production install") it runs the compiled JavaScript under dist/ and needs no dev dependency. Where tsx is installed (a
 // checkout) it runs the TypeScript itself, so development needs no build step and never runs a
@@ -6,6 +6,10 @@
 // --max-semi-space-size=16 (MiB): Node 24 lets the young generation grow to 2 x 64 MiB, and after a
 // registration burst a conductor keeps that and a fragmented old space resident. Capped, a large
 // conductor's RSS stays well under its memory target, for a little more steady CPU in scavenges.
+// MALLOC_MMAP_THRESHOLD_=131072 holds glibc's mmap threshold at its default: the all-in-one's
+// PGlite makes V8 compile PostgreSQL's parser once with ~600 MiB of scratch, after which glibc's
+// raised threshold keeps 70-120 MiB of freed blocks resident all day (docs/persistence.md). A role
+// on PostgreSQL runs no PGlite; to it the setting changes nothing measurable.
 // Run `node cli/bin.js …` to choose other V8 flags.
 import { existsSync, readFileSync } from 'node:fs';
 
