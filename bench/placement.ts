@@ -13,8 +13,22 @@
  *     deployable, 409 generation conflicts, 5xx answers (retried), lost or extra providers, and
  *     ours / ceiling.
  *   repair: 100 out-of-band changes repaired by one full pass, against a cold reconciler.
+ *   faults (bench/placement/faults.ts; opt-in, BENCH_ONLY=faults: its four variants take ~4–6 min
+ *     at 200 deployables on the 2-core VM, mostly Placement's restarts and the slow variant's
+ *     holds): our sync's cold start through a fault-injecting proxy (bench/placement/fault-proxy.ts),
+ *     each variant from an empty Placement — `conflict` (every other write answered 409
+ *     concurrent_update), `server-errors` (every 5th request answered 500), `slow` (every 20th
+ *     held 10 s), `deleted` (providers deleted on Placement behind our back once half the hosts
+ *     are in sync, a 5 s full-pass period to see them). Prints time to converge, requests per
+ *     deployable at the proxy and at our client against a bound, faults injected, 409s and 5xx
+ *     seen, whether Placement ends equal to the desired state (listing and each deployable's
+ *     inventory and traits), and the bench process's RSS and JS heap (the conductor runs in
+ *     it) before, peak and after; pass or FAIL per variant (memory judged by the live heap
+ *     after the last full collection), exit status 1 on a FAIL. On 200 deployables at concurrency 4 unless --deployables /
+ *     --concurrency are given (then the sizes, and the last concurrency); BENCH_FAULTS=conflict,…
+ *     picks variants.
  *
- * BENCH_ONLY=converge,repair picks sections (both by default; repair runs on the first N).
+ * BENCH_ONLY=converge,repair,faults picks sections (converge and repair by default; repair runs on the first N).
  * PG_URL (default postgres://postgres@127.0.0.1:5432/postgres) is where the database is made.
  */
 import { loadavg as osLoad } from 'node:os';
@@ -24,18 +38,21 @@ import { stableId } from '../ids/index.js';
 import { desiredOf } from '../openstack/placement/index.js';
 import { freePort } from '../test/support/ports.js';
 import { ceiling, type CeilingItem, type Tally } from './placement/ceiling.js';
+import { faults } from './placement/faults.js';
 import { PER_HOST, startFleet } from './placement/fleet.js';
 import { ours } from './placement/ours.js';
 import { ProductionPlacement } from './placement/production.js';
 import { repair } from './placement/repair.js';
 import { countMismatch } from './placement/verify.js';
 
-const { values: args } = parseArgs({
-  options: { deployables: { type: 'string', default: '1000' }, concurrency: { type: 'string', default: '1,4,16' } },
-});
-const sizes = args.deployables.split(',').map(Number);
-const concurrencies = args.concurrency.split(',').map(Number);
+const { values: args } = parseArgs({ options: { deployables: { type: 'string' }, concurrency: { type: 'string' } } });
 const only = new Set((process.env.BENCH_ONLY ?? 'converge,repair').split(','));
+const sizes = (args.deployables ?? '1000').split(',').map(Number);
+const concurrencies = (args.concurrency ?? '1,4,16').split(',').map(Number);
+// The fault variants are about behaviour, not throughput: a small fleet unless told otherwise.
+const faultSizes = args.deployables ? sizes : [200];
+const faultConcurrency = args.concurrency ? concurrencies.at(-1)! : 4;
+const runSizes = [...new Set([...(only.has('converge') || only.has('repair') ? sizes : []), ...(only.has('faults') ? faultSizes : [])])];
 const log = pino({ level: process.env.BENCH_LOG ?? 'silent' });
 const port = await freePort();
 const placement = new ProductionPlacement({
@@ -48,8 +65,9 @@ const placement = new ProductionPlacement({
 const s = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
 
 console.log(`Placement ${placement.url}: ${placement.shape}; load average ${loadavg()}`);
+let faultsPassed = true;
 try {
-  for (const [k, n] of sizes.entries()) {
+  for (const n of runSizes) {
     const fleet = await startFleet(Math.ceil(n / PER_HOST), `${Date.now().toString(36)}`, log);
     const views = fleet.conductor.listAccelerators();
     const items: CeilingItem[] = views.flatMap((v) => {
@@ -58,7 +76,7 @@ try {
     });
     const expected = new Set([...items.map((i) => i.rootUuid), ...items.map((i) => i.provider.rpUuid)]);
     console.log(`\n${views.length} deployables on ${Math.ceil(n / PER_HOST)} hosts`);
-    if (only.has('converge')) {
+    if (only.has('converge') && sizes.includes(n)) {
       for (const c of concurrencies) {
         await placement.fresh();
         const roots: number[] = [];
@@ -76,18 +94,22 @@ try {
         );
       }
     }
-    if (only.has('repair') && k === 0) {
+    if (only.has('repair') && n === sizes[0]) {
       if (!only.has('converge')) {
         await placement.fresh();
         await ours(placement.url, fleet.conductor, concurrencies.at(-1)!, log);
       }
       await repair(placement.url, fleet.conductor, concurrencies.at(-1)!, log);
     }
+    if (only.has('faults') && faultSizes.includes(n)) {
+      faultsPassed = (await faults({ placement, conductor: fleet.conductor, concurrency: faultConcurrency, log })) && faultsPassed;
+    }
     await fleet.stop();
   }
 } finally {
   await placement.remove();
 }
+if (!faultsPassed) process.exitCode = 1;
 
 function line(who: string, c: number, n: number, ms: number, hostDone: number[], t: Tally, bad: { lost: number; extra: number }): void {
   console.log(
