@@ -75,6 +75,21 @@ describe('placement sync loop', () => {
     expect(h.actor.getSnapshot().context.failures).toBe(0);
   });
 
+  it('keeps the backoff short while retried passes make progress (a converge under way against 409s), and grows it once they stop', async () => {
+    const h = harness();
+    for (let i = 0; i < 4; i++) {
+      await h.settle({ retry: true, reason: 'concurrent_update', progressed: true });
+      expect(h.actor.getSnapshot().context.failures).toBe(1);
+      h.clock.increment(500);
+      expect(h.passes).toHaveLength(i + 2); // always the first backoff, 500 ms
+    }
+    await h.settle({ retry: true, reason: 'concurrent_update' });
+    h.clock.increment(500);
+    expect(h.passes).toHaveLength(5); // no progress: 1000 ms now
+    h.clock.increment(500);
+    expect(h.passes).toHaveLength(6);
+  });
+
   it('asks for a full pass on every interval', async () => {
     const h = harness({ interval: 1000 });
     await h.settle({ retry: false });

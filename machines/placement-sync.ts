@@ -21,12 +21,18 @@ export interface PassResult {
   retry: boolean;
   /** Why, for the log and the status. */
   reason?: string;
+  /**
+   * Providers came into sync during the pass: a retry it asks for is the rest of a converge under
+   * way, not the same failure again, and is not backed off further. Finite work per provider
+   * bounds these passes; a pass that moves nothing backs off as before.
+   */
+  progressed?: boolean;
 }
 
 export interface PlacementSyncContext {
   queued: SyncWork;
   inFlight: SyncWork | null;
-  /** Passes in a row that failed or asked for a retry: drives the backoff. */
+  /** Passes in a row that failed or asked for a retry without progress: drives the backoff. */
   failures: number;
   lastError: string | null;
   passes: number;
@@ -72,7 +78,7 @@ export const placementSyncMachine = setup({
       return {
         inFlight: null,
         queued: merge(context.queued, { full: true, ids: context.inFlight?.ids ?? [] }),
-        failures: context.failures + 1,
+        failures: e.output?.progressed ? 1 : context.failures + 1,
         lastError: why,
         passes: context.passes + 1,
       };

@@ -154,6 +154,7 @@ export class PlacementSync {
     const byHost = new Map<string, AcceleratorView[]>();
     for (const v of scope) byHost.set(v.host, [...(byHost.get(v.host) ?? []), v]);
     const limit = pLimit(this.opts.concurrency);
+    let progressed = false;
     const results = await Promise.all(
       [...byHost].map(([host, vs]) =>
         limit(() => {
@@ -165,7 +166,7 @@ export class PlacementSync {
             const r = await this.reconciler.syncHost(host, vs.map(desiredOf), { full: work.full, claimed });
             // Each host says in_sync as soon as it is: on a cold start Nova's first hosts are
             // usable long before the pass is over, in the order hosts came.
-            for (const o of r.outcomes) this.record(o);
+            for (const o of r.outcomes) if (this.record(o)) progressed = true;
             return r;
           });
         }),
@@ -180,10 +181,11 @@ export class PlacementSync {
     const retry = outcomes.find((o) => o.retry);
     this.noteAvailability();
     passCounter.inc({ kind: work.full ? 'full' : 'changes', result: retry ? 'retry' : 'ok' });
-    return retry ? { retry: true, reason: retry.reason ?? 'retry' } : { retry: false };
+    return retry ? { retry: true, reason: retry.reason ?? 'retry', progressed } : { retry: false };
   }
 
-  private record(o: ProviderOutcome): void {
+  /** Records a provider's outcome; true when it came into sync with this one (it was not before). */
+  private record(o: ProviderOutcome): boolean {
     if (o.repaired) {
       repairCounter.inc();
       this.opts.log.info({ acceleratorId: o.id, rpUuid: o.rpUuid }, 'placement provider changed outside Cyborg: repaired');
@@ -194,6 +196,7 @@ export class PlacementSync {
       this.opts.log.warn({ acceleratorId: o.id, rpUuid: o.rpUuid, flags: o.flags }, 'placement provider kept for its allocations');
     }
     this.statuses.set(o.id, { status: o.status, reason: o.reason, flags: o.flags, generation: o.generation, syncedAt });
+    return o.status === 'in_sync' && prev?.status !== 'in_sync';
   }
 
   private recordStale(views: AcceleratorView[], stale: StaleOutcome[]): void {
