@@ -80,7 +80,7 @@ function arqStatements(m: MergedBatch): Stmt[] {
     machine: [] as string[],
     ctx: [] as unknown[],
     dpName: [] as string[],
-    group: [] as string[],
+    group: [] as (string | null)[],
     hostname: [] as (string | null)[],
     rp: [] as (string | null)[],
     instance: [] as (string | null)[],
@@ -99,7 +99,7 @@ function arqStatements(m: MergedBatch): Stmt[] {
     c.machine.push(a.record.value);
     c.ctx.push(a.record.context);
     c.dpName.push(ctx.deviceProfileName);
-    c.group.push(String(ctx.deviceProfileGroupId));
+    c.group.push(typeof ctx.deviceProfileGroupId === 'number' ? String(ctx.deviceProfileGroupId) : null);
     c.hostname.push(ctx.binding?.hostname ?? null);
     c.rp.push(ctx.binding?.deviceRpUuid ?? null);
     c.instance.push(ctx.binding?.instanceUuid ?? null);
