@@ -111,6 +111,7 @@ export async function startAllInOne(config: Config, log: Logger, deps: AllInOneD
   watchFlushes(metrics, journal);
   metricsRoute(app, metrics);
   await app.ready();
+  early.open();
   const port = early.port;
   const host = config.listen.address === '0.0.0.0' || config.listen.address === '::' ? '127.0.0.1' : config.listen.address;
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;

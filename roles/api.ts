@@ -38,6 +38,7 @@ export async function startApiRole(config: Config, log: Logger): Promise<Running
     await early.close();
     throw err;
   });
+  early.waitingFor('the API to be built');
   const control = new RemoteControlPlane(bus, log, config.distributed.requestTimeoutMs, { viewCheckMs: config.distributed.viewCheckMs });
   // Listens at once: `/readyz` answers 503 until the view is complete (the conductors may start
   // after this process), and the view keeps itself current from then on (ViewSync).
@@ -60,6 +61,7 @@ export async function startApiRole(config: Config, log: Logger): Promise<Running
   app.addHook('onClose', async () => auth.close());
   metricsRoute(app, metrics);
   await app.ready();
+  early.open();
   const port = early.port;
   const url = `http://${config.listen.address.includes(':') ? `[${config.listen.address}]` : config.listen.address}:${port}`;
   log.info({ url }, 'api role up');

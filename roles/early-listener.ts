@@ -17,8 +17,15 @@ export interface EarlyListener {
   waitingFor(what: string): void;
   /** Hands every request to `handler` from now on. */
   serve(handler: Handler): void;
-  /** For Fastify's `serverFactory`: the app serves on this listener once it is ready (no `listen` of its own). */
+  /**
+   * For Fastify's `serverFactory`: the app's handler is kept, not served, until `open()` — Fastify
+   * calls the factory as it constructs the app, and a request routed before `ready()` finds route
+   * contexts half built (an api role that served a /readyz poll then crashed in Fastify's
+   * preParsing runner).
+   */
   readonly serverFactory: FastifyServerFactory;
+  /** Serves the handler the factory was given; call it once the app is ready. */
+  open(): void;
   /** Stops listening and ends the connections still open (event streams stay open as long as a page does). */
   close(): Promise<void>;
 }
@@ -26,6 +33,7 @@ export interface EarlyListener {
 export async function listenEarly(address: string, port: number): Promise<EarlyListener> {
   let waiting = 'the role to start';
   let app: Handler | undefined;
+  let built: Handler | undefined;
   const starting: Handler = (req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     const body = (status: number, doc: Record<string, unknown>): void => {
@@ -49,9 +57,13 @@ export async function listenEarly(address: string, port: number): Promise<EarlyL
     },
     serve,
     serverFactory: ((handler: Handler) => {
-      serve(handler);
+      built = handler;
       return server;
     }) as unknown as FastifyServerFactory,
+    open: () => {
+      if (!built) throw new Error('early listener: open() before the app was built on it (serverFactory)');
+      serve(built);
+    },
     close: () =>
       new Promise<void>((resolve) => {
         if (!server.listening) return resolve();
