@@ -24,7 +24,7 @@ export interface EarlyListener {
    * preParsing runner).
    */
   readonly serverFactory: FastifyServerFactory;
-  /** Serves the handler the factory was given; call it once the app is ready. */
+  /** Serves the handler the factory was given; call it once the app is ready (before any was given, nothing changes). */
   open(): void;
   /** Stops listening and ends the connections still open (event streams stay open as long as a page does). */
   close(): Promise<void>;
@@ -61,8 +61,8 @@ export async function listenEarly(address: string, port: number): Promise<EarlyL
       return server;
     }) as unknown as FastifyServerFactory,
     open: () => {
-      if (!built) throw new Error('early listener: open() before the app was built on it (serverFactory)');
-      serve(built);
+      // Before an app was built on it there is nothing to serve: it goes on answering 503.
+      if (built) serve(built);
     },
     close: () =>
       new Promise<void>((resolve) => {
