@@ -52,6 +52,7 @@ export class NatsBus implements Bus {
   private readonly prefix: string;
   private closed = false;
   readonly protocol: ProtocolLevel;
+  private readonly envelopes = new Map<number, MsgHdrs>();
 
   constructor(
     readonly nc: NatsConnection,
@@ -68,14 +69,20 @@ export class NatsBus implements Bus {
    * new role sends while it speaks protocol 1 is exactly what 0.1.0 reads.
    */
   private envelope(): MsgHdrs {
+    // One per protocol spoken, made once: nats.js encodes the headers at each send and changes
+    // them only for trace options (never passed here).
+    const speaks = this.protocol.speaks();
+    const made = this.envelopes.get(speaks);
+    if (made) return made;
     const h = natsClient().headers();
-    h.set(PROTOCOL_HEADER, String(this.protocol.speaks()));
+    h.set(PROTOCOL_HEADER, String(speaks));
     h.set(PROTOCOL_MAX_HEADER, String(PROTOCOL.current));
     h.set(RELEASE_HEADER, RELEASE);
     if (this.opts.identity) {
       h.set(ROLE_HEADER, this.opts.identity.role);
       h.set(HOST_HEADER, this.opts.identity.host);
     }
+    this.envelopes.set(speaks, h);
     return h;
   }
 

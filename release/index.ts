@@ -118,6 +118,12 @@ export class ProtocolLevel {
   private readonly now: () => number;
   private readonly startedAt: number;
   private readonly peers = new Map<string, Peer>();
+  /**
+   * The peers whose last message said they read only an older protocol, and when: what `speaks()`
+   * asks at every message sent — empty once a fleet is upgraded, where `seen()` walks every agent
+   * (a 4,096-peer filter per envelope made the conductor's sends cost O(fleet)).
+   */
+  private readonly older = new Map<string, number>();
 
   constructor(readonly opts: ProtocolLevelOptions) {
     this.now = opts.now ?? Date.now;
@@ -127,9 +133,16 @@ export class ProtocolLevel {
   /** A peer was heard. */
   heard(p: Omit<Peer, 'at'>): void {
     const key = `${p.role}/${p.host}`;
+    const at = this.now();
     this.peers.delete(key);
-    this.peers.set(key, { ...p, at: this.now() });
-    if (this.peers.size > MAX_PEERS) this.peers.delete(this.peers.keys().next().value!);
+    this.peers.set(key, { role: p.role, host: p.host, release: p.release, reads: p.reads, speaks: p.speaks, via: p.via, at });
+    if (this.peers.size > MAX_PEERS) {
+      const evicted = this.peers.keys().next().value!;
+      this.peers.delete(evicted);
+      this.older.delete(evicted);
+    }
+    if (p.reads < PROTOCOL.current) this.older.set(key, at);
+    else this.older.delete(key);
   }
 
   /** The peers heard within the window, newest last. */
@@ -141,8 +154,13 @@ export class ProtocolLevel {
   /** The version this process writes its messages in now. */
   speaks(): number {
     if (this.opts.pin !== undefined) return this.opts.pin;
-    if (this.now() - this.startedAt < this.opts.peerWindowMs) return PROTOCOL.previous;
-    return this.seen().some((p) => p.reads < PROTOCOL.current) ? PROTOCOL.previous : PROTOCOL.current;
+    const t = this.now();
+    if (t - this.startedAt < this.opts.peerWindowMs) return PROTOCOL.previous;
+    for (const [key, at] of this.older) {
+      if (t - at < this.opts.peerWindowMs) return PROTOCOL.previous;
+      this.older.delete(key); // out of the window for good: time only moves on
+    }
+    return PROTOCOL.current;
   }
 
   /** What /readyz, INFO and the roster say about it. */

@@ -74,6 +74,24 @@ describe('choosing the protocol to speak', () => {
     expect(level.speaks()).toBe(2);
   });
 
+  it('among a fleet of upgraded peers, one older peer holds it on the older protocol until it upgrades or its window passes', () => {
+    const c = clock();
+    const level = new ProtocolLevel({ peerWindowMs: 3_000, now: c.now });
+    c.at(1_003_000);
+    for (let i = 0; i < 5_000; i++) level.heard({ ...peer(2), host: `h${i}` });
+    expect(level.speaks()).toBe(2);
+    level.heard({ ...peer(1), host: 'h42' });
+    expect(level.speaks()).toBe(1);
+    level.heard({ ...peer(2), host: 'h42' }); // the same agent, upgraded: at once
+    expect(level.speaks()).toBe(2);
+    level.heard({ ...peer(1), host: 'h7' });
+    expect(level.seen()).toHaveLength(4_096); // the newest kept
+    c.at(1_005_999);
+    expect(level.speaks()).toBe(1);
+    c.at(1_006_000); // its window passed
+    expect(level.speaks()).toBe(2);
+  });
+
   it('a pin wins whatever the peers say', () => {
     const c = clock();
     const level = new ProtocolLevel({ peerWindowMs: 3_000, pin: 1, now: c.now });
