@@ -41,19 +41,28 @@ export function checkPayload(subject: string, msg: unknown, max: number): void {
  * is then refused by `checkPayload`, loudly.
  */
 export function packBySize<T>(items: readonly T[], budget: number, overhead = 512): T[][] {
-  const out: T[][] = [];
-  let cur: T[] = [];
+  return packBySizes(
+    items.map((it) => wireSize(it)),
+    budget,
+    overhead,
+  ).map((group) => group.map((i) => items[i]!));
+}
+
+/** `packBySize` for items already weighed (`sizes[i]`, bytes): groups of their indexes, in order. */
+export function packBySizes(sizes: readonly number[], budget: number, overhead = 512): number[][] {
+  const out: number[][] = [];
+  let cur: number[] = [];
   let used = overhead;
-  for (const it of items) {
-    const size = wireSize(it) + 1;
+  sizes.forEach((weight, i) => {
+    const size = weight + 1;
     if (cur.length > 0 && used + size > budget) {
       out.push(cur);
       cur = [];
       used = overhead;
     }
-    cur.push(it);
+    cur.push(i);
     used += size;
-  }
+  });
   if (cur.length > 0) out.push(cur);
   return out;
 }

@@ -5,7 +5,7 @@ import { EventHub, type AcceleratorView, type CommittedHost, type HostView } fro
 import { quietLogger } from '../test/support/log.js';
 import { Type } from '@sinclair/typebox';
 import type { ViewsBatchMsg } from './messages.js';
-import { ViewPublisher } from './view-publisher.js';
+import { bodyOf, ViewPublisher, viewsJson, type Piece } from './view-publisher.js';
 
 /** A host as the conductor's committed state shows it, with two accelerators (only the fields read here). */
 function hostWithTwo(name: string): CommittedHost {
@@ -41,4 +41,34 @@ describe('view publisher', () => {
     expect(seen[0]!.accelerators.map((a) => a.id).sort()).toEqual(['a1', 'a2']);
     publisher.stop();
   });
+});
+
+describe('a views message put together from its pieces written once', () => {
+  const head = { conductorId: 'c1', epoch: 'e1', seq: 7 };
+  const cases: Record<string, Piece[]> = {
+    'every kind, hosts retired': [
+      { k: 'host', v: { view: { name: 'h1' } as unknown as HostView, inventory: [] } },
+      { k: 'accelerator', v: { id: 'a1', host: 'h1', name: 'é "quoted"\n' } as unknown as AcceleratorView },
+      { k: 'arq', v: { uuid: 'q1' } as never },
+      { k: 'document', v: { collection: 'device_profiles', id: 'd1', body: null } },
+      { k: 'deleted', v: 'q2' },
+      { k: 'hostDeleted', v: 'h9' },
+      { k: 'transition', v: { kind: 'arq', id: 'q1', from: 'Initial', to: 'Bound' } as never },
+    ],
+    'no host retired': [
+      { k: 'arq', v: { uuid: 'q1' } as never },
+      { k: 'arq', v: { uuid: 'q3' } as never },
+    ],
+    'nothing but a deletion': [{ k: 'deleted', v: 'q4' }],
+  };
+  for (const [what, pieces] of Object.entries(cases)) {
+    it(`reads back as the message JSON.stringify makes: ${what}`, () => {
+      const json = viewsJson(
+        head,
+        pieces.map((p) => p.k),
+        pieces.map((p) => JSON.stringify(p.v)),
+      );
+      expect(JSON.parse(json)).toEqual(JSON.parse(JSON.stringify({ ...head, ...bodyOf(pieces) })));
+    });
+  }
 });

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { Bus } from '../bus/index.js';
-import { Subjects, type EventKind } from '../bus/index.js';
+import { NatsBus, Subjects, type Bus, type EventKind } from '../bus/index.js';
 import { TransitionEvent, type AcceleratorView, type ArqView, type CommittedEvent, type CommittedState } from '../model/index.js';
 import { ViewsBatch, type ViewsBatchMsg } from './messages.js';
-import { checkPayload, maxPayloadOf, packBySize } from './payload.js';
+import { CyborgError } from '../errors/index.js';
+import { checkPayload, maxPayloadOf, packBySizes } from './payload.js';
 import { ArqStates, NOT_YET } from '../machines/index.js';
 
 /** What the publisher reads of its conductor: committed actors by host, ARQs, and its commit hub. */
@@ -14,7 +14,7 @@ export type PublishedConductor = CommittedState;
 export const VIEWS_BEACON_MS = 2_000;
 
 type Body = Omit<ViewsBatchMsg, 'conductorId' | 'epoch' | 'seq'>;
-type Piece =
+export type Piece =
   | { k: 'host'; v: ViewsBatchMsg['hosts'][number] }
   | { k: 'accelerator'; v: AcceleratorView }
   | { k: 'arq'; v: ArqView }
@@ -145,8 +145,21 @@ export class ViewPublisher {
     this.docs = [];
     this.transitions = [];
     if (pieces.length === 0) return;
-    // Half the limit: a piece's weight is measured alone, the envelope and separators come on top.
-    for (const group of packBySize(pieces, maxPayloadOf(this.bus) / 2)) this.send(bodyOf(group));
+    const max = maxPayloadOf(this.bus);
+    // In process nothing limits a message: one, nothing weighed.
+    if (!(this.bus instanceof NatsBus) || !Number.isFinite(max)) return this.send(bodyOf(pieces));
+    // Over NATS each piece is written once: weighed to pack the groups (half the limit: the
+    // envelope and separators come on top), then sent as the text weighed — a storm's views
+    // were written three times (weighed, checked whole, published), ~40 KB a message.
+    const texts = pieces.map((p) => JSON.stringify(p.v));
+    const sizes = texts.map((t) => Buffer.byteLength(t, 'utf8'));
+    for (const group of packBySizes(sizes, max / 2))
+      this.sendJson(
+        this.bus,
+        group.map((i) => pieces[i]!.k),
+        group.map((i) => texts[i]!),
+        max,
+      );
   }
 
   private send(body: Body): void {
@@ -155,19 +168,55 @@ export class ViewPublisher {
     try {
       checkPayload(Subjects.views, msg, maxPayloadOf(this.bus));
     } catch (err) {
-      // Its number is spent all the same: readers see the gap and rebuild from a snapshot.
-      this.log?.error({ err, seq: msg.seq }, 'a views message is too large to publish; readers will resync');
+      this.tooLarge(err, msg.seq);
       return;
     }
     this.bus.publish(Subjects.views, ViewsBatch, msg);
   }
+
+  /** `send` for pieces already written as JSON: the message is put together from their texts. */
+  private sendJson(bus: NatsBus, kinds: Piece['k'][], texts: string[], max: number): void {
+    const seq = ++this.lastSeq;
+    this.sentSinceBeacon = true;
+    const json = viewsJson({ conductorId: this.conductorId, epoch: this.epoch, seq }, kinds, texts);
+    const size = Buffer.byteLength(json, 'utf8');
+    if (size > max) {
+      this.tooLarge(
+        new CyborgError('bus.payload_too_large', `a message on ${Subjects.views} weighs ${size} bytes, over the server's max_payload of ${max}`, {
+          subject: Subjects.views,
+          size,
+          max,
+        }),
+        seq,
+      );
+      return;
+    }
+    bus.publishJson(Subjects.views, json);
+  }
+
+  private tooLarge(err: unknown, seq: number): void {
+    // Its number is spent all the same: readers see the gap and rebuild from a snapshot.
+    this.log?.error({ err, seq }, 'a views message is too large to publish; readers will resync');
+  }
+}
+
+/** A views message's JSON from its pieces' texts: what `JSON.stringify` makes of `bodyOf`'s message, keys aside. */
+export function viewsJson(head: Pick<ViewsBatchMsg, 'conductorId' | 'epoch' | 'seq'>, kinds: Piece['k'][], texts: string[]): string {
+  const by: Record<Piece['k'], string[]> = { host: [], accelerator: [], arq: [], document: [], deleted: [], hostDeleted: [], transition: [] };
+  kinds.forEach((k, i) => by[k].push(texts[i]!));
+  const list = (k: Piece['k']): string => `[${by[k].join(',')}]`;
+  const deleted = by.hostDeleted.length ? `{"arqs":${list('deleted')},"hosts":${list('hostDeleted')}}` : `{"arqs":${list('deleted')}}`;
+  return (
+    `${JSON.stringify(head).slice(0, -1)},"hosts":${list('host')},"accelerators":${list('accelerator')},"arqs":${list('arq')},` +
+    `"documents":${list('document')},"transitions":${list('transition')},"deleted":${deleted}}`
+  );
 }
 
 function emptyBody(): Body {
   return { hosts: [], accelerators: [], arqs: [], documents: [], transitions: [], deleted: { arqs: [] } };
 }
 
-function bodyOf(group: Piece[]): Body {
+export function bodyOf(group: Piece[]): Body {
   const b = emptyBody();
   for (const p of group) {
     if (p.k === 'host') b.hosts.push(p.v);
