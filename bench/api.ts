@@ -16,7 +16,8 @@
  *   6. storm: --storm-boots Nova boots at once (default 200; create, bind, poll, delete) on NATS,
  *      PostgreSQL and a conductor process, --storm-hosts fake hosts (default 20) giving one slot
  *      each, --storm-rounds times (default 3): p50/p99 per boot and failures, and with
- *      `--baseline <ref>` the same for that commit in the same run (bench/api/storm.ts).
+ *      `--baseline <ref>` the same for that commit in the same run, `--storm-pairs N` times
+ *      alternated with medians (bench/api/storm.ts).
  * BENCH_ONLY=base,keystone,sse,fault,storm (a comma list) runs only those sections.
  *
  * Against PostgreSQL (the db/ journal, a fresh database of its own) when it is reachable at
@@ -28,8 +29,11 @@
  * --clients N (default 10), --memory (force the memory journal).
  */
 import autocannon from 'autocannon';
+import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { Pool } from 'undici';
 import type { Agent } from '../actors/agent/index.js';
 import { MemoryJournal, type Journal } from '../actors/runtime/index.js';
@@ -40,7 +44,7 @@ import { NAMESPACE_DNS, uuid3 } from '../ids/index.js';
 import { faultRun } from './api/fault.js';
 import { benchAgent, benchConductor } from './api/in-process.js';
 import { keystoneSection } from './api/keystone.js';
-import { breakdown, call, cycle, lifecycle, NOAUTH } from './api/lifecycle.js';
+import { breakdown, call, cycle, lifecycle, NOAUTH, type LifecycleResult } from './api/lifecycle.js';
 import { sseSection } from './api/sse.js';
 import { stormSection } from './api/storm.js';
 
@@ -70,6 +74,7 @@ const STORM = {
   boots: flag('storm-boots', 200),
   hosts: flag('storm-hosts', 20),
   rounds: flag('storm-rounds', 3),
+  pairs: flag('storm-pairs', 1),
   ...(baselineAt >= 0 ? { baseline: args[baselineAt + 1]! } : {}),
 };
 
@@ -194,6 +199,28 @@ async function main(): Promise<void> {
   await cleanup();
 }
 
+const cpuSince = (from: NodeJS.CpuUsage): number => {
+  const used = process.cpuUsage(from);
+  return (used.user + used.system) / 1e6;
+};
+
+/** The lifecycle with its clients in a child process (bench/api/lifecycle-clients.ts); the stack's CPU meanwhile beside theirs. */
+async function lifecycleApart(
+  url: string,
+  clients: number,
+  hosts: string[],
+  seconds: number,
+): Promise<LifecycleResult & { steps: string; cpuS: number; stackCpuS: number }> {
+  const script = join(import.meta.dirname, 'api', 'lifecycle-clients.ts');
+  // The stack idles while the child starts (tsx, its imports): what it spends is the clients' load.
+  const cpu = process.cpuUsage();
+  const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', script, url, String(clients), String(seconds), hosts.join(',')], {
+    maxBuffer: 1 << 20,
+  });
+  const stackCpuS = cpuSince(cpu);
+  return { ...(JSON.parse(stdout.trim().split('\n').at(-1)!) as LifecycleResult & { steps: string; cpuS: number }), stackCpuS };
+}
+
 /** The v2 API against Cyborg 9.0.0's figures: lifecycle sequential and with N clients, device list. */
 async function base(url: string, lifecycleHosts: string[], count: number): Promise<void> {
   const seq = await lifecycle(url, 1, lifecycleHosts, SECONDS);
@@ -204,11 +231,23 @@ async function base(url: string, lifecycleHosts: string[], count: number): Promi
   console.log(
     `  vs Cyborg 9.0.0 ${CYBORG.seqCyclesPerS} cycles/s (${CYBORG.seqMsPerCycle} ms): ${x(seq.perS, CYBORG.seqCyclesPerS)}  (target >= ${TARGET.seqRatio}x)`,
   );
+  const cpu = process.cpuUsage();
   const conc = await lifecycle(url, CLIENTS, lifecycleHosts, SECONDS);
+  const concCpu = cpuSince(cpu);
   console.log(
     `ARQ lifecycle, ${CLIENTS} clients:    ${conc.perS.toFixed(1)} cycles/s  p50 ${conc.p50.toFixed(1)} ms  p99 ${conc.p99.toFixed(1)} ms  (${conc.cycles} cycles, ${conc.failures} failed${conc.firstError ? `: ${conc.firstError}` : ''})`,
   );
   console.log(`  ${breakdown()}`);
+  console.log(`  CPU: this process (stack and clients) ${concCpu.toFixed(1)} s, ${((concCpu / conc.cycles) * 1e3).toFixed(2)} ms per cycle`);
+  // The same clients in a process of their own, as Nova's are: the stack's event loop is its own.
+  const apart = await lifecycleApart(url, CLIENTS, lifecycleHosts, SECONDS);
+  console.log(
+    `ARQ lifecycle, ${CLIENTS} clients in their own process: ${apart.perS.toFixed(1)} cycles/s  p50 ${apart.p50.toFixed(1)} ms  p99 ${apart.p99.toFixed(1)} ms  (${apart.cycles} cycles, ${apart.failures} failed${apart.firstError ? `: ${apart.firstError}` : ''})`,
+  );
+  console.log(`  ${apart.steps}`);
+  console.log(
+    `  CPU: the stack's process ${apart.stackCpuS.toFixed(1)} s (${((apart.stackCpuS / apart.cycles) * 1e3).toFixed(2)} ms per cycle), the clients' ${apart.cpuS.toFixed(1)} s (${((apart.cpuS / apart.cycles) * 1e3).toFixed(2)} ms); ${x(apart.perS, conc.perS)} the in-process clients`,
+  );
   console.log(
     `  vs Cyborg 9.0.0 ${CYBORG.concCyclesPerS} cycles/s: ${x(conc.perS, CYBORG.concCyclesPerS)}  (target >= ${TARGET.concCyclesPerS} cycles/s, no failures)`,
   );

@@ -36,6 +36,8 @@ export interface StormOptions {
   hosts: number;
   rounds: number;
   baseline?: string;
+  /** With a baseline: how many times the two trees alternate (baseline first), medians printed. */
+  pairs?: number;
 }
 
 /** What one deployment's storms measured (the child's `STORM` line). */
@@ -283,7 +285,15 @@ const line = (what: string, r: StormResult): string =>
         .map(([k, v]) => `${k} ${v.toFixed(0)}`)
         .join(', ')}`
     : '') +
-  (r.cpuS ? `; CPU during the storms: conductor ${r.cpuS.conductor.toFixed(1)} s, api + agents + clients ${r.cpuS.api.toFixed(1)} s` : '');
+  (r.cpuS
+    ? `; CPU during the storms: conductor ${r.cpuS.conductor.toFixed(2)} s (${((r.cpuS.conductor / r.boots) * 1e3).toFixed(2)} ms per boot), api + agents + clients ${r.cpuS.api.toFixed(2)} s`
+    : '');
+
+const median = (v: number[]): number => {
+  const s = [...v].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+};
+const cpuPerBoot = (r: StormResult): number => (r.cpuS ? (r.cpuS.conductor / r.boots) * 1e3 : NaN);
 
 /** The `storm` section of bench:api: this tree, and the baseline commit in the same run. */
 export async function stormSection(o: StormOptions): Promise<void> {
@@ -297,17 +307,36 @@ export async function stormSection(o: StormOptions): Promise<void> {
     `\nstorm: ${o.rounds} × ${o.boots} Nova boots at once (create, bind, poll, delete), ${o.hosts} fake hosts × ${Math.ceil(o.boots / o.hosts)} GPUs, one conductor process, NATS ${NATS}, PostgreSQL ${new URL(PG).host} (target p99 <= 1 s, 0 failures)`,
   );
   const base = o.baseline ? worktreeOf(o.baseline) : undefined;
-  // The baseline first and this tree last, each in a fresh process and deployment.
-  const theirs = base
-    ? await stormIn(base.root, o).catch((err: unknown) => {
-        console.log(`  baseline ${base.sha}: failed to run: ${String(err)}`);
-        return undefined;
-      })
-    : undefined;
-  const ours = await stormIn(ROOT, o);
-  if (theirs) console.log(`  ${line(`baseline ${base!.sha}`, theirs)}`);
-  console.log(`  ${line('this tree', ours)}`);
-  if (theirs) console.log(`  p50 ${(theirs.p50 / ours.p50).toFixed(2)}×, p99 ${(theirs.p99 / ours.p99).toFixed(2)}× faster than ${base!.sha}`);
+  // The baseline first and this tree last, each in a fresh process and deployment; with pairs,
+  // alternated so that a machine's drift weighs on both alike.
+  const pairs: { theirs?: StormResult; ours: StormResult }[] = [];
+  for (let i = 0; i < (base ? Math.max(1, o.pairs ?? 1) : 1); i++) {
+    const theirs = base
+      ? await stormIn(base.root, o).catch((err: unknown) => {
+          console.log(`  baseline ${base.sha}: failed to run: ${String(err)}`);
+          return undefined;
+        })
+      : undefined;
+    const ours = await stormIn(ROOT, o);
+    pairs.push({ ...(theirs ? { theirs } : {}), ours });
+    if (theirs) console.log(`  ${line(`baseline ${base!.sha}`, theirs)}`);
+    console.log(`  ${line('this tree', ours)}`);
+    if (theirs)
+      console.log(
+        `  p50 ${(theirs.p50 / ours.p50).toFixed(2)}×, p99 ${(theirs.p99 / ours.p99).toFixed(2)}×, conductor CPU per boot ${(cpuPerBoot(theirs) / cpuPerBoot(ours)).toFixed(2)}× ${base!.sha}'s (above 1: better)`,
+      );
+  }
+  const both = pairs.filter((p): p is { theirs: StormResult; ours: StormResult } => p.theirs !== undefined);
+  if (both.length > 1) {
+    const m = (f: (r: StormResult) => number): { ours: number; theirs: number } => ({
+      ours: median(both.map((p) => f(p.ours))),
+      theirs: median(both.map((p) => f(p.theirs))),
+    });
+    const [p50, p99, cpu] = [m((r) => r.p50), m((r) => r.p99), m(cpuPerBoot)];
+    console.log(
+      `  medians of ${both.length} pairs: p50 ${p50.ours.toFixed(0)} vs ${p50.theirs.toFixed(0)} ms (${(p50.theirs / p50.ours).toFixed(2)}×), p99 ${p99.ours.toFixed(0)} vs ${p99.theirs.toFixed(0)} ms (${(p99.theirs / p99.ours).toFixed(2)}×), conductor CPU per boot ${cpu.ours.toFixed(2)} vs ${cpu.theirs.toFixed(2)} ms (${(cpu.theirs / cpu.ours).toFixed(2)}×); ${both.reduce((n, p) => n + p.ours.failures, 0)} failed here`,
+    );
+  }
 }
 
 if (process.argv[1]?.endsWith(join('bench', 'api', 'storm.ts'))) {
