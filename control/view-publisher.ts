@@ -41,6 +41,8 @@ export class ViewPublisher {
   private arqs = new Set<string>();
   private docs: ViewsBatchMsg['documents'] = [];
   private transitions: CommittedEvent[] = [];
+  /** Each transition's JSON as it was published on its own (over NATS), for the views message. */
+  private transitionTexts = new Map<CommittedEvent, string>();
   private scheduled = false;
   private sentSinceBeacon = false;
   private readonly off: () => void;
@@ -100,7 +102,12 @@ export class ViewPublisher {
   }
 
   private onCommitted(ev: CommittedEvent): void {
-    this.bus.publish(Subjects.event(kindOf(ev)), TransitionEvent, ev);
+    if (this.bus instanceof NatsBus) {
+      // Written once: the same text goes into the views message that carries it (flush).
+      const text = JSON.stringify(ev);
+      this.bus.publishJson(Subjects.event(kindOf(ev)), text);
+      this.transitionTexts.set(ev, text);
+    } else this.bus.publish(Subjects.event(kindOf(ev)), TransitionEvent, ev);
     this.transitions.push(ev);
     if (ev.kind === 'accelerator' && ev.host) this.accelerators.set(ev.id, ev.host);
     if (ev.kind === 'arq') this.arqs.add(ev.id);
@@ -144,6 +151,8 @@ export class ViewPublisher {
     this.arqs = new Set();
     this.docs = [];
     this.transitions = [];
+    const written = this.transitionTexts;
+    this.transitionTexts = new Map();
     if (pieces.length === 0) return;
     const max = maxPayloadOf(this.bus);
     // In process nothing limits a message: one, nothing weighed.
@@ -151,7 +160,7 @@ export class ViewPublisher {
     // Over NATS each piece is written once: weighed to pack the groups (half the limit: the
     // envelope and separators come on top), then sent as the text weighed — a storm's views
     // were written three times (weighed, checked whole, published), ~40 KB a message.
-    const texts = pieces.map((p) => JSON.stringify(p.v));
+    const texts = pieces.map((p) => (p.k === 'transition' ? written.get(p.v) : undefined) ?? JSON.stringify(p.v));
     const sizes = texts.map((t) => Buffer.byteLength(t, 'utf8'));
     for (const group of packBySizes(sizes, max / 2))
       this.sendJson(
