@@ -23,7 +23,7 @@ export {
   ViewsBatch,
   type ViewsBatchMsg,
 } from './messages.js';
-export { checkPayload, DEFAULT_MAX_PAYLOAD, maxPayloadOf, packBySize, wireSize } from './payload.js';
+export { checkPayload, DEFAULT_MAX_PAYLOAD, maxPayloadOf, packBySizes, wireSize } from './payload.js';
 export { ReadModel } from './read-model.js';
 export { type ResponderOptions, serveControlPlane, type ServedConductor } from './responder.js';
 export { type PageOptions, snapshotPage, type SnapshotSource } from './snapshot.js';

@@ -36,19 +36,10 @@ export function checkPayload(subject: string, msg: unknown, max: number): void {
 }
 
 /**
- * Packs items, in order, into groups whose JSON stays under `budget` bytes (`overhead` is what the
- * envelope around them weighs). An item heavier than the budget alone travels alone: its message
- * is then refused by `checkPayload`, loudly.
+ * Packs items already weighed (`sizes[i]`, bytes of their JSON), in order, into groups that stay
+ * under `budget` bytes (`overhead` is what the envelope around them weighs): the groups' indexes.
+ * An item heavier than the budget alone travels alone: its message is then refused, loudly.
  */
-export function packBySize<T>(items: readonly T[], budget: number, overhead = 512): T[][] {
-  return packBySizes(
-    items.map((it) => wireSize(it)),
-    budget,
-    overhead,
-  ).map((group) => group.map((i) => items[i]!));
-}
-
-/** `packBySize` for items already weighed (`sizes[i]`, bytes): groups of their indexes, in order. */
 export function packBySizes(sizes: readonly number[], budget: number, overhead = 512): number[][] {
   const out: number[][] = [];
   let cur: number[] = [];
